@@ -1,0 +1,371 @@
+//! The executor: the one module that makes setup syscalls. It runs a Plan's
+//! steps in order and stops at the first failure; nothing after a failed step
+//! runs, and the command runs only as the last step.
+
+mod error;
+
+pub use error::{EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_SETUP, SetupError};
+
+use crate::host::{diagnose, mountinfo};
+use crate::plan::{Flags, Plan, Step};
+use crate::sys;
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{CWD, Mode, OFlags};
+use rustix::io::Errno;
+use rustix::mount::{
+    MountFlags, MountPropagationFlags, MoveMountFlags, OpenTreeFlags, UnmountFlags,
+};
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+
+/// How the executor reports progress.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Options {
+    /// Print each step to stderr before running it.
+    pub trace: bool,
+}
+
+/// Runs the plan. On success the process has become the command, so this
+/// only ever returns the error that stopped it.
+pub fn execute(plan: &Plan, opts: Options) -> SetupError {
+    let mut ex = Executor {
+        trees: (0..plan.tree_count()).map(|_| None).collect(),
+        parent: rustix::process::getppid(),
+        mounts: None,
+    };
+    for (i, step) in plan.steps.iter().enumerate() {
+        if opts.trace {
+            eprintln!("qwrap: step {i}: {step}");
+        }
+        if let Err(fail) = ex.run(step) {
+            return fail.into_error(i, step);
+        }
+    }
+    // The last step is always Exec, which either replaced the process or failed.
+    SetupError::new(plan.steps.len(), &Step::NoNewPrivs, libc::EINVAL)
+}
+
+/// A failed syscall inside a step, before it is dressed as a SetupError.
+struct Fail {
+    errno: Errno,
+    detail: Option<String>,
+}
+
+impl From<Errno> for Fail {
+    fn from(errno: Errno) -> Self {
+        Fail { errno, detail: None }
+    }
+}
+
+impl Fail {
+    fn into_error(self, index: usize, step: &Step) -> SetupError {
+        let raw = self.errno.raw_os_error();
+        let mut e = SetupError::new(index, step, raw);
+        e.detail = self.detail;
+        e.hint = match step {
+            Step::Unshare { .. } => Some(diagnose::userns_hint(raw)),
+            Step::Exec { argv, .. } => Some(exec_hint(raw, argv.first())),
+            Step::DieWithParent => Some("the process that started qwrap exited during setup".into()),
+            _ => diagnose::setup_hint(raw),
+        };
+        e
+    }
+}
+
+fn exec_hint(errno: i32, cmd: Option<&std::ffi::OsString>) -> String {
+    let cmd = cmd.map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
+    match errno {
+        libc::ENOENT => format!("{cmd:?} was not found (PATH is searched inside the sandbox)"),
+        libc::EACCES => format!(
+            "{cmd:?} is not executable: a directory, a file without execute permission, or on a noexec mount"
+        ),
+        _ => format!("{cmd:?} could not be executed"),
+    }
+}
+
+struct Executor {
+    /// Detached mount trees from `open_tree`, by TreeId.
+    trees: Vec<Option<OwnedFd>>,
+    /// Our parent when setup began, to detect it dying before PDEATHSIG is set.
+    parent: Option<rustix::process::Pid>,
+    /// The mount table, read once by the first legacy read-only remount.
+    mounts: Option<Vec<mountinfo::MountEntry>>,
+}
+
+impl Executor {
+    fn run(&mut self, step: &Step) -> Result<(), Fail> {
+        match step {
+            Step::Unshare { net } => {
+                use rustix::thread::UnshareFlags;
+                let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
+                if *net {
+                    flags |= UnshareFlags::NEWNET;
+                }
+                // SAFETY: the unsafety of unshare concerns CLONE_FILES, which is
+                // not among these flags; qwrap is single-threaded here (the
+                // kernel refuses CLONE_NEWUSER otherwise).
+                unsafe { rustix::thread::unshare_unsafe(flags) }?;
+            }
+            Step::DenySetgroups => match write_proc("/proc/self/setgroups", b"deny") {
+                // Kernels before 3.19 have no setgroups file and no need for it.
+                Err(Errno::NOENT) => {}
+                other => other?,
+            },
+            Step::WriteIdMap { map, inside, outside } => {
+                let file = match map {
+                    crate::plan::IdMap::Uid => "/proc/self/uid_map",
+                    crate::plan::IdMap::Gid => "/proc/self/gid_map",
+                };
+                write_proc(file, format!("{inside} {outside} 1").as_bytes())?;
+            }
+            Step::LoopbackUp => {
+                use rustix::net::{AddressFamily, SocketType};
+                let sock = rustix::net::socket(AddressFamily::INET, SocketType::DGRAM, None)?;
+                sys::interface_up(sock.as_fd(), "lo")?;
+            }
+            Step::MakeMountsSlave => {
+                rustix::mount::mount_change(
+                    "/",
+                    MountPropagationFlags::DOWNSTREAM | MountPropagationFlags::REC,
+                )?;
+            }
+            Step::CloneTree {
+                tree,
+                source,
+                recursive,
+                ..
+            } => {
+                let mut flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC;
+                if *recursive {
+                    flags |= OpenTreeFlags::AT_RECURSIVE;
+                }
+                self.trees[*tree] = Some(rustix::mount::open_tree(CWD, source, flags)?);
+            }
+            Step::SetTreeAttr { tree, set, private } => {
+                let attr = sys::MountAttr {
+                    attr_set: attr_bits(set),
+                    propagation: if *private { sys::MS_PRIVATE } else { 0 },
+                    ..Default::default()
+                };
+                let fd = self.tree(*tree)?;
+                sys::mount_setattr(
+                    fd.as_fd(),
+                    c"",
+                    libc::AT_EMPTY_PATH as u32 | sys::AT_RECURSIVE,
+                    &attr,
+                )?;
+            }
+            Step::MountTmpfs { target, flags, mode } => {
+                let data = CString::new(format!("mode={mode:04o}")).expect("no NUL");
+                rustix::mount::mount("tmpfs", target, "tmpfs", ms_flags(flags), data.as_c_str())?;
+            }
+            Step::AttachTree { tree, target, .. } => {
+                let fd = self.trees.get_mut(*tree).and_then(Option::take).ok_or(Errno::BADF)?;
+                rustix::mount::move_mount(
+                    fd.as_fd(),
+                    "",
+                    CWD,
+                    target,
+                    MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
+                )?;
+            }
+            Step::Mkdir { path, mode } => rustix::fs::mkdir(path, Mode::from_raw_mode(*mode))?,
+            Step::CreateFile { path } => {
+                rustix::fs::open(
+                    path,
+                    OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
+                    Mode::from_raw_mode(0o444),
+                )?;
+            }
+            Step::Symlink { target, link } => rustix::fs::symlink(target, link)?,
+            Step::MountDevpts { target } => {
+                rustix::mount::mount(
+                    "devpts",
+                    target,
+                    "devpts",
+                    MountFlags::NOSUID | MountFlags::NOEXEC,
+                    c"newinstance,ptmxmode=0666,mode=620",
+                )?;
+            }
+            Step::SetPathReadOnly { target } => {
+                let path = CString::new(target.as_os_str().as_bytes()).map_err(|_| Errno::INVAL)?;
+                let attr = sys::MountAttr {
+                    attr_set: sys::MOUNT_ATTR_RDONLY,
+                    ..Default::default()
+                };
+                sys::mount_setattr(CWD, &path, 0, &attr)?;
+            }
+            Step::BindMount {
+                source,
+                target,
+                recursive,
+                ..
+            } => {
+                if *recursive {
+                    rustix::mount::mount_bind_recursive(source, target)?;
+                } else {
+                    rustix::mount::mount_bind(source, target)?;
+                }
+            }
+            Step::MakeTreePrivate { target } => {
+                rustix::mount::mount_change(
+                    target,
+                    MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
+                )?;
+            }
+            Step::RemountTreeReadOnly { target, table } => self.remount_tree_read_only(target, table)?,
+            Step::Remount { target, flags } => {
+                rustix::mount::mount_remount(target, MountFlags::BIND | ms_flags(flags), "")?;
+            }
+            Step::PivotRoot { new_root, put_old } => {
+                rustix::process::pivot_root(new_root, put_old)?;
+                rustix::process::chdir("/")?;
+            }
+            Step::EnterRoot { new_root } => {
+                rustix::process::chdir(new_root)?;
+                rustix::process::pivot_root(".", ".")?;
+                rustix::mount::unmount(".", UnmountFlags::DETACH)?;
+                rustix::process::chdir("/")?;
+            }
+            Step::Chdir { path } => rustix::process::chdir(path)?,
+            Step::DropCapabilities => drop_capabilities()?,
+            Step::NoNewPrivs => rustix::thread::set_no_new_privs(true)?,
+            Step::DieWithParent => {
+                rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+                if rustix::process::getppid() != self.parent {
+                    return Err(Errno::SRCH.into());
+                }
+            }
+            Step::Exec { argv, env } => {
+                let Some((cmd, args)) = argv.split_first() else {
+                    return Err(Errno::INVAL.into());
+                };
+                let err = std::process::Command::new(cmd)
+                    .args(args)
+                    .env_clear()
+                    .envs(env.apply(std::env::vars_os()))
+                    .exec();
+                return Err(Errno::from_raw_os_error(err.raw_os_error().unwrap_or(libc::EIO)).into());
+            }
+        }
+        Ok(())
+    }
+
+    fn tree(&self, id: usize) -> Result<&OwnedFd, Errno> {
+        self.trees.get(id).and_then(Option::as_ref).ok_or(Errno::BADF)
+    }
+
+    /// Legacy path: remount `target` and every mount beneath it read-only,
+    /// keeping each mount's locked flags. The table is read once and reused:
+    /// a later bind of a path onto itself recreates mounts at the same paths.
+    fn remount_tree_read_only(&mut self, target: &Path, table: &Path) -> Result<(), Fail> {
+        if self.mounts.is_none() {
+            let text = std::fs::read(table).map_err(|e| Fail {
+                errno: Errno::from_io_error(&e).unwrap_or(Errno::IO),
+                detail: Some(format!("reading {}", table.display())),
+            })?;
+            let parsed = mountinfo::parse(&text).map_err(|e| Fail {
+                errno: Errno::INVAL,
+                detail: Some(e.to_string()),
+            })?;
+            self.mounts = Some(parsed);
+        }
+        let mounts = self.mounts.as_deref().unwrap_or_default();
+        // The target keeps the flags of the mount that holds it.
+        let holder = mounts
+            .iter()
+            .filter(|m| target.starts_with(&m.mount_point))
+            .max_by_key(|m| m.mount_point.components().count());
+        let own = holder.map_or(MountFlags::RDONLY | MountFlags::NOSUID, kept_flags);
+        rustix::mount::mount_remount(target, MountFlags::BIND | own, "")?;
+        for m in mounts.iter().filter(|m| m.mount_point.starts_with(target) && m.mount_point != target) {
+            match rustix::mount::mount_remount(&m.mount_point, MountFlags::BIND | kept_flags(m), "") {
+                Ok(()) => {}
+                // Hidden under another mount or behind a directory we cannot
+                // search: unreachable by path from inside, so nothing to do.
+                Err(Errno::NOENT | Errno::ACCESS | Errno::INVAL) => {}
+                Err(errno) => {
+                    return Err(Fail {
+                        errno,
+                        detail: Some(format!("submount {}", m.mount_point.display())),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// RDONLY|NOSUID plus the mount's own NODEV/NOEXEC, which may be locked.
+fn kept_flags(m: &mountinfo::MountEntry) -> MountFlags {
+    let mut f = MountFlags::RDONLY | MountFlags::NOSUID;
+    if m.nodev {
+        f |= MountFlags::NODEV;
+    }
+    if m.noexec {
+        f |= MountFlags::NOEXEC;
+    }
+    f
+}
+
+fn ms_flags(f: &Flags) -> MountFlags {
+    let mut out = MountFlags::empty();
+    for (on, flag) in [
+        (f.rdonly, MountFlags::RDONLY),
+        (f.nosuid, MountFlags::NOSUID),
+        (f.nodev, MountFlags::NODEV),
+        (f.noexec, MountFlags::NOEXEC),
+    ] {
+        if on {
+            out |= flag;
+        }
+    }
+    out
+}
+
+fn attr_bits(f: &Flags) -> u64 {
+    [
+        (f.rdonly, sys::MOUNT_ATTR_RDONLY),
+        (f.nosuid, sys::MOUNT_ATTR_NOSUID),
+        (f.nodev, sys::MOUNT_ATTR_NODEV),
+        (f.noexec, sys::MOUNT_ATTR_NOEXEC),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .fold(0, |acc, (_, bit)| acc | bit)
+}
+
+/// Writes a /proc control file in one write(2), as the kernel requires.
+fn write_proc(path: &str, data: &[u8]) -> Result<(), Errno> {
+    let fd = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+    let n = rustix::io::write(&fd, data)?;
+    if n != data.len() {
+        return Err(Errno::IO);
+    }
+    Ok(())
+}
+
+/// Empties the bounding, ambient, effective, permitted and inheritable sets.
+fn drop_capabilities() -> Result<(), Errno> {
+    use rustix::thread::{CapabilitySet, CapabilitySets};
+    // Walk until the kernel says EINVAL: that covers capabilities newer than
+    // any list compiled in here.
+    for cap in 0..64u32 {
+        match rustix::thread::remove_capability_from_bounding_set(CapabilitySet::from_bits_retain(1 << cap)) {
+            Ok(()) => {}
+            Err(Errno::INVAL) => break,
+            Err(e) => return Err(e),
+        }
+    }
+    rustix::thread::clear_ambient_capability_set()?;
+    rustix::thread::set_capabilities(
+        None,
+        CapabilitySets {
+            effective: CapabilitySet::empty(),
+            permitted: CapabilitySet::empty(),
+            inheritable: CapabilitySet::empty(),
+        },
+    )
+}

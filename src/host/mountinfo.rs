@@ -1,0 +1,167 @@
+//! Parser for `/proc/self/mountinfo` (proc(5)).
+
+use std::ffi::OsString;
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
+
+/// One mount, with the per-mount flags that a read-only remount must keep.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MountEntry {
+    pub id: u64,
+    pub parent: u64,
+    pub mount_point: PathBuf,
+    pub fstype: String,
+    pub read_only: bool,
+    pub nosuid: bool,
+    pub nodev: bool,
+    pub noexec: bool,
+}
+
+/// Why a line could not be parsed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("mountinfo line {line}: {why}")]
+pub struct ParseError {
+    pub line: usize,
+    pub why: &'static str,
+}
+
+/// Parses the whole table. Any malformed line fails the parse: a table we do
+/// not understand cannot be made read-only with confidence.
+pub fn parse(text: &[u8]) -> Result<Vec<MountEntry>, ParseError> {
+    text.split(|&b| b == b'\n')
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(i, l)| parse_line(l).map_err(|why| ParseError { line: i + 1, why }))
+        .collect()
+}
+
+fn parse_line(line: &[u8]) -> Result<MountEntry, &'static str> {
+    let mut fields = line.split(|&b| b == b' ');
+    let mut next = |what: &'static str| fields.next().ok_or(what);
+    let id = number(next("missing mount id")?)?;
+    let parent = number(next("missing parent id")?)?;
+    let _devno = next("missing major:minor")?;
+    let _root = next("missing root")?;
+    let mount_point = unescape(next("missing mount point")?)?;
+    let options = next("missing mount options")?;
+    // Optional fields end with a lone "-".
+    loop {
+        match next("missing separator")? {
+            b"-" => break,
+            _ => continue,
+        }
+    }
+    let fstype = String::from_utf8_lossy(next("missing filesystem type")?).into_owned();
+    let mut entry = MountEntry {
+        id,
+        parent,
+        mount_point: PathBuf::from(OsString::from_vec(mount_point)),
+        fstype,
+        read_only: false,
+        nosuid: false,
+        nodev: false,
+        noexec: false,
+    };
+    for opt in options.split(|&b| b == b',') {
+        match opt {
+            b"ro" => entry.read_only = true,
+            b"nosuid" => entry.nosuid = true,
+            b"nodev" => entry.nodev = true,
+            b"noexec" => entry.noexec = true,
+            _ => {}
+        }
+    }
+    if !entry.mount_point.is_absolute() {
+        return Err("mount point is not absolute");
+    }
+    Ok(entry)
+}
+
+fn number(field: &[u8]) -> Result<u64, &'static str> {
+    std::str::from_utf8(field)
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .ok_or("not a number")
+}
+
+/// Undoes the kernel's octal escapes (`\040` for space, `\012` for newline…).
+fn unescape(field: &[u8]) -> Result<Vec<u8>, &'static str> {
+    let mut out = Vec::with_capacity(field.len());
+    let mut i = 0;
+    while i < field.len() {
+        if field[i] == b'\\' {
+            let digits = field.get(i + 1..i + 4).ok_or("truncated escape")?;
+            let mut value: u32 = 0;
+            for &d in digits {
+                if !(b'0'..=b'7').contains(&d) {
+                    return Err("bad escape");
+                }
+                value = value * 8 + u32::from(d - b'0');
+            }
+            out.push(u8::try_from(value).map_err(|_| "escape out of range")?);
+            i += 4;
+        } else {
+            out.push(field[i]);
+            i += 1;
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &[u8] = b"22 27 0:21 / /proc rw,relatime - proc proc rw
+27 1 254:0 / / rw,relatime - ext4 /dev/vda rw,discard
+28 27 0:25 / /mnt/a\\040b ro,nosuid,nodev,relatime shared:5 master:1 - tmpfs none ro,size=4k
+29 27 0:26 / /srv/x rw,noexec - tmpfs t rw
+";
+
+    #[test]
+    fn parses_fields_flags_and_escapes() {
+        let m = parse(SAMPLE).unwrap();
+        assert_eq!(m.len(), 4);
+        assert_eq!(m[0].mount_point, PathBuf::from("/proc"));
+        assert_eq!(m[0].fstype, "proc");
+        assert_eq!((m[1].id, m[1].parent), (27, 1));
+        assert_eq!(m[2].mount_point, PathBuf::from("/mnt/a b"));
+        assert!(m[2].read_only && m[2].nosuid && m[2].nodev && !m[2].noexec);
+        assert_eq!(m[2].fstype, "tmpfs");
+        assert!(m[3].noexec && !m[3].read_only);
+    }
+
+    #[test]
+    fn newline_and_backslash_escapes() {
+        let m = parse(b"1 0 0:1 / /a\\012b\\134c rw - tmpfs x rw\n").unwrap();
+        assert_eq!(m[0].mount_point, PathBuf::from("/a\nb\\c"));
+    }
+
+    #[test]
+    fn rejects_malformed_lines() {
+        for bad in [
+            &b"x 1 0:1 / / rw - ext4 a rw"[..],
+            b"1 1 0:1 / / rw ext4 a rw",
+            b"1 1 0:1 / relative rw - ext4 a rw",
+            b"1 1 0:1 / /a\\09 rw - ext4 a rw",
+            b"1 1 0:1 / /a\\7 rw - ext4 a rw",
+            b"1 1 0:1 / /a\\777 rw - ext4 a rw",
+            b"1 1",
+        ] {
+            assert!(parse(bad).is_err(), "{:?}", String::from_utf8_lossy(bad));
+        }
+    }
+
+    #[test]
+    fn reports_line_number() {
+        let err = parse(b"1 0 0:1 / / rw - ext4 a rw\n\nbad\n").unwrap_err();
+        assert_eq!(err.line, 3);
+    }
+
+    #[test]
+    fn reads_this_hosts_table() {
+        let text = std::fs::read("/proc/self/mountinfo").unwrap();
+        let m = parse(&text).unwrap();
+        assert!(m.iter().any(|e| e.mount_point == std::path::Path::new("/")));
+    }
+}

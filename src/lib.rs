@@ -1,0 +1,16 @@
+//! qwrap: confine a command behind a read-only view of the host, with
+//! writable roots, a minimal /dev and an optional private network, by calling
+//! the kernel directly.
+//!
+//! Policy → Plan → execute: [`policy`] resolves what the user asked for,
+//! [`plan`] turns it into ordered setup steps (pure), and [`exec`] makes the
+//! syscalls. `unsafe` lives only in [`exec`] and [`sys`].
+
+pub mod exec;
+pub mod host;
+pub mod plan;
+pub mod policy;
+pub mod sys;
+
+/// The version, as built.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,421 @@
+//! Plan: the ordered setup steps derived from a Policy and the host's facts.
+//! Pure and deterministic: `qwrap plan` prints it, tests check it without
+//! privileges, and the executor runs exactly these steps.
+
+mod layout;
+mod step;
+
+pub use layout::{MountOp, layout};
+pub use step::{Flags, IdMap, Role, Step, TreeId};
+
+use crate::host::{HostFacts, MountApi};
+use crate::policy::{NetworkMode, Policy};
+use serde::Serialize;
+use std::collections::BTreeSet;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Where the new root is assembled (new mount API): a tmpfs mounted over the
+/// host's /tmp inside the private mount namespace. After the pivot it is gone.
+pub const STAGING: &str = "/tmp";
+/// Where the legacy path assembles the new root, after its first pivot.
+pub const LEGACY_NEW_ROOT: &str = "/newroot";
+/// Where the legacy path keeps the host tree until the final pivot.
+pub const LEGACY_OLD_ROOT: &str = "/oldroot";
+
+/// The host device nodes bound into the sandbox's /dev.
+pub const DEVICES: [&str; 6] = ["null", "zero", "full", "random", "urandom", "tty"];
+
+/// The ordered steps of one sandbox setup.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    pub mount_api: MountApi,
+    pub steps: Vec<Step>,
+}
+
+impl Plan {
+    /// Number of detached trees the executor must hold.
+    pub fn tree_count(&self) -> usize {
+        self.steps
+            .iter()
+            .filter(|s| matches!(s, Step::CloneTree { .. }))
+            .count()
+    }
+}
+
+impl fmt::Display for Plan {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, step) in self.steps.iter().enumerate() {
+            writeln!(f, "{i:>3}  {step}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Builds the plan for a policy on a host.
+pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
+    let mut b = Builder::default();
+    b.push(Step::Unshare {
+        net: policy.network == NetworkMode::Closed,
+    });
+    b.push(Step::DenySetgroups);
+    b.push(Step::WriteIdMap {
+        map: IdMap::Uid,
+        inside: host.uid,
+        outside: host.uid,
+    });
+    b.push(Step::WriteIdMap {
+        map: IdMap::Gid,
+        inside: host.gid,
+        outside: host.gid,
+    });
+    if policy.network == NetworkMode::Closed {
+        b.push(Step::LoopbackUp);
+    }
+    b.push(Step::MakeMountsSlave);
+
+    let ops = layout(policy);
+    let new_root = match host.mount_api {
+        MountApi::New => b.mounts_new_api(&ops),
+        MountApi::Legacy => b.mounts_legacy(&ops),
+    };
+    b.push(Step::EnterRoot { new_root });
+    b.push(Step::Chdir {
+        path: policy.workspace.clone(),
+    });
+    b.push(Step::DropCapabilities);
+    b.push(Step::NoNewPrivs);
+    if policy.die_with_parent {
+        b.push(Step::DieWithParent);
+    }
+    b.push(Step::Exec {
+        argv: policy.command.clone(),
+        env: policy.env.clone(),
+    });
+    Plan {
+        mount_api: host.mount_api,
+        steps: b.steps,
+    }
+}
+
+/// `root` + absolute `path` ("/tmp" + "/a/b" = "/tmp/a/b").
+pub fn under(root: &Path, path: &Path) -> PathBuf {
+    match path.strip_prefix("/") {
+        Ok(rel) if rel.as_os_str().is_empty() => root.to_path_buf(),
+        Ok(rel) => root.join(rel),
+        Err(_) => root.join(path),
+    }
+}
+
+#[derive(Default)]
+struct Builder {
+    steps: Vec<Step>,
+    trees: usize,
+    /// Directories known to exist on filesystems the plan created.
+    made: BTreeSet<PathBuf>,
+}
+
+impl Builder {
+    fn push(&mut self, s: Step) {
+        self.steps.push(s);
+    }
+
+    fn clone_tree(&mut self, role: Role, source: &Path, recursive: bool) -> TreeId {
+        let tree = self.trees;
+        self.trees += 1;
+        self.push(Step::CloneTree {
+            tree,
+            role,
+            source: source.to_path_buf(),
+            recursive,
+        });
+        tree
+    }
+
+    /// New mount API: clone everything first, then build on a staging tmpfs.
+    fn mounts_new_api(&mut self, ops: &[MountOp]) -> PathBuf {
+        let staging = PathBuf::from(STAGING);
+        // Every clone is taken before anything is mounted over a host path.
+        let mut trees = Vec::with_capacity(ops.len());
+        for op in ops {
+            let tree = match op {
+                MountOp::HostRoot => {
+                    let t = self.clone_tree(Role::HostRoot, Path::new("/"), true);
+                    self.push(Step::SetTreeAttr {
+                        tree: t,
+                        set: Flags {
+                            rdonly: true,
+                            nosuid: true,
+                            ..Flags::NONE
+                        },
+                        private: true,
+                    });
+                    vec![t]
+                }
+                MountOp::Writable(p) => {
+                    let t = self.clone_tree(Role::WritableRoot, p, true);
+                    self.push(Step::SetTreeAttr {
+                        tree: t,
+                        set: Flags {
+                            nosuid: true,
+                            ..Flags::NONE
+                        },
+                        private: true,
+                    });
+                    vec![t]
+                }
+                MountOp::ReadOnly(p) => {
+                    let t = self.clone_tree(Role::ReadOnlyPath, p, true);
+                    self.push(Step::SetTreeAttr {
+                        tree: t,
+                        set: Flags {
+                            rdonly: true,
+                            nosuid: true,
+                            ..Flags::NONE
+                        },
+                        private: true,
+                    });
+                    vec![t]
+                }
+                MountOp::Dev(_) => DEVICES
+                    .iter()
+                    .map(|d| self.clone_tree(Role::Device, &Path::new("/dev").join(d), false))
+                    .collect(),
+                MountOp::Tmpfs { .. } => Vec::new(),
+            };
+            trees.push(tree);
+        }
+        self.push(Step::MountTmpfs {
+            target: staging.clone(),
+            flags: Flags {
+                nosuid: true,
+                nodev: true,
+                ..Flags::NONE
+            },
+            mode: 0o755,
+        });
+        for (i, op) in ops.iter().enumerate() {
+            let target = under(&staging, op.path());
+            self.make_mount_point(ops, i, &staging);
+            match op {
+                MountOp::HostRoot | MountOp::Writable(_) | MountOp::ReadOnly(_) => {
+                    let role = op.role();
+                    self.push(Step::AttachTree {
+                        tree: trees[i][0],
+                        role,
+                        target,
+                    });
+                }
+                MountOp::Dev(_) => {
+                    self.dev(&target, |b, node, dest| {
+                        b.push(Step::AttachTree {
+                            tree: trees[i][node],
+                            role: Role::Device,
+                            target: dest,
+                        })
+                    });
+                }
+                MountOp::Tmpfs { mode, .. } => self.tmpfs(target, *mode),
+            }
+        }
+        for op in ops {
+            if let MountOp::Dev(p) = op {
+                self.push(Step::SetPathReadOnly {
+                    target: under(&staging, p),
+                });
+            }
+        }
+        staging
+    }
+
+    /// Legacy API: pivot into a staging tmpfs that holds the host tree at
+    /// /oldroot, bind from there into /newroot, remount read-only from one
+    /// mountinfo read.
+    fn mounts_legacy(&mut self, ops: &[MountOp]) -> PathBuf {
+        let staging = PathBuf::from(STAGING);
+        let new_root = PathBuf::from(LEGACY_NEW_ROOT);
+        let old_root = PathBuf::from(LEGACY_OLD_ROOT);
+        self.push(Step::MountTmpfs {
+            target: staging.clone(),
+            flags: Flags {
+                nosuid: true,
+                nodev: true,
+                ..Flags::NONE
+            },
+            mode: 0o755,
+        });
+        for dir in [&new_root, &old_root] {
+            self.push(Step::Mkdir {
+                path: under(&staging, dir),
+                mode: 0o755,
+            });
+        }
+        self.push(Step::PivotRoot {
+            new_root: staging.clone(),
+            put_old: under(&staging, &old_root),
+        });
+        for (i, op) in ops.iter().enumerate() {
+            let target = under(&new_root, op.path());
+            self.make_mount_point(ops, i, &new_root);
+            match op {
+                MountOp::HostRoot => {
+                    self.push(Step::BindMount {
+                        role: Role::HostRoot,
+                        source: old_root.clone(),
+                        target: target.clone(),
+                        recursive: true,
+                    });
+                    self.push(Step::MakeTreePrivate {
+                        target: target.clone(),
+                    });
+                    self.push(Step::RemountTreeReadOnly {
+                        target,
+                        table: under(&old_root, Path::new("/proc/self/mountinfo")),
+                    });
+                }
+                MountOp::Writable(p) => {
+                    self.push(Step::BindMount {
+                        role: Role::WritableRoot,
+                        source: under(&old_root, p),
+                        target: target.clone(),
+                        recursive: true,
+                    });
+                    self.push(Step::MakeTreePrivate { target });
+                }
+                MountOp::ReadOnly(_) => {
+                    self.push(Step::BindMount {
+                        role: Role::ReadOnlyPath,
+                        source: target.clone(),
+                        target: target.clone(),
+                        recursive: true,
+                    });
+                    self.push(Step::RemountTreeReadOnly {
+                        target,
+                        table: under(&old_root, Path::new("/proc/self/mountinfo")),
+                    });
+                }
+                MountOp::Dev(_) => {
+                    self.dev(&target, |b, node, dest| {
+                        b.push(Step::BindMount {
+                            role: Role::Device,
+                            source: under(&old_root, &Path::new("/dev").join(DEVICES[node])),
+                            target: dest,
+                            recursive: false,
+                        })
+                    });
+                }
+                MountOp::Tmpfs { mode, .. } => self.tmpfs(target, *mode),
+            }
+        }
+        for op in ops {
+            if let MountOp::Dev(p) = op {
+                self.push(Step::Remount {
+                    target: under(&new_root, p),
+                    flags: Flags {
+                        rdonly: true,
+                        nosuid: true,
+                        nodev: true,
+                        noexec: true,
+                    },
+                });
+            }
+        }
+        new_root
+    }
+
+    /// /dev: a tmpfs with the host nodes bound over empty files, devpts, shm
+    /// and the /proc/self/fd links. `bind` attaches host node `i` at a path.
+    fn dev(&mut self, dev: &Path, mut bind: impl FnMut(&mut Self, usize, PathBuf)) {
+        self.push(Step::MountTmpfs {
+            target: dev.to_path_buf(),
+            flags: Flags {
+                nosuid: true,
+                nodev: true,
+                noexec: true,
+                ..Flags::NONE
+            },
+            mode: 0o755,
+        });
+        self.made.insert(dev.to_path_buf());
+        for (i, name) in DEVICES.iter().enumerate() {
+            let path = dev.join(name);
+            self.push(Step::CreateFile { path: path.clone() });
+            bind(self, i, path);
+        }
+        for dir in ["pts", "shm"] {
+            self.push(Step::Mkdir {
+                path: dev.join(dir),
+                mode: 0o755,
+            });
+            self.made.insert(dev.join(dir));
+        }
+        self.push(Step::MountDevpts {
+            target: dev.join("pts"),
+        });
+        self.push(Step::Symlink {
+            target: "pts/ptmx".into(),
+            link: dev.join("ptmx"),
+        });
+        self.push(Step::MountTmpfs {
+            target: dev.join("shm"),
+            flags: Flags {
+                nosuid: true,
+                nodev: true,
+                ..Flags::NONE
+            },
+            mode: 0o1777,
+        });
+        for (link, target) in [
+            ("fd", "/proc/self/fd"),
+            ("stdin", "/proc/self/fd/0"),
+            ("stdout", "/proc/self/fd/1"),
+            ("stderr", "/proc/self/fd/2"),
+        ] {
+            self.push(Step::Symlink {
+                target: target.into(),
+                link: dev.join(link),
+            });
+        }
+    }
+
+    fn tmpfs(&mut self, target: PathBuf, mode: u32) {
+        self.made.insert(target.clone());
+        self.push(Step::MountTmpfs {
+            target,
+            flags: Flags {
+                nosuid: true,
+                nodev: true,
+                ..Flags::NONE
+            },
+            mode,
+        });
+    }
+
+    /// When op `i` lands on a filesystem the plan created (a tmpfs), its mount
+    /// point does not exist yet: create each missing directory.
+    fn make_mount_point(&mut self, ops: &[MountOp], i: usize, root: &Path) {
+        let path = ops[i].path();
+        let parent = ops[..i]
+            .iter()
+            .filter(|o| path.starts_with(o.path()) && o.path() != path)
+            .max_by_key(|o| o.path().components().count());
+        let Some(parent) = parent else { return };
+        if !parent.creates_filesystem() {
+            return;
+        }
+        let mut dir = under(root, parent.path());
+        let rel = path.strip_prefix(parent.path()).unwrap_or(path);
+        for comp in rel.components() {
+            dir.push(comp);
+            if self.made.insert(dir.clone()) {
+                self.push(Step::Mkdir {
+                    path: dir.clone(),
+                    mode: 0o755,
+                });
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,340 @@
+//! One setup step: the syscall it makes and why. Steps print in syscall form,
+//! so `qwrap plan` reads like an strace of the setup.
+
+use crate::policy::EnvRules;
+use serde::Serialize;
+use std::ffi::OsString;
+use std::fmt;
+use std::path::PathBuf;
+
+/// Index of a detached mount tree (an `open_tree` fd) held by the executor.
+pub type TreeId = usize;
+
+/// What a cloned tree is for; only used to explain the step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    HostRoot,
+    WritableRoot,
+    ReadOnlyPath,
+    Device,
+}
+
+impl Role {
+    fn noun(self) -> &'static str {
+        match self {
+            Self::HostRoot => "the host tree",
+            Self::WritableRoot => "writable root",
+            Self::ReadOnlyPath => "read-only path",
+            Self::Device => "host device",
+        }
+    }
+}
+
+/// Which identity map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdMap {
+    Uid,
+    Gid,
+}
+
+/// Per-mount flags, as `MS_*` for mount(2) or `MOUNT_ATTR_*` for mount_setattr(2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Flags {
+    pub rdonly: bool,
+    pub nosuid: bool,
+    pub nodev: bool,
+    pub noexec: bool,
+}
+
+impl Flags {
+    pub const NONE: Flags = Flags {
+        rdonly: false,
+        nosuid: false,
+        nodev: false,
+        noexec: false,
+    };
+
+    fn names(&self, prefix: &str) -> Vec<String> {
+        [
+            (self.rdonly, "RDONLY"),
+            (self.nosuid, "NOSUID"),
+            (self.nodev, "NODEV"),
+            (self.noexec, "NOEXEC"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| format!("{prefix}{n}"))
+        .collect()
+    }
+}
+
+/// One setup step. The executor runs exactly these, in order.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum Step {
+    Unshare {
+        net: bool,
+    },
+    DenySetgroups,
+    WriteIdMap {
+        map: IdMap,
+        inside: u32,
+        outside: u32,
+    },
+    LoopbackUp,
+    MakeMountsSlave,
+    CloneTree {
+        tree: TreeId,
+        role: Role,
+        source: PathBuf,
+        recursive: bool,
+    },
+    SetTreeAttr {
+        tree: TreeId,
+        set: Flags,
+        private: bool,
+    },
+    MountTmpfs {
+        target: PathBuf,
+        flags: Flags,
+        mode: u32,
+    },
+    AttachTree {
+        tree: TreeId,
+        role: Role,
+        target: PathBuf,
+    },
+    Mkdir {
+        path: PathBuf,
+        mode: u32,
+    },
+    CreateFile {
+        path: PathBuf,
+    },
+    Symlink {
+        target: PathBuf,
+        link: PathBuf,
+    },
+    MountDevpts {
+        target: PathBuf,
+    },
+    SetPathReadOnly {
+        target: PathBuf,
+    },
+    BindMount {
+        role: Role,
+        source: PathBuf,
+        target: PathBuf,
+        recursive: bool,
+    },
+    MakeTreePrivate {
+        target: PathBuf,
+    },
+    RemountTreeReadOnly {
+        target: PathBuf,
+        /// The mount table to read (the host's /proc, wherever it is now).
+        table: PathBuf,
+    },
+    Remount {
+        target: PathBuf,
+        flags: Flags,
+    },
+    PivotRoot {
+        new_root: PathBuf,
+        put_old: PathBuf,
+    },
+    EnterRoot {
+        new_root: PathBuf,
+    },
+    Chdir {
+        path: PathBuf,
+    },
+    DropCapabilities,
+    NoNewPrivs,
+    DieWithParent,
+    Exec {
+        #[serde(serialize_with = "ser_argv")]
+        argv: Vec<OsString>,
+        env: EnvRules,
+    },
+}
+
+impl Step {
+    /// A short phrase naming what the step is for, used in error messages.
+    pub fn purpose(&self) -> String {
+        match self {
+            Step::Unshare { net: false } => "create user and mount namespaces".into(),
+            Step::Unshare { net: true } => "create user, mount and network namespaces".into(),
+            Step::DenySetgroups => "deny setgroups in the user namespace".into(),
+            Step::WriteIdMap { map, inside, .. } => {
+                format!("map {} {inside} to itself", if *map == IdMap::Uid { "uid" } else { "gid" })
+            }
+            Step::LoopbackUp => "bring up lo in the new network namespace".into(),
+            Step::MakeMountsSlave => "keep the sandbox's mounts from propagating to the host".into(),
+            Step::CloneTree { role, source, .. } => match role {
+                Role::HostRoot => "clone the host tree".into(),
+                _ => format!("clone {} {}", role.noun(), source.display()),
+            },
+            Step::SetTreeAttr { set, .. } if set.rdonly => "make the cloned tree read-only".into(),
+            Step::SetTreeAttr { .. } => "make the cloned tree private".into(),
+            Step::MountTmpfs { target, .. } => format!("mount a tmpfs on {}", target.display()),
+            Step::AttachTree { role, target, .. } | Step::BindMount { role, target, .. } => match role {
+                Role::HostRoot => format!("attach the read-only host tree at {}", target.display()),
+                _ => format!("attach {} at {}", role.noun(), target.display()),
+            },
+            Step::Mkdir { path, .. } => format!("create directory {}", path.display()),
+            Step::CreateFile { path } => format!("create mount point {}", path.display()),
+            Step::Symlink { link, .. } => format!("create symlink {}", link.display()),
+            Step::MountDevpts { target } => format!("mount devpts on {}", target.display()),
+            Step::SetPathReadOnly { target } | Step::Remount { target, .. } => {
+                format!("make {} read-only", target.display())
+            }
+            Step::MakeTreePrivate { target } => format!("make mounts under {} private", target.display()),
+            Step::RemountTreeReadOnly { target, .. } => {
+                format!("remount every mount under {} read-only", target.display())
+            }
+            Step::PivotRoot { new_root, .. } => format!("switch to the staging root {}", new_root.display()),
+            Step::EnterRoot { .. } => "switch to the sandbox root".into(),
+            Step::Chdir { path } => format!("enter {}", path.display()),
+            Step::DropCapabilities => "drop every capability".into(),
+            Step::NoNewPrivs => "set no_new_privs".into(),
+            Step::DieWithParent => "die with the parent process".into(),
+            Step::Exec { .. } => "run the command".into(),
+        }
+    }
+}
+
+fn q(p: &std::path::Path) -> String {
+    format!("{:?}", p.as_os_str())
+}
+
+fn join_flags(parts: Vec<String>) -> String {
+    if parts.is_empty() { "0".into() } else { parts.join("|") }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::Unshare { net } => write!(
+                f,
+                "unshare(CLONE_NEWUSER|CLONE_NEWNS{})",
+                if *net { "|CLONE_NEWNET" } else { "" }
+            ),
+            Step::DenySetgroups => write!(f, "write(\"/proc/self/setgroups\", \"deny\")"),
+            Step::WriteIdMap { map, inside, outside } => {
+                let file = if *map == IdMap::Uid { "uid_map" } else { "gid_map" };
+                write!(f, "write(\"/proc/self/{file}\", \"{inside} {outside} 1\")")
+            }
+            Step::LoopbackUp => write!(f, "ioctl(socket(AF_INET, SOCK_DGRAM), SIOCSIFFLAGS, {{\"lo\", IFF_UP}})"),
+            Step::MakeMountsSlave => write!(f, "mount(NULL, \"/\", NULL, MS_REC|MS_SLAVE, NULL)"),
+            Step::CloneTree { tree, source, recursive, .. } => write!(
+                f,
+                "open_tree(AT_FDCWD, {}, OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC{}) = tree{tree}",
+                q(source),
+                if *recursive { "|AT_RECURSIVE" } else { "" }
+            ),
+            Step::SetTreeAttr { tree, set, private } => {
+                let mut attr = Vec::new();
+                let set = set.names("MOUNT_ATTR_");
+                if !set.is_empty() {
+                    attr.push(format!("attr_set={}", set.join("|")));
+                }
+                if *private {
+                    attr.push("propagation=MS_PRIVATE".into());
+                }
+                write!(
+                    f,
+                    "mount_setattr(tree{tree}, \"\", AT_EMPTY_PATH|AT_RECURSIVE, {{{}}})",
+                    attr.join(", ")
+                )
+            }
+            Step::MountTmpfs { target, flags, mode } => write!(
+                f,
+                "mount(\"tmpfs\", {}, \"tmpfs\", {}, \"mode={mode:04o}\")",
+                q(target),
+                join_flags(flags.names("MS_"))
+            ),
+            Step::AttachTree { tree, target, .. } => write!(
+                f,
+                "move_mount(tree{tree}, \"\", AT_FDCWD, {}, MOVE_MOUNT_F_EMPTY_PATH)",
+                q(target)
+            ),
+            Step::Mkdir { path, mode } => write!(f, "mkdir({}, {mode:04o})", q(path)),
+            Step::CreateFile { path } => write!(
+                f,
+                "open({}, O_CREAT|O_EXCL|O_WRONLY|O_CLOEXEC, 0444)",
+                q(path)
+            ),
+            Step::Symlink { target, link } => write!(f, "symlink({}, {})", q(target), q(link)),
+            Step::MountDevpts { target } => write!(
+                f,
+                "mount(\"devpts\", {}, \"devpts\", MS_NOSUID|MS_NOEXEC, \"newinstance,ptmxmode=0666,mode=620\")",
+                q(target)
+            ),
+            Step::SetPathReadOnly { target } => write!(
+                f,
+                "mount_setattr(AT_FDCWD, {}, 0, {{attr_set=MOUNT_ATTR_RDONLY}})",
+                q(target)
+            ),
+            Step::BindMount { source, target, recursive, .. } => write!(
+                f,
+                "mount({}, {}, NULL, MS_BIND{}, NULL)",
+                q(source),
+                q(target),
+                if *recursive { "|MS_REC" } else { "" }
+            ),
+            Step::MakeTreePrivate { target } => {
+                write!(f, "mount(NULL, {}, NULL, MS_REC|MS_PRIVATE, NULL)", q(target))
+            }
+            Step::RemountTreeReadOnly { target, table } => write!(
+                f,
+                "for each mount M at or under {} in {} (read once): \
+                 mount(NULL, M, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|MS_NOSUID|<M's NODEV, NOEXEC>, NULL)",
+                q(target),
+                q(table)
+            ),
+            Step::Remount { target, flags } => {
+                let mut names = vec!["MS_REMOUNT".to_string(), "MS_BIND".to_string()];
+                names.extend(flags.names("MS_"));
+                write!(f, "mount(NULL, {}, NULL, {}, NULL)", q(target), names.join("|"))
+            }
+            Step::PivotRoot { new_root, put_old } => {
+                write!(f, "pivot_root({}, {}); chdir(\"/\")", q(new_root), q(put_old))
+            }
+            Step::EnterRoot { new_root } => write!(
+                f,
+                "chdir({}); pivot_root(\".\", \".\"); umount2(\".\", MNT_DETACH); chdir(\"/\")",
+                q(new_root)
+            ),
+            Step::Chdir { path } => write!(f, "chdir({})", q(path)),
+            Step::DropCapabilities => write!(
+                f,
+                "prctl(PR_CAPBSET_DROP, every cap); prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL); capset(effective=0, permitted=0, inheritable=0)"
+            ),
+            Step::NoNewPrivs => write!(f, "prctl(PR_SET_NO_NEW_PRIVS, 1)"),
+            Step::DieWithParent => write!(f, "prctl(PR_SET_PDEATHSIG, SIGKILL)"),
+            Step::Exec { argv, env } => {
+                let args: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
+                let mut changes: Vec<String> = env.unset.iter().map(|k| format!("-{}", k.to_string_lossy())).collect();
+                changes.extend(
+                    env.set
+                        .iter()
+                        .map(|(k, v)| format!("+{}={}", k.to_string_lossy(), v.to_string_lossy())),
+                );
+                write!(
+                    f,
+                    "execvp({}, [{}]) with environment {}",
+                    args.first().map(String::as_str).unwrap_or("\"\""),
+                    args.join(", "),
+                    changes.join(" ")
+                )
+            }
+        }
+    }
+}
+
+fn ser_argv<S: serde::Serializer>(v: &[OsString], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|a| a.to_string_lossy()))
+}

@@ -1,0 +1,145 @@
+//! The few raw system calls rustix does not wrap. Every `unsafe` block outside
+//! src/exec/ lives here.
+
+use rustix::fd::{AsRawFd, BorrowedFd};
+use rustix::io::Errno;
+use std::ffi::CStr;
+
+/// `MOUNT_ATTR_*` bits for `mount_setattr(2)`.
+pub const MOUNT_ATTR_RDONLY: u64 = 0x1;
+pub const MOUNT_ATTR_NOSUID: u64 = 0x2;
+pub const MOUNT_ATTR_NODEV: u64 = 0x4;
+pub const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+/// `AT_RECURSIVE`: apply to the whole subtree.
+pub const AT_RECURSIVE: u32 = 0x8000;
+/// `MS_PRIVATE` as a propagation type for `struct mount_attr`.
+pub const MS_PRIVATE: u64 = 1 << 18;
+
+/// `struct mount_attr` (include/uapi/linux/mount.h, MOUNT_ATTR_SIZE_VER0).
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+pub struct MountAttr {
+    pub attr_set: u64,
+    pub attr_clr: u64,
+    pub propagation: u64,
+    pub userns_fd: u64,
+}
+
+/// `mount_setattr(dirfd, path, flags, attr, sizeof attr)`.
+pub fn mount_setattr(dirfd: BorrowedFd<'_>, path: &CStr, flags: u32, attr: &MountAttr) -> Result<(), Errno> {
+    // SAFETY: `path` is a valid NUL-terminated string and `attr` a valid
+    // `struct mount_attr` that outlive the call; the size passed is its exact
+    // size, and the kernel only reads from both.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            dirfd.as_raw_fd(),
+            path.as_ptr(),
+            flags,
+            attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if ret == 0 { Ok(()) } else { Err(Errno::from_raw_os_error(last_errno())) }
+}
+
+/// Whether the kernel has `mount_setattr(2)` (Linux ≥ 5.12). Unknown flags
+/// give EINVAL before any permission check where it exists; ENOSYS (or EPERM
+/// under some seccomp filters) where it does not.
+pub fn mount_setattr_available() -> bool {
+    let attr = MountAttr::default();
+    // SAFETY: as above; with unknown flags the kernel fails before reading
+    // the path or the attributes.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            -1,
+            std::ptr::null::<libc::c_char>(),
+            u32::MAX,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    !(ret != 0 && matches!(last_errno(), libc::ENOSYS | libc::EPERM))
+}
+
+const SIOCGIFFLAGS: libc::c_ulong = 0x8913;
+const SIOCSIFFLAGS: libc::c_ulong = 0x8914;
+
+/// `struct ifreq` with the flags member of its union (40 bytes on Linux).
+#[repr(C)]
+struct IfReqFlags {
+    name: [u8; 16],
+    flags: libc::c_short,
+    _pad: [u8; 22],
+}
+
+/// Brings an interface up with `ioctl(SIOCSIFFLAGS)` on `sock`.
+pub fn interface_up(sock: BorrowedFd<'_>, name: &str) -> Result<(), Errno> {
+    let mut req = IfReqFlags {
+        name: [0; 16],
+        flags: 0,
+        _pad: [0; 22],
+    };
+    if name.len() >= req.name.len() {
+        return Err(Errno::NAMETOOLONG);
+    }
+    req.name[..name.len()].copy_from_slice(name.as_bytes());
+    // SAFETY: `req` is a properly sized, initialised `struct ifreq` that lives
+    // across both calls; SIOCGIFFLAGS writes only its flags member.
+    unsafe {
+        if libc::ioctl(sock.as_raw_fd(), SIOCGIFFLAGS, &mut req as *mut IfReqFlags) != 0 {
+            return Err(Errno::from_raw_os_error(last_errno()));
+        }
+        req.flags |= libc::IFF_UP as libc::c_short;
+        if libc::ioctl(sock.as_raw_fd(), SIOCSIFFLAGS, &req as *const IfReqFlags) != 0 {
+            return Err(Errno::from_raw_os_error(last_errno()));
+        }
+    }
+    Ok(())
+}
+
+fn last_errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+}
+
+/// "Read-only file system (EROFS)": the text and the name of an errno.
+pub fn errno_text(code: i32) -> String {
+    let text = std::io::Error::from_raw_os_error(code).to_string();
+    let text = match text.find(" (os error") {
+        Some(i) => text[..i].to_string(),
+        None => text,
+    };
+    match errno_name(code) {
+        Some(name) => format!("{text} ({name})"),
+        None => text,
+    }
+}
+
+fn errno_name(code: i32) -> Option<&'static str> {
+    Some(match code {
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::EIO => "EIO",
+        libc::EBADF => "EBADF",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EBUSY => "EBUSY",
+        libc::EEXIST => "EEXIST",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EISDIR => "EISDIR",
+        libc::EINVAL => "EINVAL",
+        libc::ENOSPC => "ENOSPC",
+        libc::EROFS => "EROFS",
+        libc::ENAMETOOLONG => "ENAMETOOLONG",
+        libc::ENOSYS => "ENOSYS",
+        libc::ELOOP => "ELOOP",
+        libc::EUSERS => "EUSERS",
+        libc::ENOEXEC => "ENOEXEC",
+        libc::E2BIG => "E2BIG",
+        libc::EFAULT => "EFAULT",
+        libc::ENODEV => "ENODEV",
+        libc::ETXTBSY => "ETXTBSY",
+        _ => return None,
+    })
+}
