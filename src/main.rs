@@ -12,7 +12,11 @@ use std::process::ExitCode;
 const EXIT_USAGE: u8 = 2;
 
 #[derive(Parser)]
-#[command(name = "qwrap", version, about = "Run a command behind a read-only view of the host")]
+#[command(
+    name = "qwrap",
+    version,
+    about = "Run a command behind a read-only view of the host"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -102,8 +106,12 @@ fn dispatch(cli: Cli) -> Result<ExitCode, Fatal> {
 
 fn make_plan(args: &SandboxArgs) -> Result<plan::Plan, Fatal> {
     let request = request(args)?;
-    let caller = Caller::from_process()
-        .map_err(|e| Fatal(format!("cannot read the current directory: {e}"), EXIT_SETUP as u8))?;
+    let caller = Caller::from_process().map_err(|e| {
+        Fatal(
+            format!("cannot read the current directory: {e}"),
+            EXIT_SETUP as u8,
+        )
+    })?;
     let policy = policy::resolve(&request, &caller).map_err(|e| Fatal(e.to_string(), EXIT_SETUP as u8))?;
     let facts = host::probe().map_err(|e| Fatal(e, EXIT_USAGE))?;
     Ok(plan::build(&policy, &facts))
@@ -124,7 +132,9 @@ fn setting<T: std::str::FromStr<Err = String>>(
             _ => return Ok(default),
         },
     };
-    value.parse().map_err(|e| Fatal(format!("{source}: {e}"), EXIT_USAGE))
+    value
+        .parse()
+        .map_err(|e| Fatal(format!("{source}: {e}"), EXIT_USAGE))
 }
 
 fn request(a: &SandboxArgs) -> Result<Request, Fatal> {
@@ -132,7 +142,12 @@ fn request(a: &SandboxArgs) -> Result<Request, Fatal> {
         workspace: a.workspace.clone(),
         binds: a.bind.clone(),
         read_only: a.ro.clone(),
-        network: setting(a.network.as_deref(), "--network", "QWRAP_NETWORK", NetworkMode::Open)?,
+        network: setting(
+            a.network.as_deref(),
+            "--network",
+            "QWRAP_NETWORK",
+            NetworkMode::Open,
+        )?,
         tmp: setting(a.tmp.as_deref(), "--tmp", "QWRAP_TMP", TmpMode::Private)?,
         die_with_parent: !a.no_die_with_parent,
         setenv: a

@@ -40,7 +40,11 @@ pub fn mount_setattr(dirfd: BorrowedFd<'_>, path: &CStr, flags: u32, attr: &Moun
             std::mem::size_of::<MountAttr>(),
         )
     };
-    if ret == 0 { Ok(()) } else { Err(Errno::from_raw_os_error(last_errno())) }
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(Errno::from_raw_os_error(last_errno()))
+    }
 }
 
 /// Whether the kernel has `mount_setattr(2)` (Linux ≥ 5.12). Unknown flags
@@ -100,7 +104,9 @@ pub fn interface_up(sock: BorrowedFd<'_>, name: &str) -> Result<(), Errno> {
 }
 
 fn last_errno() -> i32 {
-    std::io::Error::last_os_error().raw_os_error().unwrap_or(libc::EIO)
+    std::io::Error::last_os_error()
+        .raw_os_error()
+        .unwrap_or(libc::EIO)
 }
 
 /// "Read-only file system (EROFS)": the text and the name of an errno.

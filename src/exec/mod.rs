@@ -12,9 +12,7 @@ use crate::sys;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{CWD, Mode, OFlags};
 use rustix::io::Errno;
-use rustix::mount::{
-    MountFlags, MountPropagationFlags, MoveMountFlags, OpenTreeFlags, UnmountFlags,
-};
+use rustix::mount::{MountFlags, MountPropagationFlags, MoveMountFlags, OpenTreeFlags, UnmountFlags};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
@@ -162,7 +160,11 @@ impl Executor {
                 rustix::mount::mount("tmpfs", target, "tmpfs", ms_flags(flags), data.as_c_str())?;
             }
             Step::AttachTree { tree, target, .. } => {
-                let fd = self.trees.get_mut(*tree).and_then(Option::take).ok_or(Errno::BADF)?;
+                let fd = self
+                    .trees
+                    .get_mut(*tree)
+                    .and_then(Option::take)
+                    .ok_or(Errno::BADF)?;
                 rustix::mount::move_mount(
                     fd.as_fd(),
                     "",
@@ -280,7 +282,10 @@ impl Executor {
             .max_by_key(|m| m.mount_point.components().count());
         let own = holder.map_or(MountFlags::RDONLY | MountFlags::NOSUID, kept_flags);
         rustix::mount::mount_remount(target, MountFlags::BIND | own, "")?;
-        for m in mounts.iter().filter(|m| m.mount_point.starts_with(target) && m.mount_point != target) {
+        for m in mounts
+            .iter()
+            .filter(|m| m.mount_point.starts_with(target) && m.mount_point != target)
+        {
             match rustix::mount::mount_remount(&m.mount_point, MountFlags::BIND | kept_flags(m), "") {
                 Ok(()) => {}
                 // Hidden under another mount or behind a directory we cannot

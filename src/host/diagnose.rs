@@ -171,10 +171,16 @@ mod tests {
     fn detects_containers() {
         let p = fake_proc(&[("1/cgroup", "0::/kubepods/besteffort/pod1\n")]);
         let empty = tempfile::tempdir().unwrap();
-        assert_eq!(container_runtime(p.path(), empty.path()).as_deref(), Some("kubepods"));
+        assert_eq!(
+            container_runtime(p.path(), empty.path()).as_deref(),
+            Some("kubepods")
+        );
         let root = tempfile::tempdir().unwrap();
         fs::write(root.path().join(".dockerenv"), "").unwrap();
-        assert_eq!(container_runtime(p.path(), root.path()).as_deref(), Some("docker"));
+        assert_eq!(
+            container_runtime(p.path(), root.path()).as_deref(),
+            Some("docker")
+        );
     }
 
     #[test]

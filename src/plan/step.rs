@@ -169,7 +169,10 @@ impl Step {
             Step::Unshare { net: true } => "create user, mount and network namespaces".into(),
             Step::DenySetgroups => "deny setgroups in the user namespace".into(),
             Step::WriteIdMap { map, inside, .. } => {
-                format!("map {} {inside} to itself", if *map == IdMap::Uid { "uid" } else { "gid" })
+                format!(
+                    "map {} {inside} to itself",
+                    if *map == IdMap::Uid { "uid" } else { "gid" }
+                )
             }
             Step::LoopbackUp => "bring up lo in the new network namespace".into(),
             Step::MakeMountsSlave => "keep the sandbox's mounts from propagating to the host".into(),
@@ -211,7 +214,11 @@ fn q(p: &std::path::Path) -> String {
 }
 
 fn join_flags(parts: Vec<String>) -> String {
-    if parts.is_empty() { "0".into() } else { parts.join("|") }
+    if parts.is_empty() {
+        "0".into()
+    } else {
+        parts.join("|")
+    }
 }
 
 impl fmt::Display for Step {
@@ -227,9 +234,17 @@ impl fmt::Display for Step {
                 let file = if *map == IdMap::Uid { "uid_map" } else { "gid_map" };
                 write!(f, "write(\"/proc/self/{file}\", \"{inside} {outside} 1\")")
             }
-            Step::LoopbackUp => write!(f, "ioctl(socket(AF_INET, SOCK_DGRAM), SIOCSIFFLAGS, {{\"lo\", IFF_UP}})"),
+            Step::LoopbackUp => write!(
+                f,
+                "ioctl(socket(AF_INET, SOCK_DGRAM), SIOCSIFFLAGS, {{\"lo\", IFF_UP}})"
+            ),
             Step::MakeMountsSlave => write!(f, "mount(NULL, \"/\", NULL, MS_REC|MS_SLAVE, NULL)"),
-            Step::CloneTree { tree, source, recursive, .. } => write!(
+            Step::CloneTree {
+                tree,
+                source,
+                recursive,
+                ..
+            } => write!(
                 f,
                 "open_tree(AT_FDCWD, {}, OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC{}) = tree{tree}",
                 q(source),
@@ -262,11 +277,9 @@ impl fmt::Display for Step {
                 q(target)
             ),
             Step::Mkdir { path, mode } => write!(f, "mkdir({}, {mode:04o})", q(path)),
-            Step::CreateFile { path } => write!(
-                f,
-                "open({}, O_CREAT|O_EXCL|O_WRONLY|O_CLOEXEC, 0444)",
-                q(path)
-            ),
+            Step::CreateFile { path } => {
+                write!(f, "open({}, O_CREAT|O_EXCL|O_WRONLY|O_CLOEXEC, 0444)", q(path))
+            }
             Step::Symlink { target, link } => write!(f, "symlink({}, {})", q(target), q(link)),
             Step::MountDevpts { target } => write!(
                 f,
@@ -278,7 +291,12 @@ impl fmt::Display for Step {
                 "mount_setattr(AT_FDCWD, {}, 0, {{attr_set=MOUNT_ATTR_RDONLY}})",
                 q(target)
             ),
-            Step::BindMount { source, target, recursive, .. } => write!(
+            Step::BindMount {
+                source,
+                target,
+                recursive,
+                ..
+            } => write!(
                 f,
                 "mount({}, {}, NULL, MS_BIND{}, NULL)",
                 q(source),
@@ -317,7 +335,11 @@ impl fmt::Display for Step {
             Step::DieWithParent => write!(f, "prctl(PR_SET_PDEATHSIG, SIGKILL)"),
             Step::Exec { argv, env } => {
                 let args: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
-                let mut changes: Vec<String> = env.unset.iter().map(|k| format!("-{}", k.to_string_lossy())).collect();
+                let mut changes: Vec<String> = env
+                    .unset
+                    .iter()
+                    .map(|k| format!("-{}", k.to_string_lossy()))
+                    .collect();
                 changes.extend(
                     env.set
                         .iter()

@@ -1,0 +1,380 @@
+use super::*;
+use crate::policy::{EnvRules, ReadOnlyPath, RootReason, TmpMode, WritableRoot};
+use std::ffi::OsString;
+
+fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy {
+    Policy {
+        workspace: PathBuf::from(roots[0]),
+        writable_roots: roots
+            .iter()
+            .map(|r| WritableRoot {
+                path: r.into(),
+                reason: RootReason::Workspace,
+                source: "test".into(),
+            })
+            .collect(),
+        read_only: ro
+            .iter()
+            .map(|p| ReadOnlyPath {
+                path: p.into(),
+                within: roots[0].into(),
+            })
+            .collect(),
+        dropped: vec![],
+        network: net,
+        tmp,
+        die_with_parent: true,
+        env: EnvRules::build(tmp, &[], &[]),
+        command: vec![OsString::from("true")],
+    }
+}
+
+fn host(api: MountApi) -> HostFacts {
+    HostFacts {
+        mount_api: api,
+        mount_api_reason: "test",
+        uid: 1000,
+        gid: 100,
+    }
+}
+
+fn default_plan(api: MountApi) -> Plan {
+    build(
+        &policy(&["/home/u/proj"], &[], NetworkMode::Open, TmpMode::Private),
+        &host(api),
+    )
+}
+
+fn position(plan: &Plan, pred: impl Fn(&Step) -> bool) -> usize {
+    plan.steps.iter().position(pred).expect("step present")
+}
+
+#[test]
+fn starts_with_namespaces_and_identity_maps() {
+    let p = default_plan(MountApi::New);
+    assert_eq!(
+        &p.steps[..5],
+        &[
+            Step::Unshare { net: false },
+            Step::DenySetgroups,
+            Step::WriteIdMap {
+                map: IdMap::Uid,
+                inside: 1000,
+                outside: 1000
+            },
+            Step::WriteIdMap {
+                map: IdMap::Gid,
+                inside: 100,
+                outside: 100
+            },
+            Step::MakeMountsSlave,
+        ]
+    );
+    assert_eq!(
+        p.steps[2].to_string(),
+        r#"write("/proc/self/uid_map", "1000 1000 1")"#
+    );
+}
+
+#[test]
+fn ends_by_dropping_privileges_then_exec() {
+    for api in [MountApi::New, MountApi::Legacy] {
+        let p = default_plan(api);
+        let n = p.steps.len();
+        assert!(matches!(p.steps[n - 6], Step::EnterRoot { .. }));
+        assert_eq!(
+            p.steps[n - 5],
+            Step::Chdir {
+                path: "/home/u/proj".into()
+            }
+        );
+        assert_eq!(
+            &p.steps[n - 4..n - 1],
+            &[Step::DropCapabilities, Step::NoNewPrivs, Step::DieWithParent]
+        );
+        assert!(matches!(p.steps[n - 1], Step::Exec { .. }));
+    }
+}
+
+#[test]
+fn closed_network_unshares_net_and_raises_lo() {
+    let p = build(
+        &policy(&["/w"], &[], NetworkMode::Closed, TmpMode::Private),
+        &host(MountApi::New),
+    );
+    assert_eq!(p.steps[0], Step::Unshare { net: true });
+    assert_eq!(
+        p.steps[0].to_string(),
+        "unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWNET)"
+    );
+    assert!(p.steps.contains(&Step::LoopbackUp));
+    assert!(!default_plan(MountApi::New).steps.contains(&Step::LoopbackUp));
+}
+
+#[test]
+fn new_api_clones_everything_before_mounting_over_host_paths() {
+    let p = build(
+        &policy(
+            &["/tmp/ws", "/srv/x"],
+            &["/tmp/ws/.env"],
+            NetworkMode::Open,
+            TmpMode::Private,
+        ),
+        &host(MountApi::New),
+    );
+    let first_mount = position(&p, |s| matches!(s, Step::MountTmpfs { .. }));
+    let last_clone = p
+        .steps
+        .iter()
+        .rposition(|s| matches!(s, Step::CloneTree { .. }))
+        .unwrap();
+    assert!(last_clone < first_mount);
+    assert_eq!(
+        p.steps[first_mount],
+        Step::MountTmpfs {
+            target: STAGING.into(),
+            flags: Flags {
+                nosuid: true,
+                nodev: true,
+                ..Flags::NONE
+            },
+            mode: 0o755
+        }
+    );
+    // The host tree is read-only, nosuid and private, recursively.
+    assert_eq!(
+        p.steps[6].to_string(),
+        r#"mount_setattr(tree0, "", AT_EMPTY_PATH|AT_RECURSIVE, {attr_set=MOUNT_ATTR_RDONLY|MOUNT_ATTR_NOSUID, propagation=MS_PRIVATE})"#
+    );
+    assert!(
+        !p.steps
+            .iter()
+            .any(|s| matches!(s, Step::BindMount { .. } | Step::RemountTreeReadOnly { .. }))
+    );
+}
+
+#[test]
+fn every_tree_is_cloned_once_and_attached_once() {
+    let p = build(
+        &policy(
+            &["/w", "/srv/x"],
+            &["/w/.git/hooks"],
+            NetworkMode::Open,
+            TmpMode::Private,
+        ),
+        &host(MountApi::New),
+    );
+    let n = p.tree_count();
+    assert_eq!(n, 1 + DEVICES.len() + 2 + 1);
+    for id in 0..n {
+        let cloned = position(&p, |s| matches!(s, Step::CloneTree { tree, .. } if *tree == id));
+        let attached: Vec<usize> = p
+            .steps
+            .iter()
+            .enumerate()
+            .filter(|(_, s)| matches!(s, Step::AttachTree { tree, .. } if *tree == id))
+            .map(|(i, _)| i)
+            .collect();
+        assert_eq!(attached.len(), 1, "tree{id}");
+        assert!(cloned < attached[0]);
+    }
+}
+
+#[test]
+fn parents_are_mounted_before_children() {
+    let p = build(
+        &policy(
+            &["/w", "/w2/deep/er"],
+            &["/w/a/b", "/w/a"],
+            NetworkMode::Open,
+            TmpMode::Private,
+        ),
+        &host(MountApi::New),
+    );
+    let targets: Vec<&PathBuf> = p
+        .steps
+        .iter()
+        .filter_map(|s| match s {
+            Step::AttachTree { target, .. } | Step::MountTmpfs { target, .. } => Some(target),
+            _ => None,
+        })
+        .collect();
+    for (i, t) in targets.iter().enumerate() {
+        for later in &targets[i + 1..] {
+            assert!(
+                !t.starts_with(later) || t == later,
+                "{t:?} mounted before its parent {later:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn roots_under_private_tmp_get_mount_points() {
+    let p = build(
+        &policy(&["/tmp/a/ws"], &[], NetworkMode::Open, TmpMode::Private),
+        &host(MountApi::New),
+    );
+    let tmpfs = position(
+        &p,
+        |s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new("/tmp/tmp")),
+    );
+    let mk_a = position(
+        &p,
+        |s| matches!(s, Step::Mkdir { path, .. } if path == Path::new("/tmp/tmp/a")),
+    );
+    let mk_ws = position(
+        &p,
+        |s| matches!(s, Step::Mkdir { path, .. } if path == Path::new("/tmp/tmp/a/ws")),
+    );
+    let attach = position(
+        &p,
+        |s| matches!(s, Step::AttachTree { target, .. } if target == Path::new("/tmp/tmp/a/ws")),
+    );
+    assert!(tmpfs < mk_a && mk_a < mk_ws && mk_ws < attach);
+    // With the host's /tmp there is nothing to create.
+    let p = build(
+        &policy(&["/tmp/a/ws"], &[], NetworkMode::Open, TmpMode::Host),
+        &host(MountApi::New),
+    );
+    assert!(
+        !p.steps
+            .iter()
+            .any(|s| matches!(s, Step::Mkdir { path, .. } if path.starts_with("/tmp/tmp")))
+    );
+    assert!(
+        !p.steps
+            .iter()
+            .any(|s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new("/tmp/tmp")))
+    );
+}
+
+#[test]
+fn dev_is_exactly_the_minimal_set_then_read_only() {
+    for api in [MountApi::New, MountApi::Legacy] {
+        let p = default_plan(api);
+        let root = if api == MountApi::New {
+            STAGING
+        } else {
+            LEGACY_NEW_ROOT
+        };
+        let dev = Path::new(root).join("dev");
+        let mut entries: Vec<String> = p
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::CreateFile { path } | Step::Symlink { link: path, .. } => Some(path),
+                Step::Mkdir { path, .. } => Some(path),
+                _ => None,
+            })
+            .filter(|p| p.parent() == Some(&dev))
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect();
+        entries.sort();
+        assert_eq!(
+            entries,
+            [
+                "fd", "full", "null", "ptmx", "pts", "random", "shm", "stderr", "stdin", "stdout", "tty",
+                "urandom", "zero"
+            ]
+        );
+        let ro = position(&p, |s| match s {
+            Step::SetPathReadOnly { target } | Step::Remount { target, .. } => target == &dev,
+            _ => false,
+        });
+        let last_dev = p
+            .steps
+            .iter()
+            .rposition(|s| s.to_string().contains(&format!("{}/", dev.display())))
+            .unwrap();
+        assert!(ro > last_dev, "{api}: /dev made read-only before it was filled");
+    }
+}
+
+#[test]
+fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
+    let p = build(
+        &policy(&["/w"], &["/w/.env"], NetworkMode::Open, TmpMode::Private),
+        &host(MountApi::Legacy),
+    );
+    assert!(
+        !p.steps
+            .iter()
+            .any(|s| matches!(s, Step::CloneTree { .. } | Step::AttachTree { .. }))
+    );
+    let text = p.to_string();
+    assert!(
+        text.contains(r#"pivot_root("/tmp", "/tmp/oldroot"); chdir("/")"#),
+        "{text}"
+    );
+    assert!(text.contains(r#"mount("/oldroot", "/newroot", NULL, MS_BIND|MS_REC, NULL)"#));
+    assert!(text.contains(r#"mount("/oldroot/w", "/newroot/w", NULL, MS_BIND|MS_REC, NULL)"#));
+    assert!(text.contains(r#"mount("/oldroot/dev/null", "/newroot/dev/null", NULL, MS_BIND, NULL)"#));
+    let remounts: Vec<&Step> = p
+        .steps
+        .iter()
+        .filter(|s| matches!(s, Step::RemountTreeReadOnly { .. }))
+        .collect();
+    assert_eq!(remounts.len(), 2);
+    assert!(
+        remounts[0]
+            .to_string()
+            .contains(r#""/oldroot/proc/self/mountinfo""#)
+    );
+    // The host tree is made private before it is remounted.
+    let private = position(
+        &p,
+        |s| matches!(s, Step::MakeTreePrivate { target } if target == Path::new("/newroot")),
+    );
+    let remount = position(
+        &p,
+        |s| matches!(s, Step::RemountTreeReadOnly { target, .. } if target == Path::new("/newroot")),
+    );
+    assert!(private < remount);
+    assert!(
+        matches!(p.steps.iter().rev().nth(5), Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
+    );
+}
+
+#[test]
+fn deterministic() {
+    let pol = policy(&["/w", "/x"], &["/w/r"], NetworkMode::Closed, TmpMode::Private);
+    for api in [MountApi::New, MountApi::Legacy] {
+        assert_eq!(
+            build(&pol, &host(api)).to_string(),
+            build(&pol, &host(api)).to_string()
+        );
+    }
+}
+
+#[test]
+fn no_die_with_parent_drops_the_step() {
+    let mut pol = policy(&["/w"], &[], NetworkMode::Open, TmpMode::Private);
+    pol.die_with_parent = false;
+    assert!(
+        !build(&pol, &host(MountApi::New))
+            .steps
+            .contains(&Step::DieWithParent)
+    );
+}
+
+#[test]
+fn under_joins_absolute_paths() {
+    assert_eq!(under(Path::new("/tmp"), Path::new("/")), PathBuf::from("/tmp"));
+    assert_eq!(
+        under(Path::new("/tmp"), Path::new("/a/b")),
+        PathBuf::from("/tmp/a/b")
+    );
+}
+
+#[test]
+fn every_step_prints_as_a_call_and_has_a_purpose() {
+    let pol = policy(&["/tmp/w"], &["/tmp/w/r"], NetworkMode::Closed, TmpMode::Private);
+    for api in [MountApi::New, MountApi::Legacy] {
+        for s in build(&pol, &host(api)).steps {
+            let call = s.to_string();
+            assert!(call.contains('(') && call.contains(')'), "{call}");
+            assert!(!s.purpose().is_empty());
+        }
+    }
+}

@@ -120,11 +120,7 @@ pub struct Caller {
 impl Caller {
     /// The calling process's working directory, `$HOME` and `$TMPDIR`.
     pub fn from_process() -> std::io::Result<Self> {
-        let nonempty = |k: &str| {
-            std::env::var_os(k)
-                .filter(|v| !v.is_empty())
-                .map(PathBuf::from)
-        };
+        let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
         Ok(Self {
             cwd: std::env::current_dir()?,
             home: nonempty("HOME"),
@@ -214,10 +210,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     resolver.add_builtin(&workspace, RootReason::Workspace, "workspace")?;
 
     if req.tmp == TmpMode::Host {
-        let tmp = caller
-            .tmpdir
-            .clone()
-            .unwrap_or_else(|| PathBuf::from("/tmp"));
+        let tmp = caller.tmpdir.clone().unwrap_or_else(|| PathBuf::from("/tmp"));
         let tmp = absolutize(&tmp, &caller.cwd);
         resolver.add_builtin_if_exists(&tmp, RootReason::Temp, "--tmp host")?;
     }

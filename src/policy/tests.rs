@@ -1,0 +1,287 @@
+use super::*;
+use std::fs;
+
+struct Tree {
+    dir: tempfile::TempDir,
+}
+
+impl Tree {
+    fn new() -> Self {
+        let t = Tree {
+            dir: tempfile::tempdir().unwrap(),
+        };
+        for d in [
+            "home/u/proj/sub",
+            "home/u/.cache",
+            "home/u/.ssh",
+            "srv/data",
+            "tmp",
+        ] {
+            fs::create_dir_all(t.p(d)).unwrap();
+        }
+        t
+    }
+    fn p(&self, rel: &str) -> PathBuf {
+        fs::canonicalize(self.dir.path()).unwrap().join(rel)
+    }
+    fn caller(&self, cwd: &str) -> Caller {
+        Caller {
+            cwd: self.p(cwd),
+            home: Some(self.p("home/u")),
+            tmpdir: Some(self.p("tmp")),
+        }
+    }
+}
+
+fn req(cmd: &[&str]) -> Request {
+    Request {
+        command: cmd.iter().map(OsString::from).collect(),
+        ..Request::default()
+    }
+}
+
+fn paths(p: &Policy) -> Vec<PathBuf> {
+    p.writable_roots.iter().map(|r| r.path.clone()).collect()
+}
+
+#[test]
+fn workspace_defaults_to_cwd() {
+    let t = Tree::new();
+    let p = resolve(&req(&["true"]), &t.caller("home/u/proj")).unwrap();
+    assert_eq!(p.workspace, t.p("home/u/proj"));
+    assert_eq!(paths(&p), vec![t.p("home/u/proj")]);
+    assert_eq!(p.writable_roots[0].reason, RootReason::Workspace);
+}
+
+#[test]
+fn relative_workspace_is_resolved_against_cwd() {
+    let t = Tree::new();
+    let mut r = req(&["true"]);
+    r.workspace = Some("proj/sub".into());
+    let p = resolve(&r, &t.caller("home/u")).unwrap();
+    assert_eq!(p.workspace, t.p("home/u/proj/sub"));
+}
+
+#[test]
+fn home_ancestors_and_root_are_refused() {
+    let t = Tree::new();
+    for ws in ["home/u", "home", "", "/"] {
+        let mut r = req(&["true"]);
+        r.workspace = Some(if ws == "/" { PathBuf::from("/") } else { t.p(ws) });
+        let err = resolve(&r, &t.caller("srv/data")).unwrap_err();
+        assert!(matches!(err, PolicyError::HomeOrAncestor { .. }), "{ws}: {err}");
+        assert!(err.to_string().contains("must stay read-only"));
+        assert!(err.to_string().contains("(from workspace)"));
+    }
+    let mut r = req(&["true"]);
+    r.binds = vec![t.p("home")];
+    let err = resolve(&r, &t.caller("srv/data")).unwrap_err();
+    assert!(err.to_string().contains("(from --bind)"), "{err}");
+    assert!(
+        err.to_string().contains("an ancestor of the home directory"),
+        "{err}"
+    );
+}
+
+#[test]
+fn root_is_refused_even_without_home() {
+    let t = Tree::new();
+    let mut c = t.caller("srv/data");
+    c.home = None;
+    let mut r = req(&["true"]);
+    r.binds = vec!["/".into()];
+    assert!(matches!(
+        resolve(&r, &c).unwrap_err(),
+        PolicyError::HomeOrAncestor { .. }
+    ));
+}
+
+#[test]
+fn include_inside_home_needs_a_covering_builtin() {
+    let t = Tree::new();
+    let mut r = req(&["true"]);
+    r.binds = vec![t.p("home/u/.ssh")];
+    let err = resolve(&r, &t.caller("srv/data")).unwrap_err();
+    assert!(matches!(err, PolicyError::InsideHome { .. }), "{err}");
+    // Covered by the workspace: accepted and merged into it.
+    let mut r = req(&["true"]);
+    r.binds = vec![t.p("home/u/proj/sub")];
+    let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
+    assert_eq!(paths(&p), vec![t.p("home/u/proj")]);
+}
+
+#[test]
+fn include_outside_home_is_accepted() {
+    let t = Tree::new();
+    let mut r = req(&["true"]);
+    r.binds = vec![t.p("srv/data")];
+    let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
+    assert_eq!(paths(&p), vec![t.p("home/u/proj"), t.p("srv/data")]);
+    assert_eq!(p.writable_roots[1].reason, RootReason::Include);
+    assert_eq!(p.writable_roots[1].source, "--bind");
+}
+
+#[test]
+fn symlinked_roots_are_resolved_and_checked() {
+    let t = Tree::new();
+    std::os::unix::fs::symlink(t.p("home/u/.ssh"), t.p("srv/ssh-link")).unwrap();
+    let mut r = req(&["true"]);
+    r.binds = vec![t.p("srv/ssh-link")];
+    // The link is outside home, its target is not: refused.
+    assert!(matches!(
+        resolve(&r, &t.caller("srv/data")).unwrap_err(),
+        PolicyError::InsideHome { .. }
+    ));
+    std::os::unix::fs::symlink(t.p("srv/data"), t.p("tmp/data-link")).unwrap();
+    let mut r = req(&["true"]);
+    r.binds = vec![t.p("tmp/data-link")];
+    let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
+    assert!(paths(&p).contains(&t.p("srv/data")));
+}
+
+#[test]
+fn missing_roots_are_dropped_and_reported() {
+    let t = Tree::new();
+    let mut r = req(&["true"]);
+    r.binds = vec![t.p("srv/nope")];
+    r.read_only = vec![t.p("home/u/proj/missing")];
+    let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
+    assert_eq!(paths(&p), vec![t.p("home/u/proj")]);
+    assert_eq!(p.dropped.len(), 2);
+    assert_eq!(p.dropped[0].path, t.p("srv/nope"));
+}
+
+#[test]
+fn missing_workspace_is_an_error() {
+    let t = Tree::new();
+    let mut r = req(&["true"]);
+    r.workspace = Some(t.p("srv/nope"));
+    assert!(matches!(
+        resolve(&r, &t.caller("srv")).unwrap_err(),
+        PolicyError::Workspace { .. }
+    ));
+    fs::write(t.p("srv/file"), "").unwrap();
+    r.workspace = Some(t.p("srv/file"));
+    let err = resolve(&r, &t.caller("srv")).unwrap_err();
+    assert!(err.to_string().contains("not a directory"), "{err}");
+}
+
+#[test]
+fn file_bind_is_an_error() {
+    let t = Tree::new();
+    fs::write(t.p("srv/file"), "").unwrap();
+    let mut r = req(&["true"]);
+    r.binds = vec![t.p("srv/file")];
+    assert!(matches!(
+        resolve(&r, &t.caller("home/u/proj")).unwrap_err(),
+        PolicyError::BadPath { .. }
+    ));
+}
+
+#[test]
+fn nested_roots_merge_and_order_is_deterministic() {
+    let t = Tree::new();
+    fs::create_dir_all(t.p("srv/data/inner")).unwrap();
+    let mut r = req(&["true"]);
+    r.binds = vec![t.p("srv/data/inner"), t.p("srv/data"), t.p("srv/data")];
+    let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
+    assert_eq!(paths(&p), vec![t.p("home/u/proj"), t.p("srv/data")]);
+    let mut r2 = r.clone();
+    r2.binds.reverse();
+    assert_eq!(paths(&resolve(&r2, &t.caller("home/u/proj")).unwrap()), paths(&p));
+}
+
+#[test]
+fn host_tmp_is_a_root_and_refused_when_home_is_inside() {
+    let t = Tree::new();
+    let mut r = req(&["true"]);
+    r.tmp = TmpMode::Host;
+    let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
+    assert!(
+        p.writable_roots
+            .iter()
+            .any(|w| w.path == t.p("tmp") && w.reason == RootReason::Temp)
+    );
+    assert!(!p.env.set.iter().any(|(k, _)| k == "TMPDIR"));
+    let mut c = t.caller("home/u/proj");
+    c.tmpdir = Some(t.p("home"));
+    assert!(matches!(
+        resolve(&r, &c).unwrap_err(),
+        PolicyError::HomeOrAncestor { .. }
+    ));
+}
+
+#[test]
+fn read_only_paths_must_sit_in_a_root() {
+    let t = Tree::new();
+    let mut r = req(&["true"]);
+    r.read_only = vec!["sub".into(), t.p("srv/data")];
+    let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
+    assert_eq!(
+        p.read_only,
+        vec![ReadOnlyPath {
+            path: t.p("home/u/proj/sub"),
+            within: t.p("home/u/proj"),
+        }]
+    );
+    assert!(p.dropped.iter().any(|d| d.path == t.p("srv/data")));
+}
+
+#[test]
+fn empty_command_is_an_error() {
+    let t = Tree::new();
+    assert_eq!(
+        resolve(&req(&[]), &t.caller("srv")).unwrap_err(),
+        PolicyError::NoCommand
+    );
+}
+
+#[test]
+fn environment_rules_order() {
+    let e = EnvRules::build(
+        TmpMode::Private,
+        &[
+            ("DISPLAY".into(), ":9".into()),
+            ("SANDBOX".into(), "other".into()),
+            ("A".into(), "1".into()),
+        ],
+        &["B".into(), "A".into()],
+    );
+    assert_eq!(
+        e.unset,
+        vec![OsString::from("WAYLAND_DISPLAY"), "MIR_SOCKET".into(), "B".into()]
+    );
+    let got = e.apply(vec![
+        ("PATH".into(), "/bin".into()),
+        ("B".into(), "x".into()),
+        ("MIR_SOCKET".into(), "m".into()),
+        ("TMPDIR".into(), "/host/tmp".into()),
+    ]);
+    let as_str: Vec<(String, String)> = got
+        .iter()
+        .map(|(k, v)| (k.to_string_lossy().into(), v.to_string_lossy().into()))
+        .collect();
+    let pairs: Vec<(&str, &str)> = as_str.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    assert_eq!(
+        pairs,
+        vec![
+            ("PATH", "/bin"),
+            ("TMPDIR", "/tmp"),
+            ("DISPLAY", ":9"),
+            ("A", "1"),
+            ("SANDBOX", "qwrap")
+        ]
+    );
+}
+
+#[test]
+fn mode_parsers() {
+    assert_eq!("open".parse::<NetworkMode>(), Ok(NetworkMode::Open));
+    assert_eq!("closed".parse::<NetworkMode>(), Ok(NetworkMode::Closed));
+    for bad in ["", "Open", "proxied", "closed "] {
+        assert!(bad.parse::<NetworkMode>().is_err(), "{bad:?}");
+    }
+    assert_eq!("private".parse::<TmpMode>(), Ok(TmpMode::Private));
+    assert_eq!("host".parse::<TmpMode>(), Ok(TmpMode::Host));
+    assert!("shared".parse::<TmpMode>().is_err());
+}

@@ -1,0 +1,37 @@
+# qwrap — build, test, lint, static build, install.
+
+CARGO  ?= cargo
+TARGET ?= x86_64-unknown-linux-gnu
+PREFIX ?= /usr/local
+STATIC_RUSTFLAGS := -C target-feature=+crt-static -C relocation-model=static
+STATIC_BIN := target/$(TARGET)/release/qwrap
+
+.PHONY: build test lint static install smoke clean
+
+build:
+	$(CARGO) build --release
+
+# The whole suite: unit tests and the integration tests that create real
+# namespaces (as root they run again as an unprivileged uid).
+test:
+	$(CARGO) test
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --all-targets -- -D warnings
+
+# One static binary, no shared libraries: `file` says "statically linked".
+static:
+	RUSTFLAGS="$(STATIC_RUSTFLAGS)" $(CARGO) build --release --target $(TARGET)
+	@file $(STATIC_BIN) | grep -q 'statically linked' || { file $(STATIC_BIN); echo "not statically linked" >&2; exit 1; }
+	@file $(STATIC_BIN)
+
+# Runs the static binary's sandbox once and checks the boundary from inside.
+smoke: static
+	sh scripts/smoke.sh $(STATIC_BIN)
+
+install: build
+	install -D -m 0755 target/release/qwrap $(DESTDIR)$(PREFIX)/bin/qwrap
+
+clean:
+	$(CARGO) clean

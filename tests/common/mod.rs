@@ -1,0 +1,189 @@
+//! Helpers for the integration tests: every namespace test runs once as root
+//! and once as an unprivileged uid, against the real kernel.
+#![allow(dead_code)]
+
+use std::ffi::OsStr;
+use std::os::unix::fs::{PermissionsExt, chown};
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::sync::OnceLock;
+
+/// The unprivileged identity the tests also run as (Debian's nobody/nogroup).
+pub const USER_UID: u32 = 65534;
+pub const USER_GID: u32 = 65534;
+
+/// Who runs qwrap.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Who {
+    Root,
+    User,
+}
+
+impl Who {
+    /// Both identities when the tests run as root; only the caller's otherwise.
+    pub fn all() -> Vec<Who> {
+        if rustix::process::getuid().is_root() {
+            vec![Who::Root, Who::User]
+        } else {
+            vec![Who::User]
+        }
+    }
+
+    pub fn ids(self) -> (u32, u32) {
+        match self {
+            Who::Root => (0, 0),
+            Who::User if rustix::process::getuid().is_root() => (USER_UID, USER_GID),
+            Who::User => (
+                rustix::process::getuid().as_raw(),
+                rustix::process::getgid().as_raw(),
+            ),
+        }
+    }
+}
+
+/// Both mount API paths.
+pub const APIS: [&str; 2] = ["new", "legacy"];
+
+/// A copy of the qwrap binary that any uid can execute (the build tree may
+/// sit in a directory only root can enter).
+pub fn qwrap() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let base = Path::new("/var/tmp").join("qwrap-test-bin");
+        std::fs::create_dir_all(&base).unwrap();
+        std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o1777)).ok();
+        // Remove copies left by earlier runs whose process is gone.
+        if let Ok(entries) = std::fs::read_dir(&base) {
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let pid = name.to_string_lossy().parse::<u32>().unwrap_or(0);
+                if pid != 0 && !Path::new(&format!("/proc/{pid}")).exists() {
+                    std::fs::remove_dir_all(e.path()).ok();
+                }
+            }
+        }
+        let dir = base.join(std::process::id().to_string());
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let bin = dir.join("qwrap");
+        std::fs::copy(env!("CARGO_BIN_EXE_qwrap"), &bin).unwrap();
+        std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
+        bin
+    })
+}
+
+/// A scratch tree outside /tmp (which is private inside the sandbox), owned
+/// by the identity under test: `ws/` is the workspace, `home/` the home.
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+    pub who: Who,
+}
+
+impl Fixture {
+    pub fn new(who: Who) -> Self {
+        let dir = tempfile::Builder::new()
+            .prefix("qwrap-test-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let f = Fixture { dir, who };
+        f.mkdir("");
+        f.mkdir("ws");
+        f.mkdir("home");
+        f
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    pub fn ws(&self) -> PathBuf {
+        self.path().join("ws")
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.path().join("home")
+    }
+
+    /// Creates a directory owned by the identity under test.
+    pub fn mkdir(&self, rel: &str) -> PathBuf {
+        let p = self.path().join(rel);
+        std::fs::create_dir_all(&p).unwrap();
+        self.own(&p);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+        p
+    }
+
+    /// Writes a file owned by the identity under test.
+    pub fn write(&self, rel: &str, content: &str, mode: u32) -> PathBuf {
+        let p = self.path().join(rel);
+        std::fs::write(&p, content).unwrap();
+        self.own(&p);
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(mode)).unwrap();
+        p
+    }
+
+    fn own(&self, p: &Path) {
+        if rustix::process::getuid().is_root() {
+            let (u, g) = self.who.ids();
+            chown(p, Some(u), Some(g)).unwrap();
+        }
+    }
+
+    /// A command run as the identity under test, in the workspace, with a
+    /// small fixed environment.
+    pub fn command(&self, program: impl AsRef<OsStr>) -> Command {
+        let mut c = Command::new(program);
+        c.current_dir(self.ws())
+            .env_clear()
+            .env("PATH", "/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin")
+            .env("HOME", self.home())
+            .env("LC_ALL", "C")
+            .stdin(Stdio::null());
+        if rustix::process::getuid().is_root() && self.who == Who::User {
+            c.uid(USER_UID).gid(USER_GID);
+        }
+        c
+    }
+
+    /// `qwrap ARGS…` as the identity under test.
+    pub fn qwrap(&self, args: &[&str]) -> Command {
+        let mut c = self.command(qwrap());
+        c.args(args);
+        c
+    }
+
+    /// `qwrap run [OPTS] -- sh -c SCRIPT` on the given mount API.
+    pub fn run_sh(&self, api: &str, opts: &[&str], script: &str) -> Output {
+        let mut c = self.qwrap(&["run"]);
+        c.args(opts).args(["--", "sh", "-c", script]);
+        c.env("QWRAP_MOUNT_API", api);
+        c.output().unwrap()
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts success and returns stdout, showing stderr on failure.
+#[track_caller]
+pub fn ok(o: &Output) -> String {
+    assert!(
+        o.status.success(),
+        "status {:?}\nstdout:\n{}\nstderr:\n{}",
+        o.status,
+        stdout(o),
+        stderr(o)
+    );
+    stdout(o)
+}
+
+/// This process's view of the host mount table, without the per-test noise.
+pub fn host_mounts() -> String {
+    std::fs::read_to_string("/proc/self/mountinfo").unwrap()
+}

@@ -1,0 +1,518 @@
+//! `qwrap run` against the real kernel, as root and as an unprivileged uid,
+//! on both mount API paths: observations from inside the sandbox.
+
+mod common;
+
+use common::*;
+use std::io::{BufRead, BufReader};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::ExitStatusExt;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+/// `touch` on each path; prints "PATH ok" or "PATH <strerror>".
+fn write_probe(paths: &[&str]) -> String {
+    let mut s = String::new();
+    for p in paths {
+        s.push_str(&format!(
+            "if out=$(touch '{p}' 2>&1); then echo '{p} ok'; rm -f '{p}'; else echo \"{p} ${{out##*: }}\"; fi\n"
+        ));
+    }
+    s
+}
+
+#[test]
+fn workspace_writable_host_read_only() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            let ws = f.ws().join("probe");
+            let home = f.home().join("probe");
+            let paths = [
+                ws.to_str().unwrap(),
+                "/usr/qwrap-probe",
+                "/etc/qwrap-probe",
+                home.to_str().unwrap(),
+                "/var/tmp/qwrap-probe",
+            ];
+            let out = ok(&f.run_sh(api, &[], &write_probe(&paths)));
+            let want: Vec<String> = std::iter::once(format!("{} ok", paths[0]))
+                .chain(paths[1..].iter().map(|p| format!("{p} Read-only file system")))
+                .collect();
+            assert_eq!(out.lines().collect::<Vec<_>>(), want, "{who:?} {api}");
+        }
+    }
+}
+
+#[test]
+fn host_submount_is_read_only() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            let sub = f.mkdir("sub");
+            let probe = sub.join("probe");
+            // A mount the host has and qwrap has never seen: made in a private
+            // mount namespace (with a user namespace when unprivileged).
+            let unshare: &[&str] = match who {
+                Who::Root => &["-m", "--propagation", "private"],
+                Who::User => &["-U", "-r", "-m"],
+            };
+            let script = format!(
+                "mount -t tmpfs qwrap-test '{}' && exec '{}' run -- sh -c '{}'",
+                sub.display(),
+                qwrap().display(),
+                write_probe(&[probe.to_str().unwrap()]).replace('\'', "'\\''")
+            );
+            let out = f
+                .command("unshare")
+                .args(unshare)
+                .args(["sh", "-c", &script])
+                .env("QWRAP_MOUNT_API", api)
+                .output()
+                .unwrap();
+            assert_eq!(
+                ok(&out).trim(),
+                format!("{} Read-only file system", probe.display()),
+                "{who:?} {api}"
+            );
+        }
+    }
+}
+
+#[test]
+fn dev_is_minimal_and_works() {
+    let script = "ls -A /dev | tr '\\n' ' '; echo
+        echo discard > /dev/null && echo null-ok
+        head -c 4 /dev/zero | od -An -tx1 | tr -d ' \\n'; echo
+        head -c 16 /dev/urandom | wc -c
+        echo shm > /dev/shm/qwrap-marker && echo shm-ok
+        ls /dev/shm | tr '\\n' ' '; echo
+        readlink /dev/ptmx /dev/fd /dev/stdin";
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            // The host's /dev/shm must be invisible inside, and untouched.
+            let host_marker = tempfile::NamedTempFile::new_in("/dev/shm").unwrap();
+            let out = ok(&f.run_sh(api, &[], script));
+            let lines: Vec<&str> = out.lines().collect();
+            assert_eq!(
+                lines[0].trim(),
+                "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero",
+                "{who:?} {api}"
+            );
+            assert_eq!(lines[1], "null-ok");
+            assert_eq!(lines[2], "00000000");
+            assert_eq!(lines[3].trim(), "16");
+            assert_eq!(lines[4], "shm-ok");
+            assert_eq!(lines[5].trim(), "qwrap-marker", "host /dev/shm leaked in");
+            assert_eq!(&lines[6..9], ["pts/ptmx", "/proc/self/fd", "/proc/self/fd/0"]);
+            assert!(!std::path::Path::new("/dev/shm/qwrap-marker").exists());
+            assert!(host_marker.path().exists());
+        }
+    }
+}
+
+fn status_field<'a>(status: &'a str, key: &str) -> &'a str {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(key).map(str::trim))
+        .unwrap_or_else(|| panic!("{key} missing in\n{status}"))
+}
+
+#[test]
+fn no_capabilities_no_new_privs_same_ids() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            let status = ok(&f.run_sh(api, &[], "cat /proc/self/status"));
+            for cap in ["CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"] {
+                assert_eq!(
+                    status_field(&status, cap),
+                    "0000000000000000",
+                    "{who:?} {api} {cap}"
+                );
+            }
+            assert_eq!(status_field(&status, "NoNewPrivs:"), "1");
+            let (uid, gid) = who.ids();
+            let ids = |k| {
+                status_field(&status, k)
+                    .split_whitespace()
+                    .map(|x| x.parse::<u32>().unwrap())
+                    .collect::<Vec<_>>()
+            };
+            assert_eq!(ids("Uid:"), vec![uid; 4]);
+            assert_eq!(ids("Gid:"), vec![gid; 4]);
+        }
+    }
+}
+
+#[test]
+fn setuid_root_binary_gains_nothing() {
+    if !rustix::process::getuid().is_root() {
+        return; // only root can make the setuid-root fixture
+    }
+    let f = Fixture::new(Who::User);
+    let id = f.path().join("suid-id");
+    std::fs::copy("/usr/bin/id", &id).unwrap();
+    std::fs::set_permissions(&id, std::fs::Permissions::from_mode(0o4755)).unwrap();
+    // Outside, the fixture really does make the user root: the test can fail.
+    let outside = f.command(&id).arg("-u").output().unwrap();
+    assert_eq!(ok(&outside).trim(), "0");
+    for api in APIS {
+        let out = ok(&f.run_sh(api, &[], &format!("'{}' -u", id.display())));
+        assert_eq!(out.trim(), USER_UID.to_string(), "{api}");
+    }
+}
+
+fn interfaces(dev: &str) -> Vec<String> {
+    let mut v: Vec<String> = dev
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split(':').next())
+        .map(|s| s.trim().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+const LOOPBACK_ECHO: &str = "/usr/bin/python3 -c '
+import socket
+s = socket.socket(); s.bind((\"127.0.0.1\", 0)); s.listen(1)
+c = socket.create_connection(s.getsockname()); a, _ = s.accept()
+c.sendall(b\"ping\"); print(a.recv(4).decode())'";
+
+#[test]
+fn closed_network_has_only_loopback_up() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            let out = ok(&f.run_sh(
+                api,
+                &["--network", "closed"],
+                &format!("cat /proc/net/dev; echo ---; {LOOPBACK_ECHO}"),
+            ));
+            let (dev, echo) = out.split_once("---\n").unwrap();
+            assert_eq!(interfaces(dev), vec!["lo"], "{who:?} {api}");
+            assert_eq!(echo.trim(), "ping");
+        }
+    }
+}
+
+#[test]
+fn open_network_shows_host_interfaces() {
+    let host = interfaces(&std::fs::read_to_string("/proc/net/dev").unwrap());
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let out = ok(&f.run_sh("new", &["--network", "open"], "cat /proc/net/dev"));
+        assert_eq!(interfaces(&out), host, "{who:?}");
+    }
+}
+
+#[test]
+fn network_mode_from_environment_and_invalid_values() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let out = f
+            .qwrap(&["run", "--", "cat", "/proc/net/dev"])
+            .env("QWRAP_NETWORK", "closed")
+            .output()
+            .unwrap();
+        assert_eq!(interfaces(&ok(&out)), vec!["lo"]);
+        let bad = f
+            .qwrap(&["run", "--", "true"])
+            .env("QWRAP_NETWORK", "proxied")
+            .output()
+            .unwrap();
+        assert_eq!(bad.status.code(), Some(2));
+        assert!(stderr(&bad).contains("$QWRAP_NETWORK"), "{}", stderr(&bad));
+        let bad = f
+            .qwrap(&["run", "--network", "nope", "--", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(bad.status.code(), Some(2));
+        assert!(stderr(&bad).contains("--network"), "{}", stderr(&bad));
+    }
+}
+
+#[test]
+fn exit_status_passes_through() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        for code in [0, 1, 42] {
+            let o = f.run_sh("new", &[], &format!("exit {code}"));
+            assert_eq!(o.status.code(), Some(code), "{who:?}");
+        }
+        let o = f.run_sh("new", &[], "kill -TERM $$");
+        assert_eq!(o.status.signal(), Some(libc::SIGTERM), "{who:?}");
+        f.write("ws/plain", "not a program\n", 0o644);
+        let o = f.qwrap(&["run", "--", "./plain"]).output().unwrap();
+        assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+        let o = f.qwrap(&["run", "--", "/usr"]).output().unwrap();
+        assert_eq!(o.status.code(), Some(126), "{}", stderr(&o));
+        let o = f.qwrap(&["run", "--", "qwrap-no-such-command"]).output().unwrap();
+        assert_eq!(o.status.code(), Some(127), "{}", stderr(&o));
+        assert!(stderr(&o).contains("No such file or directory (ENOENT)"));
+    }
+}
+
+#[test]
+fn signal_to_qwrap_pid_reaches_command() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let mut child = f
+            .qwrap(&[
+                "run",
+                "--",
+                "sh",
+                "-c",
+                "trap 'echo got-term; exit 7' TERM; echo ready; while :; do sleep 0.05; done",
+            ])
+            .stdout(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        assert_eq!(lines.next().unwrap().unwrap(), "ready");
+        rustix::process::kill_process(
+            rustix::process::Pid::from_child(&child),
+            rustix::process::Signal::TERM,
+        )
+        .unwrap();
+        assert_eq!(lines.next().unwrap().unwrap(), "got-term");
+        assert_eq!(child.wait().unwrap().code(), Some(7), "{who:?}");
+    }
+}
+
+#[test]
+fn user_namespaces_forbidden_fails_closed() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let marker = f.ws().join("marker");
+        let script = format!(
+            "echo 0 > /proc/sys/user/max_user_namespaces && exec '{}' run -- touch '{}'",
+            qwrap().display(),
+            marker.display()
+        );
+        let o = f
+            .command("unshare")
+            .args(["-U", "-r", "sh", "-c", &script])
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(o.status.code(), Some(125), "{who:?}: {err}");
+        assert!(
+            err.contains("qwrap: create user and mount namespaces: unshare(CLONE_NEWUSER|CLONE_NEWNS)"),
+            "{err}"
+        );
+        assert!(
+            err.contains("hint: ") && err.contains("user.max_user_namespaces is 0"),
+            "{err}"
+        );
+        assert!(!marker.exists(), "the command ran");
+    }
+}
+
+/// State letter of a process, or None once it is gone.
+fn proc_state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ").and_then(|(_, rest)| rest.chars().next())
+}
+
+fn wait_dead(pid: u32, limit: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        match proc_state(pid) {
+            None | Some('Z') | Some('X') => return true,
+            _ => std::thread::sleep(Duration::from_millis(20)),
+        }
+    }
+    false
+}
+
+/// Starts `sh` which starts qwrap in the background; returns sh and qwrap's pid.
+fn spawn_under_shell(f: &Fixture, opts: &str) -> (std::process::Child, u32) {
+    let script = format!("'{}' run {opts} -- sleep 30 & echo $!; wait", qwrap().display());
+    let mut sh = f
+        .command("sh")
+        .args(["-c", &script])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    BufReader::new(sh.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let pid: u32 = line.trim().parse().unwrap();
+    // Wait until qwrap has become sleep, so the parent-death signal is armed.
+    let start = Instant::now();
+    while std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .map(|c| c.trim() != "sleep")
+        .unwrap_or(true)
+    {
+        assert!(start.elapsed() < Duration::from_secs(5), "qwrap did not exec");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    (sh, pid)
+}
+
+#[test]
+fn command_dies_with_parent() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let (mut sh, pid) = spawn_under_shell(&f, "");
+        sh.kill().unwrap();
+        sh.wait().unwrap();
+        assert!(
+            wait_dead(pid, Duration::from_secs(5)),
+            "{who:?}: command outlived its parent"
+        );
+
+        let (mut sh, pid) = spawn_under_shell(&f, "--no-die-with-parent");
+        sh.kill().unwrap();
+        sh.wait().unwrap();
+        assert!(
+            !wait_dead(pid, Duration::from_millis(300)),
+            "{who:?}: --no-die-with-parent killed it"
+        );
+        rustix::process::kill_process(
+            rustix::process::Pid::from_raw(pid as i32).unwrap(),
+            rustix::process::Signal::KILL,
+        )
+        .unwrap();
+    }
+}
+
+#[test]
+fn environment_rules() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let o = f
+            .qwrap(&[
+                "run",
+                "--setenv",
+                "QWRAP_T1",
+                "one",
+                "--unsetenv",
+                "QWRAP_T2",
+                "--",
+                "sh",
+                "-c",
+                "echo \"$SANDBOX|${DISPLAY-unset}|${WAYLAND_DISPLAY-unset}|$QWRAP_T1|${QWRAP_T2-unset}|$TMPDIR|$QWRAP_KEEP\"",
+            ])
+            .env("DISPLAY", ":0")
+            .env("WAYLAND_DISPLAY", "wayland-0")
+            .env("QWRAP_T2", "two")
+            .env("QWRAP_KEEP", "kept")
+            .output()
+            .unwrap();
+        assert_eq!(ok(&o).trim(), "qwrap|unset|unset|one|unset|/tmp|kept", "{who:?}");
+    }
+}
+
+#[test]
+fn private_tmp_and_read_only_override() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            f.mkdir("ws/locked");
+            let host_tmp = tempfile::NamedTempFile::new().unwrap();
+            let script = format!(
+                "ls -A /tmp | wc -l; touch /tmp/x && echo tmp-ok; {}",
+                write_probe(&["locked/probe", "free"])
+            );
+            let o = f.run_sh(api, &["--ro", "locked"], &script);
+            let out = ok(&o);
+            assert_eq!(
+                out.lines().collect::<Vec<_>>(),
+                ["0", "tmp-ok", "locked/probe Read-only file system", "free ok"],
+                "{who:?} {api}"
+            );
+            assert!(host_tmp.path().exists());
+        }
+    }
+}
+
+#[test]
+fn workspace_under_private_tmp_and_binds() {
+    for who in Who::all() {
+        for api in APIS {
+            // A workspace in the host's /tmp sits under the private /tmp: its
+            // mount point is created on the fresh tmpfs.
+            let tmpws = tempfile::Builder::new()
+                .prefix("qwrap-ws-")
+                .tempdir_in("/tmp")
+                .unwrap();
+            let f = Fixture::new(who);
+            let extra = f.mkdir("extra");
+            if rustix::process::getuid().is_root() {
+                let (u, g) = who.ids();
+                std::os::unix::fs::chown(tmpws.path(), Some(u), Some(g)).unwrap();
+            }
+            let script = write_probe(&[
+                &format!("{}/a", tmpws.path().display()),
+                &format!("{}/b", extra.display()),
+            ]);
+            let o = f.run_sh(
+                api,
+                &[
+                    "--workspace",
+                    tmpws.path().to_str().unwrap(),
+                    "--bind",
+                    extra.to_str().unwrap(),
+                ],
+                &format!("pwd; {script}"),
+            );
+            let out = ok(&o);
+            let lines: Vec<&str> = out.lines().collect();
+            assert_eq!(lines[0], tmpws.path().to_str().unwrap(), "{who:?} {api}");
+            assert!(
+                lines[1].ends_with("/a ok") && lines[2].ends_with("/b ok"),
+                "{out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn home_is_never_writable_root() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let marker = f.ws().join("marker");
+        for args in [
+            vec!["--workspace".to_string(), f.home().display().to_string()],
+            vec!["--bind".to_string(), "/".to_string()],
+            vec!["--bind".to_string(), f.path().display().to_string()],
+        ] {
+            let mut c = f.qwrap(&["run"]);
+            c.args(&args).args(["--", "touch", marker.to_str().unwrap()]);
+            let o = c.output().unwrap();
+            assert_eq!(o.status.code(), Some(125), "{args:?}: {}", stderr(&o));
+            assert!(stderr(&o).contains("must stay read-only"), "{}", stderr(&o));
+            assert!(!marker.exists());
+        }
+        f.mkdir("home/.ssh");
+        let o = f
+            .qwrap(&[
+                "run",
+                "--bind",
+                f.home().join(".ssh").to_str().unwrap(),
+                "--",
+                "true",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(125));
+        assert!(stderr(&o).contains("inside the home directory"), "{}", stderr(&o));
+    }
+}
+
+#[test]
+fn host_mount_table_unchanged() {
+    let before = host_mounts();
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            ok(&f.run_sh(api, &["--network", "closed"], "true"));
+        }
+    }
+    assert_eq!(before, host_mounts());
+}
