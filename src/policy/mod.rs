@@ -280,7 +280,7 @@ fn canonical_or_self(p: &Path) -> PathBuf {
 
 fn io_text(e: &std::io::Error) -> String {
     match e.raw_os_error() {
-        Some(code) => rustix::io::Errno::from_raw_os_error(code).to_string(),
+        Some(code) => crate::sys::errno_text(code),
         None => e.to_string(),
     }
 }
