@@ -10,7 +10,9 @@ pub mod exec;
 pub mod host;
 pub mod plan;
 pub mod policy;
+pub mod report;
 pub mod sys;
+pub mod verify;
 
 /// The version, as built.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -2,8 +2,11 @@
 
 use clap::{Args, Parser, Subcommand};
 use qwrap::exec::{self, EXIT_SETUP};
-use qwrap::policy::{self, Caller, NetworkMode, Request, TmpMode};
-use qwrap::{host, plan};
+use qwrap::host::{self, HostFacts};
+use qwrap::plan;
+use qwrap::policy::{self, Caller, CliSettings, Invocation, LoadError, Policy};
+use qwrap::report::{self, Enforcement, Inspect};
+use qwrap::verify::{self, probe::ProbeArgs};
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,7 +27,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run CMD in a sandbox: the host read-only, the workspace writable.
+    /// Run CMD in a sandbox: the host read-only, the writable roots writable.
     Run(SandboxArgs),
     /// Print the setup steps `run` would execute, one syscall per line.
     Plan {
@@ -34,25 +37,58 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Report the sandbox's boundary; Enforcement is full only when a probe
+    /// sandbox with this exact policy started.
+    #[command(alias = "sandbox")]
+    Inspect {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        #[arg(long)]
+        json: bool,
+        /// Run the verify battery instead (as `qwrap verify`).
+        #[arg(long)]
+        verify: bool,
+    },
+    /// Prove the boundary from inside a real sandbox with this policy.
+    Verify {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the filled-in rollout receipt (runs inspect and verify).
+    Receipt {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        #[arg(long)]
+        json: bool,
+    },
+    /// The in-sandbox probe that verify re-executes (internal).
+    #[command(name = "__probe", hide = true)]
+    Probe(ProbeCli),
 }
 
-#[derive(Args)]
-struct SandboxArgs {
+#[derive(Args, Clone)]
+struct PolicyArgs {
     /// The writable workspace (default: the current directory).
     #[arg(long, value_name = "DIR")]
     workspace: Option<PathBuf>,
-    /// Another writable root (repeatable).
-    #[arg(long, value_name = "DIR")]
-    bind: Vec<PathBuf>,
+    /// Another writable root (repeatable); refused inside $HOME unless a
+    /// built-in root covers it.
+    #[arg(long, alias = "bind", value_name = "DIR")]
+    include: Vec<PathBuf>,
     /// A path inside a writable root made read-only again (repeatable).
     #[arg(long, value_name = "PATH")]
     ro: Vec<PathBuf>,
+    /// A named set of extra roots (repeatable): e.g. qwen.
+    #[arg(long, value_name = "NAME")]
+    profile: Vec<String>,
     /// open: the host's network; closed: a private network with only lo
-    /// [default: open, or $QWRAP_NETWORK].
+    /// [default: open].
     #[arg(long, value_name = "MODE")]
     network: Option<String>,
     /// private: a fresh tmpfs on /tmp; host: the host's $TMPDIR is writable
-    /// [default: private, or $QWRAP_TMP].
+    /// [default: private].
     #[arg(long, value_name = "MODE")]
     tmp: Option<String>,
     /// Let CMD outlive the process that started qwrap.
@@ -64,9 +100,33 @@ struct SandboxArgs {
     /// Remove an environment variable inside (repeatable).
     #[arg(long, value_name = "KEY")]
     unsetenv: Vec<OsString>,
+}
+
+#[derive(Args)]
+struct SandboxArgs {
+    #[command(flatten)]
+    policy: PolicyArgs,
     /// The command and its arguments.
     #[arg(last = true, required = true, value_name = "CMD")]
     command: Vec<OsString>,
+}
+
+#[derive(Args)]
+struct ProbeCli {
+    #[arg(long)]
+    noop: bool,
+    #[arg(long)]
+    workspace: Option<PathBuf>,
+    #[arg(long)]
+    outside: Option<PathBuf>,
+    #[arg(long)]
+    home: Option<PathBuf>,
+    #[arg(long, default_value = "")]
+    host_pidns: String,
+    #[arg(long)]
+    closed_network: bool,
+    #[arg(long)]
+    host_has_nonlo: bool,
 }
 
 /// A failure before any setup step: the message and the exit status.
@@ -86,14 +146,19 @@ fn main() -> ExitCode {
 fn dispatch(cli: Cli) -> Result<ExitCode, Fatal> {
     match cli.command {
         Command::Run(args) => {
-            let plan = make_plan(&args)?;
+            let (policy, notes, host) = load(&args.policy, args.command)?;
+            for n in notes {
+                eprintln!("qwrap: note: {n}");
+            }
+            let plan = plan::build(&policy, &host);
             let trace = std::env::var_os("QWRAP_TRACE").is_some_and(|v| v == "1");
             let err = exec::execute(&plan, exec::Options { trace });
             eprintln!("{err}");
             Ok(ExitCode::from(err.exit_code() as u8))
         }
         Command::Plan { sandbox, json } => {
-            let plan = make_plan(&sandbox)?;
+            let (policy, _, host) = load(&sandbox.policy, sandbox.command)?;
+            let plan = plan::build(&policy, &host);
             if json {
                 println!("{}", plan_json(&plan));
             } else {
@@ -101,63 +166,174 @@ fn dispatch(cli: Cli) -> Result<ExitCode, Fatal> {
             }
             Ok(ExitCode::SUCCESS)
         }
+        Command::Inspect { policy, json, verify } if verify => verify_cmd(&policy, json),
+        Command::Inspect { policy, json, .. } => inspect_cmd(&policy, json),
+        Command::Verify { policy, json } => verify_cmd(&policy, json),
+        Command::Receipt { policy, json } => receipt_cmd(&policy, json),
+        Command::Probe(p) => Ok(probe_cmd(p)),
     }
 }
 
-fn make_plan(args: &SandboxArgs) -> Result<plan::Plan, Fatal> {
-    let request = request(args)?;
-    let caller = Caller::from_process().map_err(|e| {
-        Fatal(
-            format!("cannot read the current directory: {e}"),
-            EXIT_SETUP as u8,
-        )
-    })?;
-    let policy = policy::resolve(&request, &caller).map_err(|e| Fatal(e.to_string(), EXIT_SETUP as u8))?;
-    let facts = host::probe().map_err(|e| Fatal(e, EXIT_USAGE))?;
-    Ok(plan::build(&policy, &facts))
-}
-
-/// A setting from the command line, else from the environment; an invalid
-/// value is an error naming where it came from.
-fn setting<T: std::str::FromStr<Err = String>>(
-    cli: Option<&str>,
-    flag: &str,
-    env: &str,
-    default: T,
-) -> Result<T, Fatal> {
-    let (value, source) = match cli {
-        Some(v) => (v.to_string(), flag.to_string()),
-        None => match std::env::var(env) {
-            Ok(v) if !v.is_empty() => (v, format!("${env}")),
-            _ => return Ok(default),
+fn invocation(a: &PolicyArgs, command: Vec<OsString>) -> Invocation {
+    Invocation {
+        cli: CliSettings {
+            network: a.network.clone(),
+            tmp: a.tmp.clone(),
+            no_die_with_parent: a.no_die_with_parent,
+            include: a.include.clone(),
+            read_only: a.ro.clone(),
+            profile: a.profile.clone(),
         },
-    };
-    value
-        .parse()
-        .map_err(|e| Fatal(format!("{source}: {e}"), EXIT_USAGE))
-}
-
-fn request(a: &SandboxArgs) -> Result<Request, Fatal> {
-    Ok(Request {
         workspace: a.workspace.clone(),
-        binds: a.bind.clone(),
-        read_only: a.ro.clone(),
-        network: setting(
-            a.network.as_deref(),
-            "--network",
-            "QWRAP_NETWORK",
-            NetworkMode::Open,
-        )?,
-        tmp: setting(a.tmp.as_deref(), "--tmp", "QWRAP_TMP", TmpMode::Private)?,
-        die_with_parent: !a.no_die_with_parent,
         setenv: a
             .setenv
             .chunks_exact(2)
             .map(|kv| (kv[0].clone(), kv[1].clone()))
             .collect(),
         unsetenv: a.unsetenv.clone(),
-        command: a.command.clone(),
+        command,
+    }
+}
+
+fn caller() -> Result<Caller, Fatal> {
+    Caller::from_process().map_err(|e| {
+        Fatal(
+            format!("cannot read the current directory: {e}"),
+            EXIT_SETUP as u8,
+        )
     })
+}
+
+fn load(a: &PolicyArgs, command: Vec<OsString>) -> Result<(Policy, Vec<String>, HostFacts), Fatal> {
+    let caller = caller()?;
+    let (policy, notes) = policy::load(&invocation(a, command), &caller).map_err(load_error)?;
+    let host = host::probe().map_err(|e| Fatal(e, EXIT_USAGE))?;
+    Ok((policy, notes, host))
+}
+
+fn load_error(e: LoadError) -> Fatal {
+    match e {
+        LoadError::Settings(s) => Fatal(s.to_string(), EXIT_USAGE),
+        LoadError::Policy(p) => Fatal(p.to_string(), EXIT_SETUP as u8),
+    }
+}
+
+/// The policy under test, for inspect, verify and receipt.
+struct Subject {
+    inv: Invocation,
+    caller: Caller,
+    policy: Policy,
+    notes: Vec<String>,
+    host: HostFacts,
+}
+
+fn subject(a: &PolicyArgs) -> Result<Subject, Fatal> {
+    let inv = invocation(a, verify::self_command(["--noop".into()]));
+    let caller = caller()?;
+    let (policy, mut notes) = policy::load(&inv, &caller).map_err(load_error)?;
+    let host = host::probe().map_err(|e| Fatal(e, EXIT_USAGE))?;
+    if host::inside_qwrap() {
+        notes.push("Already inside a qwrap sandbox: this report describes a nested sandbox".into());
+    }
+    Ok(Subject {
+        inv,
+        caller,
+        policy,
+        notes,
+        host,
+    })
+}
+
+/// Starts a probe sandbox with the subject's exact policy.
+fn enforcement(s: &Subject) -> Enforcement {
+    match verify::run_in_sandbox(&s.policy, &s.host, s.policy.command.clone()) {
+        Ok(_) => Enforcement::full(),
+        Err(e) => Enforcement::none(e.0),
+    }
+}
+
+fn inspect_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
+    let s = subject(a)?;
+    let report = Inspect::new(&s.policy, &s.host, enforcement(&s), s.notes.clone());
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&report).expect("report serialises")
+        );
+    } else {
+        print!("{}", report.text());
+    }
+    Ok(if report.enforcement.is_full() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(EXIT_SETUP as u8)
+    })
+}
+
+fn verify_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
+    let s = subject(a)?;
+    match verify::battery(&s.inv, &s.caller, &s.policy, &s.host) {
+        Ok(r) => {
+            if json {
+                println!("{}", serde_json::to_string_pretty(&r).expect("report serialises"));
+            } else {
+                print!("{}", report::verify_text(&r));
+            }
+            Ok(ExitCode::from(if r.verified { 0 } else { 1 }))
+        }
+        Err(e) => {
+            if json {
+                let v = serde_json::json!({ "verified": false, "error": e.0 });
+                println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+            }
+            eprintln!("{}", e.0);
+            eprintln!("qwrap: verify: no sandbox could start; nothing was verified");
+            Ok(ExitCode::from(EXIT_SETUP as u8))
+        }
+    }
+}
+
+fn receipt_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
+    let s = subject(a)?;
+    let enforcement = enforcement(&s);
+    let verified = if enforcement.is_full() {
+        verify::battery(&s.inv, &s.caller, &s.policy, &s.host).ok()
+    } else {
+        None
+    };
+    let inspect = Inspect::new(&s.policy, &s.host, enforcement, s.notes.clone());
+    let r = report::receipt(&s.policy, &inspect, verified.as_ref());
+    if json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&r).expect("receipt serialises")
+        );
+    } else {
+        print!("{}", r.text());
+    }
+    Ok(match (inspect.enforcement.is_full(), r.result.as_str()) {
+        (false, _) => ExitCode::from(EXIT_SETUP as u8),
+        (true, "promote") => ExitCode::SUCCESS,
+        _ => ExitCode::from(1),
+    })
+}
+
+fn probe_cmd(p: ProbeCli) -> ExitCode {
+    if p.noop {
+        println!("[]");
+        return ExitCode::SUCCESS;
+    }
+    let args = ProbeArgs {
+        workspace: p.workspace.unwrap_or_else(|| PathBuf::from(".")),
+        outside: p.outside.unwrap_or_else(|| PathBuf::from("/")),
+        home: p.home,
+        host_pidns: p.host_pidns,
+        closed_network: p.closed_network,
+        host_has_nonlo: p.host_has_nonlo,
+    };
+    let checks = verify::probe::run(&args);
+    println!("{}", serde_json::to_string(&checks).expect("checks serialise"));
+    ExitCode::SUCCESS
 }
 
 fn plan_json(plan: &plan::Plan) -> String {

@@ -374,3 +374,69 @@ fn drop_capabilities() -> Result<(), Errno> {
         },
     )
 }
+
+/// What a sandbox run in a child process printed, and how it ended.
+#[derive(Debug, Clone)]
+pub struct Captured {
+    /// The exit code, or None when killed by a signal.
+    pub code: Option<i32>,
+    pub signal: Option<i32>,
+    /// stdout and stderr, interleaved as written.
+    pub output: Vec<u8>,
+}
+
+/// Runs the plan in a forked child (same policy, same steps) with stdin from
+/// /dev/null and stdout+stderr captured, and waits for it. Used by inspect and
+/// verify, which must observe a real sandbox without becoming one.
+pub fn capture(plan: &Plan) -> Result<Captured, Errno> {
+    use rustix::pipe::{PipeFlags, pipe_with};
+    let (r, w) = pipe_with(PipeFlags::CLOEXEC)?;
+    let devnull = rustix::fs::open("/dev/null", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
+    // SAFETY: qwrap never starts threads, so the child is an exact copy of a
+    // single-threaded process and may allocate, print and run the plan like
+    // the parent could. The parent only reads the pipe and waits.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(Errno::from_raw_os_error(
+            std::io::Error::last_os_error()
+                .raw_os_error()
+                .unwrap_or(libc::EIO),
+        ));
+    }
+    if pid == 0 {
+        let redirected = rustix::stdio::dup2_stdin(&devnull)
+            .and_then(|_| rustix::stdio::dup2_stdout(&w))
+            .and_then(|_| rustix::stdio::dup2_stderr(&w));
+        if redirected.is_err() {
+            std::process::exit(EXIT_SETUP);
+        }
+        let err = execute(plan, Options::default());
+        eprintln!("{err}");
+        std::process::exit(err.exit_code());
+    }
+    drop(w);
+    let mut output = Vec::new();
+    let mut buf = [0u8; 8192];
+    loop {
+        match rustix::io::read(&r, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => output.extend_from_slice(&buf[..n]),
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+    let child = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
+    let status = loop {
+        match rustix::process::waitpid(Some(child), rustix::process::WaitOptions::empty()) {
+            Ok(Some((_, status))) => break status,
+            Ok(None) => continue,
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(e),
+        }
+    };
+    Ok(Captured {
+        code: status.exit_status(),
+        signal: status.terminating_signal(),
+        output,
+    })
+}

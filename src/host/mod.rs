@@ -62,3 +62,26 @@ pub fn probe() -> Result<HostFacts, String> {
         gid: rustix::process::getgid().as_raw(),
     })
 }
+
+/// Whether this process already runs inside a qwrap sandbox: `SANDBOX=qwrap`,
+/// or a user namespace whose /dev has exactly a qwrap sandbox's entries.
+pub fn inside_qwrap() -> bool {
+    if std::env::var_os("SANDBOX").is_some_and(|v| v == "qwrap") {
+        return true;
+    }
+    let full_map = std::fs::read_to_string("/proc/self/uid_map")
+        .map(|m| m.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"])
+        .unwrap_or(true);
+    if full_map {
+        return false;
+    }
+    let mut dev: Vec<String> = std::fs::read_dir("/dev")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    dev.sort();
+    dev == crate::plan::dev_entries()
+}

@@ -26,6 +26,14 @@ pub const LEGACY_OLD_ROOT: &str = "/oldroot";
 /// The host device nodes bound into the sandbox's /dev.
 pub const DEVICES: [&str; 6] = ["null", "zero", "full", "random", "urandom", "tty"];
 
+/// Everything in the sandbox's /dev, sorted as `ls -A` lists it.
+pub fn dev_entries() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = DEVICES.to_vec();
+    v.extend(["pts", "ptmx", "shm", "fd", "stdin", "stdout", "stderr"]);
+    v.sort_unstable();
+    v
+}
+
 /// The ordered steps of one sandbox setup.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {

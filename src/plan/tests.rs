@@ -1,5 +1,7 @@
 use super::*;
-use crate::policy::{EnvRules, ReadOnlyPath, RootReason, TmpMode, WritableRoot};
+use crate::policy::{
+    Checkout, CliSettings, EnvRules, GitInfo, ReadOnlyPath, RootReason, Settings, TmpMode, WritableRoot,
+};
 use std::ffi::OsString;
 
 fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy {
@@ -18,9 +20,18 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
             .map(|p| ReadOnlyPath {
                 path: p.into(),
                 within: roots[0].into(),
+                source: "test".into(),
             })
             .collect(),
         dropped: vec![],
+        git: GitInfo {
+            checkout: Checkout::None,
+            top: None,
+            roots: vec![],
+            note: None,
+        },
+        settings: Settings::load(&CliSettings::default(), &|_| None, &[]).unwrap(),
+        home: None,
         network: net,
         tmp,
         die_with_parent: true,

@@ -4,12 +4,19 @@
 //! anything from the workspace, which the confined process can write.
 
 mod env;
+pub mod git;
+mod passwd;
+pub mod profile;
 mod roots;
+pub mod settings;
 
 pub use env::EnvRules;
+pub use git::{Checkout, GitInfo};
 pub use roots::{RootReason, WritableRoot};
+pub use settings::{CliSettings, PathSpec, Settings, Sourced};
 
 use serde::Serialize;
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -79,32 +86,27 @@ impl fmt::Display for TmpMode {
     }
 }
 
-/// The raw request, as parsed from the command line and environment.
+/// The raw request: the settings with their sources, the workspace and the
+/// command.
 #[derive(Debug, Clone)]
 pub struct Request {
     pub workspace: Option<PathBuf>,
-    pub binds: Vec<PathBuf>,
-    pub read_only: Vec<PathBuf>,
-    pub network: NetworkMode,
-    pub tmp: TmpMode,
-    pub die_with_parent: bool,
+    pub settings: Settings,
     pub setenv: Vec<(OsString, OsString)>,
     pub unsetenv: Vec<OsString>,
     pub command: Vec<OsString>,
 }
 
-impl Default for Request {
-    fn default() -> Self {
-        Self {
+impl Request {
+    /// A request with default settings (for tests and embedders).
+    pub fn with_defaults(command: Vec<OsString>) -> Self {
+        let settings = Settings::load(&CliSettings::default(), &|_| None, &[]).expect("defaults are valid");
+        Request {
             workspace: None,
-            binds: Vec::new(),
-            read_only: Vec::new(),
-            network: NetworkMode::Open,
-            tmp: TmpMode::Private,
-            die_with_parent: true,
+            settings,
             setenv: Vec::new(),
             unsetenv: Vec::new(),
-            command: Vec::new(),
+            command,
         }
     }
 }
@@ -114,18 +116,39 @@ impl Default for Request {
 pub struct Caller {
     pub cwd: PathBuf,
     pub home: Option<PathBuf>,
-    pub tmpdir: Option<PathBuf>,
+    /// Where `home` came from: `$HOME` or `/etc/passwd`.
+    pub home_source: &'static str,
+    /// The caller's environment, for `$TMPDIR`, `$XDG_CACHE_HOME` and profile
+    /// templates.
+    pub env: BTreeMap<OsString, OsString>,
 }
 
 impl Caller {
-    /// The calling process's working directory, `$HOME` and `$TMPDIR`.
+    /// The calling process's working directory, home and environment. With
+    /// no (or a relative) `$HOME`, the account's home from /etc/passwd.
     pub fn from_process() -> std::io::Result<Self> {
-        let nonempty = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty()).map(PathBuf::from);
+        let env: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+        let (home, home_source) = match env.get(std::ffi::OsStr::new("HOME")).map(PathBuf::from) {
+            Some(h) if h.is_absolute() => (Some(h), "$HOME"),
+            _ => (
+                passwd::home_from_system(rustix::process::getuid().as_raw()),
+                "/etc/passwd",
+            ),
+        };
         Ok(Self {
             cwd: std::env::current_dir()?,
-            home: nonempty("HOME"),
-            tmpdir: nonempty("TMPDIR"),
+            home,
+            home_source,
+            env,
         })
+    }
+
+    /// A non-empty environment variable.
+    pub fn var(&self, name: &str) -> Option<OsString> {
+        self.env
+            .get(std::ffi::OsStr::new(name))
+            .filter(|v| !v.is_empty())
+            .cloned()
     }
 }
 
@@ -135,9 +158,10 @@ pub struct ReadOnlyPath {
     pub path: PathBuf,
     /// The writable root it sits in.
     pub within: PathBuf,
+    pub source: String,
 }
 
-/// A requested path that does not exist and was left out.
+/// A requested path that was left out, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Dropped {
     pub path: PathBuf,
@@ -151,10 +175,13 @@ pub struct Policy {
     pub writable_roots: Vec<WritableRoot>,
     pub read_only: Vec<ReadOnlyPath>,
     pub dropped: Vec<Dropped>,
+    pub git: GitInfo,
     pub network: NetworkMode,
     pub tmp: TmpMode,
     pub die_with_parent: bool,
     pub env: EnvRules,
+    pub settings: Settings,
+    pub home: Option<PathBuf>,
     #[serde(skip)]
     pub command: Vec<OsString>,
 }
@@ -192,8 +219,14 @@ pub enum PolicyError {
 
 /// Resolves a request against the caller's facts.
 pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
+    if req.command.is_empty() {
+        return Err(PolicyError::NoCommand);
+    }
+    let s = &req.settings;
     let home = caller.home.as_deref().map(canonical_or_self);
+    let env = |k: &str| caller.var(k);
     let mut resolver = roots::Resolver::new(home.as_deref());
+    let mut dropped_templates = Vec::new();
 
     let ws_raw = req.workspace.clone().unwrap_or_else(|| caller.cwd.clone());
     let ws_abs = absolutize(&ws_raw, &caller.cwd);
@@ -209,61 +242,206 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     }
     resolver.add_builtin(&workspace, RootReason::Workspace, "workspace")?;
 
-    if req.tmp == TmpMode::Host {
-        let tmp = caller.tmpdir.clone().unwrap_or_else(|| PathBuf::from("/tmp"));
+    if s.tmp.value == TmpMode::Host {
+        let (tmp, src) = match caller.var("TMPDIR") {
+            Some(t) => (PathBuf::from(t), "$TMPDIR"),
+            None => (PathBuf::from("/tmp"), "/tmp"),
+        };
         let tmp = absolutize(&tmp, &caller.cwd);
-        resolver.add_builtin_if_exists(&tmp, RootReason::Temp, "--tmp host")?;
+        resolver.add_builtin_if_exists(
+            &tmp,
+            RootReason::Temp,
+            &format!("{src} (tmp = host from {})", s.tmp.source),
+        )?;
     }
 
-    for bind in &req.binds {
-        let abs = absolutize(bind, &caller.cwd);
-        resolver.add_include(&abs, "--bind")?;
+    let (cache, cache_src) = match caller
+        .var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
+        Some(c) => (Some(c), "$XDG_CACHE_HOME"),
+        None => (home.as_ref().map(|h| h.join(".cache")), "~/.cache"),
+    };
+    if let Some(cache) = cache {
+        resolver.add_builtin_if_exists(&cache, RootReason::Cache, cache_src)?;
+    }
+
+    let git = git::discover(&workspace);
+    for root in &git.roots {
+        resolver.add_builtin_if_exists(root, RootReason::Git, &format!("git ({})", git.checkout))?;
+    }
+
+    // Profiles: shipped ones are built-in roots; a user's own obey the
+    // include rules.
+    let mut ro_specs: Vec<Sourced<PathSpec>> = Vec::new();
+    let mut user_includes: Vec<(PathBuf, String)> = Vec::new();
+    for p in &s.profiles {
+        let def = &s.profile_defs[&p.value];
+        let src = format!("profile {}", p.value);
+        for t in &def.value.include {
+            match profile::expand(t, home.as_deref(), &env) {
+                Ok(path) if def.source == "shipped" => {
+                    resolver.add_builtin_if_exists(&path, RootReason::Profile, &src)?
+                }
+                Ok(path) => user_includes.push((path, src.clone())),
+                Err(why) => dropped_templates.push(Dropped {
+                    path: PathBuf::from(t),
+                    why: format!("{src}: {why}"),
+                }),
+            }
+        }
+        ro_specs.extend(
+            def.value
+                .read_only
+                .iter()
+                .map(|t| Sourced::new(PathSpec::Template(t.clone()), src.clone())),
+        );
+    }
+
+    for inc in &s.include {
+        match spec_path(&inc.value, home.as_deref(), &env, &caller.cwd) {
+            Ok(path) => user_includes.push((path, inc.source.clone())),
+            Err(why) => dropped_templates.push(Dropped {
+                path: spec_display(&inc.value),
+                why: format!("{}: {why}", inc.source),
+            }),
+        }
+    }
+    for (path, src) in &user_includes {
+        resolver.add_include(path, src)?;
     }
 
     let (writable_roots, mut dropped) = resolver.finish();
+    dropped.extend(dropped_templates);
 
-    let mut read_only = Vec::new();
-    for ro in &req.read_only {
-        let abs = absolutize(ro, &caller.cwd);
+    ro_specs.extend(s.read_only.iter().cloned());
+    let mut read_only: Vec<ReadOnlyPath> = Vec::new();
+    for spec in &ro_specs {
+        let abs = match spec_path(&spec.value, home.as_deref(), &env, &caller.cwd) {
+            Ok(p) => p,
+            Err(why) => {
+                dropped.push(Dropped {
+                    path: spec_display(&spec.value),
+                    why: format!("{}: {why}", spec.source),
+                });
+                continue;
+            }
+        };
         let Ok(real) = std::fs::canonicalize(&abs) else {
             dropped.push(Dropped {
                 path: abs,
-                why: "--ro path does not exist".into(),
+                why: format!("{}: read-only path does not exist", spec.source),
             });
             continue;
         };
         match writable_roots.iter().find(|r| real.starts_with(&r.path)) {
             Some(root) => {
-                if !read_only.iter().any(|r: &ReadOnlyPath| r.path == real) {
+                if !read_only.iter().any(|r| r.path == real) {
                     read_only.push(ReadOnlyPath {
                         path: real,
                         within: root.path.clone(),
+                        source: spec.source.clone(),
                     });
                 }
             }
             None => dropped.push(Dropped {
                 path: real,
-                why: "--ro path is outside every writable root (already read-only)".into(),
+                why: format!("{}: outside every writable root (already read-only)", spec.source),
             }),
         }
     }
     read_only.sort_by(|a, b| a.path.cmp(&b.path));
-
-    if req.command.is_empty() {
-        return Err(PolicyError::NoCommand);
-    }
 
     Ok(Policy {
         workspace,
         writable_roots,
         read_only,
         dropped,
-        network: req.network,
-        tmp: req.tmp,
-        die_with_parent: req.die_with_parent,
-        env: EnvRules::build(req.tmp, &req.setenv, &req.unsetenv),
+        git,
+        network: s.network.value,
+        tmp: s.tmp.value,
+        die_with_parent: s.die_with_parent.value,
+        env: EnvRules::build(s.tmp.value, &req.setenv, &req.unsetenv),
+        settings: s.clone(),
+        home,
         command: req.command.clone(),
     })
+}
+
+/// Why settings or policy could not be loaded.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    /// An invalid setting: a usage error.
+    #[error(transparent)]
+    Settings(#[from] settings::SettingsError),
+    /// A policy that cannot be granted.
+    #[error(transparent)]
+    Policy(#[from] PolicyError),
+}
+
+/// What the command line asked for, before settings are merged.
+#[derive(Debug, Clone, Default)]
+pub struct Invocation {
+    pub cli: CliSettings,
+    pub workspace: Option<PathBuf>,
+    pub setenv: Vec<(OsString, OsString)>,
+    pub unsetenv: Vec<OsString>,
+    pub command: Vec<OsString>,
+}
+
+/// Reads the config files, merges the settings and resolves the policy. A
+/// config file that lies inside a writable root (where the confined process
+/// could rewrite it) is ignored, and said so in the returned notes.
+pub fn load(inv: &Invocation, caller: &Caller) -> Result<(Policy, Vec<String>), LoadError> {
+    let env = |k: &str| caller.var(k);
+    let paths = settings::config_paths(caller.home.as_deref(), &env);
+    let mut configs = settings::read_configs(&paths)?;
+    let mut notes = Vec::new();
+    loop {
+        let settings = Settings::load(&inv.cli, &env, &configs)?;
+        let request = Request {
+            workspace: inv.workspace.clone(),
+            settings,
+            setenv: inv.setenv.clone(),
+            unsetenv: inv.unsetenv.clone(),
+            command: inv.command.clone(),
+        };
+        let policy = resolve(&request, caller)?;
+        let exposed = configs.iter().position(|c| {
+            let real = canonical_or_self(&c.path);
+            policy.writable_roots.iter().any(|r| real.starts_with(&r.path))
+        });
+        match exposed {
+            None => return Ok((policy, notes)),
+            Some(i) => {
+                let c = configs.remove(i);
+                notes.push(format!(
+                    "ignored {}: it lies inside a writable root, where the confined process could change it",
+                    c.path.display()
+                ));
+            }
+        }
+    }
+}
+
+fn spec_path(
+    spec: &PathSpec,
+    home: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    cwd: &Path,
+) -> Result<PathBuf, String> {
+    match spec {
+        PathSpec::Literal(p) => Ok(absolutize(p, cwd)),
+        PathSpec::Template(t) => profile::expand(t, home, env),
+    }
+}
+
+fn spec_display(spec: &PathSpec) -> PathBuf {
+    match spec {
+        PathSpec::Literal(p) => p.clone(),
+        PathSpec::Template(t) => PathBuf::from(t),
+    }
 }
 
 fn absolutize(p: &Path, cwd: &Path) -> PathBuf {

@@ -13,6 +13,9 @@ use std::path::{Path, PathBuf};
 pub enum RootReason {
     Workspace,
     Temp,
+    Cache,
+    Git,
+    Profile,
     Include,
 }
 
@@ -21,6 +24,9 @@ impl fmt::Display for RootReason {
         f.write_str(match self {
             Self::Workspace => "workspace",
             Self::Temp => "temp",
+            Self::Cache => "cache",
+            Self::Git => "git",
+            Self::Profile => "profile",
             Self::Include => "include",
         })
     }

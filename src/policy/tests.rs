@@ -1,4 +1,5 @@
 use super::*;
+use std::collections::BTreeMap;
 use std::fs;
 
 struct Tree {
@@ -10,13 +11,7 @@ impl Tree {
         let t = Tree {
             dir: tempfile::tempdir().unwrap(),
         };
-        for d in [
-            "home/u/proj/sub",
-            "home/u/.cache",
-            "home/u/.ssh",
-            "srv/data",
-            "tmp",
-        ] {
+        for d in ["home/u/proj/sub", "home/u/.ssh", "srv/data", "tmp"] {
             fs::create_dir_all(t.p(d)).unwrap();
         }
         t
@@ -25,19 +20,34 @@ impl Tree {
         fs::canonicalize(self.dir.path()).unwrap().join(rel)
     }
     fn caller(&self, cwd: &str) -> Caller {
+        let mut env = BTreeMap::new();
+        env.insert(OsString::from("TMPDIR"), self.p("tmp").into_os_string());
         Caller {
             cwd: self.p(cwd),
             home: Some(self.p("home/u")),
-            tmpdir: Some(self.p("tmp")),
+            home_source: "$HOME",
+            env,
         }
     }
 }
 
 fn req(cmd: &[&str]) -> Request {
-    Request {
-        command: cmd.iter().map(OsString::from).collect(),
-        ..Request::default()
-    }
+    Request::with_defaults(cmd.iter().map(OsString::from).collect())
+}
+
+fn lit(paths: Vec<PathBuf>, src: &str) -> Vec<Sourced<PathSpec>> {
+    paths
+        .into_iter()
+        .map(|p| Sourced::new(PathSpec::Literal(p), src))
+        .collect()
+}
+
+fn set_binds(r: &mut Request, paths: Vec<PathBuf>) {
+    r.settings.include = lit(paths, "--bind");
+}
+
+fn set_ro(r: &mut Request, paths: Vec<PathBuf>) {
+    r.settings.read_only = lit(paths, "--ro");
 }
 
 fn paths(p: &Policy) -> Vec<PathBuf> {
@@ -74,7 +84,7 @@ fn home_ancestors_and_root_are_refused() {
         assert!(err.to_string().contains("(from workspace)"));
     }
     let mut r = req(&["true"]);
-    r.binds = vec![t.p("home")];
+    set_binds(&mut r, vec![t.p("home")]);
     let err = resolve(&r, &t.caller("srv/data")).unwrap_err();
     assert!(err.to_string().contains("(from --bind)"), "{err}");
     assert!(
@@ -89,7 +99,7 @@ fn root_is_refused_even_without_home() {
     let mut c = t.caller("srv/data");
     c.home = None;
     let mut r = req(&["true"]);
-    r.binds = vec!["/".into()];
+    set_binds(&mut r, vec!["/".into()]);
     assert!(matches!(
         resolve(&r, &c).unwrap_err(),
         PolicyError::HomeOrAncestor { .. }
@@ -100,12 +110,12 @@ fn root_is_refused_even_without_home() {
 fn include_inside_home_needs_a_covering_builtin() {
     let t = Tree::new();
     let mut r = req(&["true"]);
-    r.binds = vec![t.p("home/u/.ssh")];
+    set_binds(&mut r, vec![t.p("home/u/.ssh")]);
     let err = resolve(&r, &t.caller("srv/data")).unwrap_err();
     assert!(matches!(err, PolicyError::InsideHome { .. }), "{err}");
     // Covered by the workspace: accepted and merged into it.
     let mut r = req(&["true"]);
-    r.binds = vec![t.p("home/u/proj/sub")];
+    set_binds(&mut r, vec![t.p("home/u/proj/sub")]);
     let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
     assert_eq!(paths(&p), vec![t.p("home/u/proj")]);
 }
@@ -114,7 +124,7 @@ fn include_inside_home_needs_a_covering_builtin() {
 fn include_outside_home_is_accepted() {
     let t = Tree::new();
     let mut r = req(&["true"]);
-    r.binds = vec![t.p("srv/data")];
+    set_binds(&mut r, vec![t.p("srv/data")]);
     let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
     assert_eq!(paths(&p), vec![t.p("home/u/proj"), t.p("srv/data")]);
     assert_eq!(p.writable_roots[1].reason, RootReason::Include);
@@ -126,7 +136,7 @@ fn symlinked_roots_are_resolved_and_checked() {
     let t = Tree::new();
     std::os::unix::fs::symlink(t.p("home/u/.ssh"), t.p("srv/ssh-link")).unwrap();
     let mut r = req(&["true"]);
-    r.binds = vec![t.p("srv/ssh-link")];
+    set_binds(&mut r, vec![t.p("srv/ssh-link")]);
     // The link is outside home, its target is not: refused.
     assert!(matches!(
         resolve(&r, &t.caller("srv/data")).unwrap_err(),
@@ -134,7 +144,7 @@ fn symlinked_roots_are_resolved_and_checked() {
     ));
     std::os::unix::fs::symlink(t.p("srv/data"), t.p("tmp/data-link")).unwrap();
     let mut r = req(&["true"]);
-    r.binds = vec![t.p("tmp/data-link")];
+    set_binds(&mut r, vec![t.p("tmp/data-link")]);
     let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
     assert!(paths(&p).contains(&t.p("srv/data")));
 }
@@ -143,12 +153,20 @@ fn symlinked_roots_are_resolved_and_checked() {
 fn missing_roots_are_dropped_and_reported() {
     let t = Tree::new();
     let mut r = req(&["true"]);
-    r.binds = vec![t.p("srv/nope")];
-    r.read_only = vec![t.p("home/u/proj/missing")];
+    set_binds(&mut r, vec![t.p("srv/nope")]);
+    set_ro(&mut r, vec![t.p("home/u/proj/missing")]);
     let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
     assert_eq!(paths(&p), vec![t.p("home/u/proj")]);
-    assert_eq!(p.dropped.len(), 2);
-    assert_eq!(p.dropped[0].path, t.p("srv/nope"));
+    // ~/.cache is missing too.
+    let dropped: Vec<&PathBuf> = p.dropped.iter().map(|d| &d.path).collect();
+    assert_eq!(
+        dropped,
+        [
+            &t.p("home/u/.cache"),
+            &t.p("srv/nope"),
+            &t.p("home/u/proj/missing")
+        ]
+    );
 }
 
 #[test]
@@ -171,7 +189,7 @@ fn file_bind_is_an_error() {
     let t = Tree::new();
     fs::write(t.p("srv/file"), "").unwrap();
     let mut r = req(&["true"]);
-    r.binds = vec![t.p("srv/file")];
+    set_binds(&mut r, vec![t.p("srv/file")]);
     assert!(matches!(
         resolve(&r, &t.caller("home/u/proj")).unwrap_err(),
         PolicyError::BadPath { .. }
@@ -183,11 +201,14 @@ fn nested_roots_merge_and_order_is_deterministic() {
     let t = Tree::new();
     fs::create_dir_all(t.p("srv/data/inner")).unwrap();
     let mut r = req(&["true"]);
-    r.binds = vec![t.p("srv/data/inner"), t.p("srv/data"), t.p("srv/data")];
+    set_binds(
+        &mut r,
+        vec![t.p("srv/data/inner"), t.p("srv/data"), t.p("srv/data")],
+    );
     let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
     assert_eq!(paths(&p), vec![t.p("home/u/proj"), t.p("srv/data")]);
     let mut r2 = r.clone();
-    r2.binds.reverse();
+    r2.settings.include.reverse();
     assert_eq!(paths(&resolve(&r2, &t.caller("home/u/proj")).unwrap()), paths(&p));
 }
 
@@ -195,7 +216,7 @@ fn nested_roots_merge_and_order_is_deterministic() {
 fn host_tmp_is_a_root_and_refused_when_home_is_inside() {
     let t = Tree::new();
     let mut r = req(&["true"]);
-    r.tmp = TmpMode::Host;
+    r.settings.tmp = Sourced::new(TmpMode::Host, "--tmp");
     let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
     assert!(
         p.writable_roots
@@ -204,7 +225,7 @@ fn host_tmp_is_a_root_and_refused_when_home_is_inside() {
     );
     assert!(!p.env.set.iter().any(|(k, _)| k == "TMPDIR"));
     let mut c = t.caller("home/u/proj");
-    c.tmpdir = Some(t.p("home"));
+    c.env.insert("TMPDIR".into(), t.p("home").into_os_string());
     assert!(matches!(
         resolve(&r, &c).unwrap_err(),
         PolicyError::HomeOrAncestor { .. }
@@ -215,13 +236,14 @@ fn host_tmp_is_a_root_and_refused_when_home_is_inside() {
 fn read_only_paths_must_sit_in_a_root() {
     let t = Tree::new();
     let mut r = req(&["true"]);
-    r.read_only = vec!["sub".into(), t.p("srv/data")];
+    set_ro(&mut r, vec!["sub".into(), t.p("srv/data")]);
     let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
     assert_eq!(
         p.read_only,
         vec![ReadOnlyPath {
             path: t.p("home/u/proj/sub"),
             within: t.p("home/u/proj"),
+            source: "--ro".into(),
         }]
     );
     assert!(p.dropped.iter().any(|d| d.path == t.p("srv/data")));
@@ -284,4 +306,129 @@ fn mode_parsers() {
     assert_eq!("private".parse::<TmpMode>(), Ok(TmpMode::Private));
     assert_eq!("host".parse::<TmpMode>(), Ok(TmpMode::Host));
     assert!("shared".parse::<TmpMode>().is_err());
+}
+
+fn roots_with_reasons(p: &Policy) -> Vec<(PathBuf, RootReason)> {
+    p.writable_roots
+        .iter()
+        .map(|r| (r.path.clone(), r.reason))
+        .collect()
+}
+
+#[test]
+fn cache_root_from_xdg_or_home() {
+    let t = Tree::new();
+    let p = resolve(&req(&["true"]), &t.caller("srv/data")).unwrap();
+    assert!(
+        p.dropped.iter().any(|d| d.path == t.p("home/u/.cache")),
+        "{:?}",
+        p.dropped
+    );
+    fs::create_dir_all(t.p("home/u/.cache")).unwrap();
+    let p = resolve(&req(&["true"]), &t.caller("srv/data")).unwrap();
+    assert_eq!(
+        roots_with_reasons(&p),
+        vec![
+            (t.p("home/u/.cache"), RootReason::Cache),
+            (t.p("srv/data"), RootReason::Workspace)
+        ]
+    );
+    let mut c = t.caller("home/u/proj");
+    c.env.insert("XDG_CACHE_HOME".into(), t.p("tmp").into_os_string());
+    let p = resolve(&req(&["true"]), &c).unwrap();
+    assert!(roots_with_reasons(&p).contains(&(t.p("tmp"), RootReason::Cache)));
+}
+
+#[test]
+fn linked_worktree_grants_git_roots_and_ignores_git_dir() {
+    let t = Tree::new();
+    let common = t.p("srv/repo/.git");
+    let gitdir = common.join("worktrees/wt");
+    fs::create_dir_all(&gitdir).unwrap();
+    fs::create_dir_all(t.p("home/u/wt")).unwrap();
+    fs::write(t.p("home/u/wt/.git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+    fs::write(gitdir.join("commondir"), "../..\n").unwrap();
+    fs::write(
+        gitdir.join("gitdir"),
+        format!("{}\n", t.p("home/u/wt/.git").display()),
+    )
+    .unwrap();
+    let mut c = t.caller("home/u/wt");
+    // A GIT_DIR in the environment must not redirect discovery.
+    c.env
+        .insert("GIT_DIR".into(), t.p("home/u/.ssh").into_os_string());
+    c.env
+        .insert("GIT_COMMON_DIR".into(), t.p("home/u/.ssh").into_os_string());
+    let p = resolve(&req(&["true"]), &c).unwrap();
+    assert_eq!(p.git.checkout, Checkout::LinkedWorktree);
+    assert_eq!(
+        roots_with_reasons(&p),
+        vec![
+            (t.p("home/u/wt"), RootReason::Workspace),
+            (common, RootReason::Git)
+        ]
+    );
+    assert!(!paths(&p).contains(&t.p("home/u/.ssh")));
+}
+
+#[test]
+fn qwen_profile_reproduces_qwen_code() {
+    let t = Tree::new();
+    fs::create_dir_all(t.p("home/u/.qwen")).unwrap();
+    fs::write(t.p("home/u/.qwen/.env"), "KEY=1\n").unwrap();
+    let cli = CliSettings {
+        profile: vec!["qwen".into()],
+        ..Default::default()
+    };
+    let mut r = req(&["true"]);
+    r.settings = Settings::load(&cli, &|_| None, &[]).unwrap();
+    let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
+    assert_eq!(p.tmp, TmpMode::Host);
+    assert_eq!(
+        roots_with_reasons(&p),
+        vec![
+            (t.p("home/u/.qwen"), RootReason::Profile),
+            (t.p("home/u/proj"), RootReason::Workspace),
+            (t.p("tmp"), RootReason::Temp),
+        ]
+    );
+    assert_eq!(p.read_only.len(), 1);
+    assert_eq!(p.read_only[0].path, t.p("home/u/.qwen/.env"));
+    assert_eq!(p.read_only[0].source, "profile qwen");
+    let dropped: Vec<String> = p.dropped.iter().map(|d| d.why.clone()).collect();
+    assert!(
+        dropped.iter().any(|w| w.contains("$QWEN_RUNTIME_DIR is not set")),
+        "{dropped:?}"
+    );
+    assert!(
+        p.dropped.iter().any(|d| d.path == t.p("home/u/.npm")),
+        "{:?}",
+        p.dropped
+    );
+    // QWEN_HOME moves the global dir and its .env.
+    fs::create_dir_all(t.p("srv/qh")).unwrap();
+    fs::write(t.p("srv/qh/.env"), "").unwrap();
+    let mut c = t.caller("home/u/proj");
+    c.env.insert("QWEN_HOME".into(), t.p("srv/qh").into_os_string());
+    let p = resolve(&r, &c).unwrap();
+    assert!(roots_with_reasons(&p).contains(&(t.p("srv/qh"), RootReason::Profile)));
+    assert_eq!(p.read_only[0].path, t.p("srv/qh/.env"));
+}
+
+#[test]
+fn user_profiles_obey_the_include_rules() {
+    let t = Tree::new();
+    let cfg = settings::ConfigText {
+        path: "/u.toml".into(),
+        text: "[profiles.keys]\ninclude = [\"~/.ssh\"]\n".into(),
+    };
+    let cli = CliSettings {
+        profile: vec!["keys".into()],
+        ..Default::default()
+    };
+    let mut r = req(&["true"]);
+    r.settings = Settings::load(&cli, &|_| None, &[cfg]).unwrap();
+    let err = resolve(&r, &t.caller("srv/data")).unwrap_err();
+    assert!(matches!(err, PolicyError::InsideHome { .. }), "{err}");
+    assert!(err.to_string().contains("profile keys"), "{err}");
 }

@@ -1,0 +1,384 @@
+//! Git discovery by reading files, never by running git, and deaf to
+//! `GIT_DIR`/`GIT_COMMON_DIR`: the roots a commit needs, and only when the
+//! checkout's pointers agree with each other.
+
+use serde::Serialize;
+use std::fs;
+use std::path::{Path, PathBuf};
+
+/// What kind of checkout the workspace is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Checkout {
+    /// `.git` is a directory.
+    Normal,
+    /// `.git` is a file pointing at `COMMON/worktrees/NAME`.
+    LinkedWorktree,
+    /// `.git` is a file pointing into a superproject's `.git/modules`.
+    Submodule,
+    /// Not a git checkout, or pointers that do not agree.
+    None,
+}
+
+impl std::fmt::Display for Checkout {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Normal => "normal",
+            Self::LinkedWorktree => "linked-worktree",
+            Self::Submodule => "submodule",
+            Self::None => "none",
+        })
+    }
+}
+
+/// The result of discovery.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GitInfo {
+    pub checkout: Checkout,
+    /// The checkout's top directory (where `.git` is).
+    pub top: Option<PathBuf>,
+    /// Directories a commit writes to.
+    pub roots: Vec<PathBuf>,
+    /// Why no roots were granted, when `.git` was found but rejected.
+    pub note: Option<String>,
+}
+
+impl GitInfo {
+    fn none(note: Option<String>) -> Self {
+        GitInfo {
+            checkout: Checkout::None,
+            top: None,
+            roots: Vec::new(),
+            note,
+        }
+    }
+}
+
+/// Longest a pointer file may be; real ones are one short line.
+const MAX_POINTER: u64 = 4096;
+
+/// Discovers the checkout that contains `start` (an absolute, canonical path).
+pub fn discover(start: &Path) -> GitInfo {
+    let mut dir = Some(start);
+    while let Some(d) = dir {
+        let dot_git = d.join(".git");
+        match fs::symlink_metadata(&dot_git) {
+            Ok(m) if m.is_dir() => {
+                return GitInfo {
+                    checkout: Checkout::Normal,
+                    top: Some(d.to_path_buf()),
+                    roots: vec![dot_git],
+                    note: None,
+                };
+            }
+            Ok(m) if m.is_file() => return from_git_file(d, &dot_git),
+            Ok(_) => {
+                return GitInfo::none(Some(format!(
+                    "{} is neither a file nor a directory",
+                    dot_git.display()
+                )));
+            }
+            Err(_) => dir = d.parent(),
+        }
+    }
+    GitInfo::none(None)
+}
+
+fn from_git_file(top: &Path, dot_git: &Path) -> GitInfo {
+    let reject = |why: String| GitInfo {
+        note: Some(format!("{}: {why}; no git roots granted", dot_git.display())),
+        ..GitInfo::none(None)
+    };
+    let Some(target) = read_pointer(dot_git, "gitdir: ") else {
+        return reject("not a `gitdir:` pointer".into());
+    };
+    let Ok(gitdir) = fs::canonicalize(top.join(&target)) else {
+        return reject(format!("gitdir {} does not exist", target.display()));
+    };
+    if !gitdir.is_dir() {
+        return reject(format!("gitdir {} is not a directory", gitdir.display()));
+    }
+    if gitdir.join("commondir").is_file() {
+        linked_worktree(top, dot_git, gitdir).unwrap_or_else(reject)
+    } else {
+        submodule(top, gitdir).unwrap_or_else(reject)
+    }
+}
+
+/// `COMMON/worktrees/NAME` must exist and its `gitdir` file must point back
+/// at this worktree's `.git` file.
+fn linked_worktree(top: &Path, dot_git: &Path, gitdir: PathBuf) -> Result<GitInfo, String> {
+    let common_rel = read_pointer(&gitdir.join("commondir"), "").ok_or("unreadable commondir")?;
+    let common = fs::canonicalize(gitdir.join(&common_rel))
+        .map_err(|_| format!("commondir {} does not exist", common_rel.display()))?;
+    let name = gitdir.file_name().ok_or("gitdir has no name")?;
+    let expected = common.join("worktrees").join(name);
+    if fs::canonicalize(&expected).ok().as_deref() != Some(gitdir.as_path()) {
+        return Err(format!("{} is not {}", gitdir.display(), expected.display()));
+    }
+    let back = read_pointer(&gitdir.join("gitdir"), "").ok_or("no gitdir back-pointer")?;
+    let back = fs::canonicalize(gitdir.join(back)).map_err(|_| "gitdir back-pointer does not exist")?;
+    let ours = fs::canonicalize(dot_git).map_err(|_| "cannot resolve .git")?;
+    if back != ours {
+        return Err(format!(
+            "back-pointer {} does not point at {}",
+            back.display(),
+            ours.display()
+        ));
+    }
+    Ok(GitInfo {
+        checkout: Checkout::LinkedWorktree,
+        top: Some(top.to_path_buf()),
+        roots: vec![gitdir, common],
+        note: None,
+    })
+}
+
+/// A submodule's git dir lives in the superproject's `.git/modules/…`, and its
+/// `core.worktree` (when set) must lead back to this checkout.
+fn submodule(top: &Path, gitdir: PathBuf) -> Result<GitInfo, String> {
+    let modules = gitdir
+        .ancestors()
+        .find(|a| {
+            a.file_name() == Some("modules".as_ref())
+                && a.parent().and_then(Path::file_name) == Some(".git".as_ref())
+        })
+        .ok_or_else(|| format!("{} is not under a superproject's .git/modules", gitdir.display()))?;
+    if !modules.parent().is_some_and(Path::is_dir) || !gitdir.join("HEAD").is_file() {
+        return Err(format!("{} is not a git directory", gitdir.display()));
+    }
+    if let Some(wt) = core_worktree(&gitdir.join("config")) {
+        let wt = fs::canonicalize(gitdir.join(&wt)).map_err(|_| "core.worktree does not exist")?;
+        if wt != top {
+            return Err(format!("core.worktree {} is not {}", wt.display(), top.display()));
+        }
+    }
+    Ok(GitInfo {
+        checkout: Checkout::Submodule,
+        top: Some(top.to_path_buf()),
+        roots: vec![gitdir],
+        note: None,
+    })
+}
+
+/// Reads a one-line pointer file with the given prefix.
+fn read_pointer(path: &Path, prefix: &str) -> Option<PathBuf> {
+    let meta = fs::metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_POINTER {
+        return None;
+    }
+    let text = fs::read_to_string(path).ok()?;
+    parse_pointer(&text, prefix)
+}
+
+/// `gitdir: PATH\n` → PATH. Pure, so it can be fuzzed.
+pub fn parse_pointer(text: &str, prefix: &str) -> Option<PathBuf> {
+    let line = text.lines().next()?;
+    let rest = line.strip_prefix(prefix)?.trim_end_matches('\r');
+    if rest.is_empty() || rest.contains('\0') {
+        return None;
+    }
+    Some(PathBuf::from(rest))
+}
+
+/// `worktree = …` in the `[core]` section of a git config file.
+fn core_worktree(config: &Path) -> Option<PathBuf> {
+    let meta = fs::metadata(config).ok()?;
+    if meta.len() > 1 << 20 {
+        return None;
+    }
+    parse_core_worktree(&fs::read_to_string(config).ok()?)
+}
+
+/// Pure part of [`core_worktree`].
+pub fn parse_core_worktree(text: &str) -> Option<PathBuf> {
+    let mut in_core = false;
+    for line in text.lines() {
+        let l = line.trim();
+        if l.starts_with('[') {
+            in_core = l
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .trim()
+                .eq_ignore_ascii_case("core");
+        } else if in_core
+            && let Some((k, v)) = l.split_once('=')
+            && k.trim().eq_ignore_ascii_case("worktree")
+        {
+            let v = v.trim().trim_matches('"');
+            return (!v.is_empty()).then(|| PathBuf::from(v));
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::symlink;
+
+    fn tmp() -> (tempfile::TempDir, PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let p = fs::canonicalize(d.path()).unwrap();
+        (d, p)
+    }
+
+    /// repo/.git (normal) with a linked worktree `wt` named `w1`.
+    fn worktree(base: &Path) -> (PathBuf, PathBuf, PathBuf) {
+        let common = base.join("repo/.git");
+        let gitdir = common.join("worktrees/w1");
+        let wt = base.join("wt");
+        fs::create_dir_all(&gitdir).unwrap();
+        fs::create_dir_all(wt.join("src")).unwrap();
+        fs::write(wt.join(".git"), format!("gitdir: {}\n", gitdir.display())).unwrap();
+        fs::write(gitdir.join("commondir"), "../..\n").unwrap();
+        fs::write(gitdir.join("gitdir"), format!("{}\n", wt.join(".git").display())).unwrap();
+        (common, gitdir, wt)
+    }
+
+    #[test]
+    fn normal_checkout_from_a_subdirectory() {
+        let (_d, base) = tmp();
+        fs::create_dir_all(base.join("repo/.git")).unwrap();
+        fs::create_dir_all(base.join("repo/a/b")).unwrap();
+        let g = discover(&base.join("repo/a/b"));
+        assert_eq!(g.checkout, Checkout::Normal);
+        assert_eq!(g.top, Some(base.join("repo")));
+        assert_eq!(g.roots, vec![base.join("repo/.git")]);
+    }
+
+    #[test]
+    fn no_checkout() {
+        let (_d, base) = tmp();
+        let g = discover(&base);
+        // The temp dir could sit inside a checkout on some machines; at
+        // least it must not be a rejected one.
+        assert!(g.note.is_none());
+    }
+
+    #[test]
+    fn linked_worktree_grants_gitdir_and_common() {
+        let (_d, base) = tmp();
+        let (common, gitdir, wt) = worktree(&base);
+        let g = discover(&wt.join("src"));
+        assert_eq!(g.checkout, Checkout::LinkedWorktree, "{:?}", g.note);
+        assert_eq!(g.roots, vec![gitdir, common]);
+        assert_eq!(g.top, Some(wt));
+    }
+
+    #[test]
+    fn relative_gitdir_pointer() {
+        let (_d, base) = tmp();
+        let (_common, gitdir, wt) = worktree(&base);
+        fs::write(wt.join(".git"), "gitdir: ../repo/.git/worktrees/w1\n").unwrap();
+        let g = discover(&wt);
+        assert_eq!(g.checkout, Checkout::LinkedWorktree);
+        assert_eq!(g.roots[0], gitdir);
+    }
+
+    #[test]
+    fn forged_back_pointer_gives_no_roots() {
+        let (_d, base) = tmp();
+        let (_common, gitdir, wt) = worktree(&base);
+        fs::create_dir_all(base.join("other")).unwrap();
+        fs::write(base.join("other/.git"), "x").unwrap();
+        fs::write(
+            gitdir.join("gitdir"),
+            format!("{}\n", base.join("other/.git").display()),
+        )
+        .unwrap();
+        let g = discover(&wt);
+        assert_eq!(g.checkout, Checkout::None);
+        assert!(g.roots.is_empty());
+        assert!(g.note.unwrap().contains("back-pointer"));
+    }
+
+    #[test]
+    fn gitdir_outside_worktrees_dir_is_rejected() {
+        let (_d, base) = tmp();
+        let (_common, gitdir, wt) = worktree(&base);
+        // A look-alike elsewhere: commondir points at the real repo, but the
+        // gitdir is not COMMON/worktrees/NAME.
+        let fake = base.join("secrets/w1");
+        fs::create_dir_all(&fake).unwrap();
+        fs::write(
+            fake.join("commondir"),
+            format!("{}\n", base.join("repo/.git").display()),
+        )
+        .unwrap();
+        fs::write(fake.join("gitdir"), format!("{}\n", wt.join(".git").display())).unwrap();
+        fs::write(wt.join(".git"), format!("gitdir: {}\n", fake.display())).unwrap();
+        let g = discover(&wt);
+        assert_eq!(g.checkout, Checkout::None, "{g:?}");
+        drop(gitdir);
+    }
+
+    #[test]
+    fn pointer_into_home_without_commondir_is_rejected() {
+        let (_d, base) = tmp();
+        fs::create_dir_all(base.join("home/.ssh")).unwrap();
+        fs::create_dir_all(base.join("wt")).unwrap();
+        fs::write(
+            base.join("wt/.git"),
+            format!("gitdir: {}\n", base.join("home/.ssh").display()),
+        )
+        .unwrap();
+        let g = discover(&base.join("wt"));
+        assert_eq!(g.checkout, Checkout::None);
+        assert!(g.roots.is_empty());
+    }
+
+    #[test]
+    fn missing_and_looping_pointers() {
+        let (_d, base) = tmp();
+        fs::create_dir_all(base.join("wt")).unwrap();
+        fs::write(base.join("wt/.git"), "gitdir: /nonexistent/qwrap\n").unwrap();
+        assert_eq!(discover(&base.join("wt")).checkout, Checkout::None);
+        symlink(base.join("loop"), base.join("loop")).unwrap();
+        fs::write(
+            base.join("wt/.git"),
+            format!("gitdir: {}\n", base.join("loop").display()),
+        )
+        .unwrap();
+        assert_eq!(discover(&base.join("wt")).checkout, Checkout::None);
+        fs::write(base.join("wt/.git"), "garbage\n").unwrap();
+        assert_eq!(discover(&base.join("wt")).checkout, Checkout::None);
+    }
+
+    #[test]
+    fn submodule_checkout() {
+        let (_d, base) = tmp();
+        let gitdir = base.join("super/.git/modules/lib");
+        fs::create_dir_all(&gitdir).unwrap();
+        fs::create_dir_all(base.join("super/lib")).unwrap();
+        fs::write(gitdir.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        fs::write(gitdir.join("config"), "[core]\n\tworktree = ../../../lib\n").unwrap();
+        fs::write(base.join("super/lib/.git"), "gitdir: ../.git/modules/lib\n").unwrap();
+        let g = discover(&base.join("super/lib"));
+        assert_eq!(g.checkout, Checkout::Submodule, "{:?}", g.note);
+        assert_eq!(g.roots, vec![gitdir.clone()]);
+        // A core.worktree that leads elsewhere is a forgery.
+        fs::write(gitdir.join("config"), "[core]\n\tworktree = /\n").unwrap();
+        assert_eq!(discover(&base.join("super/lib")).checkout, Checkout::None);
+    }
+
+    #[test]
+    fn pointer_parsing() {
+        assert_eq!(
+            parse_pointer("gitdir: /a/b\n", "gitdir: "),
+            Some(PathBuf::from("/a/b"))
+        );
+        assert_eq!(
+            parse_pointer("gitdir: rel\r\n", "gitdir: "),
+            Some(PathBuf::from("rel"))
+        );
+        assert_eq!(parse_pointer("gitdir:\n", "gitdir: "), None);
+        assert_eq!(parse_pointer("", ""), None);
+        assert_eq!(parse_pointer("../..\n", ""), Some(PathBuf::from("../..")));
+        assert_eq!(
+            parse_core_worktree("[user]\nworktree = /x\n[core]\n  bare = false\n  worktree = \"../a b\"\n"),
+            Some(PathBuf::from("../a b"))
+        );
+        assert_eq!(parse_core_worktree("[core]\n"), None);
+    }
+}

@@ -1,0 +1,478 @@
+//! Settings and where each came from. The command line wins over the
+//! environment (`QWRAP_*`), which wins over the user's config, then the
+//! system config, then a chosen profile, then the default. Lists (`include`,
+//! `read_only`, `profile`) gather from every source. Nothing is read from the
+//! workspace.
+
+use super::profile::{self, ProfileDef};
+use super::{NetworkMode, TmpMode};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// A value and the place it came from (`--network`, `$QWRAP_TMP`, a config
+/// file's path, `profile qwen`, `default`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: String,
+}
+
+impl<T> Sourced<T> {
+    pub fn new(value: T, source: impl Into<String>) -> Self {
+        Sourced {
+            value,
+            source: source.into(),
+        }
+    }
+}
+
+/// A path as given: literally (command line) or as a template with `~` and
+/// `$VAR` (environment, config files, profiles).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum PathSpec {
+    Literal(PathBuf),
+    Template(String),
+}
+
+/// What the command line said.
+#[derive(Debug, Clone, Default)]
+pub struct CliSettings {
+    pub network: Option<String>,
+    pub tmp: Option<String>,
+    pub no_die_with_parent: bool,
+    pub include: Vec<PathBuf>,
+    pub read_only: Vec<PathBuf>,
+    pub profile: Vec<String>,
+}
+
+/// A config file's text and where it was read from.
+#[derive(Debug, Clone)]
+pub struct ConfigText {
+    pub path: PathBuf,
+    pub text: String,
+}
+
+/// The config file's keys.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    network: Option<String>,
+    tmp: Option<String>,
+    die_with_parent: Option<bool>,
+    #[serde(default)]
+    include: Vec<String>,
+    #[serde(default)]
+    read_only: Vec<String>,
+    #[serde(default)]
+    profile: Vec<String>,
+    #[serde(default)]
+    profiles: BTreeMap<String, ProfileDef>,
+}
+
+/// Every setting, resolved, with its source.
+#[derive(Debug, Clone, Serialize)]
+pub struct Settings {
+    pub network: Sourced<NetworkMode>,
+    pub tmp: Sourced<TmpMode>,
+    pub die_with_parent: Sourced<bool>,
+    pub include: Vec<Sourced<PathSpec>>,
+    pub read_only: Vec<Sourced<PathSpec>>,
+    pub profiles: Vec<Sourced<String>>,
+    #[serde(skip)]
+    pub profile_defs: BTreeMap<String, Sourced<ProfileDef>>,
+    /// Config files read, in order of increasing priority.
+    pub config_files: Vec<PathBuf>,
+}
+
+/// An invalid setting, naming its source.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name}: {message}")]
+pub struct SettingsError {
+    pub source_name: String,
+    pub message: String,
+}
+
+fn err(source: &str, message: impl Into<String>) -> SettingsError {
+    SettingsError {
+        source_name: source.to_string(),
+        message: message.into(),
+    }
+}
+
+/// The environment variables qwrap reads its settings from.
+pub const ENV_NETWORK: &str = "QWRAP_NETWORK";
+pub const ENV_TMP: &str = "QWRAP_TMP";
+pub const ENV_INCLUDE: &str = "QWRAP_INCLUDE";
+pub const ENV_PROFILE: &str = "QWRAP_PROFILE";
+/// Overrides the system config path (for tests and packaging).
+pub const ENV_SYSTEM_CONFIG: &str = "QWRAP_SYSTEM_CONFIG";
+pub const SYSTEM_CONFIG: &str = "/etc/qwrap/config.toml";
+
+/// The config files to read, lowest priority first: the system's, then the
+/// user's (`$XDG_CONFIG_HOME` or `~/.config`). Missing files are skipped.
+pub fn config_paths(home: Option<&Path>, env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
+    let system = env(ENV_SYSTEM_CONFIG)
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(SYSTEM_CONFIG));
+    let user_base = env("XDG_CONFIG_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(".config")));
+    let mut v = vec![system];
+    v.extend(user_base.map(|b| b.join("qwrap/config.toml")));
+    v
+}
+
+/// Reads the config files that exist. An unreadable file is an error.
+pub fn read_configs(paths: &[PathBuf]) -> Result<Vec<ConfigText>, SettingsError> {
+    let mut out = Vec::new();
+    for p in paths {
+        match std::fs::read_to_string(p) {
+            Ok(text) => out.push(ConfigText {
+                path: p.clone(),
+                text,
+            }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => {
+                return Err(err(
+                    &p.display().to_string(),
+                    crate::sys::errno_text(e.raw_os_error().unwrap_or(libc::EIO)),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+impl Settings {
+    /// Merges the sources. `configs` is lowest priority first.
+    pub fn load(
+        cli: &CliSettings,
+        env: &dyn Fn(&str) -> Option<OsString>,
+        configs: &[ConfigText],
+    ) -> Result<Settings, SettingsError> {
+        let mut parsed = Vec::new();
+        for c in configs {
+            let name = c.path.display().to_string();
+            let file: ConfigFile =
+                toml::from_str(&c.text).map_err(|e| err(&name, e.message().to_string()))?;
+            parsed.push((name, file));
+        }
+        let env_str = |k: &str| -> Result<Option<String>, SettingsError> {
+            match env(k) {
+                None => Ok(None),
+                Some(v) if v.is_empty() => Ok(None),
+                Some(v) => v
+                    .into_string()
+                    .map(Some)
+                    .map_err(|_| err(&format!("${k}"), "not valid UTF-8")),
+            }
+        };
+
+        // Profiles: shipped, then config files may add or replace.
+        let mut profile_defs: BTreeMap<String, Sourced<ProfileDef>> = profile::shipped()
+            .into_iter()
+            .map(|(k, v)| (k, Sourced::new(v, "shipped")))
+            .collect();
+        for (name, f) in &parsed {
+            for (k, v) in &f.profiles {
+                profile_defs.insert(k.clone(), Sourced::new(v.clone(), name.clone()));
+            }
+        }
+
+        // Lists gather from every source, lowest priority first.
+        let mut include = Vec::new();
+        let mut read_only = Vec::new();
+        let mut profiles = Vec::new();
+        for (name, f) in &parsed {
+            include.extend(
+                f.include
+                    .iter()
+                    .map(|i| Sourced::new(PathSpec::Template(i.clone()), name.clone())),
+            );
+            read_only.extend(
+                f.read_only
+                    .iter()
+                    .map(|i| Sourced::new(PathSpec::Template(i.clone()), name.clone())),
+            );
+            profiles.extend(f.profile.iter().map(|p| Sourced::new(p.clone(), name.clone())));
+        }
+        if let Some(v) = env_str(ENV_INCLUDE)? {
+            include.extend(
+                v.split(':')
+                    .filter(|s| !s.is_empty())
+                    .map(|s| Sourced::new(PathSpec::Template(s.to_string()), format!("${ENV_INCLUDE}"))),
+            );
+        }
+        if let Some(v) = env_str(ENV_PROFILE)? {
+            profiles.extend(
+                v.split(',')
+                    .map(str::trim)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| Sourced::new(s.to_string(), format!("${ENV_PROFILE}"))),
+            );
+        }
+        include.extend(
+            cli.include
+                .iter()
+                .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "--include")),
+        );
+        read_only.extend(
+            cli.read_only
+                .iter()
+                .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "--ro")),
+        );
+        profiles.extend(cli.profile.iter().map(|p| Sourced::new(p.clone(), "--profile")));
+        let mut seen = std::collections::BTreeSet::new();
+        profiles.retain(|p| seen.insert(p.value.clone()));
+        for p in &profiles {
+            if !profile_defs.contains_key(&p.value) {
+                let known: Vec<&str> = profile_defs.keys().map(String::as_str).collect();
+                return Err(err(
+                    &p.source,
+                    format!("unknown profile {:?} (known: {})", p.value, known.join(", ")),
+                ));
+            }
+        }
+
+        // Scalars: the highest-priority source that sets one wins.
+        let network = scalar(
+            cli.network.as_deref(),
+            "--network",
+            env_str(ENV_NETWORK)?,
+            ENV_NETWORK,
+            parsed.iter().map(|(n, f)| (n, f.network.as_deref())),
+            None,
+            NetworkMode::Open,
+        )?;
+        let profile_tmp = profiles.iter().find_map(|p| {
+            let def = &profile_defs[&p.value];
+            def.value
+                .tmp
+                .as_deref()
+                .map(|t| (t.to_string(), format!("profile {}", p.value)))
+        });
+        let tmp = scalar(
+            cli.tmp.as_deref(),
+            "--tmp",
+            env_str(ENV_TMP)?,
+            ENV_TMP,
+            parsed.iter().map(|(n, f)| (n, f.tmp.as_deref())),
+            profile_tmp,
+            TmpMode::Private,
+        )?;
+        let mut die_with_parent = Sourced::new(true, "default");
+        for (name, f) in &parsed {
+            if let Some(v) = f.die_with_parent {
+                die_with_parent = Sourced::new(v, name.clone());
+            }
+        }
+        if cli.no_die_with_parent {
+            die_with_parent = Sourced::new(false, "--no-die-with-parent");
+        }
+
+        Ok(Settings {
+            network,
+            tmp,
+            die_with_parent,
+            include,
+            read_only,
+            profiles,
+            profile_defs,
+            config_files: configs.iter().map(|c| c.path.clone()).collect(),
+        })
+    }
+}
+
+fn scalar<'a, T: std::str::FromStr<Err = String>>(
+    cli: Option<&str>,
+    cli_name: &str,
+    env: Option<String>,
+    env_name: &str,
+    configs: impl DoubleEndedIterator<Item = (&'a String, Option<&'a str>)>,
+    profile: Option<(String, String)>,
+    default: T,
+) -> Result<Sourced<T>, SettingsError> {
+    let parse = |v: &str, src: String| {
+        v.parse::<T>()
+            .map(|x| Sourced::new(x, src.clone()))
+            .map_err(|e| err(&src, e))
+    };
+    if let Some(v) = cli {
+        return parse(v, cli_name.to_string());
+    }
+    if let Some(v) = env {
+        return parse(&v, format!("${env_name}"));
+    }
+    // Later config files have higher priority.
+    if let Some((name, v)) = configs.rev().find_map(|(n, v)| v.map(|v| (n, v))) {
+        return parse(v, name.clone());
+    }
+    if let Some((v, src)) = profile {
+        return parse(&v, src);
+    }
+    Ok(Sourced::new(default, "default"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_env(_: &str) -> Option<OsString> {
+        None
+    }
+
+    fn cfg(path: &str, text: &str) -> ConfigText {
+        ConfigText {
+            path: path.into(),
+            text: text.into(),
+        }
+    }
+
+    #[test]
+    fn defaults() {
+        let s = Settings::load(&CliSettings::default(), &no_env, &[]).unwrap();
+        assert_eq!(s.network, Sourced::new(NetworkMode::Open, "default"));
+        assert_eq!(s.tmp, Sourced::new(TmpMode::Private, "default"));
+        assert_eq!(s.die_with_parent, Sourced::new(true, "default"));
+        assert!(s.include.is_empty() && s.profiles.is_empty());
+    }
+
+    #[test]
+    fn precedence_cli_env_user_system() {
+        let sys = cfg(
+            "/etc/qwrap/config.toml",
+            "network = \"closed\"\ntmp = \"host\"\ndie_with_parent = false\n",
+        );
+        let user = cfg("/home/u/.config/qwrap/config.toml", "network = \"open\"\n");
+        let s = Settings::load(&CliSettings::default(), &no_env, &[sys.clone(), user.clone()]).unwrap();
+        assert_eq!(s.network.source, "/home/u/.config/qwrap/config.toml");
+        assert_eq!(s.tmp, Sourced::new(TmpMode::Host, "/etc/qwrap/config.toml"));
+        assert!(!s.die_with_parent.value);
+        let env = |k: &str| (k == ENV_NETWORK).then(|| OsString::from("closed"));
+        let s = Settings::load(&CliSettings::default(), &env, &[sys.clone(), user.clone()]).unwrap();
+        assert_eq!(s.network, Sourced::new(NetworkMode::Closed, "$QWRAP_NETWORK"));
+        let cli = CliSettings {
+            network: Some("open".into()),
+            no_die_with_parent: true,
+            ..Default::default()
+        };
+        let s = Settings::load(&cli, &env, &[sys, user]).unwrap();
+        assert_eq!(s.network, Sourced::new(NetworkMode::Open, "--network"));
+        assert_eq!(s.die_with_parent, Sourced::new(false, "--no-die-with-parent"));
+    }
+
+    #[test]
+    fn invalid_values_name_their_source() {
+        let e = Settings::load(
+            &CliSettings::default(),
+            &no_env,
+            &[cfg("/etc/q.toml", "network = \"proxied\"\n")],
+        )
+        .unwrap_err();
+        assert_eq!(e.source_name, "/etc/q.toml");
+        assert!(e.to_string().contains("proxied"));
+        let e = Settings::load(
+            &CliSettings::default(),
+            &no_env,
+            &[cfg("/u.toml", "netwrok = \"open\"\n")],
+        )
+        .unwrap_err();
+        assert!(e.to_string().starts_with("/u.toml: "), "{e}");
+        assert!(e.to_string().contains("netwrok"), "{e}");
+        let e = Settings::load(
+            &CliSettings::default(),
+            &no_env,
+            &[cfg("/u.toml", "network = 3\n")],
+        )
+        .unwrap_err();
+        assert_eq!(e.source_name, "/u.toml");
+        let env = |k: &str| (k == ENV_TMP).then(|| OsString::from("shared"));
+        let e = Settings::load(&CliSettings::default(), &env, &[]).unwrap_err();
+        assert_eq!(e.source_name, "$QWRAP_TMP");
+        let cli = CliSettings {
+            profile: vec!["nope".into()],
+            ..Default::default()
+        };
+        let e = Settings::load(&cli, &no_env, &[]).unwrap_err();
+        assert_eq!(e.source_name, "--profile");
+        assert!(e.message.contains("qwen"));
+    }
+
+    #[test]
+    fn lists_gather_from_every_source() {
+        let sys = cfg("/etc/q.toml", "include = [\"/srv/a\"]\nprofile = [\"qwen\"]\n");
+        let env = |k: &str| match k {
+            ENV_INCLUDE => Some(OsString::from("/srv/b::/srv/c")),
+            ENV_PROFILE => Some(OsString::from("qwen, mine")),
+            _ => None,
+        };
+        let user = cfg("/u.toml", "[profiles.mine]\ninclude = [\"/srv/m\"]\n");
+        let cli = CliSettings {
+            include: vec!["/srv/d".into()],
+            read_only: vec!["x".into()],
+            ..Default::default()
+        };
+        let s = Settings::load(&cli, &env, &[sys, user]).unwrap();
+        let inc: Vec<(String, &str)> = s
+            .include
+            .iter()
+            .map(|i| {
+                let v = match &i.value {
+                    PathSpec::Literal(p) => p.display().to_string(),
+                    PathSpec::Template(t) => t.clone(),
+                };
+                (v, i.source.as_str())
+            })
+            .collect();
+        assert_eq!(
+            inc,
+            vec![
+                ("/srv/a".to_string(), "/etc/q.toml"),
+                ("/srv/b".to_string(), "$QWRAP_INCLUDE"),
+                ("/srv/c".to_string(), "$QWRAP_INCLUDE"),
+                ("/srv/d".to_string(), "--include"),
+            ]
+        );
+        let names: Vec<&str> = s.profiles.iter().map(|p| p.value.as_str()).collect();
+        assert_eq!(names, ["qwen", "mine"]);
+        assert_eq!(s.profile_defs["mine"].source, "/u.toml");
+        assert_eq!(s.read_only[0].source, "--ro");
+    }
+
+    #[test]
+    fn profile_tmp_applies_only_without_a_setting() {
+        let cli = CliSettings {
+            profile: vec!["qwen".into()],
+            ..Default::default()
+        };
+        let s = Settings::load(&cli, &no_env, &[]).unwrap();
+        assert_eq!(s.tmp, Sourced::new(TmpMode::Host, "profile qwen"));
+        let cli = CliSettings {
+            tmp: Some("private".into()),
+            ..cli
+        };
+        assert_eq!(Settings::load(&cli, &no_env, &[]).unwrap().tmp.source, "--tmp");
+    }
+
+    #[test]
+    fn config_paths_follow_xdg() {
+        let env = |k: &str| (k == "XDG_CONFIG_HOME").then(|| OsString::from("/x/cfg"));
+        assert_eq!(
+            config_paths(Some(Path::new("/home/u")), &env),
+            vec![
+                PathBuf::from(SYSTEM_CONFIG),
+                PathBuf::from("/x/cfg/qwrap/config.toml")
+            ]
+        );
+        assert_eq!(
+            config_paths(Some(Path::new("/home/u")), &no_env)[1],
+            PathBuf::from("/home/u/.config/qwrap/config.toml")
+        );
+    }
+}

@@ -1,0 +1,279 @@
+//! What `inspect`, `verify` and `receipt` print: the data, as text for people
+//! and as JSON for tools (schemas in docs/reports.md).
+
+mod receipt;
+
+pub use receipt::{Receipt, receipt};
+
+use crate::host::HostFacts;
+use crate::policy::{Dropped, GitInfo, NetworkMode, Policy, ReadOnlyPath, TmpMode, WritableRoot};
+use crate::verify::{Outcome, Report};
+use serde::Serialize;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+/// What the sandbox confines, in one line.
+pub const BOUNDARY: &str = "filesystem mounts (the host read-only outside the writable roots); \
+     host processes visible and signalable; host Unix sockets remain reachable";
+
+#[derive(Debug, Clone, Serialize)]
+pub struct Backend {
+    pub name: &'static str,
+    pub version: &'static str,
+    pub executable: String,
+}
+
+impl Backend {
+    pub fn this() -> Self {
+        Backend {
+            name: "qwrap",
+            version: crate::VERSION,
+            executable: std::env::current_exe()
+                .and_then(std::fs::canonicalize)
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| "unknown".into()),
+        }
+    }
+}
+
+/// `full` only when a probe sandbox with this exact policy started.
+#[derive(Debug, Clone, Serialize)]
+pub struct Enforcement {
+    pub level: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
+impl Enforcement {
+    pub fn full() -> Self {
+        Enforcement {
+            level: "full",
+            reason: None,
+        }
+    }
+    pub fn none(reason: String) -> Self {
+        Enforcement {
+            level: "none",
+            reason: Some(reason),
+        }
+    }
+    pub fn is_full(&self) -> bool {
+        self.level == "full"
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SettingLine {
+    pub name: &'static str,
+    pub value: String,
+    pub source: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct MountApiLine {
+    pub api: crate::host::MountApi,
+    pub reason: &'static str,
+}
+
+/// The `qwrap inspect` report.
+#[derive(Debug, Clone, Serialize)]
+pub struct Inspect {
+    pub backend: Backend,
+    pub enforcement: Enforcement,
+    pub boundary: &'static str,
+    pub network: NetworkMode,
+    pub target_dir: PathBuf,
+    pub writable_roots: Vec<WritableRoot>,
+    pub read_only: Vec<ReadOnlyPath>,
+    pub dropped: Vec<Dropped>,
+    pub git: GitInfo,
+    pub temp: TmpMode,
+    pub mount_api: MountApiLine,
+    pub kernel: String,
+    pub settings: Vec<SettingLine>,
+    pub config_files: Vec<PathBuf>,
+    pub notes: Vec<String>,
+}
+
+/// The running kernel's release.
+pub fn kernel() -> String {
+    rustix::system::uname().release().to_string_lossy().into_owned()
+}
+
+impl Inspect {
+    pub fn new(policy: &Policy, host: &HostFacts, enforcement: Enforcement, notes: Vec<String>) -> Self {
+        let s = &policy.settings;
+        let mut settings = vec![
+            SettingLine {
+                name: "network",
+                value: s.network.value.to_string(),
+                source: s.network.source.clone(),
+            },
+            SettingLine {
+                name: "tmp",
+                value: s.tmp.value.to_string(),
+                source: s.tmp.source.clone(),
+            },
+            SettingLine {
+                name: "die_with_parent",
+                value: s.die_with_parent.value.to_string(),
+                source: s.die_with_parent.source.clone(),
+            },
+        ];
+        settings.extend(s.profiles.iter().map(|p| SettingLine {
+            name: "profile",
+            value: p.value.clone(),
+            source: p.source.clone(),
+        }));
+        settings.extend(s.include.iter().map(|i| SettingLine {
+            name: "include",
+            value: spec_text(&i.value),
+            source: i.source.clone(),
+        }));
+        settings.extend(s.read_only.iter().map(|i| SettingLine {
+            name: "read_only",
+            value: spec_text(&i.value),
+            source: i.source.clone(),
+        }));
+        Inspect {
+            backend: Backend::this(),
+            enforcement,
+            boundary: BOUNDARY,
+            network: policy.network,
+            target_dir: policy.workspace.clone(),
+            writable_roots: policy.writable_roots.clone(),
+            read_only: policy.read_only.clone(),
+            dropped: policy.dropped.clone(),
+            git: policy.git.clone(),
+            temp: policy.tmp,
+            mount_api: MountApiLine {
+                api: host.mount_api,
+                reason: host.mount_api_reason,
+            },
+            kernel: kernel(),
+            settings,
+            config_files: s.config_files.clone(),
+            notes,
+        }
+    }
+
+    pub fn text(&self) -> String {
+        let mut o = String::new();
+        let _ = writeln!(
+            o,
+            "Backend: {} {} ({})",
+            self.backend.name, self.backend.version, self.backend.executable
+        );
+        match &self.enforcement.reason {
+            None => {
+                let _ = writeln!(o, "Enforcement: {}", self.enforcement.level);
+            }
+            Some(r) => {
+                let _ = writeln!(o, "Enforcement: {} ({})", self.enforcement.level, first_line(r));
+            }
+        }
+        let _ = writeln!(o, "Boundary: {}", self.boundary);
+        let _ = writeln!(o, "Network: {}", self.network);
+        let _ = writeln!(o, "Target dir: {}", self.target_dir.display());
+        let _ = writeln!(o, "Writable roots:");
+        for r in &self.writable_roots {
+            let _ = writeln!(o, "  {}  [{}, from {}]", r.path.display(), r.reason, r.source);
+        }
+        let _ = writeln!(o, "Read-only inside a writable root:");
+        if self.read_only.is_empty() {
+            let _ = writeln!(o, "  (none)");
+        }
+        for r in &self.read_only {
+            let _ = writeln!(
+                o,
+                "  {}  [in {}, from {}]",
+                r.path.display(),
+                r.within.display(),
+                r.source
+            );
+        }
+        if !self.dropped.is_empty() {
+            let _ = writeln!(o, "Left out:");
+            for d in &self.dropped {
+                let _ = writeln!(o, "  {}  [{}]", d.path.display(), d.why);
+            }
+        }
+        let roots: Vec<String> = self.git.roots.iter().map(|r| r.display().to_string()).collect();
+        let _ = write!(o, "Git metadata: {}", self.git.checkout);
+        if !roots.is_empty() {
+            let _ = write!(o, " ({})", roots.join(", "));
+        }
+        if let Some(n) = &self.git.note {
+            let _ = write!(o, " [{n}]");
+        }
+        o.push('\n');
+        let _ = writeln!(
+            o,
+            "Temp: {}",
+            match self.temp {
+                TmpMode::Private => "private (a fresh tmpfs on /tmp)",
+                TmpMode::Host => "host (the host's temp directory is a writable root)",
+            }
+        );
+        let _ = writeln!(o, "Mount API: {} ({})", self.mount_api.api, self.mount_api.reason);
+        let _ = writeln!(o, "Kernel: Linux {}", self.kernel);
+        let _ = writeln!(o, "Settings:");
+        for s in &self.settings {
+            let _ = writeln!(o, "  {} = {}  [from {}]", s.name, s.value, s.source);
+        }
+        for c in &self.config_files {
+            let _ = writeln!(o, "  config file: {}", c.display());
+        }
+        for n in &self.notes {
+            let _ = writeln!(o, "Note: {n}");
+        }
+        if let Some(r) = &self.enforcement.reason
+            && r.contains('\n')
+        {
+            let _ = writeln!(o, "\n{r}");
+        }
+        o
+    }
+}
+
+fn first_line(s: &str) -> &str {
+    s.lines().next().unwrap_or(s)
+}
+
+fn spec_text(s: &crate::policy::PathSpec) -> String {
+    match s {
+        crate::policy::PathSpec::Literal(p) => p.display().to_string(),
+        crate::policy::PathSpec::Template(t) => t.clone(),
+    }
+}
+
+/// The verify report as text: PASS/FAIL/SKIP lines, then the verdict.
+pub fn verify_text(r: &Report) -> String {
+    let mut o = String::new();
+    for c in &r.checks {
+        match c.outcome {
+            Outcome::Pass => {
+                let _ = writeln!(o, "PASS {}", c.title);
+            }
+            Outcome::Skip => {
+                let _ = writeln!(o, "SKIP {}: {}", c.title, c.got.as_deref().unwrap_or(""));
+            }
+            Outcome::Fail => {
+                let _ = writeln!(o, "FAIL {}", c.title);
+                let _ = writeln!(o, "  expected: {}", c.expected.as_deref().unwrap_or(""));
+                let _ = writeln!(o, "  got: {}", c.got.as_deref().unwrap_or(""));
+            }
+        }
+    }
+    if r.verified {
+        let _ = writeln!(o, "Confinement verified ({} checks).", r.passed);
+    } else {
+        let _ = writeln!(
+            o,
+            "Confinement NOT verified: {} of {} checks failed.",
+            r.failed,
+            r.passed + r.failed
+        );
+    }
+    o
+}

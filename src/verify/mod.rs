@@ -1,0 +1,201 @@
+//! `qwrap verify`: a battery of checks run inside a real sandbox built from the
+//! same policy and plan as `run`, plus the linked-worktree commit canary.
+
+mod canary;
+pub mod probe;
+
+use crate::exec;
+use crate::host::HostFacts;
+use crate::plan;
+use crate::policy::{Caller, Checkout, Invocation, NetworkMode, Policy};
+use serde::{Deserialize, Serialize};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// How a check ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Outcome {
+    Pass,
+    Fail,
+    Skip,
+}
+
+/// One check: PASS, FAIL with what was expected and what was seen, or SKIP
+/// with why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Check {
+    /// A stable identifier (`outside-write`).
+    pub name: String,
+    /// What is checked, for people.
+    pub title: String,
+    pub outcome: Outcome,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected: Option<String>,
+    /// What was seen (on failure), or why the check was skipped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub got: Option<String>,
+}
+
+/// The battery's result.
+#[derive(Debug, Clone, Serialize)]
+pub struct Report {
+    pub checks: Vec<Check>,
+    pub passed: usize,
+    pub failed: usize,
+    pub skipped: usize,
+    /// Every check that ran passed.
+    pub verified: bool,
+}
+
+impl Report {
+    pub fn new(checks: Vec<Check>) -> Self {
+        let count = |o| checks.iter().filter(|c| c.outcome == o).count();
+        let (passed, failed, skipped) = (count(Outcome::Pass), count(Outcome::Fail), count(Outcome::Skip));
+        Report {
+            verified: failed == 0 && passed > 0,
+            checks,
+            passed,
+            failed,
+            skipped,
+        }
+    }
+
+    pub fn check(&self, name: &str) -> Option<&Check> {
+        self.checks.iter().find(|c| c.name == name)
+    }
+}
+
+/// No sandbox could start: the setup error as the child printed it.
+#[derive(Debug, Clone, thiserror::Error)]
+#[error("{0}")]
+pub struct NoSandbox(pub String);
+
+/// The hidden subcommand qwrap re-executes itself as inside the sandbox.
+pub const PROBE_COMMAND: &str = "__probe";
+
+/// The command that runs qwrap itself inside the sandbox. `/proc/self/exe`
+/// still names qwrap's binary at `execve` time, wherever it lives.
+pub fn self_command(args: impl IntoIterator<Item = OsString>) -> Vec<OsString> {
+    let mut v: Vec<OsString> = vec!["/proc/self/exe".into(), PROBE_COMMAND.into()];
+    v.extend(args);
+    v
+}
+
+/// Runs `policy`'s sandbox in a child with `command` and returns its output;
+/// `Err` when the sandbox did not start (the command never ran).
+pub fn run_in_sandbox(
+    policy: &Policy,
+    host: &HostFacts,
+    command: Vec<OsString>,
+) -> Result<String, NoSandbox> {
+    let mut p = policy.clone();
+    p.command = command;
+    p.env.set.retain(|(k, _)| k != "LC_ALL");
+    p.env.set.insert(0, ("LC_ALL".into(), "C".into()));
+    let plan = plan::build(&p, host);
+    let out = exec::capture(&plan).map_err(|e| NoSandbox(format!("qwrap: fork: {e}")))?;
+    let text = String::from_utf8_lossy(&out.output).into_owned();
+    match out.code {
+        Some(c) if c == exec::EXIT_SETUP => Err(NoSandbox(text.trim_end().to_string())),
+        Some(_) => Ok(text),
+        None => Err(NoSandbox(format!(
+            "the sandbox was killed by signal {}",
+            out.signal.unwrap_or(0)
+        ))),
+    }
+}
+
+/// A directory outside every writable root, for the outside-write check.
+pub fn outside_dir(policy: &Policy) -> PathBuf {
+    let inside_root = |p: &Path| policy.writable_roots.iter().any(|r| p.starts_with(&r.path));
+    ["/usr/local/bin", "/usr/bin", "/etc", "/var", "/opt", "/"]
+        .iter()
+        .map(PathBuf::from)
+        .find(|p| p.is_dir() && !inside_root(p) && policy.home.as_deref() != Some(p.as_path()))
+        .unwrap_or_else(|| PathBuf::from("/"))
+}
+
+/// The host's facts the in-sandbox probe compares against.
+pub fn probe_args(policy: &Policy) -> probe::ProbeArgs {
+    let host_ifs = probe::interfaces(&std::fs::read_to_string("/proc/net/dev").unwrap_or_default());
+    probe::ProbeArgs {
+        workspace: policy.workspace.clone(),
+        outside: outside_dir(policy),
+        home: policy.home.clone(),
+        host_pidns: std::fs::read_link("/proc/self/ns/pid")
+            .map(|p| p.display().to_string())
+            .unwrap_or_default(),
+        closed_network: policy.network == NetworkMode::Closed,
+        host_has_nonlo: host_ifs.iter().any(|i| i != "lo"),
+    }
+}
+
+/// Runs the whole battery: the in-sandbox checks, then the worktree canary.
+pub fn battery(
+    inv: &Invocation,
+    caller: &Caller,
+    policy: &Policy,
+    host: &HostFacts,
+) -> Result<Report, NoSandbox> {
+    let args = probe_args(policy);
+    let text = run_in_sandbox(policy, host, self_command(args.to_args()))?;
+    let mut checks = parse_probe_output(&text)?;
+    checks.push(if policy.git.checkout == Checkout::None {
+        Check::skip(
+            "worktree-commit",
+            "worktree commit canary",
+            "the workspace is not a git checkout".into(),
+        )
+    } else {
+        canary::run(inv, caller, policy, host)
+    });
+    Ok(Report::new(checks))
+}
+
+/// The probe prints its checks as the last line of its output.
+pub fn parse_probe_output(text: &str) -> Result<Vec<Check>, NoSandbox> {
+    text.lines()
+        .rev()
+        .find(|l| l.starts_with('['))
+        .and_then(|l| serde_json::from_str(l).ok())
+        .ok_or_else(|| {
+            NoSandbox(format!(
+                "the in-sandbox probe printed no result: {}",
+                text.trim_end()
+            ))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn c(o: Outcome) -> Check {
+        Check {
+            name: "x".into(),
+            title: "x".into(),
+            outcome: o,
+            expected: None,
+            got: None,
+        }
+    }
+
+    #[test]
+    fn report_counts() {
+        let r = Report::new(vec![c(Outcome::Pass), c(Outcome::Skip), c(Outcome::Pass)]);
+        assert!(r.verified && r.passed == 2 && r.skipped == 1 && r.failed == 0);
+        assert!(!Report::new(vec![c(Outcome::Pass), c(Outcome::Fail)]).verified);
+        // Nothing that ran is not a verification.
+        assert!(!Report::new(vec![c(Outcome::Skip)]).verified);
+        assert!(!Report::new(vec![]).verified);
+    }
+
+    #[test]
+    fn probe_output_parsing() {
+        let line = serde_json::to_string(&vec![c(Outcome::Pass)]).unwrap();
+        assert_eq!(parse_probe_output(&format!("noise\n{line}\n")).unwrap().len(), 1);
+        assert!(parse_probe_output("qwrap: something failed\n").is_err());
+        assert!(parse_probe_output("[not json").is_err());
+    }
+}

@@ -1,0 +1,315 @@
+//! The in-sandbox half of `qwrap verify`: qwrap re-executed inside a sandbox
+//! built from the policy under test, observing from inside. It prints its
+//! checks as one JSON line.
+
+use super::{Check, Outcome};
+use crate::plan::dev_entries;
+use crate::sys::errno_text;
+use rustix::fs::{Mode, OFlags};
+use std::path::{Path, PathBuf};
+
+/// What the probe needs to know about the host, passed on its command line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProbeArgs {
+    pub workspace: PathBuf,
+    /// A path outside every writable root whose directory exists.
+    pub outside: PathBuf,
+    /// The home directory (None: not known).
+    pub home: Option<PathBuf>,
+    /// The host's `readlink /proc/self/ns/pid`.
+    pub host_pidns: String,
+    pub closed_network: bool,
+    /// Whether the host has a non-loopback interface.
+    pub host_has_nonlo: bool,
+}
+
+impl ProbeArgs {
+    /// As arguments for `qwrap __probe`.
+    pub fn to_args(&self) -> Vec<std::ffi::OsString> {
+        let mut v: Vec<std::ffi::OsString> = vec![
+            "--workspace".into(),
+            self.workspace.clone().into(),
+            "--outside".into(),
+            self.outside.clone().into(),
+            "--host-pidns".into(),
+            self.host_pidns.clone().into(),
+        ];
+        if let Some(h) = &self.home {
+            v.push("--home".into());
+            v.push(h.clone().into());
+        }
+        if self.closed_network {
+            v.push("--closed-network".into());
+        }
+        if self.host_has_nonlo {
+            v.push("--host-has-nonlo".into());
+        }
+        v
+    }
+}
+
+/// Runs every in-sandbox check.
+pub fn run(a: &ProbeArgs) -> Vec<Check> {
+    let tag = format!(".qwrap-verify-{}", std::process::id());
+    let mut checks = vec![
+        workspace_write(&a.workspace.join(&tag)),
+        must_be_erofs("outside-write", "outside write", &a.outside.join(&tag)),
+    ];
+    checks.push(match &a.home {
+        Some(h) if h.is_dir() => must_be_erofs("home-write", "home write", &h.join(&tag)),
+        Some(h) => Check::skip(
+            "home-write",
+            "home write",
+            format!("{} does not exist", h.display()),
+        ),
+        None => Check::skip("home-write", "home write", "no home directory".into()),
+    });
+    checks.push(pid_namespace(&a.host_pidns));
+    checks.push(network(a.closed_network, a.host_has_nonlo));
+    checks.push(dev_listing());
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    checks.push(capabilities(&status));
+    checks.push(no_new_privs(&status));
+    checks
+}
+
+fn create(path: &Path) -> Result<(), i32> {
+    rustix::fs::open(
+        path,
+        OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .map(drop)
+    .map_err(|e| e.raw_os_error())
+}
+
+fn workspace_write(path: &Path) -> Check {
+    let title = format!("workspace write ({})", path.parent().unwrap_or(path).display());
+    match create(path) {
+        Ok(()) => match std::fs::remove_file(path) {
+            Ok(()) => Check::pass("workspace-write", &title),
+            Err(e) => Check::fail(
+                "workspace-write",
+                &title,
+                "create and remove a file",
+                format!("remove failed: {e}"),
+            ),
+        },
+        Err(e) => Check::fail(
+            "workspace-write",
+            &title,
+            "create and remove a file",
+            errno_text(e),
+        ),
+    }
+}
+
+/// The write must fail with EROFS: EACCES proves nothing about the mount.
+fn must_be_erofs(name: &str, what: &str, path: &Path) -> Check {
+    let title = format!("{what} ({})", path.parent().unwrap_or(path).display());
+    let expected = errno_text(libc::EROFS);
+    match create(path) {
+        Err(libc::EROFS) => Check::pass(name, &title),
+        Err(e) => Check::fail(name, &title, &expected, errno_text(e)),
+        Ok(()) => {
+            std::fs::remove_file(path).ok();
+            Check::fail(name, &title, &expected, "the write succeeded".into())
+        }
+    }
+}
+
+fn pid_namespace(host: &str) -> Check {
+    let inside = std::fs::read_link("/proc/self/ns/pid")
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|e| e.to_string());
+    if inside == host {
+        Check::pass("pid-namespace", "PID namespace shared with the host")
+    } else {
+        Check::fail(
+            "pid-namespace",
+            "PID namespace shared with the host",
+            host,
+            inside,
+        )
+    }
+}
+
+/// Interface names in /proc/net/dev, sorted.
+pub fn interfaces(text: &str) -> Vec<String> {
+    let mut v: Vec<String> = text
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split_once(':').map(|(n, _)| n.trim().to_string()))
+        .collect();
+    v.sort();
+    v
+}
+
+fn network(closed: bool, host_has_nonlo: bool) -> Check {
+    let ifs = interfaces(&std::fs::read_to_string("/proc/net/dev").unwrap_or_default());
+    let got = ifs.join(", ");
+    if closed {
+        let title = "network closed: only lo";
+        if ifs == ["lo"] {
+            Check::pass("network", title)
+        } else {
+            Check::fail("network", title, "lo", got)
+        }
+    } else {
+        let title = "network open: host interfaces visible";
+        if !host_has_nonlo {
+            Check::skip("network", title, "the host has no non-loopback interface".into())
+        } else if ifs.iter().any(|i| i != "lo") {
+            Check::pass("network", title)
+        } else {
+            Check::fail("network", title, "a non-loopback interface", got)
+        }
+    }
+}
+
+fn dev_listing() -> Check {
+    let mut got: Vec<String> = std::fs::read_dir("/dev")
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default();
+    got.sort();
+    let want = dev_entries();
+    if got == want {
+        Check::pass("dev", "/dev is minimal")
+    } else {
+        Check::fail("dev", "/dev is minimal", &want.join(" "), got.join(" "))
+    }
+}
+
+fn field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
+    status.lines().find_map(|l| l.strip_prefix(key).map(str::trim))
+}
+
+fn capabilities(status: &str) -> Check {
+    let sets = ["CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"];
+    let nonzero: Vec<String> = sets
+        .iter()
+        .filter(|k| field(status, k) != Some("0000000000000000"))
+        .map(|k| format!("{k} {}", field(status, k).unwrap_or("missing")))
+        .collect();
+    if nonzero.is_empty() {
+        Check::pass("capabilities", "no capabilities")
+    } else {
+        Check::fail(
+            "capabilities",
+            "no capabilities",
+            "all five sets zero",
+            nonzero.join(", "),
+        )
+    }
+}
+
+fn no_new_privs(status: &str) -> Check {
+    match field(status, "NoNewPrivs:") {
+        Some("1") => Check::pass("no-new-privs", "no_new_privs set"),
+        other => Check::fail(
+            "no-new-privs",
+            "no_new_privs set",
+            "1",
+            other.unwrap_or("missing").into(),
+        ),
+    }
+}
+
+impl Check {
+    pub(super) fn pass(name: &str, title: &str) -> Check {
+        Check {
+            name: name.into(),
+            title: title.into(),
+            outcome: Outcome::Pass,
+            expected: None,
+            got: None,
+        }
+    }
+    pub(super) fn fail(name: &str, title: &str, expected: &str, got: String) -> Check {
+        Check {
+            name: name.into(),
+            title: title.into(),
+            outcome: Outcome::Fail,
+            expected: Some(expected.into()),
+            got: Some(got),
+        }
+    }
+    pub(super) fn skip(name: &str, title: &str, why: String) -> Check {
+        Check {
+            name: name.into(),
+            title: title.into(),
+            outcome: Outcome::Skip,
+            expected: None,
+            got: Some(why),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn capability_and_nnp_parsing() {
+        let ok = "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\nNoNewPrivs:\t1\n";
+        assert_eq!(capabilities(ok).outcome, Outcome::Pass);
+        assert_eq!(no_new_privs(ok).outcome, Outcome::Pass);
+        let bad = ok
+            .replace("CapBnd:\t0000000000000000", "CapBnd:\t000001ffffffffff")
+            .replace("NoNewPrivs:\t1", "NoNewPrivs:\t0");
+        let c = capabilities(&bad);
+        assert_eq!(c.outcome, Outcome::Fail);
+        assert!(c.got.unwrap().contains("CapBnd"));
+        assert_eq!(no_new_privs(&bad).outcome, Outcome::Fail);
+        assert_eq!(capabilities("").outcome, Outcome::Fail);
+    }
+
+    #[test]
+    fn interface_parsing() {
+        let t = "Inter-|   Receive\n face |bytes\n    lo: 1 2\n  eth0: 3 4\n";
+        assert_eq!(interfaces(t), ["eth0", "lo"]);
+    }
+
+    #[test]
+    fn expected_dev_listing() {
+        assert_eq!(
+            dev_entries().join(" "),
+            "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero"
+        );
+    }
+
+    #[test]
+    fn args_round_trip_shape() {
+        let a = ProbeArgs {
+            workspace: "/w".into(),
+            outside: "/usr".into(),
+            home: Some("/h".into()),
+            host_pidns: "pid:[1]".into(),
+            closed_network: true,
+            host_has_nonlo: false,
+        };
+        let v: Vec<String> = a
+            .to_args()
+            .iter()
+            .map(|s| s.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(
+            v,
+            [
+                "--workspace",
+                "/w",
+                "--outside",
+                "/usr",
+                "--host-pidns",
+                "pid:[1]",
+                "--home",
+                "/h",
+                "--closed-network"
+            ]
+        );
+    }
+}
