@@ -66,6 +66,11 @@ impl Fail {
             Step::Unshare { .. } => Some(diagnose::userns_hint(raw)),
             Step::Exec { argv, .. } => Some(exec_hint(raw, argv.first())),
             Step::DieWithParent => Some("the process that started qwrap exited during setup".into()),
+            Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::EROFS => Some(
+                "/proc is read-only here, as inside a qwrap sandbox: a nested qwrap sandbox \
+                 cannot write its user namespace's id maps, so qwrap does not run nested"
+                    .into(),
+            ),
             _ => diagnose::setup_hint(raw),
         };
         e

@@ -398,6 +398,21 @@ pub fn load(inv: &Invocation, caller: &Caller) -> Result<(Policy, Vec<String>), 
     let paths = settings::config_paths(caller.home.as_deref(), &env);
     let mut configs = settings::read_configs(&paths)?;
     let mut notes = Vec::new();
+    let ws = inv.workspace.as_deref().map(|w| absolutize(w, &caller.cwd));
+    let ws = canonical_or_self(ws.as_deref().unwrap_or(&caller.cwd));
+    let mut ignore = |configs: &mut Vec<settings::ConfigText>, exposed: &dyn Fn(&Path) -> bool| {
+        configs.retain(|c| {
+            let keep = !exposed(&canonical_or_self(&c.path));
+            if !keep {
+                notes.push(format!(
+                    "ignored {}: it lies inside a writable root, where the confined process could change it",
+                    c.path.display()
+                ));
+            }
+            keep
+        });
+    };
+    ignore(&mut configs, &|p| p.starts_with(&ws));
     loop {
         let settings = Settings::load(&inv.cli, &env, &configs)?;
         let request = Request {
@@ -408,19 +423,12 @@ pub fn load(inv: &Invocation, caller: &Caller) -> Result<(Policy, Vec<String>), 
             command: inv.command.clone(),
         };
         let policy = resolve(&request, caller)?;
-        let exposed = configs.iter().position(|c| {
-            let real = canonical_or_self(&c.path);
-            policy.writable_roots.iter().any(|r| real.starts_with(&r.path))
+        let before = configs.len();
+        ignore(&mut configs, &|p| {
+            policy.writable_roots.iter().any(|r| p.starts_with(&r.path))
         });
-        match exposed {
-            None => return Ok((policy, notes)),
-            Some(i) => {
-                let c = configs.remove(i);
-                notes.push(format!(
-                    "ignored {}: it lies inside a writable root, where the confined process could change it",
-                    c.path.display()
-                ));
-            }
+        if configs.len() == before {
+            return Ok((policy, notes));
         }
     }
 }
