@@ -91,6 +91,19 @@ struct PolicyArgs {
     /// [default: private].
     #[arg(long, value_name = "MODE")]
     tmp: Option<String>,
+    /// require: fail unless every Landlock layer applies; best-effort: apply
+    /// what the kernel offers; off [default: best-effort].
+    #[arg(long, value_name = "MODE")]
+    landlock: Option<String>,
+    /// Leave git hooks and config in writable roots writable.
+    #[arg(long)]
+    allow_git_config: bool,
+    /// Leave this host Unix socket reachable (repeatable).
+    #[arg(long, value_name = "PATH")]
+    allow_socket: Vec<PathBuf>,
+    /// Detach CMD from the controlling terminal.
+    #[arg(long)]
+    new_session: bool,
     /// Let CMD outlive the process that started qwrap.
     #[arg(long)]
     no_die_with_parent: bool,
@@ -179,7 +192,11 @@ fn invocation(a: &PolicyArgs, command: Vec<OsString>) -> Invocation {
         cli: CliSettings {
             network: a.network.clone(),
             tmp: a.tmp.clone(),
+            landlock: a.landlock.clone(),
             no_die_with_parent: a.no_die_with_parent,
+            new_session: a.new_session,
+            allow_git_config: a.allow_git_config,
+            allow_socket: a.allow_socket.clone(),
             include: a.include.clone(),
             read_only: a.ro.clone(),
             profile: a.profile.clone(),
@@ -208,7 +225,16 @@ fn load(a: &PolicyArgs, command: Vec<OsString>) -> Result<(Policy, Vec<String>, 
     let caller = caller()?;
     let (policy, notes) = policy::load(&invocation(a, command), &caller).map_err(load_error)?;
     let host = host::probe().map_err(|e| Fatal(e, EXIT_USAGE))?;
+    required_layers(&policy, &host).map_err(|m| Fatal(m, EXIT_SETUP as u8))?;
     Ok((policy, notes, host))
+}
+
+/// `--landlock require` fails closed when the kernel cannot give it.
+fn required_layers(policy: &Policy, host: &HostFacts) -> Result<(), String> {
+    match plan::missing_required(policy, &plan::assess(policy, host)) {
+        Some(m) => Err(m),
+        None => Ok(()),
+    }
 }
 
 fn load_error(e: LoadError) -> Fatal {
@@ -246,6 +272,9 @@ fn subject(a: &PolicyArgs) -> Result<Subject, Fatal> {
 
 /// Starts a probe sandbox with the subject's exact policy.
 fn enforcement(s: &Subject) -> Enforcement {
+    if let Err(m) = required_layers(&s.policy, &s.host) {
+        return Enforcement::none(m);
+    }
     match verify::run_in_sandbox(&s.policy, &s.host, s.policy.command.clone()) {
         Ok(_) => Enforcement::full(),
         Err(e) => Enforcement::none(e.0),

@@ -149,3 +149,43 @@ fn errno_name(code: i32) -> Option<&'static str> {
         _ => return None,
     })
 }
+
+/// The Landlock ABI version the kernel offers (0: none). Uses
+/// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)`.
+pub fn landlock_abi() -> u32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: u32 = 1;
+    // SAFETY: with a NULL attribute pointer, size 0 and the VERSION flag the
+    // kernel reads nothing and returns the ABI version or an error.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    u32::try_from(ret).unwrap_or(0)
+}
+
+/// `ioctl(fd, TIOCSTI, &byte)`: pushes a byte into a terminal's input.
+pub fn tiocsti(fd: BorrowedFd<'_>, byte: u8) -> Result<(), Errno> {
+    // SAFETY: TIOCSTI reads one byte through the pointer, which points at a
+    // live local.
+    let ret = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCSTI, &byte as *const u8) };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(Errno::from_raw_os_error(last_errno()))
+    }
+}
+
+/// `ioctl(fd, TIOCNOTTY)`: gives up `fd` as the controlling terminal.
+pub fn tiocnotty(fd: BorrowedFd<'_>) -> Result<(), Errno> {
+    // SAFETY: TIOCNOTTY takes no argument.
+    let ret = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCNOTTY) };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(Errno::from_raw_os_error(last_errno()))
+    }
+}

@@ -3,6 +3,8 @@
 //! runs, and the command runs only as the last step.
 
 mod error;
+mod landlock;
+mod seccomp;
 
 pub use error::{EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_SETUP, SetupError};
 
@@ -100,6 +102,10 @@ struct Executor {
 impl Executor {
     fn run(&mut self, step: &Step) -> Result<(), Fail> {
         match step {
+            Step::CreateHostDir { path } => match rustix::fs::mkdir(path, Mode::from_raw_mode(0o755)) {
+                Err(Errno::EXIST) if path.is_dir() => {}
+                other => other?,
+            },
             Step::Unshare { net } => {
                 use rustix::thread::UnshareFlags;
                 let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
@@ -208,12 +214,12 @@ impl Executor {
                 source,
                 target,
                 recursive,
-                ..
+                role,
             } => {
                 if *recursive {
                     rustix::mount::mount_bind_recursive(source, target)?;
                 } else {
-                    rustix::mount::mount_bind(source, target)?;
+                    tolerate_vanished_socket(*role, rustix::mount::mount_bind(source, target))?;
                 }
             }
             Step::MakeTreePrivate { target } => {
@@ -239,6 +245,17 @@ impl Executor {
             Step::Chdir { path } => rustix::process::chdir(path)?,
             Step::DropCapabilities => drop_capabilities()?,
             Step::NoNewPrivs => rustix::thread::set_no_new_privs(true)?,
+            Step::Landlock { abi, paths, scoped } => {
+                landlock::apply(*abi, paths, *scoped).map_err(|(errno, detail)| Fail {
+                    errno,
+                    detail: Some(detail),
+                })?
+            }
+            Step::Seccomp => seccomp::apply().map_err(|(errno, detail)| Fail {
+                errno,
+                detail: Some(detail),
+            })?,
+            Step::NewSession => new_session()?,
             Step::DieWithParent => {
                 rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
                 if rustix::process::getppid() != self.parent {
@@ -305,6 +322,35 @@ impl Executor {
             }
         }
         Ok(())
+    }
+}
+
+/// A host socket can vanish between the inventory and the mask: then there is
+/// nothing to mask.
+fn tolerate_vanished_socket(role: crate::plan::Role, r: Result<(), Errno>) -> Result<(), Errno> {
+    match r {
+        Err(Errno::NOENT) if role == crate::plan::Role::SocketMask => Ok(()),
+        other => other,
+    }
+}
+
+/// Leaves the controlling terminal: a new session when possible; a process
+/// group leader (as a shell's job is) cannot start one, so it gives up the
+/// terminal with TIOCNOTTY instead. Either way TIOCSTI on it is refused.
+fn new_session() -> Result<(), Errno> {
+    match rustix::process::setsid() {
+        Ok(_) => Ok(()),
+        Err(Errno::PERM) => match rustix::fs::open(
+            "/dev/tty",
+            OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        ) {
+            // No controlling terminal: nothing to leave.
+            Err(Errno::NXIO) | Err(Errno::NOENT) => Ok(()),
+            Err(e) => Err(e),
+            Ok(tty) => sys::tiocnotty(tty.as_fd()),
+        },
+        Err(e) => Err(e),
     }
 }
 

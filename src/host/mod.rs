@@ -2,6 +2,7 @@
 
 pub mod diagnose;
 pub mod mountinfo;
+pub mod unix_sockets;
 
 use serde::Serialize;
 
@@ -28,6 +29,10 @@ impl std::fmt::Display for MountApi {
 /// comparing both paths on one kernel).
 pub const FORCE_MOUNT_API_ENV: &str = "QWRAP_MOUNT_API";
 
+/// Test-only switch: pretend the kernel offers at most this Landlock ABI.
+/// Reports say so wherever it is in force.
+pub const FORCE_LANDLOCK_ABI_ENV: &str = "QWRAP_TEST_LANDLOCK_ABI";
+
 /// The facts the planner needs about this host.
 #[derive(Debug, Clone, Serialize)]
 pub struct HostFacts {
@@ -36,6 +41,12 @@ pub struct HostFacts {
     pub mount_api_reason: &'static str,
     pub uid: u32,
     pub gid: u32,
+    /// The Landlock ABI to use (0: none).
+    pub landlock_abi: u32,
+    /// Set when the ABI was capped by the test-only switch.
+    pub landlock_abi_capped: bool,
+    /// Bound pathname Unix sockets on the host.
+    pub unix_sockets: Vec<std::path::PathBuf>,
 }
 
 /// Probes the running kernel. Cheap: one failing syscall and two getters.
@@ -55,11 +66,23 @@ pub fn probe() -> Result<HostFacts, String> {
             ));
         }
     };
+    let kernel_abi = crate::sys::landlock_abi();
+    let cap = match std::env::var(FORCE_LANDLOCK_ABI_ENV) {
+        Ok(v) => Some(
+            v.parse::<u32>()
+                .map_err(|_| format!("invalid {FORCE_LANDLOCK_ABI_ENV}={v:?}: expected a number"))?,
+        ),
+        Err(_) => None,
+    };
+    let landlock_abi = cap.map_or(kernel_abi, |c| c.min(kernel_abi));
     Ok(HostFacts {
         mount_api,
         mount_api_reason,
         uid: rustix::process::getuid().as_raw(),
         gid: rustix::process::getgid().as_raw(),
+        landlock_abi,
+        landlock_abi_capped: cap.is_some(),
+        unix_sockets: unix_sockets::inventory(),
     })
 }
 

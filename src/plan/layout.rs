@@ -19,13 +19,15 @@ pub enum MountOp {
     Dev(PathBuf),
     /// A fresh tmpfs.
     Tmpfs { path: PathBuf, mode: u32 },
+    /// /dev/null over a host Unix socket.
+    Mask(PathBuf),
 }
 
 impl MountOp {
     pub fn path(&self) -> &Path {
         match self {
             MountOp::HostRoot => Path::new("/"),
-            MountOp::Writable(p) | MountOp::ReadOnly(p) | MountOp::Dev(p) => p,
+            MountOp::Writable(p) | MountOp::ReadOnly(p) | MountOp::Dev(p) | MountOp::Mask(p) => p,
             MountOp::Tmpfs { path, .. } => path,
         }
     }
@@ -39,14 +41,16 @@ impl MountOp {
         match self {
             MountOp::HostRoot => Role::HostRoot,
             MountOp::ReadOnly(_) => Role::ReadOnlyPath,
+            MountOp::Mask(_) => Role::SocketMask,
             _ => Role::WritableRoot,
         }
     }
 }
 
 /// The layout for a policy: host root, /dev, private /tmp, writable roots,
-/// read-only paths; then a stable sort by depth puts parents first.
-pub fn layout(policy: &Policy) -> Vec<MountOp> {
+/// read-only paths, socket masks; then a stable sort by depth puts parents
+/// first.
+pub fn layout(policy: &Policy, masks: &[PathBuf]) -> Vec<MountOp> {
     let mut ops = vec![MountOp::HostRoot, MountOp::Dev(PathBuf::from("/dev"))];
     if policy.tmp == TmpMode::Private {
         ops.push(MountOp::Tmpfs {
@@ -61,6 +65,7 @@ pub fn layout(policy: &Policy) -> Vec<MountOp> {
             .map(|r| MountOp::Writable(r.path.clone())),
     );
     ops.extend(policy.read_only.iter().map(|r| MountOp::ReadOnly(r.path.clone())));
+    ops.extend(masks.iter().map(|m| MountOp::Mask(m.clone())));
     ops.sort_by_key(|op| depth(op.path()));
     ops
 }

@@ -2,9 +2,11 @@
 //! Pure and deterministic: `qwrap plan` prints it, tests check it without
 //! privileges, and the executor runs exactly these steps.
 
+mod layers;
 mod layout;
 mod step;
 
+pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, assess, landlock_paths, missing_required};
 pub use layout::{MountOp, layout};
 pub use step::{Flags, IdMap, Role, Step, TreeId};
 
@@ -62,7 +64,11 @@ impl fmt::Display for Plan {
 
 /// Builds the plan for a policy on a host.
 pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
+    let layers = assess(policy, host);
     let mut b = Builder::default();
+    for path in &policy.create_before {
+        b.push(Step::CreateHostDir { path: path.clone() });
+    }
     b.push(Step::Unshare {
         net: policy.network == NetworkMode::Closed,
     });
@@ -82,7 +88,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
     }
     b.push(Step::MakeMountsSlave);
 
-    let ops = layout(policy);
+    let ops = layout(policy, &layers.masked_sockets);
     let new_root = match host.mount_api {
         MountApi::New => b.mounts_new_api(&ops),
         MountApi::Legacy => b.mounts_legacy(&ops),
@@ -93,8 +99,19 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
     });
     b.push(Step::DropCapabilities);
     b.push(Step::NoNewPrivs);
+    if layers.landlock_abi > 0 {
+        b.push(Step::Landlock {
+            abi: layers.landlock_abi,
+            paths: landlock_paths(policy),
+            scoped: layers.landlock_abi >= LANDLOCK_SCOPE_ABI,
+        });
+    }
+    b.push(Step::Seccomp);
     if policy.die_with_parent {
         b.push(Step::DieWithParent);
+    }
+    if policy.new_session {
+        b.push(Step::NewSession);
     }
     b.push(Step::Exec {
         argv: policy.command.clone(),
@@ -189,6 +206,7 @@ impl Builder {
                     .iter()
                     .map(|d| self.clone_tree(Role::Device, &Path::new("/dev").join(d), false))
                     .collect(),
+                MountOp::Mask(_) => vec![self.clone_tree(Role::SocketMask, Path::new("/dev/null"), false)],
                 MountOp::Tmpfs { .. } => Vec::new(),
             };
             trees.push(tree);
@@ -206,7 +224,7 @@ impl Builder {
             let target = under(&staging, op.path());
             self.make_mount_point(ops, i, &staging);
             match op {
-                MountOp::HostRoot | MountOp::Writable(_) | MountOp::ReadOnly(_) => {
+                MountOp::HostRoot | MountOp::Writable(_) | MountOp::ReadOnly(_) | MountOp::Mask(_) => {
                     let role = op.role();
                     self.push(Step::AttachTree {
                         tree: trees[i][0],
@@ -290,6 +308,12 @@ impl Builder {
                     });
                     self.push(Step::MakeTreePrivate { target });
                 }
+                MountOp::Mask(_) => self.push(Step::BindMount {
+                    role: Role::SocketMask,
+                    source: under(&old_root, Path::new("/dev/null")),
+                    target,
+                    recursive: false,
+                }),
                 MountOp::ReadOnly(_) => {
                     self.push(Step::BindMount {
                         role: Role::ReadOnlyPath,

@@ -18,6 +18,8 @@ pub enum Role {
     WritableRoot,
     ReadOnlyPath,
     Device,
+    /// /dev/null over a host Unix socket, so that `connect()` is refused.
+    SocketMask,
 }
 
 impl Role {
@@ -27,6 +29,7 @@ impl Role {
             Self::WritableRoot => "writable root",
             Self::ReadOnlyPath => "read-only path",
             Self::Device => "host device",
+            Self::SocketMask => "socket mask",
         }
     }
 }
@@ -74,6 +77,9 @@ impl Flags {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Step {
+    CreateHostDir {
+        path: PathBuf,
+    },
     Unshare {
         net: bool,
     },
@@ -153,7 +159,14 @@ pub enum Step {
     },
     DropCapabilities,
     NoNewPrivs,
+    Landlock {
+        abi: u32,
+        paths: Vec<PathBuf>,
+        scoped: bool,
+    },
+    Seccomp,
     DieWithParent,
+    NewSession,
     Exec {
         #[serde(serialize_with = "ser_argv")]
         argv: Vec<OsString>,
@@ -165,6 +178,7 @@ impl Step {
     /// A short phrase naming what the step is for, used in error messages.
     pub fn purpose(&self) -> String {
         match self {
+            Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
             Step::Unshare { net: false } => "create user and mount namespaces".into(),
             Step::Unshare { net: true } => "create user, mount and network namespaces".into(),
             Step::DenySetgroups => "deny setgroups in the user namespace".into(),
@@ -203,7 +217,10 @@ impl Step {
             Step::Chdir { path } => format!("enter {}", path.display()),
             Step::DropCapabilities => "drop every capability".into(),
             Step::NoNewPrivs => "set no_new_privs".into(),
+            Step::Landlock { .. } => "apply the Landlock ruleset".into(),
+            Step::Seccomp => "install the seccomp filter".into(),
             Step::DieWithParent => "die with the parent process".into(),
+            Step::NewSession => "leave the controlling terminal".into(),
             Step::Exec { .. } => "run the command".into(),
         }
     }
@@ -224,6 +241,7 @@ fn join_flags(parts: Vec<String>) -> String {
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
             Step::Unshare { net } => write!(
                 f,
                 "unshare(CLONE_NEWUSER|CLONE_NEWNS{})",
@@ -332,7 +350,28 @@ impl fmt::Display for Step {
                 "prctl(PR_CAPBSET_DROP, every cap); prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL); capset(effective=0, permitted=0, inheritable=0)"
             ),
             Step::NoNewPrivs => write!(f, "prctl(PR_SET_NO_NEW_PRIVS, 1)"),
+            Step::Landlock { abi, paths, scoped } => {
+                let beneath: Vec<String> = paths.iter().map(|p| q(p)).collect();
+                write!(
+                    f,
+                    "landlock_create_ruleset(ABI {abi}, handled=write-type{}); landlock_add_rule(PATH_BENEATH, write-type, {} and the terminals on fds 0-2); landlock_restrict_self()",
+                    if *scoped {
+                        ", scoped=SIGNAL|ABSTRACT_UNIX_SOCKET"
+                    } else {
+                        ""
+                    },
+                    beneath.join(", ")
+                )
+            }
+            Step::Seccomp => write!(
+                f,
+                "seccomp(SECCOMP_SET_MODE_FILTER, {{ioctl(_, TIOCSTI|TIOCLINUX) = EPERM, otherwise allow}})"
+            ),
             Step::DieWithParent => write!(f, "prctl(PR_SET_PDEATHSIG, SIGKILL)"),
+            Step::NewSession => write!(
+                f,
+                "setsid(), or ioctl(\"/dev/tty\", TIOCNOTTY) when already a group leader"
+            ),
             Step::Exec { argv, env } => {
                 let args: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
                 let mut changes: Vec<String> = env

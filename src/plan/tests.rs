@@ -34,7 +34,12 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         home: None,
         network: net,
         tmp,
+        landlock: crate::policy::LandlockMode::BestEffort,
         die_with_parent: true,
+        new_session: false,
+        protected: vec![],
+        create_before: vec![],
+        allowed_sockets: vec![],
         env: EnvRules::build(tmp, &[], &[]),
         command: vec![OsString::from("true")],
     }
@@ -46,6 +51,9 @@ fn host(api: MountApi) -> HostFacts {
         mount_api_reason: "test",
         uid: 1000,
         gid: 100,
+        landlock_abi: 7,
+        landlock_abi_capped: false,
+        unix_sockets: vec![],
     }
 }
 
@@ -92,17 +100,26 @@ fn ends_by_dropping_privileges_then_exec() {
     for api in [MountApi::New, MountApi::Legacy] {
         let p = default_plan(api);
         let n = p.steps.len();
-        assert!(matches!(p.steps[n - 6], Step::EnterRoot { .. }));
+        assert!(matches!(p.steps[n - 8], Step::EnterRoot { .. }));
         assert_eq!(
-            p.steps[n - 5],
+            p.steps[n - 7],
             Step::Chdir {
                 path: "/home/u/proj".into()
             }
         );
         assert_eq!(
-            &p.steps[n - 4..n - 1],
-            &[Step::DropCapabilities, Step::NoNewPrivs, Step::DieWithParent]
+            &p.steps[n - 6..n - 4],
+            &[Step::DropCapabilities, Step::NoNewPrivs]
         );
+        assert_eq!(
+            p.steps[n - 4],
+            Step::Landlock {
+                abi: 7,
+                paths: vec!["/home/u/proj".into(), "/dev".into(), "/tmp".into()],
+                scoped: true
+            }
+        );
+        assert_eq!(&p.steps[n - 3..n - 1], &[Step::Seccomp, Step::DieWithParent]);
         assert!(matches!(p.steps[n - 1], Step::Exec { .. }));
     }
 }
@@ -343,7 +360,7 @@ fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
     );
     assert!(private < remount);
     assert!(
-        matches!(p.steps.iter().rev().nth(5), Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
+        matches!(p.steps.iter().rev().nth(7), Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
     );
 }
 
@@ -388,4 +405,125 @@ fn every_step_prints_as_a_call_and_has_a_purpose() {
             assert!(!s.purpose().is_empty());
         }
     }
+}
+
+fn layers_with(abi: u32, mode: crate::policy::LandlockMode) -> (Policy, Layers) {
+    let mut pol = policy(&["/w"], &[], NetworkMode::Open, TmpMode::Private);
+    pol.landlock = mode;
+    let mut h = host(MountApi::New);
+    h.landlock_abi = abi;
+    let l = assess(&pol, &h);
+    (pol, l)
+}
+
+#[test]
+fn landlock_layers_follow_the_abi() {
+    use crate::policy::LandlockMode::*;
+    let (pol, l) = layers_with(7, BestEffort);
+    assert!(l.landlock_filesystem.is_applied() && l.landlock_scopes.is_applied());
+    assert_eq!(missing_required(&pol, &l), None);
+    let (pol, l) = layers_with(5, BestEffort);
+    assert!(l.landlock_filesystem.is_applied());
+    assert!(matches!(l.landlock_scopes, LayerState::Degraded(ref w) if w.contains("ABI 5 < 6")));
+    assert_eq!(missing_required(&pol, &l), None);
+    let (pol, l) = layers_with(5, Require);
+    assert!(
+        missing_required(&pol, &l)
+            .unwrap()
+            .contains("Landlock scopes degraded")
+    );
+    let (pol, l) = layers_with(0, Require);
+    assert!(missing_required(&pol, &l).unwrap().contains("no Landlock"));
+    let (_, l) = layers_with(7, Off);
+    assert!(matches!(l.landlock_filesystem, LayerState::Off(_)));
+    assert_eq!(l.landlock_abi, 0);
+}
+
+#[test]
+fn landlock_step_matches_the_layers() {
+    use crate::policy::LandlockMode::*;
+    for (abi, mode, want) in [
+        (7, BestEffort, Some(true)),
+        (5, BestEffort, Some(false)),
+        (0, BestEffort, None),
+        (7, Off, None),
+    ] {
+        let (pol, _) = layers_with(abi, mode);
+        let mut h = host(MountApi::New);
+        h.landlock_abi = abi;
+        let got = build(&pol, &h).steps.iter().find_map(|s| match s {
+            Step::Landlock { scoped, .. } => Some(*scoped),
+            _ => None,
+        });
+        assert_eq!(got, want, "abi {abi} {mode}");
+        assert!(build(&pol, &h).steps.contains(&Step::Seccomp));
+    }
+}
+
+#[test]
+fn host_sockets_outside_roots_are_masked() {
+    let mut pol = policy(&["/w"], &[], NetworkMode::Open, TmpMode::Private);
+    pol.allowed_sockets = vec![crate::policy::Sourced::new(
+        PathBuf::from("/run/allowed.sock"),
+        "--allow-socket",
+    )];
+    let mut h = host(MountApi::New);
+    h.unix_sockets = [
+        "/run/docker.sock",
+        "/w/dev.sock",
+        "/tmp/.X11-unix/X0",
+        "/dev/log",
+        "/run/allowed.sock",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    let l = assess(&pol, &h);
+    assert_eq!(l.masked_sockets, vec![PathBuf::from("/run/docker.sock")]);
+    assert_eq!(
+        l.reachable_sockets,
+        vec![PathBuf::from("/run/allowed.sock"), PathBuf::from("/w/dev.sock")]
+    );
+    for api in [MountApi::New, MountApi::Legacy] {
+        h.mount_api = api;
+        let text = build(&pol, &h).to_string();
+        let root = if api == MountApi::New {
+            STAGING
+        } else {
+            LEGACY_NEW_ROOT
+        };
+        assert!(text.contains(&format!("\"{root}/run/docker.sock\"")), "{text}");
+        assert!(
+            !text.contains("allowed.sock") && !text.contains("dev.sock"),
+            "{text}"
+        );
+    }
+    // With the host's /tmp, the X11 socket lies in a writable root.
+    pol.tmp = TmpMode::Host;
+    pol.writable_roots.push(WritableRoot {
+        path: "/tmp".into(),
+        reason: RootReason::Temp,
+        source: "test".into(),
+    });
+    assert!(
+        assess(&pol, &h)
+            .reachable_sockets
+            .contains(&PathBuf::from("/tmp/.X11-unix/X0"))
+    );
+}
+
+#[test]
+fn protected_dirs_are_created_first_and_new_session_last() {
+    let mut pol = policy(&["/w"], &["/w/.git/hooks"], NetworkMode::Open, TmpMode::Private);
+    pol.create_before = vec!["/w/.git/hooks".into()];
+    pol.new_session = true;
+    let p = build(&pol, &host(MountApi::New));
+    assert_eq!(
+        p.steps[0],
+        Step::CreateHostDir {
+            path: "/w/.git/hooks".into()
+        }
+    );
+    assert_eq!(p.steps[1], Step::Unshare { net: false });
+    assert_eq!(p.steps[p.steps.len() - 2], Step::NewSession);
 }

@@ -54,6 +54,41 @@ impl fmt::Display for NetworkMode {
     }
 }
 
+/// Whether Landlock must, may or must not be applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LandlockMode {
+    /// Fail closed unless every Landlock layer can be applied.
+    Require,
+    /// Apply what the kernel offers and report the rest as degraded.
+    BestEffort,
+    Off,
+}
+
+impl FromStr for LandlockMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "require" => Ok(Self::Require),
+            "best-effort" => Ok(Self::BestEffort),
+            "off" => Ok(Self::Off),
+            other => Err(format!(
+                "invalid landlock mode {other:?}: expected \"require\", \"best-effort\" or \"off\""
+            )),
+        }
+    }
+}
+
+impl fmt::Display for LandlockMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Require => "require",
+            Self::BestEffort => "best-effort",
+            Self::Off => "off",
+        })
+    }
+}
+
 /// What /tmp is inside the sandbox.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -178,7 +213,16 @@ pub struct Policy {
     pub git: GitInfo,
     pub network: NetworkMode,
     pub tmp: TmpMode,
+    pub landlock: LandlockMode,
     pub die_with_parent: bool,
+    pub new_session: bool,
+    /// Git hooks and config made read-only (off with allow_git_config).
+    pub protected: Vec<PathBuf>,
+    /// Protected directories that do not exist yet: created (empty) on the
+    /// host before the sandbox starts, so that they can be made read-only.
+    pub create_before: Vec<PathBuf>,
+    /// Host sockets left reachable.
+    pub allowed_sockets: Vec<Sourced<PathBuf>>,
     pub env: EnvRules,
     pub settings: Settings,
     pub home: Option<PathBuf>,
@@ -275,6 +319,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     // Profiles: shipped ones are built-in roots; a user's own obey the
     // include rules.
     let mut ro_specs: Vec<Sourced<PathSpec>> = Vec::new();
+    let mut socket_specs: Vec<Sourced<PathSpec>> = Vec::new();
     let mut user_includes: Vec<(PathBuf, String)> = Vec::new();
     for p in &s.profiles {
         let def = &s.profile_defs[&p.value];
@@ -316,6 +361,19 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     dropped.extend(dropped_templates);
 
     ro_specs.extend(s.read_only.iter().cloned());
+    let (protected, create_before) = if s.allow_git_config.value {
+        (Vec::new(), Vec::new())
+    } else {
+        git::protected_paths(&git)
+    };
+    let in_roots = |p: &Path| writable_roots.iter().any(|r| p.starts_with(&r.path));
+    let protected: Vec<PathBuf> = protected.into_iter().filter(|p| in_roots(p)).collect();
+    let create_before: Vec<PathBuf> = create_before.into_iter().filter(|p| in_roots(p)).collect();
+    ro_specs.extend(
+        protected
+            .iter()
+            .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "protected git path")),
+    );
     let mut read_only: Vec<ReadOnlyPath> = Vec::new();
     for spec in &ro_specs {
         let abs = match spec_path(&spec.value, home.as_deref(), &env, &caller.cwd) {
@@ -328,7 +386,13 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
                 continue;
             }
         };
-        let Ok(real) = std::fs::canonicalize(&abs) else {
+        let real = match std::fs::canonicalize(&abs) {
+            Ok(r) => Some(r),
+            // A protected directory created just before the sandbox starts.
+            Err(_) if create_before.contains(&abs) => Some(abs.clone()),
+            Err(_) => None,
+        };
+        let Some(real) = real else {
             dropped.push(Dropped {
                 path: abs,
                 why: format!("{}: read-only path does not exist", spec.source),
@@ -353,6 +417,23 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     }
     read_only.sort_by(|a, b| a.path.cmp(&b.path));
 
+    socket_specs.extend(s.allow_socket.iter().cloned());
+    let mut allowed_sockets: Vec<Sourced<PathBuf>> = Vec::new();
+    for spec in &socket_specs {
+        match spec_path(&spec.value, home.as_deref(), &env, &caller.cwd) {
+            Ok(p) => {
+                let p = canonical_or_self(&p);
+                if !allowed_sockets.iter().any(|a| a.value == p) {
+                    allowed_sockets.push(Sourced::new(p, spec.source.clone()));
+                }
+            }
+            Err(why) => dropped.push(Dropped {
+                path: spec_display(&spec.value),
+                why: format!("{}: {why}", spec.source),
+            }),
+        }
+    }
+
     Ok(Policy {
         workspace,
         writable_roots,
@@ -361,7 +442,12 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         git,
         network: s.network.value,
         tmp: s.tmp.value,
+        landlock: s.landlock.value,
         die_with_parent: s.die_with_parent.value,
+        new_session: s.new_session.value,
+        protected,
+        create_before,
+        allowed_sockets,
         env: EnvRules::build(s.tmp.value, &req.setenv, &req.unsetenv),
         settings: s.clone(),
         home,

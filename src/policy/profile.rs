@@ -15,6 +15,9 @@ pub struct ProfileDef {
     pub include: Vec<String>,
     #[serde(default)]
     pub read_only: Vec<String>,
+    /// Host sockets to leave reachable.
+    #[serde(default)]
+    pub allow_socket: Vec<String>,
     /// `private` or `host`, used when no setting chooses one.
     pub tmp: Option<String>,
 }

@@ -5,7 +5,7 @@
 //! workspace.
 
 use super::profile::{self, ProfileDef};
-use super::{NetworkMode, TmpMode};
+use super::{LandlockMode, NetworkMode, TmpMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -42,7 +42,11 @@ pub enum PathSpec {
 pub struct CliSettings {
     pub network: Option<String>,
     pub tmp: Option<String>,
+    pub landlock: Option<String>,
     pub no_die_with_parent: bool,
+    pub new_session: bool,
+    pub allow_git_config: bool,
+    pub allow_socket: Vec<PathBuf>,
     pub include: Vec<PathBuf>,
     pub read_only: Vec<PathBuf>,
     pub profile: Vec<String>,
@@ -61,7 +65,12 @@ pub struct ConfigText {
 struct ConfigFile {
     network: Option<String>,
     tmp: Option<String>,
+    landlock: Option<String>,
     die_with_parent: Option<bool>,
+    new_session: Option<bool>,
+    allow_git_config: Option<bool>,
+    #[serde(default)]
+    allow_socket: Vec<String>,
     #[serde(default)]
     include: Vec<String>,
     #[serde(default)]
@@ -77,7 +86,11 @@ struct ConfigFile {
 pub struct Settings {
     pub network: Sourced<NetworkMode>,
     pub tmp: Sourced<TmpMode>,
+    pub landlock: Sourced<LandlockMode>,
     pub die_with_parent: Sourced<bool>,
+    pub new_session: Sourced<bool>,
+    pub allow_git_config: Sourced<bool>,
+    pub allow_socket: Vec<Sourced<PathSpec>>,
     pub include: Vec<Sourced<PathSpec>>,
     pub read_only: Vec<Sourced<PathSpec>>,
     pub profiles: Vec<Sourced<String>>,
@@ -107,6 +120,8 @@ pub const ENV_NETWORK: &str = "QWRAP_NETWORK";
 pub const ENV_TMP: &str = "QWRAP_TMP";
 pub const ENV_INCLUDE: &str = "QWRAP_INCLUDE";
 pub const ENV_PROFILE: &str = "QWRAP_PROFILE";
+pub const ENV_LANDLOCK: &str = "QWRAP_LANDLOCK";
+pub const ENV_ALLOW_SOCKET: &str = "QWRAP_ALLOW_SOCKET";
 /// Overrides the system config path (for tests and packaging).
 pub const ENV_SYSTEM_CONFIG: &str = "QWRAP_SYSTEM_CONFIG";
 pub const SYSTEM_CONFIG: &str = "/etc/qwrap/config.toml";
@@ -189,7 +204,13 @@ impl Settings {
         let mut include = Vec::new();
         let mut read_only = Vec::new();
         let mut profiles = Vec::new();
+        let mut allow_socket = Vec::new();
         for (name, f) in &parsed {
+            allow_socket.extend(
+                f.allow_socket
+                    .iter()
+                    .map(|i| Sourced::new(PathSpec::Template(i.clone()), name.clone())),
+            );
             include.extend(
                 f.include
                     .iter()
@@ -266,20 +287,51 @@ impl Settings {
             profile_tmp,
             TmpMode::Private,
         )?;
-        let mut die_with_parent = Sourced::new(true, "default");
-        for (name, f) in &parsed {
-            if let Some(v) = f.die_with_parent {
-                die_with_parent = Sourced::new(v, name.clone());
+        let landlock = scalar(
+            cli.landlock.as_deref(),
+            "--landlock",
+            env_str(ENV_LANDLOCK)?,
+            ENV_LANDLOCK,
+            parsed.iter().map(|(n, f)| (n, f.landlock.as_deref())),
+            None,
+            LandlockMode::BestEffort,
+        )?;
+        let flag = |get: fn(&ConfigFile) -> Option<bool>, cli_set: Option<(bool, &str)>, default: bool| {
+            let mut v = Sourced::new(default, "default");
+            for (name, f) in &parsed {
+                if let Some(x) = get(f) {
+                    v = Sourced::new(x, name.clone());
+                }
             }
-        }
-        if cli.no_die_with_parent {
-            die_with_parent = Sourced::new(false, "--no-die-with-parent");
-        }
+            if let Some((x, src)) = cli_set {
+                v = Sourced::new(x, src);
+            }
+            v
+        };
+        let die_with_parent = flag(
+            |f| f.die_with_parent,
+            cli.no_die_with_parent.then_some((false, "--no-die-with-parent")),
+            true,
+        );
+        let new_session = flag(
+            |f| f.new_session,
+            cli.new_session.then_some((true, "--new-session")),
+            false,
+        );
+        let allow_git_config = flag(
+            |f| f.allow_git_config,
+            cli.allow_git_config.then_some((true, "--allow-git-config")),
+            false,
+        );
 
         Ok(Settings {
             network,
             tmp,
+            landlock,
             die_with_parent,
+            new_session,
+            allow_git_config,
+            allow_socket,
             include,
             read_only,
             profiles,

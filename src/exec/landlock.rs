@@ -1,0 +1,80 @@
+//! Applies the planned Landlock ruleset: write-type access only beneath the
+//! given paths (and the terminals already open on fds 0-2), and, when
+//! scoped, no signals or abstract-socket connections out of the sandbox.
+
+use landlock::{
+    ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
+    RulesetCreatedAttr, RulesetStatus, Scope,
+};
+use rustix::io::Errno;
+use std::path::PathBuf;
+
+/// Applies the ruleset exactly as planned: the ABI was probed, so anything
+/// less than full enforcement is an error (fail closed).
+pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), (Errno, String)> {
+    let abi = ABI::from(abi as i32);
+    let write = AccessFs::from_write(abi);
+    let err = |what: &str, e: &dyn std::fmt::Display| (Errno::INVAL, format!("{what}: {e}"));
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(write)
+        .map_err(|e| err("handle_access", &e))?;
+    if scoped {
+        ruleset = ruleset
+            .scope(Scope::from_all(abi))
+            .map_err(|e| err("scope", &e))?;
+    }
+    let mut created = ruleset.create().map_err(|e| err("landlock_create_ruleset", &e))?;
+    for p in paths {
+        let fd = PathFd::new(p).map_err(|e| err(&format!("open {}", p.display()), &e))?;
+        created = created
+            .add_rule(PathBeneath::new(fd, write))
+            .map_err(|e| err(&format!("landlock_add_rule {}", p.display()), &e))?;
+    }
+    // Files the caller handed over on fds 0-2 for writing (a terminal, a log
+    // file) stay writable when re-opened through /dev/stdout or
+    // /proc/self/fd: the process can write them through the fd anyway.
+    let file_write = AccessFs::from_file(abi) & write;
+    for fd in 0..3 {
+        let link = format!("/proc/self/fd/{fd}");
+        // Anonymous pipes and sockets ("pipe:[…]") are not on any path.
+        let on_a_path = std::fs::read_link(&link).is_ok_and(|t| t.is_absolute());
+        if on_a_path && handed_over_for_writing(std_fd(fd)) {
+            let pfd = PathFd::new(&link).map_err(|e| err(&format!("open {link}"), &e))?;
+            created = created
+                .add_rule(PathBeneath::new(pfd, file_write))
+                .map_err(|e| err(&format!("landlock_add_rule {link}"), &e))?;
+        }
+    }
+    let status = created
+        .restrict_self()
+        .map_err(|e| err("landlock_restrict_self", &e))?;
+    if status.ruleset != RulesetStatus::FullyEnforced {
+        return Err((Errno::NOTSUP, format!("ruleset only {:?}", status.ruleset)));
+    }
+    Ok(())
+}
+
+/// An open regular file, terminal or FIFO the fd may write.
+fn handed_over_for_writing(fd: rustix::fd::BorrowedFd<'_>) -> bool {
+    use rustix::fs::{FileType, OFlags};
+    let Ok(flags) = rustix::fs::fcntl_getfl(fd) else {
+        return false;
+    };
+    let writable = flags.contains(OFlags::WRONLY) || flags.contains(OFlags::RDWR);
+    let kind = rustix::fs::fstat(fd).map(|st| FileType::from_raw_mode(st.st_mode));
+    writable
+        && matches!(
+            kind,
+            Ok(FileType::RegularFile) | Ok(FileType::CharacterDevice) | Ok(FileType::Fifo)
+        )
+}
+
+/// fds 0-2.
+fn std_fd(fd: i32) -> rustix::fd::BorrowedFd<'static> {
+    match fd {
+        0 => rustix::stdio::stdin(),
+        1 => rustix::stdio::stdout(),
+        _ => rustix::stdio::stderr(),
+    }
+}

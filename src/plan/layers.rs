@@ -1,0 +1,179 @@
+//! The layers beyond the mount view, and whether each is applied, degraded
+//! (with why) or off. Pure: derived from the policy and the host's facts, so
+//! inspect reports exactly what run applies.
+
+use crate::host::HostFacts;
+use crate::policy::{LandlockMode, Policy, TmpMode};
+use serde::Serialize;
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// Landlock ABI that scopes signals and abstract Unix sockets (Linux 6.12).
+pub const LANDLOCK_SCOPE_ABI: u32 = 6;
+
+/// One layer's state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "state", content = "detail", rename_all = "lowercase")]
+pub enum LayerState {
+    Applied(String),
+    Degraded(String),
+    Off(String),
+}
+
+impl LayerState {
+    pub fn is_applied(&self) -> bool {
+        matches!(self, LayerState::Applied(_))
+    }
+}
+
+impl fmt::Display for LayerState {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            LayerState::Applied(d) => write!(f, "applied ({d})"),
+            LayerState::Degraded(d) => write!(f, "degraded ({d})"),
+            LayerState::Off(d) => write!(f, "off ({d})"),
+        }
+    }
+}
+
+/// Every layer beyond the read-only mount view.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Layers {
+    /// Landlock: write access only beneath the writable roots, /dev and /tmp.
+    pub landlock_filesystem: LayerState,
+    /// Landlock: signals and abstract Unix sockets scoped to the sandbox.
+    pub landlock_scopes: LayerState,
+    /// seccomp: TIOCSTI and TIOCLINUX refused.
+    pub seccomp: LayerState,
+    /// Git hooks and config read-only.
+    pub protected_paths: LayerState,
+    /// Host pathname sockets masked.
+    pub socket_masks: LayerState,
+    /// The Landlock ABI the plan uses (0: none).
+    pub landlock_abi: u32,
+    /// Host sockets that will be masked.
+    pub masked_sockets: Vec<PathBuf>,
+    /// Host sockets left reachable because they lie in a writable root or
+    /// were allowed by name.
+    pub reachable_sockets: Vec<PathBuf>,
+}
+
+/// Assesses the layers for a policy on a host.
+pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
+    let abi = host.landlock_abi;
+    let capped = if host.landlock_abi_capped {
+        ", capped by the test switch QWRAP_TEST_LANDLOCK_ABI"
+    } else {
+        ""
+    };
+    let (landlock_filesystem, landlock_scopes) = match policy.landlock {
+        LandlockMode::Off => (
+            LayerState::Off("--landlock off".into()),
+            LayerState::Off("--landlock off".into()),
+        ),
+        _ if abi == 0 => (
+            LayerState::Degraded(format!("the kernel offers no Landlock{capped}")),
+            LayerState::Degraded(format!("the kernel offers no Landlock{capped}")),
+        ),
+        _ => (
+            LayerState::Applied(format!(
+                "Landlock ABI {abi}{capped}: writes only beneath the writable roots, /dev{}",
+                if policy.tmp == TmpMode::Private {
+                    " and /tmp"
+                } else {
+                    ""
+                }
+            )),
+            if abi >= LANDLOCK_SCOPE_ABI {
+                LayerState::Applied(format!(
+                    "Landlock ABI {abi}{capped}: host processes cannot be signalled, host abstract sockets cannot be reached"
+                ))
+            } else {
+                LayerState::Degraded(format!(
+                    "Landlock ABI {abi}{capped} < {LANDLOCK_SCOPE_ABI}: signals and abstract sockets are not scoped"
+                ))
+            },
+        ),
+    };
+    let protected_paths = if policy.settings.allow_git_config.value {
+        LayerState::Off(format!(
+            "allow_git_config from {}",
+            policy.settings.allow_git_config.source
+        ))
+    } else if policy.protected.is_empty() {
+        LayerState::Off("the workspace is not a git checkout".into())
+    } else {
+        LayerState::Applied(format!("{} git paths read-only", policy.protected.len()))
+    };
+    let (masked_sockets, reachable_sockets) = sockets(policy, &host.unix_sockets);
+    let socket_masks = LayerState::Applied(format!(
+        "{} host sockets masked, {} reachable",
+        masked_sockets.len(),
+        reachable_sockets.len()
+    ));
+    Layers {
+        landlock_filesystem,
+        landlock_scopes,
+        seccomp: LayerState::Applied("ioctl TIOCSTI and TIOCLINUX fail with EPERM".into()),
+        protected_paths,
+        socket_masks,
+        landlock_abi: if landlock_applies(policy, abi) { abi } else { 0 },
+        masked_sockets,
+        reachable_sockets,
+    }
+}
+
+fn landlock_applies(policy: &Policy, abi: u32) -> bool {
+    policy.landlock != LandlockMode::Off && abi > 0
+}
+
+/// With `--landlock require`, what the kernel cannot give; None when all is
+/// there (or Landlock is not required).
+pub fn missing_required(policy: &Policy, layers: &Layers) -> Option<String> {
+    if policy.landlock != LandlockMode::Require {
+        return None;
+    }
+    [
+        ("Landlock filesystem rules", &layers.landlock_filesystem),
+        ("Landlock scopes", &layers.landlock_scopes),
+    ]
+    .iter()
+    .find(|(_, s)| !s.is_applied())
+    .map(|(name, s)| format!("--landlock require: {name} {s}"))
+}
+
+/// Splits the host's sockets into those to mask and those left reachable.
+/// Sockets under the private /tmp or under /dev are hidden already.
+fn sockets(policy: &Policy, inventory: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let hidden =
+        |p: &Path| p.starts_with("/dev") || (policy.tmp == TmpMode::Private && p.starts_with("/tmp"));
+    let mut masked = Vec::new();
+    let mut reachable = Vec::new();
+    for s in inventory {
+        if hidden(s) {
+            continue;
+        }
+        let in_root = policy.writable_roots.iter().any(|r| s.starts_with(&r.path));
+        let allowed = policy.allowed_sockets.iter().any(|a| &a.value == s);
+        if in_root || allowed {
+            reachable.push(s.clone());
+        } else {
+            masked.push(s.clone());
+        }
+    }
+    masked.sort();
+    masked.dedup();
+    reachable.sort();
+    reachable.dedup();
+    (masked, reachable)
+}
+
+/// The directories Landlock lets the sandbox write beneath.
+pub fn landlock_paths(policy: &Policy) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = policy.writable_roots.iter().map(|r| r.path.clone()).collect();
+    v.push(PathBuf::from("/dev"));
+    if policy.tmp == TmpMode::Private {
+        v.push(PathBuf::from("/tmp"));
+    }
+    v
+}
