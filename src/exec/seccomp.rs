@@ -16,8 +16,8 @@ const X32_IOCTL: i64 = X32_SYSCALL_BIT + 514;
 
 /// The terminal ioctls refused.
 pub const DENIED_IOCTLS: [(u64, &str); 2] = [
-    (libc::TIOCSTI as u64, "TIOCSTI"),
-    (libc::TIOCLINUX as u64, "TIOCLINUX"),
+    (libc::TIOCSTI, "TIOCSTI"),
+    (libc::TIOCLINUX, "TIOCLINUX"),
 ];
 
 fn program() -> Result<BpfProgram, String> {
