@@ -140,6 +140,20 @@ struct ProbeCli {
     closed_network: bool,
     #[arg(long)]
     host_has_nonlo: bool,
+    #[arg(long)]
+    host_pid: Option<u32>,
+    #[arg(long = "abstract")]
+    abstract_name: Option<String>,
+    #[arg(long)]
+    masked_socket: Option<PathBuf>,
+    #[arg(long)]
+    protected: Vec<PathBuf>,
+    #[arg(long)]
+    scoped: bool,
+    #[arg(long)]
+    nested_remount: bool,
+    #[arg(long)]
+    tiocsti: bool,
 }
 
 /// A failure before any setup step: the message and the exit status.
@@ -352,6 +366,14 @@ fn probe_cmd(p: ProbeCli) -> ExitCode {
         println!("[]");
         return ExitCode::SUCCESS;
     }
+    if p.tiocsti {
+        println!("{}", verify::probe::tiocsti_attempt());
+        return ExitCode::SUCCESS;
+    }
+    if p.nested_remount {
+        println!("{}", verify::probe::nested_remount_attempt());
+        return ExitCode::SUCCESS;
+    }
     let args = ProbeArgs {
         workspace: p.workspace.unwrap_or_else(|| PathBuf::from(".")),
         outside: p.outside.unwrap_or_else(|| PathBuf::from("/")),
@@ -359,6 +381,11 @@ fn probe_cmd(p: ProbeCli) -> ExitCode {
         host_pidns: p.host_pidns,
         closed_network: p.closed_network,
         host_has_nonlo: p.host_has_nonlo,
+        host_pid: p.host_pid,
+        abstract_name: p.abstract_name,
+        masked_socket: p.masked_socket,
+        protected: p.protected,
+        scoped: p.scoped,
     };
     let checks = verify::probe::run(&args);
     println!("{}", serde_json::to_string(&checks).expect("checks serialise"));

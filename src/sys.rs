@@ -189,3 +189,12 @@ pub fn tiocnotty(fd: BorrowedFd<'_>) -> Result<(), Errno> {
         Err(Errno::from_raw_os_error(last_errno()))
     }
 }
+
+/// `unshare(CLONE_NEWUSER|CLONE_NEWNS)` for the verify probe's nested-remount
+/// attempt, which runs in a throwaway child process.
+pub fn unshare_user_mount() -> Result<(), Errno> {
+    use rustix::thread::UnshareFlags;
+    // SAFETY: CLONE_FILES is not among the flags, and the probe child is
+    // single-threaded.
+    unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNS) }
+}

@@ -170,19 +170,20 @@ impl Executor {
                 let data = CString::new(format!("mode={mode:04o}")).expect("no NUL");
                 rustix::mount::mount("tmpfs", target, "tmpfs", ms_flags(flags), data.as_c_str())?;
             }
-            Step::AttachTree { tree, target, .. } => {
+            Step::AttachTree { tree, target, role } => {
                 let fd = self
                     .trees
                     .get_mut(*tree)
                     .and_then(Option::take)
                     .ok_or(Errno::BADF)?;
-                rustix::mount::move_mount(
+                let attached = rustix::mount::move_mount(
                     fd.as_fd(),
                     "",
                     CWD,
                     target,
                     MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
-                )?;
+                );
+                tolerate_vanished_socket(*role, attached)?;
             }
             Step::Mkdir { path, mode } => rustix::fs::mkdir(path, Mode::from_raw_mode(*mode))?,
             Step::CreateFile { path } => {

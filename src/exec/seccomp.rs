@@ -15,10 +15,7 @@ const X32_SYSCALL_BIT: i64 = 0x4000_0000;
 const X32_IOCTL: i64 = X32_SYSCALL_BIT + 514;
 
 /// The terminal ioctls refused.
-pub const DENIED_IOCTLS: [(u64, &str); 2] = [
-    (libc::TIOCSTI, "TIOCSTI"),
-    (libc::TIOCLINUX, "TIOCLINUX"),
-];
+pub const DENIED_IOCTLS: [(u64, &str); 2] = [(libc::TIOCSTI, "TIOCSTI"), (libc::TIOCLINUX, "TIOCLINUX")];
 
 fn program() -> Result<BpfProgram, String> {
     let arch: TargetArch = std::env::consts::ARCH.try_into().map_err(|e| format!("{e:?}"))?;

@@ -6,15 +6,40 @@ mod receipt;
 pub use receipt::{Receipt, receipt};
 
 use crate::host::HostFacts;
+use crate::plan::Layers;
 use crate::policy::{Dropped, GitInfo, NetworkMode, Policy, ReadOnlyPath, TmpMode, WritableRoot};
 use crate::verify::{Outcome, Report};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 
-/// What the sandbox confines, in one line.
-pub const BOUNDARY: &str = "filesystem mounts (the host read-only outside the writable roots); \
-     host processes visible and signalable; host Unix sockets remain reachable";
+/// What the sandbox confines, in one line, from the layers that hold.
+pub fn boundary(l: &Layers) -> String {
+    let mut parts = vec!["filesystem mounts (the host read-only outside the writable roots)".to_string()];
+    if l.landlock_filesystem.is_applied() {
+        parts.push("Landlock (writes only beneath the writable roots)".into());
+    }
+    if l.landlock_scopes.is_applied() {
+        parts.push("host processes visible but not signalable; host abstract sockets unreachable".into());
+    } else {
+        parts.push(
+            "host processes visible and signalable; host abstract sockets reachable with the network open"
+                .into(),
+        );
+    }
+    parts.push(format!(
+        "{} host Unix sockets masked, {} reachable",
+        l.masked_sockets.len(),
+        l.reachable_sockets.len()
+    ));
+    if l.seccomp.is_applied() {
+        parts.push("terminal injection (TIOCSTI) refused".into());
+    }
+    if l.protected_paths.is_applied() {
+        parts.push("git hooks and config read-only".into());
+    }
+    parts.join("; ")
+}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Backend {
@@ -80,7 +105,8 @@ pub struct MountApiLine {
 pub struct Inspect {
     pub backend: Backend,
     pub enforcement: Enforcement,
-    pub boundary: &'static str,
+    pub boundary: String,
+    pub layers: Layers,
     pub network: NetworkMode,
     pub target_dir: PathBuf,
     pub writable_roots: Vec<WritableRoot>,
@@ -119,7 +145,27 @@ impl Inspect {
                 value: s.die_with_parent.value.to_string(),
                 source: s.die_with_parent.source.clone(),
             },
+            SettingLine {
+                name: "landlock",
+                value: s.landlock.value.to_string(),
+                source: s.landlock.source.clone(),
+            },
+            SettingLine {
+                name: "new_session",
+                value: s.new_session.value.to_string(),
+                source: s.new_session.source.clone(),
+            },
+            SettingLine {
+                name: "allow_git_config",
+                value: s.allow_git_config.value.to_string(),
+                source: s.allow_git_config.source.clone(),
+            },
         ];
+        settings.extend(s.allow_socket.iter().map(|i| SettingLine {
+            name: "allow_socket",
+            value: spec_text(&i.value),
+            source: i.source.clone(),
+        }));
         settings.extend(s.profiles.iter().map(|p| SettingLine {
             name: "profile",
             value: p.value.clone(),
@@ -135,10 +181,12 @@ impl Inspect {
             value: spec_text(&i.value),
             source: i.source.clone(),
         }));
+        let layers = crate::plan::assess(policy, host);
         Inspect {
             backend: Backend::this(),
             enforcement,
-            boundary: BOUNDARY,
+            boundary: boundary(&layers),
+            layers,
             network: policy.network,
             target_dir: policy.workspace.clone(),
             writable_roots: policy.writable_roots.clone(),
@@ -216,6 +264,27 @@ impl Inspect {
             }
         );
         let _ = writeln!(o, "Mount API: {} ({})", self.mount_api.api, self.mount_api.reason);
+        let l = &self.layers;
+        let _ = writeln!(o, "Layers:");
+        for (name, state) in [
+            ("landlock filesystem", &l.landlock_filesystem),
+            ("landlock scopes", &l.landlock_scopes),
+            ("seccomp", &l.seccomp),
+            ("protected git paths", &l.protected_paths),
+            ("host socket masks", &l.socket_masks),
+        ] {
+            let _ = writeln!(o, "  {name}: {state}");
+        }
+        let _ = writeln!(o, "Host Unix sockets:");
+        if l.masked_sockets.is_empty() && l.reachable_sockets.is_empty() {
+            let _ = writeln!(o, "  (none)");
+        }
+        for p in &l.masked_sockets {
+            let _ = writeln!(o, "  {}  [masked]", p.display());
+        }
+        for p in &l.reachable_sockets {
+            let _ = writeln!(o, "  {}  [reachable]", p.display());
+        }
         let _ = writeln!(o, "Kernel: Linux {}", self.kernel);
         let _ = writeln!(o, "Settings:");
         for s in &self.settings {

@@ -115,7 +115,13 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         .into(),
         worktree_commit_canary: outcome_word(check("worktree-commit")).into(),
         outside_write_erofs: outcome_word(check("outside-write")).into(),
-        required_host_sockets: Vec::new(),
+        required_host_sockets: inspect
+            .layers
+            .reachable_sockets
+            .iter()
+            .filter(|s| policy.allowed_sockets.iter().any(|a| &a.value == *s))
+            .map(|s| s.display().to_string())
+            .collect(),
         device_or_gui_exceptions: "none: /dev holds only null zero full random urandom tty pts ptmx shm; \
              DISPLAY, WAYLAND_DISPLAY and MIR_SOCKET are removed"
             .into(),

@@ -117,8 +117,9 @@ pub fn outside_dir(policy: &Policy) -> PathBuf {
 }
 
 /// The host's facts the in-sandbox probe compares against.
-pub fn probe_args(policy: &Policy) -> probe::ProbeArgs {
+pub fn probe_args(policy: &Policy, host: &HostFacts, helpers: &HostHelpers) -> probe::ProbeArgs {
     let host_ifs = probe::interfaces(&std::fs::read_to_string("/proc/net/dev").unwrap_or_default());
+    let layers = plan::assess(policy, host);
     probe::ProbeArgs {
         workspace: policy.workspace.clone(),
         outside: outside_dir(policy),
@@ -128,7 +129,96 @@ pub fn probe_args(policy: &Policy) -> probe::ProbeArgs {
             .unwrap_or_default(),
         closed_network: policy.network == NetworkMode::Closed,
         host_has_nonlo: host_ifs.iter().any(|i| i != "lo"),
+        host_pid: helpers.process.as_ref().map(|c| c.id()),
+        abstract_name: helpers.abstract_socket.as_ref().map(|(_, n)| n.clone()),
+        masked_socket: helpers
+            .socket
+            .as_ref()
+            .map(|(_, path)| path.clone())
+            .filter(|p| layers.masked_sockets.contains(p)),
+        protected: policy.protected.clone(),
+        scoped: layers.landlock_scopes.is_applied(),
     }
+}
+
+/// Things on the host side for the probe to try to reach: a process of ours,
+/// an abstract socket and a pathname socket outside every writable root.
+/// Dropping them kills, closes and removes them.
+#[derive(Default)]
+pub struct HostHelpers {
+    process: Option<std::process::Child>,
+    abstract_socket: Option<(rustix::fd::OwnedFd, String)>,
+    socket: Option<(std::os::unix::net::UnixListener, PathBuf)>,
+    socket_dir: Option<PathBuf>,
+}
+
+impl HostHelpers {
+    /// Starts what it can; what cannot be started turns its check into a SKIP.
+    pub fn start(policy: &Policy) -> Self {
+        let tag = format!("qwrap-verify-{}", std::process::id());
+        let mut h = HostHelpers::default();
+        h.process = std::process::Command::new("sleep")
+            .arg("60")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .ok();
+        h.abstract_socket = abstract_listener(&tag).ok().map(|fd| (fd, tag.clone()));
+        if let Some(dir) = socket_dir(policy, &tag) {
+            match std::os::unix::net::UnixListener::bind(dir.join("s")) {
+                Ok(l) => h.socket = Some((l, dir.join("s"))),
+                Err(_) => {
+                    std::fs::remove_dir_all(&dir).ok();
+                    return h;
+                }
+            }
+            h.socket_dir = Some(dir);
+        }
+        h
+    }
+}
+
+impl Drop for HostHelpers {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.process {
+            c.kill().ok();
+            c.wait().ok();
+        }
+        if let Some(d) = &self.socket_dir {
+            std::fs::remove_dir_all(d).ok();
+        }
+    }
+}
+
+fn abstract_listener(name: &str) -> Result<rustix::fd::OwnedFd, rustix::io::Errno> {
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketType};
+    let s = rustix::net::socket(AddressFamily::UNIX, SocketType::STREAM, None)?;
+    rustix::net::bind(&s, &SocketAddrUnix::new_abstract_name(name.as_bytes())?)?;
+    rustix::net::listen(&s, 1)?;
+    Ok(s)
+}
+
+/// A fresh directory the sandbox sees at the same path, outside every
+/// writable root, for a socket that must be masked.
+fn socket_dir(policy: &Policy, tag: &str) -> Option<PathBuf> {
+    let mut candidates: Vec<PathBuf> = Vec::new();
+    if let Some(r) = std::env::var_os("XDG_RUNTIME_DIR") {
+        candidates.push(r.into());
+    }
+    candidates.push("/var/tmp".into());
+    candidates.push("/tmp".into());
+    candidates.into_iter().find_map(|base| {
+        let base = std::fs::canonicalize(base).ok()?;
+        let hidden = base.starts_with("/dev")
+            || (policy.tmp == crate::policy::TmpMode::Private && base.starts_with("/tmp"));
+        let dir = base.join(tag);
+        let in_root = policy.writable_roots.iter().any(|r| dir.starts_with(&r.path));
+        if hidden || in_root {
+            return None;
+        }
+        std::fs::create_dir(&dir).ok()?;
+        Some(dir)
+    })
 }
 
 /// Runs the whole battery: the in-sandbox checks, then the worktree canary.
@@ -138,8 +228,13 @@ pub fn battery(
     policy: &Policy,
     host: &HostFacts,
 ) -> Result<Report, NoSandbox> {
-    let args = probe_args(policy);
-    let text = run_in_sandbox(policy, host, self_command(args.to_args()))?;
+    let helpers = HostHelpers::start(policy);
+    // The inventory must include the test socket made just now.
+    let mut host = host.clone();
+    host.unix_sockets = crate::host::unix_sockets::inventory();
+    let args = probe_args(policy, &host, &helpers);
+    let text = run_in_sandbox(policy, &host, self_command(args.to_args()))?;
+    drop(helpers);
     let mut checks = parse_probe_output(&text)?;
     checks.push(if policy.git.checkout == Checkout::None {
         Check::skip(
@@ -148,7 +243,7 @@ pub fn battery(
             "the workspace is not a git checkout".into(),
         )
     } else {
-        canary::run(inv, caller, policy, host)
+        canary::run(inv, caller, policy, &host)
     });
     Ok(Report::new(checks))
 }

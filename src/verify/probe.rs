@@ -21,6 +21,16 @@ pub struct ProbeArgs {
     pub closed_network: bool,
     /// Whether the host has a non-loopback interface.
     pub host_has_nonlo: bool,
+    /// A host process of ours to try to signal.
+    pub host_pid: Option<u32>,
+    /// A host abstract socket name (without the leading NUL) that listens.
+    pub abstract_name: Option<String>,
+    /// A listening host pathname socket that must be masked.
+    pub masked_socket: Option<PathBuf>,
+    /// Git paths that must be read-only.
+    pub protected: Vec<PathBuf>,
+    /// Whether Landlock scopes signals and abstract sockets.
+    pub scoped: bool,
 }
 
 impl ProbeArgs {
@@ -43,6 +53,25 @@ impl ProbeArgs {
         }
         if self.host_has_nonlo {
             v.push("--host-has-nonlo".into());
+        }
+        if let Some(pid) = self.host_pid {
+            v.push("--host-pid".into());
+            v.push(pid.to_string().into());
+        }
+        if let Some(n) = &self.abstract_name {
+            v.push("--abstract".into());
+            v.push(n.into());
+        }
+        if let Some(m) = &self.masked_socket {
+            v.push("--masked-socket".into());
+            v.push(m.clone().into());
+        }
+        for p in &self.protected {
+            v.push("--protected".into());
+            v.push(p.clone().into());
+        }
+        if self.scoped {
+            v.push("--scoped".into());
         }
         v
     }
@@ -70,7 +99,232 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     checks.push(capabilities(&status));
     checks.push(no_new_privs(&status));
+    checks.push(signal(a.host_pid, a.scoped));
+    checks.push(host_proc(a.host_pid));
+    checks.push(abstract_socket(
+        a.abstract_name.as_deref(),
+        a.scoped,
+        a.closed_network,
+    ));
+    checks.push(masked_socket(a.masked_socket.as_deref()));
+    checks.push(protected(&a.protected, &tag));
+    checks.push(nested_remount());
+    checks.push(tiocsti());
     checks
+}
+
+fn signal(pid: Option<u32>, scoped: bool) -> Check {
+    const N: &str = "signal-host";
+    const T: &str = "a host process cannot be signalled";
+    let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) else {
+        return Check::skip(N, T, "no host process to try".into());
+    };
+    if !scoped {
+        return Check::skip(N, T, "Landlock scopes are not applied on this kernel".into());
+    }
+    match rustix::process::test_kill_process(pid) {
+        Err(e) if e == rustix::io::Errno::PERM => Check::pass(N, T),
+        Err(e) => Check::fail(N, T, &errno_text(libc::EPERM), errno_text(e.raw_os_error())),
+        Ok(()) => Check::fail(N, T, &errno_text(libc::EPERM), "kill(pid, 0) succeeded".into()),
+    }
+}
+
+fn host_proc(pid: Option<u32>) -> Check {
+    const N: &str = "host-proc";
+    const T: &str = "/proc/<host pid>/root and /environ unreachable";
+    let Some(pid) = pid else {
+        return Check::skip(N, T, "no host process to try".into());
+    };
+    let root = std::fs::read_link(format!("/proc/{pid}/root"));
+    let environ = std::fs::File::open(format!("/proc/{pid}/environ"));
+    match (root, environ) {
+        (Err(_), Err(_)) => Check::pass(N, T),
+        (Ok(p), _) => Check::fail(N, T, "EACCES", format!("root readable: {}", p.display())),
+        (_, Ok(_)) => Check::fail(N, T, "EACCES", "environ readable".into()),
+    }
+}
+
+fn abstract_socket(name: Option<&str>, scoped: bool, closed: bool) -> Check {
+    const N: &str = "abstract-socket";
+    const T: &str = "a host abstract socket cannot be reached";
+    let Some(name) = name else {
+        return Check::skip(N, T, "no host abstract socket to try".into());
+    };
+    if !scoped && !closed {
+        return Check::skip(
+            N,
+            T,
+            "Landlock scopes are not applied and the network is open".into(),
+        );
+    }
+    use rustix::net::{AddressFamily, SocketAddrUnix, SocketType};
+    let result = rustix::net::socket(AddressFamily::UNIX, SocketType::STREAM, None).and_then(|s| {
+        let addr = SocketAddrUnix::new_abstract_name(name.as_bytes())?;
+        rustix::net::connect(&s, &addr)
+    });
+    match result {
+        Err(_) => Check::pass(N, T),
+        Ok(()) => Check::fail(N, T, "connect() refused", "connected".into()),
+    }
+}
+
+fn masked_socket(path: Option<&Path>) -> Check {
+    const N: &str = "masked-socket";
+    const T: &str = "a masked host socket refuses connections";
+    let Some(path) = path else {
+        return Check::skip(
+            N,
+            T,
+            "no place outside the writable roots for a test socket".into(),
+        );
+    };
+    match std::os::unix::net::UnixStream::connect(path) {
+        Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => Check::pass(N, T),
+        Err(e) => Check::fail(
+            N,
+            T,
+            &errno_text(libc::ECONNREFUSED),
+            errno_text(e.raw_os_error().unwrap_or(libc::EIO)),
+        ),
+        Ok(_) => Check::fail(N, T, &errno_text(libc::ECONNREFUSED), "connected".into()),
+    }
+}
+
+fn protected(paths: &[PathBuf], tag: &str) -> Check {
+    const N: &str = "git-protected";
+    const T: &str = "git hooks and config read-only";
+    if paths.is_empty() {
+        return Check::skip(N, T, "no protected git paths".into());
+    }
+    for p in paths {
+        let result = if p.is_dir() {
+            create(&p.join(tag))
+        } else {
+            rustix::fs::open(
+                p,
+                OFlags::WRONLY | OFlags::APPEND | OFlags::CLOEXEC,
+                Mode::empty(),
+            )
+            .map(drop)
+            .map_err(|e| e.raw_os_error())
+        };
+        match result {
+            Err(libc::EROFS) => {}
+            Err(e) => {
+                return Check::fail(
+                    N,
+                    T,
+                    &format!("{}: {}", p.display(), errno_text(libc::EROFS)),
+                    errno_text(e),
+                );
+            }
+            Ok(()) => {
+                if p.is_dir() {
+                    std::fs::remove_file(p.join(tag)).ok();
+                }
+                return Check::fail(
+                    N,
+                    T,
+                    &errno_text(libc::EROFS),
+                    format!("{} is writable", p.display()),
+                );
+            }
+        }
+    }
+    Check::pass(N, &format!("{T} ({} paths)", paths.len()))
+}
+
+/// A nested user and mount namespace must not be able to make / writable
+/// again: the read-only flag is locked.
+fn nested_remount() -> Check {
+    const N: &str = "nested-remount";
+    const T: &str = "a nested namespace cannot remount / read-write";
+    let out = std::process::Command::new("/proc/self/exe")
+        .args([super::PROBE_COMMAND, "--nested-remount"])
+        .output();
+    match out {
+        Ok(o) => {
+            let text = String::from_utf8_lossy(&o.stdout).trim().to_string();
+            if text.starts_with("refused") {
+                Check::pass(N, T)
+            } else {
+                Check::fail(N, T, "EPERM", text)
+            }
+        }
+        Err(e) => Check::fail(N, T, "a child process", e.to_string()),
+    }
+}
+
+/// Runs in a child of the probe: tries to clear read-only on / from a fresh
+/// user and mount namespace. Prints `refused: …` or what succeeded.
+pub fn nested_remount_attempt() -> String {
+    if let Err(e) = crate::sys::unshare_user_mount() {
+        return format!("refused: unshare: {e}");
+    }
+    let attr = crate::sys::MountAttr {
+        attr_clr: crate::sys::MOUNT_ATTR_RDONLY,
+        ..Default::default()
+    };
+    let setattr = crate::sys::mount_setattr(rustix::fs::CWD, c"/", crate::sys::AT_RECURSIVE, &attr);
+    let remount = rustix::mount::mount_remount("/", rustix::mount::MountFlags::BIND, "");
+    match (setattr, remount) {
+        (Err(a), Err(b)) => format!("refused: mount_setattr: {a}; mount: {b}"),
+        (Ok(()), _) => "mount_setattr(/, clear RDONLY) succeeded".into(),
+        (_, Ok(())) => "mount(/, MS_REMOUNT|MS_BIND) without MS_RDONLY succeeded".into(),
+    }
+}
+
+/// TIOCSTI on a real pty that is the controlling terminal must fail EPERM.
+/// Runs in a child: taking a controlling terminal changes the session.
+fn tiocsti() -> Check {
+    let out = std::process::Command::new("/proc/self/exe")
+        .args([super::PROBE_COMMAND, "--tiocsti"])
+        .stdin(std::process::Stdio::null())
+        .output();
+    let text = out
+        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
+        .unwrap_or_default();
+    text.lines()
+        .rev()
+        .find_map(|l| serde_json::from_str(l).ok())
+        .unwrap_or_else(|| Check::fail("tiocsti", "TIOCSTI refused on a real pty", "a result", text))
+}
+
+/// The child's half of [`tiocsti`]: prints the check as JSON.
+pub fn tiocsti_attempt() -> String {
+    serde_json::to_string(&tiocsti_check()).expect("check serialises")
+}
+
+fn tiocsti_check() -> Check {
+    const N: &str = "tiocsti";
+    const T: &str = "TIOCSTI refused on a real pty";
+    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
+    let master = match openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY) {
+        Ok(m) => m,
+        Err(e) => return Check::fail(N, T, "a pty", format!("openpt: {e}")),
+    };
+    let slave = grantpt(&master)
+        .and_then(|_| unlockpt(&master))
+        .and_then(|_| ptsname(&master, Vec::new()))
+        .and_then(|name| rustix::fs::open(name.as_c_str(), OFlags::RDWR | OFlags::NOCTTY, Mode::empty()));
+    let slave = match slave {
+        Ok(s) => s,
+        Err(e) => return Check::fail(N, T, "a pty", format!("opening the pty: {e}")),
+    };
+    // Session leaders (after --new-session) cannot start another session.
+    let _ = rustix::process::setsid();
+    if let Err(e) = rustix::process::ioctl_tiocsctty(&slave) {
+        return Check::skip(N, T, format!("cannot make the pty the controlling terminal: {e}"));
+    }
+    let check = match crate::sys::tiocsti(rustix::fd::AsFd::as_fd(&slave), b'x') {
+        Err(e) if e == rustix::io::Errno::PERM => Check::pass(N, T),
+        Err(e) => Check::fail(N, T, &errno_text(libc::EPERM), errno_text(e.raw_os_error())),
+        Ok(()) => Check::fail(N, T, &errno_text(libc::EPERM), "a byte was injected".into()),
+    };
+    // Closing the pty hangs up this session; report first.
+    std::mem::forget(master);
+    std::mem::forget(slave);
+    check
 }
 
 fn create(path: &Path) -> Result<(), i32> {
@@ -291,6 +545,11 @@ mod tests {
             host_pidns: "pid:[1]".into(),
             closed_network: true,
             host_has_nonlo: false,
+            host_pid: None,
+            abstract_name: None,
+            masked_socket: None,
+            protected: vec![],
+            scoped: false,
         };
         let v: Vec<String> = a
             .to_args()
