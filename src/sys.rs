@@ -179,15 +179,73 @@ pub fn tiocsti(fd: BorrowedFd<'_>, byte: u8) -> Result<(), Errno> {
     }
 }
 
-/// `ioctl(fd, TIOCNOTTY)`: gives up `fd` as the controlling terminal.
-pub fn tiocnotty(fd: BorrowedFd<'_>) -> Result<(), Errno> {
-    // SAFETY: TIOCNOTTY takes no argument.
-    let ret = unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCNOTTY) };
-    if ret == 0 {
-        Ok(())
-    } else {
-        Err(Errno::from_raw_os_error(last_errno()))
+/// `fork()`: `Ok(None)` in the child, `Ok(Some(pid))` in the parent.
+pub fn fork() -> Result<Option<i32>, Errno> {
+    // SAFETY: qwrap is single-threaded, so the child is a consistent copy of
+    // the parent and may go on running Rust code.
+    match unsafe { libc::fork() } {
+        -1 => Err(Errno::from_raw_os_error(last_errno())),
+        0 => Ok(None),
+        pid => Ok(Some(pid)),
     }
+}
+
+static FORWARD_TO: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+
+extern "C" fn forward(sig: libc::c_int) {
+    let pid = FORWARD_TO.load(std::sync::atomic::Ordering::Relaxed);
+    if pid > 0 {
+        // SAFETY: kill(2) is async-signal-safe.
+        unsafe { libc::kill(pid, sig) };
+    }
+}
+
+/// The signals a supervising parent passes on to its child.
+pub const FORWARDED_SIGNALS: [i32; 8] = [
+    libc::SIGHUP,
+    libc::SIGINT,
+    libc::SIGQUIT,
+    libc::SIGTERM,
+    libc::SIGUSR1,
+    libc::SIGUSR2,
+    libc::SIGWINCH,
+    libc::SIGCONT,
+];
+
+/// Makes this process pass the usual termination and job-control signals on
+/// to `child`.
+pub fn forward_signals_to(child: i32) -> Result<(), Errno> {
+    FORWARD_TO.store(child, std::sync::atomic::Ordering::Relaxed);
+    for sig in FORWARDED_SIGNALS {
+        // SAFETY: the handler only reads an atomic and calls kill(2), both
+        // async-signal-safe; the sigaction struct is fully initialised.
+        let ret = unsafe {
+            let mut sa: libc::sigaction = std::mem::zeroed();
+            sa.sa_sigaction = forward as *const () as usize;
+            sa.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut sa.sa_mask);
+            libc::sigaction(sig, &sa, std::ptr::null_mut())
+        };
+        if ret != 0 {
+            return Err(Errno::from_raw_os_error(last_errno()));
+        }
+    }
+    Ok(())
+}
+
+/// Ends this process the way a child ended: the same exit code, or death by
+/// the same signal.
+pub fn exit_like(code: Option<i32>, signal: Option<i32>) -> ! {
+    if let Some(sig) = signal {
+        // SAFETY: restoring the default disposition and signalling ourselves
+        // has no memory-safety preconditions.
+        unsafe {
+            libc::signal(sig, libc::SIG_DFL);
+            libc::kill(libc::getpid(), sig);
+        }
+        std::process::exit(128 + sig);
+    }
+    std::process::exit(code.unwrap_or(1))
 }
 
 /// `unshare(CLONE_NEWUSER|CLONE_NEWNS)` for the verify probe's nested-remount

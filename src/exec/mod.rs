@@ -256,7 +256,7 @@ impl Executor {
                 errno,
                 detail: Some(detail),
             })?,
-            Step::NewSession => new_session()?,
+            Step::NewSession { die_with_parent } => new_session(*die_with_parent)?,
             Step::DieWithParent => {
                 rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
                 if rustix::process::getppid() != self.parent {
@@ -335,21 +335,34 @@ fn tolerate_vanished_socket(role: crate::plan::Role, r: Result<(), Errno>) -> Re
     }
 }
 
-/// Leaves the controlling terminal: a new session when possible; a process
-/// group leader (as a shell's job is) cannot start one, so it gives up the
-/// terminal with TIOCNOTTY instead. Either way TIOCSTI on it is refused.
-fn new_session() -> Result<(), Errno> {
+/// Starts a new session, without a controlling terminal. A process group
+/// leader (a shell's job, a pty's first process) cannot: then qwrap forks,
+/// the child starts the session and goes on to run the command, and the
+/// parent stays as a supervisor that passes signals on and exits as the
+/// child does.
+fn new_session(die_with_parent: bool) -> Result<(), Errno> {
     match rustix::process::setsid() {
         Ok(_) => Ok(()),
-        Err(Errno::PERM) => match rustix::fs::open(
-            "/dev/tty",
-            OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC,
-            Mode::empty(),
-        ) {
-            // No controlling terminal: nothing to leave.
-            Err(Errno::NXIO) | Err(Errno::NOENT) => Ok(()),
-            Err(e) => Err(e),
-            Ok(tty) => sys::tiocnotty(tty.as_fd()),
+        Err(Errno::PERM) => match sys::fork()? {
+            None => {
+                rustix::process::setsid()?;
+                if die_with_parent {
+                    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+                }
+                Ok(())
+            }
+            Some(pid) => {
+                sys::forward_signals_to(pid)?;
+                let child = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
+                let status = loop {
+                    match rustix::process::waitpid(Some(child), rustix::process::WaitOptions::empty()) {
+                        Ok(Some((_, st))) => break st,
+                        Ok(None) | Err(Errno::INTR) => continue,
+                        Err(e) => return Err(e),
+                    }
+                };
+                sys::exit_like(status.exit_status(), status.terminating_signal())
+            }
         },
         Err(e) => Err(e),
     }

@@ -111,7 +111,9 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
         b.push(Step::DieWithParent);
     }
     if policy.new_session {
-        b.push(Step::NewSession);
+        b.push(Step::NewSession {
+            die_with_parent: policy.die_with_parent,
+        });
     }
     b.push(Step::Exec {
         argv: policy.command.clone(),

@@ -166,7 +166,9 @@ pub enum Step {
     },
     Seccomp,
     DieWithParent,
-    NewSession,
+    NewSession {
+        die_with_parent: bool,
+    },
     Exec {
         #[serde(serialize_with = "ser_argv")]
         argv: Vec<OsString>,
@@ -220,7 +222,7 @@ impl Step {
             Step::Landlock { .. } => "apply the Landlock ruleset".into(),
             Step::Seccomp => "install the seccomp filter".into(),
             Step::DieWithParent => "die with the parent process".into(),
-            Step::NewSession => "leave the controlling terminal".into(),
+            Step::NewSession { .. } => "start a new session".into(),
             Step::Exec { .. } => "run the command".into(),
         }
     }
@@ -368,9 +370,9 @@ impl fmt::Display for Step {
                 "seccomp(SECCOMP_SET_MODE_FILTER, {{ioctl(_, TIOCSTI|TIOCLINUX) = EPERM, otherwise allow}})"
             ),
             Step::DieWithParent => write!(f, "prctl(PR_SET_PDEATHSIG, SIGKILL)"),
-            Step::NewSession => write!(
+            Step::NewSession { .. } => write!(
                 f,
-                "setsid(), or ioctl(\"/dev/tty\", TIOCNOTTY) when already a group leader"
+                "setsid(); a group leader forks first and stays as a supervisor that forwards signals"
             ),
             Step::Exec { argv, env } => {
                 let args: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();

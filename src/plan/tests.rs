@@ -525,5 +525,10 @@ fn protected_dirs_are_created_first_and_new_session_last() {
         }
     );
     assert_eq!(p.steps[1], Step::Unshare { net: false });
-    assert_eq!(p.steps[p.steps.len() - 2], Step::NewSession);
+    assert_eq!(
+        p.steps[p.steps.len() - 2],
+        Step::NewSession {
+            die_with_parent: true
+        }
+    );
 }

@@ -238,6 +238,18 @@ impl Settings {
                     .map(|s| Sourced::new(s.to_string(), format!("${ENV_PROFILE}"))),
             );
         }
+        if let Some(v) = env_str(ENV_ALLOW_SOCKET)? {
+            allow_socket.extend(
+                v.split(':')
+                    .filter(|s| !s.is_empty())
+                    .map(|s| Sourced::new(PathSpec::Template(s.to_string()), format!("${ENV_ALLOW_SOCKET}"))),
+            );
+        }
+        allow_socket.extend(
+            cli.allow_socket
+                .iter()
+                .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "--allow-socket")),
+        );
         include.extend(
             cli.include
                 .iter()
