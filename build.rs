@@ -1,9 +1,34 @@
-//! Embeds the commit qwrap is built from, for `qwrap receipt`. A packager may
-//! set QWRAP_RELEASE_COMMIT; outside a git checkout it is "unknown".
+//! Embeds the commit qwrap is built from (for `qwrap receipt`; a packager may
+//! set QWRAP_RELEASE_COMMIT; outside a git checkout it is "unknown"), and
+//! compiles the seccomp filter to BPF once, so that start-up does not.
 
 use std::process::Command;
 
+#[path = "src/exec/seccomp_filter.rs"]
+mod seccomp_filter;
+
+fn seccomp_program() {
+    println!("cargo:rerun-if-changed=src/exec/seccomp_filter.rs");
+    let arch = std::env::var("CARGO_CFG_TARGET_ARCH").expect("cargo sets the target arch");
+    let arch: seccompiler::TargetArch = arch.as_str().try_into().expect("a seccompiler target arch");
+    let filter = seccomp_filter::filter(arch).expect("the filter's rules are valid");
+    let prog: seccompiler::BpfProgram = filter.try_into().expect("the filter compiles");
+    let items: Vec<String> = prog
+        .iter()
+        .map(|f| format!("({}, {}, {}, {})", f.code, f.jt, f.jf, f.k))
+        .collect();
+    let src = format!(
+        "/// The compiled seccomp filter.\npub(super) static PROGRAM: [(u16, u8, u8, u32); {}] = [{}];\n",
+        items.len(),
+        items.join(", ")
+    );
+    let out =
+        std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("seccomp_bpf.rs");
+    std::fs::write(out, src).expect("OUT_DIR is writable");
+}
+
 fn main() {
+    seccomp_program();
     println!("cargo:rerun-if-env-changed=QWRAP_RELEASE_COMMIT");
     let commit = std::env::var("QWRAP_RELEASE_COMMIT")
         .ok()

@@ -11,6 +11,8 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+const RUN_ABOUT: &str = "Run CMD in a sandbox: the host read-only, the writable roots writable";
+
 /// Exit status for usage errors (as clap uses).
 const EXIT_USAGE: u8 = 2;
 
@@ -27,7 +29,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run CMD in a sandbox: the host read-only, the writable roots writable.
+    #[command(about = RUN_ABOUT)]
     Run(SandboxArgs),
     /// Print the setup steps `run` would execute, one syscall per line.
     Plan {
@@ -160,8 +162,9 @@ struct ProbeCli {
 struct Fatal(String, u8);
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match dispatch(cli) {
+    let started = std::time::Instant::now();
+    let cli = parse_cli();
+    match dispatch(cli, started) {
         Ok(code) => code,
         Err(Fatal(msg, code)) => {
             eprintln!("qwrap: {msg}");
@@ -170,7 +173,28 @@ fn main() -> ExitCode {
     }
 }
 
-fn dispatch(cli: Cli) -> Result<ExitCode, Fatal> {
+/// Parses the command line. `run` is on every tool call's path, so it builds
+/// only its own parser, not the whole command tree (a third of start-up).
+fn parse_cli() -> Cli {
+    use clap::FromArgMatches;
+    let mut argv = std::env::args_os();
+    let (Some(_), Some(sub)) = (argv.next(), argv.next()) else {
+        return Cli::parse();
+    };
+    if sub != "run" {
+        return Cli::parse();
+    }
+    let cmd = SandboxArgs::augment_args(clap::Command::new("run").bin_name("qwrap run")).about(RUN_ABOUT);
+    let matches = cmd.get_matches_from(std::iter::once(OsString::from("qwrap run")).chain(argv));
+    match SandboxArgs::from_arg_matches(&matches) {
+        Ok(args) => Cli {
+            command: Command::Run(args),
+        },
+        Err(e) => e.exit(),
+    }
+}
+
+fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
     match cli.command {
         Command::Run(args) => {
             let (policy, notes, host) = load(&args.policy, args.command)?;
@@ -178,8 +202,18 @@ fn dispatch(cli: Cli) -> Result<ExitCode, Fatal> {
                 eprintln!("qwrap: note: {n}");
             }
             let plan = plan::build(&policy, &host);
-            let trace = std::env::var_os("QWRAP_TRACE").is_some_and(|v| v == "1");
-            let err = exec::execute(&plan, exec::Options { trace });
+            let trace = std::env::var("QWRAP_TRACE").unwrap_or_default();
+            let opts = exec::Options {
+                trace: trace == "1",
+                timing: trace == "time",
+            };
+            if opts.timing {
+                eprintln!(
+                    "qwrap: time: prepare (settings, policy, host probe, plan) {:>8.1} µs",
+                    started.elapsed().as_secs_f64() * 1e6
+                );
+            }
+            let err = exec::execute(&plan, opts);
             eprintln!("{err}");
             Ok(ExitCode::from(err.exit_code() as u8))
         }

@@ -25,6 +25,8 @@ use std::path::Path;
 pub struct Options {
     /// Print each step to stderr before running it.
     pub trace: bool,
+    /// Print how long each step took, just before the command runs.
+    pub timing: bool,
 }
 
 /// Runs the plan. On success the process has become the command, so this
@@ -35,16 +37,34 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
         parent: rustix::process::getppid(),
         mounts: None,
     };
+    let mut times: Vec<std::time::Duration> = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
         if opts.trace {
             eprintln!("qwrap: step {i}: {step}");
         }
+        if opts.timing && matches!(step, Step::Exec { .. }) {
+            print_timing(plan, &times);
+        }
+        let start = std::time::Instant::now();
         if let Err(fail) = ex.run(step) {
             return fail.into_error(i, step);
         }
+        times.push(start.elapsed());
     }
     // The last step is always Exec, which either replaced the process or failed.
     SetupError::new(plan.steps.len(), &Step::NoNewPrivs, libc::EINVAL)
+}
+
+fn print_timing(plan: &Plan, times: &[std::time::Duration]) {
+    let total: std::time::Duration = times.iter().sum();
+    for (i, (step, t)) in plan.steps.iter().zip(times).enumerate() {
+        eprintln!(
+            "qwrap: time: step {i:>3} {:>8.1} µs  {}",
+            t.as_secs_f64() * 1e6,
+            step.purpose()
+        );
+    }
+    eprintln!("qwrap: time: setup steps {:>8.1} µs", total.as_secs_f64() * 1e6);
 }
 
 /// A failed syscall inside a step, before it is dressed as a SetupError.

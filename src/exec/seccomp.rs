@@ -1,52 +1,19 @@
-//! The seccomp filter: `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)` fail with
+//! Installs the seccomp filter, compiled to BPF at build time from the rules
+//! in seccomp_filter.rs: `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)` fail with
 //! EPERM, so a confined process cannot type into the user's terminal.
-//! Everything else is allowed. Syscalls of another architecture (i386 via
-//! int 0x80) kill the process: the filter could not inspect them.
 
 use rustix::io::Errno;
-use seccompiler::{
-    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter, SeccompRule,
-    TargetArch,
-};
-use std::collections::BTreeMap;
+use seccompiler::sock_filter;
 
-/// x32 syscalls carry this bit; the x32 ioctl (514) is refused outright.
-const X32_SYSCALL_BIT: i64 = 0x4000_0000;
-const X32_IOCTL: i64 = X32_SYSCALL_BIT + 514;
-
-/// The terminal ioctls refused.
-pub const DENIED_IOCTLS: [(u64, &str); 2] = [(libc::TIOCSTI, "TIOCSTI"), (libc::TIOCLINUX, "TIOCLINUX")];
-
-fn program() -> Result<BpfProgram, String> {
-    let arch: TargetArch = std::env::consts::ARCH.try_into().map_err(|e| format!("{e:?}"))?;
-    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    let ioctl_rules = DENIED_IOCTLS
-        .iter()
-        .map(|(cmd, _)| {
-            SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, *cmd)
-                .and_then(|c| SeccompRule::new(vec![c]))
-                .map_err(|e| e.to_string())
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    rules.insert(libc::SYS_ioctl, ioctl_rules);
-    if arch == TargetArch::x86_64 {
-        rules.insert(X32_IOCTL, vec![]);
-    }
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        arch,
-    )
-    .map_err(|e| e.to_string())?;
-    filter
-        .try_into()
-        .map_err(|e: seccompiler::BackendError| e.to_string())
-}
+// `PROGRAM: [(u16, u8, u8, u32); N]`, written by build.rs.
+include!(concat!(env!("OUT_DIR"), "/seccomp_bpf.rs"));
 
 /// Installs the filter (no_new_privs is already set).
 pub(super) fn apply() -> Result<(), (Errno, String)> {
-    let prog = program().map_err(|e| (Errno::INVAL, format!("compiling the filter: {e}")))?;
+    let prog: Vec<sock_filter> = PROGRAM
+        .iter()
+        .map(|&(code, jt, jf, k)| sock_filter { code, jt, jf, k })
+        .collect();
     seccompiler::apply_filter(&prog).map_err(|e| {
         let errno = match &e {
             seccompiler::Error::Seccomp(io) => io.raw_os_error().map(Errno::from_raw_os_error),
@@ -57,9 +24,20 @@ pub(super) fn apply() -> Result<(), (Errno, String)> {
 }
 
 #[cfg(test)]
+#[path = "seccomp_filter.rs"]
+mod rules;
+
+#[cfg(test)]
 mod tests {
+    use super::rules;
+
     #[test]
-    fn filter_compiles() {
-        assert!(super::program().unwrap().len() > 4);
+    fn built_program_matches_the_rules() {
+        let arch: seccompiler::TargetArch = std::env::consts::ARCH.try_into().unwrap();
+        let prog: seccompiler::BpfProgram = rules::filter(arch).unwrap().try_into().unwrap();
+        let built: Vec<(u16, u8, u8, u32)> = prog.iter().map(|f| (f.code, f.jt, f.jf, f.k)).collect();
+        assert_eq!(built, super::PROGRAM.to_vec());
+        assert_eq!(rules::DENIED_IOCTLS[0].0, libc::TIOCSTI);
+        assert_eq!(rules::DENIED_IOCTLS[1].0, libc::TIOCLINUX);
     }
 }

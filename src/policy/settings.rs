@@ -189,11 +189,19 @@ impl Settings {
             }
         };
 
-        // Profiles: shipped, then config files may add or replace.
-        let mut profile_defs: BTreeMap<String, Sourced<ProfileDef>> = profile::shipped()
-            .into_iter()
-            .map(|(k, v)| (k, Sourced::new(v, "shipped")))
-            .collect();
+        // Profiles: shipped, then config files may add or replace. The
+        // shipped ones are parsed only when some profile is asked for.
+        let wants_profiles = !cli.profile.is_empty()
+            || env_str(ENV_PROFILE)?.is_some()
+            || parsed.iter().any(|(_, f)| !f.profile.is_empty());
+        let mut profile_defs: BTreeMap<String, Sourced<ProfileDef>> = if wants_profiles {
+            profile::shipped()
+                .into_iter()
+                .map(|(k, v)| (k, Sourced::new(v, "shipped")))
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
         for (name, f) in &parsed {
             for (k, v) in &f.profiles {
                 profile_defs.insert(k.clone(), Sourced::new(v.clone(), name.clone()));
