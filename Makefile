@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 STATIC_RUSTFLAGS := -C target-feature=+crt-static -C relocation-model=static
 STATIC_BIN := target/$(TARGET)/release/qwrap
 
-.PHONY: build test lint static install smoke clean
+.PHONY: build test lint static install smoke clean bench
 
 build:
 	$(CARGO) build --release
@@ -35,3 +35,9 @@ install: build
 
 clean:
 	$(CARGO) clean
+
+# Start-up, mount-count growth, verify/inspect, size and RSS beside bubblewrap
+# (installs bubblewrap and hyperfine if missing). QWRAP_BENCH_QUICK=1 for
+# fewer runs.
+bench:
+	python3 bench/bench.py

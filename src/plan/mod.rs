@@ -17,8 +17,9 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Where the new root is assembled (new mount API): a tmpfs mounted over the
-/// host's /tmp inside the private mount namespace. After the pivot it is gone.
+/// Where the new root is assembled (new mount API): the read-only host tree
+/// is attached over the host's /tmp inside the private mount namespace.
+/// After the pivot the old root and its /tmp are gone.
 pub const STAGING: &str = "/tmp";
 /// Where the legacy path assembles the new root, after its first pivot.
 pub const LEGACY_NEW_ROOT: &str = "/newroot";
@@ -159,7 +160,7 @@ impl Builder {
         tree
     }
 
-    /// New mount API: clone everything first, then build on a staging tmpfs.
+    /// New mount API: clone everything first, then attach at the staging path.
     fn mounts_new_api(&mut self, ops: &[MountOp]) -> PathBuf {
         let staging = PathBuf::from(STAGING);
         // Every clone is taken before anything is mounted over a host path.
@@ -213,15 +214,19 @@ impl Builder {
             };
             trees.push(tree);
         }
-        self.push(Step::MountTmpfs {
-            target: staging.clone(),
-            flags: Flags {
-                nosuid: true,
-                nodev: true,
-                ..Flags::NONE
-            },
-            mode: 0o755,
-        });
+        // The read-only host tree is itself the new root, attached over the
+        // staging path; only a layout without it needs an empty tmpfs root.
+        if ops.first() != Some(&MountOp::HostRoot) {
+            self.push(Step::MountTmpfs {
+                target: staging.clone(),
+                flags: Flags {
+                    nosuid: true,
+                    nodev: true,
+                    ..Flags::NONE
+                },
+                mode: 0o755,
+            });
+        }
         for (i, op) in ops.iter().enumerate() {
             let target = under(&staging, op.path());
             self.make_mount_point(ops, i, &staging);

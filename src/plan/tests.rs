@@ -150,23 +150,22 @@ fn new_api_clones_everything_before_mounting_over_host_paths() {
         ),
         &host(MountApi::New),
     );
-    let first_mount = position(&p, |s| matches!(s, Step::MountTmpfs { .. }));
+    let first_mount = position(&p, |s| {
+        matches!(s, Step::MountTmpfs { .. } | Step::AttachTree { .. })
+    });
     let last_clone = p
         .steps
         .iter()
         .rposition(|s| matches!(s, Step::CloneTree { .. }))
         .unwrap();
     assert!(last_clone < first_mount);
+    // The read-only host tree itself becomes the new root at the staging path.
     assert_eq!(
         p.steps[first_mount],
-        Step::MountTmpfs {
+        Step::AttachTree {
+            tree: 0,
+            role: Role::HostRoot,
             target: STAGING.into(),
-            flags: Flags {
-                nosuid: true,
-                nodev: true,
-                ..Flags::NONE
-            },
-            mode: 0o755
         }
     );
     // The host tree is read-only, nosuid and private, recursively.

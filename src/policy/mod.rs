@@ -482,8 +482,7 @@ pub struct Invocation {
 pub fn load(inv: &Invocation, caller: &Caller) -> Result<(Policy, Vec<String>), LoadError> {
     let env = |k: &str| caller.var(k);
     let paths = settings::config_paths(caller.home.as_deref(), &env);
-    let mut configs = settings::read_configs(&paths)?;
-    let mut notes = Vec::new();
+    let (mut configs, mut notes) = settings::read_configs(&paths)?;
     let ws = inv.workspace.as_deref().map(|w| absolutize(w, &caller.cwd));
     let ws = canonical_or_self(ws.as_deref().unwrap_or(&caller.cwd));
     let mut ignore = |configs: &mut Vec<settings::ConfigText>, exposed: &dyn Fn(&Path) -> bool| {

@@ -79,9 +79,19 @@ impl<'a> Resolver<'a> {
         reason: RootReason,
         source: &str,
     ) -> Result<(), PolicyError> {
-        match self.canonical_dir(path, source)? {
-            Some(real) => self.add_builtin(&real, reason, source),
-            None => Ok(()),
+        match self.canonical_dir(path, source) {
+            Ok(Some(real)) => self.add_builtin(&real, reason, source),
+            Ok(None) => Ok(()),
+            // A built-in root the caller cannot reach (e.g. `$HOME` belongs
+            // to another account) is left out, not fatal.
+            Err(PolicyError::BadPath { why, .. }) if why.contains("EACCES") => {
+                self.dropped.push(Dropped {
+                    path: path.to_path_buf(),
+                    why: format!("{source}: {why}"),
+                });
+                Ok(())
+            }
+            Err(e) => Err(e),
         }
     }
 

@@ -143,16 +143,26 @@ pub fn config_paths(home: Option<&Path>, env: &dyn Fn(&str) -> Option<OsString>)
     v
 }
 
-/// Reads the config files that exist. An unreadable file is an error.
-pub fn read_configs(paths: &[PathBuf]) -> Result<Vec<ConfigText>, SettingsError> {
+/// Reads the config files that exist. The system config must be readable
+/// when it exists; a user config that cannot be read (say, `$HOME` belongs to
+/// another account) is skipped, and the returned notes say so.
+pub fn read_configs(paths: &[PathBuf]) -> Result<(Vec<ConfigText>, Vec<String>), SettingsError> {
     let mut out = Vec::new();
-    for p in paths {
+    let mut notes = Vec::new();
+    for (i, p) in paths.iter().enumerate() {
         match std::fs::read_to_string(p) {
             Ok(text) => out.push(ConfigText {
                 path: p.clone(),
                 text,
             }),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) if i > 0 && e.kind() == std::io::ErrorKind::PermissionDenied => {
+                notes.push(format!(
+                    "ignored {}: {}",
+                    p.display(),
+                    crate::sys::errno_text(libc::EACCES)
+                ));
+            }
             Err(e) => {
                 return Err(err(
                     &p.display().to_string(),
@@ -161,7 +171,7 @@ pub fn read_configs(paths: &[PathBuf]) -> Result<Vec<ConfigText>, SettingsError>
             }
         }
     }
-    Ok(out)
+    Ok((out, notes))
 }
 
 impl Settings {

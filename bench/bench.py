@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""qwrap's benchmark: start-up, growth with the host's mount count, verify and
+inspect, binary size and peak RSS, each beside bubblewrap, measured in the
+same run and printed as one table of medians and ratios.
+
+Runs every measurement as an unprivileged user (nobody when started as root).
+Installs Debian's bubblewrap and hyperfine when they are missing and it can.
+Timings are reported, never asserted: the targets column says whether this
+machine met each goal.
+"""
+
+import json
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+STATIC = os.path.join(ROOT, "target/x86_64-unknown-linux-gnu/release/qwrap")
+IS_ROOT = os.geteuid() == 0
+USER = (65534, 65534)
+MOUNT_COUNTS = [0, 100, 1000, 5000]
+QUICK = os.environ.get("QWRAP_BENCH_QUICK") == "1"
+
+
+def log(msg):
+    print(f"bench: {msg}", file=sys.stderr, flush=True)
+
+
+def ensure_tools():
+    missing = [p for p, exe in (("bubblewrap", "bwrap"), ("hyperfine", "hyperfine"), ("time", "/usr/bin/time"))
+               if not shutil.which(exe)]
+    if not missing:
+        return
+    if not IS_ROOT:
+        sys.exit(f"bench: missing {' '.join(missing)}; install them (apt-get install {' '.join(missing)})")
+    log(f"installing {' '.join(missing)}")
+    subprocess.run(["apt-get", "update", "-qq"], check=True)
+    subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=True,
+                   env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
+
+
+def as_user(cmd):
+    """The command as the unprivileged benchmark user."""
+    if not IS_ROOT:
+        return cmd
+    return ["setpriv", f"--reuid={USER[0]}", f"--regid={USER[1]}", "--clear-groups",
+            "env", "HOME=/nonexistent", *cmd]
+
+
+def chown_user(path):
+    if IS_ROOT:
+        os.chown(path, *USER)
+
+
+def hyperfine(cases, runs, warmup, cwd, env=None, wrap=None):
+    """Median wall time in ms of each case (name -> argv string), one
+    hyperfine run so that the cases are measured side by side."""
+    out = tempfile.NamedTemporaryFile(suffix=".json", delete=False, dir="/var/tmp")
+    out.close()
+    os.chmod(out.name, 0o666)
+    cmd = ["hyperfine", "-N", "--style", "none", "--runs", str(runs), "--warmup", str(warmup),
+           "--export-json", out.name]
+    for name, c in cases.items():
+        cmd += ["-n", name, c]
+    cmd = as_user(cmd)
+    if wrap:
+        cmd = wrap(cmd)
+    subprocess.run(cmd, cwd=cwd, check=True, env={**os.environ, **(env or {})},
+                   stdout=subprocess.DEVNULL)
+    with open(out.name) as f:
+        data = json.load(f)
+    os.unlink(out.name)
+    return {r["command"]: r["median"] * 1000 for r in data["results"]}
+
+
+def peak_rss_kib(argv, cwd):
+    """Peak resident set of a run, in KiB: GNU time's %M (the largest
+    ru_maxrss of the command and the children it waited for), the median of
+    11 runs."""
+    seen = []
+    for _ in range(11):
+        r = subprocess.run(as_user(["/usr/bin/time", "-f", "%M", *argv]), cwd=cwd, check=True,
+                           capture_output=True, text=True)
+        seen.append(int(r.stderr.strip().splitlines()[-1]))
+    return sorted(seen)[len(seen) // 2]
+
+
+MKMOUNTS = r"""
+import ctypes, os, sys
+n, base = int(sys.argv[1]), sys.argv[2]
+libc = ctypes.CDLL(None, use_errno=True)
+for i in range(n):
+    d = os.path.join(base, f"m{i}")
+    os.makedirs(d, exist_ok=True)
+    if libc.mount(b"qwrap-bench", d.encode(), b"tmpfs", 0, b"size=4k") != 0:
+        sys.exit(f"mount {d}: errno {ctypes.get_errno()}")
+"""
+
+
+def in_mount_namespace(n, base):
+    """Wraps a command so that it runs in a private mount namespace holding n
+    extra tmpfs mounts (a user namespace too when not root)."""
+    def wrap(cmd):
+        ns = ["unshare", "-m", "--propagation", "private"] if IS_ROOT else ["unshare", "-U", "-r", "-m"]
+        script = 'python3 -c "$0" "$1" "$2" && shift 2 && exec "$@"'
+        return [*ns, "sh", "-c", script, MKMOUNTS, str(n), base, *cmd]
+    return wrap
+
+
+def main():
+    ensure_tools()
+    log("building the static binary")
+    subprocess.run(["make", "-s", "static"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    work = tempfile.mkdtemp(prefix="qwrap-bench-", dir="/var/tmp")
+    os.chmod(work, 0o755)
+    try:
+        run(work)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def run(work):
+    qwrap = os.path.join(work, "qwrap")
+    shutil.copy(STATIC, qwrap)
+    os.chmod(qwrap, 0o755)
+    ws = os.path.join(work, "ws")
+    os.mkdir(ws)
+    chown_user(ws)
+    mnt = os.path.join(work, "mnt")
+    os.mkdir(mnt)
+    os.chmod(mnt, 0o755)
+    bwrap_argv = ["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--bind", ws, ws, "--die-with-parent", "/bin/true"]
+    bwrap = " ".join(bwrap_argv)
+    rows = []
+    runs = 40 if QUICK else 300
+
+    log("start-up")
+    t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap, "true": "/bin/true"},
+                  runs, 30, ws)
+    rows.append(("start-up, default policy (`run -- /bin/true`)", t["qwrap"], t["bwrap"],
+                 f"≤ 0.6× bwrap; /bin/true alone {t['true']:.2f} ms", t["qwrap"] <= 0.6 * t["bwrap"]))
+
+    growth = {}
+    for n in MOUNT_COUNTS:
+        log(f"{n} host mounts")
+        r = 10 if n >= 5000 else (30 if n >= 1000 else (20 if QUICK else 100))
+        w = 2 if n >= 1000 else 10
+        wrap = in_mount_namespace(n, mnt)
+        t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, r, w, ws, wrap=wrap)
+        legacy = hyperfine({"legacy": f"{qwrap} run -- /bin/true"}, r, w, ws,
+                           env={"QWRAP_MOUNT_API": "legacy"}, wrap=wrap)["legacy"]
+        growth[n] = (t["qwrap"], legacy, t["bwrap"])
+        target = ""
+        met = None
+        if n == 5000:
+            target = "≤ 0.05× bwrap"
+            met = t["qwrap"] <= 0.05 * t["bwrap"]
+        rows.append((f"{n} host mounts, new mount API", t["qwrap"], t["bwrap"], target, met))
+        rows.append((f"{n} host mounts, legacy path", legacy, t["bwrap"],
+                     "≤ 0.5× bwrap" if n == 5000 else "", (legacy <= 0.5 * t["bwrap"]) if n == 5000 else None))
+
+    log("verify and inspect")
+    t = hyperfine({"verify": f"{qwrap} verify", "inspect": f"{qwrap} inspect"}, 20 if QUICK else 50, 5, ws)
+    rows.append(("`qwrap verify` (no canary: not a checkout)", t["verify"], None, "< 250 ms", t["verify"] < 250))
+    rows.append(("`qwrap inspect`", t["inspect"], None, "", None))
+
+    log("size and peak RSS")
+    size_q = os.path.getsize(STATIC)
+    size_b = os.path.getsize(shutil.which("bwrap"))
+    rss_q = peak_rss_kib([qwrap, "run", "--", "/bin/true"], ws)
+    rss_b = peak_rss_kib(bwrap_argv, ws)
+
+    print_table(rows, growth, size_q, size_b, rss_q, rss_b)
+
+
+def fmt_ms(v):
+    return "—" if v is None else f"{v:.2f} ms"
+
+
+def print_table(rows, growth, size_q, size_b, rss_q, rss_b):
+    bw = subprocess.run(["bwrap", "--version"], capture_output=True, text=True).stdout.strip()
+    print(f"qwrap benchmark — {platform.node()}, Linux {platform.release()}, {os.cpu_count()} CPUs, "
+          f"{bw}, as {'nobody' if IS_ROOT else 'uid ' + str(os.getuid())}; medians")
+    print()
+    print("| case | qwrap | bwrap | qwrap/bwrap | target | met |")
+    print("|---|---|---|---|---|---|")
+    for name, q, b, target, met in rows:
+        ratio = "—" if b is None else f"{q / b:.3f}×"
+        print(f"| {name} | {fmt_ms(q)} | {fmt_ms(b)} | {ratio} | {target} | {'' if met is None else ('yes' if met else 'NO')} |")
+    q1, l1, b1 = growth[1000]
+    q5, l5, b5 = growth[5000]
+    print(f"| growth 1,000 → 5,000 mounts (×5 mounts) | {q5 / q1:.2f}× | {b5 / b1:.2f}× | | close to linear (≤ 5×) | {'yes' if q5 / q1 <= 5.5 else 'NO'} |")
+    print(f"| growth 1,000 → 5,000 mounts, legacy path | {l5 / l1:.2f}× | | | close to linear (≤ 5×) | {'yes' if l5 / l1 <= 5.5 else 'NO'} |")
+    print(f"| static stripped binary | {size_q / 1048576:.2f} MiB | {size_b / 1048576:.2f} MiB (dynamic) | | ≤ 3 MiB | {'yes' if size_q <= 3 << 20 else 'NO'} |")
+    print(f"| peak RSS of a run | {rss_q / 1024:.2f} MiB | {rss_b / 1024:.2f} MiB | {rss_q / rss_b:.3f}× | ≤ bwrap | {'yes' if rss_q <= rss_b else 'NO'} |")
+
+
+if __name__ == "__main__":
+    main()
