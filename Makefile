@@ -6,7 +6,7 @@ PREFIX ?= /usr/local
 STATIC_RUSTFLAGS := -C target-feature=+crt-static -C relocation-model=static
 STATIC_BIN := target/$(TARGET)/release/qwrap
 
-.PHONY: build test lint static install smoke clean bench
+.PHONY: build test lint static install smoke clean bench fuzz fuzz-smoke
 
 build:
 	$(CARGO) build --release
@@ -14,11 +14,11 @@ build:
 # The whole suite: unit tests and the integration tests that create real
 # namespaces (as root they run again as an unprivileged uid).
 test:
-	$(CARGO) test
+	$(CARGO) test --features fault-injection
 
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets -- -D warnings
+	$(CARGO) clippy --all-targets --features fault-injection -- -D warnings
 
 # One static binary, no shared libraries: `file` says "statically linked".
 static:
@@ -41,3 +41,17 @@ clean:
 # fewer runs.
 bench:
 	python3 bench/bench.py
+
+# Fuzzing (cargo-fuzz, nightly): each target for FUZZ_SECONDS, starting from
+# the committed seed corpus in fuzz/corpus; findings land in fuzz/artifacts.
+FUZZ_SECONDS ?= 600
+FUZZ_TARGETS := mountinfo unix_sockets git_pointers config resolver
+
+fuzz:
+	cd fuzz && for t in $(FUZZ_TARGETS); do \
+		mkdir -p work/$$t && \
+		cargo +nightly fuzz run $$t work/$$t corpus/$$t -- -max_total_time=$(FUZZ_SECONDS) || exit 1; \
+	done
+
+fuzz-smoke:
+	$(MAKE) fuzz FUZZ_SECONDS=10

@@ -8,6 +8,7 @@
 
 pub mod exec;
 pub mod host;
+mod lossy;
 pub mod plan;
 pub mod policy;
 pub mod report;

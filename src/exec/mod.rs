@@ -45,6 +45,10 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
         if opts.timing && matches!(step, Step::Exec { .. }) {
             print_timing(plan, &times);
         }
+        #[cfg(feature = "fault-injection")]
+        if let Some(err) = fault::injected(i, step) {
+            return err;
+        }
         let start = std::time::Instant::now();
         if let Err(fail) = ex.run(step) {
             return fail.into_error(i, step);
@@ -65,6 +69,29 @@ fn print_timing(plan: &Plan, times: &[std::time::Duration]) {
         );
     }
     eprintln!("qwrap: time: setup steps {:>8.1} µs", total.as_secs_f64() * 1e6);
+}
+
+/// Test builds only (cargo feature `fault-injection`, never in release
+/// builds): `QWRAP_FAULT_STEP=K` makes step K fail as if its syscall had
+/// returned EIO, so that tests can prove every step fails closed.
+#[cfg(feature = "fault-injection")]
+mod fault {
+    use super::{Fail, SetupError, Step};
+
+    pub(super) fn injected(index: usize, step: &Step) -> Option<SetupError> {
+        let k: usize = std::env::var("QWRAP_FAULT_STEP").ok()?.parse().ok()?;
+        if k != index {
+            return None;
+        }
+        let mut e = Fail {
+            errno: rustix::io::Errno::IO,
+            detail: Some("fault injected by QWRAP_FAULT_STEP (test build)".into()),
+        }
+        .into_error(index, step);
+        // The command never ran, even when the failing step is its exec.
+        e.at_exec = false;
+        Some(e)
+    }
 }
 
 /// A failed syscall inside a step, before it is dressed as a SetupError.
@@ -88,6 +115,9 @@ impl Fail {
             Step::Unshare { .. } => Some(diagnose::userns_hint(raw)),
             Step::Exec { argv, .. } => Some(exec_hint(raw, argv.first())),
             Step::DieWithParent => Some("the process that started qwrap exited during setup".into()),
+            Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::ENOENT => {
+                Some("/proc is not mounted here (or not procfs): qwrap needs /proc/self/uid_map".into())
+            }
             Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::EROFS => Some(
                 "/proc is read-only here, as inside a qwrap sandbox: a nested qwrap sandbox \
                  cannot write its user namespace's id maps, so qwrap does not run nested"

@@ -46,6 +46,7 @@ pub struct HostFacts {
     /// Set when the ABI was capped by the test-only switch.
     pub landlock_abi_capped: bool,
     /// Bound pathname Unix sockets on the host.
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub unix_sockets: Vec<std::path::PathBuf>,
 }
 

@@ -52,9 +52,11 @@ pub struct Layers {
     /// The Landlock ABI the plan uses (0: none).
     pub landlock_abi: u32,
     /// Host sockets that will be masked.
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub masked_sockets: Vec<PathBuf>,
     /// Host sockets left reachable because they lie in a writable root or
     /// were allowed by name.
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub reachable_sockets: Vec<PathBuf>,
 }
 

@@ -78,6 +78,7 @@ impl Flags {
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Step {
     CreateHostDir {
+        #[serde(serialize_with = "crate::lossy::path")]
         path: PathBuf,
     },
     Unshare {
@@ -94,6 +95,7 @@ pub enum Step {
     CloneTree {
         tree: TreeId,
         role: Role,
+        #[serde(serialize_with = "crate::lossy::path")]
         source: PathBuf,
         recursive: bool,
     },
@@ -103,6 +105,7 @@ pub enum Step {
         private: bool,
     },
     MountTmpfs {
+        #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
         flags: Flags,
         mode: u32,
@@ -110,57 +113,75 @@ pub enum Step {
     AttachTree {
         tree: TreeId,
         role: Role,
+        #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
     },
     Mkdir {
+        #[serde(serialize_with = "crate::lossy::path")]
         path: PathBuf,
         mode: u32,
     },
     CreateFile {
+        #[serde(serialize_with = "crate::lossy::path")]
         path: PathBuf,
     },
     Symlink {
+        #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
+        #[serde(serialize_with = "crate::lossy::path")]
         link: PathBuf,
     },
     MountDevpts {
+        #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
     },
     SetPathReadOnly {
+        #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
     },
     BindMount {
         role: Role,
+        #[serde(serialize_with = "crate::lossy::path")]
         source: PathBuf,
+        #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
         recursive: bool,
     },
     MakeTreePrivate {
+        #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
     },
     RemountTreeReadOnly {
+        #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
         /// The mount table to read (the host's /proc, wherever it is now).
+        #[serde(serialize_with = "crate::lossy::path")]
         table: PathBuf,
     },
     Remount {
+        #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
         flags: Flags,
     },
     PivotRoot {
+        #[serde(serialize_with = "crate::lossy::path")]
         new_root: PathBuf,
+        #[serde(serialize_with = "crate::lossy::path")]
         put_old: PathBuf,
     },
     EnterRoot {
+        #[serde(serialize_with = "crate::lossy::path")]
         new_root: PathBuf,
     },
     Chdir {
+        #[serde(serialize_with = "crate::lossy::path")]
         path: PathBuf,
     },
     DropCapabilities,
     NoNewPrivs,
     Landlock {
         abi: u32,
+        #[serde(serialize_with = "crate::lossy::paths")]
         paths: Vec<PathBuf>,
         scoped: bool,
     },

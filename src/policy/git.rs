@@ -36,8 +36,10 @@ impl std::fmt::Display for Checkout {
 pub struct GitInfo {
     pub checkout: Checkout,
     /// The checkout's top directory (where `.git` is).
+    #[serde(serialize_with = "crate::lossy::opt_path")]
     pub top: Option<PathBuf>,
     /// Directories a commit writes to.
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub roots: Vec<PathBuf>,
     /// Why no roots were granted, when `.git` was found but rejected.
     pub note: Option<String>,

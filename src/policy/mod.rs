@@ -190,8 +190,10 @@ impl Caller {
 /// A read-only path inside a writable root.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct ReadOnlyPath {
+    #[serde(serialize_with = "crate::lossy::path")]
     pub path: PathBuf,
     /// The writable root it sits in.
+    #[serde(serialize_with = "crate::lossy::path")]
     pub within: PathBuf,
     pub source: String,
 }
@@ -199,6 +201,7 @@ pub struct ReadOnlyPath {
 /// A requested path that was left out, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Dropped {
+    #[serde(serialize_with = "crate::lossy::path")]
     pub path: PathBuf,
     pub why: String,
 }
@@ -206,6 +209,7 @@ pub struct Dropped {
 /// The resolved policy: everything the planner needs, nothing it must guess.
 #[derive(Debug, Clone, Serialize)]
 pub struct Policy {
+    #[serde(serialize_with = "crate::lossy::path")]
     pub workspace: PathBuf,
     pub writable_roots: Vec<WritableRoot>,
     pub read_only: Vec<ReadOnlyPath>,
@@ -217,14 +221,18 @@ pub struct Policy {
     pub die_with_parent: bool,
     pub new_session: bool,
     /// Git hooks and config made read-only (off with allow_git_config).
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub protected: Vec<PathBuf>,
     /// Protected directories that do not exist yet: created (empty) on the
     /// host before the sandbox starts, so that they can be made read-only.
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub create_before: Vec<PathBuf>,
     /// Host sockets left reachable.
+    #[serde(serialize_with = "crate::lossy::sourced_paths")]
     pub allowed_sockets: Vec<Sourced<PathBuf>>,
     pub env: EnvRules,
     pub settings: Settings,
+    #[serde(serialize_with = "crate::lossy::opt_path")]
     pub home: Option<PathBuf>,
     #[serde(skip)]
     pub command: Vec<OsString>,
@@ -292,6 +300,18 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
             None => (PathBuf::from("/tmp"), "/tmp"),
         };
         let tmp = absolutize(&tmp, &caller.cwd);
+        // The host's temp dir inside home would make part of home writable
+        // on the word of an environment variable.
+        if let (Some(h), Ok(real)) = (home.as_deref(), std::fs::canonicalize(&tmp))
+            && real.starts_with(h)
+            && real != h
+        {
+            return Err(PolicyError::InsideHome {
+                path: real,
+                source_name: format!("{src} with --tmp host"),
+                home: h.to_path_buf(),
+            });
+        }
         resolver.add_builtin_if_exists(
             &tmp,
             RootReason::Temp,

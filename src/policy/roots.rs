@@ -35,6 +35,7 @@ impl fmt::Display for RootReason {
 /// A directory the confined process may write beneath.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct WritableRoot {
+    #[serde(serialize_with = "crate::lossy::path")]
     pub path: PathBuf,
     pub reason: RootReason,
     /// The setting it came from (`workspace`, `--bind`, …).

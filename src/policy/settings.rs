@@ -33,7 +33,7 @@ impl<T> Sourced<T> {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum PathSpec {
-    Literal(PathBuf),
+    Literal(#[serde(serialize_with = "crate::lossy::path")] PathBuf),
     Template(String),
 }
 
@@ -97,6 +97,7 @@ pub struct Settings {
     #[serde(skip)]
     pub profile_defs: BTreeMap<String, Sourced<ProfileDef>>,
     /// Config files read, in order of increasing priority.
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub config_files: Vec<PathBuf>,
 }
 

@@ -108,6 +108,7 @@ pub struct Inspect {
     pub boundary: String,
     pub layers: Layers,
     pub network: NetworkMode,
+    #[serde(serialize_with = "crate::lossy::path")]
     pub target_dir: PathBuf,
     pub writable_roots: Vec<WritableRoot>,
     pub read_only: Vec<ReadOnlyPath>,
@@ -117,6 +118,7 @@ pub struct Inspect {
     pub mount_api: MountApiLine,
     pub kernel: String,
     pub settings: Vec<SettingLine>,
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub config_files: Vec<PathBuf>,
     pub notes: Vec<String>,
 }

@@ -1,0 +1,76 @@
+//! Fault injection: every setup step of the default, closed-network and
+//! legacy-mount plans is made to fail in turn. Each time: exit 125, the
+//! message names that step, the command never ran, the host mount table is
+//! unchanged and nothing is left behind. As root and unprivileged.
+#![cfg(feature = "fault-injection")]
+
+mod common;
+
+use common::*;
+use std::collections::BTreeSet;
+
+fn listing(dir: &std::path::Path) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn every_step_fails_closed() {
+    let variants: [(&str, &[&str]); 3] = [("new", &[]), ("new", &["--network", "closed"]), ("legacy", &[])];
+    let mut covered = 0;
+    for who in Who::all() {
+        for (api, opts) in variants {
+            let f = Fixture::new(who);
+            f.mkdir("ws/locked");
+            let marker = f.ws().join("marker");
+            let mut args: Vec<&str> = opts.to_vec();
+            args.extend(["--ro", "locked", "--", "touch", marker.to_str().unwrap()]);
+            let plan = f
+                .qwrap(&["plan", "--json"])
+                .args(&args)
+                .env("QWRAP_MOUNT_API", api)
+                .output()
+                .unwrap();
+            let plan: serde_json::Value = serde_json::from_str(&ok(&plan)).unwrap();
+            let steps = plan["steps"].as_array().unwrap();
+            assert!(steps.len() > 30);
+            let mounts = host_mounts();
+            let tmp = listing(std::path::Path::new("/tmp"));
+            let fixture = listing(f.path());
+            for (k, step) in steps.iter().enumerate() {
+                let o = f
+                    .qwrap(&["run"])
+                    .args(&args)
+                    .env("QWRAP_MOUNT_API", api)
+                    .env("QWRAP_FAULT_STEP", k.to_string())
+                    .output()
+                    .unwrap();
+                let err = stderr(&o);
+                let ctx = format!("{who:?} {api} {opts:?} step {k} ({})", step["call"]);
+                assert_eq!(o.status.code(), Some(125), "{ctx}: {err}");
+                let purpose = step["purpose"].as_str().unwrap();
+                assert!(err.contains(&format!("qwrap: {purpose}: ")), "{ctx}: {err}");
+                assert!(err.contains("Input/output error (EIO)"), "{ctx}: {err}");
+                assert!(!marker.exists(), "{ctx}: the command ran");
+                assert_eq!(host_mounts(), mounts, "{ctx}: host mount table changed");
+                assert_eq!(listing(std::path::Path::new("/tmp")), tmp, "{ctx}: /tmp changed");
+                assert_eq!(listing(f.path()), fixture, "{ctx}: left something behind");
+                covered += 1;
+            }
+            // Without a fault the same command runs.
+            ok(&f
+                .qwrap(&["run"])
+                .args(&args)
+                .env("QWRAP_MOUNT_API", api)
+                .output()
+                .unwrap());
+            assert!(marker.exists());
+        }
+    }
+    assert!(covered > 150, "{covered}");
+}
