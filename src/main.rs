@@ -158,6 +158,22 @@ struct ProbeCli {
     tiocsti: bool,
 }
 
+/// Writes a report to stdout. A reader that went away (`qwrap plan | head`)
+/// is not an error worth a panic.
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stdout().lock(), $($arg)*);
+    }};
+}
+
 /// A failure before any setup step: the message and the exit status.
 struct Fatal(String, u8);
 
@@ -221,9 +237,9 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
             let (policy, _, host) = load(&sandbox.policy, sandbox.command)?;
             let plan = plan::build(&policy, &host);
             if json {
-                println!("{}", plan_json(&plan));
+                outln!("{}", plan_json(&plan));
             } else {
-                print!("{plan}");
+                out!("{plan}");
             }
             Ok(ExitCode::SUCCESS)
         }
@@ -333,12 +349,12 @@ fn inspect_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
     let s = subject(a)?;
     let report = Inspect::new(&s.policy, &s.host, enforcement(&s), s.notes.clone());
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&report).expect("report serialises")
         );
     } else {
-        print!("{}", report.text());
+        out!("{}", report.text());
     }
     Ok(if report.enforcement.is_full() {
         ExitCode::SUCCESS
@@ -352,16 +368,16 @@ fn verify_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
     match verify::battery(&s.inv, &s.caller, &s.policy, &s.host) {
         Ok(r) => {
             if json {
-                println!("{}", serde_json::to_string_pretty(&r).expect("report serialises"));
+                outln!("{}", serde_json::to_string_pretty(&r).expect("report serialises"));
             } else {
-                print!("{}", report::verify_text(&r));
+                out!("{}", report::verify_text(&r));
             }
             Ok(ExitCode::from(if r.verified { 0 } else { 1 }))
         }
         Err(e) => {
             if json {
                 let v = serde_json::json!({ "verified": false, "error": e.0 });
-                println!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
+                outln!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
             }
             eprintln!("{}", e.0);
             eprintln!("qwrap: verify: no sandbox could start; nothing was verified");
@@ -381,12 +397,12 @@ fn receipt_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
     let inspect = Inspect::new(&s.policy, &s.host, enforcement, s.notes.clone());
     let r = report::receipt(&s.policy, &inspect, verified.as_ref());
     if json {
-        println!(
+        outln!(
             "{}",
             serde_json::to_string_pretty(&r).expect("receipt serialises")
         );
     } else {
-        print!("{}", r.text());
+        out!("{}", r.text());
     }
     Ok(match (inspect.enforcement.is_full(), r.result.as_str()) {
         (false, _) => ExitCode::from(EXIT_SETUP as u8),
@@ -397,15 +413,15 @@ fn receipt_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
 
 fn probe_cmd(p: ProbeCli) -> ExitCode {
     if p.noop {
-        println!("[]");
+        outln!("[]");
         return ExitCode::SUCCESS;
     }
     if p.tiocsti {
-        println!("{}", verify::probe::tiocsti_attempt());
+        outln!("{}", verify::probe::tiocsti_attempt());
         return ExitCode::SUCCESS;
     }
     if p.nested_remount {
-        println!("{}", verify::probe::nested_remount_attempt());
+        outln!("{}", verify::probe::nested_remount_attempt());
         return ExitCode::SUCCESS;
     }
     let args = ProbeArgs {
@@ -422,7 +438,7 @@ fn probe_cmd(p: ProbeCli) -> ExitCode {
         scoped: p.scoped,
     };
     let checks = verify::probe::run(&args);
-    println!("{}", serde_json::to_string(&checks).expect("checks serialise"));
+    outln!("{}", serde_json::to_string(&checks).expect("checks serialise"));
     ExitCode::SUCCESS
 }
 

@@ -253,13 +253,20 @@ impl Executor {
                     c"newinstance,ptmxmode=0666,mode=620",
                 )?;
             }
-            Step::SetPathReadOnly { target } => {
+            Step::SetPathAttr {
+                target,
+                recursive,
+                set,
+                private,
+            } => {
                 let path = CString::new(target.as_os_str().as_bytes()).map_err(|_| Errno::INVAL)?;
                 let attr = sys::MountAttr {
-                    attr_set: sys::MOUNT_ATTR_RDONLY,
+                    attr_set: attr_bits(set),
+                    propagation: if *private { sys::MS_PRIVATE } else { 0 },
                     ..Default::default()
                 };
-                sys::mount_setattr(CWD, &path, 0, &attr)?;
+                let flags = if *recursive { sys::AT_RECURSIVE } else { 0 };
+                sys::mount_setattr(CWD, &path, flags, &attr)?;
             }
             Step::BindMount {
                 source,

@@ -17,9 +17,8 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::path::{Path, PathBuf};
 
-/// Where the new root is assembled (new mount API): the read-only host tree
-/// is attached over the host's /tmp inside the private mount namespace.
-/// After the pivot the old root and its /tmp are gone.
+/// Where the legacy path mounts its staging tmpfs, inside the private mount
+/// namespace, before its first pivot.
 pub const STAGING: &str = "/tmp";
 /// Where the legacy path assembles the new root, after its first pivot.
 pub const LEGACY_NEW_ROOT: &str = "/newroot";
@@ -90,11 +89,13 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
     b.push(Step::MakeMountsSlave);
 
     let ops = layout(policy, &layers.masked_sockets);
-    let new_root = match host.mount_api {
+    match host.mount_api {
         MountApi::New => b.mounts_new_api(&ops),
-        MountApi::Legacy => b.mounts_legacy(&ops),
-    };
-    b.push(Step::EnterRoot { new_root });
+        MountApi::Legacy => {
+            let new_root = b.mounts_legacy(&ops);
+            b.push(Step::EnterRoot { new_root });
+        }
+    }
     b.push(Step::Chdir {
         path: policy.workspace.clone(),
     });
@@ -160,26 +161,18 @@ impl Builder {
         tree
     }
 
-    /// New mount API: clone everything first, then attach at the staging path.
-    fn mounts_new_api(&mut self, ops: &[MountOp]) -> PathBuf {
-        let staging = PathBuf::from(STAGING);
-        // Every clone is taken before anything is mounted over a host path.
+    /// New mount API, in place: the namespace's own copy of the host tree
+    /// becomes the sandbox's root. What must differ from it (writable roots,
+    /// read-only paths, device nodes, socket masks) is cloned first; then one
+    /// `mount_setattr(AT_RECURSIVE)` makes the whole tree read-only and
+    /// private; then everything is mounted over it, parents first. No
+    /// staging root and no pivot are needed.
+    fn mounts_new_api(&mut self, ops: &[MountOp]) {
+        let root = PathBuf::from("/");
         let mut trees = Vec::with_capacity(ops.len());
         for op in ops {
             let tree = match op {
-                MountOp::HostRoot => {
-                    let t = self.clone_tree(Role::HostRoot, Path::new("/"), true);
-                    self.push(Step::SetTreeAttr {
-                        tree: t,
-                        set: Flags {
-                            rdonly: true,
-                            nosuid: true,
-                            ..Flags::NONE
-                        },
-                        private: true,
-                    });
-                    vec![t]
-                }
+                MountOp::HostRoot | MountOp::Tmpfs { .. } => Vec::new(),
                 MountOp::Writable(p) => {
                     let t = self.clone_tree(Role::WritableRoot, p, true);
                     self.push(Step::SetTreeAttr {
@@ -210,28 +203,25 @@ impl Builder {
                     .map(|d| self.clone_tree(Role::Device, &Path::new("/dev").join(d), false))
                     .collect(),
                 MountOp::Mask(_) => vec![self.clone_tree(Role::SocketMask, Path::new("/dev/null"), false)],
-                MountOp::Tmpfs { .. } => Vec::new(),
             };
             trees.push(tree);
         }
-        // The read-only host tree is itself the new root, attached over the
-        // staging path; only a layout without it needs an empty tmpfs root.
-        if ops.first() != Some(&MountOp::HostRoot) {
-            self.push(Step::MountTmpfs {
-                target: staging.clone(),
-                flags: Flags {
-                    nosuid: true,
-                    nodev: true,
-                    ..Flags::NONE
-                },
-                mode: 0o755,
-            });
-        }
+        self.push(Step::SetPathAttr {
+            target: root.clone(),
+            recursive: true,
+            set: Flags {
+                rdonly: true,
+                nosuid: true,
+                ..Flags::NONE
+            },
+            private: true,
+        });
         for (i, op) in ops.iter().enumerate() {
-            let target = under(&staging, op.path());
-            self.make_mount_point(ops, i, &staging);
+            let target = op.path().to_path_buf();
+            self.make_mount_point(ops, i, &root);
             match op {
-                MountOp::HostRoot | MountOp::Writable(_) | MountOp::ReadOnly(_) | MountOp::Mask(_) => {
+                MountOp::HostRoot => {}
+                MountOp::Writable(_) | MountOp::ReadOnly(_) | MountOp::Mask(_) => {
                     let role = op.role();
                     self.push(Step::AttachTree {
                         tree: trees[i][0],
@@ -253,12 +243,17 @@ impl Builder {
         }
         for op in ops {
             if let MountOp::Dev(p) = op {
-                self.push(Step::SetPathReadOnly {
-                    target: under(&staging, p),
+                self.push(Step::SetPathAttr {
+                    target: p.clone(),
+                    recursive: false,
+                    set: Flags {
+                        rdonly: true,
+                        ..Flags::NONE
+                    },
+                    private: false,
                 });
             }
         }
-        staging
     }
 
     /// Legacy API: pivot into a staging tmpfs that holds the host tree at

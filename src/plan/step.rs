@@ -135,9 +135,12 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
     },
-    SetPathReadOnly {
+    SetPathAttr {
         #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
+        recursive: bool,
+        set: Flags,
+        private: bool,
     },
     BindMount {
         role: Role,
@@ -228,7 +231,12 @@ impl Step {
             Step::CreateFile { path } => format!("create mount point {}", path.display()),
             Step::Symlink { link, .. } => format!("create symlink {}", link.display()),
             Step::MountDevpts { target } => format!("mount devpts on {}", target.display()),
-            Step::SetPathReadOnly { target } | Step::Remount { target, .. } => {
+            Step::SetPathAttr {
+                target,
+                recursive: true,
+                ..
+            } if target.as_os_str() == "/" => "make the host tree read-only".into(),
+            Step::SetPathAttr { target, .. } | Step::Remount { target, .. } => {
                 format!("make {} read-only", target.display())
             }
             Step::MakeTreePrivate { target } => format!("make mounts under {} private", target.display()),
@@ -327,11 +335,28 @@ impl fmt::Display for Step {
                 "mount(\"devpts\", {}, \"devpts\", MS_NOSUID|MS_NOEXEC, \"newinstance,ptmxmode=0666,mode=620\")",
                 q(target)
             ),
-            Step::SetPathReadOnly { target } => write!(
-                f,
-                "mount_setattr(AT_FDCWD, {}, 0, {{attr_set=MOUNT_ATTR_RDONLY}})",
-                q(target)
-            ),
+            Step::SetPathAttr {
+                target,
+                recursive,
+                set,
+                private,
+            } => {
+                let mut attr = Vec::new();
+                let names = set.names("MOUNT_ATTR_");
+                if !names.is_empty() {
+                    attr.push(format!("attr_set={}", names.join("|")));
+                }
+                if *private {
+                    attr.push("propagation=MS_PRIVATE".into());
+                }
+                write!(
+                    f,
+                    "mount_setattr(AT_FDCWD, {}, {}, {{{}}})",
+                    q(target),
+                    if *recursive { "AT_RECURSIVE" } else { "0" },
+                    attr.join(", ")
+                )
+            }
             Step::BindMount {
                 source,
                 target,

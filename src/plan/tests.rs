@@ -100,7 +100,16 @@ fn ends_by_dropping_privileges_then_exec() {
     for api in [MountApi::New, MountApi::Legacy] {
         let p = default_plan(api);
         let n = p.steps.len();
-        assert!(matches!(p.steps[n - 8], Step::EnterRoot { .. }));
+        // Only the legacy path pivots; the new API edits its own copy in place.
+        assert_eq!(
+            matches!(p.steps[n - 8], Step::EnterRoot { .. }),
+            api == MountApi::Legacy
+        );
+        assert!(
+            !p.steps[..n - 8]
+                .iter()
+                .any(|s| matches!(s, Step::EnterRoot { .. }))
+        );
         assert_eq!(
             p.steps[n - 7],
             Step::Chdir {
@@ -151,27 +160,27 @@ fn new_api_clones_everything_before_mounting_over_host_paths() {
         &host(MountApi::New),
     );
     let first_mount = position(&p, |s| {
-        matches!(s, Step::MountTmpfs { .. } | Step::AttachTree { .. })
+        matches!(
+            s,
+            Step::MountTmpfs { .. } | Step::AttachTree { .. } | Step::SetPathAttr { .. }
+        )
     });
     let last_clone = p
         .steps
         .iter()
-        .rposition(|s| matches!(s, Step::CloneTree { .. }))
+        .rposition(|s| matches!(s, Step::CloneTree { .. } | Step::SetTreeAttr { .. }))
         .unwrap();
-    assert!(last_clone < first_mount);
-    // The read-only host tree itself becomes the new root at the staging path.
+    assert_eq!(last_clone + 1, first_mount);
+    // Then the whole tree is made read-only, nosuid and private, recursively,
+    // in one call; only after that is anything mounted.
     assert_eq!(
-        p.steps[first_mount],
-        Step::AttachTree {
-            tree: 0,
-            role: Role::HostRoot,
-            target: STAGING.into(),
-        }
+        p.steps[first_mount].to_string(),
+        r#"mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, {attr_set=MOUNT_ATTR_RDONLY|MOUNT_ATTR_NOSUID, propagation=MS_PRIVATE})"#
     );
-    // The host tree is read-only, nosuid and private, recursively.
-    assert_eq!(
-        p.steps[6].to_string(),
-        r#"mount_setattr(tree0, "", AT_EMPTY_PATH|AT_RECURSIVE, {attr_set=MOUNT_ATTR_RDONLY|MOUNT_ATTR_NOSUID, propagation=MS_PRIVATE})"#
+    assert!(
+        !p.steps
+            .iter()
+            .any(|s| matches!(s, Step::EnterRoot { .. } | Step::PivotRoot { .. }))
     );
     assert!(
         !p.steps
@@ -192,7 +201,8 @@ fn every_tree_is_cloned_once_and_attached_once() {
         &host(MountApi::New),
     );
     let n = p.tree_count();
-    assert_eq!(n, 1 + DEVICES.len() + 2 + 1);
+    // The host tree itself is not cloned: the namespace's copy is the root.
+    assert_eq!(n, DEVICES.len() + 2 + 1);
     for id in 0..n {
         let cloned = position(&p, |s| matches!(s, Step::CloneTree { tree, .. } if *tree == id));
         let attached: Vec<usize> = p
@@ -244,19 +254,19 @@ fn roots_under_private_tmp_get_mount_points() {
     );
     let tmpfs = position(
         &p,
-        |s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new("/tmp/tmp")),
+        |s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new("/tmp")),
     );
     let mk_a = position(
         &p,
-        |s| matches!(s, Step::Mkdir { path, .. } if path == Path::new("/tmp/tmp/a")),
+        |s| matches!(s, Step::Mkdir { path, .. } if path == Path::new("/tmp/a")),
     );
     let mk_ws = position(
         &p,
-        |s| matches!(s, Step::Mkdir { path, .. } if path == Path::new("/tmp/tmp/a/ws")),
+        |s| matches!(s, Step::Mkdir { path, .. } if path == Path::new("/tmp/a/ws")),
     );
     let attach = position(
         &p,
-        |s| matches!(s, Step::AttachTree { target, .. } if target == Path::new("/tmp/tmp/a/ws")),
+        |s| matches!(s, Step::AttachTree { target, .. } if target == Path::new("/tmp/a/ws")),
     );
     assert!(tmpfs < mk_a && mk_a < mk_ws && mk_ws < attach);
     // With the host's /tmp there is nothing to create.
@@ -267,12 +277,12 @@ fn roots_under_private_tmp_get_mount_points() {
     assert!(
         !p.steps
             .iter()
-            .any(|s| matches!(s, Step::Mkdir { path, .. } if path.starts_with("/tmp/tmp")))
+            .any(|s| matches!(s, Step::Mkdir { path, .. } if path.starts_with("/tmp")))
     );
     assert!(
         !p.steps
             .iter()
-            .any(|s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new("/tmp/tmp")))
+            .any(|s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new("/tmp")))
     );
 }
 
@@ -281,7 +291,7 @@ fn dev_is_exactly_the_minimal_set_then_read_only() {
     for api in [MountApi::New, MountApi::Legacy] {
         let p = default_plan(api);
         let root = if api == MountApi::New {
-            STAGING
+            "/"
         } else {
             LEGACY_NEW_ROOT
         };
@@ -306,7 +316,7 @@ fn dev_is_exactly_the_minimal_set_then_read_only() {
             ]
         );
         let ro = position(&p, |s| match s {
-            Step::SetPathReadOnly { target } | Step::Remount { target, .. } => target == &dev,
+            Step::SetPathAttr { target, .. } | Step::Remount { target, .. } => target == &dev,
             _ => false,
         });
         let last_dev = p
@@ -486,11 +496,7 @@ fn host_sockets_outside_roots_are_masked() {
     for api in [MountApi::New, MountApi::Legacy] {
         h.mount_api = api;
         let text = build(&pol, &h).to_string();
-        let root = if api == MountApi::New {
-            STAGING
-        } else {
-            LEGACY_NEW_ROOT
-        };
+        let root = if api == MountApi::New { "" } else { LEGACY_NEW_ROOT };
         assert!(text.contains(&format!("\"{root}/run/docker.sock\"")), "{text}");
         assert!(
             !text.contains("allowed.sock") && !text.contains("dev.sock"),
