@@ -7,26 +7,6 @@
 mod common;
 
 use common::*;
-use std::collections::BTreeSet;
-
-fn listing(dir: &std::path::Path) -> BTreeSet<String> {
-    std::fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// What qwrap could leave in the host's /tmp (other programs on the machine
-/// may come and go there).
-fn qwrap_tmp() -> BTreeSet<String> {
-    listing(std::path::Path::new("/tmp"))
-        .into_iter()
-        .filter(|n| n.contains("qwrap"))
-        .collect()
-}
 
 #[test]
 fn every_step_fails_closed() {

@@ -4,28 +4,7 @@
 mod common;
 
 use common::*;
-use std::collections::BTreeSet;
-use std::path::Path;
 use std::process::Stdio;
-
-fn listing(dir: &Path) -> BTreeSet<String> {
-    std::fs::read_dir(dir)
-        .map(|d| {
-            d.flatten()
-                .map(|e| e.file_name().to_string_lossy().into_owned())
-                .collect()
-        })
-        .unwrap_or_default()
-}
-
-/// What qwrap could leave in the host's /tmp (other programs on the machine
-/// may come and go there).
-fn qwrap_tmp() -> BTreeSet<String> {
-    listing(Path::new("/tmp"))
-        .into_iter()
-        .filter(|n| n.contains("qwrap"))
-        .collect()
-}
 
 /// Allocated file handles, system-wide (first field of file-nr).
 fn file_handles() -> i64 {

@@ -187,3 +187,23 @@ pub fn ok(o: &Output) -> String {
 pub fn host_mounts() -> String {
     std::fs::read_to_string("/proc/self/mountinfo").unwrap()
 }
+
+/// The names in a directory.
+pub fn listing(dir: &Path) -> std::collections::BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .map(|d| {
+            d.flatten()
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// What qwrap could leave in the host's /tmp (other programs on the machine
+/// may come and go there).
+pub fn qwrap_tmp() -> std::collections::BTreeSet<String> {
+    listing(Path::new("/tmp"))
+        .into_iter()
+        .filter(|n| n.contains("qwrap"))
+        .collect()
+}
