@@ -6,6 +6,7 @@
 //! [`plan`] turns it into ordered setup steps (pure), and [`exec`] makes the
 //! syscalls. `unsafe` lives only in [`exec`] and [`sys`].
 
+pub mod bwrap;
 pub mod exec;
 pub mod host;
 mod lossy;

@@ -179,6 +179,9 @@ struct Fatal(String, u8);
 
 fn main() -> ExitCode {
     let started = std::time::Instant::now();
+    if let Some(args) = bwrap_args() {
+        return ExitCode::from(qwrap::bwrap::main(args).clamp(0, 255) as u8);
+    }
     let cli = parse_cli();
     match dispatch(cli, started) {
         Ok(code) => code,
@@ -186,6 +189,23 @@ fn main() -> ExitCode {
             eprintln!("qwrap: {msg}");
             ExitCode::from(code)
         }
+    }
+}
+
+/// bubblewrap's arguments, when qwrap runs as `bwrap` (a link of that name)
+/// or as `qwrap bwrap ARGS…`.
+fn bwrap_args() -> Option<Vec<OsString>> {
+    let mut argv = std::env::args_os();
+    let name = argv.next()?;
+    if std::path::Path::new(&name)
+        .file_name()
+        .is_some_and(|n| n == "bwrap")
+    {
+        return Some(argv.collect());
+    }
+    match argv.next() {
+        Some(sub) if sub == "bwrap" => Some(argv.collect()),
+        _ => None,
     }
 }
 

@@ -256,3 +256,104 @@ pub fn unshare_user_mount() -> Result<(), Errno> {
     // single-threaded.
     unsafe { rustix::thread::unshare_unsafe(UnshareFlags::NEWUSER | UnshareFlags::NEWNS) }
 }
+
+/// Reads to its end an fd the caller handed over by number (bubblewrap's
+/// `--args FD`, `--file FD`, `--seccomp FD`), then closes it.
+pub fn read_inherited_fd(fd: i32) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    use std::os::fd::FromRawFd;
+    // SAFETY: F_GETFD only inspects the descriptor table entry.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: the fd is open (checked just above, and qwrap is
+    // single-threaded); the caller gave it to us to consume, so taking
+    // ownership (and closing it when done) is what it asked for.
+    let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut v = Vec::new();
+    f.read_to_end(&mut v)?;
+    Ok(v)
+}
+
+/// `clone(flags|SIGCHLD)` without CLONE_VM: a fork whose child starts in new
+/// namespaces (a new PID namespace makes it PID 1 there). `Ok(None)` in the
+/// child, `Ok(Some(pid))` in the parent.
+pub fn clone_fork(flags: u64) -> Result<Option<i32>, Errno> {
+    // SAFETY: without CLONE_VM the child gets a copy of the address space,
+    // exactly as with fork(2); qwrap is single-threaded, so that copy is
+    // consistent. A NULL stack means "the current stack, copied".
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            flags | libc::SIGCHLD as u64,
+            std::ptr::null_mut::<libc::c_void>(),
+            std::ptr::null_mut::<libc::c_int>(),
+            std::ptr::null_mut::<libc::c_int>(),
+            0usize,
+        )
+    };
+    match ret {
+        -1 => Err(Errno::from_raw_os_error(last_errno())),
+        0 => Ok(None),
+        pid => Ok(Some(pid as i32)),
+    }
+}
+
+/// Writes all of `data` to an fd handed over by number, without closing it.
+pub fn write_inherited_fd(fd: i32, data: &[u8]) -> Result<(), Errno> {
+    // SAFETY: F_GETFD only inspects the descriptor table entry.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    // SAFETY: the fd is open (checked above; single-threaded) and stays
+    // open for this borrow, which ends before we return.
+    let b = unsafe { BorrowedFd::borrow_raw(fd) };
+    let mut rest = data;
+    while !rest.is_empty() {
+        match rustix::io::write(b, rest) {
+            Ok(n) => rest = &rest[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// Closes an fd handed over by number (bubblewrap closes --info-fd).
+pub fn close_inherited_fd(fd: i32) {
+    // SAFETY: closing a descriptor number the caller handed to us; nothing
+    // in qwrap holds it.
+    unsafe { libc::close(fd) };
+}
+
+/// Blocks until `fd` has data (or EOF): bubblewrap's `--block-fd`.
+pub fn block_on_fd(fd: i32) -> Result<(), Errno> {
+    let mut byte = [0u8; 1];
+    loop {
+        // SAFETY: reads at most one byte into a live local buffer.
+        let n = unsafe { libc::read(fd, byte.as_mut_ptr().cast(), 1) };
+        if n >= 0 {
+            return Ok(());
+        }
+        let e = last_errno();
+        if e != libc::EINTR {
+            return Err(Errno::from_raw_os_error(e));
+        }
+    }
+}
+
+/// `open_tree(fd, "", flags)` on an fd handed over by number
+/// (bubblewrap's `--bind-fd`).
+pub fn open_tree_inherited_fd(
+    fd: i32,
+    flags: rustix::mount::OpenTreeFlags,
+) -> Result<rustix::fd::OwnedFd, Errno> {
+    // SAFETY: F_GETFD only inspects the descriptor table entry.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    // SAFETY: the fd is open (checked above; single-threaded) for the
+    // duration of this borrow.
+    let b = unsafe { BorrowedFd::borrow_raw(fd) };
+    rustix::mount::open_tree(b, "", flags)
+}

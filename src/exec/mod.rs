@@ -4,6 +4,7 @@
 
 mod error;
 mod landlock;
+mod monitor;
 mod seccomp;
 
 pub use error::{EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_SETUP, SetupError};
@@ -216,8 +217,14 @@ impl Executor {
                     &attr,
                 )?;
             }
-            Step::MountTmpfs { target, flags, mode } => {
-                let data = CString::new(format!("mode={mode:04o}")).expect("no NUL");
+            Step::MountTmpfs {
+                target,
+                flags,
+                mode,
+                size,
+            } => {
+                let size = size.map(|s| format!(",size={s}")).unwrap_or_default();
+                let data = CString::new(format!("mode={mode:04o}{size}")).expect("no NUL");
                 rustix::mount::mount("tmpfs", target, "tmpfs", ms_flags(flags), data.as_c_str())?;
             }
             Step::AttachTree { tree, target, role } => {
@@ -320,15 +327,94 @@ impl Executor {
                     return Err(Errno::SRCH.into());
                 }
             }
-            Step::Exec { argv, env } => {
+            Step::CloneMonitor {
+                ns,
+                info_fd,
+                json_status_fd,
+                die_with_parent,
+            } => monitor::clone(*ns, *info_fd, *json_status_fd, *die_with_parent)?,
+            Step::SetHostname { name } => rustix::system::sethostname(name.as_bytes())?,
+            Step::EnsureMountPoint { path, dir, mode } => ensure_mount_point(path, *dir, *mode)?,
+            Step::MountProc { target } => {
+                rustix::mount::mount(
+                    "proc",
+                    target,
+                    "proc",
+                    MountFlags::NOSUID | MountFlags::NOEXEC | MountFlags::NODEV,
+                    None,
+                )?;
+            }
+            Step::MountMqueue { target } => {
+                rustix::mount::mount("mqueue", target, "mqueue", MountFlags::empty(), None)?;
+            }
+            Step::ReadOnlyInPlace { path } => match read_only_in_place(path) {
+                // Not every kernel has every /proc entry.
+                Err(Errno::NOENT) => {}
+                other => other?,
+            },
+            Step::CloneTreeFromFd { tree, fd } => {
+                let flags = OpenTreeFlags::OPEN_TREE_CLONE
+                    | OpenTreeFlags::OPEN_TREE_CLOEXEC
+                    | OpenTreeFlags::AT_RECURSIVE
+                    | OpenTreeFlags::AT_EMPTY_PATH;
+                let t = sys::open_tree_inherited_fd(*fd, flags)?;
+                self.trees[*tree] = Some(t);
+            }
+            Step::CopyFdToFile { fd, path, mode } => {
+                let data =
+                    sys::read_inherited_fd(*fd).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
+                let file = rustix::fs::open(
+                    path,
+                    OFlags::CREATE | OFlags::WRONLY | OFlags::TRUNC | OFlags::CLOEXEC,
+                    Mode::from_raw_mode(*mode),
+                )?;
+                let mut rest = &data[..];
+                while !rest.is_empty() {
+                    let n = rustix::io::write(&file, rest)?;
+                    rest = &rest[n..];
+                }
+                rustix::fs::fchmod(&file, Mode::from_raw_mode(*mode))?;
+            }
+            Step::Chmod { path, mode } => rustix::fs::chmod(path, Mode::from_raw_mode(*mode))?,
+            Step::ChdirFirst { candidates } => {
+                let mut last = Errno::NOENT;
+                let mut entered = false;
+                for c in candidates {
+                    match rustix::process::chdir(c) {
+                        Ok(()) => {
+                            entered = true;
+                            break;
+                        }
+                        Err(e) => last = e,
+                    }
+                }
+                if !entered {
+                    return Err(last.into());
+                }
+            }
+            Step::SeccompFromFds { fds } => {
+                for fd in fds {
+                    seccomp::apply_from_fd(*fd).map_err(|(errno, detail)| Fail {
+                        errno,
+                        detail: Some(detail),
+                    })?;
+                }
+            }
+            Step::PidOneInit { die_with_parent } => monitor::pid_one(*die_with_parent)?,
+            Step::BlockOnFd { fd } => sys::block_on_fd(*fd)?,
+            Step::Exec { argv, argv0, env } => {
                 let Some((cmd, args)) = argv.split_first() else {
                     return Err(Errno::INVAL.into());
                 };
-                let err = std::process::Command::new(cmd)
+                let mut command = std::process::Command::new(cmd);
+                command
                     .args(args)
                     .env_clear()
-                    .envs(env.apply(std::env::vars_os()))
-                    .exec();
+                    .envs(env.apply(std::env::vars_os()));
+                if let Some(a0) = argv0 {
+                    command.arg0(a0);
+                }
+                let err = command.exec();
                 return Err(Errno::from_raw_os_error(err.raw_os_error().unwrap_or(libc::EIO)).into());
             }
         }
@@ -381,6 +467,59 @@ impl Executor {
         }
         Ok(())
     }
+}
+
+/// bwrap mode: a mount point that is missing is created, parents first (as
+/// directories, 0755), then the point itself as a directory or empty file.
+fn ensure_mount_point(path: &Path, dir: bool, mode: u32) -> Result<(), Errno> {
+    if rustix::fs::stat(path).is_ok() {
+        return Ok(());
+    }
+    let mut prefix = std::path::PathBuf::new();
+    if let Some(parent) = path.parent() {
+        for comp in parent.components() {
+            prefix.push(comp);
+            match rustix::fs::mkdir(&prefix, Mode::from_raw_mode(0o755)) {
+                Ok(()) | Err(Errno::EXIST) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    let made = if dir {
+        rustix::fs::mkdir(path, Mode::from_raw_mode(mode))
+    } else {
+        rustix::fs::open(
+            path,
+            OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC,
+            Mode::from_raw_mode(mode),
+        )
+        .map(drop)
+    };
+    match made {
+        Ok(()) | Err(Errno::EXIST) => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+/// Clones the tree at `path`, makes the clone read-only and puts it back
+/// over `path`.
+fn read_only_in_place(path: &Path) -> Result<(), Errno> {
+    let t = rustix::mount::open_tree(
+        CWD,
+        path,
+        OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC | OpenTreeFlags::AT_RECURSIVE,
+    )?;
+    let attr = sys::MountAttr {
+        attr_set: sys::MOUNT_ATTR_RDONLY,
+        ..Default::default()
+    };
+    sys::mount_setattr(
+        t.as_fd(),
+        c"",
+        libc::AT_EMPTY_PATH as u32 | sys::AT_RECURSIVE,
+        &attr,
+    )?;
+    rustix::mount::move_mount(t.as_fd(), "", CWD, path, MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH)
 }
 
 /// A host socket can vanish between the inventory and the mask: then there is

@@ -8,7 +8,7 @@ mod step;
 
 pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, assess, landlock_paths, missing_required};
 pub use layout::{MountOp, layout};
-pub use step::{Flags, IdMap, Role, Step, TreeId};
+pub use step::{Flags, IdMap, Namespaces, Role, Step, TreeId};
 
 use crate::host::{HostFacts, MountApi};
 use crate::policy::{NetworkMode, Policy};
@@ -119,6 +119,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
     }
     b.push(Step::Exec {
         argv: policy.command.clone(),
+        argv0: None,
         env: policy.env.clone(),
     });
     Plan {
@@ -271,6 +272,7 @@ impl Builder {
                 ..Flags::NONE
             },
             mode: 0o755,
+            size: None,
         });
         for dir in [&new_root, &old_root] {
             self.push(Step::Mkdir {
@@ -369,6 +371,7 @@ impl Builder {
                 ..Flags::NONE
             },
             mode: 0o755,
+            size: None,
         });
         self.made.insert(dev.to_path_buf());
         for (i, name) in DEVICES.iter().enumerate() {
@@ -398,6 +401,7 @@ impl Builder {
                 ..Flags::NONE
             },
             mode: 0o1777,
+            size: None,
         });
         for (link, target) in [
             ("fd", "/proc/self/fd"),
@@ -422,6 +426,7 @@ impl Builder {
                 ..Flags::NONE
             },
             mode,
+            size: None,
         });
     }
 

@@ -34,6 +34,55 @@ impl Role {
     }
 }
 
+/// Namespaces created by `CloneMonitor`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Namespaces {
+    pub user: bool,
+    pub pid: bool,
+    pub net: bool,
+    pub ipc: bool,
+    pub uts: bool,
+    pub cgroup: bool,
+}
+
+impl Namespaces {
+    /// The `CLONE_NEW*` flags, the mount namespace always included.
+    pub fn clone_flags(&self) -> u64 {
+        let mut f = libc::CLONE_NEWNS as u64;
+        for (on, flag) in [
+            (self.user, libc::CLONE_NEWUSER),
+            (self.pid, libc::CLONE_NEWPID),
+            (self.net, libc::CLONE_NEWNET),
+            (self.ipc, libc::CLONE_NEWIPC),
+            (self.uts, libc::CLONE_NEWUTS),
+            (self.cgroup, libc::CLONE_NEWCGROUP),
+        ] {
+            if on {
+                f |= flag as u64;
+            }
+        }
+        f
+    }
+
+    fn names(&self) -> String {
+        let mut v = Vec::new();
+        for (on, n) in [
+            (self.user, "CLONE_NEWUSER"),
+            (true, "CLONE_NEWNS"),
+            (self.pid, "CLONE_NEWPID"),
+            (self.net, "CLONE_NEWNET"),
+            (self.ipc, "CLONE_NEWIPC"),
+            (self.uts, "CLONE_NEWUTS"),
+            (self.cgroup, "CLONE_NEWCGROUP"),
+        ] {
+            if on {
+                v.push(n);
+            }
+        }
+        v.join("|")
+    }
+}
+
 /// Which identity map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -109,6 +158,8 @@ pub enum Step {
         target: PathBuf,
         flags: Flags,
         mode: u32,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        size: Option<u64>,
     },
     AttachTree {
         tree: TreeId,
@@ -196,7 +247,73 @@ pub enum Step {
     Exec {
         #[serde(serialize_with = "ser_argv")]
         argv: Vec<OsString>,
+        #[serde(skip)]
+        argv0: Option<OsString>,
         env: EnvRules,
+    },
+    /// bwrap mode: fork into new namespaces; the parent stays outside as the
+    /// monitor that reports and relays the exit status.
+    CloneMonitor {
+        ns: Namespaces,
+        info_fd: Option<i32>,
+        json_status_fd: Option<i32>,
+        die_with_parent: bool,
+    },
+    SetHostname {
+        #[serde(serialize_with = "ser_os")]
+        name: OsString,
+    },
+    /// Creates a mount point (with its parents) when it is missing.
+    EnsureMountPoint {
+        #[serde(serialize_with = "crate::lossy::path")]
+        path: PathBuf,
+        dir: bool,
+        mode: u32,
+    },
+    MountProc {
+        #[serde(serialize_with = "crate::lossy::path")]
+        target: PathBuf,
+    },
+    MountMqueue {
+        #[serde(serialize_with = "crate::lossy::path")]
+        target: PathBuf,
+    },
+    /// Makes an existing subtree read-only where it is (clone, set, attach).
+    ReadOnlyInPlace {
+        #[serde(serialize_with = "crate::lossy::path")]
+        path: PathBuf,
+    },
+    CloneTreeFromFd {
+        tree: TreeId,
+        fd: i32,
+    },
+    CopyFdToFile {
+        fd: i32,
+        #[serde(serialize_with = "crate::lossy::path")]
+        path: PathBuf,
+        mode: u32,
+    },
+    Chmod {
+        #[serde(serialize_with = "crate::lossy::path")]
+        path: PathBuf,
+        mode: u32,
+    },
+    /// The first of these directories that exists becomes the working
+    /// directory.
+    ChdirFirst {
+        #[serde(serialize_with = "crate::lossy::paths")]
+        candidates: Vec<PathBuf>,
+    },
+    SeccompFromFds {
+        fds: Vec<i32>,
+    },
+    /// PID 1 of a new PID namespace: fork the command, reap every child,
+    /// exit as the command does.
+    PidOneInit {
+        die_with_parent: bool,
+    },
+    BlockOnFd {
+        fd: i32,
     },
 }
 
@@ -253,6 +370,19 @@ impl Step {
             Step::DieWithParent => "die with the parent process".into(),
             Step::NewSession { .. } => "start a new session".into(),
             Step::Exec { .. } => "run the command".into(),
+            Step::CloneMonitor { .. } => "create the sandbox's namespaces".into(),
+            Step::SetHostname { .. } => "set the hostname".into(),
+            Step::EnsureMountPoint { path, .. } => format!("create {}", path.display()),
+            Step::MountProc { target } => format!("mount proc on {}", target.display()),
+            Step::MountMqueue { target } => format!("mount mqueue on {}", target.display()),
+            Step::ReadOnlyInPlace { path } => format!("make {} read-only", path.display()),
+            Step::CloneTreeFromFd { fd, .. } => format!("clone the tree of fd {fd}"),
+            Step::CopyFdToFile { path, .. } => format!("write {}", path.display()),
+            Step::Chmod { path, .. } => format!("change the mode of {}", path.display()),
+            Step::ChdirFirst { .. } => "enter the working directory".into(),
+            Step::SeccompFromFds { .. } => "install the caller's seccomp filters".into(),
+            Step::PidOneInit { .. } => "start the PID 1 reaper".into(),
+            Step::BlockOnFd { fd } => format!("wait for data on fd {fd}"),
         }
     }
 }
@@ -314,11 +444,17 @@ impl fmt::Display for Step {
                     attr.join(", ")
                 )
             }
-            Step::MountTmpfs { target, flags, mode } => write!(
+            Step::MountTmpfs {
+                target,
+                flags,
+                mode,
+                size,
+            } => write!(
                 f,
-                "mount(\"tmpfs\", {}, \"tmpfs\", {}, \"mode={mode:04o}\")",
+                "mount(\"tmpfs\", {}, \"tmpfs\", {}, \"mode={mode:04o}{}\")",
                 q(target),
-                join_flags(flags.names("MS_"))
+                join_flags(flags.names("MS_")),
+                size.map(|s| format!(",size={s}")).unwrap_or_default()
             ),
             Step::AttachTree { tree, target, .. } => write!(
                 f,
@@ -420,7 +556,55 @@ impl fmt::Display for Step {
                 f,
                 "setsid(); a group leader forks first and stays as a supervisor that forwards signals"
             ),
-            Step::Exec { argv, env } => {
+            Step::CloneMonitor { ns, .. } => write!(
+                f,
+                "clone({}|SIGCHLD); the parent waits as the monitor",
+                ns.names()
+            ),
+            Step::SetHostname { name } => write!(f, "sethostname({name:?})"),
+            Step::EnsureMountPoint { path, dir, mode } => write!(
+                f,
+                "{}({}, {mode:04o}) unless it exists, parents first",
+                if *dir { "mkdir" } else { "open(O_CREAT)" },
+                q(path)
+            ),
+            Step::MountProc { target } => write!(
+                f,
+                "mount(\"proc\", {}, \"proc\", MS_NOSUID|MS_NOEXEC|MS_NODEV, NULL)",
+                q(target)
+            ),
+            Step::MountMqueue { target } => {
+                write!(f, "mount(\"mqueue\", {}, \"mqueue\", 0, NULL)", q(target))
+            }
+            Step::ReadOnlyInPlace { path } => write!(
+                f,
+                "open_tree({0}, OPEN_TREE_CLONE|AT_RECURSIVE); mount_setattr(RDONLY, AT_RECURSIVE); move_mount(onto {0})",
+                q(path)
+            ),
+            Step::CloneTreeFromFd { tree, fd } => write!(
+                f,
+                "open_tree({fd}, \"\", AT_EMPTY_PATH|OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC|AT_RECURSIVE) = tree{tree}"
+            ),
+            Step::CopyFdToFile { fd, path, mode } => write!(
+                f,
+                "copy fd {fd} to open({}, O_CREAT|O_WRONLY|O_TRUNC, {mode:04o})",
+                q(path)
+            ),
+            Step::Chmod { path, mode } => write!(f, "chmod({}, {mode:04o})", q(path)),
+            Step::ChdirFirst { candidates } => {
+                let c: Vec<String> = candidates.iter().map(|p| q(p)).collect();
+                write!(f, "chdir(the first of {})", c.join(", "))
+            }
+            Step::SeccompFromFds { fds } => write!(
+                f,
+                "seccomp(SECCOMP_SET_MODE_FILTER, the program read from fds {fds:?})"
+            ),
+            Step::PidOneInit { .. } => write!(
+                f,
+                "fork(); PID 1 waits for every child and exits as the command does"
+            ),
+            Step::BlockOnFd { fd } => write!(f, "read({fd}, 1 byte)"),
+            Step::Exec { argv, env, .. } => {
                 let args: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
                 let mut changes: Vec<String> = env
                     .unset
@@ -442,6 +626,10 @@ impl fmt::Display for Step {
             }
         }
     }
+}
+
+fn ser_os<S: serde::Serializer>(v: &OsString, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&v.to_string_lossy())
 }
 
 fn ser_argv<S: serde::Serializer>(v: &[OsString], s: S) -> Result<S::Ok, S::Error> {

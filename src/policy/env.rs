@@ -11,6 +11,9 @@ pub const REMOVED_BY_DEFAULT: [&str; 3] = ["DISPLAY", "WAYLAND_DISPLAY", "MIR_SO
 /// Changes applied to the caller's environment, in order: unset, then set.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EnvRules {
+    /// Start from an empty environment (bubblewrap's `--clearenv`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub clear: bool,
     #[serde(serialize_with = "ser_os_list")]
     pub unset: Vec<OsString>,
     #[serde(serialize_with = "ser_os_pairs")]
@@ -40,14 +43,18 @@ impl EnvRules {
         put("SANDBOX".into(), "qwrap".into());
         // A variable both unset and set ends up set.
         unset.retain(|k| !set.iter().any(|(s, _)| s == k));
-        Self { unset, set }
+        Self {
+            clear: false,
+            unset,
+            set,
+        }
     }
 
     /// Applies the rules to an environment.
     pub fn apply(&self, env: impl IntoIterator<Item = (OsString, OsString)>) -> Vec<(OsString, OsString)> {
         let mut out: Vec<(OsString, OsString)> = env
             .into_iter()
-            .filter(|(k, _)| !self.unset.contains(k) && !self.set.iter().any(|(s, _)| s == k))
+            .filter(|(k, _)| !self.clear && !self.unset.contains(k) && !self.set.iter().any(|(s, _)| s == k))
             .collect();
         out.extend(self.set.iter().cloned());
         out

@@ -1,0 +1,516 @@
+//! bubblewrap's command line, parsed as bubblewrap parses it: options in
+//! order, filesystem operations applied in argument order to a new empty
+//! root, `--args FD` splicing NUL-separated arguments, `--` ending options,
+//! the first non-option starting the command. An option qwrap does not
+//! support is refused by name, never ignored.
+
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStringExt;
+use std::path::PathBuf;
+
+/// One filesystem operation on the new root, in argument order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FsOp {
+    /// `--bind`, `--ro-bind`, `--dev-bind` and their `-try` forms.
+    Bind {
+        src: PathBuf,
+        dest: PathBuf,
+        readonly: bool,
+        devices: bool,
+        optional: bool,
+    },
+    /// `--bind-fd`, `--ro-bind-fd`: an open fd's file or directory.
+    BindFd {
+        fd: i32,
+        dest: PathBuf,
+        readonly: bool,
+    },
+    RemountRo(PathBuf),
+    Proc(PathBuf),
+    Dev(PathBuf),
+    Tmpfs {
+        dest: PathBuf,
+        perms: Option<u32>,
+        size: Option<u64>,
+    },
+    Mqueue(PathBuf),
+    Dir {
+        dest: PathBuf,
+        perms: Option<u32>,
+    },
+    Symlink {
+        target: PathBuf,
+        link: PathBuf,
+    },
+    /// `--file FD DEST`: the fd's contents copied to a new file.
+    File {
+        fd: i32,
+        dest: PathBuf,
+        perms: Option<u32>,
+    },
+    Chmod {
+        perms: u32,
+        path: PathBuf,
+    },
+}
+
+/// An environment change, in argument order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum EnvOp {
+    Set(OsString, OsString),
+    Unset(OsString),
+    Clear,
+}
+
+/// Everything bubblewrap's options say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Config {
+    pub ops: Vec<FsOp>,
+    pub env: Vec<EnvOp>,
+    pub unshare_user: bool,
+    pub unshare_user_try: bool,
+    pub unshare_pid: bool,
+    pub unshare_net: bool,
+    pub unshare_ipc: bool,
+    pub unshare_uts: bool,
+    pub unshare_cgroup: bool,
+    pub unshare_cgroup_try: bool,
+    pub uid: Option<u32>,
+    pub gid: Option<u32>,
+    pub hostname: Option<OsString>,
+    pub chdir: Option<PathBuf>,
+    pub argv0: Option<OsString>,
+    pub new_session: bool,
+    pub die_with_parent: bool,
+    pub as_pid_1: bool,
+    pub info_fd: Option<i32>,
+    pub json_status_fd: Option<i32>,
+    pub sync_fd: Option<i32>,
+    pub block_fd: Option<i32>,
+    pub seccomp_fds: Vec<i32>,
+    pub level_prefix: bool,
+    pub command: Vec<OsString>,
+}
+
+/// What the command line asked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Parsed {
+    Run(Box<Config>),
+    Help,
+    Version,
+}
+
+/// A command-line error, worded as bubblewrap words it.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ArgError(pub String);
+
+fn err(msg: impl Into<String>) -> ArgError {
+    ArgError(msg.into())
+}
+
+/// Options bubblewrap has that qwrap refuses, and why.
+const REFUSED: &[(&str, &str)] = &[
+    ("--userns", "joining an existing user namespace is not supported"),
+    ("--userns2", "joining an existing user namespace is not supported"),
+    ("--pidns", "joining an existing pid namespace is not supported"),
+    (
+        "--disable-userns",
+        "disabling user namespaces inside is not supported",
+    ),
+    (
+        "--assert-userns-disabled",
+        "disabling user namespaces inside is not supported",
+    ),
+    ("--userns-block-fd", "is not supported"),
+    ("--lock-file", "is not supported"),
+    ("--exec-label", "SELinux labels are not supported"),
+    ("--file-label", "SELinux labels are not supported"),
+    ("--bind-data", "is not supported; use --file on a --tmpfs"),
+    (
+        "--ro-bind-data",
+        "is not supported; use --file on a --tmpfs and --remount-ro",
+    ),
+    (
+        "--cap-add",
+        "adding capabilities is not supported: qwrap keeps none",
+    ),
+];
+
+/// Parses bubblewrap's arguments (without argv[0]).
+pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
+    let mut c = Config::default();
+    let mut it: std::collections::VecDeque<OsString> = args.into();
+    let mut perms: Option<u32> = None;
+    let mut size: Option<u64> = None;
+    let mut args_depth = 0;
+    while let Some(arg) = it.pop_front() {
+        let a = arg.to_string_lossy().into_owned();
+        if !a.starts_with("--") {
+            it.push_front(arg);
+            break;
+        }
+        if a == "--" {
+            break;
+        }
+        let mut next = |what: &str| -> Result<OsString, ArgError> {
+            it.pop_front().ok_or_else(|| err(format!("{a} takes {what}")))
+        };
+        let pending_perms = perms.take();
+        let pending_size = size.take();
+        let mut used_perms = false;
+        let mut used_size = false;
+        match a.as_str() {
+            "--help" => return Ok(Parsed::Help),
+            "--version" => return Ok(Parsed::Version),
+            "--args" => {
+                let fd = fd_arg(&next("an fd")?, &a)?;
+                args_depth += 1;
+                if args_depth > 1 {
+                    return Err(err("--args not supported in arguments file"));
+                }
+                let data = read_fd(fd).map_err(|e| err(format!("Can't read --args data: {e}")))?;
+                let mut spliced: Vec<OsString> = data
+                    .split(|&b| b == 0)
+                    .filter(|s| !s.is_empty())
+                    .map(|s| OsString::from_vec(s.to_vec()))
+                    .collect();
+                spliced.reverse();
+                for s in spliced {
+                    it.push_front(s);
+                }
+            }
+            "--unshare-all" => {
+                c.unshare_user_try = true;
+                c.unshare_pid = true;
+                c.unshare_net = true;
+                c.unshare_ipc = true;
+                c.unshare_uts = true;
+                c.unshare_cgroup_try = true;
+            }
+            "--share-net" => c.unshare_net = false,
+            "--unshare-user" => c.unshare_user = true,
+            "--unshare-user-try" => c.unshare_user_try = true,
+            "--unshare-pid" => c.unshare_pid = true,
+            "--unshare-net" => c.unshare_net = true,
+            "--unshare-ipc" => c.unshare_ipc = true,
+            "--unshare-uts" => c.unshare_uts = true,
+            "--unshare-cgroup" => c.unshare_cgroup = true,
+            "--unshare-cgroup-try" => c.unshare_cgroup_try = true,
+            "--uid" => c.uid = Some(num(&next("a uid")?, &a)?),
+            "--gid" => c.gid = Some(num(&next("a gid")?, &a)?),
+            "--hostname" => c.hostname = Some(next("a name")?),
+            "--chdir" => c.chdir = Some(next("a directory")?.into()),
+            "--setenv" => {
+                let k = next("a name and a value")?;
+                let v = next("a name and a value")?;
+                c.env.push(EnvOp::Set(k, v));
+            }
+            "--unsetenv" => c.env.push(EnvOp::Unset(next("a name")?)),
+            "--clearenv" => c.env.push(EnvOp::Clear),
+            "--argv0" => c.argv0 = Some(next("a value")?),
+            "--bind" | "--bind-try" | "--ro-bind" | "--ro-bind-try" | "--dev-bind" | "--dev-bind-try" => {
+                let src = next("a source and a destination")?.into();
+                let dest = next("a source and a destination")?.into();
+                c.ops.push(FsOp::Bind {
+                    src,
+                    dest,
+                    readonly: a.starts_with("--ro-"),
+                    devices: a.starts_with("--dev-"),
+                    optional: a.ends_with("-try"),
+                });
+            }
+            "--bind-fd" | "--ro-bind-fd" => {
+                let fd = fd_arg(&next("an fd and a destination")?, &a)?;
+                let dest = next("an fd and a destination")?.into();
+                c.ops.push(FsOp::BindFd {
+                    fd,
+                    dest,
+                    readonly: a == "--ro-bind-fd",
+                });
+            }
+            "--remount-ro" => c.ops.push(FsOp::RemountRo(next("a destination")?.into())),
+            "--proc" => c.ops.push(FsOp::Proc(next("a destination")?.into())),
+            "--dev" => c.ops.push(FsOp::Dev(next("a destination")?.into())),
+            "--tmpfs" => {
+                used_perms = true;
+                used_size = true;
+                c.ops.push(FsOp::Tmpfs {
+                    dest: next("a destination")?.into(),
+                    perms: pending_perms,
+                    size: pending_size,
+                });
+            }
+            "--mqueue" => c.ops.push(FsOp::Mqueue(next("a destination")?.into())),
+            "--dir" => {
+                used_perms = true;
+                c.ops.push(FsOp::Dir {
+                    dest: next("a destination")?.into(),
+                    perms: pending_perms,
+                });
+            }
+            "--symlink" => {
+                let target = next("a target and a destination")?.into();
+                let link = next("a target and a destination")?.into();
+                c.ops.push(FsOp::Symlink { target, link });
+            }
+            "--file" => {
+                used_perms = true;
+                let fd = fd_arg(&next("an fd and a destination")?, &a)?;
+                let dest = next("an fd and a destination")?.into();
+                c.ops.push(FsOp::File {
+                    fd,
+                    dest,
+                    perms: pending_perms,
+                });
+            }
+            "--chmod" => {
+                let p = octal(&next("permissions and a path")?, &a)?;
+                let path = next("permissions and a path")?.into();
+                c.ops.push(FsOp::Chmod { perms: p, path });
+            }
+            "--perms" => {
+                perms = Some(octal(&next("permissions")?, &a)?);
+                used_perms = true;
+                if pending_perms.is_some() {
+                    return Err(err("--perms given twice for the same destination"));
+                }
+            }
+            "--size" => {
+                let v = next("a size")?;
+                size = Some(
+                    v.to_str()
+                        .and_then(|s| s.parse().ok())
+                        .ok_or_else(|| err(format!("Invalid size: {}", v.to_string_lossy())))?,
+                );
+                used_size = true;
+            }
+            "--seccomp" | "--add-seccomp-fd" => {
+                let fd = fd_arg(&next("an fd")?, &a)?;
+                if a == "--seccomp" && !c.seccomp_fds.is_empty() {
+                    return Err(err(
+                        "--seccomp cannot be combined with --add-seccomp-fd or repeated",
+                    ));
+                }
+                c.seccomp_fds.push(fd);
+            }
+            "--new-session" => c.new_session = true,
+            "--die-with-parent" => c.die_with_parent = true,
+            "--as-pid-1" => c.as_pid_1 = true,
+            "--cap-drop" => {
+                // Every capability is dropped anyway; naming one is fine.
+                next("a capability")?;
+            }
+            "--info-fd" => c.info_fd = Some(fd_arg(&next("an fd")?, &a)?),
+            "--json-status-fd" => c.json_status_fd = Some(fd_arg(&next("an fd")?, &a)?),
+            "--sync-fd" => c.sync_fd = Some(fd_arg(&next("an fd")?, &a)?),
+            "--block-fd" => c.block_fd = Some(fd_arg(&next("an fd")?, &a)?),
+            "--level-prefix" => c.level_prefix = true,
+            other => {
+                return Err(match REFUSED.iter().find(|(n, _)| *n == other) {
+                    Some((n, why)) => err(format!("{n}: {why} (qwrap's bwrap mode)")),
+                    None => err(format!("Unknown option {other}")),
+                });
+            }
+        }
+        if pending_perms.is_some() && !used_perms {
+            return Err(err("--perms must be followed by an option that creates a file"));
+        }
+        if pending_size.is_some() && !used_size {
+            return Err(err("--size must be followed by --tmpfs"));
+        }
+    }
+    if perms.is_some() || size.is_some() {
+        return Err(err(
+            "--perms or --size must be followed by an option that uses it",
+        ));
+    }
+    c.command = it.into_iter().collect();
+    if c.command.is_empty() {
+        return Err(err("No command specified"));
+    }
+    if c.hostname.is_some() && !c.unshare_uts {
+        return Err(err("Specifying --hostname requires --unshare-uts"));
+    }
+    Ok(Parsed::Run(Box::new(c)))
+}
+
+fn num(v: &OsStr, opt: &str) -> Result<u32, ArgError> {
+    v.to_str()
+        .and_then(|s| s.parse().ok())
+        .ok_or_else(|| err(format!("{opt}: invalid number {}", v.to_string_lossy())))
+}
+
+fn fd_arg(v: &OsStr, opt: &str) -> Result<i32, ArgError> {
+    v.to_str()
+        .and_then(|s| s.parse::<i32>().ok())
+        .filter(|fd| *fd >= 0)
+        .ok_or_else(|| err(format!("Invalid fd: {}", v.to_string_lossy())))
+        .map_err(|e| err(format!("{opt}: {e}")))
+}
+
+fn octal(v: &OsStr, opt: &str) -> Result<u32, ArgError> {
+    v.to_str()
+        .and_then(|s| u32::from_str_radix(s, 8).ok())
+        .filter(|p| *p <= 0o7777)
+        .ok_or_else(|| {
+            err(format!(
+                "{opt}: Permissions {} are not valid",
+                v.to_string_lossy()
+            ))
+        })
+}
+
+fn read_fd(fd: i32) -> std::io::Result<Vec<u8>> {
+    crate::sys::read_inherited_fd(fd)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn p(args: &[&str]) -> Result<Parsed, ArgError> {
+        parse(args.iter().map(OsString::from).collect())
+    }
+
+    fn cfg(args: &[&str]) -> Config {
+        match p(args).unwrap() {
+            Parsed::Run(c) => *c,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn qwen_code_vector() {
+        let c = cfg(&[
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--die-with-parent",
+            "--unshare-net",
+            "--bind",
+            "/w",
+            "/w",
+            "--ro-bind",
+            "/w/.env",
+            "/w/.env",
+            "--chdir",
+            "/w",
+            "--",
+            "sh",
+            "-c",
+            "true",
+        ]);
+        assert_eq!(c.ops.len(), 4);
+        assert_eq!(
+            c.ops[0],
+            FsOp::Bind {
+                src: "/".into(),
+                dest: "/".into(),
+                readonly: true,
+                devices: false,
+                optional: false
+            }
+        );
+        assert_eq!(c.ops[1], FsOp::Dev("/dev".into()));
+        assert!(c.die_with_parent && c.unshare_net && !c.unshare_pid);
+        assert_eq!(c.chdir, Some("/w".into()));
+        assert_eq!(c.command, ["sh", "-c", "true"]);
+    }
+
+    #[test]
+    fn unshare_all_and_share_net() {
+        let c = cfg(&["--unshare-all", "--share-net", "true"]);
+        assert!(
+            c.unshare_pid && c.unshare_ipc && c.unshare_uts && c.unshare_user_try && c.unshare_cgroup_try
+        );
+        assert!(!c.unshare_net);
+    }
+
+    #[test]
+    fn command_starts_at_first_non_option() {
+        let c = cfg(&["--unshare-pid", "echo", "--not-an-option"]);
+        assert_eq!(c.command, ["echo", "--not-an-option"]);
+    }
+
+    #[test]
+    fn perms_and_size_apply_to_the_next_option_only() {
+        let c = cfg(&[
+            "--perms", "0700", "--tmpfs", "/a", "--tmpfs", "/b", "--size", "4096", "--tmpfs", "/c", "true",
+        ]);
+        assert_eq!(
+            c.ops,
+            vec![
+                FsOp::Tmpfs {
+                    dest: "/a".into(),
+                    perms: Some(0o700),
+                    size: None
+                },
+                FsOp::Tmpfs {
+                    dest: "/b".into(),
+                    perms: None,
+                    size: None
+                },
+                FsOp::Tmpfs {
+                    dest: "/c".into(),
+                    perms: None,
+                    size: Some(4096)
+                },
+            ]
+        );
+        assert!(p(&["--perms", "0700", "--bind", "/a", "/b", "true"]).is_err());
+        assert!(p(&["--perms", "9", "--tmpfs", "/a", "true"]).is_err());
+        assert!(p(&["--size", "1", "--dir", "/a", "true"]).is_err());
+    }
+
+    #[test]
+    fn env_ops_keep_their_order() {
+        let c = cfg(&["--setenv", "A", "1", "--clearenv", "--unsetenv", "B", "true"]);
+        assert_eq!(
+            c.env,
+            vec![
+                EnvOp::Set("A".into(), "1".into()),
+                EnvOp::Clear,
+                EnvOp::Unset("B".into())
+            ]
+        );
+    }
+
+    #[test]
+    fn errors_are_named() {
+        assert_eq!(
+            p(&["--frobnicate", "true"]).unwrap_err().0,
+            "Unknown option --frobnicate"
+        );
+        let e = p(&["--userns", "3", "true"]).unwrap_err().0;
+        assert!(e.starts_with("--userns: "), "{e}");
+        assert_eq!(
+            p(&["--bind", "/a"]).unwrap_err().0,
+            "--bind takes a source and a destination"
+        );
+        assert_eq!(p(&["--unshare-net"]).unwrap_err().0, "No command specified");
+        assert!(
+            p(&["--hostname", "x", "true"])
+                .unwrap_err()
+                .0
+                .contains("--unshare-uts")
+        );
+        assert!(p(&["--info-fd", "x", "true"]).is_err());
+        assert_eq!(p(&["--help"]).unwrap(), Parsed::Help);
+        assert_eq!(p(&["--version", "--bogus"]).unwrap(), Parsed::Version);
+    }
+
+    #[test]
+    fn args_fd_splices_nul_separated_arguments() {
+        let (r, w) = rustix::pipe::pipe().unwrap();
+        rustix::io::write(&w, b"--unshare-net\0--setenv\0K\0V\0").unwrap();
+        drop(w);
+        // Handed over: the parser takes and closes it, as bubblewrap does.
+        let fd = rustix::fd::IntoRawFd::into_raw_fd(r).to_string();
+        let c = cfg(&["--args", &fd, "--unshare-ipc", "true"]);
+        assert!(c.unshare_net && c.unshare_ipc);
+        assert_eq!(c.env, vec![EnvOp::Set("K".into(), "V".into())]);
+    }
+}

@@ -1,0 +1,709 @@
+//! The bubblewrap-compatible front end: when qwrap runs as `bwrap` (or as
+//! `qwrap bwrap ARGS…`), bubblewrap's command line becomes a Plan for the
+//! same executor. Like bubblewrap it forks: a monitor stays outside and
+//! exits as the sandbox does; errors print as `bwrap: …` and exit 1.
+//! qwrap's own extra layers stay off unless `QWRAP_BWRAP_LAYERS=1`.
+
+pub mod args;
+
+use crate::exec;
+use crate::host::HostFacts;
+use crate::plan::{DEVICES, Flags, IdMap, LANDLOCK_SCOPE_ABI, Namespaces, Plan, Role, Step, under};
+use crate::policy::EnvRules;
+use args::{Config, EnvOp, FsOp, Parsed};
+use std::collections::BTreeMap;
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+/// The bubblewrap version whose behaviour this mode follows.
+pub const BWRAP_VERSION: &str = "0.11.1";
+
+/// Where the new root is assembled before the pivot.
+const STAGING: &str = "/tmp";
+
+/// /proc entries bubblewrap makes read-only after mounting /proc.
+const PROC_READ_ONLY: [&str; 4] = ["sys", "sysrq-trigger", "irq", "bus"];
+
+/// Runs bwrap mode with the arguments after the program name; returns the
+/// exit status when the command could not be run.
+pub fn main(args: Vec<OsString>) -> i32 {
+    let level_prefix = args.iter().any(|a| a == "--level-prefix");
+    let fail = |msg: &str| {
+        eprintln!("{}bwrap: {msg}", if level_prefix { "<3>" } else { "" });
+        1
+    };
+    let config = match args::parse(args) {
+        Ok(Parsed::Run(c)) => c,
+        Ok(Parsed::Help) => {
+            print!("{}", usage());
+            return 0;
+        }
+        Ok(Parsed::Version) => {
+            println!("bubblewrap {BWRAP_VERSION} (qwrap {})", crate::VERSION);
+            return 0;
+        }
+        Err(e) => return fail(&e.0),
+    };
+    let host = match crate::host::probe() {
+        Ok(h) => h,
+        Err(e) => return fail(&e),
+    };
+    let ctx = Context::from_process(&host);
+    let plan = match lower(&config, &ctx) {
+        Ok(p) => p,
+        Err(e) => return fail(&e),
+    };
+    let trace = std::env::var("QWRAP_TRACE").is_ok_and(|v| v == "1");
+    let err = exec::execute(&plan, exec::Options { trace, timing: false });
+    let text = err.to_string();
+    let text = text.strip_prefix("qwrap: ").unwrap_or(&text);
+    fail(&text.replace("\nhint: ", "\nbwrap: hint: "))
+}
+
+fn usage() -> String {
+    format!(
+        "usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]\n\n\
+         qwrap {}: bubblewrap {BWRAP_VERSION}'s command line on qwrap's engine.\n\
+         See docs/bwrap-compat.md for every option: supported, refused or differing.\n",
+        crate::VERSION
+    )
+}
+
+/// What lowering needs to know about the caller.
+#[derive(Debug, Clone)]
+pub struct Context {
+    pub uid: u32,
+    pub gid: u32,
+    pub cwd: Option<PathBuf>,
+    pub home: Option<PathBuf>,
+    /// The terminal on stdout, bound to /dev/console as bubblewrap does.
+    pub console: Option<PathBuf>,
+    pub landlock_abi: u32,
+    /// `QWRAP_BWRAP_LAYERS=1`: Landlock and the TIOCSTI filter too.
+    pub layers: bool,
+}
+
+impl Context {
+    pub fn from_process(host: &HostFacts) -> Self {
+        let stdout = rustix::stdio::stdout();
+        let console = rustix::termios::isatty(stdout)
+            .then(|| std::fs::read_link("/proc/self/fd/1").ok())
+            .flatten()
+            .filter(|p| p.is_absolute());
+        Context {
+            uid: host.uid,
+            gid: host.gid,
+            cwd: std::env::current_dir().ok(),
+            home: std::env::var_os("HOME").map(PathBuf::from),
+            console,
+            landlock_abi: host.landlock_abi,
+            layers: std::env::var("QWRAP_BWRAP_LAYERS").is_ok_and(|v| v == "1"),
+        }
+    }
+}
+
+/// The environment changes, in order, folded into one set of rules.
+fn env_rules(ops: &[EnvOp]) -> EnvRules {
+    let mut clear = false;
+    let mut state: BTreeMap<OsString, Option<OsString>> = BTreeMap::new();
+    for op in ops {
+        match op {
+            EnvOp::Clear => {
+                clear = true;
+                state.clear();
+            }
+            EnvOp::Set(k, v) => {
+                state.insert(k.clone(), Some(v.clone()));
+            }
+            EnvOp::Unset(k) => {
+                state.insert(k.clone(), None);
+            }
+        }
+    }
+    EnvRules {
+        clear,
+        unset: state
+            .iter()
+            .filter(|(_, v)| v.is_none())
+            .map(|(k, _)| k.clone())
+            .collect(),
+        set: state.into_iter().filter_map(|(k, v)| v.map(|v| (k, v))).collect(),
+    }
+}
+
+/// Turns bubblewrap's options into the executor's steps. Pure but for
+/// looking at the host's source paths.
+pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
+    let root = ctx.uid == 0;
+    let ns = Namespaces {
+        user: c.unshare_user || c.unshare_user_try || !root,
+        pid: c.unshare_pid,
+        net: c.unshare_net,
+        ipc: c.unshare_ipc,
+        uts: c.unshare_uts,
+        cgroup: c.unshare_cgroup || c.unshare_cgroup_try,
+    };
+    if (c.uid.is_some() || c.gid.is_some()) && !ns.user {
+        return Err("--uid and --gid require --unshare-user".into());
+    }
+    let mut s: Vec<Step> = vec![Step::CloneMonitor {
+        ns,
+        info_fd: c.info_fd,
+        json_status_fd: c.json_status_fd,
+        die_with_parent: c.die_with_parent,
+    }];
+    if ns.user {
+        s.push(Step::DenySetgroups);
+        s.push(Step::WriteIdMap {
+            map: IdMap::Uid,
+            inside: c.uid.unwrap_or(ctx.uid),
+            outside: ctx.uid,
+        });
+        s.push(Step::WriteIdMap {
+            map: IdMap::Gid,
+            inside: c.gid.unwrap_or(ctx.gid),
+            outside: ctx.gid,
+        });
+    }
+    if ns.net {
+        s.push(Step::LoopbackUp);
+    }
+    if let Some(h) = &c.hostname {
+        s.push(Step::SetHostname { name: h.clone() });
+    }
+    s.push(Step::MakeMountsSlave);
+
+    // Every host source is cloned before anything is mounted.
+    let mut trees = 0usize;
+    let clone = |s: &mut Vec<Step>, trees: &mut usize, role: Role, source: &Path, recursive: bool| {
+        let tree = *trees;
+        *trees += 1;
+        s.push(Step::CloneTree {
+            tree,
+            role,
+            source: source.to_path_buf(),
+            recursive,
+        });
+        tree
+    };
+    let mut op_trees: Vec<Vec<usize>> = Vec::with_capacity(c.ops.len());
+    let mut skip: Vec<bool> = Vec::with_capacity(c.ops.len());
+    for op in &c.ops {
+        let mut t = Vec::new();
+        let mut skipped = false;
+        match op {
+            FsOp::Bind {
+                src,
+                readonly,
+                devices,
+                optional,
+                ..
+            } => {
+                if std::fs::symlink_metadata(src).is_err() {
+                    if *optional {
+                        skipped = true;
+                    } else {
+                        return Err(format!(
+                            "Can't find source path {}: No such file or directory",
+                            src.display()
+                        ));
+                    }
+                } else {
+                    let tree = clone(&mut s, &mut trees, Role::WritableRoot, src, true);
+                    s.push(Step::SetTreeAttr {
+                        tree,
+                        set: Flags {
+                            rdonly: *readonly,
+                            nosuid: true,
+                            nodev: !*devices,
+                            noexec: false,
+                        },
+                        private: true,
+                    });
+                    t.push(tree);
+                }
+            }
+            FsOp::BindFd { fd, readonly, .. } => {
+                let tree = trees;
+                trees += 1;
+                s.push(Step::CloneTreeFromFd { tree, fd: *fd });
+                s.push(Step::SetTreeAttr {
+                    tree,
+                    set: Flags {
+                        rdonly: *readonly,
+                        nosuid: true,
+                        nodev: true,
+                        noexec: false,
+                    },
+                    private: true,
+                });
+                t.push(tree);
+            }
+            FsOp::Dev(_) => {
+                for d in DEVICES {
+                    t.push(clone(
+                        &mut s,
+                        &mut trees,
+                        Role::Device,
+                        &Path::new("/dev").join(d),
+                        false,
+                    ));
+                }
+                if let Some(console) = &ctx.console {
+                    t.push(clone(&mut s, &mut trees, Role::Device, console, false));
+                }
+            }
+            FsOp::Proc(_) if !ns.pid => t.push(clone(
+                &mut s,
+                &mut trees,
+                Role::HostRoot,
+                Path::new("/proc"),
+                true,
+            )),
+            _ => {}
+        }
+        op_trees.push(t);
+        skip.push(skipped);
+    }
+
+    let staging = PathBuf::from(STAGING);
+    s.push(Step::MountTmpfs {
+        target: staging.clone(),
+        flags: Flags {
+            nosuid: true,
+            nodev: true,
+            ..Flags::NONE
+        },
+        mode: 0o755,
+        size: None,
+    });
+    let mut writable: Vec<PathBuf> = Vec::new();
+    for ((op, t), skipped) in c.ops.iter().zip(&op_trees).zip(&skip) {
+        if *skipped {
+            continue;
+        }
+        let at = |p: &Path| under(&staging, &absolute(p));
+        match op {
+            FsOp::Bind {
+                src, dest, readonly, ..
+            } => {
+                let target = at(dest);
+                if target != staging {
+                    s.push(Step::EnsureMountPoint {
+                        path: target.clone(),
+                        dir: src.is_dir(),
+                        mode: 0o755,
+                    });
+                }
+                s.push(Step::AttachTree {
+                    tree: t[0],
+                    role: Role::WritableRoot,
+                    target,
+                });
+                if !*readonly {
+                    writable.push(absolute(dest));
+                }
+            }
+            FsOp::BindFd { dest, readonly, .. } => {
+                let target = at(dest);
+                s.push(Step::EnsureMountPoint {
+                    path: target.clone(),
+                    dir: true,
+                    mode: 0o755,
+                });
+                s.push(Step::AttachTree {
+                    tree: t[0],
+                    role: Role::WritableRoot,
+                    target,
+                });
+                if !*readonly {
+                    writable.push(absolute(dest));
+                }
+            }
+            FsOp::RemountRo(dest) => s.push(Step::SetPathAttr {
+                target: at(dest),
+                recursive: false,
+                set: Flags {
+                    rdonly: true,
+                    ..Flags::NONE
+                },
+                private: false,
+            }),
+            FsOp::Proc(dest) => {
+                let target = at(dest);
+                s.push(Step::EnsureMountPoint {
+                    path: target.clone(),
+                    dir: true,
+                    mode: 0o755,
+                });
+                if ns.pid {
+                    s.push(Step::MountProc {
+                        target: target.clone(),
+                    });
+                } else {
+                    s.push(Step::AttachTree {
+                        tree: t[0],
+                        role: Role::HostRoot,
+                        target: target.clone(),
+                    });
+                }
+                for sub in PROC_READ_ONLY {
+                    s.push(Step::ReadOnlyInPlace {
+                        path: target.join(sub),
+                    });
+                }
+            }
+            FsOp::Dev(dest) => {
+                dev(&mut s, &at(dest), t, ctx.console.is_some());
+                writable.push(absolute(dest));
+            }
+            FsOp::Tmpfs { dest, perms, size } => {
+                let target = at(dest);
+                s.push(Step::EnsureMountPoint {
+                    path: target.clone(),
+                    dir: true,
+                    mode: 0o755,
+                });
+                s.push(Step::MountTmpfs {
+                    target,
+                    flags: Flags {
+                        nosuid: true,
+                        nodev: true,
+                        ..Flags::NONE
+                    },
+                    mode: perms.unwrap_or(0o755),
+                    size: *size,
+                });
+                writable.push(absolute(dest));
+            }
+            FsOp::Mqueue(dest) => {
+                let target = at(dest);
+                s.push(Step::EnsureMountPoint {
+                    path: target.clone(),
+                    dir: true,
+                    mode: 0o755,
+                });
+                s.push(Step::MountMqueue { target });
+            }
+            FsOp::Dir { dest, perms } => s.push(Step::EnsureMountPoint {
+                path: at(dest),
+                dir: true,
+                mode: perms.unwrap_or(0o755),
+            }),
+            FsOp::Symlink { target, link } => {
+                let link = at(link);
+                if let Some(parent) = link.parent() {
+                    s.push(Step::EnsureMountPoint {
+                        path: parent.to_path_buf(),
+                        dir: true,
+                        mode: 0o755,
+                    });
+                }
+                s.push(Step::Symlink {
+                    target: target.clone(),
+                    link,
+                });
+            }
+            FsOp::File { fd, dest, perms } => {
+                let path = at(dest);
+                if let Some(parent) = path.parent() {
+                    s.push(Step::EnsureMountPoint {
+                        path: parent.to_path_buf(),
+                        dir: true,
+                        mode: 0o755,
+                    });
+                }
+                s.push(Step::CopyFdToFile {
+                    fd: *fd,
+                    path,
+                    mode: perms.unwrap_or(0o666),
+                });
+            }
+            FsOp::Chmod { perms, path } => s.push(Step::Chmod {
+                path: at(path),
+                mode: *perms,
+            }),
+        }
+    }
+    s.push(Step::EnterRoot { new_root: staging });
+    let candidates = match &c.chdir {
+        Some(d) => vec![d.clone()],
+        None => [ctx.cwd.clone(), ctx.home.clone(), Some(PathBuf::from("/"))]
+            .into_iter()
+            .flatten()
+            .collect(),
+    };
+    s.push(Step::ChdirFirst { candidates });
+    s.push(Step::DropCapabilities);
+    s.push(Step::NoNewPrivs);
+    if ctx.layers {
+        if ctx.landlock_abi > 0 {
+            s.push(Step::Landlock {
+                abi: ctx.landlock_abi,
+                paths: writable,
+                scoped: ctx.landlock_abi >= LANDLOCK_SCOPE_ABI,
+            });
+        }
+        s.push(Step::Seccomp);
+    }
+    if !c.seccomp_fds.is_empty() {
+        s.push(Step::SeccompFromFds {
+            fds: c.seccomp_fds.clone(),
+        });
+    }
+    if c.new_session {
+        s.push(Step::NewSession {
+            die_with_parent: c.die_with_parent,
+        });
+    }
+    if ns.pid && !c.as_pid_1 {
+        s.push(Step::PidOneInit {
+            die_with_parent: c.die_with_parent,
+        });
+    }
+    if let Some(fd) = c.block_fd {
+        s.push(Step::BlockOnFd { fd });
+    }
+    s.push(Step::Exec {
+        argv: c.command.clone(),
+        argv0: c.argv0.clone(),
+        env: env_rules(&c.env),
+    });
+    Ok(Plan {
+        mount_api: crate::host::MountApi::New,
+        steps: s,
+    })
+}
+
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        p.to_path_buf()
+    } else {
+        Path::new("/").join(p)
+    }
+}
+
+/// bubblewrap's /dev: a tmpfs with the host's null zero full random urandom
+/// tty bound over empty files, the /proc/self/fd links and `core`, an `shm`
+/// directory, a new devpts with `ptmx`, and the caller's terminal as
+/// `console` when stdout is one.
+fn dev(s: &mut Vec<Step>, dev: &Path, trees: &[usize], console: bool) {
+    s.push(Step::EnsureMountPoint {
+        path: dev.to_path_buf(),
+        dir: true,
+        mode: 0o755,
+    });
+    s.push(Step::MountTmpfs {
+        target: dev.to_path_buf(),
+        flags: Flags {
+            nosuid: true,
+            nodev: true,
+            ..Flags::NONE
+        },
+        mode: 0o755,
+        size: None,
+    });
+    for (i, name) in DEVICES.iter().enumerate() {
+        let path = dev.join(name);
+        s.push(Step::CreateFile { path: path.clone() });
+        s.push(Step::AttachTree {
+            tree: trees[i],
+            role: Role::Device,
+            target: path,
+        });
+    }
+    for (link, target) in [
+        ("stdin", "/proc/self/fd/0"),
+        ("stdout", "/proc/self/fd/1"),
+        ("stderr", "/proc/self/fd/2"),
+        ("fd", "/proc/self/fd"),
+        ("core", "/proc/kcore"),
+    ] {
+        s.push(Step::Symlink {
+            target: target.into(),
+            link: dev.join(link),
+        });
+    }
+    for dir in ["shm", "pts"] {
+        s.push(Step::Mkdir {
+            path: dev.join(dir),
+            mode: 0o755,
+        });
+    }
+    s.push(Step::MountDevpts {
+        target: dev.join("pts"),
+    });
+    s.push(Step::Symlink {
+        target: "pts/ptmx".into(),
+        link: dev.join("ptmx"),
+    });
+    if console {
+        s.push(Step::CreateFile {
+            path: dev.join("console"),
+        });
+        s.push(Step::AttachTree {
+            tree: trees[DEVICES.len()],
+            role: Role::Device,
+            target: dev.join("console"),
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx(uid: u32) -> Context {
+        Context {
+            uid,
+            gid: uid,
+            cwd: Some("/w".into()),
+            home: Some("/home/u".into()),
+            console: None,
+            landlock_abi: 7,
+            layers: false,
+        }
+    }
+
+    fn plan(args: &[&str], uid: u32) -> Plan {
+        let c = match args::parse(args.iter().map(OsString::from).collect()).unwrap() {
+            Parsed::Run(c) => c,
+            other => panic!("{other:?}"),
+        };
+        lower(&c, &ctx(uid)).unwrap()
+    }
+
+    #[test]
+    fn env_ops_fold_in_order() {
+        let r = env_rules(&[
+            EnvOp::Set("A".into(), "1".into()),
+            EnvOp::Unset("A".into()),
+            EnvOp::Set("B".into(), "2".into()),
+        ]);
+        assert_eq!(r.unset, vec![OsString::from("A")]);
+        assert_eq!(r.set, vec![(OsString::from("B"), OsString::from("2"))]);
+        assert!(!r.clear);
+        let r = env_rules(&[EnvOp::Set("A".into(), "1".into()), EnvOp::Clear]);
+        assert!(r.clear && r.set.is_empty());
+    }
+
+    #[test]
+    fn root_without_unshare_user_gets_no_user_namespace() {
+        let p = plan(&["--ro-bind", "/", "/", "true"], 0);
+        assert!(matches!(p.steps[0], Step::CloneMonitor { ns, .. } if !ns.user));
+        assert!(!p.steps.contains(&Step::DenySetgroups));
+        let p = plan(&["--ro-bind", "/", "/", "true"], 1000);
+        assert!(matches!(p.steps[0], Step::CloneMonitor { ns, .. } if ns.user));
+        assert!(p.steps.contains(&Step::WriteIdMap {
+            map: IdMap::Uid,
+            inside: 1000,
+            outside: 1000
+        }));
+        let p = plan(
+            &["--unshare-user", "--uid", "0", "--ro-bind", "/", "/", "true"],
+            1000,
+        );
+        assert!(p.steps.contains(&Step::WriteIdMap {
+            map: IdMap::Uid,
+            inside: 0,
+            outside: 1000
+        }));
+    }
+
+    #[test]
+    fn operations_apply_in_argument_order_after_every_clone() {
+        let p = plan(
+            &[
+                "--ro-bind",
+                "/",
+                "/",
+                "--tmpfs",
+                "/tmp",
+                "--bind",
+                "/tmp",
+                "/tmp/x",
+                "--dev",
+                "/dev",
+                "true",
+            ],
+            1000,
+        );
+        let text = p.to_string();
+        let tmpfs = text.find(r#"mount("tmpfs", "/tmp/tmp""#).unwrap();
+        let bind = text
+            .find(r#"move_mount(tree1, "", AT_FDCWD, "/tmp/tmp/x""#)
+            .unwrap();
+        let dev = text.find(r#"mount("tmpfs", "/tmp/dev""#).unwrap();
+        assert!(tmpfs < bind && bind < dev, "{text}");
+        let last_clone = p
+            .steps
+            .iter()
+            .rposition(|s| matches!(s, Step::CloneTree { .. }))
+            .unwrap();
+        let staging = p
+            .steps
+            .iter()
+            .position(|s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new(STAGING)))
+            .unwrap();
+        assert!(last_clone < staging);
+    }
+
+    #[test]
+    fn pid_namespace_mounts_proc_and_starts_an_init() {
+        let p = plan(&["--unshare-pid", "--proc", "/proc", "true"], 1000);
+        assert!(p.steps.iter().any(|s| matches!(s, Step::MountProc { .. })));
+        assert!(p.steps.contains(&Step::PidOneInit {
+            die_with_parent: false
+        }));
+        let p = plan(&["--unshare-pid", "--as-pid-1", "true"], 1000);
+        assert!(!p.steps.iter().any(|s| matches!(s, Step::PidOneInit { .. })));
+        // Without a PID namespace /proc is the host's, bound.
+        let p = plan(&["--proc", "/proc", "true"], 1000);
+        assert!(!p.steps.iter().any(|s| matches!(s, Step::MountProc { .. })));
+        assert!(p.to_string().contains(r#"open_tree(AT_FDCWD, "/proc""#));
+    }
+
+    #[test]
+    fn missing_sources() {
+        let c = match args::parse(
+            ["--bind", "/nonexistent/qwrap", "/x", "true"]
+                .map(OsString::from)
+                .to_vec(),
+        )
+        .unwrap()
+        {
+            Parsed::Run(c) => c,
+            _ => unreachable!(),
+        };
+        assert!(
+            lower(&c, &ctx(1000))
+                .unwrap_err()
+                .contains("Can't find source path")
+        );
+        let p = plan(&["--bind-try", "/nonexistent/qwrap", "/x", "true"], 1000);
+        assert!(!p.to_string().contains("/nonexistent/qwrap"));
+    }
+
+    #[test]
+    fn layers_only_when_asked() {
+        let p = plan(&["--ro-bind", "/", "/", "true"], 1000);
+        assert!(
+            !p.steps
+                .iter()
+                .any(|s| matches!(s, Step::Landlock { .. } | Step::Seccomp))
+        );
+        let c = match args::parse(["--bind", "/", "/", "true"].map(OsString::from).to_vec()).unwrap() {
+            Parsed::Run(c) => c,
+            _ => unreachable!(),
+        };
+        let mut cx = ctx(1000);
+        cx.layers = true;
+        let p = lower(&c, &cx).unwrap();
+        assert!(p.steps.contains(&Step::Seccomp));
+        assert!(
+            p.steps
+                .iter()
+                .any(|s| matches!(s, Step::Landlock { scoped: true, .. }))
+        );
+    }
+}

@@ -1,0 +1,138 @@
+//! bwrap mode's extra processes: the monitor that stays outside the sandbox
+//! (reporting through --info-fd and --json-status-fd and exiting as the
+//! sandbox does), and PID 1 inside a new PID namespace.
+
+use crate::plan::Namespaces;
+use crate::sys;
+use rustix::io::Errno;
+use rustix::process::{Pid, Signal, WaitOptions};
+
+/// Forks into new namespaces. Returns in the child; the parent never
+/// returns: it reports, waits and exits with the child's status (128 + the
+/// signal when it was killed, as bubblewrap does).
+pub(super) fn clone(
+    ns: Namespaces,
+    info_fd: Option<i32>,
+    json_status_fd: Option<i32>,
+    die_with_parent: bool,
+) -> Result<(), Errno> {
+    if die_with_parent {
+        rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+    }
+    let Some(child) = sys::clone_fork(ns.clone_flags())? else {
+        if die_with_parent {
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+        }
+        return Ok(());
+    };
+    let ids = namespace_ids(child, ns);
+    if let Some(fd) = info_fd {
+        let _ = sys::write_inherited_fd(fd, info_json(child, &ids, true).as_bytes());
+        sys::close_inherited_fd(fd);
+    }
+    if let Some(fd) = json_status_fd {
+        let _ = sys::write_inherited_fd(fd, info_json(child, &ids, false).as_bytes());
+    }
+    let code = wait_for(child);
+    if let Some(fd) = json_status_fd {
+        let _ = sys::write_inherited_fd(fd, format!("{{ \"exit-code\": {code} }}\n").as_bytes());
+    }
+    std::process::exit(code)
+}
+
+/// PID 1: forks the command and reaps every process until the command
+/// exits, then exits as it did. Returns in the command's process.
+pub(super) fn pid_one(die_with_parent: bool) -> Result<(), Errno> {
+    let Some(command) = sys::fork()? else {
+        if die_with_parent {
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+        }
+        return Ok(());
+    };
+    let command = Pid::from_raw(command).ok_or(Errno::SRCH)?;
+    loop {
+        match rustix::process::wait(WaitOptions::empty()) {
+            Ok(Some((pid, status))) if pid == command => {
+                std::process::exit(exit_code(status.exit_status(), status.terminating_signal()))
+            }
+            Ok(_) | Err(Errno::INTR) => continue,
+            Err(_) => std::process::exit(1),
+        }
+    }
+}
+
+fn wait_for(child: i32) -> i32 {
+    let Some(pid) = Pid::from_raw(child) else { return 1 };
+    loop {
+        match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
+            Ok(Some((_, st))) => return exit_code(st.exit_status(), st.terminating_signal()),
+            Ok(None) | Err(Errno::INTR) => continue,
+            Err(_) => return 1,
+        }
+    }
+}
+
+fn exit_code(code: Option<i32>, signal: Option<i32>) -> i32 {
+    match (code, signal) {
+        (Some(c), _) => c,
+        (None, Some(s)) => 128 + s,
+        _ => 1,
+    }
+}
+
+/// The created namespaces' inode numbers, in bubblewrap's order.
+fn namespace_ids(child: i32, ns: Namespaces) -> Vec<(&'static str, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    [
+        ("cgroup", ns.cgroup),
+        ("ipc", ns.ipc),
+        ("mnt", true),
+        ("net", ns.net),
+        ("pid", ns.pid),
+        ("uts", ns.uts),
+    ]
+    .into_iter()
+    .filter(|(_, on)| *on)
+    .filter_map(|(name, _)| {
+        std::fs::metadata(format!("/proc/{child}/ns/{name}"))
+            .ok()
+            .map(|m| (name, m.ino()))
+    })
+    .collect()
+}
+
+/// `{"child-pid": N, "<ns>-namespace": ino, …}`: indented for --info-fd, on
+/// one line for --json-status-fd, as bubblewrap writes them.
+fn info_json(child: i32, ids: &[(&str, u64)], pretty: bool) -> String {
+    let mut fields = vec![format!("\"child-pid\": {child}")];
+    fields.extend(ids.iter().map(|(n, ino)| format!("\"{n}-namespace\": {ino}")));
+    if pretty {
+        format!("{{\n    {}\n}}\n", fields.join(",\n    "))
+    } else {
+        format!("{{ {} }}\n", fields.join(", "))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_formats_match_bubblewrap() {
+        let ids = [("mnt", 4026532177), ("pid", 4026532178)];
+        assert_eq!(
+            info_json(17353, &ids, true),
+            "{\n    \"child-pid\": 17353,\n    \"mnt-namespace\": 4026532177,\n    \"pid-namespace\": 4026532178\n}\n"
+        );
+        assert_eq!(
+            info_json(17353, &ids, false),
+            "{ \"child-pid\": 17353, \"mnt-namespace\": 4026532177, \"pid-namespace\": 4026532178 }\n"
+        );
+    }
+
+    #[test]
+    fn exit_codes() {
+        assert_eq!(exit_code(Some(7), None), 7);
+        assert_eq!(exit_code(None, Some(15)), 143);
+    }
+}
