@@ -88,6 +88,8 @@ pub struct Config {
     pub sync_fd: Option<i32>,
     pub block_fd: Option<i32>,
     pub seccomp_fds: Vec<i32>,
+    /// `--cap-drop` names, upper-case, `ALL` included.
+    pub cap_drop: Vec<String>,
     pub level_prefix: bool,
     pub command: Vec<OsString>,
 }
@@ -298,8 +300,16 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             "--die-with-parent" => c.die_with_parent = true,
             "--as-pid-1" => c.as_pid_1 = true,
             "--cap-drop" => {
-                // Every capability is dropped anyway; naming one is fine.
-                next("a capability")?;
+                let cap = next("a capability")?.to_string_lossy().to_uppercase();
+                let cap = if cap == "ALL" || cap.starts_with("CAP_") {
+                    cap
+                } else {
+                    format!("CAP_{cap}")
+                };
+                if cap != "ALL" && cap_number(&cap).is_none() {
+                    return Err(err(format!("--cap-drop: Unknown cap: {cap}")));
+                }
+                c.cap_drop.push(cap);
             }
             "--info-fd" => c.info_fd = Some(fd_arg(&next("an fd")?, &a)?),
             "--json-status-fd" => c.json_status_fd = Some(fd_arg(&next("an fd")?, &a)?),
@@ -333,6 +343,56 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         return Err(err("Specifying --hostname requires --unshare-uts"));
     }
     Ok(Parsed::Run(Box::new(c)))
+}
+
+/// Capability names in kernel order (include/uapi/linux/capability.h).
+pub const CAPABILITIES: [&str; 41] = [
+    "CAP_CHOWN",
+    "CAP_DAC_OVERRIDE",
+    "CAP_DAC_READ_SEARCH",
+    "CAP_FOWNER",
+    "CAP_FSETID",
+    "CAP_KILL",
+    "CAP_SETGID",
+    "CAP_SETUID",
+    "CAP_SETPCAP",
+    "CAP_LINUX_IMMUTABLE",
+    "CAP_NET_BIND_SERVICE",
+    "CAP_NET_BROADCAST",
+    "CAP_NET_ADMIN",
+    "CAP_NET_RAW",
+    "CAP_IPC_LOCK",
+    "CAP_IPC_OWNER",
+    "CAP_SYS_MODULE",
+    "CAP_SYS_RAWIO",
+    "CAP_SYS_CHROOT",
+    "CAP_SYS_PTRACE",
+    "CAP_SYS_PACCT",
+    "CAP_SYS_ADMIN",
+    "CAP_SYS_BOOT",
+    "CAP_SYS_NICE",
+    "CAP_SYS_RESOURCE",
+    "CAP_SYS_TIME",
+    "CAP_SYS_TTY_CONFIG",
+    "CAP_MKNOD",
+    "CAP_LEASE",
+    "CAP_AUDIT_WRITE",
+    "CAP_AUDIT_CONTROL",
+    "CAP_SETFCAP",
+    "CAP_MAC_OVERRIDE",
+    "CAP_MAC_ADMIN",
+    "CAP_SYSLOG",
+    "CAP_WAKE_ALARM",
+    "CAP_BLOCK_SUSPEND",
+    "CAP_AUDIT_READ",
+    "CAP_PERFMON",
+    "CAP_BPF",
+    "CAP_CHECKPOINT_RESTORE",
+];
+
+/// A capability's number from its name.
+pub fn cap_number(name: &str) -> Option<u32> {
+    CAPABILITIES.iter().position(|c| *c == name).map(|i| i as u32)
 }
 
 fn num(v: &OsStr, opt: &str) -> Result<u32, ArgError> {

@@ -81,6 +81,9 @@ pub struct Context {
     pub landlock_abi: u32,
     /// `QWRAP_BWRAP_LAYERS=1`: Landlock and the TIOCSTI filter too.
     pub layers: bool,
+    /// The caller's permitted capabilities: a sandbox root keeps these and
+    /// no more, even in a new user namespace.
+    pub caps_permitted: u64,
 }
 
 impl Context {
@@ -98,6 +101,9 @@ impl Context {
             console,
             landlock_abi: host.landlock_abi,
             layers: std::env::var("QWRAP_BWRAP_LAYERS").is_ok_and(|v| v == "1"),
+            caps_permitted: rustix::thread::capabilities(None)
+                .map(|c| c.permitted.bits())
+                .unwrap_or(0),
         }
     }
 }
@@ -434,7 +440,26 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             .collect(),
     };
     s.push(Step::ChdirFirst { candidates });
-    s.push(Step::DropCapabilities);
+    // As bubblewrap: a sandbox root keeps its capabilities unless told to
+    // drop them; anyone else has none.
+    let sandbox_uid = if ns.user {
+        c.uid.unwrap_or(ctx.uid)
+    } else {
+        ctx.uid
+    };
+    if sandbox_uid != 0 || c.cap_drop.iter().any(|cap| cap == "ALL") {
+        s.push(Step::DropCapabilities);
+    } else {
+        let mut caps: Vec<u32> = (0..args::CAPABILITIES.len() as u32)
+            .filter(|n| ctx.caps_permitted & (1 << n) == 0)
+            .collect();
+        caps.extend(c.cap_drop.iter().filter_map(|n| args::cap_number(n)));
+        caps.sort_unstable();
+        caps.dedup();
+        if !caps.is_empty() {
+            s.push(Step::DropCapabilityList { caps });
+        }
+    }
     s.push(Step::NoNewPrivs);
     if ctx.layers {
         if ctx.landlock_abi > 0 {
@@ -562,6 +587,7 @@ mod tests {
             console: None,
             landlock_abi: 7,
             layers: false,
+            caps_permitted: 0,
         }
     }
 

@@ -309,6 +309,7 @@ impl Executor {
             }
             Step::Chdir { path } => rustix::process::chdir(path)?,
             Step::DropCapabilities => drop_capabilities()?,
+            Step::DropCapabilityList { caps } => drop_capability_list(caps)?,
             Step::NoNewPrivs => rustix::thread::set_no_new_privs(true)?,
             Step::Landlock { abi, paths, scoped } => {
                 landlock::apply(*abi, paths, *scoped).map_err(|(errno, detail)| Fail {
@@ -502,8 +503,13 @@ fn ensure_mount_point(path: &Path, dir: bool, mode: u32) -> Result<(), Errno> {
 }
 
 /// Clones the tree at `path`, makes the clone read-only and puts it back
-/// over `path`.
+/// over `path`. Like bubblewrap, a path this process cannot write anyway is
+/// left alone.
 fn read_only_in_place(path: &Path) -> Result<(), Errno> {
+    match rustix::fs::access(path, rustix::fs::Access::WRITE_OK) {
+        Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) => return Ok(()),
+        _ => {}
+    }
     let t = rustix::mount::open_tree(
         CWD,
         path,
@@ -632,6 +638,33 @@ fn drop_capabilities() -> Result<(), Errno> {
             effective: CapabilitySet::empty(),
             permitted: CapabilitySet::empty(),
             inheritable: CapabilitySet::empty(),
+        },
+    )
+}
+
+/// Removes the given capabilities from every set.
+fn drop_capability_list(caps: &[u32]) -> Result<(), Errno> {
+    use rustix::thread::{CapabilitySet, CapabilitySets};
+    let mut mask = CapabilitySet::empty();
+    for &cap in caps {
+        let one = CapabilitySet::from_bits_retain(1 << cap);
+        match rustix::thread::remove_capability_from_bounding_set(one) {
+            Ok(()) | Err(Errno::INVAL) => {}
+            Err(e) => return Err(e),
+        }
+        match rustix::thread::configure_capability_in_ambient_set(one, false) {
+            Ok(()) | Err(Errno::INVAL) => {}
+            Err(e) => return Err(e),
+        }
+        mask |= one;
+    }
+    let now = rustix::thread::capabilities(None)?;
+    rustix::thread::set_capabilities(
+        None,
+        CapabilitySets {
+            effective: now.effective - mask,
+            permitted: now.permitted - mask,
+            inheritable: now.inheritable - mask,
         },
     )
 }

@@ -232,6 +232,10 @@ pub enum Step {
         path: PathBuf,
     },
     DropCapabilities,
+    /// bwrap mode, sandbox root: drop only these capabilities.
+    DropCapabilityList {
+        caps: Vec<u32>,
+    },
     NoNewPrivs,
     Landlock {
         abi: u32,
@@ -364,6 +368,7 @@ impl Step {
             Step::EnterRoot { .. } => "switch to the sandbox root".into(),
             Step::Chdir { path } => format!("enter {}", path.display()),
             Step::DropCapabilities => "drop every capability".into(),
+            Step::DropCapabilityList { .. } => "drop the named capabilities".into(),
             Step::NoNewPrivs => "set no_new_privs".into(),
             Step::Landlock { .. } => "apply the Landlock ruleset".into(),
             Step::Seccomp => "install the seccomp filter".into(),
@@ -532,6 +537,10 @@ impl fmt::Display for Step {
             Step::DropCapabilities => write!(
                 f,
                 "prctl(PR_CAPBSET_DROP, every cap); prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL); capset(effective=0, permitted=0, inheritable=0)"
+            ),
+            Step::DropCapabilityList { caps } => write!(
+                f,
+                "prctl(PR_CAPBSET_DROP, {caps:?}); capset(without {caps:?}); prctl(PR_CAP_AMBIENT_LOWER, {caps:?})"
             ),
             Step::NoNewPrivs => write!(f, "prctl(PR_SET_NO_NEW_PRIVS, 1)"),
             Step::Landlock { abi, paths, scoped } => {

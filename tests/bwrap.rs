@@ -1,0 +1,445 @@
+//! Differential tests: qwrap as `bwrap` against Debian's bubblewrap, with the
+//! argument vectors Qwen Code, sandbox-runtime, Codex and Gemini CLI use and
+//! with each supported option. The view from inside (ids, cwd, environment,
+//! /dev, what is writable, capabilities, interfaces, hostname, PID
+//! namespace, mount points, exit status) and the --info-fd/--json-status-fd
+//! output must be the same. As root and as an unprivileged uid.
+
+mod common;
+
+use common::*;
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+/// qwrap under the name `bwrap`, where any uid can run it.
+fn qwrap_bwrap() -> &'static Path {
+    static LINK: OnceLock<PathBuf> = OnceLock::new();
+    LINK.get_or_init(|| {
+        let link = qwrap().parent().unwrap().join("bwrap");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(qwrap(), &link).unwrap();
+        link
+    })
+}
+
+fn have_bwrap() -> bool {
+    Path::new("/usr/bin/bwrap").exists()
+}
+
+/// What the probe prints: a view of the sandbox that two correct
+/// implementations agree on, with run-specific numbers left out.
+fn probe(ws: &Path) -> String {
+    let ws = ws.display();
+    format!(
+        r#"echo "ids $(id -u) $(id -g)"
+echo "cwd $(pwd)"
+env | grep -v -e '^_=' -e '^SHLVL=' -e '^OLDPWD=' | sort | sed 's/^/env /'
+echo "dev $(ls -A /dev 2>/dev/null | tr '\n' ' ')"
+for p in / /usr /tmp /var/tmp {ws} /dev /dev/shm; do
+  if mkdir "$p/.qwrap-diff.$$" 2>/dev/null; then rmdir "$p/.qwrap-diff.$$"; echo "write $p ok"; else echo "write $p no"; fi
+done
+grep -E '^(Cap|NoNewPrivs)' /proc/self/status | tr -s '\t' ' ' | sed 's/^/status /'
+echo "ifaces $(tail -n +3 /proc/net/dev 2>/dev/null | cut -d: -f1 | tr -d ' ' | sort | tr '\n' ' ')"
+echo "hostname $(hostname)"
+if [ "$$" -le 2 ]; then echo "pid low"; else echo "pid host"; fi
+[ "$(readlink /proc/self/ns/pid)" = "$HOST_PIDNS" ] && echo "pidns host" || echo "pidns new"
+echo "mounts $(cut -d' ' -f5 /proc/self/mountinfo 2>/dev/null | sort | tr '\n' ' ')"
+exit 3
+"#
+    )
+}
+
+/// Runs `prog ARGS… sh -c PROBE` as the identity under test with fd 3 and 4
+/// going to files; returns (stdout, status, info, json-status).
+fn run(f: &Fixture, prog: &Path, args: &[String], tag: &str) -> (String, Option<i32>, String, String) {
+    let info = f.path().join(format!("info-{tag}"));
+    let status = f.path().join(format!("status-{tag}"));
+    let mut quoted = vec![format!("'{}'", prog.display())];
+    quoted.extend(args.iter().map(|a| format!("'{}'", a.replace('\'', "'\\''"))));
+    let script = format!(
+        "exec {} sh -c \"$PROBE\" 3>'{}' 4>'{}'",
+        quoted.join(" "),
+        info.display(),
+        status.display()
+    );
+    let host_pidns = std::fs::read_link("/proc/self/ns/pid").unwrap();
+    let o = f
+        .command("sh")
+        .args(["-c", &script])
+        .env("PROBE", probe(&f.ws()))
+        .env("HOST_PIDNS", host_pidns)
+        .env("QWRAP_DIFF", "1")
+        .output()
+        .unwrap();
+    let read = |p: &Path| std::fs::read_to_string(p).unwrap_or_default();
+    (
+        format!("{}{}", stdout(&o), stderr(&o)),
+        o.status.code(),
+        numbers_out(&read(&info)),
+        numbers_out(&read(&status)),
+    )
+}
+
+/// Digits replaced by N: pids and namespace inodes differ run to run.
+fn numbers_out(s: &str) -> String {
+    let mut out = String::new();
+    let mut in_num = false;
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            if !in_num {
+                out.push('N');
+            }
+            in_num = true;
+        } else {
+            in_num = false;
+            out.push(c);
+        }
+    }
+    out
+}
+
+fn compare(name: &str, args: &[&str]) {
+    if !have_bwrap() {
+        panic!("bubblewrap is not installed (.ci/run installs it)");
+    }
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.mkdir("ws/sub");
+        f.write("ws/secret", "token\n", 0o600);
+        let ws = f.ws().display().to_string();
+        let args: Vec<String> = args
+            .iter()
+            .map(|a| {
+                a.replace("WS", &ws)
+                    .replace("FIX", &f.path().display().to_string())
+            })
+            .collect();
+        let real = run(&f, Path::new("/usr/bin/bwrap"), &args, "bwrap");
+        let ours = run(&f, qwrap_bwrap(), &args, "qwrap");
+        assert_eq!(
+            real.1,
+            Some(3),
+            "{name} {who:?}: bubblewrap itself failed: {}",
+            real.0
+        );
+        for (what, a, b) in [
+            ("view", &real.0, &ours.0),
+            ("--info-fd", &real.2, &ours.2),
+            ("--json-status-fd", &real.3, &ours.3),
+        ] {
+            if a != b {
+                let diff: Vec<String> = a
+                    .lines()
+                    .zip(b.lines())
+                    .filter(|(x, y)| x != y)
+                    .map(|(x, y)| format!("  bwrap: {x}\n  qwrap: {y}"))
+                    .collect();
+                panic!(
+                    "{name} {who:?}: {what} differs\n{}\n--- bwrap:\n{a}\n--- qwrap:\n{b}",
+                    diff.join("\n")
+                );
+            }
+        }
+        assert_eq!(real.1, ours.1, "{name} {who:?}: exit status");
+    }
+}
+
+const INFO: [&str; 4] = ["--info-fd", "3", "--json-status-fd", "4"];
+
+fn with_info(args: &[&'static str]) -> Vec<&'static str> {
+    let mut v = INFO.to_vec();
+    v.extend_from_slice(args);
+    v
+}
+
+#[test]
+fn qwen_code_backend() {
+    compare(
+        "qwen",
+        &with_info(&[
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--die-with-parent",
+            "--bind",
+            "WS",
+            "WS",
+            "--chdir",
+            "WS",
+        ]),
+    );
+    compare(
+        "qwen closed",
+        &with_info(&[
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--die-with-parent",
+            "--unshare-net",
+            "--bind",
+            "WS",
+            "WS",
+            "--ro-bind",
+            "WS/sub",
+            "WS/sub",
+            "--chdir",
+            "WS",
+        ]),
+    );
+}
+
+#[test]
+fn qwen_per_tool_sandbox() {
+    compare(
+        "qwen per-tool",
+        &with_info(&[
+            "--ro-bind",
+            "/",
+            "/",
+            "--unshare-pid",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--die-with-parent",
+            "--tmpfs",
+            "/tmp",
+            "--bind",
+            "WS",
+            "WS",
+        ]),
+    );
+}
+
+#[test]
+fn sandbox_runtime() {
+    compare(
+        "sandbox-runtime",
+        &with_info(&[
+            "--new-session",
+            "--die-with-parent",
+            "--ro-bind",
+            "/",
+            "/",
+            "--bind",
+            "WS",
+            "WS",
+            "--tmpfs",
+            "/tmp",
+            "--ro-bind",
+            "/dev/null",
+            "WS/secret",
+            "--dev",
+            "/dev",
+            "--unshare-pid",
+            "--proc",
+            "/proc",
+            "--unshare-net",
+        ]),
+    );
+}
+
+#[test]
+fn codex() {
+    compare(
+        "codex",
+        &with_info(&[
+            "--new-session",
+            "--die-with-parent",
+            "--ro-bind",
+            "/",
+            "/",
+            "--bind",
+            "WS",
+            "WS",
+            "--dev-bind",
+            "/dev/null",
+            "/dev/null",
+            "--unshare-pid",
+            "--proc",
+            "/proc",
+            "--unshare-net",
+            "--unshare-user",
+            "--perms",
+            "0700",
+            "--tmpfs",
+            "/var/tmp",
+        ]),
+    );
+}
+
+#[test]
+fn gemini_cli() {
+    compare(
+        "gemini",
+        &with_info(&[
+            "--unshare-all",
+            "--new-session",
+            "--die-with-parent",
+            "--share-net",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--proc",
+            "/proc",
+            "--tmpfs",
+            "/tmp",
+            "--bind",
+            "WS",
+            "WS",
+        ]),
+    );
+}
+
+#[test]
+fn options_one_by_one() {
+    let base = [
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--bind",
+        "WS",
+        "WS",
+        "--chdir",
+        "WS",
+    ];
+    let cases: [&[&str]; 12] = [
+        &[
+            "--setenv",
+            "QWRAP_A",
+            "1",
+            "--unsetenv",
+            "HOME",
+            "--setenv",
+            "QWRAP_B",
+            "2",
+        ],
+        &["--clearenv", "--setenv", "PATH", "/usr/bin:/bin"],
+        &["--unshare-uts", "--hostname", "sandbox-host"],
+        &["--unshare-user", "--uid", "0", "--gid", "0"],
+        &["--unshare-ipc", "--unshare-cgroup"],
+        &[
+            "--tmpfs",
+            "/tmp",
+            "--dir",
+            "/tmp/a/b",
+            "--symlink",
+            "/tmp/a",
+            "/tmp/link",
+            "--chmod",
+            "0700",
+            "/tmp/a",
+        ],
+        &["--tmpfs", "/mnt", "--remount-ro", "/mnt"],
+        &[
+            "--bind-try",
+            "/nonexistent/qwrap",
+            "/mnt/x",
+            "--ro-bind-try",
+            "/usr",
+            "/opt",
+        ],
+        &["--unshare-pid", "--as-pid-1"],
+        &["--unshare-pid", "--proc", "/proc"],
+        &["--proc", "/proc"],
+        &[
+            "--size", "65536", "--tmpfs", "/tmp", "--perms", "0750", "--tmpfs", "/mnt",
+        ],
+    ];
+    for (i, extra) in cases.iter().enumerate() {
+        let mut args = with_info(&base);
+        args.extend_from_slice(extra);
+        compare(&format!("option case {i} {extra:?}"), &args);
+    }
+}
+
+#[test]
+fn errors_are_bwrap_errors() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        for args in [
+            &["--frobnicate", "true"][..],
+            &["--bind", "/nonexistent/qwrap", "/x", "true"],
+            &["--ro-bind", "/", "/", "qwrap-no-such-command"],
+        ] {
+            let real = f.command("/usr/bin/bwrap").args(args).output().unwrap();
+            let ours = f.command(qwrap_bwrap()).args(args).output().unwrap();
+            assert_eq!(real.status.code(), Some(1), "{args:?}");
+            assert_eq!(ours.status.code(), Some(1), "{args:?}: {}", stderr(&ours));
+            assert!(stderr(&ours).starts_with("bwrap: "), "{}", stderr(&ours));
+        }
+        let o = f
+            .command(qwrap_bwrap())
+            .args(["--userns", "3", "true"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(1));
+        assert!(stderr(&o).contains("--userns"), "refused by name: {}", stderr(&o));
+        // Death by a signal is reported as 128 + the signal, as bubblewrap does.
+        for prog in [Path::new("/usr/bin/bwrap"), qwrap_bwrap()] {
+            let o = f
+                .command(prog)
+                .args(["--ro-bind", "/", "/", "sh", "-c", "kill -TERM $$"])
+                .output()
+                .unwrap();
+            assert_eq!(o.status.code(), Some(143), "{prog:?}");
+        }
+        // `qwrap bwrap ARGS` is the same front end.
+        let o = f
+            .qwrap(&["bwrap", "--ro-bind", "/", "/", "sh", "-c", "exit 5"])
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), Some(5));
+    }
+}
+
+#[test]
+fn file_and_argv0() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let data = f.write("data", "from the caller\n", 0o644);
+        let script = |prog: &Path| {
+            format!(
+                "exec '{}' --ro-bind / / --tmpfs /tmp --perms 0640 --file 5 /tmp/f sh -c 'cat /tmp/f; stat -c %a /tmp/f' 5<'{}'",
+                prog.display(),
+                data.display()
+            )
+        };
+        let real = f
+            .command("sh")
+            .args(["-c", &script(Path::new("/usr/bin/bwrap"))])
+            .output()
+            .unwrap();
+        let ours = f
+            .command("sh")
+            .args(["-c", &script(qwrap_bwrap())])
+            .output()
+            .unwrap();
+        assert_eq!(ok(&real), "from the caller\n640\n");
+        assert_eq!(ok(&ours), ok(&real), "{who:?}");
+        // --argv0 (bubblewrap ≥ 0.9): what the command sees as its name.
+        let o = f
+            .command(qwrap_bwrap())
+            .args([
+                "--ro-bind",
+                "/",
+                "/",
+                "--argv0",
+                "renamed",
+                "/bin/sh",
+                "-c",
+                "tr '\\0' ' ' < /proc/$$/cmdline",
+            ])
+            .output()
+            .unwrap();
+        assert!(ok(&o).starts_with("renamed -c "), "{}", stdout(&o));
+    }
+}
