@@ -506,9 +506,10 @@ fn ensure_mount_point(path: &Path, dir: bool, mode: u32) -> Result<(), Errno> {
 /// over `path`. Like bubblewrap, a path this process cannot write anyway is
 /// left alone.
 fn read_only_in_place(path: &Path) -> Result<(), Errno> {
-    match rustix::fs::access(path, rustix::fs::Access::WRITE_OK) {
-        Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) => return Ok(()),
-        _ => {}
+    if let Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) =
+        rustix::fs::access(path, rustix::fs::Access::WRITE_OK)
+    {
+        return Ok(());
     }
     let t = rustix::mount::open_tree(
         CWD,
