@@ -443,3 +443,85 @@ fn file_and_argv0() {
         assert!(ok(&o).starts_with("renamed -c "), "{}", stdout(&o));
     }
 }
+
+/// A BPF program that makes mkdir(2) fail with EPERM, as raw sock_filters.
+fn deny_mkdir_program() -> Vec<u8> {
+    use seccompiler::{SeccompAction, SeccompFilter, TargetArch};
+    let arch: TargetArch = std::env::consts::ARCH.try_into().unwrap();
+    let rules = [(libc::SYS_mkdir, vec![]), (libc::SYS_mkdirat, vec![])]
+        .into_iter()
+        .collect();
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::EPERM as u32),
+        arch,
+    )
+    .unwrap();
+    let prog: seccompiler::BpfProgram = filter.try_into().unwrap();
+    prog.iter()
+        .flat_map(|f| {
+            let mut b = f.code.to_ne_bytes().to_vec();
+            b.extend([f.jt, f.jf]);
+            b.extend(f.k.to_ne_bytes());
+            b
+        })
+        .collect()
+}
+
+#[test]
+fn fd_options_seccomp_block_bind_fd_mqueue() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let bpf = f.path().join("deny-mkdir.bpf");
+        std::fs::write(&bpf, deny_mkdir_program()).unwrap();
+        f.mkdir("shown");
+        f.write("shown/file", "x", 0o644);
+        let cases = [
+            (
+                format!(
+                    "--ro-bind / / --tmpfs /tmp --seccomp 5 sh -c 'mkdir /tmp/d 2>&1; echo rc=$?' 5<'{}'",
+                    bpf.display()
+                ),
+                "Operation not permitted",
+            ),
+            (
+                "--ro-bind / / --block-fd 5 --sync-fd 6 sh -c 'echo unblocked' 5<<EOF 6</dev/null\nx\nEOF"
+                    .to_string(),
+                "unblocked",
+            ),
+            (
+                format!(
+                    "--ro-bind / / --tmpfs /mnt --bind-fd 5 /mnt/fd sh -c 'ls /mnt/fd' 5<'{}'",
+                    f.path().join("shown").display()
+                ),
+                "file",
+            ),
+            (
+                "--ro-bind / / --tmpfs /mnt --unshare-ipc --mqueue /mnt/mq sh -c 'ls -A /mnt/mq | wc -l'"
+                    .to_string(),
+                "0",
+            ),
+        ];
+        for (args, want) in cases {
+            let mut outs = Vec::new();
+            for prog in [Path::new("/usr/bin/bwrap"), qwrap_bwrap()] {
+                let o = f
+                    .command("sh")
+                    .args(["-c", &format!("exec '{}' {args}", prog.display())])
+                    .output()
+                    .unwrap();
+                outs.push((stdout(&o), o.status.code(), stderr(&o)));
+            }
+            assert!(outs[0].0.contains(want), "{who:?} bwrap {args}: {outs:?}");
+            assert_eq!(outs[0].0, outs[1].0, "{who:?} {args}: {outs:?}");
+            assert_eq!(outs[0].1, outs[1].1, "{who:?} {args}");
+        }
+        let o = f
+            .command(qwrap_bwrap())
+            .args(["--level-prefix", "--frobnicate", "true"])
+            .output()
+            .unwrap();
+        assert!(stderr(&o).starts_with("<3>bwrap: "), "{}", stderr(&o));
+    }
+}

@@ -230,9 +230,14 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
                 }
             }
             FsOp::BindFd { fd, readonly, .. } => {
-                let tree = trees;
-                trees += 1;
-                s.push(Step::CloneTreeFromFd { tree, fd: *fd });
+                // The fd's mount lives in the caller's namespace, which a
+                // clone inside the sandbox's cannot reach; its path can.
+                let link = format!("/proc/self/fd/{fd}");
+                let src = std::fs::read_link(&link)
+                    .ok()
+                    .filter(|p| p.is_absolute())
+                    .ok_or_else(|| format!("Can't resolve fd {fd}: not an open file or directory"))?;
+                let tree = clone(&mut s, &mut trees, Role::WritableRoot, &src, true);
                 s.push(Step::SetTreeAttr {
                     tree,
                     set: Flags {
@@ -310,11 +315,12 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
                     writable.push(absolute(dest));
                 }
             }
-            FsOp::BindFd { dest, readonly, .. } => {
+            FsOp::BindFd { fd, dest, readonly } => {
                 let target = at(dest);
+                let dir = std::fs::metadata(format!("/proc/self/fd/{fd}")).is_ok_and(|m| m.is_dir());
                 s.push(Step::EnsureMountPoint {
                     path: target.clone(),
-                    dir: true,
+                    dir,
                     mode: 0o755,
                 });
                 s.push(Step::AttachTree {
