@@ -311,7 +311,19 @@ fn options_one_by_one() {
         "--chdir",
         "WS",
     ];
-    let cases: [&[&str]; 12] = [
+    let cases: [&[&str]; 15] = [
+        &["--cap-drop", "ALL"],
+        &["--cap-drop", "CAP_NET_RAW", "--cap-drop", "cap_sys_admin"],
+        &[
+            "--tmpfs",
+            "/mnt",
+            "--dev-bind-try",
+            "/dev/null",
+            "/mnt/null",
+            "--ro-bind-try",
+            "/nonexistent/qwrap",
+            "/opt",
+        ],
         &[
             "--setenv",
             "QWRAP_A",

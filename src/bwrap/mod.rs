@@ -453,17 +453,35 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     } else {
         ctx.uid
     };
-    if sandbox_uid != 0 || c.cap_drop.iter().any(|cap| cap == "ALL") {
+    let all: Vec<u32> = (0..args::CAPABILITIES.len() as u32).collect();
+    if sandbox_uid != 0 {
         s.push(Step::DropCapabilities);
+    } else if c.cap_drop.iter().any(|cap| cap == "ALL") {
+        // bubblewrap empties the sets but leaves the bounding set alone.
+        s.push(Step::DropCapabilityList {
+            caps: all,
+            bounding: false,
+            keep_across_exec: false,
+        });
     } else {
-        let mut caps: Vec<u32> = (0..args::CAPABILITIES.len() as u32)
+        let missing: Vec<u32> = all
+            .into_iter()
             .filter(|n| ctx.caps_permitted & (1 << n) == 0)
             .collect();
-        caps.extend(c.cap_drop.iter().filter_map(|n| args::cap_number(n)));
-        caps.sort_unstable();
-        caps.dedup();
-        if !caps.is_empty() {
-            s.push(Step::DropCapabilityList { caps });
+        if !missing.is_empty() {
+            s.push(Step::DropCapabilityList {
+                caps: missing,
+                bounding: true,
+                keep_across_exec: false,
+            });
+        }
+        let named: Vec<u32> = c.cap_drop.iter().filter_map(|n| args::cap_number(n)).collect();
+        if !named.is_empty() {
+            s.push(Step::DropCapabilityList {
+                caps: named,
+                bounding: false,
+                keep_across_exec: true,
+            });
         }
     }
     s.push(Step::NoNewPrivs);

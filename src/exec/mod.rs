@@ -309,7 +309,11 @@ impl Executor {
             }
             Step::Chdir { path } => rustix::process::chdir(path)?,
             Step::DropCapabilities => drop_capabilities()?,
-            Step::DropCapabilityList { caps } => drop_capability_list(caps)?,
+            Step::DropCapabilityList {
+                caps,
+                bounding,
+                keep_across_exec,
+            } => drop_capability_list(caps, *bounding, *keep_across_exec)?,
             Step::NoNewPrivs => rustix::thread::set_no_new_privs(true)?,
             Step::Landlock { abi, paths, scoped } => {
                 landlock::apply(*abi, paths, *scoped).map_err(|(errno, detail)| Fail {
@@ -643,15 +647,18 @@ fn drop_capabilities() -> Result<(), Errno> {
     )
 }
 
-/// Removes the given capabilities from every set.
-fn drop_capability_list(caps: &[u32]) -> Result<(), Errno> {
+/// Removes the given capabilities from the effective, permitted,
+/// inheritable and ambient sets, and from the bounding set when asked.
+fn drop_capability_list(caps: &[u32], bounding: bool, keep_across_exec: bool) -> Result<(), Errno> {
     use rustix::thread::{CapabilitySet, CapabilitySets};
     let mut mask = CapabilitySet::empty();
     for &cap in caps {
         let one = CapabilitySet::from_bits_retain(1 << cap);
-        match rustix::thread::remove_capability_from_bounding_set(one) {
-            Ok(()) | Err(Errno::INVAL) => {}
-            Err(e) => return Err(e),
+        if bounding {
+            match rustix::thread::remove_capability_from_bounding_set(one) {
+                Ok(()) | Err(Errno::INVAL) => {}
+                Err(e) => return Err(e),
+            }
         }
         match rustix::thread::configure_capability_in_ambient_set(one, false) {
             Ok(()) | Err(Errno::INVAL) => {}
@@ -660,14 +667,28 @@ fn drop_capability_list(caps: &[u32]) -> Result<(), Errno> {
         mask |= one;
     }
     let now = rustix::thread::capabilities(None)?;
+    let permitted = now.permitted - mask;
     rustix::thread::set_capabilities(
         None,
         CapabilitySets {
             effective: now.effective - mask,
-            permitted: now.permitted - mask,
-            inheritable: now.inheritable - mask,
+            permitted,
+            inheritable: if keep_across_exec {
+                permitted
+            } else {
+                now.inheritable - mask
+            },
         },
-    )
+    )?;
+    if keep_across_exec {
+        for cap in 0..64u32 {
+            let one = CapabilitySet::from_bits_retain(1 << cap);
+            if permitted.contains(one) {
+                rustix::thread::configure_capability_in_ambient_set(one, true)?;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// What a sandbox run in a child process printed, and how it ended.

@@ -235,6 +235,11 @@ pub enum Step {
     /// bwrap mode, sandbox root: drop only these capabilities.
     DropCapabilityList {
         caps: Vec<u32>,
+        /// Also from the bounding set.
+        bounding: bool,
+        /// Then make what is left inheritable and ambient (bubblewrap does
+        /// when capabilities are named), so that it survives exec.
+        keep_across_exec: bool,
     },
     NoNewPrivs,
     Landlock {
@@ -538,9 +543,28 @@ impl fmt::Display for Step {
                 f,
                 "prctl(PR_CAPBSET_DROP, every cap); prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL); capset(effective=0, permitted=0, inheritable=0)"
             ),
-            Step::DropCapabilityList { caps } => write!(
+            Step::DropCapabilityList {
+                caps,
+                bounding,
+                keep_across_exec,
+            } => write!(
                 f,
-                "prctl(PR_CAPBSET_DROP, {caps:?}); capset(without {caps:?}); prctl(PR_CAP_AMBIENT_LOWER, {caps:?})"
+                "{}capset(without {caps:?}{}); prctl(PR_CAP_AMBIENT, {})",
+                if *bounding {
+                    format!("prctl(PR_CAPBSET_DROP, {caps:?}); ")
+                } else {
+                    String::new()
+                },
+                if *keep_across_exec {
+                    ", inheritable = permitted"
+                } else {
+                    ""
+                },
+                if *keep_across_exec {
+                    "PR_CAP_AMBIENT_RAISE each kept"
+                } else {
+                    "PR_CAP_AMBIENT_LOWER each dropped"
+                }
             ),
             Step::NoNewPrivs => write!(f, "prctl(PR_SET_NO_NEW_PRIVS, 1)"),
             Step::Landlock { abi, paths, scoped } => {
