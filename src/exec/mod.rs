@@ -560,14 +560,7 @@ fn new_session(die_with_parent: bool) -> Result<(), Errno> {
             }
             Some(pid) => {
                 sys::forward_signals_to(pid)?;
-                let child = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
-                let status = loop {
-                    match rustix::process::waitpid(Some(child), rustix::process::WaitOptions::empty()) {
-                        Ok(Some((_, st))) => break st,
-                        Ok(None) | Err(Errno::INTR) => continue,
-                        Err(e) => return Err(e),
-                    }
-                };
+                let status = wait_child(pid)?;
                 sys::exit_like(status.exit_status(), status.terminating_signal())
             }
         },
@@ -691,6 +684,18 @@ fn drop_capability_list(caps: &[u32], bounding: bool, keep_across_exec: bool) ->
     Ok(())
 }
 
+/// Waits for one child to end, through interruptions.
+fn wait_child(pid: i32) -> Result<rustix::process::WaitStatus, Errno> {
+    let child = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
+    loop {
+        match rustix::process::waitpid(Some(child), rustix::process::WaitOptions::empty()) {
+            Ok(Some((_, status))) => return Ok(status),
+            Ok(None) | Err(Errno::INTR) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// What a sandbox run in a child process printed, and how it ended.
 #[derive(Debug, Clone)]
 pub struct Captured {
@@ -741,15 +746,7 @@ pub fn capture(plan: &Plan) -> Result<Captured, Errno> {
             Err(e) => return Err(e),
         }
     }
-    let child = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
-    let status = loop {
-        match rustix::process::waitpid(Some(child), rustix::process::WaitOptions::empty()) {
-            Ok(Some((_, status))) => break status,
-            Ok(None) => continue,
-            Err(Errno::INTR) => continue,
-            Err(e) => return Err(e),
-        }
-    };
+    let status = wait_child(pid)?;
     Ok(Captured {
         code: status.exit_status(),
         signal: status.terminating_signal(),

@@ -62,13 +62,9 @@ pub(super) fn pid_one(die_with_parent: bool) -> Result<(), Errno> {
 }
 
 fn wait_for(child: i32) -> i32 {
-    let Some(pid) = Pid::from_raw(child) else { return 1 };
-    loop {
-        match rustix::process::waitpid(Some(pid), WaitOptions::empty()) {
-            Ok(Some((_, st))) => return exit_code(st.exit_status(), st.terminating_signal()),
-            Ok(None) | Err(Errno::INTR) => continue,
-            Err(_) => return 1,
-        }
+    match super::wait_child(child) {
+        Ok(st) => exit_code(st.exit_status(), st.terminating_signal()),
+        Err(_) => 1,
     }
 }
 
