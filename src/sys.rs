@@ -357,3 +357,20 @@ pub fn open_tree_inherited_fd(
     let b = unsafe { BorrowedFd::borrow_raw(fd) };
     rustix::mount::open_tree(b, "", flags)
 }
+
+/// `fcntl(fd, F_SETLK, {F_RDLCK, whole file})`, as bubblewrap's --lock-file.
+pub fn read_lock(fd: BorrowedFd<'_>) -> Result<(), Errno> {
+    // SAFETY: a zeroed flock is valid; the fields set describe a read lock
+    // on the whole file, and the kernel only reads the struct.
+    let ret = unsafe {
+        let mut lock: libc::flock = std::mem::zeroed();
+        lock.l_type = libc::F_RDLCK as libc::c_short;
+        lock.l_whence = libc::SEEK_SET as libc::c_short;
+        libc::fcntl(fd.as_raw_fd(), libc::F_SETLK, &lock as *const libc::flock)
+    };
+    if ret == 0 {
+        Ok(())
+    } else {
+        Err(Errno::from_raw_os_error(last_errno()))
+    }
+}

@@ -537,3 +537,38 @@ fn fd_options_seccomp_block_bind_fd_mqueue() {
         assert!(stderr(&o).starts_with("<3>bwrap: "), "{}", stderr(&o));
     }
 }
+
+#[test]
+fn data_binds_locks_userns_and_cap_add() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let data = f.write("data", "bound data\n", 0o644);
+        let lockf = f.write("lockme", "", 0o644);
+        let d = data.display();
+        let mut cases = vec![
+            format!("--ro-bind / / --tmpfs /mnt --perms 0640 --bind-data 5 /mnt/rw --ro-bind-data 6 /mnt/ro sh -c 'cat /mnt/rw /mnt/ro; stat -c %a /mnt/rw; echo more >> /mnt/ro 2>&1 | sed \"s/.*: //\"' 5<'{d}' 6<'{d}'"),
+            format!("--ro-bind / / --lock-file '{}' sh -c 'echo locked'", lockf.display()),
+            "--ro-bind / / --unshare-user --disable-userns sh -c 'unshare -U true 2>&1 | sed \"s/.*: //\"; echo rc=$?'".to_string(),
+        ];
+        if who == Who::Root {
+            cases.push(
+                "--ro-bind / / --cap-drop ALL --cap-add cap_net_raw sh -c 'grep -E \"^Cap(Prm|Eff|Bnd)\" /proc/self/status'"
+                    .to_string(),
+            );
+        }
+        for args in cases {
+            let mut outs = Vec::new();
+            for prog in [Path::new("/usr/bin/bwrap"), qwrap_bwrap()] {
+                let o = f
+                    .command("sh")
+                    .args(["-c", &format!("exec '{}' {args}", prog.display())])
+                    .output()
+                    .unwrap();
+                outs.push((stdout(&o), o.status.code(), stderr(&o)));
+            }
+            assert_eq!(outs[0].1, Some(0), "{who:?} bwrap itself: {args}: {outs:?}");
+            assert_eq!(outs[0].0, outs[1].0, "{who:?} {args}: {outs:?}");
+            assert_eq!(outs[0].1, outs[1].1, "{who:?} {args}");
+        }
+    }
+}

@@ -48,6 +48,14 @@ pub enum FsOp {
         dest: PathBuf,
         perms: Option<u32>,
     },
+    /// `--bind-data`, `--ro-bind-data`: the fd's contents in a file outside
+    /// the new root, bound on DEST.
+    BindData {
+        fd: i32,
+        dest: PathBuf,
+        readonly: bool,
+        perms: Option<u32>,
+    },
     Chmod {
         perms: u32,
         path: PathBuf,
@@ -88,6 +96,10 @@ pub struct Config {
     pub sync_fd: Option<i32>,
     pub block_fd: Option<i32>,
     pub seccomp_fds: Vec<i32>,
+    pub lock_files: Vec<PathBuf>,
+    pub disable_userns: bool,
+    /// `--cap-add` names (a sandbox root only; it keeps them anyway).
+    pub cap_add: Vec<String>,
     /// `--cap-drop` names, upper-case, `ALL` included.
     pub cap_drop: Vec<String>,
     pub level_prefix: bool,
@@ -117,26 +129,15 @@ const REFUSED: &[(&str, &str)] = &[
     ("--userns2", "joining an existing user namespace is not supported"),
     ("--pidns", "joining an existing pid namespace is not supported"),
     (
-        "--disable-userns",
-        "disabling user namespaces inside is not supported",
+        "--assert-userns-disabled",
+        "is not supported; --disable-userns is",
     ),
     (
-        "--assert-userns-disabled",
-        "disabling user namespaces inside is not supported",
+        "--userns-block-fd",
+        "is not supported: qwrap writes the sandbox's id maps itself",
     ),
-    ("--userns-block-fd", "is not supported"),
-    ("--lock-file", "is not supported"),
     ("--exec-label", "SELinux labels are not supported"),
     ("--file-label", "SELinux labels are not supported"),
-    ("--bind-data", "is not supported; use --file on a --tmpfs"),
-    (
-        "--ro-bind-data",
-        "is not supported; use --file on a --tmpfs and --remount-ro",
-    ),
-    (
-        "--cap-add",
-        "adding capabilities is not supported: qwrap keeps none",
-    ),
 ];
 
 /// Parses bubblewrap's arguments (without argv[0]).
@@ -266,6 +267,27 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                     perms: pending_perms,
                 });
             }
+            "--bind-data" | "--ro-bind-data" => {
+                used_perms = true;
+                let fd = fd_arg(&next("an fd and a destination")?, &a)?;
+                let dest = next("an fd and a destination")?.into();
+                c.ops.push(FsOp::BindData {
+                    fd,
+                    dest,
+                    readonly: a == "--ro-bind-data",
+                    perms: pending_perms,
+                });
+            }
+            "--lock-file" => c.lock_files.push(next("a destination")?.into()),
+            "--disable-userns" => c.disable_userns = true,
+            "--cap-add" => {
+                let given = next("a capability")?.to_string_lossy().into_owned();
+                let cap = given.to_uppercase();
+                if cap != "ALL" && cap_number(&cap).is_none() {
+                    return Err(err(format!("unknown cap: {given}")));
+                }
+                c.cap_add.push(cap);
+            }
             "--chmod" => {
                 let p = octal(&next("permissions and a path")?, &a)?;
                 let path = next("permissions and a path")?.into();
@@ -341,6 +363,9 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     }
     if c.hostname.is_some() && !c.unshare_uts {
         return Err(err("Specifying --hostname requires --unshare-uts"));
+    }
+    if c.disable_userns && !c.unshare_user {
+        return Err(err("--disable-userns requires --unshare-user"));
     }
     Ok(Parsed::Run(Box::new(c)))
 }

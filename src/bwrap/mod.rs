@@ -18,8 +18,11 @@ use std::path::{Path, PathBuf};
 /// The bubblewrap version whose behaviour this mode follows.
 pub const BWRAP_VERSION: &str = "0.11.1";
 
-/// Where the new root is assembled before the pivot.
+/// Where bwrap mode works before the pivot: a tmpfs over /tmp in the new
+/// mount namespace. The new root is a directory in it, so that files made
+/// for `--bind-data` can live beside the root rather than in it.
 const STAGING: &str = "/tmp";
+const NEW_ROOT: &str = "/tmp/newroot";
 
 /// /proc entries bubblewrap makes read-only after mounting /proc.
 const PROC_READ_ONLY: [&str; 4] = ["sys", "sysrq-trigger", "irq", "bus"];
@@ -171,6 +174,9 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             outside: ctx.gid,
         });
     }
+    if c.disable_userns {
+        s.push(Step::DisableUserns);
+    }
     if ns.net {
         s.push(Step::LoopbackUp);
     }
@@ -288,18 +294,30 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
         mode: 0o755,
         size: None,
     });
+    let new_root = PathBuf::from(NEW_ROOT);
+    s.push(Step::Mkdir {
+        path: new_root.clone(),
+        mode: 0o755,
+    });
+    s.push(Step::BindMount {
+        role: Role::HostRoot,
+        source: new_root.clone(),
+        target: new_root.clone(),
+        recursive: false,
+    });
+    let mut data_files = 0usize;
     let mut writable: Vec<PathBuf> = Vec::new();
     for ((op, t), skipped) in c.ops.iter().zip(&op_trees).zip(&skip) {
         if *skipped {
             continue;
         }
-        let at = |p: &Path| under(&staging, &absolute(p));
+        let at = |p: &Path| under(&new_root, &absolute(p));
         match op {
             FsOp::Bind {
                 src, dest, readonly, ..
             } => {
                 let target = at(dest);
-                if target != staging {
+                if target != new_root {
                     s.push(Step::EnsureMountPoint {
                         path: target.clone(),
                         dir: src.is_dir(),
@@ -431,13 +449,50 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
                     mode: perms.unwrap_or(0o666),
                 });
             }
+            FsOp::BindData {
+                fd,
+                dest,
+                readonly,
+                perms,
+            } => {
+                let data = staging.join(format!(".bind-data-{data_files}"));
+                data_files += 1;
+                s.push(Step::CopyFdToFile {
+                    fd: *fd,
+                    path: data.clone(),
+                    mode: perms.unwrap_or(0o600),
+                });
+                let target = at(dest);
+                s.push(Step::EnsureMountPoint {
+                    path: target.clone(),
+                    dir: false,
+                    mode: 0o644,
+                });
+                s.push(Step::BindMount {
+                    role: Role::WritableRoot,
+                    source: data,
+                    target: target.clone(),
+                    recursive: false,
+                });
+                if *readonly {
+                    s.push(Step::Remount {
+                        target,
+                        flags: Flags {
+                            rdonly: true,
+                            nosuid: true,
+                            nodev: true,
+                            noexec: false,
+                        },
+                    });
+                }
+            }
             FsOp::Chmod { perms, path } => s.push(Step::Chmod {
                 path: at(path),
                 mode: *perms,
             }),
         }
     }
-    s.push(Step::EnterRoot { new_root: staging });
+    s.push(Step::EnterRoot { new_root });
     let candidates = match &c.chdir {
         Some(d) => vec![d.clone()],
         None => [ctx.cwd.clone(), ctx.home.clone(), Some(PathBuf::from("/"))]
@@ -446,6 +501,9 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             .collect(),
     };
     s.push(Step::ChdirFirst { candidates });
+    for path in &c.lock_files {
+        s.push(Step::LockFile { path: path.clone() });
+    }
     // As bubblewrap: a sandbox root keeps its capabilities unless told to
     // drop them; anyone else has none.
     let sandbox_uid = if ns.user {
@@ -454,14 +512,23 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
         ctx.uid
     };
     let all: Vec<u32> = (0..args::CAPABILITIES.len() as u32).collect();
+    if !c.cap_add.is_empty() && sandbox_uid != 0 {
+        return Err("--cap-add needs the sandbox to run as uid 0, where capabilities are kept".into());
+    }
     if sandbox_uid != 0 {
         s.push(Step::DropCapabilities);
     } else if c.cap_drop.iter().any(|cap| cap == "ALL") {
-        // bubblewrap empties the sets but leaves the bounding set alone.
+        // bubblewrap empties the sets but leaves the bounding set alone;
+        // --cap-add names what survives.
+        let added: Vec<u32> = if c.cap_add.iter().any(|a| a == "ALL") {
+            all.clone()
+        } else {
+            c.cap_add.iter().filter_map(|n| args::cap_number(n)).collect()
+        };
         s.push(Step::DropCapabilityList {
-            caps: all,
+            caps: all.into_iter().filter(|n| !added.contains(n)).collect(),
             bounding: false,
-            keep_across_exec: false,
+            keep_across_exec: !added.is_empty(),
         });
     } else {
         let missing: Vec<u32> = all
@@ -679,11 +746,11 @@ mod tests {
             1000,
         );
         let text = p.to_string();
-        let tmpfs = text.find(r#"mount("tmpfs", "/tmp/tmp""#).unwrap();
+        let tmpfs = text.find(r#"mount("tmpfs", "/tmp/newroot/tmp""#).unwrap();
         let bind = text
-            .find(r#"move_mount(tree1, "", AT_FDCWD, "/tmp/tmp/x""#)
+            .find(r#"move_mount(tree1, "", AT_FDCWD, "/tmp/newroot/tmp/x""#)
             .unwrap();
-        let dev = text.find(r#"mount("tmpfs", "/tmp/dev""#).unwrap();
+        let dev = text.find(r#"mount("tmpfs", "/tmp/newroot/dev""#).unwrap();
         assert!(tmpfs < bind && bind < dev, "{text}");
         let last_clone = p
             .steps

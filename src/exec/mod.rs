@@ -407,6 +407,13 @@ impl Executor {
             }
             Step::PidOneInit { die_with_parent } => monitor::pid_one(*die_with_parent)?,
             Step::BlockOnFd { fd } => sys::block_on_fd(*fd)?,
+            Step::LockFile { path } => {
+                let fd = rustix::fs::open(path, OFlags::RDONLY, Mode::empty())?;
+                sys::read_lock(fd.as_fd())?;
+                // Left open across exec: the command holds the lock until it ends.
+                std::mem::forget(fd);
+            }
+            Step::DisableUserns => write_proc("/proc/sys/user/max_user_namespaces", b"0")?,
             Step::Exec { argv, argv0, env } => {
                 let Some((cmd, args)) = argv.split_first() else {
                     return Err(Errno::INVAL.into());

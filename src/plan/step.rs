@@ -324,6 +324,14 @@ pub enum Step {
     BlockOnFd {
         fd: i32,
     },
+    /// Holds a read lock on a file for the command's life (the fd is left
+    /// open across exec).
+    LockFile {
+        #[serde(serialize_with = "crate::lossy::path")]
+        path: PathBuf,
+    },
+    /// No further user namespaces inside the sandbox.
+    DisableUserns,
 }
 
 impl Step {
@@ -393,6 +401,8 @@ impl Step {
             Step::SeccompFromFds { .. } => "install the caller's seccomp filters".into(),
             Step::PidOneInit { .. } => "start the PID 1 reaper".into(),
             Step::BlockOnFd { fd } => format!("wait for data on fd {fd}"),
+            Step::LockFile { path } => format!("lock {}", path.display()),
+            Step::DisableUserns => "disable user namespaces inside".into(),
         }
     }
 }
@@ -637,6 +647,8 @@ impl fmt::Display for Step {
                 "fork(); PID 1 waits for every child and exits as the command does"
             ),
             Step::BlockOnFd { fd } => write!(f, "read({fd}, 1 byte)"),
+            Step::LockFile { path } => write!(f, "fcntl(open({}, O_RDONLY), F_SETLK, F_RDLCK)", q(path)),
+            Step::DisableUserns => write!(f, "write(\"/proc/sys/user/max_user_namespaces\", \"0\")"),
             Step::Exec { argv, env, .. } => {
                 let args: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
                 let mut changes: Vec<String> = env
