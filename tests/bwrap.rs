@@ -572,3 +572,35 @@ fn data_binds_locks_userns_and_cap_add() {
         }
     }
 }
+
+#[test]
+fn userns_block_fd_lets_the_caller_write_the_maps() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let d = f.path().display().to_string();
+        for prog in [Path::new("/usr/bin/bwrap"), qwrap_bwrap()] {
+            let script = format!(
+                r#"set -e
+rm -f '{d}/info' '{d}/block'; mkfifo '{d}/info' '{d}/block'
+'{p}' --unshare-user --info-fd 3 --userns-block-fd 4 --ro-bind / / sh -c 'id -u; id -g' 3>'{d}/info' 4<>'{d}/block' &
+pid=$(/usr/bin/python3 -c '
+import json, sys
+text = ""
+with open(sys.argv[1]) as f:
+    for line in f:
+        text += line
+        if line.startswith("}}"):
+            break
+print(json.loads(text)["child-pid"])' '{d}/info')
+echo deny > /proc/$pid/setgroups
+echo "7 $(id -u) 1" > /proc/$pid/uid_map
+echo "9 $(id -g) 1" > /proc/$pid/gid_map
+echo go > '{d}/block'
+wait $!"#,
+                p = prog.display()
+            );
+            let o = f.command("sh").args(["-c", &script]).output().unwrap();
+            assert_eq!(ok(&o), "7\n9\n", "{who:?} {prog:?}: {}", stderr(&o));
+        }
+    }
+}

@@ -95,6 +95,8 @@ pub struct Config {
     pub json_status_fd: Option<i32>,
     pub sync_fd: Option<i32>,
     pub block_fd: Option<i32>,
+    /// The caller writes the id maps, then writes to this fd.
+    pub userns_block_fd: Option<i32>,
     pub seccomp_fds: Vec<i32>,
     pub lock_files: Vec<PathBuf>,
     pub disable_userns: bool,
@@ -337,6 +339,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             "--json-status-fd" => c.json_status_fd = Some(fd_arg(&next("an fd")?, &a)?),
             "--sync-fd" => c.sync_fd = Some(fd_arg(&next("an fd")?, &a)?),
             "--block-fd" => c.block_fd = Some(fd_arg(&next("an fd")?, &a)?),
+            "--userns-block-fd" => c.userns_block_fd = Some(fd_arg(&next("an fd")?, &a)?),
             "--level-prefix" => c.level_prefix = true,
             other => {
                 return Err(match REFUSED.iter().find(|(n, _)| *n == other) {
@@ -363,6 +366,9 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     }
     if c.hostname.is_some() && !c.unshare_uts {
         return Err(err("Specifying --hostname requires --unshare-uts"));
+    }
+    if c.userns_block_fd.is_some() && (c.info_fd.is_none() || !c.unshare_user) {
+        return Err(err("--userns-block-fd requires --unshare-user and --info-fd"));
     }
     if c.disable_userns && !c.unshare_user {
         return Err(err("--disable-userns requires --unshare-user"));

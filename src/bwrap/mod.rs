@@ -161,7 +161,11 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
         json_status_fd: c.json_status_fd,
         die_with_parent: c.die_with_parent,
     }];
-    if ns.user {
+    if let Some(fd) = c.userns_block_fd {
+        // The caller reads the child's pid from --info-fd, writes its id
+        // maps, then writes to this fd.
+        s.push(Step::BlockOnFd { fd });
+    } else if ns.user {
         s.push(Step::DenySetgroups);
         s.push(Step::WriteIdMap {
             map: IdMap::Uid,
