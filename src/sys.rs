@@ -374,3 +374,21 @@ pub fn read_lock(fd: BorrowedFd<'_>) -> Result<(), Errno> {
         Err(Errno::from_raw_os_error(last_errno()))
     }
 }
+
+/// `setns(fd, CLONE_NEWUSER or CLONE_NEWPID)` on an fd handed over by
+/// number (bubblewrap's `--userns`, `--userns2`, `--pidns`).
+pub fn setns_inherited_fd(fd: i32, pid: bool) -> Result<(), Errno> {
+    // SAFETY: F_GETFD only inspects the descriptor table entry.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    // SAFETY: the fd is open (checked above; single-threaded) for the
+    // duration of this borrow.
+    let b = unsafe { BorrowedFd::borrow_raw(fd) };
+    let kind = if pid {
+        rustix::thread::LinkNameSpaceType::ProcessID
+    } else {
+        rustix::thread::LinkNameSpaceType::User
+    };
+    rustix::thread::move_into_link_name_space(b, Some(kind))
+}

@@ -604,3 +604,36 @@ wait $!"#,
         }
     }
 }
+
+#[test]
+fn joining_existing_namespaces() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let cases = [
+            "--userns 3 --ro-bind / / sh -c 'id -u; id -g; tr -s \" \" < /proc/self/uid_map'",
+            "--userns 3 --unshare-pid --ro-bind / / --proc /proc sh -c 'echo $$; ls /proc | grep -c \"^[0-9]\"'",
+            "--userns 3 --pidns 4 --ro-bind / / sh -c '[ $$ -lt 20 ] && echo joined-pidns'",
+            "--unshare-user --disable-userns --assert-userns-disabled --ro-bind / / sh -c 'echo asserted'",
+            "--unshare-user --ro-bind / / --info-fd 5 --userns 3 true",
+        ];
+        for args in cases {
+            let mut outs = Vec::new();
+            for prog in [Path::new("/usr/bin/bwrap"), qwrap_bwrap()] {
+                // A namespace holder: a new user namespace mapping us to root,
+                // with a new PID namespace for its children.
+                let script = format!(
+                    "unshare -U -r -p -f --kill-child sleep 30 >/dev/null 2>&1 & holder=$!; sleep 0.3
+                     '{}' {args} 3</proc/$holder/ns/user 4</proc/$holder/ns/pid_for_children 5>/dev/null; rc=$?
+                     kill $holder; echo rc=$rc",
+                    prog.display()
+                );
+                let o = f.command("sh").args(["-c", &script]).output().unwrap();
+                outs.push((
+                    stdout(&o),
+                    stderr(&o).lines().filter(|l| l.contains("bwrap:")).count(),
+                ));
+            }
+            assert_eq!(outs[0].0, outs[1].0, "{who:?} {args}: {outs:?}");
+        }
+    }
+}

@@ -100,6 +100,13 @@ pub struct Config {
     pub seccomp_fds: Vec<i32>,
     pub lock_files: Vec<PathBuf>,
     pub disable_userns: bool,
+    pub assert_userns_disabled: bool,
+    /// `--userns FD`: join this user namespace instead of making one.
+    pub userns_fd: Option<i32>,
+    /// `--userns2 FD`: switch to this user namespace after setup.
+    pub userns2_fd: Option<i32>,
+    /// `--pidns FD`: join (or nest a new one under) this PID namespace.
+    pub pidns_fd: Option<i32>,
     /// `--cap-add` names (a sandbox root only; it keeps them anyway).
     pub cap_add: Vec<String>,
     /// `--cap-drop` names, upper-case, `ALL` included.
@@ -127,17 +134,6 @@ fn err(msg: impl Into<String>) -> ArgError {
 
 /// Options bubblewrap has that qwrap refuses, and why.
 const REFUSED: &[(&str, &str)] = &[
-    ("--userns", "joining an existing user namespace is not supported"),
-    ("--userns2", "joining an existing user namespace is not supported"),
-    ("--pidns", "joining an existing pid namespace is not supported"),
-    (
-        "--assert-userns-disabled",
-        "is not supported; --disable-userns is",
-    ),
-    (
-        "--userns-block-fd",
-        "is not supported: qwrap writes the sandbox's id maps itself",
-    ),
     ("--exec-label", "SELinux labels are not supported"),
     ("--file-label", "SELinux labels are not supported"),
 ];
@@ -282,6 +278,10 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             }
             "--lock-file" => c.lock_files.push(next("a destination")?.into()),
             "--disable-userns" => c.disable_userns = true,
+            "--assert-userns-disabled" => c.assert_userns_disabled = true,
+            "--userns" => c.userns_fd = Some(fd_arg(&next("an fd")?, &a)?),
+            "--userns2" => c.userns2_fd = Some(fd_arg(&next("an fd")?, &a)?),
+            "--pidns" => c.pidns_fd = Some(fd_arg(&next("an fd")?, &a)?),
             "--cap-add" => {
                 let given = next("a capability")?.to_string_lossy().into_owned();
                 let cap = given.to_uppercase();
@@ -372,6 +372,12 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     }
     if c.disable_userns && !c.unshare_user {
         return Err(err("--disable-userns requires --unshare-user"));
+    }
+    if c.userns_fd.is_some() && c.unshare_user {
+        return Err(err("--userns not compatible --unshare-user"));
+    }
+    if c.userns2_fd.is_some() && c.userns_fd.is_none() {
+        return Err(err("--userns2 requires --userns"));
     }
     Ok(Parsed::Run(Box::new(c)))
 }
@@ -575,8 +581,9 @@ mod tests {
             p(&["--frobnicate", "true"]).unwrap_err().0,
             "Unknown option --frobnicate"
         );
-        let e = p(&["--userns", "3", "true"]).unwrap_err().0;
-        assert!(e.starts_with("--userns: "), "{e}");
+        let e = p(&["--exec-label", "x", "true"]).unwrap_err().0;
+        assert!(e.starts_with("--exec-label: "), "{e}");
+        assert!(p(&["--userns", "3", "--unshare-user", "true"]).is_err());
         assert_eq!(
             p(&["--bind", "/a"]).unwrap_err().0,
             "--bind takes a source and a destination"

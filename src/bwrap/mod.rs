@@ -144,8 +144,10 @@ fn env_rules(ops: &[EnvOp]) -> EnvRules {
 /// looking at the host's source paths.
 pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     let root = ctx.uid == 0;
+    // With --userns the sandbox joins that user namespace instead of making
+    // one, and its maps are the namespace's own.
     let ns = Namespaces {
-        user: c.unshare_user || c.unshare_user_try || !root,
+        user: c.userns_fd.is_none() && (c.unshare_user || c.unshare_user_try || !root),
         pid: c.unshare_pid,
         net: c.unshare_net,
         ipc: c.unshare_ipc,
@@ -155,12 +157,22 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     if (c.uid.is_some() || c.gid.is_some()) && !ns.user {
         return Err("--uid and --gid require --unshare-user".into());
     }
+    // Joining needs the namespaces made in order (setns before unshare), so
+    // the monitor forks plainly and the child reports when it is ready.
+    let join = c.userns_fd.is_some() || c.pidns_fd.is_some();
     let mut s: Vec<Step> = vec![Step::CloneMonitor {
         ns,
         info_fd: c.info_fd,
         json_status_fd: c.json_status_fd,
         die_with_parent: c.die_with_parent,
+        join,
     }];
+    if let Some(fd) = c.userns_fd {
+        s.push(Step::JoinNamespace { fd, pid: false });
+    }
+    if join {
+        s.push(Step::UnshareNamespaces { ns });
+    }
     if let Some(fd) = c.userns_block_fd {
         // The caller reads the child's pid from --info-fd, writes its id
         // maps, then writes to this fd.
@@ -178,8 +190,24 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             outside: ctx.gid,
         });
     }
+    if join {
+        if let Some(fd) = c.pidns_fd {
+            s.push(Step::JoinNamespace { fd, pid: true });
+        }
+        if ns.pid || c.pidns_fd.is_some() {
+            s.push(Step::ForkIntoPidNamespace {
+                new_pidns: ns.pid,
+                die_with_parent: c.die_with_parent,
+            });
+        } else {
+            s.push(Step::NotifyMonitor);
+        }
+    }
     if c.disable_userns {
         s.push(Step::DisableUserns);
+    }
+    if c.assert_userns_disabled {
+        s.push(Step::AssertUsernsDisabled);
     }
     if ns.net {
         s.push(Step::LoopbackUp);
@@ -505,6 +533,9 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             .collect(),
     };
     s.push(Step::ChdirFirst { candidates });
+    if let Some(fd) = c.userns2_fd {
+        s.push(Step::JoinNamespace { fd, pid: false });
+    }
     for path in &c.lock_files {
         s.push(Step::LockFile { path: path.clone() });
     }

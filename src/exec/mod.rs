@@ -37,6 +37,7 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
         trees: (0..plan.tree_count()).map(|_| None).collect(),
         parent: rustix::process::getppid(),
         mounts: None,
+        ready: None,
     };
     let mut times: Vec<std::time::Duration> = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
@@ -148,6 +149,8 @@ struct Executor {
     parent: Option<rustix::process::Pid>,
     /// The mount table, read once by the first legacy read-only remount.
     mounts: Option<Vec<mountinfo::MountEntry>>,
+    /// bwrap mode: where to tell the monitor the namespaces are ready.
+    ready: Option<OwnedFd>,
 }
 
 impl Executor {
@@ -337,7 +340,35 @@ impl Executor {
                 info_fd,
                 json_status_fd,
                 die_with_parent,
-            } => monitor::clone(*ns, *info_fd, *json_status_fd, *die_with_parent)?,
+                join,
+            } => self.ready = monitor::clone(*ns, *info_fd, *json_status_fd, *die_with_parent, *join)?,
+            Step::JoinNamespace { fd, pid } => sys::setns_inherited_fd(*fd, *pid)?,
+            Step::UnshareNamespaces { ns } => {
+                let flags = rustix::thread::UnshareFlags::from_bits_retain(
+                    (ns.clone_flags() & !(libc::CLONE_NEWPID as u64)) as u32,
+                );
+                // SAFETY: CLONE_FILES is not among these flags, and qwrap is
+                // single-threaded here.
+                unsafe { rustix::thread::unshare_unsafe(flags) }?;
+            }
+            Step::ForkIntoPidNamespace {
+                new_pidns,
+                die_with_parent,
+            } => monitor::fork_into_pidns(*new_pidns, *die_with_parent, self.ready.take())?,
+            Step::NotifyMonitor => {
+                if let Some(r) = self.ready.take() {
+                    monitor::notify(r, rustix::process::getpid().as_raw_nonzero().get())?;
+                }
+            }
+            Step::AssertUsernsDisabled => {
+                let max = std::fs::read_to_string("/proc/sys/user/max_user_namespaces").unwrap_or_default();
+                if max.trim() != "0" {
+                    return Err(Fail {
+                        errno: Errno::PERM,
+                        detail: Some(format!("user.max_user_namespaces is {}", max.trim())),
+                    });
+                }
+            }
             Step::SetHostname { name } => rustix::system::sethostname(name.as_bytes())?,
             Step::EnsureMountPoint { path, dir, mode } => ensure_mount_point(path, *dir, *mode)?,
             Step::MountProc { target } => {

@@ -4,40 +4,113 @@
 
 use crate::plan::Namespaces;
 use crate::sys;
+use rustix::fd::OwnedFd;
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, WaitOptions};
 
-/// Forks into new namespaces. Returns in the child; the parent never
-/// returns: it reports, waits and exits with the child's status (128 + the
-/// signal when it was killed, as bubblewrap does).
+/// Forks into new namespaces (or, with `join`, a plain fork whose child
+/// joins or makes them itself and reports its pid through the returned pipe
+/// when they are ready). Returns in the child; the parent never returns: it
+/// reports, waits and exits with the child's status (128 + the signal when
+/// it was killed, as bubblewrap does).
 pub(super) fn clone(
     ns: Namespaces,
     info_fd: Option<i32>,
     json_status_fd: Option<i32>,
     die_with_parent: bool,
-) -> Result<(), Errno> {
+    join: bool,
+) -> Result<Option<OwnedFd>, Errno> {
     if die_with_parent {
         rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
     }
-    let Some(child) = sys::clone_fork(ns.clone_flags())? else {
+    let ready = if join {
+        Some(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
+    } else {
+        None
+    };
+    let flags = if join { 0 } else { ns.clone_flags() };
+    let Some(child) = sys::clone_fork(flags)? else {
         if die_with_parent {
             rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
         }
-        return Ok(());
+        return Ok(ready.map(|(_, w)| w));
     };
-    let ids = namespace_ids(child, ns);
+    let sandbox = match ready {
+        None => Some(child),
+        Some((r, w)) => {
+            drop(w);
+            read_pid(&r)
+        }
+    };
+    // Without a report the child failed before its namespaces were ready.
+    let Some(sandbox) = sandbox else {
+        std::process::exit(wait_for(child))
+    };
+    let ids = namespace_ids(sandbox, ns);
     if let Some(fd) = info_fd {
-        let _ = sys::write_inherited_fd(fd, info_json(child, &ids, true).as_bytes());
+        let _ = sys::write_inherited_fd(fd, info_json(sandbox, &ids, true).as_bytes());
         sys::close_inherited_fd(fd);
     }
     if let Some(fd) = json_status_fd {
-        let _ = sys::write_inherited_fd(fd, info_json(child, &ids, false).as_bytes());
+        let _ = sys::write_inherited_fd(fd, info_json(sandbox, &ids, false).as_bytes());
     }
     let code = wait_for(child);
     if let Some(fd) = json_status_fd {
         let _ = sys::write_inherited_fd(fd, format!("{{ \"exit-code\": {code} }}\n").as_bytes());
     }
     std::process::exit(code)
+}
+
+/// Tells the monitor which pid holds the sandbox's namespaces.
+pub(super) fn notify(ready: OwnedFd, pid: i32) -> Result<(), Errno> {
+    let text = pid.to_string();
+    rustix::io::write(&ready, text.as_bytes())?;
+    Ok(())
+}
+
+fn read_pid(r: &OwnedFd) -> Option<i32> {
+    let mut buf = [0u8; 32];
+    let mut len = 0;
+    loop {
+        match rustix::io::read(r, &mut buf[len..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                len += n;
+                if len == buf.len() {
+                    break;
+                }
+            }
+            Err(Errno::INTR) => continue,
+            Err(_) => return None,
+        }
+    }
+    std::str::from_utf8(&buf[..len]).ok()?.parse().ok()
+}
+
+/// Forks into the PID namespace joined (or made: `new_pidns`) just before.
+/// Returns in the child; the parent reports the child's pid to the monitor,
+/// waits and exits as the child does.
+pub(super) fn fork_into_pidns(
+    new_pidns: bool,
+    die_with_parent: bool,
+    ready: Option<OwnedFd>,
+) -> Result<(), Errno> {
+    if new_pidns {
+        // SAFETY: CLONE_FILES is not involved; single-threaded.
+        unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWPID) }?;
+    }
+    let Some(child) = sys::fork()? else {
+        drop(ready);
+        if die_with_parent {
+            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+        }
+        return Ok(());
+    };
+    if let Some(r) = ready {
+        notify(r, child)?;
+    }
+    let status = super::wait_child(child)?;
+    sys::exit_like(status.exit_status(), status.terminating_signal())
 }
 
 /// PID 1: forks the command and reaps every process until the command

@@ -267,7 +267,30 @@ pub enum Step {
         info_fd: Option<i32>,
         json_status_fd: Option<i32>,
         die_with_parent: bool,
+        /// Plain fork: the child joins or makes its namespaces itself and
+        /// tells the monitor its pid when they are ready.
+        join: bool,
     },
+    /// `setns(fd)`: joins a user or PID namespace handed over by fd.
+    JoinNamespace {
+        fd: i32,
+        pid: bool,
+    },
+    /// `unshare` of the namespaces other than the user namespace.
+    UnshareNamespaces {
+        ns: Namespaces,
+    },
+    /// Forks so that the child lands in the PID namespace joined just
+    /// before, or a new one (`unshare(CLONE_NEWPID)` first); the parent
+    /// tells the monitor the child's pid, waits and exits as it does.
+    ForkIntoPidNamespace {
+        new_pidns: bool,
+        die_with_parent: bool,
+    },
+    /// Tells the monitor this process's pid: the namespaces are ready.
+    NotifyMonitor,
+    /// Fails unless user namespaces are disabled inside.
+    AssertUsernsDisabled,
     SetHostname {
         #[serde(serialize_with = "ser_os")]
         name: OsString,
@@ -388,7 +411,14 @@ impl Step {
             Step::DieWithParent => "die with the parent process".into(),
             Step::NewSession { .. } => "start a new session".into(),
             Step::Exec { .. } => "run the command".into(),
-            Step::CloneMonitor { .. } => "create the sandbox's namespaces".into(),
+            Step::CloneMonitor { join: false, .. } => "create the sandbox's namespaces".into(),
+            Step::CloneMonitor { join: true, .. } => "start the sandbox's process".into(),
+            Step::JoinNamespace { pid: false, .. } => "join the user namespace".into(),
+            Step::JoinNamespace { pid: true, .. } => "join the PID namespace".into(),
+            Step::UnshareNamespaces { .. } => "create the sandbox's namespaces".into(),
+            Step::ForkIntoPidNamespace { .. } => "enter the PID namespace".into(),
+            Step::NotifyMonitor => "report to the monitor".into(),
+            Step::AssertUsernsDisabled => "check that user namespaces are disabled".into(),
             Step::SetHostname { .. } => "set the hostname".into(),
             Step::EnsureMountPoint { path, .. } => format!("create {}", path.display()),
             Step::MountProc { target } => format!("mount proc on {}", target.display()),
@@ -599,11 +629,28 @@ impl fmt::Display for Step {
                 f,
                 "setsid(); a group leader forks first and stays as a supervisor that forwards signals"
             ),
-            Step::CloneMonitor { ns, .. } => write!(
+            Step::CloneMonitor { ns, join, .. } => write!(
                 f,
-                "clone({}|SIGCHLD); the parent waits as the monitor",
-                ns.names()
+                "clone({}SIGCHLD); the parent waits as the monitor",
+                if *join {
+                    String::new()
+                } else {
+                    format!("{}|", ns.names())
+                }
             ),
+            Step::JoinNamespace { fd, pid } => write!(
+                f,
+                "setns({fd}, {})",
+                if *pid { "CLONE_NEWPID" } else { "CLONE_NEWUSER" }
+            ),
+            Step::UnshareNamespaces { ns } => write!(f, "unshare({})", ns.names()),
+            Step::ForkIntoPidNamespace { new_pidns, .. } => write!(
+                f,
+                "{}fork(); the parent reports the child's pid to the monitor and waits",
+                if *new_pidns { "unshare(CLONE_NEWPID); " } else { "" }
+            ),
+            Step::NotifyMonitor => write!(f, "write(ready pipe, getpid())"),
+            Step::AssertUsernsDisabled => write!(f, "read(\"/proc/sys/user/max_user_namespaces\") == 0"),
             Step::SetHostname { name } => write!(f, "sethostname({name:?})"),
             Step::EnsureMountPoint { path, dir, mode } => write!(
                 f,
