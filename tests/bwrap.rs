@@ -390,11 +390,15 @@ fn errors_are_bwrap_errors() {
         }
         let o = f
             .command(qwrap_bwrap())
-            .args(["--userns", "3", "true"])
+            .args(["--exec-label", "x", "true"])
             .output()
             .unwrap();
         assert_eq!(o.status.code(), Some(1));
-        assert!(stderr(&o).contains("--userns"), "refused by name: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("--exec-label"),
+            "refused by name: {}",
+            stderr(&o)
+        );
         // Death by a signal is reported as 128 + the signal, as bubblewrap does.
         for prog in [Path::new("/usr/bin/bwrap"), qwrap_bwrap()] {
             let o = f
