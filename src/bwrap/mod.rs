@@ -143,6 +143,7 @@ fn env_rules(ops: &[EnvOp]) -> EnvRules {
 /// Turns bubblewrap's options into the executor's steps. Pure but for
 /// looking at the host's source paths.
 pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
+    let ops = resolve_fd_binds(&c.ops)?;
     let root = ctx.uid == 0;
     // With --userns the sandbox joins that user namespace instead of making
     // one, and its maps are the namespace's own.
@@ -232,7 +233,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     };
     let mut op_trees: Vec<Vec<usize>> = Vec::with_capacity(c.ops.len());
     let mut skip: Vec<bool> = Vec::with_capacity(c.ops.len());
-    for op in &c.ops {
+    for op in &ops {
         let mut t = Vec::new();
         let mut skipped = false;
         match op {
@@ -266,27 +267,6 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
                     });
                     t.push(tree);
                 }
-            }
-            FsOp::BindFd { fd, readonly, .. } => {
-                // The fd's mount lives in the caller's namespace, which a
-                // clone inside the sandbox's cannot reach; its path can.
-                let link = format!("/proc/self/fd/{fd}");
-                let src = std::fs::read_link(&link)
-                    .ok()
-                    .filter(|p| p.is_absolute())
-                    .ok_or_else(|| format!("Can't resolve fd {fd}: not an open file or directory"))?;
-                let tree = clone(&mut s, &mut trees, Role::WritableRoot, &src, true);
-                s.push(Step::SetTreeAttr {
-                    tree,
-                    set: Flags {
-                        rdonly: *readonly,
-                        nosuid: true,
-                        nodev: true,
-                        noexec: false,
-                    },
-                    private: true,
-                });
-                t.push(tree);
             }
             FsOp::Dev(_) => {
                 for d in DEVICES {
@@ -339,7 +319,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     });
     let mut data_files = 0usize;
     let mut writable: Vec<PathBuf> = Vec::new();
-    for ((op, t), skipped) in c.ops.iter().zip(&op_trees).zip(&skip) {
+    for ((op, t), skipped) in ops.iter().zip(&op_trees).zip(&skip) {
         if *skipped {
             continue;
         }
@@ -365,23 +345,8 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
                     writable.push(absolute(dest));
                 }
             }
-            FsOp::BindFd { fd, dest, readonly } => {
-                let target = at(dest);
-                let dir = std::fs::metadata(format!("/proc/self/fd/{fd}")).is_ok_and(|m| m.is_dir());
-                s.push(Step::EnsureMountPoint {
-                    path: target.clone(),
-                    dir,
-                    mode: 0o755,
-                });
-                s.push(Step::AttachTree {
-                    tree: t[0],
-                    role: Role::WritableRoot,
-                    target,
-                });
-                if !*readonly {
-                    writable.push(absolute(dest));
-                }
-            }
+            // Turned into binds of their paths by resolve_fd_binds.
+            FsOp::BindFd { .. } => {}
             FsOp::RemountRo(dest) => s.push(Step::SetPathAttr {
                 target: at(dest),
                 recursive: false,
@@ -624,6 +589,30 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
         mount_api: crate::host::MountApi::New,
         steps: s,
     })
+}
+
+/// `--bind-fd`/`--ro-bind-fd` as the binds of the paths their fds name: the
+/// fd's mount lives in the caller's mount namespace, which a clone made
+/// inside the sandbox's cannot reach, but its path can.
+fn resolve_fd_binds(ops: &[FsOp]) -> Result<Vec<FsOp>, String> {
+    ops.iter()
+        .map(|op| match op {
+            FsOp::BindFd { fd, dest, readonly } => {
+                let src = std::fs::read_link(format!("/proc/self/fd/{fd}"))
+                    .ok()
+                    .filter(|p| p.is_absolute())
+                    .ok_or_else(|| format!("Can't resolve fd {fd}: not an open file or directory"))?;
+                Ok(FsOp::Bind {
+                    src,
+                    dest: dest.clone(),
+                    readonly: *readonly,
+                    devices: false,
+                    optional: false,
+                })
+            }
+            other => Ok(other.clone()),
+        })
+        .collect()
 }
 
 fn absolute(p: &Path) -> PathBuf {
