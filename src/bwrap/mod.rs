@@ -298,11 +298,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     let staging = PathBuf::from(STAGING);
     s.push(Step::MountTmpfs {
         target: staging.clone(),
-        flags: Flags {
-            nosuid: true,
-            nodev: true,
-            ..Flags::NONE
-        },
+        flags: Flags::NOSUID_NODEV,
         mode: 0o755,
         size: None,
     });
@@ -358,11 +354,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             }),
             FsOp::Proc(dest) => {
                 let target = at(dest);
-                s.push(Step::EnsureMountPoint {
-                    path: target.clone(),
-                    dir: true,
-                    mode: 0o755,
-                });
+                ensure_dir(&mut s, target.clone());
                 if ns.pid {
                     s.push(Step::MountProc {
                         target: target.clone(),
@@ -386,18 +378,10 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             }
             FsOp::Tmpfs { dest, perms, size } => {
                 let target = at(dest);
-                s.push(Step::EnsureMountPoint {
-                    path: target.clone(),
-                    dir: true,
-                    mode: 0o755,
-                });
+                ensure_dir(&mut s, target.clone());
                 s.push(Step::MountTmpfs {
                     target,
-                    flags: Flags {
-                        nosuid: true,
-                        nodev: true,
-                        ..Flags::NONE
-                    },
+                    flags: Flags::NOSUID_NODEV,
                     mode: perms.unwrap_or(0o755),
                     size: *size,
                 });
@@ -405,11 +389,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             }
             FsOp::Mqueue(dest) => {
                 let target = at(dest);
-                s.push(Step::EnsureMountPoint {
-                    path: target.clone(),
-                    dir: true,
-                    mode: 0o755,
-                });
+                ensure_dir(&mut s, target.clone());
                 s.push(Step::MountMqueue { target });
             }
             FsOp::Dir { dest, perms } => s.push(Step::EnsureMountPoint {
@@ -420,11 +400,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             FsOp::Symlink { target, link } => {
                 let link = at(link);
                 if let Some(parent) = link.parent() {
-                    s.push(Step::EnsureMountPoint {
-                        path: parent.to_path_buf(),
-                        dir: true,
-                        mode: 0o755,
-                    });
+                    ensure_dir(&mut s, parent.to_path_buf());
                 }
                 s.push(Step::Symlink {
                     target: target.clone(),
@@ -434,11 +410,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             FsOp::File { fd, dest, perms } => {
                 let path = at(dest);
                 if let Some(parent) = path.parent() {
-                    s.push(Step::EnsureMountPoint {
-                        path: parent.to_path_buf(),
-                        dir: true,
-                        mode: 0o755,
-                    });
+                    ensure_dir(&mut s, parent.to_path_buf());
                 }
                 s.push(Step::CopyFdToFile {
                     fd: *fd,
@@ -615,6 +587,15 @@ fn resolve_fd_binds(ops: &[FsOp]) -> Result<Vec<FsOp>, String> {
         .collect()
 }
 
+/// A directory (and its parents) made when missing.
+fn ensure_dir(s: &mut Vec<Step>, path: PathBuf) {
+    s.push(Step::EnsureMountPoint {
+        path,
+        dir: true,
+        mode: 0o755,
+    });
+}
+
 fn absolute(p: &Path) -> PathBuf {
     if p.is_absolute() {
         p.to_path_buf()
@@ -628,18 +609,10 @@ fn absolute(p: &Path) -> PathBuf {
 /// directory, a new devpts with `ptmx`, and the caller's terminal as
 /// `console` when stdout is one.
 fn dev(s: &mut Vec<Step>, dev: &Path, trees: &[usize], console: bool) {
-    s.push(Step::EnsureMountPoint {
-        path: dev.to_path_buf(),
-        dir: true,
-        mode: 0o755,
-    });
+    ensure_dir(s, dev.to_path_buf());
     s.push(Step::MountTmpfs {
         target: dev.to_path_buf(),
-        flags: Flags {
-            nosuid: true,
-            nodev: true,
-            ..Flags::NONE
-        },
+        flags: Flags::NOSUID_NODEV,
         mode: 0o755,
         size: None,
     });

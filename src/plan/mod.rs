@@ -266,11 +266,7 @@ impl Builder {
         let old_root = PathBuf::from(LEGACY_OLD_ROOT);
         self.push(Step::MountTmpfs {
             target: staging.clone(),
-            flags: Flags {
-                nosuid: true,
-                nodev: true,
-                ..Flags::NONE
-            },
+            flags: Flags::NOSUID_NODEV,
             mode: 0o755,
             size: None,
         });
@@ -395,11 +391,7 @@ impl Builder {
         });
         self.push(Step::MountTmpfs {
             target: dev.join("shm"),
-            flags: Flags {
-                nosuid: true,
-                nodev: true,
-                ..Flags::NONE
-            },
+            flags: Flags::NOSUID_NODEV,
             mode: 0o1777,
             size: None,
         });
@@ -420,11 +412,7 @@ impl Builder {
         self.made.insert(target.clone());
         self.push(Step::MountTmpfs {
             target,
-            flags: Flags {
-                nosuid: true,
-                nodev: true,
-                ..Flags::NONE
-            },
+            flags: Flags::NOSUID_NODEV,
             mode,
             size: None,
         });

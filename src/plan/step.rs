@@ -108,6 +108,14 @@ impl Flags {
         noexec: false,
     };
 
+    /// What every tmpfs qwrap mounts carries.
+    pub const NOSUID_NODEV: Flags = Flags {
+        rdonly: false,
+        nosuid: true,
+        nodev: true,
+        noexec: false,
+    };
+
     fn names(&self, prefix: &str) -> Vec<String> {
         [
             (self.rdonly, "RDONLY"),
