@@ -1,5 +1,9 @@
 //! The command line: parse, dispatch, print.
 
+// The C `main` below replaces std's runtime start-up, which every tool call
+// would pay for (see `qwrap::sys::init_process`).
+#![cfg_attr(not(test), no_main)]
+
 use clap::{Args, Parser, Subcommand};
 use qwrap::exec::{self, EXIT_SETUP};
 use qwrap::host::{self, HostFacts};
@@ -9,7 +13,6 @@ use qwrap::report::{self, Enforcement, Inspect};
 use qwrap::verify::{self, probe::ProbeArgs};
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::process::ExitCode;
 
 const RUN_ABOUT: &str = "Run CMD in a sandbox: the host read-only, the writable roots writable";
 
@@ -70,7 +73,7 @@ enum Command {
     Probe(ProbeCli),
 }
 
-#[derive(Args, Clone)]
+#[derive(Args, Clone, Debug, Default, PartialEq)]
 struct PolicyArgs {
     /// The writable workspace (default: the current directory).
     #[arg(long, value_name = "DIR")]
@@ -117,7 +120,7 @@ struct PolicyArgs {
     unsetenv: Vec<OsString>,
 }
 
-#[derive(Args)]
+#[derive(Args, Debug, PartialEq)]
 struct SandboxArgs {
     #[command(flatten)]
     policy: PolicyArgs,
@@ -177,17 +180,28 @@ macro_rules! outln {
 /// A failure before any setup step: the message and the exit status.
 struct Fatal(String, u8);
 
-fn main() -> ExitCode {
+/// The process entry point. std's `args_os` still works: glibc hands argv to
+/// std's initialiser before this runs. `exit` flushes stdout.
+#[cfg_attr(not(test), unsafe(no_mangle))]
+extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
     let started = std::time::Instant::now();
+    qwrap::sys::init_process();
+    std::process::exit(i32::from(qwrap_main(started)))
+}
+
+/// The exit status of one qwrap invocation.
+type ExitCode = u8;
+
+fn qwrap_main(started: std::time::Instant) -> ExitCode {
     if let Some(args) = bwrap_args() {
-        return ExitCode::from(qwrap::bwrap::main(args).clamp(0, 255) as u8);
+        return qwrap::bwrap::main(args).clamp(0, 255) as u8;
     }
     let cli = parse_cli();
     match dispatch(cli, started) {
         Ok(code) => code,
         Err(Fatal(msg, code)) => {
             eprintln!("qwrap: {msg}");
-            ExitCode::from(code)
+            code
         }
     }
 }
@@ -220,14 +234,85 @@ fn parse_cli() -> Cli {
     if sub != "run" {
         return Cli::parse();
     }
-    let cmd = SandboxArgs::augment_args(clap::Command::new("run").bin_name("qwrap run")).about(RUN_ABOUT);
-    let matches = cmd.get_matches_from(std::iter::once(OsString::from("qwrap run")).chain(argv));
+    let rest: Vec<OsString> = argv.collect();
+    if let Some(args) = parse_run_fast(rest.iter().cloned()) {
+        return Cli {
+            command: Command::Run(args),
+        };
+    }
+    let matches = run_command().get_matches_from(std::iter::once(OsString::from("qwrap run")).chain(rest));
     match SandboxArgs::from_arg_matches(&matches) {
         Ok(args) => Cli {
             command: Command::Run(args),
         },
         Err(e) => e.exit(),
     }
+}
+
+/// clap's parser for `run` alone.
+fn run_command() -> clap::Command {
+    SandboxArgs::augment_args(clap::Command::new("run").bin_name("qwrap run")).about(RUN_ABOUT)
+}
+
+/// `run`'s arguments in the plain shapes tools write (`--opt VALUE`,
+/// `--opt=VALUE`, flags, `--`, CMD), without building a clap parser (~45 µs
+/// of every tool call). Anything else (help, a repeated single-valued
+/// option, a value that is empty, not UTF-8 or looks like an option, an
+/// unknown option, no CMD) returns None, and clap parses it: its errors and
+/// help stay the only ones. Unit tests hold the two parsers equal.
+fn parse_run_fast(mut argv: impl Iterator<Item = OsString>) -> Option<SandboxArgs> {
+    let mut p = PolicyArgs::default();
+    loop {
+        let arg = argv.next()?;
+        if arg == "--" {
+            break;
+        }
+        let arg = arg.into_string().ok()?;
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) => (n, Some(OsString::from(v))),
+            None => (arg.as_str(), None),
+        };
+        let mut used_inline = false;
+        let mut value = || -> Option<OsString> {
+            let v = match inline.clone() {
+                Some(v) => {
+                    used_inline = true;
+                    v
+                }
+                None => argv.next()?,
+            };
+            let plain = !v.is_empty() && !v.as_encoded_bytes().starts_with(b"-");
+            plain.then_some(v)
+        };
+        let text = |v: OsString| v.into_string().ok();
+        match name {
+            "--workspace" if p.workspace.is_none() => p.workspace = Some(value()?.into()),
+            "--include" | "--bind" => p.include.push(value()?.into()),
+            "--ro" => p.ro.push(value()?.into()),
+            "--profile" => p.profile.push(text(value()?)?),
+            "--network" if p.network.is_none() => p.network = Some(text(value()?)?),
+            "--tmp" if p.tmp.is_none() => p.tmp = Some(text(value()?)?),
+            "--landlock" if p.landlock.is_none() => p.landlock = Some(text(value()?)?),
+            "--allow-socket" => p.allow_socket.push(value()?.into()),
+            "--unsetenv" => p.unsetenv.push(value()?),
+            "--setenv" if inline.is_none() => {
+                let (k, v) = (value()?, value()?);
+                p.setenv.extend([k, v]);
+            }
+            "--allow-git-config" if inline.is_none() && !p.allow_git_config => p.allow_git_config = true,
+            "--new-session" if inline.is_none() && !p.new_session => p.new_session = true,
+            "--no-die-with-parent" if inline.is_none() && !p.no_die_with_parent => {
+                p.no_die_with_parent = true
+            }
+            _ => return None,
+        }
+        // `--opt=VALUE` on an option that took no value is clap's to refuse.
+        if inline.is_some() && !used_inline {
+            return None;
+        }
+    }
+    let command: Vec<OsString> = argv.collect();
+    (!command.is_empty()).then_some(SandboxArgs { policy: p, command })
 }
 
 fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
@@ -251,7 +336,7 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
             }
             let err = exec::execute(&plan, opts);
             eprintln!("{err}");
-            Ok(ExitCode::from(err.exit_code() as u8))
+            Ok(err.exit_code() as u8)
         }
         Command::Plan { sandbox, json } => {
             let (policy, _, host) = load(&sandbox.policy, sandbox.command)?;
@@ -261,7 +346,7 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
             } else {
                 out!("{plan}");
             }
-            Ok(ExitCode::SUCCESS)
+            Ok(0)
         }
         Command::Inspect { policy, json, verify } if verify => verify_cmd(&policy, json),
         Command::Inspect { policy, json, .. } => inspect_cmd(&policy, json),
@@ -377,9 +462,9 @@ fn inspect_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
         out!("{}", report.text());
     }
     Ok(if report.enforcement.is_full() {
-        ExitCode::SUCCESS
+        0
     } else {
-        ExitCode::from(EXIT_SETUP as u8)
+        EXIT_SETUP as u8
     })
 }
 
@@ -392,7 +477,7 @@ fn verify_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
             } else {
                 out!("{}", report::verify_text(&r));
             }
-            Ok(ExitCode::from(if r.verified { 0 } else { 1 }))
+            Ok(if r.verified { 0 } else { 1 })
         }
         Err(e) => {
             if json {
@@ -401,7 +486,7 @@ fn verify_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
             }
             eprintln!("{}", e.0);
             eprintln!("qwrap: verify: no sandbox could start; nothing was verified");
-            Ok(ExitCode::from(EXIT_SETUP as u8))
+            Ok(EXIT_SETUP as u8)
         }
     }
 }
@@ -425,24 +510,24 @@ fn receipt_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
         out!("{}", r.text());
     }
     Ok(match (inspect.enforcement.is_full(), r.result.as_str()) {
-        (false, _) => ExitCode::from(EXIT_SETUP as u8),
-        (true, "promote") => ExitCode::SUCCESS,
-        _ => ExitCode::from(1),
+        (false, _) => EXIT_SETUP as u8,
+        (true, "promote") => 0,
+        _ => 1,
     })
 }
 
 fn probe_cmd(p: ProbeCli) -> ExitCode {
     if p.noop {
         outln!("[]");
-        return ExitCode::SUCCESS;
+        return 0;
     }
     if p.tiocsti {
         outln!("{}", verify::probe::tiocsti_attempt());
-        return ExitCode::SUCCESS;
+        return 0;
     }
     if p.nested_remount {
         outln!("{}", verify::probe::nested_remount_attempt());
-        return ExitCode::SUCCESS;
+        return 0;
     }
     let args = ProbeArgs {
         workspace: p.workspace.unwrap_or_else(|| PathBuf::from(".")),
@@ -459,7 +544,7 @@ fn probe_cmd(p: ProbeCli) -> ExitCode {
     };
     let checks = verify::probe::run(&args);
     outln!("{}", serde_json::to_string(&checks).expect("checks serialise"));
-    ExitCode::SUCCESS
+    0
 }
 
 fn plan_json(plan: &plan::Plan) -> String {
@@ -482,4 +567,194 @@ fn plan_json(plan: &plan::Plan) -> String {
         "steps": steps,
     }))
     .expect("plan serialises")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::FromArgMatches;
+    use std::os::unix::ffi::OsStringExt;
+
+    fn clap_run(args: &[OsString]) -> Option<SandboxArgs> {
+        let argv = std::iter::once(OsString::from("qwrap run")).chain(args.iter().cloned());
+        let m = run_command().try_get_matches_from(argv).ok()?;
+        SandboxArgs::from_arg_matches(&m).ok()
+    }
+
+    fn os(v: &[&str]) -> Vec<OsString> {
+        v.iter().map(OsString::from).collect()
+    }
+
+    /// Option shapes, well-formed and not.
+    fn pieces() -> Vec<Vec<OsString>> {
+        let mut v: Vec<Vec<OsString>> = [
+            &["--workspace", "/w"][..],
+            &["--workspace=/w"],
+            &["--workspace=/x"],
+            &["--include", "/a"],
+            &["--bind", "/b"],
+            &["--include=/c=d"],
+            &["--ro", "/r"],
+            &["--ro=/r"],
+            &["--profile", "qwen"],
+            &["--profile=x"],
+            &["--network", "closed"],
+            &["--network=open"],
+            &["--tmp", "host"],
+            &["--tmp=private"],
+            &["--landlock", "require"],
+            &["--landlock=off"],
+            &["--allow-git-config"],
+            &["--allow-socket", "/s"],
+            &["--new-session"],
+            &["--no-die-with-parent"],
+            &["--setenv", "K", "V"],
+            &["--setenv", "K", "a=b"],
+            &["--unsetenv", "K"],
+            &["--unsetenv=K"],
+            &["--workspace"],
+            &["--workspace", ""],
+            &["--workspace="],
+            &["--workspace", "-x"],
+            &["--network", "--tmp"],
+            &["--new-session=1"],
+            &["--allow-git-config=true"],
+            &["--bogus"],
+            &["--work"],
+            &["-h"],
+            &["--help"],
+            &["--version"],
+            &["--setenv", "K"],
+            &["--setenv=K", "V"],
+            &["--setenv", "-K", "V"],
+            &["--"],
+            &["cmd"],
+        ]
+        .iter()
+        .map(|p| os(p))
+        .collect();
+        v.push(vec![OsString::from("--profile"), OsString::from_vec(vec![0xff])]);
+        v.push(vec![
+            OsString::from("--include"),
+            OsString::from_vec(vec![b'/', 0xfe]),
+        ]);
+        v.push(vec![OsString::from_vec(b"--ro=/\xff".to_vec())]);
+        v
+    }
+
+    fn tails() -> Vec<Vec<OsString>> {
+        [
+            &[][..],
+            &["--"],
+            &["--", "cmd"],
+            &["--", "cmd", "--x", "-y"],
+            &["--", "--"],
+            &["cmd"],
+        ]
+        .iter()
+        .map(|t| os(t))
+        .collect()
+    }
+
+    fn check(argv: &[OsString]) -> bool {
+        let fast = parse_run_fast(argv.iter().cloned());
+        if let Some(f) = &fast {
+            assert_eq!(Some(f), clap_run(argv).as_ref(), "argv {argv:?}");
+        }
+        fast.is_some()
+    }
+
+    #[test]
+    fn fast_parser_agrees_with_clap_on_pairs() {
+        let (pieces, tails) = (pieces(), tails());
+        let mut fast = 0;
+        for a in &pieces {
+            for b in &pieces {
+                for t in &tails {
+                    fast += check(&[a.clone(), b.clone(), t.clone()].concat()) as usize;
+                }
+            }
+        }
+        // The parser must actually take the common shapes, or it saves nothing.
+        assert!(fast > 1000, "fast path taken {fast} times");
+    }
+
+    #[test]
+    fn fast_parser_agrees_with_clap_on_longer_lines() {
+        let (pieces, tails) = (pieces(), tails());
+        let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        for _ in 0..3000 {
+            let mut argv = Vec::new();
+            for _ in 0..3 + next(4) {
+                argv.extend(pieces[next(pieces.len())].clone());
+            }
+            argv.extend(tails[next(tails.len())].clone());
+            check(&argv);
+        }
+    }
+
+    #[test]
+    fn fast_parser_takes_what_tools_write() {
+        for line in [
+            &["--", "/bin/true"][..],
+            &["--workspace", "/w", "--network", "closed", "--", "sh", "-c", "x"],
+            &[
+                "--profile",
+                "qwen",
+                "--include=/a",
+                "--bind",
+                "/b",
+                "--ro",
+                "/w/r",
+                "--",
+                "cmd",
+            ],
+            &[
+                "--setenv",
+                "K",
+                "V",
+                "--unsetenv",
+                "U",
+                "--new-session",
+                "--",
+                "cmd",
+                "--",
+                "-x",
+            ],
+            &[
+                "--allow-socket",
+                "/s",
+                "--allow-git-config",
+                "--no-die-with-parent",
+                "--",
+                "c",
+            ],
+            &["--tmp=host", "--landlock", "require", "--", "c"],
+        ] {
+            let argv = os(line);
+            assert!(check(&argv), "not taken by the fast parser: {argv:?}");
+        }
+    }
+
+    #[test]
+    fn fast_parser_leaves_errors_and_help_to_clap() {
+        for line in [
+            &["--help"][..],
+            &["--network", "closed", "--network", "open", "--", "c"],
+            &["--new-session", "--new-session", "--", "c"],
+            &["--workspace", "", "--", "c"],
+            &["--workspace", "--", "c"],
+            &["--bogus", "--", "c"],
+            &["--"],
+            &["c"],
+        ] {
+            assert_eq!(parse_run_fast(os(line).into_iter()), None, "{line:?}");
+        }
+    }
 }

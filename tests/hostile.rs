@@ -221,6 +221,17 @@ fn closed_standard_streams() {
             .output()
             .unwrap();
         assert_eq!(ok(&o).trim(), "rc=125");
+        // Closed fds are filled with /dev/null before qwrap opens anything,
+        // so no setup fd lands there and the command finds /dev/null.
+        let o = f
+            .command("sh")
+            .args([
+                "-c",
+                &format!("'{q}' run -- readlink /proc/self/fd/0 /proc/self/fd/2 <&- 2>&-"),
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(ok(&o), "/dev/null\n/dev/null\n", "{who:?}");
     }
 }
 
