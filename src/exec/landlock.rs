@@ -38,8 +38,8 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), (Er
     for fd in 0..3 {
         let link = format!("/proc/self/fd/{fd}");
         // Anonymous pipes and sockets ("pipe:[…]") are not on any path.
-        let on_a_path = std::fs::read_link(&link).is_ok_and(|t| t.is_absolute());
-        if on_a_path && handed_over_for_writing(std_fd(fd)) {
+        let on_a_path = || std::fs::read_link(&link).is_ok_and(|t| t.is_absolute());
+        if handed_over_for_writing(std_fd(fd)) && on_a_path() {
             let pfd = PathFd::new(&link).map_err(|e| err(&format!("open {link}"), &e))?;
             created = created
                 .add_rule(PathBeneath::new(pfd, file_write))

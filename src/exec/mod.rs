@@ -246,13 +246,14 @@ impl Executor {
                 tolerate_vanished_socket(*role, attached)?;
             }
             Step::Mkdir { path, mode } => rustix::fs::mkdir(path, Mode::from_raw_mode(*mode))?,
-            Step::CreateFile { path } => {
-                rustix::fs::open(
-                    path,
-                    OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
-                    Mode::from_raw_mode(0o444),
-                )?;
-            }
+            // One mknod, not open + close: an empty file fails if it exists.
+            Step::CreateFile { path } => rustix::fs::mknodat(
+                CWD,
+                path,
+                rustix::fs::FileType::RegularFile,
+                Mode::from_raw_mode(0o444),
+                0,
+            )?,
             Step::Symlink { target, link } => rustix::fs::symlink(target, link)?,
             Step::MountDevpts { target } => {
                 rustix::mount::mount(

@@ -47,8 +47,12 @@ fn trim_start(s: &[u8]) -> &[u8] {
 
 /// The pathname sockets that exist as sockets in this mount namespace now.
 pub fn inventory() -> Vec<PathBuf> {
+    use std::io::Read;
     use std::os::unix::fs::FileTypeExt;
-    let text = std::fs::read("/proc/net/unix").unwrap_or_default();
+    // One large buffer: std::fs::read starts with 32-byte reads (procfs
+    // reports size 0), and each read(2) re-enters the kernel's table walk.
+    let mut text = Vec::with_capacity(64 << 10);
+    let _ = std::fs::File::open("/proc/net/unix").and_then(|mut f| f.read_to_end(&mut text));
     parse(&text)
         .into_iter()
         .filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket()))

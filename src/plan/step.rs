@@ -521,7 +521,7 @@ impl fmt::Display for Step {
             ),
             Step::Mkdir { path, mode } => write!(f, "mkdir({}, {mode:04o})", q(path)),
             Step::CreateFile { path } => {
-                write!(f, "open({}, O_CREAT|O_EXCL|O_WRONLY|O_CLOEXEC, 0444)", q(path))
+                write!(f, "mknod({}, S_IFREG|0444)", q(path))
             }
             Step::Symlink { target, link } => write!(f, "symlink({}, {})", q(target), q(link)),
             Step::MountDevpts { target } => write!(
