@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """qwrap's benchmark: start-up, growth with the host's mount count, verify and
 inspect, binary size and peak RSS, each beside bubblewrap, measured in the
-same run and printed as one table of medians and ratios.
+same run and printed as one table of medians and ratios; then what qwrap's
+start-up consists of, the Plan's steps with their share.
 
 Runs every measurement as an unprivileged user (nobody when started as root).
 Installs Debian's bubblewrap and hyperfine when they are missing and it can.
@@ -11,6 +12,7 @@ machine met each goal.
 
 import json
 import os
+import re
 import platform
 import resource
 import shutil
@@ -140,7 +142,8 @@ def run(work):
 
     log("start-up")
     t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap, "true": "/bin/true"},
-                  runs, 30, ws)
+                  100 if QUICK else 1000, 30, ws)
+    startup = (t["qwrap"], t["true"])
     rows.append(("start-up, default policy (`run -- /bin/true`)", t["qwrap"], t["bwrap"],
                  f"≤ 0.6× bwrap; /bin/true alone {t['true']:.2f} ms", t["qwrap"] <= 0.6 * t["bwrap"]))
 
@@ -174,7 +177,49 @@ def run(work):
     rss_q = peak_rss_kib([qwrap, "run", "--", "/bin/true"], ws)
     rss_b = peak_rss_kib(bwrap_argv, ws)
 
+    log("start-up, step by step")
+    steps = breakdown(qwrap, ws, 50 if QUICK else 300)
+
     print_table(rows, growth, size_q, size_b, rss_q, rss_b)
+    print_breakdown(steps, *startup)
+
+
+TIME_LINE = re.compile(r"qwrap: time: (?:step +(\d+)|(prepare) \(.*?\)|(setup steps))\s+([\d.]+) µs\s*(.*)")
+
+
+def breakdown(qwrap, ws, runs):
+    """Median µs of each part of `run -- /bin/true`, from QWRAP_TRACE=time
+    (the executor's own clock around each Plan step), in plan order."""
+    seen = {}
+    for _ in range(runs):
+        r = subprocess.run(as_user([qwrap, "run", "--", "/bin/true"]), cwd=ws, check=True,
+                           capture_output=True, text=True, env={**os.environ, "QWRAP_TRACE": "time"})
+        for line in r.stderr.splitlines():
+            m = TIME_LINE.match(line)
+            if m:
+                step, prepare, setup, us, purpose = m.groups()
+                name = f"{step:>2} {purpose}" if step else (prepare or setup)
+                seen.setdefault(name, []).append(float(us))
+    return [(name, sorted(v)[len(v) // 2]) for name, v in seen.items()]
+
+
+def print_breakdown(steps, wall_ms, true_ms):
+    """The start-up row split into its parts: share of qwrap's median wall."""
+    wall = wall_ms * 1000
+    parts = dict(steps)
+    rest = wall - parts.get("prepare", 0) - parts.get("setup steps", 0) - true_ms * 1000
+    print()
+    print(f"What `qwrap run -- /bin/true` ({wall_ms:.2f} ms) consists of; medians of the executor's own clock:")
+    print()
+    print("| part | µs | share |")
+    print("|---|---|---|")
+    print(f"| qwrap's process start (exec, static glibc start-up), the command's exec from it, namespace teardown at exit | {rest:.0f} | {rest / wall:.1%} |")
+    print(f"| prepare: command line, settings, policy, host probe, plan | {parts.get('prepare', 0):.0f} | {parts.get('prepare', 0) / wall:.1%} |")
+    print(f"| setup: the Plan's steps below, all together | {parts.get('setup steps', 0):.0f} | {parts.get('setup steps', 0) / wall:.1%} |")
+    for name, us in steps:
+        if name not in ("prepare", "setup steps"):
+            print(f"| — {name} | {us:.1f} | {us / wall:.1%} |")
+    print(f"| the command itself (`/bin/true` alone: exec, ld.so, libc) | {true_ms * 1000:.0f} | {true_ms * 1000 / wall:.1%} |")
 
 
 def fmt_ms(v):
