@@ -268,22 +268,12 @@ fn parse_run_fast(mut argv: impl Iterator<Item = OsString>) -> Option<SandboxArg
             break;
         }
         let arg = arg.into_string().ok()?;
-        let (name, inline) = match arg.split_once('=') {
+        let (name, mut inline) = match arg.split_once('=') {
             Some((n, v)) => (n, Some(OsString::from(v))),
             None => (arg.as_str(), None),
         };
-        let mut used_inline = false;
-        let mut value = || -> Option<OsString> {
-            let v = match inline.clone() {
-                Some(v) => {
-                    used_inline = true;
-                    v
-                }
-                None => argv.next()?,
-            };
-            let plain = !v.is_empty() && !v.as_encoded_bytes().starts_with(b"-");
-            plain.then_some(v)
-        };
+        let flag = inline.is_none();
+        let mut value = || plain_value(inline.take(), &mut argv);
         let text = |v: OsString| v.into_string().ok();
         match name {
             "--workspace" if p.workspace.is_none() => p.workspace = Some(value()?.into()),
@@ -295,24 +285,32 @@ fn parse_run_fast(mut argv: impl Iterator<Item = OsString>) -> Option<SandboxArg
             "--landlock" if p.landlock.is_none() => p.landlock = Some(text(value()?)?),
             "--allow-socket" => p.allow_socket.push(value()?.into()),
             "--unsetenv" => p.unsetenv.push(value()?),
-            "--setenv" if inline.is_none() => {
+            "--setenv" if flag => {
                 let (k, v) = (value()?, value()?);
                 p.setenv.extend([k, v]);
             }
-            "--allow-git-config" if inline.is_none() && !p.allow_git_config => p.allow_git_config = true,
-            "--new-session" if inline.is_none() && !p.new_session => p.new_session = true,
-            "--no-die-with-parent" if inline.is_none() && !p.no_die_with_parent => {
-                p.no_die_with_parent = true
-            }
+            "--allow-git-config" if flag && !p.allow_git_config => p.allow_git_config = true,
+            "--new-session" if flag && !p.new_session => p.new_session = true,
+            "--no-die-with-parent" if flag && !p.no_die_with_parent => p.no_die_with_parent = true,
             _ => return None,
         }
         // `--opt=VALUE` on an option that took no value is clap's to refuse.
-        if inline.is_some() && !used_inline {
+        if inline.is_some() {
             return None;
         }
     }
     let command: Vec<OsString> = argv.collect();
     (!command.is_empty()).then_some(SandboxArgs { policy: p, command })
+}
+
+/// An option's value (inline after `=`, else the next argument), when clap
+/// would surely take it as one: not empty, not starting with `-`.
+fn plain_value(inline: Option<OsString>, argv: &mut impl Iterator<Item = OsString>) -> Option<OsString> {
+    let v = match inline {
+        Some(v) => v,
+        None => argv.next()?,
+    };
+    (!v.is_empty() && !v.as_encoded_bytes().starts_with(b"-")).then_some(v)
 }
 
 fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
