@@ -615,7 +615,7 @@ fn joining_existing_namespaces() {
         let f = Fixture::new(who);
         let cases = [
             "--userns 3 --ro-bind / / sh -c 'id -u; id -g; tr -s \" \" < /proc/self/uid_map'",
-            "--userns 3 --unshare-pid --ro-bind / / --proc /proc sh -c 'echo $$; ls /proc | grep -c \"^[0-9]\"'",
+            "--userns 3 --unshare-pid --ro-bind / / --proc /proc sh -c 'echo $$; set -- /proc/[0-9]*; echo $#'",
             "--userns 3 --pidns 4 --ro-bind / / sh -c '[ $$ -lt 20 ] && echo joined-pidns'",
             "--unshare-user --disable-userns --assert-userns-disabled --ro-bind / / sh -c 'echo asserted'",
             "--unshare-user --ro-bind / / --info-fd 5 --userns 3 true",
@@ -624,9 +624,11 @@ fn joining_existing_namespaces() {
             let mut outs = Vec::new();
             for prog in [Path::new("/usr/bin/bwrap"), qwrap_bwrap()] {
                 // A namespace holder: a new user namespace mapping us to root,
-                // with a new PID namespace for its children.
+                // with a new PID namespace for its children. Wait until its
+                // namespaces and map exist rather than for a fixed time.
                 let script = format!(
-                    "unshare -U -r -p -f --kill-child sleep 30 >/dev/null 2>&1 & holder=$!; sleep 0.3
+                    "unshare -U -r -p -f --kill-child sleep 30 >/dev/null 2>&1 & holder=$!
+                     until [ \"$(readlink /proc/$holder/ns/user)\" != \"$(readlink /proc/self/ns/user)\" ] && grep -q . /proc/$holder/uid_map; do sleep 0.01; done
                      '{}' {args} 3</proc/$holder/ns/user 4</proc/$holder/ns/pid_for_children 5>/dev/null; rc=$?
                      kill $holder; echo rc=$rc",
                     prog.display()
