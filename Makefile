@@ -14,7 +14,7 @@ build:
 # The whole suite: unit tests and the integration tests that create real
 # namespaces (as root they run again as an unprivileged uid).
 test:
-	$(CARGO) test --features fault-injection
+	$(CARGO) test --features fault-injection --no-fail-fast
 
 lint:
 	$(CARGO) fmt --all -- --check
