@@ -11,17 +11,25 @@ fn seccomp_program() {
     println!("cargo:rerun-if-changed=src/exec/seccomp_filter.rs");
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").expect("cargo sets the target arch");
     let arch: seccompiler::TargetArch = arch.as_str().try_into().expect("a seccompiler target arch");
-    let filter = seccomp_filter::filter(arch).expect("the filter's rules are valid");
-    let prog: seccompiler::BpfProgram = filter.try_into().expect("the filter compiles");
-    let items: Vec<String> = prog
-        .iter()
-        .map(|f| format!("({}, {}, {}, {})", f.code, f.jt, f.jf, f.k))
-        .collect();
-    let src = format!(
-        "/// The compiled seccomp filter.\npub(super) static PROGRAM: [(u16, u8, u8, u32); {}] = [{}];\n",
-        items.len(),
-        items.join(", ")
-    );
+    let mut src = String::new();
+    for (name, filter) in [
+        ("PROGRAM", seccomp_filter::filter(arch)),
+        ("OPENAT2_PROGRAM", seccomp_filter::openat2_filter(arch)),
+    ] {
+        let prog: seccompiler::BpfProgram = filter
+            .expect("the filter's rules are valid")
+            .try_into()
+            .expect("the filter compiles");
+        let items: Vec<String> = prog
+            .iter()
+            .map(|f| format!("({}, {}, {}, {})", f.code, f.jt, f.jf, f.k))
+            .collect();
+        src += &format!(
+            "/// A compiled seccomp filter.\npub(super) static {name}: [(u16, u8, u8, u32); {}] = [{}];\n",
+            items.len(),
+            items.join(", ")
+        );
+    }
     let out =
         std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("seccomp_bpf.rs");
     std::fs::write(out, src).expect("OUT_DIR is writable");

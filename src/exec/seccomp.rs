@@ -1,16 +1,22 @@
-//! Installs the seccomp filter, compiled to BPF at build time from the rules
-//! in seccomp_filter.rs: `ioctl(TIOCSTI)` and `ioctl(TIOCLINUX)` fail with
-//! EPERM, so a confined process cannot type into the user's terminal.
+//! Installs the seccomp filters, compiled to BPF at build time from the rules
+//! in seccomp_filter.rs: terminal injection (`ioctl(TIOCSTI)`,
+//! `ioctl(TIOCLINUX)`) and setuid/setgid mode bits fail with EPERM, and
+//! openat2, whose mode the filter cannot read, with ENOSYS.
 
 use rustix::io::Errno;
 use seccompiler::sock_filter;
 
-// `PROGRAM: [(u16, u8, u8, u32); N]`, written by build.rs.
+// `PROGRAM` and `OPENAT2_PROGRAM: [(u16, u8, u8, u32); N]`, written by build.rs.
 include!(concat!(env!("OUT_DIR"), "/seccomp_bpf.rs"));
 
-/// Installs the filter (no_new_privs is already set).
+/// Installs both filters (no_new_privs is already set).
 pub(super) fn apply() -> Result<(), (Errno, String)> {
-    let prog: Vec<sock_filter> = PROGRAM
+    install(&PROGRAM)?;
+    install(&OPENAT2_PROGRAM)
+}
+
+fn install(program: &[(u16, u8, u8, u32)]) -> Result<(), (Errno, String)> {
+    let prog: Vec<sock_filter> = program
         .iter()
         .map(|&(code, jt, jf, k)| sock_filter { code, jt, jf, k })
         .collect();
@@ -64,6 +70,11 @@ mod tests {
         let prog: seccompiler::BpfProgram = rules::filter(arch).unwrap().try_into().unwrap();
         let built: Vec<(u16, u8, u8, u32)> = prog.iter().map(|f| (f.code, f.jt, f.jf, f.k)).collect();
         assert_eq!(built, super::PROGRAM.to_vec());
+        let prog: seccompiler::BpfProgram = rules::openat2_filter(arch).unwrap().try_into().unwrap();
+        let built: Vec<(u16, u8, u8, u32)> = prog.iter().map(|f| (f.code, f.jt, f.jf, f.k)).collect();
+        assert_eq!(built, super::OPENAT2_PROGRAM.to_vec());
+        assert_eq!(rules::SET_ID_BITS[0].0, libc::S_ISUID as u64);
+        assert_eq!(rules::SET_ID_BITS[1].0, libc::S_ISGID as u64);
         assert_eq!(rules::DENIED_IOCTLS[0].0, libc::TIOCSTI);
         assert_eq!(rules::DENIED_IOCTLS[1].0, libc::TIOCLINUX);
     }

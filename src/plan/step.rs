@@ -20,6 +20,9 @@ pub enum Role {
     Device,
     /// /dev/null over a host Unix socket, so that `connect()` is refused.
     SocketMask,
+    /// The device an inherited descriptor refers to, bound read-only over
+    /// itself so that the descriptor can be opened again through it.
+    InheritedDevice,
 }
 
 impl Role {
@@ -30,6 +33,7 @@ impl Role {
             Self::ReadOnlyPath => "read-only path",
             Self::Device => "host device",
             Self::SocketMask => "socket mask",
+            Self::InheritedDevice => "inherited descriptor's device",
         }
     }
 }
@@ -257,6 +261,18 @@ pub enum Step {
         scoped: bool,
     },
     Seccomp,
+    /// Opens `path` again with the access mode of `fd` and puts it at `fd`.
+    ReopenFd {
+        fd: i32,
+        #[serde(serialize_with = "crate::lossy::path")]
+        path: PathBuf,
+    },
+    /// Only 0-2 and `keep` reach the command; `closed` names what the
+    /// inventory found and leaves behind, for the audit.
+    SealFds {
+        keep: Vec<i32>,
+        closed: Vec<(i32, String)>,
+    },
     DieWithParent,
     NewSession {
         die_with_parent: bool,
@@ -416,6 +432,8 @@ impl Step {
             Step::NoNewPrivs => "set no_new_privs".into(),
             Step::Landlock { .. } => "apply the Landlock ruleset".into(),
             Step::Seccomp => "install the seccomp filter".into(),
+            Step::ReopenFd { fd, path } => format!("open fd {fd} again through {}", path.display()),
+            Step::SealFds { .. } => "close the inherited descriptors the command must not have".into(),
             Step::DieWithParent => "die with the parent process".into(),
             Step::NewSession { .. } => "start a new session".into(),
             Step::Exec { .. } => "run the command".into(),
@@ -630,8 +648,21 @@ impl fmt::Display for Step {
             }
             Step::Seccomp => write!(
                 f,
-                "seccomp(SECCOMP_SET_MODE_FILTER, {{ioctl(_, TIOCSTI|TIOCLINUX) = EPERM, otherwise allow}})"
+                "seccomp(SECCOMP_SET_MODE_FILTER, {{ioctl(_, TIOCSTI|TIOCLINUX) = EPERM, chmod/fchmod/fchmodat/fchmodat2(mode & (S_ISUID|S_ISGID)) = EPERM, open/openat/creat/mknod/mknodat(O_CREAT, mode & (S_ISUID|S_ISGID)) = EPERM, otherwise allow}}); seccomp(SECCOMP_SET_MODE_FILTER, {{openat2 = ENOSYS, otherwise allow}})"
             ),
+            Step::ReopenFd { fd, path } => write!(
+                f,
+                "open({}, fd {fd}'s access mode|O_NOCTTY) as fd {fd} (dup2), same device as before",
+                q(path)
+            ),
+            Step::SealFds { keep, closed } => {
+                let closed: Vec<String> = closed.iter().map(|(fd, what)| format!("{fd} ({what})")).collect();
+                write!(
+                    f,
+                    "close_range(3, ~0U, CLOSE_RANGE_CLOEXEC); fcntl(F_SETFD, 0) on kept fds {keep:?}; closed at exec: [{}]",
+                    closed.join(", ")
+                )
+            }
             Step::DieWithParent => write!(f, "prctl(PR_SET_PDEATHSIG, SIGKILL)"),
             Step::NewSession { .. } => write!(
                 f,
