@@ -27,4 +27,11 @@ if [ "$(id -u)" -eq 0 ]; then
     check setpriv --reuid=65534 --regid=65534 --clear-groups env HOME=/nonexistent \
         "$dir/qwrap" run -- sh -c "$script"
 fi
+# Test-only switches do nothing in a release build: Landlock stays as the
+# kernel offers it.
+abi() { "$@" "$dir/qwrap" inspect --json | tr -d ' \n' | grep -o '"landlock_abi":[0-9]*' | head -1; }
+real=$(abi env)
+forced=$(abi env QWRAP_TEST_LANDLOCK_ABI=0)
+[ -n "$real" ] && [ "$real" = "$forced" ] || { echo "smoke: FAIL: QWRAP_TEST_LANDLOCK_ABI=0 changed a release build ($real, $forced)" >&2; exit 1; }
+echo "QWRAP_TEST_LANDLOCK_ABI ignored: $forced"
 echo "smoke: ok"

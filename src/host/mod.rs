@@ -1,8 +1,11 @@
 //! Probes of the host: kernel features and the facts behind error hints.
 
 pub mod diagnose;
+mod fds;
 pub mod mountinfo;
 pub mod unix_sockets;
+
+pub use fds::{FdKind, InheritedFd};
 
 use serde::Serialize;
 
@@ -30,7 +33,9 @@ impl std::fmt::Display for MountApi {
 pub const FORCE_MOUNT_API_ENV: &str = "QWRAP_MOUNT_API";
 
 /// Test-only switch: pretend the kernel offers at most this Landlock ABI.
-/// Reports say so wherever it is in force.
+/// Reports say so wherever it is in force. Read only by test builds (cargo
+/// feature `fault-injection`): a release build ignores it, so no variable
+/// can switch a layer off.
 pub const FORCE_LANDLOCK_ABI_ENV: &str = "QWRAP_TEST_LANDLOCK_ABI";
 
 /// The facts the planner needs about this host.
@@ -48,6 +53,8 @@ pub struct HostFacts {
     /// Bound pathname Unix sockets on the host.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub unix_sockets: Vec<std::path::PathBuf>,
+    /// The descriptors inherited without close-on-exec.
+    pub fds: Vec<InheritedFd>,
 }
 
 /// Probes the running kernel. Cheap: one failing syscall and two getters.
@@ -68,13 +75,7 @@ pub fn probe() -> Result<HostFacts, String> {
         }
     };
     let kernel_abi = crate::sys::landlock_abi();
-    let cap = match std::env::var(FORCE_LANDLOCK_ABI_ENV) {
-        Ok(v) => Some(
-            v.parse::<u32>()
-                .map_err(|_| format!("invalid {FORCE_LANDLOCK_ABI_ENV}={v:?}: expected a number"))?,
-        ),
-        Err(_) => None,
-    };
+    let cap = landlock_abi_cap()?;
     let landlock_abi = cap.map_or(kernel_abi, |c| c.min(kernel_abi));
     Ok(HostFacts {
         mount_api,
@@ -84,7 +85,44 @@ pub fn probe() -> Result<HostFacts, String> {
         landlock_abi,
         landlock_abi_capped: cap.is_some(),
         unix_sockets: unix_sockets::inventory(),
+        fds: fds::inventory(),
     })
+}
+
+#[cfg(feature = "fault-injection")]
+fn landlock_abi_cap() -> Result<Option<u32>, String> {
+    match std::env::var(FORCE_LANDLOCK_ABI_ENV) {
+        Ok(v) => v
+            .parse::<u32>()
+            .map(Some)
+            .map_err(|_| format!("invalid {FORCE_LANDLOCK_ABI_ENV}={v:?}: expected a number")),
+        Err(_) => Ok(None),
+    }
+}
+
+#[cfg(not(feature = "fault-injection"))]
+fn landlock_abi_cap() -> Result<Option<u32>, String> {
+    Ok(None)
+}
+
+impl HostFacts {
+    /// The same host as a sandbox run by `exec::capture` sees it: stdin
+    /// from /dev/null, stdout and stderr a pipe, nothing else inherited.
+    pub fn as_captured(&self) -> HostFacts {
+        let fd = |fd, kind, target: &str| InheritedFd {
+            fd,
+            kind,
+            target: target.into(),
+        };
+        HostFacts {
+            fds: vec![
+                fd(0, FdKind::CharDevice, "/dev/null"),
+                fd(1, FdKind::Pipe, "pipe:"),
+                fd(2, FdKind::Pipe, "pipe:"),
+            ],
+            ..self.clone()
+        }
+    }
 }
 
 /// Whether this process already runs inside a qwrap sandbox: `SANDBOX=qwrap`,
