@@ -118,6 +118,10 @@ struct PolicyArgs {
     /// Remove an environment variable inside (repeatable).
     #[arg(long, value_name = "KEY")]
     unsetenv: Vec<OsString>,
+    /// Pass inherited descriptor N (3 and up) to CMD whatever it is
+    /// (repeatable); by default only pipes and connected sockets pass.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(3..))]
+    keep_fd: Vec<i32>,
 }
 
 #[derive(Args, Debug, PartialEq)]
@@ -375,6 +379,7 @@ fn invocation(a: &PolicyArgs, command: Vec<OsString>) -> Invocation {
             .map(|kv| (kv[0].clone(), kv[1].clone()))
             .collect(),
         unsetenv: a.unsetenv.clone(),
+        keep_fds: a.keep_fd.clone(),
         command,
     }
 }

@@ -170,11 +170,18 @@ fn inherited_descriptors_cannot_be_reopened_for_writing() {
             }
             c.output().unwrap()
         };
+        // By default fd 3 (a file outside every root) does not reach the
+        // command at all.
         let o = run(&[]);
+        assert!(!stdout(&o).contains("wrote"), "{who:?}: {}", stderr(&o));
+        assert!(stderr(&o).contains("Directory nonexistent"), "{}", stderr(&o));
+        assert_eq!(std::fs::read_to_string(&secret).unwrap(), "host data\n");
+        // Kept on purpose, it still cannot be reopened for writing.
+        let o = run(&["--keep-fd", "3"]);
         assert!(!stdout(&o).contains("wrote"), "{who:?}: {}", stderr(&o));
         assert!(stderr(&o).contains("Permission denied"), "{}", stderr(&o));
         assert_eq!(std::fs::read_to_string(&secret).unwrap(), "host data\n");
-        let o = run(&["--landlock", "off"]);
+        let o = run(&["--keep-fd", "3", "--landlock", "off"]);
         assert!(stdout(&o).contains("wrote"), "{who:?}: control: {}", stderr(&o));
         assert_eq!(std::fs::read_to_string(&secret).unwrap(), "host data\ntampered\n");
         f.write("outside.txt", "host data\n", 0o644);

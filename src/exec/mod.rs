@@ -329,6 +329,8 @@ impl Executor {
                 errno,
                 detail: Some(detail),
             })?,
+            Step::ReopenFd { fd, path } => reopen_fd(*fd, path)?,
+            Step::SealFds { keep, .. } => sys::close_others_at_exec(keep)?,
             Step::NewSession { die_with_parent } => new_session(*die_with_parent)?,
             Step::DieWithParent => {
                 rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
@@ -570,6 +572,31 @@ fn read_only_in_place(path: &Path) -> Result<(), Errno> {
         &attr,
     )?;
     rustix::mount::move_mount(t.as_fd(), "", CWD, path, MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH)
+}
+
+/// Opens `path` with fd's access mode (and O_APPEND/O_NONBLOCK) and puts it
+/// at fd. A character device must be the same device as before; anything
+/// else is being replaced by `path` (/dev/null).
+fn reopen_fd(fd: i32, path: &Path) -> Result<(), Errno> {
+    let (flags, old_dev) = sys::with_inherited_fd(fd, |b| {
+        let flags = rustix::fs::fcntl_getfl(b)?;
+        let st = rustix::fs::fstat(b)?;
+        let is_char =
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::CharacterDevice;
+        Ok::<_, Errno>((flags, is_char.then_some(st.st_rdev)))
+    })??;
+    let keep = OFlags::RWMODE | OFlags::APPEND | OFlags::NONBLOCK;
+    let new = rustix::fs::open(
+        path,
+        (flags & keep) | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    if let Some(dev) = old_dev
+        && rustix::fs::fstat(&new)?.st_rdev != dev
+    {
+        return Err(Errno::XDEV);
+    }
+    sys::dup_onto(new, fd)
 }
 
 /// A host socket can vanish between the inventory and the mask: then there is

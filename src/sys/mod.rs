@@ -1,6 +1,10 @@
 //! The few raw system calls rustix does not wrap. Every `unsafe` block outside
 //! src/exec/ lives here.
 
+mod fds;
+
+pub use fds::{close_others_at_exec, dup_onto, with_inherited_fd};
+
 use rustix::fd::{AsRawFd, BorrowedFd};
 use rustix::io::Errno;
 use std::ffi::CStr;

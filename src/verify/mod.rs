@@ -93,7 +93,7 @@ pub fn run_in_sandbox(
     p.command = command;
     p.env.set.retain(|(k, _)| k != "LC_ALL");
     p.env.set.insert(0, ("LC_ALL".into(), "C".into()));
-    let plan = plan::build(&p, host);
+    let plan = plan::build(&p, &host.as_captured());
     let out = exec::capture(&plan).map_err(|e| NoSandbox(format!("qwrap: fork: {e}")))?;
     let text = String::from_utf8_lossy(&out.output).into_owned();
     match out.code {

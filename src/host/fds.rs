@@ -1,0 +1,102 @@
+//! The descriptors qwrap inherited without close-on-exec: what each one is,
+//! so that the planner can decide which of them may reach the command.
+
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// What an inherited descriptor refers to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum FdKind {
+    /// A terminal or another character device (/dev/null…).
+    CharDevice,
+    BlockDevice,
+    Directory,
+    RegularFile,
+    /// A pipe or FIFO.
+    Pipe,
+    /// A connected stream or seqpacket socket: it cannot be pointed
+    /// elsewhere.
+    ConnectedSocket,
+    /// A listening, unconnected or datagram socket: it could reach or accept
+    /// from the namespace it was made in.
+    OtherSocket,
+    /// An anonymous inode (eventfd, pidfd, epoll, io_uring…), or unknown.
+    Other,
+}
+
+impl std::fmt::Display for FdKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::CharDevice => "character device",
+            Self::BlockDevice => "block device",
+            Self::Directory => "directory",
+            Self::RegularFile => "file",
+            Self::Pipe => "pipe",
+            Self::ConnectedSocket => "connected socket",
+            Self::OtherSocket => "unconnected or listening socket",
+            Self::Other => "anonymous inode",
+        })
+    }
+}
+
+/// One inherited descriptor.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct InheritedFd {
+    pub fd: i32,
+    pub kind: FdKind,
+    /// What /proc/self/fd/N names (a path, `pipe:[…]`, `socket:[…]`…).
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub target: PathBuf,
+}
+
+/// The open descriptors without close-on-exec, in order.
+pub fn inventory() -> Vec<InheritedFd> {
+    let Ok(dir) = std::fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    let mut fds: Vec<i32> = dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .collect();
+    fds.sort_unstable();
+    fds.into_iter().filter_map(inspect).collect()
+}
+
+fn inspect(fd: i32) -> Option<InheritedFd> {
+    use rustix::fs::FileType;
+    let kind = crate::sys::with_inherited_fd(fd, |b| {
+        let flags = rustix::io::fcntl_getfd(b).ok()?;
+        if flags.contains(rustix::io::FdFlags::CLOEXEC) {
+            return None;
+        }
+        let st = rustix::fs::fstat(b).ok()?;
+        Some(match FileType::from_raw_mode(st.st_mode) {
+            FileType::CharacterDevice => FdKind::CharDevice,
+            FileType::BlockDevice => FdKind::BlockDevice,
+            FileType::Directory => FdKind::Directory,
+            FileType::RegularFile => FdKind::RegularFile,
+            FileType::Fifo => FdKind::Pipe,
+            FileType::Socket => socket_kind(b),
+            _ => FdKind::Other,
+        })
+    })
+    .ok()??;
+    let target = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap_or_default();
+    Some(InheritedFd { fd, kind, target })
+}
+
+fn socket_kind(b: rustix::fd::BorrowedFd<'_>) -> FdKind {
+    use rustix::net::{SocketType, sockopt};
+    let stream = matches!(
+        sockopt::socket_type(b),
+        Ok(SocketType::STREAM) | Ok(SocketType::SEQPACKET)
+    );
+    let listening = sockopt::socket_acceptconn(b).unwrap_or(true);
+    let connected = rustix::net::getpeername(b).is_ok_and(|a| a.is_some());
+    if stream && !listening && connected {
+        FdKind::ConnectedSocket
+    } else {
+        FdKind::OtherSocket
+    }
+}

@@ -1,0 +1,115 @@
+//! Which inherited descriptors reach the command. A descriptor opened before
+//! the sandbox refers to the host's mounts, where the sandbox's read-only
+//! view and masks do not apply: through a directory fd a command could
+//! chmod, chown or touch host files and reach masked sockets, through a
+//! terminal fd change the terminal's mode, through a listening or unbound
+//! socket reach the host's network. So:
+//!
+//! - fds 0-2: a character device (terminal, /dev/null) is opened again
+//!   through a read-only bind of its own path (I/O works, metadata changes
+//!   fail with EROFS); a directory, block device, anonymous inode or
+//!   unconnected socket is replaced by /dev/null, opened the same way;
+//!   files, pipes and connected sockets stay.
+//! - fds 3 and up: pipes and connected stream sockets (a jobserver, an IPC
+//!   channel) stay; everything else is closed at exec, unless `--keep-fd`.
+
+use crate::host::{FdKind, InheritedFd};
+use std::path::PathBuf;
+
+/// What the planner does with the inherited descriptors.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct FdPlan {
+    /// Device paths to bind read-only over themselves, once each.
+    pub binds: Vec<PathBuf>,
+    /// fd 0-2 to open again through one of `binds`.
+    pub reopen: Vec<(i32, PathBuf)>,
+    /// fds from 3 up that stay.
+    pub keep: Vec<i32>,
+    /// fds from 3 up closed at exec, with what they were.
+    pub closed: Vec<(i32, String)>,
+}
+
+pub fn plan(fds: &[InheritedFd], keep_fds: &[i32]) -> FdPlan {
+    let mut p = FdPlan::default();
+    let null = PathBuf::from("/dev/null");
+    for f in fds {
+        let kept = keep_fds.contains(&f.fd);
+        let passes = matches!(f.kind, FdKind::Pipe | FdKind::ConnectedSocket);
+        if f.fd >= 3 {
+            if kept || passes {
+                p.keep.push(f.fd);
+            } else {
+                p.closed
+                    .push((f.fd, format!("{} {}", f.kind, f.target.display())));
+            }
+            continue;
+        }
+        if kept || passes || f.kind == FdKind::RegularFile {
+            continue;
+        }
+        let via = match f.kind {
+            FdKind::CharDevice if f.target.is_absolute() => f.target.clone(),
+            _ => null.clone(),
+        };
+        if !p.binds.contains(&via) {
+            p.binds.push(via.clone());
+        }
+        p.reopen.push((f.fd, via));
+    }
+    p
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fd(fd: i32, kind: FdKind, target: &str) -> InheritedFd {
+        InheritedFd {
+            fd,
+            kind,
+            target: target.into(),
+        }
+    }
+
+    #[test]
+    fn terminals_reopen_read_only_and_directories_close() {
+        let fds = [
+            fd(0, FdKind::CharDevice, "/dev/pts/3"),
+            fd(1, FdKind::CharDevice, "/dev/pts/3"),
+            fd(2, FdKind::Directory, "/home/u"),
+            fd(3, FdKind::Directory, "/home/u"),
+            fd(4, FdKind::Pipe, "pipe:[1]"),
+            fd(5, FdKind::ConnectedSocket, "socket:[2]"),
+            fd(6, FdKind::OtherSocket, "socket:[3]"),
+            fd(7, FdKind::RegularFile, "/home/u/.bashrc"),
+            fd(8, FdKind::Other, "anon_inode:[pidfd]"),
+            fd(9, FdKind::CharDevice, "/dev/kvm"),
+        ];
+        let p = plan(&fds, &[9]);
+        assert_eq!(
+            p.binds,
+            vec![PathBuf::from("/dev/pts/3"), PathBuf::from("/dev/null")]
+        );
+        assert_eq!(
+            p.reopen,
+            vec![
+                (0, PathBuf::from("/dev/pts/3")),
+                (1, PathBuf::from("/dev/pts/3")),
+                (2, PathBuf::from("/dev/null"))
+            ]
+        );
+        assert_eq!(p.keep, vec![4, 5, 9]);
+        assert_eq!(p.closed.iter().map(|c| c.0).collect::<Vec<_>>(), vec![3, 6, 7, 8]);
+        assert!(p.closed[0].1.contains("directory /home/u"));
+    }
+
+    #[test]
+    fn files_and_pipes_on_0_to_2_stay() {
+        let fds = [
+            fd(0, FdKind::Pipe, "pipe:[1]"),
+            fd(1, FdKind::RegularFile, "/var/log/x"),
+            fd(2, FdKind::ConnectedSocket, "socket:[2]"),
+        ];
+        assert_eq!(plan(&fds, &[]), FdPlan::default());
+    }
+}

@@ -1,0 +1,72 @@
+//! Descriptors known only by number: the ones qwrap inherited from its
+//! caller, inspected before the sandbox is made and sealed before exec.
+
+use super::last_errno;
+use rustix::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use rustix::io::{Errno, FdFlags};
+
+/// Runs `f` on an fd known only by number, when it is open.
+pub fn with_inherited_fd<R>(fd: i32, f: impl FnOnce(BorrowedFd<'_>) -> R) -> Result<R, Errno> {
+    // SAFETY: F_GETFD only inspects the descriptor table entry.
+    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    // SAFETY: the fd is open (checked above), qwrap is single-threaded and
+    // nothing closes it while `f` holds this borrow, which ends here.
+    let b = unsafe { BorrowedFd::borrow_raw(fd) };
+    Ok(f(b))
+}
+
+/// Puts `new` at number `fd` (dup2 leaves the copy without close-on-exec)
+/// and closes `new`.
+pub fn dup_onto(new: OwnedFd, fd: i32) -> Result<(), Errno> {
+    if new.as_raw_fd() == fd {
+        std::mem::forget(new);
+        return Ok(());
+    }
+    // SAFETY: dup2 onto a number atomically replaces whatever was there; no
+    // Rust object owns `fd` (it is a number handed over by the caller).
+    if unsafe { libc::dup2(new.as_raw_fd(), fd) } < 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    Ok(())
+}
+
+/// Marks every fd from 3 up close-on-exec, then clears the flag on `keep`:
+/// exactly 0-2 and `keep` reach the command, whatever else is open.
+/// close_range(CLOSE_RANGE_CLOEXEC) needs Linux 5.11; older kernels get a
+/// walk of /proc/self/fd.
+pub fn close_others_at_exec(keep: &[i32]) -> Result<(), Errno> {
+    // SAFETY: close_range with CLOSE_RANGE_CLOEXEC closes nothing; it only
+    // sets a flag on descriptor table entries.
+    let ret = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) };
+    if ret < 0 {
+        match last_errno() {
+            libc::ENOSYS | libc::EINVAL => mark_listed_cloexec()?,
+            e => return Err(Errno::from_raw_os_error(e)),
+        }
+    }
+    for &fd in keep {
+        with_inherited_fd(fd, |b| rustix::io::fcntl_setfd(b, FdFlags::empty()))??;
+    }
+    Ok(())
+}
+
+fn mark_listed_cloexec() -> Result<(), Errno> {
+    let dir =
+        std::fs::read_dir("/proc/self/fd").map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
+    let fds: Vec<i32> = dir
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter(|&fd| fd >= 3)
+        .collect();
+    for fd in fds {
+        // The listing's own fd is gone by now: EBADF is fine.
+        match with_inherited_fd(fd, |b| rustix::io::fcntl_setfd(b, FdFlags::CLOEXEC)) {
+            Ok(r) => r?,
+            Err(Errno::BADF) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
