@@ -89,6 +89,7 @@ fuzz_target!(|input: Input| {
         cwd: path(&input.cwd),
         home: Some(home.clone()),
         home_source: "$HOME",
+        account_home: None,
         env,
     };
     let cli = CliSettings {

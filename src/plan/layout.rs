@@ -15,6 +15,9 @@ pub enum MountOp {
     Writable(PathBuf),
     /// A path inside a writable root, read-only again.
     ReadOnly(PathBuf),
+    /// A host directory shown read-only where a tmpfs would hide it: the
+    /// parents of a writable root under the private /tmp.
+    HostReadOnly(PathBuf),
     /// A minimal /dev.
     Dev(PathBuf),
     /// A fresh tmpfs.
@@ -27,7 +30,11 @@ impl MountOp {
     pub fn path(&self) -> &Path {
         match self {
             MountOp::HostRoot => Path::new("/"),
-            MountOp::Writable(p) | MountOp::ReadOnly(p) | MountOp::Dev(p) | MountOp::Mask(p) => p,
+            MountOp::Writable(p)
+            | MountOp::ReadOnly(p)
+            | MountOp::HostReadOnly(p)
+            | MountOp::Dev(p)
+            | MountOp::Mask(p) => p,
             MountOp::Tmpfs { path, .. } => path,
         }
     }
@@ -40,7 +47,7 @@ impl MountOp {
     pub(super) fn role(&self) -> Role {
         match self {
             MountOp::HostRoot => Role::HostRoot,
-            MountOp::ReadOnly(_) => Role::ReadOnlyPath,
+            MountOp::ReadOnly(_) | MountOp::HostReadOnly(_) => Role::ReadOnlyPath,
             MountOp::Mask(_) => Role::SocketMask,
             _ => Role::WritableRoot,
         }
@@ -53,10 +60,26 @@ impl MountOp {
 pub fn layout(policy: &Policy, masks: &[PathBuf]) -> Vec<MountOp> {
     let mut ops = vec![MountOp::HostRoot, MountOp::Dev(PathBuf::from("/dev"))];
     if policy.tmp == TmpMode::Private {
+        let tmp = Path::new("/tmp");
         ops.push(MountOp::Tmpfs {
-            path: PathBuf::from("/tmp"),
+            path: tmp.to_path_buf(),
             mode: 0o1777,
         });
+        // A root deeper under /tmp would otherwise sit in throwaway tmpfs
+        // directories: a write beside it would succeed and vanish, and a
+        // checkout's top above it would be missing. Its top directory
+        // under /tmp is shown read-only from the host instead.
+        for r in &policy.writable_roots {
+            if let Ok(rel) = r.path.strip_prefix(tmp)
+                && rel.components().count() >= 2
+                && let Some(first) = rel.components().next()
+            {
+                let top = MountOp::HostReadOnly(tmp.join(first));
+                if !ops.contains(&top) {
+                    ops.push(top);
+                }
+            }
+        }
     }
     ops.extend(
         policy
@@ -64,6 +87,7 @@ pub fn layout(policy: &Policy, masks: &[PathBuf]) -> Vec<MountOp> {
             .iter()
             .map(|r| MountOp::Writable(r.path.clone())),
     );
+    ops.extend(policy.pinned.iter().map(|p| MountOp::Writable(p.clone())));
     ops.extend(policy.read_only.iter().map(|r| MountOp::ReadOnly(r.path.clone())));
     ops.extend(masks.iter().map(|m| MountOp::Mask(m.clone())));
     ops.sort_by_key(|op| depth(op.path()));

@@ -2,6 +2,7 @@
 //! Pure and deterministic: `qwrap plan` prints it, tests check it without
 //! privileges, and the executor runs exactly these steps.
 
+mod fds;
 mod layers;
 mod layout;
 mod step;
@@ -87,6 +88,28 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
         b.push(Step::LoopbackUp);
     }
     b.push(Step::MakeMountsSlave);
+    // Before any mount changes, while the host's device paths are in view.
+    let fds = fds::plan(&host.fds, &policy.keep_fds);
+    for path in &fds.binds {
+        b.push(Step::BindMount {
+            role: Role::InheritedDevice,
+            source: path.clone(),
+            target: path.clone(),
+            recursive: false,
+        });
+        b.push(Step::Remount {
+            target: path.clone(),
+            flags: Flags {
+                rdonly: true,
+                nosuid: true,
+                noexec: true,
+                nodev: false,
+            },
+        });
+    }
+    for (fd, path) in fds.reopen {
+        b.push(Step::ReopenFd { fd, path });
+    }
 
     let ops = layout(policy, &layers.masked_sockets);
     match host.mount_api {
@@ -101,6 +124,10 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
     });
     b.push(Step::DropCapabilities);
     b.push(Step::NoNewPrivs);
+    b.push(Step::SealFds {
+        keep: fds.keep,
+        closed: fds.closed,
+    });
     if layers.landlock_abi > 0 {
         b.push(Step::Landlock {
             abi: layers.landlock_abi,
@@ -186,7 +213,7 @@ impl Builder {
                     });
                     vec![t]
                 }
-                MountOp::ReadOnly(p) => {
+                MountOp::ReadOnly(p) | MountOp::HostReadOnly(p) => {
                     let t = self.clone_tree(Role::ReadOnlyPath, p, true);
                     self.push(Step::SetTreeAttr {
                         tree: t,
@@ -199,9 +226,24 @@ impl Builder {
                     });
                     vec![t]
                 }
+                // Read-only clones: the device stays usable (a read-only
+                // mount does not stop device I/O) but its mode, owner and
+                // times on the host cannot change.
                 MountOp::Dev(_) => DEVICES
                     .iter()
-                    .map(|d| self.clone_tree(Role::Device, &Path::new("/dev").join(d), false))
+                    .map(|d| {
+                        let t = self.clone_tree(Role::Device, &Path::new("/dev").join(d), false);
+                        self.push(Step::SetTreeAttr {
+                            tree: t,
+                            set: Flags {
+                                rdonly: true,
+                                nosuid: true,
+                                ..Flags::NONE
+                            },
+                            private: false,
+                        });
+                        t
+                    })
                     .collect(),
                 MountOp::Mask(_) => vec![self.clone_tree(Role::SocketMask, Path::new("/dev/null"), false)],
             };
@@ -222,7 +264,7 @@ impl Builder {
             self.make_mount_point(ops, i, &root);
             match op {
                 MountOp::HostRoot => {}
-                MountOp::Writable(_) | MountOp::ReadOnly(_) | MountOp::Mask(_) => {
+                MountOp::Writable(_) | MountOp::ReadOnly(_) | MountOp::HostReadOnly(_) | MountOp::Mask(_) => {
                     let role = op.role();
                     self.push(Step::AttachTree {
                         tree: trees[i][0],
@@ -314,10 +356,16 @@ impl Builder {
                     target,
                     recursive: false,
                 }),
-                MountOp::ReadOnly(_) => {
+                MountOp::ReadOnly(_) | MountOp::HostReadOnly(_) => {
+                    // A read-only path already holds the host's content in
+                    // the new root; a host directory under the tmpfs does not.
+                    let source = match op {
+                        MountOp::HostReadOnly(p) => under(&old_root, p),
+                        _ => target.clone(),
+                    };
                     self.push(Step::BindMount {
                         role: Role::ReadOnlyPath,
-                        source: target.clone(),
+                        source,
                         target: target.clone(),
                         recursive: true,
                     });
@@ -327,13 +375,18 @@ impl Builder {
                     });
                 }
                 MountOp::Dev(_) => {
+                    let table = under(&old_root, Path::new("/proc/self/mountinfo"));
                     self.dev(&target, |b, node, dest| {
                         b.push(Step::BindMount {
                             role: Role::Device,
                             source: under(&old_root, &Path::new("/dev").join(DEVICES[node])),
-                            target: dest,
+                            target: dest.clone(),
                             recursive: false,
-                        })
+                        });
+                        b.push(Step::RemountTreeReadOnly {
+                            target: dest,
+                            table: table.clone(),
+                        });
                     });
                 }
                 MountOp::Tmpfs { mode, .. } => self.tmpfs(target, *mode),

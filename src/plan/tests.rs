@@ -39,6 +39,8 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         new_session: false,
         protected: vec![],
         create_before: vec![],
+        pinned: vec![],
+        keep_fds: vec![],
         allowed_sockets: vec![],
         env: EnvRules::build(tmp, &[], &[]),
         command: vec![OsString::from("true")],
@@ -54,6 +56,7 @@ fn host(api: MountApi) -> HostFacts {
         landlock_abi: 7,
         landlock_abi_capped: false,
         unix_sockets: vec![],
+        fds: vec![],
     }
 }
 
@@ -102,23 +105,30 @@ fn ends_by_dropping_privileges_then_exec() {
         let n = p.steps.len();
         // Only the legacy path pivots; the new API edits its own copy in place.
         assert_eq!(
-            matches!(p.steps[n - 8], Step::EnterRoot { .. }),
+            matches!(p.steps[n - 9], Step::EnterRoot { .. }),
             api == MountApi::Legacy
         );
         assert!(
-            !p.steps[..n - 8]
+            !p.steps[..n - 9]
                 .iter()
                 .any(|s| matches!(s, Step::EnterRoot { .. }))
         );
         assert_eq!(
-            p.steps[n - 7],
+            p.steps[n - 8],
             Step::Chdir {
                 path: "/home/u/proj".into()
             }
         );
         assert_eq!(
-            &p.steps[n - 6..n - 4],
-            &[Step::DropCapabilities, Step::NoNewPrivs]
+            &p.steps[n - 7..n - 4],
+            &[
+                Step::DropCapabilities,
+                Step::NoNewPrivs,
+                Step::SealFds {
+                    keep: vec![],
+                    closed: vec![]
+                }
+            ]
         );
         assert_eq!(
             p.steps[n - 4],
@@ -260,15 +270,22 @@ fn roots_under_private_tmp_get_mount_points() {
         &p,
         |s| matches!(s, Step::Mkdir { path, .. } if path == Path::new("/tmp/a")),
     );
-    let mk_ws = position(
+    // /tmp/a is the host's, read-only: a write beside the root must not
+    // land in the throwaway tmpfs.
+    let attach_a = position(
         &p,
-        |s| matches!(s, Step::Mkdir { path, .. } if path == Path::new("/tmp/a/ws")),
+        |s| matches!(s, Step::AttachTree { target, role: Role::ReadOnlyPath, .. } if target == Path::new("/tmp/a")),
     );
     let attach = position(
         &p,
         |s| matches!(s, Step::AttachTree { target, .. } if target == Path::new("/tmp/a/ws")),
     );
-    assert!(tmpfs < mk_a && mk_a < mk_ws && mk_ws < attach);
+    assert!(tmpfs < mk_a && mk_a < attach_a && attach_a < attach);
+    assert!(
+        !p.steps
+            .iter()
+            .any(|s| matches!(s, Step::Mkdir { path, .. } if path == Path::new("/tmp/a/ws")))
+    );
     // With the host's /tmp there is nothing to create.
     let p = build(
         &policy(&["/tmp/a/ws"], &[], NetworkMode::Open, TmpMode::Host),
@@ -352,7 +369,8 @@ fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
         .iter()
         .filter(|s| matches!(s, Step::RemountTreeReadOnly { .. }))
         .collect();
-    assert_eq!(remounts.len(), 2);
+    // The host tree, the read-only path and the six device nodes.
+    assert_eq!(remounts.len(), 8);
     assert!(
         remounts[0]
             .to_string()
@@ -369,7 +387,7 @@ fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
     );
     assert!(private < remount);
     assert!(
-        matches!(p.steps.iter().rev().nth(7), Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
+        matches!(p.steps.iter().rev().nth(8), Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
     );
 }
 
@@ -536,4 +554,43 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             die_with_parent: true
         }
     );
+}
+
+#[test]
+fn inherited_descriptors_are_reopened_and_sealed() {
+    use crate::host::{FdKind, InheritedFd};
+    let mut h = host(MountApi::New);
+    h.fds = vec![
+        InheritedFd {
+            fd: 0,
+            kind: FdKind::CharDevice,
+            target: "/dev/pts/4".into(),
+        },
+        InheritedFd {
+            fd: 3,
+            kind: FdKind::Directory,
+            target: "/home/u".into(),
+        },
+    ];
+    let p = build(
+        &policy(&["/home/u/proj"], &[], NetworkMode::Open, TmpMode::Private),
+        &h,
+    );
+    let slave = position(&p, |s| matches!(s, Step::MakeMountsSlave));
+    let bind = position(
+        &p,
+        |s| matches!(s, Step::BindMount { target, role: Role::InheritedDevice, .. } if target == Path::new("/dev/pts/4")),
+    );
+    let reopen = position(&p, |s| matches!(s, Step::ReopenFd { fd: 0, .. }));
+    let dev = position(
+        &p,
+        |s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new("/dev")),
+    );
+    assert!(slave < bind && bind < reopen && reopen < dev);
+    let seal = p
+        .steps
+        .iter()
+        .find(|s| matches!(s, Step::SealFds { .. }))
+        .unwrap();
+    assert!(seal.to_string().contains("3 (directory /home/u)"), "{seal}");
 }

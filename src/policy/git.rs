@@ -149,6 +149,30 @@ fn submodule(top: &Path, gitdir: PathBuf) -> Result<GitInfo, String> {
     if !modules.parent().is_some_and(Path::is_dir) || !gitdir.join("HEAD").is_file() {
         return Err(format!("{} is not a git directory", gitdir.display()));
     }
+    // The superproject is the checkout above this one: the git dir must be
+    // its git dir's modules/<path of this checkout in it>.
+    let above = top
+        .parent()
+        .map(discover)
+        .ok_or("no superproject above the checkout")?;
+    let (Some(super_top), Some(super_dir)) = (&above.top, above.roots.last()) else {
+        return Err("no superproject above the checkout".into());
+    };
+    let super_dir = match above.checkout {
+        Checkout::LinkedWorktree => &above.roots[0],
+        _ => super_dir,
+    };
+    let rel = top
+        .strip_prefix(super_top)
+        .map_err(|_| "checkout outside its superproject")?;
+    let expected = super_dir.join("modules").join(rel);
+    if fs::canonicalize(&expected).ok().as_deref() != Some(gitdir.as_path()) {
+        return Err(format!(
+            "gitdir {} is not the superproject's {}",
+            gitdir.display(),
+            expected.display()
+        ));
+    }
     if let Some(wt) = core_worktree(&gitdir.join("config")) {
         let wt = fs::canonicalize(gitdir.join(&wt)).map_err(|_| "core.worktree does not exist")?;
         if wt != top {
@@ -161,58 +185,6 @@ fn submodule(top: &Path, gitdir: PathBuf) -> Result<GitInfo, String> {
         roots: vec![gitdir],
         note: None,
     })
-}
-
-/// The git paths that run code or configure git later, unconfined, on the
-/// host: each git dir's `hooks` and `config` (and a linked worktree's
-/// `config.worktree`), plus the directory `core.hooksPath` names. Returns the
-/// paths to make read-only and the hooks directories that do not exist yet.
-pub fn protected_paths(info: &GitInfo) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let dirs: Vec<&PathBuf> = match info.checkout {
-        Checkout::Normal | Checkout::Submodule => info.roots.iter().take(1).collect(),
-        // The worktree's own git dir, then the common dir.
-        Checkout::LinkedWorktree => info.roots.iter().collect(),
-        Checkout::None => return (Vec::new(), Vec::new()),
-    };
-    let shared = dirs.last().copied();
-    let mut protect = Vec::new();
-    let mut create = Vec::new();
-    for d in &dirs {
-        let is_shared = Some(*d) == shared;
-        for name in ["config", "config.worktree"] {
-            let p = d.join(name);
-            if p.is_file() {
-                protect.push(p);
-            }
-        }
-        if is_shared {
-            let hooks = d.join("hooks");
-            if !hooks.exists() {
-                create.push(hooks.clone());
-            }
-            protect.push(hooks);
-            if let Some(hp) = core_hooks_path(&d.join("config"))
-                && let Some(top) = &info.top
-            {
-                let hp = if hp.is_absolute() { hp } else { top.join(hp) };
-                if let Ok(real) = fs::canonicalize(&hp)
-                    && !protect.contains(&real)
-                {
-                    protect.push(real);
-                }
-            }
-        }
-    }
-    (protect, create)
-}
-
-/// `hooksPath = …` in the `[core]` section of a git config file.
-fn core_hooks_path(config: &Path) -> Option<PathBuf> {
-    let meta = fs::metadata(config).ok()?;
-    if meta.len() > 1 << 20 {
-        return None;
-    }
-    parse_core_key(&fs::read_to_string(config).ok()?, "hookspath")
 }
 
 /// Reads a one-line pointer file with the given prefix.
@@ -246,11 +218,11 @@ fn core_worktree(config: &Path) -> Option<PathBuf> {
 
 /// Pure part of [`core_worktree`].
 pub fn parse_core_worktree(text: &str) -> Option<PathBuf> {
-    parse_core_key(text, "worktree")
+    core_key(text, "worktree")
 }
 
 /// A key of the `[core]` section (case-insensitive), as a path.
-fn parse_core_key(text: &str, key: &str) -> Option<PathBuf> {
+pub(super) fn core_key(text: &str, key: &str) -> Option<PathBuf> {
     let mut in_core = false;
     for line in text.lines() {
         let l = line.trim();
@@ -419,30 +391,6 @@ mod tests {
         // A core.worktree that leads elsewhere is a forgery.
         fs::write(gitdir.join("config"), "[core]\n\tworktree = /\n").unwrap();
         assert_eq!(discover(&base.join("super/lib")).checkout, Checkout::None);
-    }
-
-    #[test]
-    fn protected_paths_per_checkout() {
-        let (_d, base) = tmp();
-        let (common, gitdir, wt) = worktree(&base);
-        fs::write(common.join("config"), "[core]\n\thooksPath = .husky\n").unwrap();
-        fs::write(gitdir.join("config.worktree"), "").unwrap();
-        fs::create_dir_all(wt.join(".husky")).unwrap();
-        let info = discover(&wt);
-        let (protect, create) = protected_paths(&info);
-        assert_eq!(
-            protect,
-            vec![
-                gitdir.join("config.worktree"),
-                common.join("config"),
-                common.join("hooks"),
-                wt.join(".husky")
-            ]
-        );
-        assert_eq!(create, vec![common.join("hooks")]);
-        fs::create_dir_all(common.join("hooks")).unwrap();
-        assert!(protected_paths(&discover(&wt)).1.is_empty());
-        assert_eq!(protected_paths(&GitInfo::none(None)), (vec![], vec![]));
     }
 
     #[test]

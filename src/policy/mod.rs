@@ -5,6 +5,7 @@
 
 mod env;
 pub mod git;
+mod git_guard;
 mod passwd;
 pub mod profile;
 mod roots;
@@ -129,6 +130,8 @@ pub struct Request {
     pub settings: Settings,
     pub setenv: Vec<(OsString, OsString)>,
     pub unsetenv: Vec<OsString>,
+    /// Inherited descriptors (3 and up) the caller passes on on purpose.
+    pub keep_fds: Vec<i32>,
     pub command: Vec<OsString>,
 }
 
@@ -141,6 +144,7 @@ impl Request {
             settings,
             setenv: Vec::new(),
             unsetenv: Vec::new(),
+            keep_fds: Vec::new(),
             command,
         }
     }
@@ -153,6 +157,10 @@ pub struct Caller {
     pub home: Option<PathBuf>,
     /// Where `home` came from: `$HOME` or `/etc/passwd`.
     pub home_source: &'static str,
+    /// The calling uid's home in /etc/passwd. The home rules hold for it
+    /// as well as for `home`: `HOME=/elsewhere` must not make the real home
+    /// writable.
+    pub account_home: Option<PathBuf>,
     /// The caller's environment, for `$TMPDIR`, `$XDG_CACHE_HOME` and profile
     /// templates.
     pub env: BTreeMap<OsString, OsString>,
@@ -163,17 +171,16 @@ impl Caller {
     /// no (or a relative) `$HOME`, the account's home from /etc/passwd.
     pub fn from_process() -> std::io::Result<Self> {
         let env: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
+        let account_home = passwd::home_from_system(rustix::process::getuid().as_raw());
         let (home, home_source) = match env.get(std::ffi::OsStr::new("HOME")).map(PathBuf::from) {
             Some(h) if h.is_absolute() => (Some(h), "$HOME"),
-            _ => (
-                passwd::home_from_system(rustix::process::getuid().as_raw()),
-                "/etc/passwd",
-            ),
+            _ => (account_home.clone(), "/etc/passwd"),
         };
         Ok(Self {
             cwd: std::env::current_dir()?,
             home,
             home_source,
+            account_home,
             env,
         })
     }
@@ -227,10 +234,16 @@ pub struct Policy {
     /// host before the sandbox starts, so that they can be made read-only.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub create_before: Vec<PathBuf>,
+    /// Git dirs and submodule checkouts inside writable roots, bound over
+    /// themselves so that they cannot be renamed, replaced or removed.
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub pinned: Vec<PathBuf>,
     /// Host sockets left reachable.
     #[serde(serialize_with = "crate::lossy::sourced_paths")]
     pub allowed_sockets: Vec<Sourced<PathBuf>>,
     pub env: EnvRules,
+    /// Inherited descriptors kept whatever they are (`--keep-fd`).
+    pub keep_fds: Vec<i32>,
     pub settings: Settings,
     #[serde(serialize_with = "crate::lossy::opt_path")]
     pub home: Option<PathBuf>,
@@ -277,7 +290,13 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     let s = &req.settings;
     let home = caller.home.as_deref().map(canonical_or_self);
     let env = |k: &str| caller.var(k);
-    let mut resolver = roots::Resolver::new(home.as_deref());
+    let mut homes: Vec<PathBuf> = home.iter().cloned().collect();
+    if let Some(account) = caller.account_home.as_deref().map(canonical_or_self)
+        && !homes.contains(&account)
+    {
+        homes.push(account);
+    }
+    let mut resolver = roots::Resolver::new(&homes);
     let mut dropped_templates = Vec::new();
 
     let ws_raw = req.workspace.clone().unwrap_or_else(|| caller.cwd.clone());
@@ -302,9 +321,8 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         let tmp = absolutize(&tmp, &caller.cwd);
         // The host's temp dir inside home would make part of home writable
         // on the word of an environment variable.
-        if let (Some(h), Ok(real)) = (home.as_deref(), std::fs::canonicalize(&tmp))
-            && real.starts_with(h)
-            && real != h
+        if let Ok(real) = std::fs::canonicalize(&tmp)
+            && let Some(h) = homes.iter().find(|h| real.starts_with(h) && real != **h)
         {
             return Err(PolicyError::InsideHome {
                 path: real,
@@ -319,21 +337,39 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         )?;
     }
 
-    let (cache, cache_src) = match caller
+    let default_cache = home.as_ref().map(|h| h.join(".cache"));
+    match caller
         .var("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
     {
-        Some(c) => (Some(c), "$XDG_CACHE_HOME"),
-        None => (home.as_ref().map(|h| h.join(".cache")), "~/.cache"),
-    };
-    if let Some(cache) = cache {
-        resolver.add_builtin_if_exists(&cache, RootReason::Cache, cache_src)?;
+        Some(c) => {
+            resolver.add_from_variable(&c, default_cache.as_deref(), RootReason::Cache, "$XDG_CACHE_HOME")?
+        }
+        None => {
+            if let Some(cache) = &default_cache {
+                resolver.add_builtin_if_exists(cache, RootReason::Cache, "~/.cache")?;
+            }
+        }
     }
 
-    let git = git::discover(&workspace);
-    for root in &git.roots {
-        resolver.add_builtin_if_exists(root, RootReason::Git, &format!("git ({})", git.checkout))?;
+    let mut git = git::discover(&workspace);
+    // A repository at or above the home directory (a dotfiles repository
+    // in ~/.git) would make every checkout-less directory in home part of a
+    // writable git dir: its roots are withheld unless named with --include.
+    if let Some(top) = &git.top
+        && let Some(h) = homes.iter().find(|h| h.starts_with(top))
+    {
+        resolver.withhold_git(&git.roots);
+        git.note = Some(format!(
+            "the checkout's top {} is the home directory {} or above it: its git dir stays read-only (name it with --include to make it writable)",
+            top.display(),
+            h.display()
+        ));
+    } else {
+        for root in &git.roots {
+            resolver.add_builtin_if_exists(root, RootReason::Git, &format!("git ({})", git.checkout))?;
+        }
     }
 
     // Profiles: shipped ones are built-in roots; a user's own obey the
@@ -347,7 +383,19 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         for t in &def.value.include {
             match profile::expand(t, home.as_deref(), &env) {
                 Ok(path) if def.source == "shipped" => {
-                    resolver.add_builtin_if_exists(&path, RootReason::Profile, &src)?
+                    // Where a variable chose the path, the include rules
+                    // judge it; the template's own default is built in.
+                    match profile::expand(t, home.as_deref(), &|_| None) {
+                        Ok(default) if default == path => {
+                            resolver.add_builtin_if_exists(&path, RootReason::Profile, &src)?
+                        }
+                        default => resolver.add_from_variable(
+                            &path,
+                            default.ok().as_deref(),
+                            RootReason::Profile,
+                            &format!("{src} ({t})"),
+                        )?,
+                    }
                 }
                 Ok(path) => user_includes.push((path, src.clone())),
                 Err(why) => dropped_templates.push(Dropped {
@@ -381,14 +429,23 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     dropped.extend(dropped_templates);
 
     ro_specs.extend(s.read_only.iter().cloned());
-    let (protected, create_before) = if s.allow_git_config.value {
-        (Vec::new(), Vec::new())
+    let guard = if s.allow_git_config.value || git.roots.is_empty() {
+        git_guard::Guard::default()
     } else {
-        git::protected_paths(&git)
+        git_guard::guard(&git)
     };
+    if let Some(n) = &guard.note {
+        git.note.get_or_insert_with(|| n.clone());
+    }
     let in_roots = |p: &Path| writable_roots.iter().any(|r| p.starts_with(&r.path));
-    let protected: Vec<PathBuf> = protected.into_iter().filter(|p| in_roots(p)).collect();
-    let create_before: Vec<PathBuf> = create_before.into_iter().filter(|p| in_roots(p)).collect();
+    let protected: Vec<PathBuf> = guard.protect.into_iter().filter(|p| in_roots(p)).collect();
+    let create_before: Vec<PathBuf> = guard.create.into_iter().filter(|p| in_roots(p)).collect();
+    // Pins that are roots themselves are mount points already.
+    let pinned: Vec<PathBuf> = guard
+        .pins
+        .into_iter()
+        .filter(|p| in_roots(p) && !writable_roots.iter().any(|r| r.path == *p))
+        .collect();
     ro_specs.extend(
         protected
             .iter()
@@ -467,8 +524,10 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         new_session: s.new_session.value,
         protected,
         create_before,
+        pinned,
         allowed_sockets,
         env: EnvRules::build(s.tmp.value, &req.setenv, &req.unsetenv),
+        keep_fds: req.keep_fds.clone(),
         settings: s.clone(),
         home,
         command: req.command.clone(),
@@ -493,6 +552,7 @@ pub struct Invocation {
     pub workspace: Option<PathBuf>,
     pub setenv: Vec<(OsString, OsString)>,
     pub unsetenv: Vec<OsString>,
+    pub keep_fds: Vec<i32>,
     pub command: Vec<OsString>,
 }
 
@@ -525,6 +585,7 @@ pub fn load(inv: &Invocation, caller: &Caller) -> Result<(Policy, Vec<String>), 
             settings,
             setenv: inv.setenv.clone(),
             unsetenv: inv.unsetenv.clone(),
+            keep_fds: inv.keep_fds.clone(),
             command: inv.command.clone(),
         };
         let policy = resolve(&request, caller)?;

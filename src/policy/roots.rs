@@ -43,18 +43,76 @@ pub struct WritableRoot {
 }
 
 pub(super) struct Resolver<'a> {
-    home: Option<&'a Path>,
+    /// `$HOME` and the account's home from /etc/passwd (canonical).
+    homes: &'a [PathBuf],
     roots: Vec<WritableRoot>,
     dropped: Vec<Dropped>,
+    /// Git dirs found but not granted (at or above home): an explicit
+    /// `--include` of one of them is accepted.
+    withheld_git: Vec<PathBuf>,
 }
 
 impl<'a> Resolver<'a> {
-    pub(super) fn new(home: Option<&'a Path>) -> Self {
+    pub(super) fn new(homes: &'a [PathBuf]) -> Self {
         Self {
-            home,
+            homes,
             roots: Vec::new(),
             dropped: Vec::new(),
+            withheld_git: Vec::new(),
         }
+    }
+
+    pub(super) fn withhold_git(&mut self, roots: &[PathBuf]) {
+        self.withheld_git.extend(roots.iter().cloned());
+    }
+
+    /// A root named by an environment variable: it may only be what the
+    /// include rules would accept, or lie within the default it replaces
+    /// (`~/.cache` for `$XDG_CACHE_HOME`). Anything else is dropped and
+    /// reported, never granted.
+    pub(super) fn add_from_variable(
+        &mut self,
+        path: &Path,
+        default: Option<&Path>,
+        reason: RootReason,
+        source: &str,
+    ) -> Result<(), PolicyError> {
+        let Some(real) = self.canonical_dir(path, source)? else {
+            return Ok(());
+        };
+        self.check_home(&real, source)?;
+        let default = default.map(|d| std::fs::canonicalize(d).unwrap_or_else(|_| d.to_path_buf()));
+        let within_default = default.as_deref().is_some_and(|d| real.starts_with(d));
+        if let Some(home) = self.home_holding(&real)
+            && !within_default
+            && !self.covered(&real)
+        {
+            self.dropped.push(Dropped {
+                path: real,
+                why: format!(
+                    "{source}: inside the home directory {} and no built-in root covers it; a variable cannot make it writable",
+                    home.display()
+                ),
+            });
+            return Ok(());
+        }
+        self.roots.push(WritableRoot {
+            path: real,
+            reason,
+            source: source.to_string(),
+        });
+        Ok(())
+    }
+
+    fn home_holding(&self, real: &Path) -> Option<&'a Path> {
+        self.homes
+            .iter()
+            .find(|h| real.starts_with(h) && real != h.as_path())
+            .map(PathBuf::as_path)
+    }
+
+    fn covered(&self, real: &Path) -> bool {
+        self.roots.iter().any(|r| real.starts_with(&r.path))
     }
 
     /// A built-in root whose path is already canonical and known to exist.
@@ -102,9 +160,9 @@ impl<'a> Resolver<'a> {
             return Ok(());
         };
         self.check_home(&real, source)?;
-        if let Some(home) = self.home
-            && real.starts_with(home)
-            && !self.roots.iter().any(|r| real.starts_with(&r.path))
+        if let Some(home) = self.home_holding(&real)
+            && !self.covered(&real)
+            && !self.withheld_git.iter().any(|g| real.starts_with(g))
         {
             return Err(PolicyError::InsideHome {
                 path: real,
@@ -158,28 +216,27 @@ impl<'a> Resolver<'a> {
     }
 
     fn check_home(&self, real: &Path, source: &str) -> Result<(), PolicyError> {
-        let Some(home) = self.home else {
-            return if real == Path::new("/") {
-                Err(PolicyError::HomeOrAncestor {
-                    path: real.to_path_buf(),
-                    source_name: source.to_string(),
-                    relation: "the root directory",
-                })
+        if real == Path::new("/") {
+            return Err(PolicyError::HomeOrAncestor {
+                path: real.to_path_buf(),
+                source_name: source.to_string(),
+                relation: "the root directory",
+            });
+        }
+        for home in self.homes {
+            let relation = if real == home {
+                "the home directory"
+            } else if home.starts_with(real) {
+                "an ancestor of the home directory"
             } else {
-                Ok(())
+                continue;
             };
-        };
-        let relation = if real == home {
-            "the home directory"
-        } else if home.starts_with(real) {
-            "an ancestor of the home directory"
-        } else {
-            return Ok(());
-        };
-        Err(PolicyError::HomeOrAncestor {
-            path: real.to_path_buf(),
-            source_name: source.to_string(),
-            relation,
-        })
+            return Err(PolicyError::HomeOrAncestor {
+                path: real.to_path_buf(),
+                source_name: source.to_string(),
+                relation,
+            });
+        }
+        Ok(())
     }
 }

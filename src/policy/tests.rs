@@ -26,6 +26,7 @@ impl Tree {
             cwd: self.p(cwd),
             home: Some(self.p("home/u")),
             home_source: "$HOME",
+            account_home: None,
             env,
         }
     }
