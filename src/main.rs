@@ -403,7 +403,9 @@ fn load(a: &PolicyArgs, command: Vec<OsString>) -> Result<(Policy, Vec<String>, 
 
 /// `--landlock require` fails closed when the kernel cannot give it.
 fn required_layers(policy: &Policy, host: &HostFacts) -> Result<(), String> {
-    match plan::missing_required(policy, &plan::assess(policy, host)) {
+    match plan::missing_required(policy, &plan::assess(policy, host))
+        .or_else(|| plan::unmaskable_sockets(host))
+    {
         Some(m) => Err(m),
         None => Ok(()),
     }

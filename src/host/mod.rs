@@ -3,9 +3,11 @@
 pub mod diagnose;
 mod fds;
 pub mod mountinfo;
+mod socket_inventory;
 pub mod unix_sockets;
 
 pub use fds::{FdKind, InheritedFd};
+pub use socket_inventory::{Inventory as SocketInventory, Unresolved as UnresolvedSocket};
 
 use serde::Serialize;
 
@@ -50,9 +52,8 @@ pub struct HostFacts {
     pub landlock_abi: u32,
     /// Set when the ABI was capped by the test-only switch.
     pub landlock_abi_capped: bool,
-    /// Bound pathname Unix sockets on the host.
-    #[serde(serialize_with = "crate::lossy::paths")]
-    pub unix_sockets: Vec<std::path::PathBuf>,
+    /// Bound pathname Unix sockets on the host, found by inode.
+    pub unix_sockets: SocketInventory,
     /// The descriptors inherited without close-on-exec.
     pub fds: Vec<InheritedFd>,
 }
@@ -84,7 +85,7 @@ pub fn probe() -> Result<HostFacts, String> {
         gid: rustix::process::getgid().as_raw(),
         landlock_abi,
         landlock_abi_capped: cap.is_some(),
-        unix_sockets: unix_sockets::inventory(),
+        unix_sockets: probe_sockets(),
         fds: fds::inventory(),
     })
 }
@@ -103,6 +104,11 @@ fn landlock_abi_cap() -> Result<Option<u32>, String> {
 #[cfg(not(feature = "fault-injection"))]
 fn landlock_abi_cap() -> Result<Option<u32>, String> {
     Ok(None)
+}
+
+/// The host's bound pathname sockets, found by inode.
+pub fn probe_sockets() -> SocketInventory {
+    socket_inventory::inventory(rustix::process::getuid().as_raw())
 }
 
 impl HostFacts {

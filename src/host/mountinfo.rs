@@ -9,6 +9,9 @@ use std::path::PathBuf;
 pub struct MountEntry {
     pub id: u64,
     pub parent: u64,
+    /// The filesystem's device (`major:minor`).
+    pub major: u32,
+    pub minor: u32,
     pub mount_point: PathBuf,
     pub fstype: String,
     pub read_only: bool,
@@ -40,7 +43,12 @@ fn parse_line(line: &[u8]) -> Result<MountEntry, &'static str> {
     let mut next = |what: &'static str| fields.next().ok_or(what);
     let id = number(next("missing mount id")?)?;
     let parent = number(next("missing parent id")?)?;
-    let _devno = next("missing major:minor")?;
+    let devno = next("missing major:minor")?;
+    let (major, minor) = std::str::from_utf8(devno)
+        .ok()
+        .and_then(|d| d.split_once(':'))
+        .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
+        .ok_or("bad major:minor")?;
     let _root = next("missing root")?;
     let mount_point = unescape(next("missing mount point")?)?;
     let options = next("missing mount options")?;
@@ -55,6 +63,8 @@ fn parse_line(line: &[u8]) -> Result<MountEntry, &'static str> {
     let mut entry = MountEntry {
         id,
         parent,
+        major,
+        minor,
         mount_point: PathBuf::from(OsString::from_vec(mount_point)),
         fstype,
         read_only: false,

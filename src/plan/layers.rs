@@ -107,16 +107,30 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
     } else {
         LayerState::Applied(format!("{} git paths read-only", policy.protected.len()))
     };
-    let (masked_sockets, reachable_sockets) = sockets(policy, &host.unix_sockets);
-    let socket_masks = LayerState::Applied(format!(
+    let inv = &host.unix_sockets;
+    let (masked_sockets, reachable_sockets) = sockets(policy, &inv.paths);
+    let counts = format!(
         "{} host sockets masked, {} reachable",
         masked_sockets.len(),
         reachable_sockets.len()
-    ));
+    );
+    let unresolved: Vec<&str> = inv.unresolved.iter().map(|u| u.what.as_str()).collect();
+    let socket_masks = if let Some(why) = &inv.fallback {
+        LayerState::Degraded(format!("{counts}; {why}"))
+    } else if !unresolved.is_empty() {
+        LayerState::Degraded(format!(
+            "{counts}; not found, so not masked: {}",
+            unresolved.join(", ")
+        ))
+    } else {
+        LayerState::Applied(counts)
+    };
     Layers {
         landlock_filesystem,
         landlock_scopes,
-        seccomp: LayerState::Applied("ioctl TIOCSTI and TIOCLINUX fail with EPERM".into()),
+        seccomp: LayerState::Applied(
+            "ioctl TIOCSTI and TIOCLINUX, setuid and setgid mode bits fail with EPERM".into(),
+        ),
         protected_paths,
         socket_masks,
         landlock_abi: if landlock_applies(policy, abi) { abi } else { 0 },
@@ -132,6 +146,28 @@ fn landlock_applies(policy: &Policy, abi: u32) -> bool {
 /// With `--landlock require`, what the kernel cannot give; None when all is
 /// there (or Landlock is not required).
 pub fn missing_required(policy: &Policy, layers: &Layers) -> Option<String> {
+    missing_landlock(policy, layers)
+}
+
+/// A socket of the caller's whose file may be in view but was not found
+/// cannot be masked: the sandbox does not start (fail closed).
+pub fn unmaskable_sockets(host: &HostFacts) -> Option<String> {
+    let own: Vec<&str> = host
+        .unix_sockets
+        .unresolved
+        .iter()
+        .filter(|u| u.own)
+        .map(|u| u.what.as_str())
+        .collect();
+    (!own.is_empty()).then(|| {
+        format!(
+            "cannot mask host sockets whose file was not found: {} (the process that bound them changed directory since, or the file is reachable only through another path); stop that program, or restart it from the directory it binds in",
+            own.join(", ")
+        )
+    })
+}
+
+fn missing_landlock(policy: &Policy, layers: &Layers) -> Option<String> {
     if policy.landlock != LandlockMode::Require {
         return None;
     }

@@ -7,7 +7,9 @@ mod layers;
 mod layout;
 mod step;
 
-pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, assess, landlock_paths, missing_required};
+pub use layers::{
+    LANDLOCK_SCOPE_ABI, LayerState, Layers, assess, landlock_paths, missing_required, unmaskable_sockets,
+};
 pub use layout::{MountOp, layout};
 pub use step::{Flags, IdMap, Namespaces, Role, Step, TreeId};
 

@@ -55,7 +55,7 @@ fn host(api: MountApi) -> HostFacts {
         gid: 100,
         landlock_abi: 7,
         landlock_abi_capped: false,
-        unix_sockets: vec![],
+        unix_sockets: Default::default(),
         fds: vec![],
     }
 }
@@ -495,7 +495,7 @@ fn host_sockets_outside_roots_are_masked() {
         "--allow-socket",
     )];
     let mut h = host(MountApi::New);
-    h.unix_sockets = [
+    h.unix_sockets.paths = [
         "/run/docker.sock",
         "/w/dev.sock",
         "/tmp/.X11-unix/X0",

@@ -231,7 +231,7 @@ pub fn battery(
     let helpers = HostHelpers::start(policy);
     // The inventory must include the test socket made just now.
     let mut host = host.clone();
-    host.unix_sockets = crate::host::unix_sockets::inventory();
+    host.unix_sockets = crate::host::probe_sockets();
     let args = probe_args(policy, &host, &helpers);
     let text = run_in_sandbox(policy, &host, self_command(args.to_args()))?;
     drop(helpers);
