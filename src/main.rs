@@ -157,6 +157,8 @@ struct ProbeCli {
     masked_socket: Option<PathBuf>,
     #[arg(long)]
     protected: Vec<PathBuf>,
+    #[arg(long = "git-dir")]
+    git_dirs: Vec<PathBuf>,
     #[arg(long)]
     scoped: bool,
     #[arg(long)]
@@ -545,6 +547,7 @@ fn probe_cmd(p: ProbeCli) -> ExitCode {
         abstract_name: p.abstract_name,
         masked_socket: p.masked_socket,
         protected: p.protected,
+        git_dirs: p.git_dirs,
         scoped: p.scoped,
     };
     let checks = verify::probe::run(&args);

@@ -51,6 +51,21 @@ fn layout(f: &Fixture, kind: Layout) -> std::path::PathBuf {
     }
 }
 
+/// verify in a git checkout: exit 1, and the only failing check is the
+/// absent-pointer gap (docs/security.md, residual risks).
+#[track_caller]
+fn assert_only_the_known_git_gap(o: &Output, ctx: &str) {
+    let out = stdout(o);
+    assert_eq!(o.status.code(), Some(1), "{ctx}");
+    assert_eq!(out.matches("FAIL").count(), 1, "{ctx}");
+    assert!(
+        out.contains("FAIL git dirs cannot be swapped, git pointers cannot change"),
+        "{ctx}"
+    );
+    assert!(out.contains("commondir could be created"), "{ctx}");
+    assert!(out.contains("Confinement NOT verified: 1 of "), "{ctx}");
+}
+
 fn qwrap_in(f: &Fixture, dir: &Path, args: &[&str]) -> Output {
     f.qwrap(args).current_dir(dir).output().unwrap()
 }
@@ -66,9 +81,16 @@ fn verify_passes_in_every_layout_network_and_tmp() {
                     let o = qwrap_in(&f, &ws, &["verify", "--network", net, "--tmp", tmp]);
                     let out = stdout(&o);
                     let ctx = format!("{who:?} {kind:?} {net} {tmp}\n{out}{}", stderr(&o));
-                    assert_eq!(o.status.code(), Some(0), "{ctx}");
-                    assert!(out.contains("\nConfinement verified ("), "{ctx}");
-                    assert!(!out.contains("FAIL"), "{ctx}");
+                    match kind {
+                        Layout::Plain => {
+                            assert_eq!(o.status.code(), Some(0), "{ctx}");
+                            assert!(out.contains("\nConfinement verified ("), "{ctx}");
+                            assert!(!out.contains("FAIL"), "{ctx}");
+                        }
+                        // In a checkout, the one known gap is reported as the
+                        // failure it is, and nothing else fails.
+                        _ => assert_only_the_known_git_gap(&o, &ctx),
+                    }
                     for name in [
                         "PASS workspace write",
                         "PASS outside write",
@@ -185,7 +207,7 @@ fn inspect_reports_the_boundary() {
         );
         // `sandbox --verify` is verify.
         let o = qwrap_in(&f, &wt, &["sandbox", "--verify"]);
-        assert!(ok(&o).contains("Confinement verified"));
+        assert_only_the_known_git_gap(&o, "sandbox --verify");
     }
 }
 
@@ -300,7 +322,7 @@ fn receipt_is_filled_in() {
         let f = Fixture::new(who);
         let wt = layout(&f, Layout::Linked);
         let o = qwrap_in(&f, &wt, &["receipt"]);
-        let out = ok(&o);
+        let out = stdout(&o);
         let keys: Vec<&str> = out.lines().map(|l| l.split_once(':').unwrap().0).collect();
         assert_eq!(
             keys,
@@ -329,17 +351,18 @@ fn receipt_is_filled_in() {
         for line in [
             "checkout: linked-worktree\n",
             "enforcement_reported: full\n",
-            "builtin_verify: pass\n",
+            // The absent-pointer gap fails verify, so the rollout holds.
+            "builtin_verify: fail\n",
             "worktree_commit_canary: pass\n",
             "outside_write_erofs: pass\n",
-            "result: promote\n",
+            "result: hold\n",
             "owner: \n",
         ] {
             assert!(out.contains(line), "{line:?} missing:\n{out}");
         }
         let v: serde_json::Value =
-            serde_json::from_str(&ok(&qwrap_in(&f, &wt, &["receipt", "--json"]))).unwrap();
-        assert_eq!(v["result"], "promote");
+            serde_json::from_str(&stdout(&qwrap_in(&f, &wt, &["receipt", "--json"]))).unwrap();
+        assert_eq!(v["result"], "hold");
         assert!(v["writable_roots"].as_array().unwrap().len() >= 2);
         // A failing check holds the rollout.
         let o = qwrap_in(&f, &wt, &["receipt", "--ro", "."]);

@@ -2,6 +2,7 @@
 //! same policy and plan as `run`, plus the linked-worktree commit canary.
 
 mod canary;
+mod git_check;
 pub mod probe;
 
 use crate::exec;
@@ -137,6 +138,19 @@ pub fn probe_args(policy: &Policy, host: &HostFacts, helpers: &HostHelpers) -> p
             .map(|(_, path)| path.clone())
             .filter(|p| layers.masked_sockets.contains(p)),
         protected: policy.protected.clone(),
+        // With --allow-git-config the guard is off and nothing is claimed.
+        git_dirs: if policy.settings.allow_git_config.value {
+            Vec::new()
+        } else {
+            policy
+                .git
+                .roots
+                .iter()
+                .chain(&policy.pinned)
+                .filter(|p| p.is_dir())
+                .cloned()
+                .collect()
+        },
         scoped: layers.landlock_scopes.is_applied(),
     }
 }

@@ -29,6 +29,8 @@ pub struct ProbeArgs {
     pub masked_socket: Option<PathBuf>,
     /// Git paths that must be read-only.
     pub protected: Vec<PathBuf>,
+    /// Git dirs that must not be renamed (mount points).
+    pub git_dirs: Vec<PathBuf>,
     /// Whether Landlock scopes signals and abstract sockets.
     pub scoped: bool,
 }
@@ -70,6 +72,10 @@ impl ProbeArgs {
             v.push("--protected".into());
             v.push(p.clone().into());
         }
+        for p in &self.git_dirs {
+            v.push("--git-dir".into());
+            v.push(p.clone().into());
+        }
         if self.scoped {
             v.push("--scoped".into());
         }
@@ -108,6 +114,7 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     ));
     checks.push(masked_socket(a.masked_socket.as_deref()));
     checks.push(protected(&a.protected, &tag));
+    checks.push(super::git_check::check(&a.git_dirs, &tag));
     checks.push(nested_remount());
     checks.push(tiocsti());
     checks
@@ -327,7 +334,7 @@ fn tiocsti_check() -> Check {
     check
 }
 
-fn create(path: &Path) -> Result<(), i32> {
+pub(super) fn create(path: &Path) -> Result<(), i32> {
     rustix::fs::open(
         path,
         OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
@@ -549,6 +556,7 @@ mod tests {
             abstract_name: None,
             masked_socket: None,
             protected: vec![],
+            git_dirs: vec![],
             scoped: false,
         };
         let v: Vec<String> = a
