@@ -79,11 +79,17 @@ pub fn hint(b: &Blocker) -> String {
             "user namespaces are disabled: the sysctl user.max_user_namespaces is {n}; \
              enable them with `sysctl -w user.max_user_namespaces=15000`"
         ),
-        Blocker::AppArmorRestrict => "AppArmor restricts unprivileged user namespaces \
-             (kernel.apparmor_restrict_unprivileged_userns=1); install qwrap's profile: \
-             `sudo install -m 0644 packaging/apparmor/qwrap /etc/apparmor.d/qwrap && \
-             sudo apparmor_parser -r /etc/apparmor.d/qwrap`"
-            .into(),
+        Blocker::AppArmorRestrict => format!(
+            "AppArmor restricts unprivileged user namespaces \
+             (kernel.apparmor_restrict_unprivileged_userns=1); the Debian package installs a \
+             profile; for this binary, install one with \
+             `printf 'abi <abi/4.0>,\\ninclude <tunables/global>\\nprofile qwrap {} flags=(unconfined) {{\\n  userns,\\n}}\\n' \
+             | sudo tee /etc/apparmor.d/qwrap && sudo apparmor_parser -r /etc/apparmor.d/qwrap` \
+             (man qwrap)",
+            std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| "/usr/bin/qwrap".into())
+        ),
         Blocker::Container(rt) => format!(
             "running inside a container ({rt}): its runtime's seccomp or AppArmor profile \
              forbids unshare(2) and mount(2); run qwrap on the host, or give the container \
@@ -187,7 +193,7 @@ mod tests {
     fn hints_name_their_cause() {
         assert!(hint(&Blocker::MaxUserNamespaces(0)).contains("user.max_user_namespaces"));
         assert!(hint(&Blocker::UnprivilegedUsernsClone).contains("unprivileged_userns_clone"));
-        assert!(hint(&Blocker::AppArmorRestrict).contains("packaging/apparmor/qwrap"));
+        assert!(hint(&Blocker::AppArmorRestrict).contains("/etc/apparmor.d/qwrap"));
         assert!(hint(&Blocker::Container("docker".into())).contains("docker"));
     }
 }

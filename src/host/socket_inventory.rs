@@ -10,6 +10,7 @@ use rustix::io::Errno;
 use serde::Serialize;
 use std::collections::{BTreeMap, BTreeSet};
 use std::ffi::OsStr;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -34,6 +35,18 @@ pub struct Inventory {
 }
 
 pub fn inventory(caller_uid: u32) -> Inventory {
+    let first = inventory_once(caller_uid);
+    if first.unresolved.iter().any(|u| u.own) {
+        // A socket whose holder is exiting (its fds closed, the socket not
+        // yet released) and whose file was just removed looks the same for
+        // a moment: look again once before failing closed.
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        return inventory_once(caller_uid);
+    }
+    first
+}
+
+fn inventory_once(caller_uid: u32) -> Inventory {
     match dump() {
         Ok(bound) => resolve(&bound, caller_uid),
         Err(e) => Inventory {
@@ -77,7 +90,7 @@ fn dump() -> Result<Vec<Bound>, Errno> {
 
 fn resolve(bound: &[Bound], caller_uid: u32) -> Inventory {
     let mut inv = Inventory::default();
-    let mut holders: Option<BTreeMap<u32, Vec<u32>>> = None;
+    let mut holders: Option<BTreeMap<u32, Vec<(u32, i32)>>> = None;
     let mut devs: Option<BTreeSet<(u32, u32)>> = None;
     let own_ns = std::fs::read_link("/proc/self/ns/mnt").ok();
     for b in bound {
@@ -94,18 +107,26 @@ fn resolve(bound: &[Bound], caller_uid: u32) -> Inventory {
         let name = Path::new(OsStr::from_bytes(&b.name));
         let mut found = (name.is_absolute() && is_it(name)).then(|| name.to_path_buf());
         if found.is_none() {
-            let pids = holders.get_or_insert_with(socket_holders).get(&b.ino);
-            for pid in pids.into_iter().flatten() {
+            let held = holders.get_or_insert_with(socket_holders).get(&b.ino);
+            for &(pid, fd) in held.into_iter().flatten() {
                 let proc = PathBuf::from(format!("/proc/{pid}"));
                 // Paths a holder in another mount namespace sees are not ours.
                 if std::fs::read_link(proc.join("ns/mnt")).ok() != own_ns {
                     continue;
                 }
-                let Ok(cwd) = std::fs::read_link(proc.join("cwd")) else {
-                    continue;
+                // Beside the holder, where a relative name was bound from.
+                let beside = std::fs::read_link(proc.join("cwd")).map(|cwd| cwd.join(name));
+                // Or asked of the kernel (root: the holder moved on since).
+                let asked = || {
+                    crate::sys::unix_socket_file(pid, fd)
+                        .ok()
+                        .and_then(|f| std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).ok())
                 };
-                let cand = cwd.join(name);
-                if is_it(&cand) {
+                if let Some(cand) = beside
+                    .ok()
+                    .filter(|c| is_it(c))
+                    .or_else(|| asked().filter(|c| is_it(c)))
+                {
                     found = Some(cand);
                     break;
                 }
@@ -130,10 +151,10 @@ fn resolve(bound: &[Bound], caller_uid: u32) -> Inventory {
     inv
 }
 
-/// Socket inode → the pids holding it, from every /proc/PID/fd this
+/// Socket inode → the (pid, fd) holding it, from every /proc/PID/fd this
 /// process may read. Only walked when a name needs it.
-fn socket_holders() -> BTreeMap<u32, Vec<u32>> {
-    let mut map: BTreeMap<u32, Vec<u32>> = BTreeMap::new();
+fn socket_holders() -> BTreeMap<u32, Vec<(u32, i32)>> {
+    let mut map: BTreeMap<u32, Vec<(u32, i32)>> = BTreeMap::new();
     let Ok(procs) = std::fs::read_dir("/proc") else {
         return map;
     };
@@ -153,11 +174,9 @@ fn socket_holders() -> BTreeMap<u32, Vec<u32>> {
                 .and_then(|t| t.strip_prefix("socket:["))
                 .and_then(|t| t.strip_suffix(']'))
                 .and_then(|t| t.parse::<u32>().ok())
+                && let Some(n) = fd.file_name().to_str().and_then(|n| n.parse::<i32>().ok())
             {
-                let v = map.entry(ino).or_default();
-                if !v.contains(&pid) {
-                    v.push(pid);
-                }
+                map.entry(ino).or_default().push((pid, n));
             }
         }
     }
@@ -211,7 +230,16 @@ mod tests {
             &mut line,
         )
         .unwrap();
-        let inv = inventory(rustix::process::getuid().as_raw());
+        // The owner comes with each socket (an unknown owner would count as
+        // the caller's).
+        let uid = rustix::process::getuid().as_raw();
+        let ours = dump()
+            .unwrap()
+            .into_iter()
+            .find(|b| b.name == abs.as_os_str().as_bytes())
+            .unwrap();
+        assert_eq!(ours.uid, Some(uid));
+        let inv = inventory(uid);
         assert!(inv.fallback.is_none(), "{:?}", inv.fallback);
         for p in [abs, nl, base.join("rel.sock")] {
             assert!(inv.paths.contains(&p), "{p:?} not in {:?}", inv.paths);

@@ -69,7 +69,7 @@ pub const NLMSG_ERROR: u16 = 2;
 pub const SOCK_DIAG_BY_FAMILY: u16 = 20;
 const UNIX_DIAG_NAME: u16 = 0;
 const UNIX_DIAG_VFS: u16 = 1;
-const UNIX_DIAG_UID: u16 = 9;
+const UNIX_DIAG_UID: u16 = 7;
 /// UDIAG_SHOW_NAME | UDIAG_SHOW_VFS | UDIAG_SHOW_UID.
 pub const UDIAG_SHOW: u32 = 0x1 | 0x2 | 0x40;
 
@@ -243,7 +243,7 @@ garbage
             &[
                 attr(0, b"rel\nname.sock"),
                 attr(1, &vfs),
-                attr(9, &1000u32.to_ne_bytes()),
+                attr(7, &1000u32.to_ne_bytes()),
             ],
         );
         buf.extend(msg(6, &[attr(0, b"\0abstract")]));

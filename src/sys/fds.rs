@@ -70,3 +70,27 @@ fn mark_listed_cloexec() -> Result<(), Errno> {
     }
     Ok(())
 }
+
+/// The file a Unix socket held by another process is bound to, as an O_PATH
+/// fd: the socket is copied from `pid`'s fd `fd` (pidfd_getfd, Linux ≥ 5.6,
+/// ptrace rights over `pid`) and asked with SIOCUNIXFILE (CAP_NET_ADMIN in
+/// its network namespace). In practice: when qwrap runs as root.
+pub fn unix_socket_file(pid: u32, fd: i32) -> Result<OwnedFd, Errno> {
+    use rustix::fd::FromRawFd;
+    const SIOCUNIXFILE: libc::c_ulong = 0x89E0;
+    let syscall_fd = |ret: libc::c_long| -> Result<OwnedFd, Errno> {
+        if ret < 0 {
+            return Err(Errno::from_raw_os_error(last_errno()));
+        }
+        // SAFETY: the kernel just returned this new descriptor to us and
+        // nothing else owns it.
+        Ok(unsafe { OwnedFd::from_raw_fd(ret as i32) })
+    };
+    // SAFETY: pidfd_open takes a pid and flags, no pointers.
+    let pidfd = syscall_fd(unsafe { libc::syscall(libc::SYS_pidfd_open, pid as libc::c_int, 0) })?;
+    // SAFETY: pidfd_getfd takes our pidfd, a number in the other process's
+    // table and flags, no pointers.
+    let sock = syscall_fd(unsafe { libc::syscall(libc::SYS_pidfd_getfd, pidfd.as_raw_fd(), fd, 0) })?;
+    // SAFETY: SIOCUNIXFILE takes no argument and returns a new fd.
+    syscall_fd(unsafe { libc::ioctl(sock.as_raw_fd(), SIOCUNIXFILE, 0) } as libc::c_long)
+}

@@ -3,7 +3,7 @@
 
 mod fds;
 
-pub use fds::{close_others_at_exec, dup_onto, with_inherited_fd};
+pub use fds::{close_others_at_exec, dup_onto, unix_socket_file, with_inherited_fd};
 
 use rustix::fd::{AsRawFd, BorrowedFd};
 use rustix::io::Errno;
