@@ -1,4 +1,4 @@
-# qwrap — build, test, lint, static build, install.
+# qwrap — build, test, lint, static build, install, Debian package.
 
 CARGO  ?= cargo
 TARGET ?= x86_64-unknown-linux-gnu
@@ -6,7 +6,11 @@ PREFIX ?= /usr/local
 STATIC_RUSTFLAGS := -C target-feature=+crt-static -C relocation-model=static
 STATIC_BIN := target/$(TARGET)/release/qwrap
 
-.PHONY: build test lint static install smoke clean bench fuzz fuzz-smoke
+# What `make install` installs: the binary `make` or `make static` built.
+BIN ?= $(firstword $(wildcard $(STATIC_BIN) target/release/qwrap))
+GENERATED = $(dir $(BIN))qwrap-generated
+
+.PHONY: build test lint static install install-test smoke clean bench fuzz fuzz-smoke deb deb-test
 
 build:
 	$(CARGO) build --release
@@ -30,8 +34,27 @@ static:
 smoke: static
 	sh scripts/smoke.sh $(STATIC_BIN)
 
-install: build
-	install -D -m 0755 target/release/qwrap $(DESTDIR)$(PREFIX)/bin/qwrap
+# Installs what `make` (or `make static`) built; it builds nothing, so
+# `sudo make install` needs no cargo in root's PATH. The binary, man pages,
+# bash/zsh/fish completions, the docs, and the AppArmor profile for the
+# installed path (loaded when AppArmor is on).
+install:
+	@test -n "$(BIN)" -a -x "$(BIN)" || { echo "nothing built: run make (or make static) first" >&2; exit 1; }
+	@test -d "$(GENERATED)/man" || { echo "no generated man pages beside $(BIN): rebuild with make" >&2; exit 1; }
+	sh scripts/install.sh "$(BIN)" "$(GENERATED)" "$(DESTDIR)" "$(PREFIX)"
+
+# Installs into a scratch DESTDIR and checks man, completions and the binary.
+install-test: build
+	sh scripts/install-test.sh
+
+# A Debian package of the static binary: target/deb/qwrap_VERSION_ARCH.deb.
+deb: static
+	sh scripts/deb.sh $(STATIC_BIN)
+
+# Installs the package with dpkg into a scratch root and runs qwrap verify
+# from there, as root and as nobody.
+deb-test: deb
+	sh scripts/deb-test.sh
 
 clean:
 	$(CARGO) clean

@@ -1,11 +1,62 @@
 //! Embeds the commit qwrap is built from (for `qwrap receipt`; a packager may
-//! set QWRAP_RELEASE_COMMIT; outside a git checkout it is "unknown"), and
-//! compiles the seccomp filter to BPF once, so that start-up does not.
+//! set QWRAP_RELEASE_COMMIT; outside a git checkout it is "unknown"),
+//! compiles the seccomp filter to BPF once, so that start-up does not, and
+//! writes the man pages and shell completions from the clap definitions in
+//! src/cli.rs into OUT_DIR (`make install` and `make deb` take them from
+//! there, through the link target/<profile>/qwrap-generated).
 
 use std::process::Command;
 
 #[path = "src/exec/seccomp_filter.rs"]
 mod seccomp_filter;
+
+#[allow(dead_code)]
+#[path = "src/cli.rs"]
+mod cli;
+
+/// qwrap(1), qwrap-SUBCOMMAND(1) for each visible subcommand, and the
+/// bash, zsh and fish completions.
+fn man_pages_and_completions() {
+    use clap::CommandFactory;
+    use clap_complete::Shell;
+    println!("cargo:rerun-if-changed=src/cli.rs");
+    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
+    let man = out.join("man");
+    let completions = out.join("completions");
+    for d in [&man, &completions] {
+        std::fs::create_dir_all(d).expect("OUT_DIR is writable");
+    }
+    let cmd = cli::Cli::command().version(env!("CARGO_PKG_VERSION"));
+    let mut page = Vec::new();
+    clap_mangen::Man::new(cmd.clone())
+        .render(&mut page)
+        .expect("man page renders");
+    std::fs::write(man.join("qwrap.1"), page).expect("OUT_DIR is writable");
+    for sub in cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "bwrap")
+    {
+        let name = format!("qwrap-{}", sub.get_name());
+        // clap takes 'static names; a build script may leak a few.
+        let leaked: &'static str = Box::leak(name.clone().into_boxed_str());
+        let sub = sub.clone().name(leaked).version(env!("CARGO_PKG_VERSION"));
+        let mut page = Vec::new();
+        clap_mangen::Man::new(sub)
+            .render(&mut page)
+            .expect("man page renders");
+        std::fs::write(man.join(format!("{name}.1")), page).expect("OUT_DIR is writable");
+    }
+    for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
+        let mut c = cmd.clone();
+        clap_complete::generate_to(shell, &mut c, "qwrap", &completions).expect("completions render");
+    }
+    // Where the Makefile finds them: target/<profile>/qwrap-generated.
+    if let Some(profile_dir) = out.ancestors().nth(3) {
+        let link = profile_dir.join("qwrap-generated");
+        let _ = std::fs::remove_file(&link);
+        let _ = std::os::unix::fs::symlink(&out, &link);
+    }
+}
 
 fn seccomp_program() {
     println!("cargo:rerun-if-changed=src/exec/seccomp_filter.rs");
@@ -37,6 +88,7 @@ fn seccomp_program() {
 
 fn main() {
     seccomp_program();
+    man_pages_and_completions();
     println!("cargo:rerun-if-env-changed=QWRAP_RELEASE_COMMIT");
     let commit = std::env::var("QWRAP_RELEASE_COMMIT")
         .ok()

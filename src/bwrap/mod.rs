@@ -67,7 +67,7 @@ fn usage() -> String {
     format!(
         "usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]\n\n\
          qwrap {}: bubblewrap {BWRAP_VERSION}'s command line on qwrap's engine.\n\
-         See docs/bwrap-compat.md for every option: supported, refused or differing.\n",
+         man qwrap-bwrap; every option, supported, refused or differing: /usr/share/doc/qwrap/bwrap-compat.md\n",
         crate::VERSION
     )
 }

@@ -1,0 +1,210 @@
+// qwrap's command line as clap definitions, and nothing else: main.rs parses
+// with it, and build.rs includes this file with `#[path]` to generate the man
+// pages and shell completions, so it may use only clap and std.
+
+use clap::{Args, Parser, Subcommand};
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+pub const RUN_ABOUT: &str = "Run CMD in a sandbox: the host read-only, the writable roots writable";
+
+/// Shown under every command's help.
+pub const ENVIRONMENT: &str = "\
+Environment:
+  QWRAP_NETWORK, QWRAP_TMP, QWRAP_LANDLOCK   default --network, --tmp, --landlock
+  QWRAP_INCLUDE, QWRAP_ALLOW_SOCKET          extra roots and sockets, ':'-separated
+  QWRAP_PROFILE                              profiles, ','-separated
+  QWRAP_SYSTEM_CONFIG                        the system config (default /etc/qwrap/config.toml)
+  QWRAP_MOUNT_API=legacy                     use mount(2) instead of the new mount API
+  QWRAP_TRACE=1 | time                       print each setup step, or its time
+Config: ~/.config/qwrap/config.toml, /etc/qwrap/config.toml (man 5 qwrap.toml).";
+
+const AFTER_HELP: &str = "\
+As bwrap: `qwrap bwrap ARGS…`, or qwrap installed under the name `bwrap`, takes
+bubblewrap's command line (man qwrap-bwrap).
+
+Examples (cd into your project first: the workspace is the current directory):
+  qwrap run -- sh                     a shell in a sandbox of the current directory
+  qwrap run --network closed -- make  no network but loopback
+  qwrap plan -- true                  the setup steps, one syscall per line
+  qwrap verify                        prove the boundary from inside";
+
+#[derive(Parser)]
+#[command(
+    name = "qwrap",
+    version,
+    about = "Run a command behind a read-only view of the host",
+    after_help = AFTER_HELP,
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    #[command(about = RUN_ABOUT, after_help = ENVIRONMENT)]
+    Run(SandboxArgs),
+    /// Print the setup steps `run` would execute, one syscall per line.
+    #[command(after_help = ENVIRONMENT)]
+    Plan {
+        #[command(flatten)]
+        sandbox: SandboxArgs,
+        /// Print the plan as JSON (docs: plan-json.md).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Report the sandbox's boundary (alias: sandbox); Enforcement is full
+    /// only when a probe sandbox with this exact policy started.
+    #[command(alias = "sandbox", after_help = ENVIRONMENT)]
+    Inspect {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+        /// Run the verify battery instead (as `qwrap verify`).
+        #[arg(long)]
+        verify: bool,
+    },
+    /// Prove the boundary from inside a real sandbox with this policy.
+    #[command(after_help = ENVIRONMENT)]
+    Verify {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Print the checks as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print the filled-in rollout receipt (runs inspect and verify).
+    #[command(after_help = ENVIRONMENT)]
+    Receipt {
+        #[command(flatten)]
+        policy: PolicyArgs,
+        /// Print the receipt as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Take bubblewrap's command line (as when installed under the name
+    /// bwrap).
+    #[command(disable_help_flag = true)]
+    Bwrap {
+        /// bubblewrap's options and the command.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
+        args: Vec<OsString>,
+    },
+    /// The in-sandbox probe that verify re-executes (internal).
+    #[command(name = "__probe", hide = true)]
+    Probe(ProbeCli),
+}
+
+/// What the sandbox is: the options run, plan, inspect, verify and receipt
+/// share.
+#[derive(Args, Clone, Debug, Default, PartialEq)]
+pub struct PolicyArgs {
+    /// The writable workspace (default: the current directory).
+    #[arg(long, value_name = "DIR")]
+    pub workspace: Option<PathBuf>,
+    /// Another writable root (repeatable); refused inside $HOME unless a
+    /// built-in root covers it.
+    #[arg(long, alias = "bind", value_name = "DIR")]
+    pub include: Vec<PathBuf>,
+    /// A path inside a writable root made read-only again (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub ro: Vec<PathBuf>,
+    /// A named set of extra roots (repeatable): e.g. qwen.
+    #[arg(long, value_name = "NAME")]
+    pub profile: Vec<String>,
+    /// open: the host's network; closed: a private network with only lo
+    /// [default: open].
+    #[arg(long, value_name = "MODE")]
+    pub network: Option<String>,
+    /// private: a fresh tmpfs on /tmp; host: the host's $TMPDIR is writable
+    /// [default: private].
+    #[arg(long, value_name = "MODE")]
+    pub tmp: Option<String>,
+    /// require: fail unless every Landlock layer applies; best-effort: apply
+    /// what the kernel offers; off [default: best-effort].
+    #[arg(long, value_name = "MODE")]
+    pub landlock: Option<String>,
+    /// Leave git hooks, config and pointer files in writable roots writable.
+    #[arg(long)]
+    pub allow_git_config: bool,
+    /// Leave this host Unix socket reachable (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub allow_socket: Vec<PathBuf>,
+}
+
+/// How the command runs: only where a command runs (run, plan).
+#[derive(Args, Clone, Debug, Default, PartialEq)]
+pub struct ExecArgs {
+    /// Detach CMD from the controlling terminal.
+    #[arg(long)]
+    pub new_session: bool,
+    /// Let CMD outlive the process that started qwrap.
+    #[arg(long)]
+    pub no_die_with_parent: bool,
+    /// Set an environment variable inside (repeatable).
+    #[arg(long, num_args = 2, value_names = ["KEY", "VALUE"])]
+    pub setenv: Vec<OsString>,
+    /// Remove an environment variable inside (repeatable).
+    #[arg(long, value_name = "KEY")]
+    pub unsetenv: Vec<OsString>,
+    /// Pass inherited descriptor N (3 and up) to CMD whatever it is
+    /// (repeatable); by default only pipes and connected sockets pass.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(3..))]
+    pub keep_fd: Vec<i32>,
+}
+
+#[derive(Args, Debug, PartialEq)]
+pub struct SandboxArgs {
+    #[command(flatten)]
+    pub policy: PolicyArgs,
+    #[command(flatten)]
+    pub exec: ExecArgs,
+    /// The command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "CMD")]
+    pub command: Vec<OsString>,
+}
+
+#[derive(Args)]
+pub struct ProbeCli {
+    #[arg(long)]
+    pub noop: bool,
+    #[arg(long)]
+    pub workspace: Option<PathBuf>,
+    #[arg(long)]
+    pub outside: Option<PathBuf>,
+    #[arg(long)]
+    pub home: Option<PathBuf>,
+    #[arg(long, default_value = "")]
+    pub host_pidns: String,
+    #[arg(long)]
+    pub closed_network: bool,
+    #[arg(long)]
+    pub host_has_nonlo: bool,
+    #[arg(long)]
+    pub host_pid: Option<u32>,
+    #[arg(long = "abstract")]
+    pub abstract_name: Option<String>,
+    #[arg(long)]
+    pub masked_socket: Option<PathBuf>,
+    #[arg(long)]
+    pub protected: Vec<PathBuf>,
+    #[arg(long = "git-dir")]
+    pub git_dirs: Vec<PathBuf>,
+    #[arg(long)]
+    pub scoped: bool,
+    #[arg(long)]
+    pub nested_remount: bool,
+    #[arg(long)]
+    pub tiocsti: bool,
+}
+
+/// clap's parser for `run` alone.
+pub fn run_command() -> clap::Command {
+    use clap::Args as _;
+    SandboxArgs::augment_args(clap::Command::new("run").bin_name("qwrap run"))
+        .about(RUN_ABOUT)
+        .after_help(ENVIRONMENT)
+}
