@@ -21,7 +21,7 @@ profile=$root/share/qwrap/apparmor/qwrap
 mkdir -p "$(dirname "$profile")"
 sed "s|@QWRAP_BIN@|$prefix/bin/qwrap|" packaging/apparmor/qwrap > "$profile"
 chmod 0644 "$profile"
-if [ -z "$dest" ] && [ -d /etc/apparmor.d ]; then
+if [ -z "$dest" ] && [ -d /etc/apparmor.d ] && [ -w /etc/apparmor.d ]; then
     install -m 0644 "$profile" /etc/apparmor.d/qwrap
     if command -v apparmor_parser >/dev/null && [ -d /sys/kernel/security/apparmor ]; then
         apparmor_parser -r /etc/apparmor.d/qwrap || echo "install: could not load /etc/apparmor.d/qwrap" >&2

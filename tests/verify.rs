@@ -356,7 +356,7 @@ fn receipt_is_filled_in() {
             "worktree_commit_canary: pass\n",
             "outside_write_erofs: pass\n",
             "result: hold\n",
-            "owner: \n",
+            "owner: (to fill in: who approves this rollout)\n",
         ] {
             assert!(out.contains(line), "{line:?} missing:\n{out}");
         }

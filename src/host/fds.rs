@@ -8,7 +8,9 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum FdKind {
-    /// A terminal or another character device (/dev/null…).
+    /// A terminal.
+    Terminal,
+    /// Another character device (/dev/null…).
     CharDevice,
     BlockDevice,
     Directory,
@@ -28,6 +30,7 @@ pub enum FdKind {
 impl std::fmt::Display for FdKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
+            Self::Terminal => "terminal",
             Self::CharDevice => "character device",
             Self::BlockDevice => "block device",
             Self::Directory => "directory",
@@ -72,6 +75,7 @@ fn inspect(fd: i32) -> Option<InheritedFd> {
         }
         let st = rustix::fs::fstat(b).ok()?;
         Some(match FileType::from_raw_mode(st.st_mode) {
+            FileType::CharacterDevice if rustix::termios::isatty(b) => FdKind::Terminal,
             FileType::CharacterDevice => FdKind::CharDevice,
             FileType::BlockDevice => FdKind::BlockDevice,
             FileType::Directory => FdKind::Directory,

@@ -150,6 +150,8 @@ pub fn inside_qwrap() -> bool {
                 .collect()
         })
         .unwrap_or_default();
+    // /dev/console is there when the caller had a terminal.
+    dev.retain(|e| e != "console");
     dev.sort();
     dev == crate::plan::dev_entries()
 }

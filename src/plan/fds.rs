@@ -9,7 +9,9 @@
 //!   through a read-only bind of its own path (I/O works, metadata changes
 //!   fail with EROFS); a directory, block device, anonymous inode or
 //!   unconnected socket is replaced by /dev/null, opened the same way;
-//!   files, pipes and connected sockets stay.
+//!   files, pipes and connected sockets stay. The terminal is also shown,
+//!   read-only, at /dev/console (as bubblewrap does), where ttyname(3)
+//!   finds it: the sandbox's own /dev/pts holds none of the host's.
 //! - fds 3 and up: pipes and connected stream sockets (a jobserver, an IPC
 //!   channel) stay; everything else is closed at exec, unless `--keep-fd`.
 
@@ -27,6 +29,9 @@ pub struct FdPlan {
     pub keep: Vec<i32>,
     /// fds from 3 up closed at exec, with what they were.
     pub closed: Vec<(i32, String)>,
+    /// The caller's terminal (on fds 0-2), shown read-only at /dev/console
+    /// so that ttyname(3) finds it inside.
+    pub console: Option<PathBuf>,
 }
 
 pub fn plan(fds: &[InheritedFd], keep_fds: &[i32]) -> FdPlan {
@@ -48,9 +53,12 @@ pub fn plan(fds: &[InheritedFd], keep_fds: &[i32]) -> FdPlan {
             continue;
         }
         let via = match f.kind {
-            FdKind::CharDevice if f.target.is_absolute() => f.target.clone(),
+            FdKind::Terminal | FdKind::CharDevice if f.target.is_absolute() => f.target.clone(),
             _ => null.clone(),
         };
+        if f.kind == FdKind::Terminal && via != null && p.console.is_none() {
+            p.console = Some(via.clone());
+        }
         if !p.binds.contains(&via) {
             p.binds.push(via.clone());
         }
@@ -74,8 +82,8 @@ mod tests {
     #[test]
     fn terminals_reopen_read_only_and_directories_close() {
         let fds = [
-            fd(0, FdKind::CharDevice, "/dev/pts/3"),
-            fd(1, FdKind::CharDevice, "/dev/pts/3"),
+            fd(0, FdKind::Terminal, "/dev/pts/3"),
+            fd(1, FdKind::Terminal, "/dev/pts/3"),
             fd(2, FdKind::Directory, "/home/u"),
             fd(3, FdKind::Directory, "/home/u"),
             fd(4, FdKind::Pipe, "pipe:[1]"),
@@ -99,6 +107,7 @@ mod tests {
             ]
         );
         assert_eq!(p.keep, vec![4, 5, 9]);
+        assert_eq!(p.console, Some(PathBuf::from("/dev/pts/3")));
         assert_eq!(p.closed.iter().map(|c| c.0).collect::<Vec<_>>(), vec![3, 6, 7, 8]);
         assert!(p.closed[0].1.contains("directory /home/u"));
     }

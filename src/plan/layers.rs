@@ -58,6 +58,8 @@ pub struct Layers {
     /// were allowed by name.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub reachable_sockets: Vec<PathBuf>,
+    /// The caller's variables that name a masked socket: unset inside.
+    pub masked_variables: Vec<String>,
 }
 
 /// Assesses the layers for a policy on a host.
@@ -134,6 +136,12 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
         protected_paths,
         socket_masks,
         landlock_abi: if landlock_applies(policy, abi) { abi } else { 0 },
+        masked_variables: policy
+            .socket_vars
+            .iter()
+            .filter(|(_, p)| masked_sockets.contains(p))
+            .map(|(v, _)| v.clone())
+            .collect(),
         masked_sockets,
         reachable_sockets,
     }

@@ -24,6 +24,8 @@ pub enum MountOp {
     Tmpfs { path: PathBuf, mode: u32 },
     /// /dev/null over a host Unix socket.
     Mask(PathBuf),
+    /// The caller's terminal (a host path), read-only at /dev/console.
+    Console(PathBuf),
 }
 
 impl MountOp {
@@ -36,6 +38,7 @@ impl MountOp {
             | MountOp::Dev(p)
             | MountOp::Mask(p) => p,
             MountOp::Tmpfs { path, .. } => path,
+            MountOp::Console(_) => Path::new("/dev/console"),
         }
     }
 
@@ -49,6 +52,7 @@ impl MountOp {
             MountOp::HostRoot => Role::HostRoot,
             MountOp::ReadOnly(_) | MountOp::HostReadOnly(_) => Role::ReadOnlyPath,
             MountOp::Mask(_) => Role::SocketMask,
+            MountOp::Console(_) => Role::Device,
             _ => Role::WritableRoot,
         }
     }
@@ -57,8 +61,9 @@ impl MountOp {
 /// The layout for a policy: host root, /dev, private /tmp, writable roots,
 /// read-only paths, socket masks; then a stable sort by depth puts parents
 /// first.
-pub fn layout(policy: &Policy, masks: &[PathBuf]) -> Vec<MountOp> {
+pub fn layout(policy: &Policy, masks: &[PathBuf], console: Option<&Path>) -> Vec<MountOp> {
     let mut ops = vec![MountOp::HostRoot, MountOp::Dev(PathBuf::from("/dev"))];
+    ops.extend(console.map(|c| MountOp::Console(c.to_path_buf())));
     if policy.tmp == TmpMode::Private {
         let tmp = Path::new("/tmp");
         ops.push(MountOp::Tmpfs {

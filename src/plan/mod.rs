@@ -113,7 +113,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
         b.push(Step::ReopenFd { fd, path });
     }
 
-    let ops = layout(policy, &layers.masked_sockets);
+    let ops = layout(policy, &layers.masked_sockets, fds.console.as_deref());
     match host.mount_api {
         MountApi::New => b.mounts_new_api(&ops),
         MountApi::Legacy => {
@@ -146,10 +146,16 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
             die_with_parent: policy.die_with_parent,
         });
     }
+    let mut env = policy.env.clone();
+    for v in &layers.masked_variables {
+        if !env.unset.iter().any(|u| u == v.as_str()) && !env.set.iter().any(|(k, _)| k == v.as_str()) {
+            env.unset.push(v.into());
+        }
+    }
     b.push(Step::Exec {
         argv: policy.command.clone(),
         argv0: None,
-        env: policy.env.clone(),
+        env,
     });
     Plan {
         mount_api: host.mount_api,
@@ -248,6 +254,19 @@ impl Builder {
                     })
                     .collect(),
                 MountOp::Mask(_) => vec![self.clone_tree(Role::SocketMask, Path::new("/dev/null"), false)],
+                MountOp::Console(tty) => {
+                    let t = self.clone_tree(Role::Device, tty, false);
+                    self.push(Step::SetTreeAttr {
+                        tree: t,
+                        set: Flags {
+                            rdonly: true,
+                            nosuid: true,
+                            ..Flags::NONE
+                        },
+                        private: false,
+                    });
+                    vec![t]
+                }
             };
             trees.push(tree);
         }
@@ -266,7 +285,11 @@ impl Builder {
             self.make_mount_point(ops, i, &root);
             match op {
                 MountOp::HostRoot => {}
-                MountOp::Writable(_) | MountOp::ReadOnly(_) | MountOp::HostReadOnly(_) | MountOp::Mask(_) => {
+                MountOp::Writable(_)
+                | MountOp::ReadOnly(_)
+                | MountOp::HostReadOnly(_)
+                | MountOp::Mask(_)
+                | MountOp::Console(_) => {
                     let role = op.role();
                     self.push(Step::AttachTree {
                         tree: trees[i][0],
@@ -351,6 +374,18 @@ impl Builder {
                         recursive: true,
                     });
                     self.push(Step::MakeTreePrivate { target });
+                }
+                MountOp::Console(tty) => {
+                    self.push(Step::BindMount {
+                        role: Role::Device,
+                        source: under(&old_root, tty),
+                        target: target.clone(),
+                        recursive: false,
+                    });
+                    self.push(Step::RemountTreeReadOnly {
+                        target,
+                        table: under(&old_root, Path::new("/proc/self/mountinfo")),
+                    });
                 }
                 MountOp::Mask(_) => self.push(Step::BindMount {
                     role: Role::SocketMask,
@@ -487,9 +522,16 @@ impl Builder {
         }
         let mut dir = under(root, parent.path());
         let rel = path.strip_prefix(parent.path()).unwrap_or(path);
-        for comp in rel.components() {
+        let n = rel.components().count();
+        for (k, comp) in rel.components().enumerate() {
             dir.push(comp);
-            if self.made.insert(dir.clone()) {
+            if !self.made.insert(dir.clone()) {
+                continue;
+            }
+            // The terminal is a file: its mount point is an empty file.
+            if k + 1 == n && matches!(ops[i], MountOp::Console(_)) {
+                self.push(Step::CreateFile { path: dir.clone() });
+            } else {
                 self.push(Step::Mkdir {
                     path: dir.clone(),
                     mode: 0o755,

@@ -41,6 +41,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         create_before: vec![],
         pinned: vec![],
         keep_fds: vec![],
+        socket_vars: vec![],
         allowed_sockets: vec![],
         env: EnvRules::build(tmp, &[], &[]),
         command: vec![OsString::from("true")],

@@ -244,12 +244,19 @@ pub struct Policy {
     pub env: EnvRules,
     /// Inherited descriptors kept whatever they are (`--keep-fd`).
     pub keep_fds: Vec<i32>,
+    /// Variables of the caller's that name a host socket (`SSH_AUTH_SOCK`):
+    /// where the socket is masked, the variable is unset inside.
+    #[serde(skip)]
+    pub socket_vars: Vec<(String, PathBuf)>,
     pub settings: Settings,
     #[serde(serialize_with = "crate::lossy::opt_path")]
     pub home: Option<PathBuf>,
     #[serde(skip)]
     pub command: Vec<OsString>,
 }
+
+/// Variables that name a host socket by path; unset inside when it is masked.
+pub const SOCKET_VARIABLES: [&str; 1] = ["SSH_AUTH_SOCK"];
 
 /// Why a request cannot become a policy.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -528,6 +535,15 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         allowed_sockets,
         env: EnvRules::build(s.tmp.value, &req.setenv, &req.unsetenv),
         keep_fds: req.keep_fds.clone(),
+        socket_vars: SOCKET_VARIABLES
+            .iter()
+            .filter_map(|v| {
+                Some((
+                    v.to_string(),
+                    canonical_or_self(&absolutize(Path::new(&caller.var(v)?), &caller.cwd)),
+                ))
+            })
+            .collect(),
         settings: s.clone(),
         home,
         command: req.command.clone(),

@@ -417,6 +417,27 @@ mod tests {
         }
     }
 
+    /// The shipped example config parses and, its values being the
+    /// defaults, changes nothing.
+    #[test]
+    fn the_example_config_is_the_defaults() {
+        let text = include_str!("../../config.example.toml");
+        let s = Settings::load(
+            &CliSettings::default(),
+            &no_env,
+            &[cfg("/etc/qwrap/config.toml", text)],
+        )
+        .unwrap();
+        let d = Settings::load(&CliSettings::default(), &no_env, &[]).unwrap();
+        assert_eq!(s.network.value, d.network.value);
+        assert_eq!(s.tmp.value, d.tmp.value);
+        assert_eq!(s.landlock.value, d.landlock.value);
+        assert_eq!(s.die_with_parent.value, d.die_with_parent.value);
+        assert_eq!(s.new_session.value, d.new_session.value);
+        assert_eq!(s.allow_git_config.value, d.allow_git_config.value);
+        assert!(s.include.is_empty() && s.read_only.is_empty() && s.allow_socket.is_empty());
+    }
+
     #[test]
     fn defaults() {
         let s = Settings::load(&CliSettings::default(), &no_env, &[]).unwrap();

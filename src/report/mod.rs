@@ -184,6 +184,12 @@ impl Inspect {
             source: i.source.clone(),
         }));
         let layers = crate::plan::assess(policy, host);
+        let mut notes = notes;
+        for v in &layers.masked_variables {
+            notes.push(format!(
+                "${v} names a masked host socket: it is unset inside; --allow-socket \"${v}\" keeps the socket and the variable"
+            ));
+        }
         Inspect {
             backend: Backend::this(),
             enforcement,

@@ -32,6 +32,8 @@ pub struct Receipt {
     pub device_or_gui_exceptions: String,
     pub result: String,
     pub owner: String,
+    /// How many host sockets the sandbox masks (for the text's guidance).
+    pub masked_sockets: usize,
 }
 
 fn outcome_word(o: Option<Outcome>) -> &'static str {
@@ -127,6 +129,7 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
             .into(),
         result: if promote { "promote" } else { "hold" }.into(),
         owner: String::new(),
+        masked_sockets: inspect.layers.masked_sockets.len(),
     }
 }
 
@@ -142,6 +145,15 @@ impl Receipt {
                     a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(", ")
                 }
                 other => other.to_string(),
+            };
+            // What to write where the tool cannot know.
+            let value = match (key, value.is_empty()) {
+                ("owner", true) => "(to fill in: who approves this rollout)".into(),
+                ("required_host_sockets", true) => format!(
+                    "none ({} host sockets masked; keep one the agent needs with --allow-socket PATH)",
+                    self.masked_sockets
+                ),
+                _ => value,
             };
             let _ = writeln!(o, "{key}: {value}");
         }
