@@ -133,6 +133,17 @@ pub struct PolicyArgs {
     /// Leave this host Unix socket reachable (repeatable).
     #[arg(long, value_name = "PATH")]
     pub allow_socket: Vec<PathBuf>,
+    /// Make this path unreadable inside, besides the default hidden set of
+    /// credential stores (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub hide: Vec<PathBuf>,
+    /// Take this path out of the default hidden set (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub show: Vec<PathBuf>,
+    /// Keep this secret-looking variable (e.g. OPENAI_API_KEY; `*` for all)
+    /// in the command's environment (repeatable).
+    #[arg(long, value_name = "NAME")]
+    pub keep_env: Vec<String>,
 }
 
 /// How the command runs: only where a command runs (run, plan).
@@ -193,6 +204,8 @@ pub struct ProbeCli {
     pub protected: Vec<PathBuf>,
     #[arg(long = "git-dir")]
     pub git_dirs: Vec<PathBuf>,
+    #[arg(long)]
+    pub hidden: Vec<PathBuf>,
     #[arg(long)]
     pub scoped: bool,
     #[arg(long)]

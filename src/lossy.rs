@@ -32,3 +32,7 @@ pub fn sourced_paths<S: Serializer>(v: &[Sourced<PathBuf>], s: S) -> Result<S::O
     }
     seq.end()
 }
+
+pub fn os_strings<S: Serializer>(v: &[std::ffi::OsString], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|x| x.to_string_lossy()))
+}

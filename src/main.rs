@@ -185,6 +185,9 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             include: a.include.clone(),
             read_only: a.ro.clone(),
             profile: a.profile.clone(),
+            hide: a.hide.clone(),
+            show: a.show.clone(),
+            keep_env: a.keep_env.clone(),
         },
         workspace: a.workspace.clone(),
         setenv: x
@@ -364,6 +367,7 @@ fn probe_cmd(p: ProbeCli) -> ExitCode {
         masked_socket: p.masked_socket,
         protected: p.protected,
         git_dirs: p.git_dirs,
+        hidden: p.hidden,
         scoped: p.scoped,
     };
     let checks = verify::probe::run(&args);

@@ -344,6 +344,9 @@ fn receipt_is_filled_in() {
                 "outside_write_erofs",
                 "required_host_sockets",
                 "device_or_gui_exceptions",
+                "view",
+                "hidden_paths",
+                "removed_variables",
                 "result",
                 "owner"
             ]

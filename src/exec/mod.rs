@@ -3,6 +3,7 @@
 //! runs, and the command runs only as the last step.
 
 mod error;
+mod hidden;
 mod landlock;
 mod monitor;
 mod seccomp;
@@ -330,6 +331,10 @@ impl Executor {
                 detail: Some(detail),
             })?,
             Step::ReopenFd { fd, path } => reopen_fd(*fd, path)?,
+            Step::MakeHiddenSource { tree } => self.trees[*tree] = Some(hidden::make_source()?),
+            Step::AttachHidden { source, dir, target } => {
+                hidden::attach(self.tree(*source)?.as_fd(), *dir, target)?
+            }
             Step::SealFds { keep, .. } => sys::close_others_at_exec(keep)?,
             Step::NewSession { die_with_parent } => new_session(*die_with_parent)?,
             Step::DieWithParent => {

@@ -26,6 +26,9 @@ pub enum MountOp {
     Mask(PathBuf),
     /// The caller's terminal (a host path), read-only at /dev/console.
     Console(PathBuf),
+    /// An empty, mode-0000, read-only directory (`dir`) or file over a
+    /// hidden path.
+    Hidden { path: PathBuf, dir: bool },
 }
 
 impl MountOp {
@@ -39,6 +42,7 @@ impl MountOp {
             | MountOp::Mask(p) => p,
             MountOp::Tmpfs { path, .. } => path,
             MountOp::Console(_) => Path::new("/dev/console"),
+            MountOp::Hidden { path, .. } => path,
         }
     }
 
@@ -53,6 +57,7 @@ impl MountOp {
             MountOp::ReadOnly(_) | MountOp::HostReadOnly(_) => Role::ReadOnlyPath,
             MountOp::Mask(_) => Role::SocketMask,
             MountOp::Console(_) => Role::Device,
+            MountOp::Hidden { .. } => Role::Hidden,
             _ => Role::WritableRoot,
         }
     }
@@ -95,6 +100,19 @@ pub fn layout(policy: &Policy, masks: &[PathBuf], console: Option<&Path>) -> Vec
     ops.extend(policy.pinned.iter().map(|p| MountOp::Writable(p.clone())));
     ops.extend(policy.read_only.iter().map(|r| MountOp::ReadOnly(r.path.clone())));
     ops.extend(masks.iter().map(|m| MountOp::Mask(m.clone())));
+    // Paths under /dev or the private /tmp are not the host's inside anyway.
+    let replaced =
+        |p: &Path| p.starts_with("/dev") || (policy.tmp == TmpMode::Private && p.starts_with("/tmp"));
+    ops.extend(
+        policy
+            .hidden
+            .iter()
+            .filter(|h| !replaced(&h.path))
+            .map(|h| MountOp::Hidden {
+                path: h.path.clone(),
+                dir: h.dir,
+            }),
+    );
     ops.sort_by_key(|op| depth(op.path()));
     ops
 }

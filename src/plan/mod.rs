@@ -51,7 +51,7 @@ impl Plan {
     pub fn tree_count(&self) -> usize {
         self.steps
             .iter()
-            .filter(|s| matches!(s, Step::CloneTree { .. }))
+            .filter(|s| matches!(s, Step::CloneTree { .. } | Step::MakeHiddenSource { .. }))
             .count()
     }
 }
@@ -185,6 +185,17 @@ impl Builder {
         self.steps.push(s);
     }
 
+    /// The tmpfs hidden paths are covered with, when any path is hidden.
+    fn hidden_source(&mut self, ops: &[MountOp]) -> Option<TreeId> {
+        if !ops.iter().any(|o| matches!(o, MountOp::Hidden { .. })) {
+            return None;
+        }
+        let tree = self.trees;
+        self.trees += 1;
+        self.push(Step::MakeHiddenSource { tree });
+        Some(tree)
+    }
+
     fn clone_tree(&mut self, role: Role, source: &Path, recursive: bool) -> TreeId {
         let tree = self.trees;
         self.trees += 1;
@@ -205,10 +216,11 @@ impl Builder {
     /// staging root and no pivot are needed.
     fn mounts_new_api(&mut self, ops: &[MountOp]) {
         let root = PathBuf::from("/");
+        let hidden = self.hidden_source(ops);
         let mut trees = Vec::with_capacity(ops.len());
         for op in ops {
             let tree = match op {
-                MountOp::HostRoot | MountOp::Tmpfs { .. } => Vec::new(),
+                MountOp::HostRoot | MountOp::Tmpfs { .. } | MountOp::Hidden { .. } => Vec::new(),
                 MountOp::Writable(p) => {
                     let t = self.clone_tree(Role::WritableRoot, p, true);
                     self.push(Step::SetTreeAttr {
@@ -307,6 +319,11 @@ impl Builder {
                     });
                 }
                 MountOp::Tmpfs { mode, .. } => self.tmpfs(target, *mode),
+                MountOp::Hidden { dir, .. } => self.push(Step::AttachHidden {
+                    source: hidden.expect("made when a path is hidden"),
+                    dir: *dir,
+                    target,
+                }),
             }
         }
         for op in ops {
@@ -347,6 +364,7 @@ impl Builder {
             new_root: staging.clone(),
             put_old: under(&staging, &old_root),
         });
+        let hidden = self.hidden_source(ops);
         for (i, op) in ops.iter().enumerate() {
             let target = under(&new_root, op.path());
             self.make_mount_point(ops, i, &new_root);
@@ -427,6 +445,11 @@ impl Builder {
                     });
                 }
                 MountOp::Tmpfs { mode, .. } => self.tmpfs(target, *mode),
+                MountOp::Hidden { dir, .. } => self.push(Step::AttachHidden {
+                    source: hidden.expect("made when a path is hidden"),
+                    dir: *dir,
+                    target,
+                }),
             }
         }
         for op in ops {

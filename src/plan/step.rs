@@ -23,6 +23,8 @@ pub enum Role {
     /// The device an inherited descriptor refers to, bound read-only over
     /// itself so that the descriptor can be opened again through it.
     InheritedDevice,
+    /// An empty, mode-0000 file or directory over a hidden path.
+    Hidden,
 }
 
 impl Role {
@@ -34,6 +36,7 @@ impl Role {
             Self::Device => "host device",
             Self::SocketMask => "socket mask",
             Self::InheritedDevice => "inherited descriptor's device",
+            Self::Hidden => "hidden path",
         }
     }
 }
@@ -261,6 +264,18 @@ pub enum Step {
         scoped: bool,
     },
     Seccomp,
+    /// A detached tmpfs (mode 0000) holding an empty directory `d` and an
+    /// empty file `f`, both mode 0000: what hidden paths are covered with.
+    MakeHiddenSource {
+        tree: TreeId,
+    },
+    /// A clone of the hidden source's `d` or `f` over `target`, read-only.
+    AttachHidden {
+        source: TreeId,
+        dir: bool,
+        #[serde(serialize_with = "crate::lossy::path")]
+        target: PathBuf,
+    },
     /// Opens `path` again with the access mode of `fd` and puts it at `fd`.
     ReopenFd {
         fd: i32,
@@ -433,6 +448,8 @@ impl Step {
             Step::Landlock { .. } => "apply the Landlock ruleset".into(),
             Step::Seccomp => "install the seccomp filter".into(),
             Step::ReopenFd { fd, path } => format!("open fd {fd} again through {}", path.display()),
+            Step::MakeHiddenSource { .. } => "make the empty tmpfs that hides paths".into(),
+            Step::AttachHidden { target, .. } => format!("hide {}", target.display()),
             Step::SealFds { .. } => "close the inherited descriptors the command must not have".into(),
             Step::DieWithParent => "die with the parent process".into(),
             Step::NewSession { .. } => "start a new session".into(),
@@ -649,6 +666,17 @@ impl fmt::Display for Step {
             Step::Seccomp => write!(
                 f,
                 "seccomp(SECCOMP_SET_MODE_FILTER, {{ioctl(_, TIOCSTI|TIOCLINUX) = EPERM, chmod/fchmod/fchmodat/fchmodat2(mode & (S_ISUID|S_ISGID)) = EPERM, open/openat/creat/mknod/mknodat(O_CREAT, mode & (S_ISUID|S_ISGID)) = EPERM, otherwise allow}}); seccomp(SECCOMP_SET_MODE_FILTER, {{openat2 = ENOSYS, otherwise allow}})"
+            ),
+            Step::MakeHiddenSource { tree } => write!(
+                f,
+                "fsopen(\"tmpfs\"); fsconfig(mode=0000, size=4096, nr_inodes=4); fsmount() = tree{tree}; mkdirat(tree{tree}, \"d\", 0000); openat(tree{tree}, \"f\", O_CREAT, 0000)"
+            ),
+            Step::AttachHidden { source, dir, target } => write!(
+                f,
+                "open_tree(tree{source}, \"{}\", OPEN_TREE_CLONE); move_mount(…, AT_FDCWD, {}, MOVE_MOUNT_F_EMPTY_PATH); mount(NULL, {}, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|MS_NOSUID|MS_NODEV|MS_NOEXEC, NULL)",
+                if *dir { "d" } else { "f" },
+                q(target),
+                q(target)
             ),
             Step::ReopenFd { fd, path } => write!(
                 f,

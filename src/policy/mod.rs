@@ -9,6 +9,7 @@ mod git_guard;
 mod passwd;
 pub mod profile;
 mod roots;
+pub mod secrets;
 pub mod settings;
 
 pub use env::EnvRules;
@@ -205,6 +206,18 @@ pub struct ReadOnlyPath {
     pub source: String,
 }
 
+/// A path made unreadable inside, and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct HiddenPath {
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub path: PathBuf,
+    /// A directory (an empty mode-0000 directory goes over it) or not (an
+    /// empty mode-0000 file).
+    pub dir: bool,
+    /// The reason of a default entry, or the setting that asked.
+    pub why: String,
+}
+
 /// A requested path that was left out, and why.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Dropped {
@@ -244,6 +257,16 @@ pub struct Policy {
     pub env: EnvRules,
     /// Inherited descriptors kept whatever they are (`--keep-fd`).
     pub keep_fds: Vec<i32>,
+    /// Paths unreadable inside: the default credential stores that exist
+    /// (less `--show`), and `--hide`.
+    pub hidden: Vec<HiddenPath>,
+    /// Default entries taken out with `--show`.
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub shown: Vec<PathBuf>,
+    /// The caller's secret-looking variables removed from the command's
+    /// environment (names only).
+    #[serde(serialize_with = "crate::lossy::os_strings")]
+    pub removed_variables: Vec<OsString>,
     /// Variables of the caller's that name a host socket (`SSH_AUTH_SOCK`):
     /// where the socket is masked, the variable is unset inside.
     #[serde(skip)]
@@ -518,6 +541,21 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         }
     }
 
+    let (hidden, shown) = hidden_paths(s, &homes, &writable_roots, &env, &caller.cwd, &mut dropped);
+    let keep_env: Vec<String> = s
+        .keep_env
+        .iter()
+        .map(|k| k.value.clone())
+        .chain(
+            s.profiles
+                .iter()
+                .flat_map(|p| s.profile_defs[&p.value].value.keep_env.clone()),
+        )
+        .collect();
+    let removed_variables = secrets::removed_variables(caller.env.keys(), &keep_env, &req.setenv);
+    let mut env_rules = EnvRules::build(s.tmp.value, &req.setenv, &req.unsetenv);
+    env_rules.unset.extend(removed_variables.iter().cloned());
+
     Ok(Policy {
         workspace,
         writable_roots,
@@ -533,8 +571,11 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         create_before,
         pinned,
         allowed_sockets,
-        env: EnvRules::build(s.tmp.value, &req.setenv, &req.unsetenv),
+        env: env_rules,
         keep_fds: req.keep_fds.clone(),
+        hidden,
+        shown,
+        removed_variables,
         socket_vars: SOCKET_VARIABLES
             .iter()
             .filter_map(|v| {
@@ -548,6 +589,73 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         home,
         command: req.command.clone(),
     })
+}
+
+/// The hidden paths: the default set for each home directory, less
+/// `--show`, plus `--hide` (profiles' and config's included). Only paths
+/// that exist can be covered; one that holds a writable root cannot be.
+fn hidden_paths(
+    s: &Settings,
+    homes: &[PathBuf],
+    roots: &[WritableRoot],
+    env: &dyn Fn(&str) -> Option<OsString>,
+    cwd: &Path,
+    dropped: &mut Vec<Dropped>,
+) -> (Vec<HiddenPath>, Vec<PathBuf>) {
+    let home = homes.first().map(PathBuf::as_path);
+    let resolve = |spec: &PathSpec| spec_path(spec, home, env, cwd).map(|p| canonical_or_self(&p));
+    let show: Vec<PathBuf> = s.show.iter().filter_map(|x| resolve(&x.value).ok()).collect();
+    let mut wanted: Vec<(PathBuf, String)> = Vec::new();
+    let mut shown = Vec::new();
+    for h in homes {
+        for (p, why) in secrets::default_hidden(h) {
+            let p = canonical_or_self(&p);
+            if show.contains(&p) {
+                shown.push(p);
+            } else {
+                wanted.push((p, why.to_string()));
+            }
+        }
+    }
+    let profile_hides = s.profiles.iter().flat_map(|p| {
+        let def = &s.profile_defs[&p.value];
+        def.value
+            .hide
+            .iter()
+            .map(move |t| Sourced::new(PathSpec::Template(t.clone()), format!("profile {}", p.value)))
+    });
+    for h in s.hide.iter().cloned().chain(profile_hides) {
+        match resolve(&h.value) {
+            Ok(p) if std::fs::symlink_metadata(&p).is_ok() => wanted.push((p, h.source.clone())),
+            Ok(p) => dropped.push(Dropped {
+                path: p,
+                why: format!("{}: hidden path does not exist", h.source),
+            }),
+            Err(why) => dropped.push(Dropped {
+                path: spec_display(&h.value),
+                why: format!("{}: {why}", h.source),
+            }),
+        }
+    }
+    let mut out: Vec<HiddenPath> = Vec::new();
+    for (path, why) in wanted {
+        if let Some(r) = roots.iter().find(|r| r.path.starts_with(&path)) {
+            dropped.push(Dropped {
+                path,
+                why: format!(
+                    "{why}: not hidden, it holds the writable root {}",
+                    r.path.display()
+                ),
+            });
+            continue;
+        }
+        if !out.iter().any(|o| o.path == path) {
+            let dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
+            out.push(HiddenPath { path, dir, why });
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    (out, shown)
 }
 
 /// Why settings or policy could not be loaded.

@@ -20,6 +20,12 @@ pub struct ProfileDef {
     pub allow_socket: Vec<String>,
     /// `private` or `host`, used when no setting chooses one.
     pub tmp: Option<String>,
+    /// Paths made unreadable.
+    #[serde(default)]
+    pub hide: Vec<String>,
+    /// Secret-looking variables kept (names, or `*`).
+    #[serde(default)]
+    pub keep_env: Vec<String>,
 }
 
 /// The profiles shipped with qwrap.

@@ -1,7 +1,8 @@
 //! Settings and where each came from. The command line wins over the
 //! environment (`QWRAP_*`), which wins over the user's config, then the
 //! system config, then a chosen profile, then the default. Lists (`include`,
-//! `read_only`, `profile`) gather from every source. Nothing is read from the
+//! `read_only`, `profile`, `hide`, `show`, `keep_env`) gather from every
+//! source. Nothing is read from the
 //! workspace.
 
 use super::profile::{self, ProfileDef};
@@ -50,6 +51,9 @@ pub struct CliSettings {
     pub include: Vec<PathBuf>,
     pub read_only: Vec<PathBuf>,
     pub profile: Vec<String>,
+    pub hide: Vec<PathBuf>,
+    pub show: Vec<PathBuf>,
+    pub keep_env: Vec<String>,
 }
 
 /// A config file's text and where it was read from.
@@ -78,6 +82,12 @@ struct ConfigFile {
     #[serde(default)]
     profile: Vec<String>,
     #[serde(default)]
+    hide: Vec<String>,
+    #[serde(default)]
+    show: Vec<String>,
+    #[serde(default)]
+    keep_env: Vec<String>,
+    #[serde(default)]
     profiles: BTreeMap<String, ProfileDef>,
 }
 
@@ -94,6 +104,12 @@ pub struct Settings {
     pub include: Vec<Sourced<PathSpec>>,
     pub read_only: Vec<Sourced<PathSpec>>,
     pub profiles: Vec<Sourced<String>>,
+    /// Paths made unreadable besides the default hidden set.
+    pub hide: Vec<Sourced<PathSpec>>,
+    /// Paths taken out of the default hidden set.
+    pub show: Vec<Sourced<PathSpec>>,
+    /// Secret-looking variables kept (names, or `*` for all).
+    pub keep_env: Vec<Sourced<String>>,
     #[serde(skip)]
     pub profile_defs: BTreeMap<String, Sourced<ProfileDef>>,
     /// Config files read, in order of increasing priority.
@@ -224,6 +240,7 @@ impl Settings {
         let mut read_only = Vec::new();
         let mut profiles = Vec::new();
         let mut allow_socket = Vec::new();
+        let (mut hide, mut show, mut keep_env) = (Vec::new(), Vec::new(), Vec::new());
         for (name, f) in &parsed {
             allow_socket.extend(
                 f.allow_socket
@@ -241,6 +258,17 @@ impl Settings {
                     .map(|i| Sourced::new(PathSpec::Template(i.clone()), name.clone())),
             );
             profiles.extend(f.profile.iter().map(|p| Sourced::new(p.clone(), name.clone())));
+            hide.extend(
+                f.hide
+                    .iter()
+                    .map(|i| Sourced::new(PathSpec::Template(i.clone()), name.clone())),
+            );
+            show.extend(
+                f.show
+                    .iter()
+                    .map(|i| Sourced::new(PathSpec::Template(i.clone()), name.clone())),
+            );
+            keep_env.extend(f.keep_env.iter().map(|k| Sourced::new(k.clone(), name.clone())));
         }
         if let Some(v) = env_str(ENV_INCLUDE)? {
             include.extend(
@@ -280,6 +308,17 @@ impl Settings {
                 .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "--ro")),
         );
         profiles.extend(cli.profile.iter().map(|p| Sourced::new(p.clone(), "--profile")));
+        hide.extend(
+            cli.hide
+                .iter()
+                .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "--hide")),
+        );
+        show.extend(
+            cli.show
+                .iter()
+                .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "--show")),
+        );
+        keep_env.extend(cli.keep_env.iter().map(|k| Sourced::new(k.clone(), "--keep-env")));
         let mut seen = std::collections::BTreeSet::new();
         profiles.retain(|p| seen.insert(p.value.clone()));
         for p in &profiles {
@@ -366,6 +405,9 @@ impl Settings {
             include,
             read_only,
             profiles,
+            hide,
+            show,
+            keep_env,
             profile_defs,
             config_files: configs.iter().map(|c| c.path.clone()).collect(),
         })
@@ -403,180 +445,5 @@ fn scalar<'a, T: std::str::FromStr<Err = String>>(
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn no_env(_: &str) -> Option<OsString> {
-        None
-    }
-
-    fn cfg(path: &str, text: &str) -> ConfigText {
-        ConfigText {
-            path: path.into(),
-            text: text.into(),
-        }
-    }
-
-    /// The shipped example config parses and, its values being the
-    /// defaults, changes nothing.
-    #[test]
-    fn the_example_config_is_the_defaults() {
-        let text = include_str!("../../config.example.toml");
-        let s = Settings::load(
-            &CliSettings::default(),
-            &no_env,
-            &[cfg("/etc/qwrap/config.toml", text)],
-        )
-        .unwrap();
-        let d = Settings::load(&CliSettings::default(), &no_env, &[]).unwrap();
-        assert_eq!(s.network.value, d.network.value);
-        assert_eq!(s.tmp.value, d.tmp.value);
-        assert_eq!(s.landlock.value, d.landlock.value);
-        assert_eq!(s.die_with_parent.value, d.die_with_parent.value);
-        assert_eq!(s.new_session.value, d.new_session.value);
-        assert_eq!(s.allow_git_config.value, d.allow_git_config.value);
-        assert!(s.include.is_empty() && s.read_only.is_empty() && s.allow_socket.is_empty());
-    }
-
-    #[test]
-    fn defaults() {
-        let s = Settings::load(&CliSettings::default(), &no_env, &[]).unwrap();
-        assert_eq!(s.network, Sourced::new(NetworkMode::Open, "default"));
-        assert_eq!(s.tmp, Sourced::new(TmpMode::Private, "default"));
-        assert_eq!(s.die_with_parent, Sourced::new(true, "default"));
-        assert!(s.include.is_empty() && s.profiles.is_empty());
-    }
-
-    #[test]
-    fn precedence_cli_env_user_system() {
-        let sys = cfg(
-            "/etc/qwrap/config.toml",
-            "network = \"closed\"\ntmp = \"host\"\ndie_with_parent = false\n",
-        );
-        let user = cfg("/home/u/.config/qwrap/config.toml", "network = \"open\"\n");
-        let s = Settings::load(&CliSettings::default(), &no_env, &[sys.clone(), user.clone()]).unwrap();
-        assert_eq!(s.network.source, "/home/u/.config/qwrap/config.toml");
-        assert_eq!(s.tmp, Sourced::new(TmpMode::Host, "/etc/qwrap/config.toml"));
-        assert!(!s.die_with_parent.value);
-        let env = |k: &str| (k == ENV_NETWORK).then(|| OsString::from("closed"));
-        let s = Settings::load(&CliSettings::default(), &env, &[sys.clone(), user.clone()]).unwrap();
-        assert_eq!(s.network, Sourced::new(NetworkMode::Closed, "$QWRAP_NETWORK"));
-        let cli = CliSettings {
-            network: Some("open".into()),
-            no_die_with_parent: true,
-            ..Default::default()
-        };
-        let s = Settings::load(&cli, &env, &[sys, user]).unwrap();
-        assert_eq!(s.network, Sourced::new(NetworkMode::Open, "--network"));
-        assert_eq!(s.die_with_parent, Sourced::new(false, "--no-die-with-parent"));
-    }
-
-    #[test]
-    fn invalid_values_name_their_source() {
-        let e = Settings::load(
-            &CliSettings::default(),
-            &no_env,
-            &[cfg("/etc/q.toml", "network = \"proxied\"\n")],
-        )
-        .unwrap_err();
-        assert_eq!(e.source_name, "/etc/q.toml");
-        assert!(e.to_string().contains("proxied"));
-        let e = Settings::load(
-            &CliSettings::default(),
-            &no_env,
-            &[cfg("/u.toml", "netwrok = \"open\"\n")],
-        )
-        .unwrap_err();
-        assert!(e.to_string().starts_with("/u.toml: "), "{e}");
-        assert!(e.to_string().contains("netwrok"), "{e}");
-        let e = Settings::load(
-            &CliSettings::default(),
-            &no_env,
-            &[cfg("/u.toml", "network = 3\n")],
-        )
-        .unwrap_err();
-        assert_eq!(e.source_name, "/u.toml");
-        let env = |k: &str| (k == ENV_TMP).then(|| OsString::from("shared"));
-        let e = Settings::load(&CliSettings::default(), &env, &[]).unwrap_err();
-        assert_eq!(e.source_name, "$QWRAP_TMP");
-        let cli = CliSettings {
-            profile: vec!["nope".into()],
-            ..Default::default()
-        };
-        let e = Settings::load(&cli, &no_env, &[]).unwrap_err();
-        assert_eq!(e.source_name, "--profile");
-        assert!(e.message.contains("qwen"));
-    }
-
-    #[test]
-    fn lists_gather_from_every_source() {
-        let sys = cfg("/etc/q.toml", "include = [\"/srv/a\"]\nprofile = [\"qwen\"]\n");
-        let env = |k: &str| match k {
-            ENV_INCLUDE => Some(OsString::from("/srv/b::/srv/c")),
-            ENV_PROFILE => Some(OsString::from("qwen, mine")),
-            _ => None,
-        };
-        let user = cfg("/u.toml", "[profiles.mine]\ninclude = [\"/srv/m\"]\n");
-        let cli = CliSettings {
-            include: vec!["/srv/d".into()],
-            read_only: vec!["x".into()],
-            ..Default::default()
-        };
-        let s = Settings::load(&cli, &env, &[sys, user]).unwrap();
-        let inc: Vec<(String, &str)> = s
-            .include
-            .iter()
-            .map(|i| {
-                let v = match &i.value {
-                    PathSpec::Literal(p) => p.display().to_string(),
-                    PathSpec::Template(t) => t.clone(),
-                };
-                (v, i.source.as_str())
-            })
-            .collect();
-        assert_eq!(
-            inc,
-            vec![
-                ("/srv/a".to_string(), "/etc/q.toml"),
-                ("/srv/b".to_string(), "$QWRAP_INCLUDE"),
-                ("/srv/c".to_string(), "$QWRAP_INCLUDE"),
-                ("/srv/d".to_string(), "--include"),
-            ]
-        );
-        let names: Vec<&str> = s.profiles.iter().map(|p| p.value.as_str()).collect();
-        assert_eq!(names, ["qwen", "mine"]);
-        assert_eq!(s.profile_defs["mine"].source, "/u.toml");
-        assert_eq!(s.read_only[0].source, "--ro");
-    }
-
-    #[test]
-    fn profile_tmp_applies_only_without_a_setting() {
-        let cli = CliSettings {
-            profile: vec!["qwen".into()],
-            ..Default::default()
-        };
-        let s = Settings::load(&cli, &no_env, &[]).unwrap();
-        assert_eq!(s.tmp, Sourced::new(TmpMode::Host, "profile qwen"));
-        let cli = CliSettings {
-            tmp: Some("private".into()),
-            ..cli
-        };
-        assert_eq!(Settings::load(&cli, &no_env, &[]).unwrap().tmp.source, "--tmp");
-    }
-
-    #[test]
-    fn config_paths_follow_xdg() {
-        let env = |k: &str| (k == "XDG_CONFIG_HOME").then(|| OsString::from("/x/cfg"));
-        assert_eq!(
-            config_paths(Some(Path::new("/home/u")), &env),
-            vec![
-                PathBuf::from(SYSTEM_CONFIG),
-                PathBuf::from("/x/cfg/qwrap/config.toml")
-            ]
-        );
-        assert_eq!(
-            config_paths(Some(Path::new("/home/u")), &no_env)[1],
-            PathBuf::from("/home/u/.config/qwrap/config.toml")
-        );
-    }
-}
+#[path = "settings_tests.rs"]
+mod tests;

@@ -120,6 +120,15 @@ pub struct Inspect {
     pub settings: Vec<SettingLine>,
     #[serde(serialize_with = "crate::lossy::paths")]
     pub config_files: Vec<PathBuf>,
+    /// Paths unreadable inside, and why.
+    pub hidden: Vec<crate::policy::HiddenPath>,
+    /// Default hidden entries taken out with `--show`.
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub shown: Vec<PathBuf>,
+    /// Names of the caller's variables removed from the command's
+    /// environment (never their values).
+    #[serde(serialize_with = "crate::lossy::os_strings")]
+    pub removed_variables: Vec<std::ffi::OsString>,
     pub notes: Vec<String>,
 }
 
@@ -209,6 +218,9 @@ impl Inspect {
             kernel: kernel(),
             settings,
             config_files: s.config_files.clone(),
+            hidden: policy.hidden.clone(),
+            shown: policy.shown.clone(),
+            removed_variables: policy.removed_variables.clone(),
             notes,
         }
     }
@@ -293,6 +305,30 @@ impl Inspect {
         for p in &l.reachable_sockets {
             let _ = writeln!(o, "  {}  [reachable]", p.display());
         }
+        let _ = writeln!(o, "Hidden (unreadable inside: EACCES):");
+        if self.hidden.is_empty() {
+            let _ = writeln!(o, "  (none)");
+        }
+        for h in &self.hidden {
+            let _ = writeln!(o, "  {}  [{}]", h.path.display(), h.why);
+        }
+        for p in &self.shown {
+            let _ = writeln!(o, "  {}  [shown: taken out with --show]", p.display());
+        }
+        let names: Vec<String> = self
+            .removed_variables
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect();
+        let _ = writeln!(
+            o,
+            "Removed variables: {}",
+            if names.is_empty() {
+                "(none)".into()
+            } else {
+                names.join(" ")
+            }
+        );
         let _ = writeln!(o, "Kernel: Linux {}", self.kernel);
         let _ = writeln!(o, "Settings:");
         for s in &self.settings {

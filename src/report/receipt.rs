@@ -30,6 +30,10 @@ pub struct Receipt {
     pub outside_write_erofs: String,
     pub required_host_sockets: Vec<String>,
     pub device_or_gui_exceptions: String,
+    /// `host`: the whole host read-only, less the hidden paths.
+    pub view: String,
+    pub hidden_paths: Vec<String>,
+    pub removed_variables: Vec<String>,
     pub result: String,
     pub owner: String,
     /// How many host sockets the sandbox masks (for the text's guidance).
@@ -127,6 +131,17 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         device_or_gui_exceptions: "none: /dev holds only null zero full random urandom tty pts ptmx shm; \
              DISPLAY, WAYLAND_DISPLAY and MIR_SOCKET are removed"
             .into(),
+        view: "host".into(),
+        hidden_paths: policy
+            .hidden
+            .iter()
+            .map(|h| h.path.display().to_string())
+            .collect(),
+        removed_variables: policy
+            .removed_variables
+            .iter()
+            .map(|v| v.to_string_lossy().into_owned())
+            .collect(),
         result: if promote { "promote" } else { "hold" }.into(),
         owner: String::new(),
         masked_sockets: inspect.layers.masked_sockets.len(),
@@ -149,6 +164,7 @@ impl Receipt {
             // What to write where the tool cannot know.
             let value = match (key, value.is_empty()) {
                 ("owner", true) => "(to fill in: who approves this rollout)".into(),
+                ("hidden_paths" | "removed_variables", true) => "none".into(),
                 ("required_host_sockets", true) => format!(
                     "none ({} host sockets masked; keep one the agent needs with --allow-socket PATH)",
                     self.masked_sockets
@@ -162,7 +178,7 @@ impl Receipt {
 }
 
 /// Field order, as in the rollout checklist.
-const FIELDS: [&str; 19] = [
+const FIELDS: [&str; 22] = [
     "date",
     "host",
     "qwrap_version",
@@ -180,6 +196,9 @@ const FIELDS: [&str; 19] = [
     "outside_write_erofs",
     "required_host_sockets",
     "device_or_gui_exceptions",
+    "view",
+    "hidden_paths",
+    "removed_variables",
     "result",
     "owner",
 ];

@@ -151,6 +151,7 @@ pub fn probe_args(policy: &Policy, host: &HostFacts, helpers: &HostHelpers) -> p
                 .cloned()
                 .collect()
         },
+        hidden: policy.hidden.iter().map(|h| h.path.clone()).collect(),
         scoped: layers.landlock_scopes.is_applied(),
     }
 }

@@ -31,6 +31,8 @@ pub struct ProbeArgs {
     pub protected: Vec<PathBuf>,
     /// Git dirs that must not be renamed (mount points).
     pub git_dirs: Vec<PathBuf>,
+    /// Paths that must be unreadable.
+    pub hidden: Vec<PathBuf>,
     /// Whether Landlock scopes signals and abstract sockets.
     pub scoped: bool,
 }
@@ -76,6 +78,10 @@ impl ProbeArgs {
             v.push("--git-dir".into());
             v.push(p.clone().into());
         }
+        for p in &self.hidden {
+            v.push("--hidden".into());
+            v.push(p.clone().into());
+        }
         if self.scoped {
             v.push("--scoped".into());
         }
@@ -115,6 +121,7 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     checks.push(masked_socket(a.masked_socket.as_deref()));
     checks.push(protected(&a.protected, &tag));
     checks.push(super::git_check::check(&a.git_dirs, &tag));
+    checks.push(hidden(&a.hidden));
     checks.push(nested_remount());
     checks.push(tiocsti());
     checks
@@ -332,6 +339,37 @@ fn tiocsti_check() -> Check {
     std::mem::forget(master);
     std::mem::forget(slave);
     check
+}
+
+/// Every hidden path refuses to be read (or listed) with EACCES.
+fn hidden(paths: &[PathBuf]) -> Check {
+    const N: &str = "hidden-paths";
+    const T: &str = "hidden credential stores cannot be read";
+    if paths.is_empty() {
+        return Check::skip(N, T, "no hidden path exists on this host".into());
+    }
+    for p in paths {
+        match rustix::fs::open(p, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
+            Err(e) if e == rustix::io::Errno::ACCESS => {}
+            Err(e) => {
+                return Check::fail(
+                    N,
+                    T,
+                    &errno_text(libc::EACCES),
+                    format!("{}: {}", p.display(), errno_text(e.raw_os_error())),
+                );
+            }
+            Ok(_) => {
+                return Check::fail(
+                    N,
+                    T,
+                    &errno_text(libc::EACCES),
+                    format!("{} is readable", p.display()),
+                );
+            }
+        }
+    }
+    Check::pass(N, &format!("{T} ({} paths)", paths.len()))
 }
 
 pub(super) fn create(path: &Path) -> Result<(), i32> {
@@ -557,6 +595,7 @@ mod tests {
             masked_socket: None,
             protected: vec![],
             git_dirs: vec![],
+            hidden: vec![],
             scoped: false,
         };
         let v: Vec<String> = a

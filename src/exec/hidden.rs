@@ -1,0 +1,55 @@
+//! Hidden paths: a small detached tmpfs (mode 0000) with an empty directory
+//! `d` and an empty file `f` (both mode 0000, made while qwrap still holds
+//! its capabilities in the new user namespace), cloned over each hidden path
+//! and made read-only. The command, with no capabilities left, gets EACCES
+//! on reading or listing one, and EROFS on changing it.
+
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{CWD, Mode, OFlags};
+use rustix::io::Errno;
+use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags, MountFlags, MoveMountFlags, OpenTreeFlags};
+use std::path::Path;
+
+pub(super) fn make_source() -> Result<OwnedFd, Errno> {
+    let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)?;
+    for (key, value) in [("mode", "0000"), ("size", "4096"), ("nr_inodes", "4")] {
+        rustix::mount::fsconfig_set_string(fs.as_fd(), key, value)?;
+    }
+    rustix::mount::fsconfig_create(fs.as_fd())?;
+    let m = rustix::mount::fsmount(
+        fs.as_fd(),
+        FsMountFlags::FSMOUNT_CLOEXEC,
+        MountAttrFlags::MOUNT_ATTR_NOSUID
+            | MountAttrFlags::MOUNT_ATTR_NODEV
+            | MountAttrFlags::MOUNT_ATTR_NOEXEC,
+    )?;
+    rustix::fs::mkdirat(m.as_fd(), "d", Mode::empty())?;
+    rustix::fs::openat(
+        m.as_fd(),
+        "f",
+        OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    Ok(m)
+}
+
+pub(super) fn attach(source: BorrowedFd<'_>, dir: bool, target: &Path) -> Result<(), Errno> {
+    let name = if dir { "d" } else { "f" };
+    let t = rustix::mount::open_tree(
+        source,
+        name,
+        OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC,
+    )?;
+    rustix::mount::move_mount(
+        t.as_fd(),
+        "",
+        CWD,
+        target,
+        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
+    )?;
+    rustix::mount::mount_remount(
+        target,
+        MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+        "",
+    )
+}

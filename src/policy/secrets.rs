@@ -1,0 +1,218 @@
+//! What stays secret inside by default: the calling user's well-known
+//! credential stores are unreadable (a read-only, mode-0000 empty file or
+//! directory is mounted over each: reads fail with EACCES, "Permission
+//! denied"), and variables whose names look like credentials are removed
+//! from the command's environment. One list, each entry with its reason.
+
+use std::ffi::{OsStr, OsString};
+use std::path::{Path, PathBuf};
+
+/// Paths under the home directory hidden by default, and why. A trailing
+/// `*` matches names in that directory (`.ssh/id_*`, not `*.pub`).
+pub const DEFAULT_HIDDEN: [(&str, &str); 21] = [
+    (
+        ".ssh/id_*",
+        "SSH private keys (public keys, known_hosts and config stay readable)",
+    ),
+    (".gnupg/private-keys-v1.d", "GnuPG private keys"),
+    (".gnupg/secring.gpg", "GnuPG 1 secret keyring"),
+    (".aws/credentials", "AWS access keys"),
+    (".aws/sso/cache", "AWS SSO session tokens"),
+    (".config/gcloud", "Google Cloud credentials and tokens"),
+    (".azure", "Azure CLI tokens"),
+    (".kube/config", "Kubernetes cluster credentials"),
+    (".docker/config.json", "container registry credentials"),
+    (".netrc", "passwords for HTTP and FTP hosts (curl, git)"),
+    (".git-credentials", "git's stored passwords and tokens"),
+    (".config/gh/hosts.yml", "GitHub CLI tokens"),
+    (".npmrc", "npm registry tokens"),
+    (".pypirc", "PyPI upload tokens"),
+    (".cargo/credentials.toml", "crates.io token"),
+    (".cargo/credentials", "crates.io token (older name)"),
+    (".password-store", "pass(1) password store"),
+    (".local/share/keyrings", "GNOME keyring"),
+    (".mozilla", "Firefox profiles: cookies and saved passwords"),
+    (
+        ".config/google-chrome",
+        "Chrome profiles: cookies and saved passwords",
+    ),
+    (
+        ".config/chromium",
+        "Chromium profiles: cookies and saved passwords",
+    ),
+];
+
+/// The default hidden set for a home directory: the entries that exist,
+/// with their reasons.
+pub fn default_hidden(home: &Path) -> Vec<(PathBuf, &'static str)> {
+    let mut out = Vec::new();
+    for (rel, why) in DEFAULT_HIDDEN {
+        match rel.strip_suffix('*') {
+            Some(prefix) => {
+                let (dir, stem) = match prefix.rsplit_once('/') {
+                    Some((d, s)) => (home.join(d), s),
+                    None => (home.to_path_buf(), prefix),
+                };
+                let Ok(entries) = std::fs::read_dir(&dir) else {
+                    continue;
+                };
+                let mut found: Vec<PathBuf> = entries
+                    .flatten()
+                    .filter(|e| {
+                        let n = e.file_name();
+                        let n = n.to_string_lossy();
+                        n.starts_with(stem) && !n.ends_with(".pub")
+                    })
+                    .map(|e| e.path())
+                    .collect();
+                found.sort();
+                out.extend(found.into_iter().map(|p| (p, why)));
+            }
+            None => {
+                let p = home.join(rel);
+                if std::fs::symlink_metadata(&p).is_ok() {
+                    out.push((p, why));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Name parts that mark a variable as a credential: it ends with one of
+/// these (`GITHUB_TOKEN`), or holds one of the inner words.
+const SECRET_SUFFIXES: [&str; 8] = [
+    "_TOKEN",
+    "_KEY",
+    "_SECRET",
+    "_PASSWORD",
+    "_PASSWD",
+    "_PAT",
+    "_CREDENTIALS",
+    "_AUTH",
+];
+const SECRET_WORDS: [&str; 6] = [
+    "SECRET",
+    "PASSWORD",
+    "API_KEY",
+    "APIKEY",
+    "PRIVATE_KEY",
+    "ACCESS_KEY",
+];
+/// Credential variables whose names match no pattern above.
+const SECRET_NAMES: [&str; 4] = ["AWS_SESSION_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "NPM_TOKEN"];
+/// Look-alikes that point at sockets or programs, not secrets.
+const NOT_SECRETS: [&str; 3] = ["SSH_AUTH_SOCK", "GPG_AGENT_INFO", "SSH_ASKPASS"];
+
+/// Whether a variable's name looks like a credential's (case-insensitive).
+pub fn looks_secret(name: &OsStr) -> bool {
+    let n = name.to_string_lossy().to_ascii_uppercase();
+    if NOT_SECRETS.contains(&n.as_str()) {
+        return false;
+    }
+    SECRET_NAMES.contains(&n.as_str())
+        || SECRET_SUFFIXES.iter().any(|s| n.ends_with(s))
+        || SECRET_WORDS.iter().any(|w| n.contains(w))
+}
+
+/// Whether `keep` (names, `*`, or `PREFIX*`) keeps the variable.
+pub fn kept(name: &OsStr, keep: &[String]) -> bool {
+    let n = name.to_string_lossy();
+    keep.iter().any(|k| match k.strip_suffix('*') {
+        Some(prefix) => n.starts_with(prefix),
+        None => *k == n,
+    })
+}
+
+/// The caller's variables removed from the command's environment.
+pub fn removed_variables<'a>(
+    env: impl IntoIterator<Item = &'a OsString>,
+    keep: &[String],
+    set: &[(OsString, OsString)],
+) -> Vec<OsString> {
+    let mut v: Vec<OsString> = env
+        .into_iter()
+        .filter(|k| looks_secret(k) && !kept(k, keep) && !set.iter().any(|(s, _)| s == *k))
+        .cloned()
+        .collect();
+    v.sort();
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secret_names() {
+        for n in [
+            "GITHUB_TOKEN",
+            "OPENAI_API_KEY",
+            "AWS_SECRET_ACCESS_KEY",
+            "AWS_ACCESS_KEY_ID",
+            "AWS_SESSION_TOKEN",
+            "DB_PASSWORD",
+            "npm_token",
+            "MY_SECRET_THING",
+            "ANTHROPIC_API_KEY",
+            "STRIPE_KEY",
+        ] {
+            assert!(looks_secret(OsStr::new(n)), "{n}");
+        }
+        for n in [
+            "PATH",
+            "HOME",
+            "SSH_AUTH_SOCK",
+            "KEYTIMEOUT",
+            "TOKENIZERS_PARALLELISM",
+            "LANG",
+            "TERM",
+        ] {
+            assert!(!looks_secret(OsStr::new(n)), "{n}");
+        }
+    }
+
+    #[test]
+    fn keeping_and_removing() {
+        let env: Vec<OsString> = ["PATH", "OPENAI_API_KEY", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY"]
+            .iter()
+            .map(OsString::from)
+            .collect();
+        assert_eq!(
+            removed_variables(&env, &[], &[]),
+            vec![
+                OsString::from("AWS_SECRET_ACCESS_KEY"),
+                "GH_TOKEN".into(),
+                "OPENAI_API_KEY".into()
+            ]
+        );
+        assert_eq!(
+            removed_variables(&env, &["OPENAI_API_KEY".into(), "AWS_*".into()], &[]),
+            vec![OsString::from("GH_TOKEN")]
+        );
+        assert!(removed_variables(&env, &["*".into()], &[]).is_empty());
+        // A value the user sets with --setenv is theirs to pass.
+        assert_eq!(
+            removed_variables(&env, &[], &[("GH_TOKEN".into(), "x".into())]),
+            vec![OsString::from("AWS_SECRET_ACCESS_KEY"), "OPENAI_API_KEY".into()]
+        );
+    }
+
+    #[test]
+    fn default_set_on_a_real_home() {
+        let d = tempfile::tempdir().unwrap();
+        let h = d.path();
+        std::fs::create_dir_all(h.join(".ssh")).unwrap();
+        for f in [
+            ".ssh/id_ed25519",
+            ".ssh/id_ed25519.pub",
+            ".ssh/known_hosts",
+            ".ssh/config",
+            ".netrc",
+        ] {
+            std::fs::write(h.join(f), "x").unwrap();
+        }
+        let got: Vec<PathBuf> = default_hidden(h).into_iter().map(|(p, _)| p).collect();
+        assert_eq!(got, vec![h.join(".ssh/id_ed25519"), h.join(".netrc")]);
+    }
+}

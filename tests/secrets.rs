@@ -1,0 +1,205 @@
+//! The calling user's credential stores stay unreadable inside, by every
+//! route the sandbox has, and credential-looking variables stay out of the
+//! command's environment. As root and unprivileged, on both mount APIs.
+
+mod common;
+
+use common::*;
+use std::process::Stdio;
+
+/// Every default entry, made in the test home.
+const FILES: [&str; 13] = [
+    ".ssh/id_ed25519",
+    ".ssh/id_rsa",
+    ".gnupg/secring.gpg",
+    ".aws/credentials",
+    ".kube/config",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".config/gh/hosts.yml",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+];
+const DIRS: [&str; 9] = [
+    ".gnupg/private-keys-v1.d",
+    ".aws/sso/cache",
+    ".config/gcloud",
+    ".azure",
+    ".password-store",
+    ".local/share/keyrings",
+    ".mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+];
+const READABLE: [&str; 3] = [".ssh/id_ed25519.pub", ".ssh/known_hosts", ".ssh/config"];
+
+fn home_with_secrets(f: &Fixture) {
+    for d in [
+        ".ssh",
+        ".gnupg",
+        ".aws",
+        ".kube",
+        ".docker",
+        ".config/gh",
+        ".cargo",
+    ] {
+        f.mkdir(&format!("home/{d}"));
+    }
+    for d in DIRS {
+        f.mkdir(&format!("home/{d}"));
+        f.write(&format!("home/{d}/secret"), "SECRET\n", 0o600);
+    }
+    for p in FILES {
+        f.write(&format!("home/{p}"), "SECRET\n", 0o600);
+    }
+    for p in READABLE {
+        f.write(&format!("home/{p}"), "public\n", 0o644);
+    }
+}
+
+#[test]
+fn default_credential_stores_are_unreadable() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            home_with_secrets(&f);
+            let mut script = String::new();
+            for p in FILES {
+                script += &format!("cat ~/{p} 2>&1; ");
+            }
+            for d in DIRS {
+                script += &format!("ls ~/{d} 2>&1; cat ~/{d}/secret 2>&1; ");
+            }
+            for p in READABLE {
+                script += &format!("cat ~/{p}; ");
+            }
+            let out = ok(&f.run_sh(api, &[], &script));
+            assert!(!out.contains("SECRET"), "{who:?} {api}: {out}");
+            assert_eq!(
+                out.matches("Permission denied").count(),
+                FILES.len() + 2 * DIRS.len(),
+                "{who:?} {api}: {out}"
+            );
+            assert_eq!(
+                out.matches("public").count(),
+                READABLE.len(),
+                "{who:?} {api}: {out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn hide_and_show() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            home_with_secrets(&f);
+            f.write("home/notes.txt", "SECRET\n", 0o644);
+            let notes = f.home().join("notes.txt");
+            let key = f.home().join(".ssh/id_ed25519");
+            let script = format!("cat {} {} 2>&1; true", notes.display(), key.display());
+            let out = ok(&f.run_sh(api, &["--hide", notes.to_str().unwrap()], &script));
+            assert_eq!(
+                out.matches("Permission denied").count(),
+                2,
+                "{who:?} {api}: {out}"
+            );
+            let out = ok(&f.run_sh(api, &["--show", key.to_str().unwrap()], &script));
+            assert_eq!(out.matches("SECRET").count(), 2, "{who:?} {api}: {out}");
+            let o = f
+                .qwrap(&["inspect", "--show", key.to_str().unwrap()])
+                .output()
+                .unwrap();
+            assert!(
+                ok(&o).contains("[shown: taken out with --show]"),
+                "{}",
+                stdout(&o)
+            );
+        }
+    }
+}
+
+/// The other routes: a hard link or a rename made inside, /proc/PID/root
+/// and /proc/PID/cwd of a host process, an fd on the home directory.
+#[test]
+fn no_other_route_reaches_a_hidden_key() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            home_with_secrets(&f);
+            let mut holder = f
+                .command("sleep")
+                .arg("30")
+                .current_dir(f.home().join(".ssh"))
+                .stdin(Stdio::null())
+                .spawn()
+                .unwrap();
+            let pid = holder.id();
+            let script = format!(
+                "ln ~/.ssh/id_ed25519 ./k 2>/dev/null && cat ./k; mv ~/.ssh ./s 2>/dev/null && cat ./s/id_ed25519; \
+                 cat /proc/{pid}/root{home}/.ssh/id_ed25519 2>/dev/null; cat /proc/{pid}/cwd/id_ed25519 2>/dev/null; \
+                 cat /proc/self/fd/3/.ssh/id_ed25519 2>/dev/null; echo done",
+                home = f.home().display()
+            );
+            let home = std::fs::File::open(f.home()).unwrap();
+            let mut c = f.qwrap(&["run", "--", "sh", "-c", &script]);
+            c.env("QWRAP_MOUNT_API", api).stdin(Stdio::from(home));
+            // SAFETY: dup2 in the child before exec, async-signal-safe.
+            unsafe {
+                std::os::unix::process::CommandExt::pre_exec(&mut c, || match libc::dup2(0, 3) {
+                    -1 => Err(std::io::Error::last_os_error()),
+                    _ => Ok(()),
+                });
+            }
+            let o = c.output().unwrap();
+            holder.kill().ok();
+            holder.wait().ok();
+            let out = stdout(&o);
+            assert!(out.contains("done"), "{who:?} {api}: {}", stderr(&o));
+            assert!(!out.contains("SECRET"), "{who:?} {api}: {out}");
+            assert!(f.home().join(".ssh/id_ed25519").exists());
+        }
+    }
+}
+
+#[test]
+fn secret_variables_are_removed_unless_kept() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let run = |extra: &[&str]| {
+            let o = f
+                .qwrap(&["run"])
+                .args(extra)
+                .args(["--", "sh", "-c", "echo \"${GITHUB_TOKEN-gone} ${OPENAI_API_KEY-gone} ${AWS_SECRET_ACCESS_KEY-gone} ${LANG_X-gone}\""])
+                .env("GITHUB_TOKEN", "ghp")
+                .env("OPENAI_API_KEY", "sk")
+                .env("AWS_SECRET_ACCESS_KEY", "aws")
+                .env("LANG_X", "kept")
+                .output()
+                .unwrap();
+            ok(&o).trim().to_string()
+        };
+        assert_eq!(run(&[]), "gone gone gone kept", "{who:?}");
+        assert_eq!(
+            run(&["--keep-env", "OPENAI_API_KEY"]),
+            "gone sk gone kept",
+            "{who:?}"
+        );
+        assert_eq!(run(&["--keep-env", "*"]), "ghp sk aws kept", "{who:?}");
+        // Qwen Code re-executes itself inside and needs its key.
+        assert_eq!(run(&["--profile", "qwen"]), "ghp sk aws kept", "{who:?}");
+        // inspect names them, never their values.
+        let o = f
+            .qwrap(&["inspect"])
+            .env("GITHUB_TOKEN", "ghp-value")
+            .output()
+            .unwrap();
+        let text = ok(&o);
+        assert!(text.contains("Removed variables: GITHUB_TOKEN"), "{text}");
+        assert!(!text.contains("ghp-value"), "{text}");
+    }
+}
