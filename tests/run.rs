@@ -153,7 +153,15 @@ fn setuid_root_binary_gains_nothing() {
     }
     let f = Fixture::new(Who::User);
     let id = f.path().join("suid-id");
-    std::fs::copy("/usr/bin/id", &id).unwrap();
+    // By another process: see common::qwrap (ETXTBSY).
+    assert!(
+        std::process::Command::new("cp")
+            .arg("/usr/bin/id")
+            .arg(&id)
+            .status()
+            .unwrap()
+            .success()
+    );
     std::fs::set_permissions(&id, std::fs::Permissions::from_mode(0o4755)).unwrap();
     // Outside, the fixture really does make the user root: the test can fail.
     let outside = f.command(&id).arg("-u").output().unwrap();

@@ -67,7 +67,15 @@ pub fn qwrap() -> &'static Path {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
         let bin = dir.join("qwrap");
-        std::fs::copy(env!("CARGO_BIN_EXE_qwrap"), &bin).unwrap();
+        // Copied by another process: a write fd held here would leak into
+        // any child another test thread forks meanwhile, and exec of the
+        // copy would fail with ETXTBSY until that child execs.
+        let status = Command::new("cp")
+            .arg(env!("CARGO_BIN_EXE_qwrap"))
+            .arg(&bin)
+            .status()
+            .unwrap();
+        assert!(status.success(), "cp qwrap: {status}");
         std::fs::set_permissions(&bin, std::fs::Permissions::from_mode(0o755)).unwrap();
         bin
     })
