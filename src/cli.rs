@@ -12,6 +12,7 @@ pub const RUN_ABOUT: &str = "Run CMD in a sandbox: the host read-only, the writa
 pub const ENVIRONMENT: &str = "\
 Environment:
   QWRAP_NETWORK, QWRAP_TMP, QWRAP_LANDLOCK   default --network, --tmp, --landlock
+  QWRAP_VIEW                                 default --view
   QWRAP_INCLUDE, QWRAP_ALLOW_SOCKET          extra roots and sockets, ':'-separated
   QWRAP_PROFILE                              profiles, ','-separated
   QWRAP_SYSTEM_CONFIG                        the system config (default /etc/qwrap/config.toml)
@@ -140,6 +141,13 @@ pub struct PolicyArgs {
     /// Take this path out of the default hidden set (repeatable).
     #[arg(long, value_name = "PATH")]
     pub show: Vec<PathBuf>,
+    /// host: the whole host read-only; minimal: only system directories,
+    /// the writable roots and exposed paths exist [default: host].
+    #[arg(long, value_name = "VIEW")]
+    pub view: Option<String>,
+    /// In the minimal view, show this host path read-only (repeatable).
+    #[arg(long, value_name = "PATH")]
+    pub expose: Vec<PathBuf>,
     /// Keep this secret-looking variable (e.g. OPENAI_API_KEY; `*` for all)
     /// in the command's environment (repeatable).
     #[arg(long, value_name = "NAME")]
@@ -206,6 +214,8 @@ pub struct ProbeCli {
     pub git_dirs: Vec<PathBuf>,
     #[arg(long)]
     pub hidden: Vec<PathBuf>,
+    #[arg(long)]
+    pub absent: Option<PathBuf>,
     #[arg(long)]
     pub scoped: bool,
     #[arg(long)]

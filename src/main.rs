@@ -188,6 +188,8 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             hide: a.hide.clone(),
             show: a.show.clone(),
             keep_env: a.keep_env.clone(),
+            view: a.view.clone(),
+            expose: a.expose.clone(),
         },
         workspace: a.workspace.clone(),
         setenv: x
@@ -368,6 +370,7 @@ fn probe_cmd(p: ProbeCli) -> ExitCode {
         protected: p.protected,
         git_dirs: p.git_dirs,
         hidden: p.hidden,
+        absent: p.absent,
         scoped: p.scoped,
     };
     let checks = verify::probe::run(&args);

@@ -203,3 +203,74 @@ fn secret_variables_are_removed_unless_kept() {
         assert!(!text.contains("ghp-value"), "{text}");
     }
 }
+
+/// `--view minimal`: only the system directories, the roots, the exposed
+/// paths, /dev, /proc, /sys and /tmp exist; everyday tools still run.
+#[test]
+fn minimal_view() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            home_with_secrets(&f);
+            f.write("home/tool.conf", "exposed\n", 0o644);
+            f.write("outside.txt", "host data\n", 0o644);
+            let o = f
+                .command("sh")
+                .args([
+                    "-c",
+                    "git init -q && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m a",
+                ])
+                .output()
+                .unwrap();
+            ok(&o);
+            let script = format!(
+                "ls /; echo ---; ls -A {home}; echo ---; ls -A {base}; echo ---; \
+                 cat {home}/tool.conf; test -e {base}/outside.txt || echo outside-absent; \
+                 test -e /root || echo root-absent; touch /x 2>&1 | grep -c 'Read-only'; \
+                 python3 -c 'print(6*7)'; ls /usr/bin/env >/dev/null && echo dyn-ok; \
+                 echo y > f && git add f && git -c user.name=t -c user.email=t@t commit -qm c && echo committed",
+                home = f.home().display(),
+                base = f.path().display(),
+            );
+            let o = f
+                .qwrap(&["run", "--view", "minimal", "--expose"])
+                .arg(f.home().join("tool.conf"))
+                .args(["--", "sh", "-c", &script])
+                .env("QWRAP_MOUNT_API", api)
+                .output()
+                .unwrap();
+            let out = ok(&o);
+            let parts: Vec<&str> = out.split("---\n").collect();
+            let top: Vec<&str> = parts[0].lines().collect();
+            for must in ["dev", "etc", "proc", "sys", "tmp", "usr", "var"] {
+                assert!(top.contains(&must), "{who:?} {api}: / lacks {must}: {top:?}");
+            }
+            for never in ["home", "root", "srv", "mnt", "media", "boot"] {
+                assert!(!top.contains(&never), "{who:?} {api}: / shows {never}: {top:?}");
+            }
+            // The home directory holds only what is exposed.
+            assert_eq!(parts[1].trim(), "tool.conf", "{who:?} {api}");
+            // The fixture's base holds only the home and the workspace.
+            assert_eq!(
+                parts[2].lines().collect::<Vec<_>>(),
+                ["home", "ws"],
+                "{who:?} {api}"
+            );
+            for want in [
+                "exposed",
+                "outside-absent",
+                "root-absent",
+                "1\n",
+                "42",
+                "dyn-ok",
+                "committed",
+            ] {
+                assert!(
+                    parts[3].contains(want),
+                    "{who:?} {api}: {want} missing: {}",
+                    parts[3]
+                );
+            }
+        }
+    }
+}

@@ -196,7 +196,8 @@ fn sockets(policy: &Policy, inventory: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf
     let mut masked = Vec::new();
     let mut reachable = Vec::new();
     for s in inventory {
-        if hidden(s) {
+        // Not the host's inside (/dev, private /tmp), or not in the view.
+        if hidden(s) || !policy.shows(s) {
             continue;
         }
         let in_root = policy.writable_roots.iter().any(|r| s.starts_with(&r.path));

@@ -3,7 +3,8 @@
 //! before children, so every operation lands on what it should.
 
 use super::Role;
-use crate::policy::{Policy, TmpMode};
+use crate::policy::view::EntryKind;
+use crate::policy::{Policy, TmpMode, ViewMode};
 use std::path::{Path, PathBuf};
 
 /// One mount operation on the new root. Paths are as seen inside.
@@ -29,6 +30,12 @@ pub enum MountOp {
     /// An empty, mode-0000, read-only directory (`dir`) or file over a
     /// hidden path.
     Hidden { path: PathBuf, dir: bool },
+    /// Minimal view: a host file shown read-only at its own path.
+    HostFile(PathBuf),
+    /// Minimal view: a host symlink made again (merged /usr's /bin).
+    Link { path: PathBuf, target: PathBuf },
+    /// Minimal view: an empty directory (the home directory).
+    Dir(PathBuf),
 }
 
 impl MountOp {
@@ -43,18 +50,22 @@ impl MountOp {
             MountOp::Tmpfs { path, .. } => path,
             MountOp::Console(_) => Path::new("/dev/console"),
             MountOp::Hidden { path, .. } => path,
+            MountOp::HostFile(p) | MountOp::Dir(p) => p,
+            MountOp::Link { path, .. } => path,
         }
     }
 
-    /// Whether this operation puts a new, empty filesystem at its path.
+    /// Whether what lies beneath this operation's path is on a filesystem
+    /// the plan made (a tmpfs, or a directory made in one), so that mount
+    /// points there must be made first.
     pub fn creates_filesystem(&self) -> bool {
-        matches!(self, MountOp::Dev(_) | MountOp::Tmpfs { .. })
+        matches!(self, MountOp::Dev(_) | MountOp::Tmpfs { .. } | MountOp::Dir(_))
     }
 
     pub(super) fn role(&self) -> Role {
         match self {
             MountOp::HostRoot => Role::HostRoot,
-            MountOp::ReadOnly(_) | MountOp::HostReadOnly(_) => Role::ReadOnlyPath,
+            MountOp::ReadOnly(_) | MountOp::HostReadOnly(_) | MountOp::HostFile(_) => Role::ReadOnlyPath,
             MountOp::Mask(_) => Role::SocketMask,
             MountOp::Console(_) => Role::Device,
             MountOp::Hidden { .. } => Role::Hidden,
@@ -67,7 +78,32 @@ impl MountOp {
 /// read-only paths, socket masks; then a stable sort by depth puts parents
 /// first.
 pub fn layout(policy: &Policy, masks: &[PathBuf], console: Option<&Path>) -> Vec<MountOp> {
-    let mut ops = vec![MountOp::HostRoot, MountOp::Dev(PathBuf::from("/dev"))];
+    let minimal = policy.view == ViewMode::Minimal;
+    // The minimal view starts from an empty tmpfs (made read-only last).
+    let root = if minimal {
+        MountOp::Tmpfs {
+            path: PathBuf::from("/"),
+            mode: 0o755,
+        }
+    } else {
+        MountOp::HostRoot
+    };
+    let mut ops = vec![root, MountOp::Dev(PathBuf::from("/dev"))];
+    if minimal {
+        for e in &policy.view_entries {
+            ops.push(match &e.kind {
+                EntryKind::Dir => MountOp::HostReadOnly(e.path.clone()),
+                EntryKind::File => MountOp::HostFile(e.path.clone()),
+                EntryKind::Link(t) => MountOp::Link {
+                    path: e.path.clone(),
+                    target: t.clone(),
+                },
+            });
+        }
+        if let Some(h) = &policy.home {
+            ops.push(MountOp::Dir(h.clone()));
+        }
+    }
     ops.extend(console.map(|c| MountOp::Console(c.to_path_buf())));
     if policy.tmp == TmpMode::Private {
         let tmp = Path::new("/tmp");
@@ -99,6 +135,8 @@ pub fn layout(policy: &Policy, masks: &[PathBuf], console: Option<&Path>) -> Vec
     );
     ops.extend(policy.pinned.iter().map(|p| MountOp::Writable(p.clone())));
     ops.extend(policy.read_only.iter().map(|r| MountOp::ReadOnly(r.path.clone())));
+    // The masks come from the assessment, which leaves out what the view
+    // does not show.
     ops.extend(masks.iter().map(|m| MountOp::Mask(m.clone())));
     // Paths under /dev or the private /tmp are not the host's inside anyway.
     let replaced =

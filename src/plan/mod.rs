@@ -14,7 +14,7 @@ pub use layout::{MountOp, layout};
 pub use step::{Flags, IdMap, Namespaces, Role, Step, TreeId};
 
 use crate::host::{HostFacts, MountApi};
-use crate::policy::{NetworkMode, Policy};
+use crate::policy::{NetworkMode, Policy, ViewMode};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -114,10 +114,25 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
     }
 
     let ops = layout(policy, &layers.masked_sockets, fds.console.as_deref());
-    match host.mount_api {
+    // The minimal view assembles a new root, as the legacy path does.
+    let minimal = policy.view == ViewMode::Minimal;
+    let mount_api = if minimal { MountApi::Legacy } else { host.mount_api };
+    match mount_api {
         MountApi::New => b.mounts_new_api(&ops),
         MountApi::Legacy => {
             let new_root = b.mounts_legacy(&ops);
+            if minimal {
+                // No write lands in the empty root's throwaway tmpfs.
+                b.push(Step::Remount {
+                    target: new_root.clone(),
+                    flags: Flags {
+                        rdonly: true,
+                        nosuid: true,
+                        nodev: true,
+                        noexec: false,
+                    },
+                });
+            }
             b.push(Step::EnterRoot { new_root });
         }
     }
@@ -158,7 +173,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
         env,
     });
     Plan {
-        mount_api: host.mount_api,
+        mount_api,
         steps: b.steps,
     }
 }
@@ -220,7 +235,24 @@ impl Builder {
         let mut trees = Vec::with_capacity(ops.len());
         for op in ops {
             let tree = match op {
-                MountOp::HostRoot | MountOp::Tmpfs { .. } | MountOp::Hidden { .. } => Vec::new(),
+                MountOp::HostRoot
+                | MountOp::Tmpfs { .. }
+                | MountOp::Hidden { .. }
+                | MountOp::Link { .. }
+                | MountOp::Dir(_) => Vec::new(),
+                MountOp::HostFile(p) => {
+                    let t = self.clone_tree(Role::ReadOnlyPath, p, false);
+                    self.push(Step::SetTreeAttr {
+                        tree: t,
+                        set: Flags {
+                            rdonly: true,
+                            nosuid: true,
+                            ..Flags::NONE
+                        },
+                        private: true,
+                    });
+                    vec![t]
+                }
                 MountOp::Writable(p) => {
                     let t = self.clone_tree(Role::WritableRoot, p, true);
                     self.push(Step::SetTreeAttr {
@@ -297,9 +329,15 @@ impl Builder {
             self.make_mount_point(ops, i, &root);
             match op {
                 MountOp::HostRoot => {}
+                MountOp::Dir(_) => {}
+                MountOp::Link { target: to, .. } => self.push(Step::Symlink {
+                    target: to.clone(),
+                    link: target,
+                }),
                 MountOp::Writable(_)
                 | MountOp::ReadOnly(_)
                 | MountOp::HostReadOnly(_)
+                | MountOp::HostFile(_)
                 | MountOp::Mask(_)
                 | MountOp::Console(_) => {
                     let role = op.role();
@@ -393,6 +431,23 @@ impl Builder {
                     });
                     self.push(Step::MakeTreePrivate { target });
                 }
+                MountOp::Dir(_) => {}
+                MountOp::Link { target: to, .. } => self.push(Step::Symlink {
+                    target: to.clone(),
+                    link: target,
+                }),
+                MountOp::HostFile(p) => {
+                    self.push(Step::BindMount {
+                        role: Role::ReadOnlyPath,
+                        source: under(&old_root, p),
+                        target: target.clone(),
+                        recursive: false,
+                    });
+                    self.push(Step::RemountTreeReadOnly {
+                        target,
+                        table: under(&old_root, Path::new("/proc/self/mountinfo")),
+                    });
+                }
                 MountOp::Console(tty) => {
                     self.push(Step::BindMount {
                         role: Role::Device,
@@ -400,9 +455,9 @@ impl Builder {
                         target: target.clone(),
                         recursive: false,
                     });
-                    self.push(Step::RemountTreeReadOnly {
+                    self.push(Step::Remount {
                         target,
-                        table: under(&old_root, Path::new("/proc/self/mountinfo")),
+                        flags: Flags::DEVICE_NODE,
                     });
                 }
                 MountOp::Mask(_) => self.push(Step::BindMount {
@@ -430,7 +485,6 @@ impl Builder {
                     });
                 }
                 MountOp::Dev(_) => {
-                    let table = under(&old_root, Path::new("/proc/self/mountinfo"));
                     self.dev(&target, |b, node, dest| {
                         b.push(Step::BindMount {
                             role: Role::Device,
@@ -438,9 +492,9 @@ impl Builder {
                             target: dest.clone(),
                             recursive: false,
                         });
-                        b.push(Step::RemountTreeReadOnly {
+                        b.push(Step::Remount {
                             target: dest,
-                            table: table.clone(),
+                            flags: Flags::DEVICE_NODE,
                         });
                     });
                 }
@@ -551,8 +605,12 @@ impl Builder {
             if !self.made.insert(dir.clone()) {
                 continue;
             }
-            // The terminal is a file: its mount point is an empty file.
-            if k + 1 == n && matches!(ops[i], MountOp::Console(_)) {
+            // A file's mount point is an empty file; a link makes itself.
+            let last = k + 1 == n;
+            if last && matches!(ops[i], MountOp::Link { .. }) {
+                continue;
+            }
+            if last && matches!(ops[i], MountOp::Console(_) | MountOp::HostFile(_)) {
                 self.push(Step::CreateFile { path: dir.clone() });
             } else {
                 self.push(Step::Mkdir {

@@ -115,6 +115,16 @@ impl Flags {
         noexec: false,
     };
 
+    /// A device node bound read-only: usable, its metadata unchangeable.
+    /// NOEXEC too, so that a host /dev mounted noexec (a locked flag in a
+    /// user namespace) can be remounted.
+    pub const DEVICE_NODE: Flags = Flags {
+        rdonly: true,
+        nosuid: true,
+        nodev: false,
+        noexec: true,
+    };
+
     /// What every tmpfs qwrap mounts carries.
     pub const NOSUID_NODEV: Flags = Flags {
         rdonly: false,

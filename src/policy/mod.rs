@@ -6,122 +6,24 @@
 mod env;
 pub mod git;
 mod git_guard;
+mod modes;
 mod passwd;
 pub mod profile;
 mod roots;
 pub mod secrets;
 pub mod settings;
+pub mod view;
 
 pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
+pub use modes::{LandlockMode, NetworkMode, TmpMode, ViewMode};
 pub use roots::{RootReason, WritableRoot};
 pub use settings::{CliSettings, PathSpec, Settings, Sourced};
 
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::fmt;
 use std::path::{Path, PathBuf};
-use std::str::FromStr;
-
-/// Network view inside the sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NetworkMode {
-    /// The host's network namespace.
-    Open,
-    /// A fresh network namespace with only `lo`, up.
-    Closed,
-}
-
-impl FromStr for NetworkMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "open" => Ok(Self::Open),
-            "closed" => Ok(Self::Closed),
-            other => Err(format!(
-                "invalid network mode {other:?}: expected \"open\" or \"closed\""
-            )),
-        }
-    }
-}
-
-impl fmt::Display for NetworkMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Open => "open",
-            Self::Closed => "closed",
-        })
-    }
-}
-
-/// Whether Landlock must, may or must not be applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LandlockMode {
-    /// Fail closed unless every Landlock layer can be applied.
-    Require,
-    /// Apply what the kernel offers and report the rest as degraded.
-    BestEffort,
-    Off,
-}
-
-impl FromStr for LandlockMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "require" => Ok(Self::Require),
-            "best-effort" => Ok(Self::BestEffort),
-            "off" => Ok(Self::Off),
-            other => Err(format!(
-                "invalid landlock mode {other:?}: expected \"require\", \"best-effort\" or \"off\""
-            )),
-        }
-    }
-}
-
-impl fmt::Display for LandlockMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Require => "require",
-            Self::BestEffort => "best-effort",
-            Self::Off => "off",
-        })
-    }
-}
-
-/// What /tmp is inside the sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TmpMode {
-    /// A fresh tmpfs on /tmp, `TMPDIR=/tmp`.
-    Private,
-    /// The host's `$TMPDIR` (or /tmp) is a writable root.
-    Host,
-}
-
-impl FromStr for TmpMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "private" => Ok(Self::Private),
-            "host" => Ok(Self::Host),
-            other => Err(format!(
-                "invalid tmp mode {other:?}: expected \"private\" or \"host\""
-            )),
-        }
-    }
-}
-
-impl fmt::Display for TmpMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Private => "private",
-            Self::Host => "host",
-        })
-    }
-}
 
 /// The raw request: the settings with their sources, the workspace and the
 /// command.
@@ -263,6 +165,9 @@ pub struct Policy {
     /// Default entries taken out with `--show`.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub shown: Vec<PathBuf>,
+    pub view: ViewMode,
+    /// In the minimal view, the host paths shown (read-only).
+    pub view_entries: Vec<view::ViewEntry>,
     /// The caller's secret-looking variables removed from the command's
     /// environment (names only).
     #[serde(serialize_with = "crate::lossy::os_strings")]
@@ -280,6 +185,14 @@ pub struct Policy {
 
 /// Variables that name a host socket by path; unset inside when it is masked.
 pub const SOCKET_VARIABLES: [&str; 1] = ["SSH_AUTH_SOCK"];
+
+impl Policy {
+    /// Whether `p` exists inside: everything in the host view; in the
+    /// minimal view only what lies in a writable root or a shown entry.
+    pub fn shows(&self, p: &Path) -> bool {
+        self.view == ViewMode::Host || view::shows(&self.writable_roots, &self.view_entries, p)
+    }
+}
 
 /// Why a request cannot become a policy.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -541,7 +454,47 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         }
     }
 
-    let (hidden, shown) = hidden_paths(s, &homes, &writable_roots, &env, &caller.cwd, &mut dropped);
+    let (hidden, shown) = secrets::hidden_paths(s, &homes, &writable_roots, &env, &caller.cwd, &mut dropped);
+    let view_entries = match s.view.value {
+        ViewMode::Host => Vec::new(),
+        ViewMode::Minimal => {
+            let profile_exposes =
+                s.profiles.iter().flat_map(|p| {
+                    s.profile_defs[&p.value].value.expose.iter().map(move |t| {
+                        Sourced::new(PathSpec::Template(t.clone()), format!("profile {}", p.value))
+                    })
+                });
+            let mut exposed = Vec::new();
+            for e in s.expose.iter().cloned().chain(profile_exposes) {
+                match spec_path(&e.value, home.as_deref(), &env, &caller.cwd) {
+                    Ok(p) if std::fs::symlink_metadata(&p).is_ok() => exposed.push((p, e.source.clone())),
+                    Ok(p) => dropped.push(Dropped {
+                        path: p,
+                        why: format!("{}: exposed path does not exist", e.source),
+                    }),
+                    Err(why) => dropped.push(Dropped {
+                        path: spec_display(&e.value),
+                        why: format!("{}: {why}", e.source),
+                    }),
+                }
+            }
+            // A socket the user keeps must exist inside to be reached.
+            exposed.extend(
+                allowed_sockets
+                    .iter()
+                    .map(|a| (a.value.clone(), a.source.clone())),
+            );
+            view::minimal(&exposed)
+        }
+    };
+    // In the minimal view, what is not shown does not exist: nothing to hide.
+    let hidden: Vec<HiddenPath> = match s.view.value {
+        ViewMode::Host => hidden,
+        ViewMode::Minimal => hidden
+            .into_iter()
+            .filter(|h| view::shows(&writable_roots, &view_entries, &h.path))
+            .collect(),
+    };
     let keep_env: Vec<String> = s
         .keep_env
         .iter()
@@ -575,6 +528,8 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         keep_fds: req.keep_fds.clone(),
         hidden,
         shown,
+        view: s.view.value,
+        view_entries,
         removed_variables,
         socket_vars: SOCKET_VARIABLES
             .iter()
@@ -589,73 +544,6 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         home,
         command: req.command.clone(),
     })
-}
-
-/// The hidden paths: the default set for each home directory, less
-/// `--show`, plus `--hide` (profiles' and config's included). Only paths
-/// that exist can be covered; one that holds a writable root cannot be.
-fn hidden_paths(
-    s: &Settings,
-    homes: &[PathBuf],
-    roots: &[WritableRoot],
-    env: &dyn Fn(&str) -> Option<OsString>,
-    cwd: &Path,
-    dropped: &mut Vec<Dropped>,
-) -> (Vec<HiddenPath>, Vec<PathBuf>) {
-    let home = homes.first().map(PathBuf::as_path);
-    let resolve = |spec: &PathSpec| spec_path(spec, home, env, cwd).map(|p| canonical_or_self(&p));
-    let show: Vec<PathBuf> = s.show.iter().filter_map(|x| resolve(&x.value).ok()).collect();
-    let mut wanted: Vec<(PathBuf, String)> = Vec::new();
-    let mut shown = Vec::new();
-    for h in homes {
-        for (p, why) in secrets::default_hidden(h) {
-            let p = canonical_or_self(&p);
-            if show.contains(&p) {
-                shown.push(p);
-            } else {
-                wanted.push((p, why.to_string()));
-            }
-        }
-    }
-    let profile_hides = s.profiles.iter().flat_map(|p| {
-        let def = &s.profile_defs[&p.value];
-        def.value
-            .hide
-            .iter()
-            .map(move |t| Sourced::new(PathSpec::Template(t.clone()), format!("profile {}", p.value)))
-    });
-    for h in s.hide.iter().cloned().chain(profile_hides) {
-        match resolve(&h.value) {
-            Ok(p) if std::fs::symlink_metadata(&p).is_ok() => wanted.push((p, h.source.clone())),
-            Ok(p) => dropped.push(Dropped {
-                path: p,
-                why: format!("{}: hidden path does not exist", h.source),
-            }),
-            Err(why) => dropped.push(Dropped {
-                path: spec_display(&h.value),
-                why: format!("{}: {why}", h.source),
-            }),
-        }
-    }
-    let mut out: Vec<HiddenPath> = Vec::new();
-    for (path, why) in wanted {
-        if let Some(r) = roots.iter().find(|r| r.path.starts_with(&path)) {
-            dropped.push(Dropped {
-                path,
-                why: format!(
-                    "{why}: not hidden, it holds the writable root {}",
-                    r.path.display()
-                ),
-            });
-            continue;
-        }
-        if !out.iter().any(|o| o.path == path) {
-            let dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
-            out.push(HiddenPath { path, dir, why });
-        }
-    }
-    out.sort_by(|a, b| a.path.cmp(&b.path));
-    (out, shown)
 }
 
 /// Why settings or policy could not be loaded.

@@ -26,6 +26,9 @@ pub struct ProfileDef {
     /// Secret-looking variables kept (names, or `*`).
     #[serde(default)]
     pub keep_env: Vec<String>,
+    /// Host paths shown read-only in the minimal view.
+    #[serde(default)]
+    pub expose: Vec<String>,
 }
 
 /// The profiles shipped with qwrap.

@@ -4,6 +4,10 @@
 //! denied"), and variables whose names look like credentials are removed
 //! from the command's environment. One list, each entry with its reason.
 
+use super::{
+    Dropped, HiddenPath, PathSpec, Settings, Sourced, WritableRoot, canonical_or_self, spec_display,
+    spec_path,
+};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 
@@ -137,6 +141,73 @@ pub fn removed_variables<'a>(
         .collect();
     v.sort();
     v
+}
+
+/// The hidden paths: the default set for each home directory, less
+/// `--show`, plus `--hide` (profiles' and config's included). Only paths
+/// that exist can be covered; one that holds a writable root cannot be.
+pub(super) fn hidden_paths(
+    s: &Settings,
+    homes: &[PathBuf],
+    roots: &[WritableRoot],
+    env: &dyn Fn(&str) -> Option<OsString>,
+    cwd: &Path,
+    dropped: &mut Vec<Dropped>,
+) -> (Vec<HiddenPath>, Vec<PathBuf>) {
+    let home = homes.first().map(PathBuf::as_path);
+    let resolve = |spec: &PathSpec| spec_path(spec, home, env, cwd).map(|p| canonical_or_self(&p));
+    let show: Vec<PathBuf> = s.show.iter().filter_map(|x| resolve(&x.value).ok()).collect();
+    let mut wanted: Vec<(PathBuf, String)> = Vec::new();
+    let mut shown = Vec::new();
+    for h in homes {
+        for (p, why) in default_hidden(h) {
+            let p = canonical_or_self(&p);
+            if show.contains(&p) {
+                shown.push(p);
+            } else {
+                wanted.push((p, why.to_string()));
+            }
+        }
+    }
+    let profile_hides = s.profiles.iter().flat_map(|p| {
+        let def = &s.profile_defs[&p.value];
+        def.value
+            .hide
+            .iter()
+            .map(move |t| Sourced::new(PathSpec::Template(t.clone()), format!("profile {}", p.value)))
+    });
+    for h in s.hide.iter().cloned().chain(profile_hides) {
+        match resolve(&h.value) {
+            Ok(p) if std::fs::symlink_metadata(&p).is_ok() => wanted.push((p, h.source.clone())),
+            Ok(p) => dropped.push(Dropped {
+                path: p,
+                why: format!("{}: hidden path does not exist", h.source),
+            }),
+            Err(why) => dropped.push(Dropped {
+                path: spec_display(&h.value),
+                why: format!("{}: {why}", h.source),
+            }),
+        }
+    }
+    let mut out: Vec<HiddenPath> = Vec::new();
+    for (path, why) in wanted {
+        if let Some(r) = roots.iter().find(|r| r.path.starts_with(&path)) {
+            dropped.push(Dropped {
+                path,
+                why: format!(
+                    "{why}: not hidden, it holds the writable root {}",
+                    r.path.display()
+                ),
+            });
+            continue;
+        }
+        if !out.iter().any(|o| o.path == path) {
+            let dir = std::fs::metadata(&path).is_ok_and(|m| m.is_dir());
+            out.push(HiddenPath { path, dir, why });
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    (out, shown)
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! workspace.
 
 use super::profile::{self, ProfileDef};
-use super::{LandlockMode, NetworkMode, TmpMode};
+use super::{LandlockMode, NetworkMode, TmpMode, ViewMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -54,6 +54,8 @@ pub struct CliSettings {
     pub hide: Vec<PathBuf>,
     pub show: Vec<PathBuf>,
     pub keep_env: Vec<String>,
+    pub view: Option<String>,
+    pub expose: Vec<PathBuf>,
 }
 
 /// A config file's text and where it was read from.
@@ -87,6 +89,9 @@ struct ConfigFile {
     show: Vec<String>,
     #[serde(default)]
     keep_env: Vec<String>,
+    view: Option<String>,
+    #[serde(default)]
+    expose: Vec<String>,
     #[serde(default)]
     profiles: BTreeMap<String, ProfileDef>,
 }
@@ -110,6 +115,9 @@ pub struct Settings {
     pub show: Vec<Sourced<PathSpec>>,
     /// Secret-looking variables kept (names, or `*` for all).
     pub keep_env: Vec<Sourced<String>>,
+    pub view: Sourced<ViewMode>,
+    /// Host paths shown read-only in the minimal view.
+    pub expose: Vec<Sourced<PathSpec>>,
     #[serde(skip)]
     pub profile_defs: BTreeMap<String, Sourced<ProfileDef>>,
     /// Config files read, in order of increasing priority.
@@ -135,6 +143,7 @@ fn err(source: &str, message: impl Into<String>) -> SettingsError {
 /// The environment variables qwrap reads its settings from.
 pub const ENV_NETWORK: &str = "QWRAP_NETWORK";
 pub const ENV_TMP: &str = "QWRAP_TMP";
+pub const ENV_VIEW: &str = "QWRAP_VIEW";
 pub const ENV_INCLUDE: &str = "QWRAP_INCLUDE";
 pub const ENV_PROFILE: &str = "QWRAP_PROFILE";
 pub const ENV_LANDLOCK: &str = "QWRAP_LANDLOCK";
@@ -240,7 +249,7 @@ impl Settings {
         let mut read_only = Vec::new();
         let mut profiles = Vec::new();
         let mut allow_socket = Vec::new();
-        let (mut hide, mut show, mut keep_env) = (Vec::new(), Vec::new(), Vec::new());
+        let (mut hide, mut show, mut keep_env, mut expose) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for (name, f) in &parsed {
             allow_socket.extend(
                 f.allow_socket
@@ -269,6 +278,11 @@ impl Settings {
                     .map(|i| Sourced::new(PathSpec::Template(i.clone()), name.clone())),
             );
             keep_env.extend(f.keep_env.iter().map(|k| Sourced::new(k.clone(), name.clone())));
+            expose.extend(
+                f.expose
+                    .iter()
+                    .map(|i| Sourced::new(PathSpec::Template(i.clone()), name.clone())),
+            );
         }
         if let Some(v) = env_str(ENV_INCLUDE)? {
             include.extend(
@@ -319,6 +333,11 @@ impl Settings {
                 .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "--show")),
         );
         keep_env.extend(cli.keep_env.iter().map(|k| Sourced::new(k.clone(), "--keep-env")));
+        expose.extend(
+            cli.expose
+                .iter()
+                .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "--expose")),
+        );
         let mut seen = std::collections::BTreeSet::new();
         profiles.retain(|p| seen.insert(p.value.clone()));
         for p in &profiles {
@@ -366,6 +385,15 @@ impl Settings {
             None,
             LandlockMode::BestEffort,
         )?;
+        let view = scalar(
+            cli.view.as_deref(),
+            "--view",
+            env_str(ENV_VIEW)?,
+            ENV_VIEW,
+            parsed.iter().map(|(n, f)| (n, f.view.as_deref())),
+            None,
+            ViewMode::Host,
+        )?;
         let flag = |get: fn(&ConfigFile) -> Option<bool>, cli_set: Option<(bool, &str)>, default: bool| {
             let mut v = Sourced::new(default, "default");
             for (name, f) in &parsed {
@@ -408,6 +436,8 @@ impl Settings {
             hide,
             show,
             keep_env,
+            view,
+            expose,
             profile_defs,
             config_files: configs.iter().map(|c| c.path.clone()).collect(),
         })

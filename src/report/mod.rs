@@ -120,6 +120,9 @@ pub struct Inspect {
     pub settings: Vec<SettingLine>,
     #[serde(serialize_with = "crate::lossy::paths")]
     pub config_files: Vec<PathBuf>,
+    pub view: crate::policy::ViewMode,
+    /// Minimal view: the host paths shown.
+    pub view_entries: Vec<crate::policy::view::ViewEntry>,
     /// Paths unreadable inside, and why.
     pub hidden: Vec<crate::policy::HiddenPath>,
     /// Default hidden entries taken out with `--show`.
@@ -218,6 +221,8 @@ impl Inspect {
             kernel: kernel(),
             settings,
             config_files: s.config_files.clone(),
+            view: policy.view,
+            view_entries: policy.view_entries.clone(),
             hidden: policy.hidden.clone(),
             shown: policy.shown.clone(),
             removed_variables: policy.removed_variables.clone(),
@@ -304,6 +309,28 @@ impl Inspect {
         }
         for p in &l.reachable_sockets {
             let _ = writeln!(o, "  {}  [reachable]", p.display());
+        }
+        match self.view {
+            crate::policy::ViewMode::Host => {
+                let _ = writeln!(o, "View: host (the whole host, read-only)");
+            }
+            crate::policy::ViewMode::Minimal => {
+                let mut top: Vec<String> = self
+                    .view_entries
+                    .iter()
+                    .map(|e| e.path.as_path())
+                    .chain(self.writable_roots.iter().map(|r| r.path.as_path()))
+                    .chain([std::path::Path::new("/dev"), std::path::Path::new("/tmp")])
+                    .filter_map(|p| p.components().nth(1))
+                    .map(|c| format!("/{}", c.as_os_str().to_string_lossy()))
+                    .collect();
+                top.sort();
+                top.dedup();
+                let _ = writeln!(o, "View: minimal (only these exist at /: {})", top.join(" "));
+                for e in &self.view_entries {
+                    let _ = writeln!(o, "  {}  [{}]", e.path.display(), e.why);
+                }
+            }
         }
         let _ = writeln!(o, "Hidden (unreadable inside: EACCES):");
         if self.hidden.is_empty() {

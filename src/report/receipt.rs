@@ -30,7 +30,8 @@ pub struct Receipt {
     pub outside_write_erofs: String,
     pub required_host_sockets: Vec<String>,
     pub device_or_gui_exceptions: String,
-    /// `host`: the whole host read-only, less the hidden paths.
+    /// `host` (the whole host read-only, less the hidden paths) or
+    /// `minimal` (only the system directories, roots and exposed paths).
     pub view: String,
     pub hidden_paths: Vec<String>,
     pub removed_variables: Vec<String>,
@@ -131,7 +132,7 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         device_or_gui_exceptions: "none: /dev holds only null zero full random urandom tty pts ptmx shm; \
              DISPLAY, WAYLAND_DISPLAY and MIR_SOCKET are removed"
             .into(),
-        view: "host".into(),
+        view: policy.view.to_string(),
         hidden_paths: policy
             .hidden
             .iter()

@@ -107,6 +107,26 @@ pub fn run_in_sandbox(
     }
 }
 
+/// Minimal view: a readable host path that the view does not show (nor
+/// leads to), for the probe to find missing.
+fn outside_the_view(policy: &Policy) -> Option<PathBuf> {
+    if policy.view != crate::policy::ViewMode::Minimal {
+        return None;
+    }
+    let shown: Vec<&Path> = policy
+        .writable_roots
+        .iter()
+        .map(|r| r.path.as_path())
+        .chain(policy.view_entries.iter().map(|e| e.path.as_path()))
+        .chain(policy.home.as_deref())
+        .collect();
+    ["/root", "/srv", "/mnt", "/media", "/boot", "/var/log", "/home"]
+        .iter()
+        .map(Path::new)
+        .find(|p| p.exists() && !shown.iter().any(|s| s.starts_with(p) || p.starts_with(s)))
+        .map(Path::to_path_buf)
+}
+
 /// A directory outside every writable root, for the outside-write check.
 pub fn outside_dir(policy: &Policy) -> PathBuf {
     let inside_root = |p: &Path| policy.writable_roots.iter().any(|r| p.starts_with(&r.path));
@@ -152,6 +172,7 @@ pub fn probe_args(policy: &Policy, host: &HostFacts, helpers: &HostHelpers) -> p
                 .collect()
         },
         hidden: policy.hidden.iter().map(|h| h.path.clone()).collect(),
+        absent: outside_the_view(policy),
         scoped: layers.landlock_scopes.is_applied(),
     }
 }

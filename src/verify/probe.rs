@@ -33,6 +33,8 @@ pub struct ProbeArgs {
     pub git_dirs: Vec<PathBuf>,
     /// Paths that must be unreadable.
     pub hidden: Vec<PathBuf>,
+    /// A host path outside the minimal view that must not exist inside.
+    pub absent: Option<PathBuf>,
     /// Whether Landlock scopes signals and abstract sockets.
     pub scoped: bool,
 }
@@ -82,6 +84,10 @@ impl ProbeArgs {
             v.push("--hidden".into());
             v.push(p.clone().into());
         }
+        if let Some(p) = &self.absent {
+            v.push("--absent".into());
+            v.push(p.clone().into());
+        }
         if self.scoped {
             v.push("--scoped".into());
         }
@@ -122,6 +128,9 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     checks.push(protected(&a.protected, &tag));
     checks.push(super::git_check::check(&a.git_dirs, &tag));
     checks.push(hidden(&a.hidden));
+    if let Some(p) = &a.absent {
+        checks.push(absent(p));
+    }
     checks.push(nested_remount());
     checks.push(tiocsti());
     checks
@@ -372,6 +381,17 @@ fn hidden(paths: &[PathBuf]) -> Check {
     Check::pass(N, &format!("{T} ({} paths)", paths.len()))
 }
 
+/// Minimal view: a host path outside the view does not exist inside.
+fn absent(p: &Path) -> Check {
+    const N: &str = "minimal-view";
+    let title = format!("outside the minimal view, {} does not exist", p.display());
+    match std::fs::symlink_metadata(p) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Check::pass(N, &title),
+        Err(e) => Check::fail(N, &title, &errno_text(libc::ENOENT), e.to_string()),
+        Ok(_) => Check::fail(N, &title, &errno_text(libc::ENOENT), "it exists".into()),
+    }
+}
+
 pub(super) fn create(path: &Path) -> Result<(), i32> {
     rustix::fs::open(
         path,
@@ -596,6 +616,7 @@ mod tests {
             protected: vec![],
             git_dirs: vec![],
             hidden: vec![],
+            absent: None,
             scoped: false,
         };
         let v: Vec<String> = a

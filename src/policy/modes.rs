@@ -1,0 +1,137 @@
+//! The modes a setting chooses between, with their parsers and names.
+
+use serde::Serialize;
+use std::fmt;
+use std::str::FromStr;
+
+/// Network view inside the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkMode {
+    /// The host's network namespace.
+    Open,
+    /// A fresh network namespace with only `lo`, up.
+    Closed,
+}
+
+impl FromStr for NetworkMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "open" => Ok(Self::Open),
+            "closed" => Ok(Self::Closed),
+            other => Err(format!(
+                "invalid network mode {other:?}: expected \"open\" or \"closed\""
+            )),
+        }
+    }
+}
+
+impl fmt::Display for NetworkMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Open => "open",
+            Self::Closed => "closed",
+        })
+    }
+}
+
+/// Whether Landlock must, may or must not be applied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum LandlockMode {
+    /// Fail closed unless every Landlock layer can be applied.
+    Require,
+    /// Apply what the kernel offers and report the rest as degraded.
+    BestEffort,
+    Off,
+}
+
+impl FromStr for LandlockMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "require" => Ok(Self::Require),
+            "best-effort" => Ok(Self::BestEffort),
+            "off" => Ok(Self::Off),
+            other => Err(format!(
+                "invalid landlock mode {other:?}: expected \"require\", \"best-effort\" or \"off\""
+            )),
+        }
+    }
+}
+
+impl fmt::Display for LandlockMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Require => "require",
+            Self::BestEffort => "best-effort",
+            Self::Off => "off",
+        })
+    }
+}
+
+/// What /tmp is inside the sandbox.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TmpMode {
+    /// A fresh tmpfs on /tmp, `TMPDIR=/tmp`.
+    Private,
+    /// The host's `$TMPDIR` (or /tmp) is a writable root.
+    Host,
+}
+
+impl FromStr for TmpMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "private" => Ok(Self::Private),
+            "host" => Ok(Self::Host),
+            other => Err(format!(
+                "invalid tmp mode {other:?}: expected \"private\" or \"host\""
+            )),
+        }
+    }
+}
+
+impl fmt::Display for TmpMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Private => "private",
+            Self::Host => "host",
+        })
+    }
+}
+
+/// What of the host the sandbox sees.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ViewMode {
+    /// The whole host, read-only (less the hidden paths).
+    Host,
+    /// Only the system directories, the writable roots, the exposed paths,
+    /// /dev, /proc, /sys and /tmp: everything else does not exist.
+    Minimal,
+}
+
+impl FromStr for ViewMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "host" => Ok(Self::Host),
+            "minimal" => Ok(Self::Minimal),
+            other => Err(format!(
+                "invalid view {other:?}: expected \"host\" or \"minimal\""
+            )),
+        }
+    }
+}
+
+impl fmt::Display for ViewMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Host => "host",
+            Self::Minimal => "minimal",
+        })
+    }
+}
