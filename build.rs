@@ -66,6 +66,11 @@ fn seccomp_program() {
     for (name, filter) in [
         ("PROGRAM", seccomp_filter::filter(arch)),
         ("OPENAT2_PROGRAM", seccomp_filter::openat2_filter(arch)),
+        ("NOTIFY_PROGRAM", seccomp_filter::notify_filter(arch, false)),
+        (
+            "NOTIFY_SIGNALS_PROGRAM",
+            seccomp_filter::notify_filter(arch, true),
+        ),
     ] {
         let prog: seccompiler::BpfProgram = filter
             .expect("the filter's rules are valid")
@@ -73,7 +78,17 @@ fn seccomp_program() {
             .expect("the filter compiles");
         let items: Vec<String> = prog
             .iter()
-            .map(|f| format!("({}, {}, {}, {})", f.code, f.jt, f.jf, f.k))
+            .map(|f| {
+                // BPF_RET|BPF_K of the marked trace action: user notification.
+                let k = if f.code == 0x06
+                    && f.k == seccomp_filter::SECCOMP_RET_TRACE | seccomp_filter::NOTIFY_MARK
+                {
+                    seccomp_filter::SECCOMP_RET_USER_NOTIF
+                } else {
+                    f.k
+                };
+                format!("({}, {}, {}, {})", f.code, f.jt, f.jf, k)
+            })
             .collect();
         src += &format!(
             "/// A compiled seccomp filter.\npub(super) static {name}: [(u16, u8, u8, u32); {}] = [{}];\n",

@@ -145,6 +145,13 @@ pub struct PolicyArgs {
     /// the writable roots and exposed paths exist [default: host].
     #[arg(long, value_name = "VIEW")]
     pub view: Option<String>,
+    /// Use the host's SysV IPC (shared memory, queues, semaphores) instead
+    /// of a private IPC namespace.
+    #[arg(long)]
+    pub share_ipc: bool,
+    /// Keep the caller's session keyring instead of a fresh, empty one.
+    #[arg(long)]
+    pub share_keyring: bool,
     /// In the minimal view, show this host path read-only (repeatable).
     #[arg(long, value_name = "PATH")]
     pub expose: Vec<PathBuf>,
@@ -163,6 +170,10 @@ pub struct ExecArgs {
     /// Let CMD outlive the process that started qwrap.
     #[arg(long)]
     pub no_die_with_parent: bool,
+    /// Leave the processes CMD leaves behind running when it exits (by
+    /// default every process left in the sandbox is killed).
+    #[arg(long)]
+    pub keep_background: bool,
     /// Set an environment variable inside (repeatable).
     #[arg(long, num_args = 2, value_names = ["KEY", "VALUE"])]
     pub setenv: Vec<OsString>,

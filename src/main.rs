@@ -190,6 +190,9 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             keep_env: a.keep_env.clone(),
             view: a.view.clone(),
             expose: a.expose.clone(),
+            share_ipc: a.share_ipc,
+            share_keyring: a.share_keyring,
+            keep_background: x.keep_background,
         },
         workspace: a.workspace.clone(),
         setenv: x

@@ -7,6 +7,7 @@ mod hidden;
 mod landlock;
 mod monitor;
 mod seccomp;
+mod warden;
 
 pub use error::{EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_SETUP, SetupError};
 
@@ -39,6 +40,7 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
         parent: rustix::process::getppid(),
         mounts: None,
         ready: None,
+        warden: None,
     };
     let mut times: Vec<std::time::Duration> = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
@@ -152,6 +154,8 @@ struct Executor {
     mounts: Option<Vec<mountinfo::MountEntry>>,
     /// bwrap mode: where to tell the monitor the namespaces are ready.
     ready: Option<OwnedFd>,
+    /// The socket to the warden, until the listener is handed over.
+    warden: Option<OwnedFd>,
 }
 
 impl Executor {
@@ -161,11 +165,24 @@ impl Executor {
                 Err(Errno::EXIST) if path.is_dir() => {}
                 other => other?,
             },
-            Step::Unshare { net } => {
+            Step::StartWarden { keep_background } => self.warden = Some(warden::start(*keep_background)?),
+            Step::NewSessionKeyring => sys::join_new_session_keyring()?,
+            Step::SeccompNotify { signals } => {
+                let listener = seccomp::notify_listener(*signals).map_err(|(errno, detail)| Fail {
+                    errno,
+                    detail: Some(detail),
+                })?;
+                let link = self.warden.take().ok_or(Errno::NOTCONN)?;
+                warden::hand_over(&link, listener)?;
+            }
+            Step::Unshare { net, ipc } => {
                 use rustix::thread::UnshareFlags;
                 let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
                 if *net {
                     flags |= UnshareFlags::NEWNET;
+                }
+                if *ipc {
+                    flags |= UnshareFlags::NEWIPC;
                 }
                 // SAFETY: the unsafety of unshare concerns CLONE_FILES, which is
                 // not among these flags; qwrap is single-threaded here (the
@@ -756,7 +773,7 @@ fn drop_capability_list(caps: &[u32], bounding: bool, keep_across_exec: bool) ->
 }
 
 /// Waits for one child to end, through interruptions.
-fn wait_child(pid: i32) -> Result<rustix::process::WaitStatus, Errno> {
+pub(super) fn wait_child(pid: i32) -> Result<rustix::process::WaitStatus, Errno> {
     let child = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
     loop {
         match rustix::process::waitpid(Some(child), rustix::process::WaitOptions::empty()) {

@@ -15,6 +15,16 @@ pub(super) fn apply() -> Result<(), (Errno, String)> {
     install(&OPENAT2_PROGRAM)
 }
 
+/// Installs the warden's filter and returns its listener.
+pub(super) fn notify_listener(signals: bool) -> Result<rustix::fd::OwnedFd, (Errno, String)> {
+    let program: &[(u16, u8, u8, u32)] = if signals {
+        &NOTIFY_SIGNALS_PROGRAM
+    } else {
+        &NOTIFY_PROGRAM
+    };
+    crate::sys::seccomp_listener(program).map_err(|e| (e, "seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)".into()))
+}
+
 fn install(program: &[(u16, u8, u8, u32)]) -> Result<(), (Errno, String)> {
     let prog: Vec<sock_filter> = program
         .iter()
@@ -73,6 +83,34 @@ mod tests {
         let prog: seccompiler::BpfProgram = rules::openat2_filter(arch).unwrap().try_into().unwrap();
         let built: Vec<(u16, u8, u8, u32)> = prog.iter().map(|f| (f.code, f.jt, f.jf, f.k)).collect();
         assert_eq!(built, super::OPENAT2_PROGRAM.to_vec());
+        // The notify programs: the marked trace returns became user
+        // notifications, and nothing else changed.
+        for (signals, built) in [
+            (false, &super::NOTIFY_PROGRAM[..]),
+            (true, &super::NOTIFY_SIGNALS_PROGRAM[..]),
+        ] {
+            let prog: seccompiler::BpfProgram =
+                rules::notify_filter(arch, signals).unwrap().try_into().unwrap();
+            let marked = rules::SECCOMP_RET_TRACE | rules::NOTIFY_MARK;
+            let want: Vec<(u16, u8, u8, u32)> = prog
+                .iter()
+                .map(|f| {
+                    (
+                        f.code,
+                        f.jt,
+                        f.jf,
+                        if f.code == 0x06 && f.k == marked {
+                            rules::SECCOMP_RET_USER_NOTIF
+                        } else {
+                            f.k
+                        },
+                    )
+                })
+                .collect();
+            assert_eq!(want, built.to_vec());
+            assert!(built.iter().any(|i| i.3 == rules::SECCOMP_RET_USER_NOTIF));
+            assert!(!built.iter().any(|i| i.0 == 0x06 && i.3 == marked));
+        }
         assert_eq!(rules::SET_ID_BITS[0].0, libc::S_ISUID as u64);
         assert_eq!(rules::SET_ID_BITS[1].0, libc::S_ISGID as u64);
         assert_eq!(rules::DENIED_IOCTLS[0].0, libc::TIOCSTI);

@@ -138,3 +138,76 @@ pub fn openat2_filter(arch: TargetArch) -> Result<SeccompFilter, BackendError> {
     rules.insert(nr(arch).openat2, vec![]);
     SeccompFilter::new(rules, SeccompAction::Allow, SeccompAction::Errno(38), arch)
 }
+
+/// The notify filter's match action is compiled as `SECCOMP_RET_TRACE |
+/// NOTIFY_MARK` (seccompiler has no user-notification action) and build.rs
+/// rewrites exactly those returns to `SECCOMP_RET_USER_NOTIF`.
+pub const NOTIFY_MARK: u32 = 0x0e1d;
+pub const SECCOMP_RET_TRACE: u32 = 0x7ff0_0000;
+pub const SECCOMP_RET_USER_NOTIF: u32 = 0x7fc0_0000;
+
+/// Syscalls that act on another process by pid, and their numbers
+/// (x86_64, then the generic table).
+fn process_calls(arch: TargetArch) -> [(&'static str, i64); 16] {
+    let x86 = arch == TargetArch::x86_64;
+    let n = |a: i64, g: i64| if x86 { a } else { g };
+    [
+        ("prlimit64", n(302, 261)),
+        ("sched_setaffinity", n(203, 122)),
+        ("sched_setscheduler", n(144, 119)),
+        ("sched_setparam", n(142, 118)),
+        ("sched_setattr", n(314, 274)),
+        ("migrate_pages", n(256, 238)),
+        ("move_pages", n(279, 239)),
+        ("setpriority", n(141, 140)),
+        ("ioprio_set", n(251, 30)),
+        ("kill", n(62, 129)),
+        ("tkill", n(200, 130)),
+        ("tgkill", n(234, 131)),
+        ("rt_sigqueueinfo", n(129, 138)),
+        ("rt_tgsigqueueinfo", n(297, 240)),
+        ("pidfd_send_signal", 424),
+        ("fcntl", n(72, 25)),
+    ]
+}
+
+/// The calls the warden decides: each one aimed at a process other than
+/// the caller (pid 0 is the caller and passes untrapped). With `signals`,
+/// the signal calls too (kernels without Landlock's signal scope).
+pub fn notify_filter(arch: TargetArch, signals: bool) -> Result<SeccompFilter, BackendError> {
+    let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
+    let ne = |arg: u8, v: u64| cond(arg, SeccompCmpOp::Ne, v);
+    for (name, nr) in process_calls(arch) {
+        let r = match name {
+            "setpriority" => vec![
+                SeccompRule::new(vec![ne(0, 0)?])?,
+                SeccompRule::new(vec![ne(1, 0)?])?,
+            ],
+            // IOPRIO_WHO_PROCESS is 1.
+            "ioprio_set" => vec![
+                SeccompRule::new(vec![ne(0, 1)?])?,
+                SeccompRule::new(vec![ne(1, 0)?])?,
+            ],
+            "kill" | "tkill" | "tgkill" | "rt_sigqueueinfo" | "rt_tgsigqueueinfo" | "pidfd_send_signal"
+                if signals =>
+            {
+                vec![]
+            }
+            // F_SETOWN (8) and F_SETOWN_EX (15) choose who gets SIGIO.
+            "fcntl" if signals => vec![
+                SeccompRule::new(vec![cond(1, SeccompCmpOp::Eq, 8)?])?,
+                SeccompRule::new(vec![cond(1, SeccompCmpOp::Eq, 15)?])?,
+            ],
+            "kill" | "tkill" | "tgkill" | "rt_sigqueueinfo" | "rt_tgsigqueueinfo" | "pidfd_send_signal"
+            | "fcntl" => continue,
+            _ => vec![SeccompRule::new(vec![ne(0, 0)?])?],
+        };
+        rules.insert(nr, r);
+    }
+    SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Trace(NOTIFY_MARK),
+        arch,
+    )
+}

@@ -72,8 +72,12 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
     for path in &policy.create_before {
         b.push(Step::CreateHostDir { path: path.clone() });
     }
+    b.push(Step::StartWarden {
+        keep_background: policy.settings.keep_background.value,
+    });
     b.push(Step::Unshare {
         net: policy.network == NetworkMode::Closed,
+        ipc: !policy.settings.share_ipc.value,
     });
     b.push(Step::DenySetgroups);
     b.push(Step::WriteIdMap {
@@ -88,6 +92,9 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
     });
     if policy.network == NetworkMode::Closed {
         b.push(Step::LoopbackUp);
+    }
+    if !policy.settings.share_keyring.value {
+        b.push(Step::NewSessionKeyring);
     }
     b.push(Step::MakeMountsSlave);
     // Before any mount changes, while the host's device paths are in view.
@@ -153,6 +160,10 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
         });
     }
     b.push(Step::Seccomp);
+    // Signals are the kernel's to refuse where Landlock scopes them.
+    b.push(Step::SeccompNotify {
+        signals: layers.landlock_abi < LANDLOCK_SCOPE_ABI,
+    });
     if policy.die_with_parent {
         b.push(Step::DieWithParent);
     }

@@ -155,9 +155,16 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::path")]
         path: PathBuf,
     },
+    /// Starts the warden (before the namespaces, so that it stays outside).
+    StartWarden {
+        keep_background: bool,
+    },
     Unshare {
         net: bool,
+        ipc: bool,
     },
+    /// A fresh, empty session keyring for the command.
+    NewSessionKeyring,
     DenySetgroups,
     WriteIdMap {
         map: IdMap,
@@ -274,6 +281,11 @@ pub enum Step {
         scoped: bool,
     },
     Seccomp,
+    /// The filter that hands process-targeting syscalls (and, with
+    /// `signals`, the signal calls) to the warden.
+    SeccompNotify {
+        signals: bool,
+    },
     /// A detached tmpfs (mode 0000) holding an empty directory `d` and an
     /// empty file `f`, both mode 0000: what hidden paths are covered with.
     MakeHiddenSource {
@@ -411,8 +423,11 @@ impl Step {
     pub fn purpose(&self) -> String {
         match self {
             Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
-            Step::Unshare { net: false } => "create user and mount namespaces".into(),
-            Step::Unshare { net: true } => "create user, mount and network namespaces".into(),
+            Step::StartWarden { .. } => "start the warden outside the sandbox".into(),
+            Step::Unshare { net: false, .. } => "create user and mount namespaces".into(),
+            Step::Unshare { net: true, .. } => "create user, mount and network namespaces".into(),
+            Step::NewSessionKeyring => "join a fresh session keyring".into(),
+            Step::SeccompNotify { .. } => "hand process-targeting syscalls to the warden".into(),
             Step::DenySetgroups => "deny setgroups in the user namespace".into(),
             Step::WriteIdMap { map, inside, .. } => {
                 format!(
@@ -506,10 +521,30 @@ impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
-            Step::Unshare { net } => write!(
+            Step::StartWarden { keep_background } => write!(
                 f,
-                "unshare(CLONE_NEWUSER|CLONE_NEWNS{})",
-                if *net { "|CLONE_NEWNET" } else { "" }
+                "socketpair(AF_UNIX, SOCK_SEQPACKET); fork(); fork() = the warden (outside the sandbox; {})",
+                if *keep_background {
+                    "leaves the command's leftovers running"
+                } else {
+                    "kills every process left in the sandbox when the command exits"
+                }
+            ),
+            Step::Unshare { net, ipc } => write!(
+                f,
+                "unshare(CLONE_NEWUSER|CLONE_NEWNS{}{})",
+                if *net { "|CLONE_NEWNET" } else { "" },
+                if *ipc { "|CLONE_NEWIPC" } else { "" }
+            ),
+            Step::NewSessionKeyring => write!(f, "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)"),
+            Step::SeccompNotify { signals } => write!(
+                f,
+                "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {{prlimit64/sched_setaffinity/sched_setscheduler/sched_setparam/sched_setattr/migrate_pages/move_pages(pid != 0), setpriority/ioprio_set(not the caller){} = USER_NOTIF, otherwise allow}}); sendmsg(warden, SCM_RIGHTS listener)",
+                if *signals {
+                    ", kill/tkill/tgkill/rt_sigqueueinfo/rt_tgsigqueueinfo/pidfd_send_signal, fcntl(F_SETOWN|F_SETOWN_EX)"
+                } else {
+                    ""
+                }
             ),
             Step::DenySetgroups => write!(f, "write(\"/proc/self/setgroups\", \"deny\")"),
             Step::WriteIdMap { map, inside, outside } => {

@@ -81,9 +81,15 @@ fn position(plan: &Plan, pred: impl Fn(&Step) -> bool) -> usize {
 fn starts_with_namespaces_and_identity_maps() {
     let p = default_plan(MountApi::New);
     assert_eq!(
-        &p.steps[..5],
+        &p.steps[..7],
         &[
-            Step::Unshare { net: false },
+            Step::StartWarden {
+                keep_background: false
+            },
+            Step::Unshare {
+                net: false,
+                ipc: true
+            },
             Step::DenySetgroups,
             Step::WriteIdMap {
                 map: IdMap::Uid,
@@ -95,11 +101,12 @@ fn starts_with_namespaces_and_identity_maps() {
                 inside: 100,
                 outside: 100
             },
+            Step::NewSessionKeyring,
             Step::MakeMountsSlave,
         ]
     );
     assert_eq!(
-        p.steps[2].to_string(),
+        p.steps[3].to_string(),
         r#"write("/proc/self/uid_map", "1000 1000 1")"#
     );
 }
@@ -111,22 +118,22 @@ fn ends_by_dropping_privileges_then_exec() {
         let n = p.steps.len();
         // Only the legacy path pivots; the new API edits its own copy in place.
         assert_eq!(
-            matches!(p.steps[n - 9], Step::EnterRoot { .. }),
+            matches!(p.steps[n - 10], Step::EnterRoot { .. }),
             api == MountApi::Legacy
         );
         assert!(
-            !p.steps[..n - 9]
+            !p.steps[..n - 10]
                 .iter()
                 .any(|s| matches!(s, Step::EnterRoot { .. }))
         );
         assert_eq!(
-            p.steps[n - 8],
+            p.steps[n - 9],
             Step::Chdir {
                 path: "/home/u/proj".into()
             }
         );
         assert_eq!(
-            &p.steps[n - 7..n - 4],
+            &p.steps[n - 8..n - 5],
             &[
                 Step::DropCapabilities,
                 Step::NoNewPrivs,
@@ -137,14 +144,21 @@ fn ends_by_dropping_privileges_then_exec() {
             ]
         );
         assert_eq!(
-            p.steps[n - 4],
+            p.steps[n - 5],
             Step::Landlock {
                 abi: 7,
                 paths: vec!["/home/u/proj".into(), "/dev".into(), "/tmp".into()],
                 scoped: true
             }
         );
-        assert_eq!(&p.steps[n - 3..n - 1], &[Step::Seccomp, Step::DieWithParent]);
+        assert_eq!(
+            &p.steps[n - 4..n - 1],
+            &[
+                Step::Seccomp,
+                Step::SeccompNotify { signals: false },
+                Step::DieWithParent
+            ]
+        );
         assert!(matches!(p.steps[n - 1], Step::Exec { .. }));
     }
 }
@@ -155,10 +169,10 @@ fn closed_network_unshares_net_and_raises_lo() {
         &policy(&["/w"], &[], NetworkMode::Closed, TmpMode::Private),
         &host(MountApi::New),
     );
-    assert_eq!(p.steps[0], Step::Unshare { net: true });
+    assert_eq!(p.steps[1], Step::Unshare { net: true, ipc: true });
     assert_eq!(
-        p.steps[0].to_string(),
-        "unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWNET)"
+        p.steps[1].to_string(),
+        "unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWNET|CLONE_NEWIPC)"
     );
     assert!(p.steps.contains(&Step::LoopbackUp));
     assert!(!default_plan(MountApi::New).steps.contains(&Step::LoopbackUp));
@@ -393,7 +407,7 @@ fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
     );
     assert!(private < remount);
     assert!(
-        matches!(p.steps.iter().rev().nth(8), Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
+        matches!(p.steps.iter().rev().nth(9), Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
     );
 }
 
@@ -553,7 +567,19 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             path: "/w/.git/hooks".into()
         }
     );
-    assert_eq!(p.steps[1], Step::Unshare { net: false });
+    assert_eq!(
+        p.steps[1],
+        Step::StartWarden {
+            keep_background: false
+        }
+    );
+    assert_eq!(
+        p.steps[2],
+        Step::Unshare {
+            net: false,
+            ipc: true
+        }
+    );
     assert_eq!(
         p.steps[p.steps.len() - 2],
         Step::NewSession {
@@ -599,4 +625,16 @@ fn inherited_descriptors_are_reopened_and_sealed() {
         .find(|s| matches!(s, Step::SealFds { .. }))
         .unwrap();
     assert!(seal.to_string().contains("3 (directory /home/u)"), "{seal}");
+}
+
+#[test]
+fn the_warden_takes_signals_where_landlock_cannot_scope_them() {
+    let pol = policy(&["/w"], &[], NetworkMode::Open, TmpMode::Private);
+    for (abi, signals) in [(7, false), (6, false), (5, true), (0, true)] {
+        let mut h = host(MountApi::New);
+        h.landlock_abi = abi;
+        let p = build(&pol, &h);
+        assert!(p.steps.contains(&Step::SeccompNotify { signals }), "ABI {abi}");
+        assert!(matches!(p.steps[0], Step::StartWarden { .. }));
+    }
 }

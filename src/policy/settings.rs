@@ -56,6 +56,9 @@ pub struct CliSettings {
     pub keep_env: Vec<String>,
     pub view: Option<String>,
     pub expose: Vec<PathBuf>,
+    pub share_ipc: bool,
+    pub share_keyring: bool,
+    pub keep_background: bool,
 }
 
 /// A config file's text and where it was read from.
@@ -75,6 +78,9 @@ struct ConfigFile {
     die_with_parent: Option<bool>,
     new_session: Option<bool>,
     allow_git_config: Option<bool>,
+    share_ipc: Option<bool>,
+    share_keyring: Option<bool>,
+    keep_background: Option<bool>,
     #[serde(default)]
     allow_socket: Vec<String>,
     #[serde(default)]
@@ -105,6 +111,12 @@ pub struct Settings {
     pub die_with_parent: Sourced<bool>,
     pub new_session: Sourced<bool>,
     pub allow_git_config: Sourced<bool>,
+    /// The host's SysV IPC instead of a private IPC namespace.
+    pub share_ipc: Sourced<bool>,
+    /// The caller's session keyring instead of a fresh one.
+    pub share_keyring: Sourced<bool>,
+    /// Leave what the command leaves behind running after it exits.
+    pub keep_background: Sourced<bool>,
     pub allow_socket: Vec<Sourced<PathSpec>>,
     pub include: Vec<Sourced<PathSpec>>,
     pub read_only: Vec<Sourced<PathSpec>>,
@@ -422,6 +434,22 @@ impl Settings {
             false,
         );
 
+        let share_ipc = flag(
+            |f| f.share_ipc,
+            cli.share_ipc.then_some((true, "--share-ipc")),
+            false,
+        );
+        let share_keyring = flag(
+            |f| f.share_keyring,
+            cli.share_keyring.then_some((true, "--share-keyring")),
+            false,
+        );
+        let keep_background = flag(
+            |f| f.keep_background,
+            cli.keep_background.then_some((true, "--keep-background")),
+            false,
+        );
+
         Ok(Settings {
             network,
             tmp,
@@ -429,6 +457,9 @@ impl Settings {
             die_with_parent,
             new_session,
             allow_git_config,
+            share_ipc,
+            share_keyring,
+            keep_background,
             allow_socket,
             include,
             read_only,

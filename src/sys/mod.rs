@@ -2,8 +2,12 @@
 //! src/exec/ lives here.
 
 mod fds;
+mod notify;
 
 pub use fds::{close_others_at_exec, dup_onto, unix_socket_file, with_inherited_fd};
+pub use notify::{
+    Notification, detach_warden, exit_now, join_new_session_keyring, notif_recv, notif_send, seccomp_listener,
+};
 
 use rustix::fd::{AsRawFd, BorrowedFd};
 use rustix::io::Errno;

@@ -1,0 +1,271 @@
+//! The warden: a small process outside the sandbox, started before the
+//! namespaces are made and detached (a grandchild, so the command, which
+//! keeps qwrap's PID, never sees it as a child). It answers the seccomp
+//! notifications of syscalls aimed at another process (prlimit, setpriority,
+//! sched_*, ioprio_set, migrate/move_pages and, without Landlock's signal
+//! scope, the signal calls): allowed when every target is in the sandbox's
+//! user namespace, EPERM otherwise. When the command exits it kills what the
+//! command left behind in that namespace (unless --keep-background), then
+//! exits itself.
+
+use crate::sys::{self, Notification};
+use rustix::event::{PollFd, PollFlags};
+use rustix::fd::{AsFd, AsRawFd, OwnedFd};
+use rustix::io::Errno;
+use std::path::PathBuf;
+
+/// Starts the warden; returns qwrap's end of the socket it listens on.
+pub(super) fn start(keep_background: bool) -> Result<OwnedFd, Errno> {
+    use rustix::net::{AddressFamily, SocketFlags, SocketType};
+    let (ours, theirs) = rustix::net::socketpair(
+        AddressFamily::UNIX,
+        SocketType::SEQPACKET,
+        SocketFlags::CLOEXEC,
+        None,
+    )?;
+    let command = rustix::process::getpid();
+    match sys::fork()? {
+        Some(child) => {
+            drop(theirs);
+            // The intermediate exits at once; reap it so the command never
+            // sees a child it did not make.
+            super::wait_child(child)?;
+            Ok(ours)
+        }
+        None => {
+            drop(ours);
+            match sys::fork() {
+                Ok(None) => {
+                    let code = run(theirs, command, keep_background);
+                    sys::exit_now(code)
+                }
+                _ => sys::exit_now(0),
+            }
+        }
+    }
+}
+
+/// Hands the listener to the warden.
+pub(super) fn hand_over(link: &OwnedFd, listener: OwnedFd) -> Result<(), Errno> {
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+    let fds = [listener.as_fd()];
+    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut anc = SendAncillaryBuffer::new(&mut space);
+    anc.push(SendAncillaryMessage::ScmRights(&fds));
+    rustix::net::sendmsg(link, &[std::io::IoSlice::new(b"L")], &mut anc, SendFlags::empty())?;
+    Ok(())
+}
+
+fn run(link: OwnedFd, command: rustix::process::Pid, keep_background: bool) -> i32 {
+    sys::detach_warden(link.as_raw_fd());
+    let Ok(pidfd) = rustix::process::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
+        return 1;
+    };
+    let Some(listener) = receive(&link) else {
+        // qwrap failed or finished setup without a filter: nothing to do.
+        return 0;
+    };
+    let Ok(sandbox) = std::fs::read_link(format!("/proc/{}/ns/user", command.as_raw_nonzero())) else {
+        return 1;
+    };
+    let w = Warden { sandbox };
+    let mut command_alive = true;
+    loop {
+        let mut fds = vec![PollFd::new(&listener, PollFlags::IN)];
+        if command_alive {
+            fds.push(PollFd::new(&pidfd, PollFlags::IN));
+        }
+        match rustix::event::poll(&mut fds, None) {
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(_) => return 1,
+        }
+        let listener_ready = fds[0].revents();
+        let exited = command_alive && !fds[1].revents().is_empty();
+        if listener_ready.contains(PollFlags::IN) {
+            if let Ok(n) = sys::notif_recv(listener.as_fd()) {
+                let refuse = (!w.allows(&n)).then_some(libc::EPERM);
+                // ENOENT: the caller went away meanwhile.
+                let _ = sys::notif_send(listener.as_fd(), n.id, refuse);
+            }
+        } else if listener_ready.intersects(PollFlags::HUP | PollFlags::ERR) {
+            return 0;
+        }
+        if exited {
+            command_alive = false;
+            if !keep_background {
+                w.kill_leftovers();
+                return 0;
+            }
+        }
+    }
+}
+
+fn receive(link: &OwnedFd) -> Option<OwnedFd> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut anc = RecvAncillaryBuffer::new(&mut space);
+    let mut byte = [0u8; 1];
+    let msg = rustix::net::recvmsg(
+        link,
+        &mut [std::io::IoSliceMut::new(&mut byte)],
+        &mut anc,
+        RecvFlags::CMSG_CLOEXEC,
+    )
+    .ok()?;
+    if msg.bytes == 0 {
+        return None;
+    }
+    anc.drain().find_map(|m| match m {
+        RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
+        _ => None,
+    })
+}
+
+struct Warden {
+    /// The sandbox's user namespace, as /proc/PID/ns/user names it.
+    sandbox: PathBuf,
+}
+
+/// Who a trapped call is aimed at.
+enum Target {
+    Pid(i32),
+    Group(i32),
+    /// Everything of the user's (kill(-1), PRIO_USER, IOPRIO_WHO_USER).
+    Everyone,
+    /// Nothing outside the caller (pid 0 and the like).
+    Caller,
+}
+
+impl Warden {
+    fn allows(&self, n: &Notification) -> bool {
+        match self.target(n) {
+            Target::Caller => true,
+            Target::Pid(p) => self.inside(p),
+            Target::Group(0) => group_of(n.pid as i32).is_some_and(|g| self.group_inside(g)),
+            Target::Group(g) => self.group_inside(g),
+            Target::Everyone => false,
+        }
+    }
+
+    fn target(&self, n: &Notification) -> Target {
+        let a = n.args;
+        let int = |x: u64| x as u32 as i32;
+        let nr = i64::from(n.nr);
+        match nr {
+            libc::SYS_kill => match int(a[0]) {
+                0 => Target::Group(0),
+                -1 => Target::Everyone,
+                p if p < 0 => Target::Group(-p),
+                p => Target::Pid(p),
+            },
+            // PRIO_PROCESS 0, PRIO_PGRP 1, PRIO_USER 2.
+            libc::SYS_setpriority => match (a[0], int(a[1])) {
+                (0, 0) => Target::Caller,
+                (0, p) => Target::Pid(p),
+                (1, g) => Target::Group(g),
+                _ => Target::Everyone,
+            },
+            // IOPRIO_WHO_PROCESS 1, _PGRP 2, _USER 3.
+            libc::SYS_ioprio_set => match (a[0], int(a[1])) {
+                (1, 0) => Target::Caller,
+                (1, p) => Target::Pid(p),
+                (2, g) => Target::Group(g),
+                _ => Target::Everyone,
+            },
+            libc::SYS_pidfd_send_signal => match pidfd_target(n.pid, int(a[0])) {
+                Some(p) => Target::Pid(p),
+                None => Target::Everyone,
+            },
+            libc::SYS_fcntl => match (a[1], int(a[2])) {
+                (8, 0) => Target::Caller,
+                (8, p) if p < 0 => Target::Group(-p),
+                (8, p) => Target::Pid(p),
+                _ => match owner_ex(n) {
+                    Some((2, g)) => Target::Group(g),
+                    Some((_, 0)) => Target::Caller,
+                    Some((_, p)) => Target::Pid(p),
+                    None => Target::Everyone,
+                },
+            },
+            _ => match int(a[0]) {
+                0 => Target::Caller,
+                p => Target::Pid(p),
+            },
+        }
+    }
+
+    fn inside(&self, pid: i32) -> bool {
+        match std::fs::read_link(format!("/proc/{pid}/ns/user")) {
+            Ok(ns) => ns == self.sandbox,
+            // Gone (or never was): the kernel answers ESRCH itself.
+            Err(e) => e.kind() == std::io::ErrorKind::NotFound,
+        }
+    }
+
+    /// Every member of the process group is in the sandbox.
+    fn group_inside(&self, group: i32) -> bool {
+        processes().all(|p| group_of(p) != Some(group) || self.inside(p))
+    }
+
+    fn kill_leftovers(&self) {
+        let me = std::process::id() as i32;
+        for _ in 0..50 {
+            let left: Vec<i32> = processes()
+                .filter(|&p| p != me && self.inside_strict(p))
+                .collect();
+            if left.is_empty() {
+                return;
+            }
+            for p in left {
+                if let Some(pid) = rustix::process::Pid::from_raw(p) {
+                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+    }
+
+    fn inside_strict(&self, pid: i32) -> bool {
+        std::fs::read_link(format!("/proc/{pid}/ns/user")).is_ok_and(|ns| ns == self.sandbox)
+    }
+}
+
+fn processes() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+}
+
+/// The process group of a process, from /proc/PID/stat (after the comm).
+fn group_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
+/// The process a pidfd of the caller's refers to ("Pid:" in its fdinfo).
+fn pidfd_target(caller: u32, fd: i32) -> Option<i32> {
+    let info = std::fs::read_to_string(format!("/proc/{caller}/fdinfo/{fd}")).ok()?;
+    let pid: i32 = info
+        .lines()
+        .find_map(|l| l.strip_prefix("Pid:"))?
+        .trim()
+        .parse()
+        .ok()?;
+    // -1: the process has exited; the kernel answers ESRCH.
+    Some(if pid < 0 { 0 } else { pid })
+}
+
+/// F_SETOWN_EX's `struct f_owner_ex { int type; pid_t pid; }`, read from
+/// the caller's memory.
+fn owner_ex(n: &Notification) -> Option<(i32, i32)> {
+    use std::os::unix::fs::FileExt;
+    let mem = std::fs::File::open(format!("/proc/{}/mem", n.pid)).ok()?;
+    let mut buf = [0u8; 8];
+    mem.read_exact_at(&mut buf, n.args[2]).ok()?;
+    let t = i32::from_ne_bytes(buf[0..4].try_into().ok()?);
+    let p = i32::from_ne_bytes(buf[4..8].try_into().ok()?);
+    Some((t, p))
+}

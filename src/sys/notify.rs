@@ -1,0 +1,145 @@
+//! seccomp user notifications: the filter that hands chosen syscalls to a
+//! supervisor (the warden), and the supervisor's receive and reply.
+
+use super::last_errno;
+use rustix::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use rustix::io::Errno;
+
+/// Installs a BPF program whose USER_NOTIF returns go to the returned
+/// listener fd (Linux ≥ 5.0; no_new_privs must be set).
+pub fn seccomp_listener(program: &[(u16, u8, u8, u32)]) -> Result<OwnedFd, Errno> {
+    let mut filters: Vec<libc::sock_filter> = program
+        .iter()
+        .map(|&(code, jt, jf, k)| libc::sock_filter { code, jt, jf, k })
+        .collect();
+    let prog = libc::sock_fprog {
+        len: filters.len() as u16,
+        filter: filters.as_mut_ptr(),
+    };
+    // SAFETY: `prog` points at `filters`, alive for the call; the kernel
+    // copies the program and returns a new fd that nothing else owns.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            &prog as *const libc::sock_fprog,
+        )
+    };
+    if fd < 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    // SAFETY: a new descriptor the kernel just returned.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+}
+
+/// One notification: who asked, for which syscall, with which arguments.
+#[derive(Debug, Clone, Copy)]
+pub struct Notification {
+    pub id: u64,
+    pub pid: u32,
+    pub nr: i32,
+    pub args: [u64; 6],
+}
+
+/// Waits for the next notification on the listener.
+pub fn notif_recv(listener: BorrowedFd<'_>) -> Result<Notification, Errno> {
+    // SAFETY: an all-zero seccomp_notif is valid, and the kernel requires it
+    // zeroed.
+    let mut n: libc::seccomp_notif = unsafe { std::mem::zeroed() };
+    // SAFETY: RECV fills the struct we pass, which is of the size the ioctl
+    // number encodes.
+    let r = unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_RECV, &mut n) };
+    if r < 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    Ok(Notification {
+        id: n.id,
+        pid: n.pid,
+        nr: n.data.nr,
+        args: n.data.args,
+    })
+}
+
+/// Answers a notification: `None` lets the syscall run (the decision was
+/// about which process it targets, not about memory the caller could still
+/// change), `Some(errno)` fails it.
+pub fn notif_send(listener: BorrowedFd<'_>, id: u64, refuse: Option<i32>) -> Result<(), Errno> {
+    let resp = libc::seccomp_notif_resp {
+        id,
+        val: 0,
+        error: refuse.map_or(0, |e| -e),
+        flags: if refuse.is_none() {
+            libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32
+        } else {
+            0
+        },
+    };
+    // SAFETY: SEND reads the struct we pass, of the size the ioctl encodes.
+    let r = unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
+    if r < 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    Ok(())
+}
+
+/// The warden leaves the caller's terminal and pipes (a caller reading
+/// qwrap's output must see EOF when the command ends, not when the warden
+/// does) and every other inherited fd but `keep`, and ignores the signals a
+/// terminal or a caller sends the command's process group: it ends when the
+/// command does.
+pub fn detach_warden(keep: i32) {
+    if let Ok(null) = rustix::fs::open("/dev/null", rustix::fs::OFlags::RDWR, rustix::fs::Mode::empty()) {
+        for fd in 0..3 {
+            // SAFETY: dup2 onto 0-2 replaces them; nothing in the warden
+            // holds them as Rust objects.
+            unsafe { libc::dup2(null.as_raw_fd(), fd) };
+        }
+    }
+    // SAFETY: closes only numbers outside 0-2 and `keep`; the warden holds
+    // no other Rust-owned fds at this point.
+    unsafe {
+        if keep > 3 {
+            libc::syscall(libc::SYS_close_range, 3u32, (keep - 1) as u32, 0u32);
+        }
+        libc::syscall(libc::SYS_close_range, (keep + 1) as u32, u32::MAX, 0u32);
+    }
+    for sig in [
+        libc::SIGINT,
+        libc::SIGQUIT,
+        libc::SIGHUP,
+        libc::SIGTERM,
+        libc::SIGTSTP,
+        libc::SIGTTIN,
+        libc::SIGTTOU,
+        libc::SIGPIPE,
+    ] {
+        // SAFETY: SIG_IGN installs no handler code.
+        unsafe { libc::signal(sig, libc::SIG_IGN) };
+    }
+}
+
+/// Ends a forked process at once, without running the parent's exit
+/// handlers or flushing its buffers twice.
+pub fn exit_now(code: i32) -> ! {
+    // SAFETY: _exit never returns and touches no Rust state.
+    unsafe { libc::_exit(code) }
+}
+
+/// A fresh, empty, anonymous session keyring for this process and what it
+/// runs: the caller's keys are out of reach.
+pub fn join_new_session_keyring() -> Result<(), rustix::io::Errno> {
+    const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
+    // SAFETY: a NULL name asks for an anonymous keyring; no pointer is read.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            KEYCTL_JOIN_SESSION_KEYRING,
+            std::ptr::null::<libc::c_char>(),
+        )
+    };
+    if r < 0 {
+        return Err(rustix::io::Errno::from_raw_os_error(super::last_errno()));
+    }
+    Ok(())
+}

@@ -1,0 +1,227 @@
+//! Host processes stay out of reach with the PID namespace shared: their
+//! limits, priority, affinity and signals (also without Landlock's signal
+//! scope, through the warden), their SysV IPC objects and the caller's
+//! session keyring; and the sandbox ends when the command does. Each test
+//! watches the host side. As root and unprivileged.
+
+mod common;
+
+use common::*;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+struct Killed(Child);
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What a host process looks like from the host: its limits, nice value
+/// and allowed CPUs.
+fn host_view(pid: u32) -> String {
+    let limits = std::fs::read_to_string(format!("/proc/{pid}/limits")).unwrap();
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let nice = stat[stat.rfind(')').unwrap() + 2..]
+        .split_whitespace()
+        .nth(16)
+        .unwrap()
+        .to_string();
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).unwrap();
+    let cpus = status
+        .lines()
+        .find(|l| l.starts_with("Cpus_allowed_list"))
+        .unwrap()
+        .to_string();
+    format!("{limits}\nnice {nice}\n{cpus}")
+}
+
+const ATTACK: &str = r#"
+import os, sys, resource, ctypes
+hp = int(sys.argv[1])
+libc = ctypes.CDLL(None, use_errno=True)
+def t(name, f):
+    try:
+        f(); print(name, "done")
+    except OSError as e:
+        print(name, "refused")
+t("prlimit-cpu", lambda: resource.prlimit(hp, resource.RLIMIT_CPU, (1, 1)))
+t("prlimit-nofile", lambda: resource.prlimit(hp, resource.RLIMIT_NOFILE, (3, 3)))
+t("setpriority", lambda: os.setpriority(os.PRIO_PROCESS, hp, 19))
+t("setpriority-user", lambda: os.setpriority(os.PRIO_USER, os.getuid(), 19))
+t("affinity", lambda: os.sched_setaffinity(hp, {0}))
+t("scheduler", lambda: os.sched_setscheduler(hp, os.SCHED_IDLE, os.sched_param(0)))
+def ioprio():
+    if libc.syscall(251, 1, hp, (3 << 13)) != 0:
+        raise OSError(ctypes.get_errno(), "ioprio_set")
+t("ioprio", ioprio)
+t("kill", lambda: os.kill(hp, 15))
+t("pidfd-signal", lambda: os.pidfd_send_signal(os.pidfd_open(hp), 15) if hasattr(os, "pidfd_send_signal") else (_ for _ in ()).throw(OSError(1, "x")))
+"#;
+
+#[test]
+fn host_processes_cannot_be_touched() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        for landlock in ["best-effort", "off"] {
+            let sleeper = Killed(f.command("sleep").arg("60").spawn().unwrap());
+            let pid = sleeper.0.id();
+            std::thread::sleep(Duration::from_millis(50));
+            let before = host_view(pid);
+            let o = f
+                .qwrap(&["run", "--landlock", landlock, "--", "python3", "-c", ATTACK])
+                .arg(pid.to_string())
+                .output()
+                .unwrap();
+            let out = ok(&o);
+            assert!(!out.contains("done"), "{who:?} {landlock}: {out}");
+            assert_eq!(out.matches("refused").count(), 9, "{who:?} {landlock}: {out}");
+            // The host process is alive and unchanged.
+            std::thread::sleep(Duration::from_millis(100));
+            assert!(
+                std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                    .unwrap()
+                    .contains(") S")
+            );
+            assert_eq!(host_view(pid), before, "{who:?} {landlock}");
+        }
+    }
+}
+
+#[test]
+fn the_commands_own_processes_and_threads_still_can() {
+    let script = r#"
+import os, threading
+c = os.fork()
+if c == 0:
+    import time; time.sleep(5); os._exit(0)
+os.setpriority(os.PRIO_PROCESS, c, 5)
+print("child nice", os.getpriority(os.PRIO_PROCESS, c))
+def pin():
+    os.sched_setaffinity(threading.get_native_id(), {0})
+    print("thread pinned", sorted(os.sched_getaffinity(threading.get_native_id())))
+t = threading.Thread(target=pin); t.start(); t.join()
+os.kill(c, 9); os.wait()
+"#;
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        for landlock in ["best-effort", "off"] {
+            let o = f
+                .qwrap(&["run", "--landlock", landlock, "--", "python3", "-c", script])
+                .output()
+                .unwrap();
+            assert_eq!(ok(&o), "child nice 5\nthread pinned [0]\n", "{who:?} {landlock}");
+        }
+    }
+}
+
+#[test]
+fn sysv_ipc_is_private() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let key = format!("0x{:08x}", 0x5157_0000 + std::process::id() % 0xffff);
+        let o = f
+            .command("python3")
+            .args([
+                "-c",
+                "import ctypes,sys\nlibc=ctypes.CDLL(None)\nprint(libc.shmget(int(sys.argv[1],16), 4096, 0o1600))",
+                &key,
+            ])
+            .output()
+            .unwrap();
+        let id = ok(&o).trim().to_string();
+        assert!(!id.starts_with('-'), "shmget failed");
+        let list = "grep -c . /proc/sysvipc/shm; cat /proc/sysvipc/shm";
+        let inside = ok(&f.qwrap(&["run", "--", "sh", "-c", list]).output().unwrap());
+        let shared = ok(&f
+            .qwrap(&["run", "--share-ipc", "--", "sh", "-c", list])
+            .output()
+            .unwrap());
+        let _ = f.command("ipcrm").args(["-m", &id]).output();
+        let dec = u32::from_str_radix(key.trim_start_matches("0x"), 16)
+            .unwrap()
+            .to_string();
+        let has = |t: &str| {
+            t.lines()
+                .any(|l| l.split_whitespace().next() == Some(dec.as_str()))
+        };
+        assert!(!has(&inside), "{who:?}: {inside}");
+        assert!(has(&shared), "{who:?} control: {shared}");
+    }
+}
+
+#[test]
+fn the_session_keyring_is_fresh() {
+    // A session keyring of its own holding a key, then qwrap from inside it.
+    let wrapper = r#"
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+ring = libc.syscall(250, 1, b"qwrap-test-ring")
+key = libc.syscall(248, b"user", b"qwrap-test-key", b"secret-value", 12, -3)
+print(key, flush=True)
+os.execv(sys.argv[1], sys.argv[1:] + [str(key)])
+"#;
+    let reader = r#"
+import ctypes, sys
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+buf = ctypes.create_string_buffer(64)
+n = libc.syscall(250, 11, int(sys.argv[1]), buf, 64)
+print("read", buf.raw[:n].decode() if n > 0 else "refused")
+"#;
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        for (opt, want) in [
+            (None, "read refused"),
+            (Some("--share-keyring"), "read secret-value"),
+        ] {
+            let mut c = f.command("python3");
+            c.args(["-c", wrapper]).arg(qwrap()).arg("run");
+            c.args(opt);
+            c.args(["--", "python3", "-c", reader]);
+            let out = ok(&c.output().unwrap());
+            assert!(out.contains(want), "{who:?} {opt:?}: {out}");
+        }
+    }
+}
+
+#[test]
+fn the_sandbox_ends_with_the_command() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let tag = format!("qwrap-left-{}-{who:?}", std::process::id());
+        // The background shell's command line carries the tag.
+        let script = format!(
+            "setsid sh -c 'sh -c \"sleep 120; : {tag}\" &' </dev/null >/dev/null 2>&1; sleep 0.2; echo started"
+        );
+        let alive = || {
+            std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
+                std::fs::read(e.path().join("cmdline"))
+                    .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&tag))
+            })
+        };
+        let o = f
+            .qwrap(&["run", "--", "sh", "-c", &script])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(ok(&o).trim(), "started");
+        let t0 = Instant::now();
+        while alive() && t0.elapsed() < Duration::from_secs(3) {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(!alive(), "{who:?}: a process outlived the command");
+        // --keep-background leaves it.
+        let o = f
+            .qwrap(&["run", "--keep-background", "--", "sh", "-c", &script])
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        assert_eq!(ok(&o).trim(), "started");
+        std::thread::sleep(Duration::from_millis(300));
+        assert!(alive(), "{who:?}: --keep-background");
+        let _ = std::process::Command::new("pkill").args(["-f", &tag]).status();
+    }
+}
