@@ -45,12 +45,12 @@ def ensure_tools():
                    env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
 
 
-def as_user(cmd):
+def as_user(cmd, home="/nonexistent"):
     """The command as the unprivileged benchmark user."""
     if not IS_ROOT:
-        return cmd
+        return ["env", f"HOME={home}", *cmd]
     return ["setpriv", f"--reuid={USER[0]}", f"--regid={USER[1]}", "--clear-groups",
-            "env", "HOME=/nonexistent", *cmd]
+            "env", f"HOME={home}", *cmd]
 
 
 def chown_user(path):
@@ -58,7 +58,7 @@ def chown_user(path):
         os.chown(path, *USER)
 
 
-def hyperfine(cases, runs, warmup, cwd, env=None, wrap=None):
+def hyperfine(cases, runs, warmup, cwd, env=None, wrap=None, home="/nonexistent"):
     """Median wall time in ms of each case (name -> argv string), one
     hyperfine run so that the cases are measured side by side."""
     out = tempfile.NamedTemporaryFile(suffix=".json", delete=False, dir="/var/tmp")
@@ -68,7 +68,7 @@ def hyperfine(cases, runs, warmup, cwd, env=None, wrap=None):
            "--export-json", out.name]
     for name, c in cases.items():
         cmd += ["-n", name, c]
-    cmd = as_user(cmd)
+    cmd = as_user(cmd, home)
     if wrap:
         cmd = wrap(cmd)
     subprocess.run(cmd, cwd=cwd, check=True, env={**os.environ, **(env or {})},
@@ -147,6 +147,15 @@ def run(work):
     rows.append(("start-up, default policy (`run -- /bin/true`)", t["qwrap"], t["bwrap"],
                  f"≤ 0.6× bwrap; /bin/true alone {t['true']:.2f} ms", t["qwrap"] <= 0.6 * t["bwrap"]))
 
+    log("start-up with the default hidden set")
+    home = os.path.join(work, "home")
+    hidden = make_secret_home(home)
+    t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws, home=home)
+    rows.append((f"start-up, a home holding the {hidden} default hidden paths", t["qwrap"], t["bwrap"],
+                 "≤ 0.6× bwrap", t["qwrap"] <= 0.6 * t["bwrap"]))
+    t = hyperfine({"qwrap": f"{qwrap} run --view minimal -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws)
+    rows.append(("start-up, `--view minimal`", t["qwrap"], t["bwrap"], "", None))
+
     growth = {}
     for n in MOUNT_COUNTS:
         log(f"{n} host mounts")
@@ -182,6 +191,28 @@ def run(work):
 
     print_table(rows, growth, size_q, size_b, rss_q, rss_b)
     print_breakdown(steps, *startup)
+
+
+SECRET_FILES = [".ssh/id_ed25519", ".ssh/id_rsa", ".gnupg/secring.gpg", ".aws/credentials", ".kube/config",
+                ".docker/config.json", ".netrc", ".git-credentials", ".config/gh/hosts.yml", ".npmrc", ".pypirc",
+                ".cargo/credentials.toml", ".cargo/credentials"]
+SECRET_DIRS = [".gnupg/private-keys-v1.d", ".aws/sso/cache", ".config/gcloud", ".azure", ".password-store",
+               ".local/share/keyrings", ".mozilla", ".config/google-chrome", ".config/chromium"]
+
+
+def make_secret_home(home):
+    """A home directory holding every default hidden path; their count."""
+    for d in SECRET_DIRS:
+        os.makedirs(os.path.join(home, d), exist_ok=True)
+    for f in SECRET_FILES:
+        os.makedirs(os.path.dirname(os.path.join(home, f)), exist_ok=True)
+        with open(os.path.join(home, f), "w") as fh:
+            fh.write("secret\n")
+    for dirpath, dirnames, filenames in os.walk(home):
+        for n in dirnames + filenames:
+            chown_user(os.path.join(dirpath, n))
+    chown_user(home)
+    return len(SECRET_FILES) + len(SECRET_DIRS)
 
 
 TIME_LINE = re.compile(r"qwrap: time: (?:step +(\d+)|(prepare) \(.*?\)|(setup steps))\s+([\d.]+) µs\s*(.*)")

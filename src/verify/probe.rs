@@ -119,6 +119,7 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     checks.push(no_new_privs(&status));
     checks.push(signal(a.host_pid, a.scoped));
     checks.push(host_proc(a.host_pid));
+    checks.push(host_limits(a.host_pid));
     checks.push(abstract_socket(
         a.abstract_name.as_deref(),
         a.scoped,
@@ -136,19 +137,70 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     checks
 }
 
+/// Measured on every kernel: Landlock's scope refuses the signal where it
+/// exists, the warden everywhere else.
 fn signal(pid: Option<u32>, scoped: bool) -> Check {
     const N: &str = "signal-host";
     const T: &str = "a host process cannot be signalled";
     let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) else {
         return Check::skip(N, T, "no host process to try".into());
     };
-    if !scoped {
-        return Check::skip(N, T, "Landlock scopes are not applied on this kernel".into());
-    }
+    let by = if scoped {
+        "Landlock scope"
+    } else {
+        "the warden, without Landlock's signal scope"
+    };
     match rustix::process::test_kill_process(pid) {
         Err(e) if e == rustix::io::Errno::PERM => Check::pass(N, T),
-        Err(e) => Check::fail(N, T, &errno_text(libc::EPERM), errno_text(e.raw_os_error())),
-        Ok(()) => Check::fail(N, T, &errno_text(libc::EPERM), "kill(pid, 0) succeeded".into()),
+        Err(e) => Check::fail(
+            N,
+            T,
+            &errno_text(libc::EPERM),
+            format!("{} ({by})", errno_text(e.raw_os_error())),
+        ),
+        Ok(()) => Check::fail(
+            N,
+            T,
+            &errno_text(libc::EPERM),
+            format!("kill(pid, 0) succeeded ({by})"),
+        ),
+    }
+}
+
+/// A host process's limits and priority cannot be changed (the warden):
+/// asked to set what they already are, so that nothing changes either way.
+fn host_limits(pid: Option<u32>) -> Check {
+    const N: &str = "host-limits";
+    const T: &str = "a host process's limits and priority cannot be changed";
+    let Some(pid) = pid else {
+        return Check::skip(N, T, "no host process to try".into());
+    };
+    let Some(p) = rustix::process::Pid::from_raw(pid as i32) else {
+        return Check::skip(N, T, "no host process to try".into());
+    };
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    let prlimit = rustix::process::prlimit(Some(p), rustix::process::Resource::Nofile, limit);
+    let nice = rustix::process::getpriority_process(Some(p)).unwrap_or(0);
+    let renice = rustix::process::setpriority_process(Some(p), nice);
+    match (prlimit, renice) {
+        (Err(rustix::io::Errno::PERM), Err(rustix::io::Errno::PERM)) => Check::pass(N, T),
+        (a, b) => Check::fail(
+            N,
+            T,
+            &errno_text(libc::EPERM),
+            format!(
+                "prlimit: {}, setpriority: {}",
+                result_text(a.map(drop)),
+                result_text(b)
+            ),
+        ),
+    }
+}
+
+fn result_text(r: Result<(), rustix::io::Errno>) -> String {
+    match r {
+        Ok(()) => "succeeded".into(),
+        Err(e) => errno_text(e.raw_os_error()),
     }
 }
 
