@@ -61,7 +61,8 @@ fn plan_json_lists_the_same_steps() {
         .collect();
     assert_eq!(calls, lines);
     assert_eq!(v["mount_api"], "new");
-    assert_eq!(v["steps"][0]["step"]["op"], "unshare");
+    assert_eq!(v["steps"][0]["step"]["op"], "start_warden");
+    assert_eq!(v["steps"][1]["step"]["op"], "unshare");
     assert_eq!(
         v["steps"].as_array().unwrap().last().unwrap()["step"]["op"],
         "exec"
