@@ -7,6 +7,7 @@
 
 use std::process::Command;
 
+#[allow(dead_code)]
 #[path = "src/exec/seccomp_filter.rs"]
 mod seccomp_filter;
 
@@ -59,36 +60,20 @@ fn man_pages_and_completions() {
 }
 
 fn seccomp_program() {
+    use seccomp_filter::{Arch, Warden, compile, rules};
     println!("cargo:rerun-if-changed=src/exec/seccomp_filter.rs");
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").expect("cargo sets the target arch");
-    let arch: seccompiler::TargetArch = arch.as_str().try_into().expect("a seccompiler target arch");
+    let arch = Arch::from_target(&arch).expect("a supported target arch");
     let mut src = String::new();
-    for (name, filter) in [
-        ("PROGRAM", seccomp_filter::filter(arch)),
-        ("OPENAT2_PROGRAM", seccomp_filter::openat2_filter(arch)),
-        ("NOTIFY_PROGRAM", seccomp_filter::notify_filter(arch, false)),
-        (
-            "NOTIFY_SIGNALS_PROGRAM",
-            seccomp_filter::notify_filter(arch, true),
-        ),
+    for (name, warden) in [
+        ("PROGRAM", Warden::None),
+        ("NOTIFY_PROGRAM", Warden::Processes),
+        ("NOTIFY_SIGNALS_PROGRAM", Warden::ProcessesAndSignals),
     ] {
-        let prog: seccompiler::BpfProgram = filter
-            .expect("the filter's rules are valid")
-            .try_into()
-            .expect("the filter compiles");
+        let prog = compile(arch, &rules(arch, warden));
         let items: Vec<String> = prog
             .iter()
-            .map(|f| {
-                // BPF_RET|BPF_K of the marked trace action: user notification.
-                let k = if f.code == 0x06
-                    && f.k == seccomp_filter::SECCOMP_RET_TRACE | seccomp_filter::NOTIFY_MARK
-                {
-                    seccomp_filter::SECCOMP_RET_USER_NOTIF
-                } else {
-                    f.k
-                };
-                format!("({}, {}, {}, {})", f.code, f.jt, f.jf, k)
-            })
+            .map(|(c, t, f, k)| format!("({c}, {t}, {f}, {k})"))
             .collect();
         src += &format!(
             "/// A compiled seccomp filter.\npub(super) static {name}: [(u16, u8, u8, u32); {}] = [{}];\n",

@@ -308,7 +308,9 @@ fn user_namespaces_forbidden_fails_closed() {
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(125), "{who:?}: {err}");
         assert!(
-            err.contains("qwrap: create user and mount namespaces: unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWIPC)"),
+            err.contains(
+                "qwrap: create user and mount namespaces: unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWIPC)"
+            ),
             "{err}"
         );
         assert!(

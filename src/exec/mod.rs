@@ -154,8 +154,8 @@ struct Executor {
     mounts: Option<Vec<mountinfo::MountEntry>>,
     /// bwrap mode: where to tell the monitor the namespaces are ready.
     ready: Option<OwnedFd>,
-    /// The socket to the warden, until the listener is handed over.
-    warden: Option<OwnedFd>,
+    /// The link to the warden, until the listener is handed over.
+    warden: Option<warden::Link>,
 }
 
 impl Executor {
@@ -173,7 +173,7 @@ impl Executor {
                     detail: Some(detail),
                 })?;
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
-                warden::hand_over(&link, listener)?;
+                warden::hand_over(link, listener)?;
             }
             Step::Unshare { net, ipc } => {
                 use rustix::thread::UnshareFlags;

@@ -1,12 +1,13 @@
-//! The warden: a small process outside the sandbox, started before the
-//! namespaces are made and detached (a grandchild, so the command, which
-//! keeps qwrap's PID, never sees it as a child). It answers the seccomp
-//! notifications of syscalls aimed at another process (prlimit, setpriority,
-//! sched_*, ioprio_set, migrate/move_pages and, without Landlock's signal
-//! scope, the signal calls): allowed when every target is in the sandbox's
-//! user namespace, EPERM otherwise. When the command exits it kills what the
-//! command left behind in that namespace (unless --keep-background), then
-//! exits itself.
+//! The warden: a small process outside the sandbox, forked before the
+//! namespaces are made, with exit signal 0: the command (which keeps qwrap's
+//! PID) gets no SIGCHLD from it and `waitpid(-1)` never returns it; when the
+//! command exits, the kernel hands it to init (or a subreaper) with SIGCHLD
+//! restored. It answers the seccomp notifications of syscalls aimed at
+//! another process (prlimit, setpriority, sched_*, ioprio_set,
+//! migrate/move_pages and, without Landlock's signal scope, the signal
+//! calls): allowed when every target is in the sandbox's user namespace,
+//! EPERM otherwise. When the command exits it kills what the command left
+//! behind in that namespace (unless --keep-background), then exits itself.
 
 use crate::sys::{self, Notification};
 use rustix::event::{PollFd, PollFlags};
@@ -14,8 +15,13 @@ use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
 use std::path::PathBuf;
 
-/// Starts the warden; returns qwrap's end of the socket it listens on.
-pub(super) fn start(keep_background: bool) -> Result<OwnedFd, Errno> {
+/// qwrap's side of a started warden: the socket it listens on.
+pub(super) struct Link {
+    pub(super) socket: OwnedFd,
+}
+
+/// Starts the warden.
+pub(super) fn start(keep_background: bool) -> Result<Link, Errno> {
     use rustix::net::{AddressFamily, SocketFlags, SocketType};
     let (ours, theirs) = rustix::net::socketpair(
         AddressFamily::UNIX,
@@ -24,29 +30,25 @@ pub(super) fn start(keep_background: bool) -> Result<OwnedFd, Errno> {
         None,
     )?;
     let command = rustix::process::getpid();
-    match sys::fork()? {
-        Some(child) => {
+    match sys::fork_quiet()? {
+        Some(_) => {
             drop(theirs);
-            // The intermediate exits at once; reap it so the command never
-            // sees a child it did not make.
-            super::wait_child(child)?;
-            Ok(ours)
+            Ok(Link { socket: ours })
         }
         None => {
             drop(ours);
-            match sys::fork() {
-                Ok(None) => {
-                    let code = run(theirs, command, keep_background);
-                    sys::exit_now(code)
-                }
-                _ => sys::exit_now(0),
-            }
+            let code = run(theirs, command, keep_background);
+            sys::exit_now(code)
         }
     }
 }
 
 /// Hands the listener to the warden.
-pub(super) fn hand_over(link: &OwnedFd, listener: OwnedFd) -> Result<(), Errno> {
+pub(super) fn hand_over(link: Link, listener: OwnedFd) -> Result<(), Errno> {
+    send_fd(&link.socket, listener)
+}
+
+fn send_fd(link: &OwnedFd, listener: OwnedFd) -> Result<(), Errno> {
     use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
     let fds = [listener.as_fd()];
     let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
@@ -93,9 +95,39 @@ fn run(link: OwnedFd, command: rustix::process::Pid, keep_background: bool) -> i
         if exited {
             command_alive = false;
             if !keep_background {
-                w.kill_leftovers();
+                // Every process in the sandbox holds the filter: once none
+                // does (the listener hangs up, after the caller reaps the
+                // command), nothing is left to kill and /proc need not be
+                // walked.
+                if !hangs_up_soon(&listener) {
+                    w.kill_leftovers();
+                }
                 return 0;
             }
+        }
+    }
+}
+
+/// Whether the listener hangs up within a moment (notifications that come
+/// meanwhile are answered).
+fn hangs_up_soon(listener: &OwnedFd) -> bool {
+    let deadline = std::time::Instant::now() + std::time::Duration::from_millis(50);
+    loop {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        if left.is_zero() {
+            return false;
+        }
+        let ts = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: left.as_nanos() as i64,
+        };
+        let mut fds = [PollFd::new(listener, PollFlags::IN)];
+        match rustix::event::poll(&mut fds, Some(&ts)) {
+            Ok(0) => return false,
+            Ok(_) if fds[0].revents().intersects(PollFlags::HUP | PollFlags::ERR) => return true,
+            Ok(_) => return false,
+            Err(Errno::INTR) => {}
+            Err(_) => return false,
         }
     }
 }

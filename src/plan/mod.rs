@@ -159,8 +159,8 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
             scoped: layers.landlock_abi >= LANDLOCK_SCOPE_ABI,
         });
     }
-    b.push(Step::Seccomp);
-    // Signals are the kernel's to refuse where Landlock scopes them.
+    // One filter, the warden's rules included. Signals are the kernel's to
+    // refuse where Landlock scopes them.
     b.push(Step::SeccompNotify {
         signals: layers.landlock_abi < LANDLOCK_SCOPE_ABI,
     });

@@ -427,7 +427,9 @@ impl Step {
             Step::Unshare { net: false, .. } => "create user and mount namespaces".into(),
             Step::Unshare { net: true, .. } => "create user, mount and network namespaces".into(),
             Step::NewSessionKeyring => "join a fresh session keyring".into(),
-            Step::SeccompNotify { .. } => "hand process-targeting syscalls to the warden".into(),
+            Step::SeccompNotify { .. } => {
+                "install the seccomp filter, handing calls aimed at other processes to the warden".into()
+            }
             Step::DenySetgroups => "deny setgroups in the user namespace".into(),
             Step::WriteIdMap { map, inside, .. } => {
                 format!(
@@ -539,7 +541,7 @@ impl fmt::Display for Step {
             Step::NewSessionKeyring => write!(f, "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)"),
             Step::SeccompNotify { signals } => write!(
                 f,
-                "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {{prlimit64/sched_setaffinity/sched_setscheduler/sched_setparam/sched_setattr/migrate_pages/move_pages(pid != 0), setpriority/ioprio_set(not the caller){} = USER_NOTIF, otherwise allow}}); sendmsg(warden, SCM_RIGHTS listener)",
+                "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {{ioctl(_, TIOCSTI|TIOCLINUX) = EPERM, chmod/fchmod/fchmodat/fchmodat2(mode & (S_ISUID|S_ISGID)) = EPERM, open/openat/creat/mknod/mknodat(O_CREAT, mode & (S_ISUID|S_ISGID)) = EPERM, openat2 = ENOSYS, prlimit64/sched_setaffinity/sched_setscheduler/sched_setparam/sched_setattr/migrate_pages/move_pages(pid != 0), setpriority/ioprio_set(not the caller){} = USER_NOTIF, otherwise allow}}); sendmsg(warden, SCM_RIGHTS listener)",
                 if *signals {
                     ", kill/tkill/tgkill/rt_sigqueueinfo/rt_tgsigqueueinfo/pidfd_send_signal, fcntl(F_SETOWN|F_SETOWN_EX)"
                 } else {
@@ -710,7 +712,7 @@ impl fmt::Display for Step {
             }
             Step::Seccomp => write!(
                 f,
-                "seccomp(SECCOMP_SET_MODE_FILTER, {{ioctl(_, TIOCSTI|TIOCLINUX) = EPERM, chmod/fchmod/fchmodat/fchmodat2(mode & (S_ISUID|S_ISGID)) = EPERM, open/openat/creat/mknod/mknodat(O_CREAT, mode & (S_ISUID|S_ISGID)) = EPERM, otherwise allow}}); seccomp(SECCOMP_SET_MODE_FILTER, {{openat2 = ENOSYS, otherwise allow}})"
+                "seccomp(SECCOMP_SET_MODE_FILTER, {{ioctl(_, TIOCSTI|TIOCLINUX) = EPERM, chmod/fchmod/fchmodat/fchmodat2(mode & (S_ISUID|S_ISGID)) = EPERM, open/openat/creat/mknod/mknodat(O_CREAT, mode & (S_ISUID|S_ISGID)) = EPERM, openat2 = ENOSYS, otherwise allow}})"
             ),
             Step::MakeHiddenSource { tree } => write!(
                 f,

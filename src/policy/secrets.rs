@@ -50,7 +50,17 @@ pub const DEFAULT_HIDDEN: [(&str, &str); 21] = [
 /// with their reasons.
 pub fn default_hidden(home: &Path) -> Vec<(PathBuf, &'static str)> {
     let mut out = Vec::new();
+    // One listing of the home directory says which entries can exist at
+    // all (start-up: one getdents instead of a stat per entry).
+    let Ok(top) = std::fs::read_dir(home) else {
+        return out;
+    };
+    let top: Vec<std::ffi::OsString> = top.flatten().map(|e| e.file_name()).collect();
     for (rel, why) in DEFAULT_HIDDEN {
+        let first = rel.split('/').next().unwrap_or(rel);
+        if !top.iter().any(|t| t == first) {
+            continue;
+        }
         match rel.strip_suffix('*') {
             Some(prefix) => {
                 let (dir, stem) = match prefix.rsplit_once('/') {

@@ -6,7 +6,8 @@ mod notify;
 
 pub use fds::{close_others_at_exec, dup_onto, unix_socket_file, with_inherited_fd};
 pub use notify::{
-    Notification, detach_warden, exit_now, join_new_session_keyring, notif_recv, notif_send, seccomp_listener,
+    Notification, detach_warden, exit_now, fork_quiet, join_new_session_keyring, notif_recv, notif_send,
+    seccomp_listener,
 };
 
 use rustix::fd::{AsRawFd, BorrowedFd};
