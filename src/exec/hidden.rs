@@ -4,13 +4,13 @@
 //! and made read-only. The command, with no capabilities left, gets EACCES
 //! on reading or listing one, and EROFS on changing it.
 
-use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{CWD, Mode, OFlags};
 use rustix::io::Errno;
 use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags, MountFlags, MoveMountFlags, OpenTreeFlags};
 use std::path::Path;
 
-pub(super) fn make_source() -> Result<OwnedFd, Errno> {
+pub(super) fn make_source() -> Result<Source, Errno> {
     let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)?;
     for (key, value) in [("mode", "0000"), ("size", "4096"), ("nr_inodes", "4")] {
         rustix::mount::fsconfig_set_string(fs.as_fd(), key, value)?;
@@ -30,13 +30,26 @@ pub(super) fn make_source() -> Result<OwnedFd, Errno> {
         OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC,
         Mode::empty(),
     )?;
-    Ok(m)
+    // Read-only once, here, so that every clone is born read-only (Linux ≥
+    // 5.12); on older kernels each attach remounts its clone.
+    let attr = crate::sys::MountAttr {
+        attr_set: crate::sys::MOUNT_ATTR_RDONLY,
+        ..Default::default()
+    };
+    let born_read_only = crate::sys::mount_setattr(m.as_fd(), c"", libc::AT_EMPTY_PATH as u32, &attr).is_ok();
+    Ok(Source { fd: m, born_read_only })
 }
 
-pub(super) fn attach(source: BorrowedFd<'_>, dir: bool, target: &Path) -> Result<(), Errno> {
+/// The hidden source, and whether its clones are read-only already.
+pub(super) struct Source {
+    pub(super) fd: OwnedFd,
+    born_read_only: bool,
+}
+
+pub(super) fn attach(source: &Source, dir: bool, target: &Path) -> Result<(), Errno> {
     let name = if dir { "d" } else { "f" };
     let t = rustix::mount::open_tree(
-        source,
+        source.fd.as_fd(),
         name,
         OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC,
     )?;
@@ -47,6 +60,9 @@ pub(super) fn attach(source: BorrowedFd<'_>, dir: bool, target: &Path) -> Result
         target,
         MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
     )?;
+    if source.born_read_only {
+        return Ok(());
+    }
     rustix::mount::mount_remount(
         target,
         MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,

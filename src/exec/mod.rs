@@ -41,6 +41,7 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
         mounts: None,
         ready: None,
         warden: None,
+        hidden: None,
     };
     let mut times: Vec<std::time::Duration> = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
@@ -156,6 +157,8 @@ struct Executor {
     ready: Option<OwnedFd>,
     /// The link to the warden, until the listener is handed over.
     warden: Option<warden::Link>,
+    /// What hidden paths are covered with.
+    hidden: Option<hidden::Source>,
 }
 
 impl Executor {
@@ -348,9 +351,9 @@ impl Executor {
                 detail: Some(detail),
             })?,
             Step::ReopenFd { fd, path } => reopen_fd(*fd, path)?,
-            Step::MakeHiddenSource { tree } => self.trees[*tree] = Some(hidden::make_source()?),
-            Step::AttachHidden { source, dir, target } => {
-                hidden::attach(self.tree(*source)?.as_fd(), *dir, target)?
+            Step::MakeHiddenSource { .. } => self.hidden = Some(hidden::make_source()?),
+            Step::AttachHidden { dir, target, .. } => {
+                hidden::attach(self.hidden.as_ref().ok_or(Errno::BADF)?, *dir, target)?
             }
             Step::SealFds { keep, .. } => sys::close_others_at_exec(keep)?,
             Step::NewSession { die_with_parent } => new_session(*die_with_parent)?,

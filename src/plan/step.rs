@@ -716,11 +716,11 @@ impl fmt::Display for Step {
             ),
             Step::MakeHiddenSource { tree } => write!(
                 f,
-                "fsopen(\"tmpfs\"); fsconfig(mode=0000, size=4096, nr_inodes=4); fsmount() = tree{tree}; mkdirat(tree{tree}, \"d\", 0000); openat(tree{tree}, \"f\", O_CREAT, 0000)"
+                "fsopen(\"tmpfs\"); fsconfig(mode=0000, size=4096, nr_inodes=4); fsmount() = tree{tree}; mkdirat(tree{tree}, \"d\", 0000); openat(tree{tree}, \"f\", O_CREAT, 0000); mount_setattr(tree{tree}, \"\", AT_EMPTY_PATH, {{attr_set=MOUNT_ATTR_RDONLY}})"
             ),
             Step::AttachHidden { source, dir, target } => write!(
                 f,
-                "open_tree(tree{source}, \"{}\", OPEN_TREE_CLONE); move_mount(…, AT_FDCWD, {}, MOVE_MOUNT_F_EMPTY_PATH); mount(NULL, {}, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|MS_NOSUID|MS_NODEV|MS_NOEXEC, NULL)",
+                "open_tree(tree{source}, \"{}\", OPEN_TREE_CLONE); move_mount(…, AT_FDCWD, {}, MOVE_MOUNT_F_EMPTY_PATH); born read-only (before Linux 5.12: mount(NULL, {}, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|MS_NOSUID|MS_NODEV|MS_NOEXEC, NULL))",
                 if *dir { "d" } else { "f" },
                 q(target),
                 q(target)
