@@ -155,6 +155,11 @@ pub struct PolicyArgs {
     /// In the minimal view, show this host path read-only (repeatable).
     #[arg(long, value_name = "PATH")]
     pub expose: Vec<PathBuf>,
+    /// Accept the failure of this verify check (e.g. abstract-socket on a
+    /// kernel without Landlock scopes): recorded on the receipt, it no
+    /// longer holds the rollout (repeatable).
+    #[arg(long, value_name = "CHECK")]
+    pub accept_degraded: Vec<String>,
     /// Keep this secret-looking variable (e.g. OPENAI_API_KEY; `*` for all)
     /// in the command's environment (repeatable).
     #[arg(long, value_name = "NAME")]
@@ -180,6 +185,9 @@ pub struct ExecArgs {
     /// Remove an environment variable inside (repeatable).
     #[arg(long, value_name = "KEY")]
     pub unsetenv: Vec<OsString>,
+    /// No line on stderr when a layer is degraded.
+    #[arg(long)]
+    pub quiet: bool,
     /// Pass inherited descriptor N (3 and up) to CMD whatever it is
     /// (repeatable); by default only pipes and connected sockets pass.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(3..))]

@@ -136,6 +136,11 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
             for n in notes {
                 eprintln!("qwrap: note: {n}");
             }
+            if !args.exec.quiet {
+                for d in plan::assess(&policy, &host).degraded() {
+                    eprintln!("qwrap: degraded: {d}");
+                }
+            }
             let plan = plan::build(&policy, &host);
             let trace = std::env::var("QWRAP_TRACE").unwrap_or_default();
             let opts = exec::Options {
@@ -193,6 +198,7 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             share_ipc: a.share_ipc,
             share_keyring: a.share_keyring,
             keep_background: x.keep_background,
+            accept_degraded: a.accept_degraded.clone(),
         },
         workspace: a.workspace.clone(),
         setenv: x
@@ -301,6 +307,8 @@ fn inspect_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
 
 fn verify_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
     let s = subject(a)?;
+    // --landlock require fails closed here exactly as in `run`.
+    required_layers(&s.policy, &s.host).map_err(|m| Fatal(m, EXIT_SETUP as u8))?;
     match verify::battery(&s.inv, &s.caller, &s.policy, &s.host) {
         Ok(r) => {
             if json {

@@ -37,7 +37,10 @@ pub(super) fn make_source() -> Result<Source, Errno> {
         ..Default::default()
     };
     let born_read_only = crate::sys::mount_setattr(m.as_fd(), c"", libc::AT_EMPTY_PATH as u32, &attr).is_ok();
-    Ok(Source { fd: m, born_read_only })
+    Ok(Source {
+        fd: m,
+        born_read_only,
+    })
 }
 
 /// The hidden source, and whether its clones are read-only already.

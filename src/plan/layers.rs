@@ -26,6 +26,25 @@ impl LayerState {
     }
 }
 
+impl Layers {
+    /// The layers best-effort could not apply, as `name: why`.
+    pub fn degraded(&self) -> Vec<String> {
+        [
+            ("landlock filesystem", &self.landlock_filesystem),
+            ("landlock scopes", &self.landlock_scopes),
+            ("seccomp", &self.seccomp),
+            ("protected git paths", &self.protected_paths),
+            ("host socket masks", &self.socket_masks),
+        ]
+        .iter()
+        .filter_map(|(name, s)| match s {
+            LayerState::Degraded(why) => Some(format!("{name}: {why}")),
+            _ => None,
+        })
+        .collect()
+    }
+}
+
 impl fmt::Display for LayerState {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -94,7 +113,7 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
                 ))
             } else {
                 LayerState::Degraded(format!(
-                    "Landlock ABI {abi}{capped} < {LANDLOCK_SCOPE_ABI}: signals and abstract sockets are not scoped"
+                    "Landlock ABI {abi}{capped} < {LANDLOCK_SCOPE_ABI}: host abstract sockets are reachable with the network open (signals go through the warden instead)"
                 ))
             },
         ),

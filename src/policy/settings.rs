@@ -59,6 +59,7 @@ pub struct CliSettings {
     pub share_ipc: bool,
     pub share_keyring: bool,
     pub keep_background: bool,
+    pub accept_degraded: Vec<String>,
 }
 
 /// A config file's text and where it was read from.
@@ -99,6 +100,8 @@ struct ConfigFile {
     #[serde(default)]
     expose: Vec<String>,
     #[serde(default)]
+    accept_degraded: Vec<String>,
+    #[serde(default)]
     profiles: BTreeMap<String, ProfileDef>,
 }
 
@@ -130,6 +133,9 @@ pub struct Settings {
     pub view: Sourced<ViewMode>,
     /// Host paths shown read-only in the minimal view.
     pub expose: Vec<Sourced<PathSpec>>,
+    /// verify checks whose failure the administrator accepts (a named,
+    /// recorded exception: it holds the rollout no longer).
+    pub accept_degraded: Vec<Sourced<String>>,
     #[serde(skip)]
     pub profile_defs: BTreeMap<String, Sourced<ProfileDef>>,
     /// Config files read, in order of increasing priority.
@@ -262,6 +268,7 @@ impl Settings {
         let mut profiles = Vec::new();
         let mut allow_socket = Vec::new();
         let (mut hide, mut show, mut keep_env, mut expose) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        let mut accept = Vec::new();
         for (name, f) in &parsed {
             allow_socket.extend(
                 f.allow_socket
@@ -294,6 +301,11 @@ impl Settings {
                 f.expose
                     .iter()
                     .map(|i| Sourced::new(PathSpec::Template(i.clone()), name.clone())),
+            );
+            accept.extend(
+                f.accept_degraded
+                    .iter()
+                    .map(|a| Sourced::new(a.clone(), name.clone())),
             );
         }
         if let Some(v) = env_str(ENV_INCLUDE)? {
@@ -349,6 +361,11 @@ impl Settings {
             cli.expose
                 .iter()
                 .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "--expose")),
+        );
+        accept.extend(
+            cli.accept_degraded
+                .iter()
+                .map(|a| Sourced::new(a.clone(), "--accept-degraded")),
         );
         let mut seen = std::collections::BTreeSet::new();
         profiles.retain(|p| seen.insert(p.value.clone()));
@@ -469,6 +486,7 @@ impl Settings {
             keep_env,
             view,
             expose,
+            accept_degraded: accept,
             profile_defs,
             config_files: configs.iter().map(|c| c.path.clone()).collect(),
         })

@@ -398,14 +398,29 @@ pub fn verify_text(r: &Report) -> String {
             Outcome::Skip => {
                 let _ = writeln!(o, "SKIP {}: {}", c.title, c.got.as_deref().unwrap_or(""));
             }
-            Outcome::Fail => {
-                let _ = writeln!(o, "FAIL {}", c.title);
+            Outcome::Fail | Outcome::Accepted => {
+                let word = if c.outcome == Outcome::Fail {
+                    "FAIL"
+                } else {
+                    "ACCEPTED"
+                };
+                let _ = writeln!(o, "{word} {}", c.title);
                 let _ = writeln!(o, "  expected: {}", c.expected.as_deref().unwrap_or(""));
                 let _ = writeln!(o, "  got: {}", c.got.as_deref().unwrap_or(""));
+                if c.outcome == Outcome::Accepted {
+                    let _ = writeln!(o, "  accepted: accept_degraded names {:?}", c.name);
+                }
             }
         }
     }
-    if r.verified {
+    if r.verified && !r.accepted.is_empty() {
+        let _ = writeln!(
+            o,
+            "Confinement verified ({} checks), with accepted exceptions: {}.",
+            r.passed,
+            r.accepted.join(", ")
+        );
+    } else if r.verified {
         let _ = writeln!(o, "Confinement verified ({} checks).", r.passed);
     } else {
         let _ = writeln!(

@@ -30,6 +30,14 @@ pub struct Receipt {
     pub outside_write_erofs: String,
     pub required_host_sockets: Vec<String>,
     pub device_or_gui_exceptions: String,
+    /// The Landlock ABI the sandbox uses (0: none).
+    pub landlock_abi: u32,
+    /// Layers best-effort could not apply, with why.
+    pub degraded_layers: Vec<String>,
+    /// verify checks that could not be made, by name.
+    pub skipped_checks: Vec<String>,
+    /// Failed checks the policy accepts (`accept_degraded`), by name.
+    pub accepted_degradations: Vec<String>,
     /// `host` (the whole host read-only, less the hidden paths) or
     /// `minimal` (only the system directories, roots and exposed paths).
     pub view: String,
@@ -45,6 +53,7 @@ fn outcome_word(o: Option<Outcome>) -> &'static str {
     match o {
         Some(Outcome::Pass) => "pass",
         Some(Outcome::Fail) => "fail",
+        Some(Outcome::Accepted) => "accepted",
         Some(Outcome::Skip) => "not-applicable",
         None => "not-run",
     }
@@ -132,6 +141,10 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         device_or_gui_exceptions: "none: /dev holds only null zero full random urandom tty pts ptmx shm; \
              DISPLAY, WAYLAND_DISPLAY and MIR_SOCKET are removed"
             .into(),
+        landlock_abi: inspect.layers.landlock_abi,
+        degraded_layers: inspect.layers.degraded(),
+        skipped_checks: verify.map(|r| r.skipped_names()).unwrap_or_default(),
+        accepted_degradations: verify.map(|r| r.accepted.clone()).unwrap_or_default(),
         view: policy.view.to_string(),
         hidden_paths: policy
             .hidden
@@ -143,6 +156,7 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
             .iter()
             .map(|v| v.to_string_lossy().into_owned())
             .collect(),
+        // promote: full enforcement, and every check passed or is accepted.
         result: if promote { "promote" } else { "hold" }.into(),
         owner: String::new(),
         masked_sockets: inspect.layers.masked_sockets.len(),
@@ -165,7 +179,14 @@ impl Receipt {
             // What to write where the tool cannot know.
             let value = match (key, value.is_empty()) {
                 ("owner", true) => "(to fill in: who approves this rollout)".into(),
-                ("hidden_paths" | "removed_variables", true) => "none".into(),
+                (
+                    "hidden_paths"
+                    | "removed_variables"
+                    | "degraded_layers"
+                    | "skipped_checks"
+                    | "accepted_degradations",
+                    true,
+                ) => "none".into(),
                 ("required_host_sockets", true) => format!(
                     "none ({} host sockets masked; keep one the agent needs with --allow-socket PATH)",
                     self.masked_sockets
@@ -179,7 +200,7 @@ impl Receipt {
 }
 
 /// Field order, as in the rollout checklist.
-const FIELDS: [&str; 22] = [
+const FIELDS: [&str; 26] = [
     "date",
     "host",
     "qwrap_version",
@@ -197,6 +218,10 @@ const FIELDS: [&str; 22] = [
     "outside_write_erofs",
     "required_host_sockets",
     "device_or_gui_exceptions",
+    "landlock_abi",
+    "degraded_layers",
+    "skipped_checks",
+    "accepted_degradations",
     "view",
     "hidden_paths",
     "removed_variables",

@@ -20,6 +20,8 @@ pub enum Outcome {
     Pass,
     Fail,
     Skip,
+    /// Failed, and the administrator accepts it (`accept_degraded`).
+    Accepted,
 }
 
 /// One check: PASS, FAIL with what was expected and what was seen, or SKIP
@@ -45,21 +47,44 @@ pub struct Report {
     pub passed: usize,
     pub failed: usize,
     pub skipped: usize,
-    /// Every check that ran passed.
+    /// Failed checks the policy accepts, by name.
+    pub accepted: Vec<String>,
+    /// Every check that ran passed, or failed and is accepted.
     pub verified: bool,
 }
 
 impl Report {
-    pub fn new(checks: Vec<Check>) -> Self {
+    /// The report, with the failures named in `accept` marked accepted.
+    pub fn new(mut checks: Vec<Check>, accept: &[String]) -> Self {
+        for c in &mut checks {
+            if c.outcome == Outcome::Fail && accept.contains(&c.name) {
+                c.outcome = Outcome::Accepted;
+            }
+        }
         let count = |o| checks.iter().filter(|c| c.outcome == o).count();
         let (passed, failed, skipped) = (count(Outcome::Pass), count(Outcome::Fail), count(Outcome::Skip));
+        let accepted: Vec<String> = checks
+            .iter()
+            .filter(|c| c.outcome == Outcome::Accepted)
+            .map(|c| c.name.clone())
+            .collect();
         Report {
             verified: failed == 0 && passed > 0,
             checks,
             passed,
             failed,
             skipped,
+            accepted,
         }
+    }
+
+    /// The names of the checks that were skipped.
+    pub fn skipped_names(&self) -> Vec<String> {
+        self.checks
+            .iter()
+            .filter(|c| c.outcome == Outcome::Skip)
+            .map(|c| c.name.clone())
+            .collect()
     }
 
     pub fn check(&self, name: &str) -> Option<&Check> {
@@ -281,7 +306,13 @@ pub fn battery(
     } else {
         canary::run(inv, caller, policy, &host)
     });
-    Ok(Report::new(checks))
+    let accept: Vec<String> = policy
+        .settings
+        .accept_degraded
+        .iter()
+        .map(|a| a.value.clone())
+        .collect();
+    Ok(Report::new(checks, &accept))
 }
 
 /// The probe prints its checks as the last line of its output.
