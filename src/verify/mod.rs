@@ -345,12 +345,16 @@ mod tests {
 
     #[test]
     fn report_counts() {
-        let r = Report::new(vec![c(Outcome::Pass), c(Outcome::Skip), c(Outcome::Pass)]);
+        let r = Report::new(vec![c(Outcome::Pass), c(Outcome::Skip), c(Outcome::Pass)], &[]);
         assert!(r.verified && r.passed == 2 && r.skipped == 1 && r.failed == 0);
-        assert!(!Report::new(vec![c(Outcome::Pass), c(Outcome::Fail)]).verified);
+        assert!(!Report::new(vec![c(Outcome::Pass), c(Outcome::Fail)], &[]).verified);
         // Nothing that ran is not a verification.
-        assert!(!Report::new(vec![c(Outcome::Skip)]).verified);
-        assert!(!Report::new(vec![]).verified);
+        assert!(!Report::new(vec![c(Outcome::Skip)], &[]).verified);
+        assert!(!Report::new(vec![], &[]).verified);
+        // A failure accepted by name is named, and no longer fails.
+        let r = Report::new(vec![c(Outcome::Pass), c(Outcome::Fail)], &["x".into()]);
+        assert!(r.verified && r.failed == 0 && r.accepted == ["x"]);
+        assert!(!Report::new(vec![c(Outcome::Pass), c(Outcome::Fail)], &["y".into()]).verified);
     }
 
     #[test]
