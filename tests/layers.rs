@@ -403,12 +403,25 @@ fn verify_proves_every_layer() {
         ] {
             assert!(out.contains(name), "{who:?}: {name} missing:\n{out}");
         }
-        // Layers that are off are not claimed: their checks are skipped.
-        // Signals are measured whatever the layer: the warden refuses them.
+        // Layers that are off are not claimed: their checks are skipped, or
+        // fail where the exposure is real (abstract sockets, accepted here
+        // by name). Signals are measured whatever the layer: the warden
+        // refuses them.
         let out = ok(&f
-            .qwrap(&["verify", "--landlock", "off", "--allow-git-config"])
+            .qwrap(&[
+                "verify",
+                "--landlock",
+                "off",
+                "--allow-git-config",
+                "--accept-degraded",
+                "abstract-socket",
+            ])
             .output()
             .unwrap());
+        assert!(
+            out.contains("ACCEPTED a host abstract socket cannot be reached"),
+            "{out}"
+        );
         assert!(out.contains("PASS a host process cannot be signalled"), "{out}");
         assert!(out.contains("SKIP git hooks and config read-only"), "{out}");
     }
