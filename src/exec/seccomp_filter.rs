@@ -68,8 +68,8 @@ impl Arch {
 pub enum Cond {
     Eq(u8, u32),
     Ne(u8, u32),
-    /// `(arg & mask) == value`.
-    Masked(u8, u32, u32),
+    /// `(arg & mask) != 0`: one BPF_JSET.
+    AnyBit(u8, u32),
 }
 
 /// One syscall's rules: the action when any rule (all its conditions) holds;
@@ -108,20 +108,14 @@ pub fn rules(arch: Arch, warden: Warden) -> Vec<Rules> {
         any_of: DENIED_IOCTLS.iter().map(|&(c, _)| vec![Cond::Eq(1, c)]).collect(),
         action: eperm,
     }];
+    // One test for both bits, and one for both creating flags.
+    let set_id_bits = SET_ID_BITS.iter().fold(0, |m, (b, _)| m | b);
     let set_id = |mode_arg: u8, flags_arg: Option<u8>| -> Vec<Vec<Cond>> {
-        let mut any = Vec::new();
-        for (bit, _) in SET_ID_BITS {
-            let has = Cond::Masked(mode_arg, bit, bit);
-            match flags_arg {
-                None => any.push(vec![has]),
-                Some(f) => {
-                    for create in [O_CREAT, O_TMPFILE_BIT] {
-                        any.push(vec![Cond::Masked(f, create, create), has]);
-                    }
-                }
-            }
+        let has = Cond::AnyBit(mode_arg, set_id_bits);
+        match flags_arg {
+            None => vec![vec![has]],
+            Some(f) => vec![vec![Cond::AnyBit(f, O_CREAT | O_TMPFILE_BIT), has]],
         }
-        any
     };
     for (nr, mode_arg, flags_arg) in [
         (n(90, -1), 1, None),     // chmod
@@ -199,7 +193,6 @@ const LD_W_ABS: u16 = 0x20;
 const JEQ_K: u16 = 0x15;
 const JSET_K: u16 = 0x45;
 const JGE_K: u16 = 0x35;
-const AND_K: u16 = 0x54;
 const RET_K: u16 = 0x06;
 /// seccomp_data: nr at 0, arch at 4, args at 16 + 8 * i (low word first on
 /// the little-endian targets here).
@@ -269,7 +262,7 @@ fn block(r: &Rules) -> Vec<Insn> {
     }
     for rule in &r.any_of {
         let mut body: Vec<Insn> = Vec::new();
-        // Each condition is 2 or 3 instructions; a failing test jumps past
+        // Each condition is 2 instructions; a failing test jumps past
         // the rest of this rule (its remaining tests and its return).
         let sizes: Vec<usize> = rule
             .iter()
@@ -287,10 +280,9 @@ fn block(r: &Rules) -> Vec<Insn> {
                     body.push((LD_W_ABS, 0, 0, off_arg(a)));
                     body.push((JEQ_K, skip, 0, v));
                 }
-                Cond::Masked(a, mask, v) => {
+                Cond::AnyBit(a, mask) => {
                     body.push((LD_W_ABS, 0, 0, off_arg(a)));
-                    body.push((AND_K, 0, 0, mask));
-                    body.push((JEQ_K, 0, skip, v));
+                    body.push((JSET_K, 0, skip, mask));
                 }
             }
         }
@@ -324,7 +316,6 @@ pub fn run(prog: &[Insn], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
         pc += 1;
         match code {
             LD_W_ABS => a = word(k),
-            AND_K => a &= k,
             JEQ_K => pc += if a == k { jt } else { jf } as usize,
             JSET_K => pc += if a & k != 0 { jt } else { jf } as usize,
             JGE_K => pc += if a >= k { jt } else { jf } as usize,
