@@ -264,12 +264,8 @@ fn block(r: &Rules) -> Vec<Insn> {
         let mut body: Vec<Insn> = Vec::new();
         // Each condition is 2 instructions; a failing test jumps past
         // the rest of this rule (its remaining tests and its return).
-        let sizes: Vec<usize> = rule
-            .iter()
-            .map(|c| if matches!(c, Cond::Masked(..)) { 3 } else { 2 })
-            .collect();
         for (i, c) in rule.iter().enumerate() {
-            let rest: usize = sizes[i + 1..].iter().sum::<usize>() + 1;
+            let rest = 2 * (rule.len() - i - 1) + 1;
             let skip = rest as u8;
             match *c {
                 Cond::Eq(a, v) => {
