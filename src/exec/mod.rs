@@ -2,6 +2,8 @@
 //! steps in order and stops at the first failure; nothing after a failed step
 //! runs, and the command runs only as the last step.
 
+mod caps;
+mod capture;
 mod error;
 mod hidden;
 mod landlock;
@@ -9,6 +11,7 @@ mod monitor;
 mod seccomp;
 mod warden;
 
+pub use capture::{Captured, capture};
 pub use error::{EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_SETUP, SetupError};
 
 use crate::host::{diagnose, mountinfo};
@@ -333,12 +336,12 @@ impl Executor {
                 rustix::process::chdir("/")?;
             }
             Step::Chdir { path } => rustix::process::chdir(path)?,
-            Step::DropCapabilities => drop_capabilities()?,
+            Step::DropCapabilities => caps::drop_capabilities()?,
             Step::DropCapabilityList {
                 caps,
                 bounding,
                 keep_across_exec,
-            } => drop_capability_list(caps, *bounding, *keep_across_exec)?,
+            } => caps::drop_capability_list(caps, *bounding, *keep_across_exec)?,
             Step::NoNewPrivs => rustix::thread::set_no_new_privs(true)?,
             Step::Landlock { abi, paths, scoped } => {
                 landlock::apply(*abi, paths, *scoped).map_err(|(errno, detail)| Fail {
@@ -708,73 +711,6 @@ fn write_proc(path: &str, data: &[u8]) -> Result<(), Errno> {
     Ok(())
 }
 
-/// Empties the bounding, ambient, effective, permitted and inheritable sets.
-fn drop_capabilities() -> Result<(), Errno> {
-    use rustix::thread::{CapabilitySet, CapabilitySets};
-    // Walk until the kernel says EINVAL: that covers capabilities newer than
-    // any list compiled in here.
-    for cap in 0..64u32 {
-        match rustix::thread::remove_capability_from_bounding_set(CapabilitySet::from_bits_retain(1 << cap)) {
-            Ok(()) => {}
-            Err(Errno::INVAL) => break,
-            Err(e) => return Err(e),
-        }
-    }
-    rustix::thread::clear_ambient_capability_set()?;
-    rustix::thread::set_capabilities(
-        None,
-        CapabilitySets {
-            effective: CapabilitySet::empty(),
-            permitted: CapabilitySet::empty(),
-            inheritable: CapabilitySet::empty(),
-        },
-    )
-}
-
-/// Removes the given capabilities from the effective, permitted,
-/// inheritable and ambient sets, and from the bounding set when asked.
-fn drop_capability_list(caps: &[u32], bounding: bool, keep_across_exec: bool) -> Result<(), Errno> {
-    use rustix::thread::{CapabilitySet, CapabilitySets};
-    let mut mask = CapabilitySet::empty();
-    for &cap in caps {
-        let one = CapabilitySet::from_bits_retain(1 << cap);
-        if bounding {
-            match rustix::thread::remove_capability_from_bounding_set(one) {
-                Ok(()) | Err(Errno::INVAL) => {}
-                Err(e) => return Err(e),
-            }
-        }
-        match rustix::thread::configure_capability_in_ambient_set(one, false) {
-            Ok(()) | Err(Errno::INVAL) => {}
-            Err(e) => return Err(e),
-        }
-        mask |= one;
-    }
-    let now = rustix::thread::capabilities(None)?;
-    let permitted = now.permitted - mask;
-    rustix::thread::set_capabilities(
-        None,
-        CapabilitySets {
-            effective: now.effective - mask,
-            permitted,
-            inheritable: if keep_across_exec {
-                permitted
-            } else {
-                now.inheritable - mask
-            },
-        },
-    )?;
-    if keep_across_exec {
-        for cap in 0..64u32 {
-            let one = CapabilitySet::from_bits_retain(1 << cap);
-            if permitted.contains(one) {
-                rustix::thread::configure_capability_in_ambient_set(one, true)?;
-            }
-        }
-    }
-    Ok(())
-}
-
 /// Waits for one child to end, through interruptions.
 pub(super) fn wait_child(pid: i32) -> Result<rustix::process::WaitStatus, Errno> {
     let child = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
@@ -785,62 +721,4 @@ pub(super) fn wait_child(pid: i32) -> Result<rustix::process::WaitStatus, Errno>
             Err(e) => return Err(e),
         }
     }
-}
-
-/// What a sandbox run in a child process printed, and how it ended.
-#[derive(Debug, Clone)]
-pub struct Captured {
-    /// The exit code, or None when killed by a signal.
-    pub code: Option<i32>,
-    pub signal: Option<i32>,
-    /// stdout and stderr, interleaved as written.
-    pub output: Vec<u8>,
-}
-
-/// Runs the plan in a forked child (same policy, same steps) with stdin from
-/// /dev/null and stdout+stderr captured, and waits for it. Used by inspect and
-/// verify, which must observe a real sandbox without becoming one.
-pub fn capture(plan: &Plan) -> Result<Captured, Errno> {
-    use rustix::pipe::{PipeFlags, pipe_with};
-    let (r, w) = pipe_with(PipeFlags::CLOEXEC)?;
-    let devnull = rustix::fs::open("/dev/null", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
-    // SAFETY: qwrap never starts threads, so the child is an exact copy of a
-    // single-threaded process and may allocate, print and run the plan like
-    // the parent could. The parent only reads the pipe and waits.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        return Err(Errno::from_raw_os_error(
-            std::io::Error::last_os_error()
-                .raw_os_error()
-                .unwrap_or(libc::EIO),
-        ));
-    }
-    if pid == 0 {
-        let redirected = rustix::stdio::dup2_stdin(&devnull)
-            .and_then(|_| rustix::stdio::dup2_stdout(&w))
-            .and_then(|_| rustix::stdio::dup2_stderr(&w));
-        if redirected.is_err() {
-            std::process::exit(EXIT_SETUP);
-        }
-        let err = execute(plan, Options::default());
-        eprintln!("{err}");
-        std::process::exit(err.exit_code());
-    }
-    drop(w);
-    let mut output = Vec::new();
-    let mut buf = [0u8; 8192];
-    loop {
-        match rustix::io::read(&r, &mut buf) {
-            Ok(0) => break,
-            Ok(n) => output.extend_from_slice(&buf[..n]),
-            Err(Errno::INTR) => continue,
-            Err(e) => return Err(e),
-        }
-    }
-    let status = wait_child(pid)?;
-    Ok(Captured {
-        code: status.exit_status(),
-        signal: status.terminating_signal(),
-        output,
-    })
 }

@@ -4,6 +4,7 @@
 mod canary;
 mod git_check;
 pub mod probe;
+mod reach;
 
 use crate::exec;
 use crate::host::HostFacts;

@@ -2,6 +2,7 @@
 //! built from the policy under test, observing from inside. It prints its
 //! checks as one JSON line.
 
+use super::reach::{abstract_socket, host_limits, host_proc, masked_socket, signal};
 use super::{Check, Outcome};
 use crate::plan::dev_entries;
 use crate::sys::errno_text;
@@ -135,134 +136,6 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     checks.push(nested_remount());
     checks.push(tiocsti());
     checks
-}
-
-/// Measured on every kernel: Landlock's scope refuses the signal where it
-/// exists, the warden everywhere else.
-fn signal(pid: Option<u32>, scoped: bool) -> Check {
-    const N: &str = "signal-host";
-    const T: &str = "a host process cannot be signalled";
-    let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) else {
-        return Check::skip(N, T, "no host process to try".into());
-    };
-    let by = if scoped {
-        "Landlock scope"
-    } else {
-        "the warden, without Landlock's signal scope"
-    };
-    match rustix::process::test_kill_process(pid) {
-        Err(e) if e == rustix::io::Errno::PERM => Check::pass(N, T),
-        Err(e) => Check::fail(
-            N,
-            T,
-            &errno_text(libc::EPERM),
-            format!("{} ({by})", errno_text(e.raw_os_error())),
-        ),
-        Ok(()) => Check::fail(
-            N,
-            T,
-            &errno_text(libc::EPERM),
-            format!("kill(pid, 0) succeeded ({by})"),
-        ),
-    }
-}
-
-/// A host process's limits and priority cannot be changed (the warden):
-/// asked to set what they already are, so that nothing changes either way.
-fn host_limits(pid: Option<u32>) -> Check {
-    const N: &str = "host-limits";
-    const T: &str = "a host process's limits and priority cannot be changed";
-    let Some(pid) = pid else {
-        return Check::skip(N, T, "no host process to try".into());
-    };
-    let Some(p) = rustix::process::Pid::from_raw(pid as i32) else {
-        return Check::skip(N, T, "no host process to try".into());
-    };
-    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-    let prlimit = rustix::process::prlimit(Some(p), rustix::process::Resource::Nofile, limit);
-    let nice = rustix::process::getpriority_process(Some(p)).unwrap_or(0);
-    let renice = rustix::process::setpriority_process(Some(p), nice);
-    match (prlimit, renice) {
-        (Err(rustix::io::Errno::PERM), Err(rustix::io::Errno::PERM)) => Check::pass(N, T),
-        (a, b) => Check::fail(
-            N,
-            T,
-            &errno_text(libc::EPERM),
-            format!(
-                "prlimit: {}, setpriority: {}",
-                result_text(a.map(drop)),
-                result_text(b)
-            ),
-        ),
-    }
-}
-
-fn result_text(r: Result<(), rustix::io::Errno>) -> String {
-    match r {
-        Ok(()) => "succeeded".into(),
-        Err(e) => errno_text(e.raw_os_error()),
-    }
-}
-
-fn host_proc(pid: Option<u32>) -> Check {
-    const N: &str = "host-proc";
-    const T: &str = "/proc/<host pid>/root and /environ unreachable";
-    let Some(pid) = pid else {
-        return Check::skip(N, T, "no host process to try".into());
-    };
-    let root = std::fs::read_link(format!("/proc/{pid}/root"));
-    let environ = std::fs::File::open(format!("/proc/{pid}/environ"));
-    match (root, environ) {
-        (Err(_), Err(_)) => Check::pass(N, T),
-        (Ok(p), _) => Check::fail(N, T, "EACCES", format!("root readable: {}", p.display())),
-        (_, Ok(_)) => Check::fail(N, T, "EACCES", "environ readable".into()),
-    }
-}
-
-fn abstract_socket(name: Option<&str>, scoped: bool, closed: bool) -> Check {
-    const N: &str = "abstract-socket";
-    const T: &str = "a host abstract socket cannot be reached";
-    let Some(name) = name else {
-        return Check::skip(N, T, "no host abstract socket to try".into());
-    };
-    // Measured on every kernel: without Landlock's scope and with the host's
-    // network, the host's abstract sockets are reachable, and this says so.
-    let why = if scoped || closed {
-        ""
-    } else {
-        " (no Landlock scope on this kernel or policy, and the network is open: --network closed keeps them out; accept with accept_degraded = [\"abstract-socket\"])"
-    };
-    use rustix::net::{AddressFamily, SocketAddrUnix, SocketType};
-    let result = rustix::net::socket(AddressFamily::UNIX, SocketType::STREAM, None).and_then(|s| {
-        let addr = SocketAddrUnix::new_abstract_name(name.as_bytes())?;
-        rustix::net::connect(&s, &addr)
-    });
-    match result {
-        Err(_) => Check::pass(N, T),
-        Ok(()) => Check::fail(N, T, "connect() refused", format!("connected{why}")),
-    }
-}
-
-fn masked_socket(path: Option<&Path>) -> Check {
-    const N: &str = "masked-socket";
-    const T: &str = "a masked host socket refuses connections";
-    let Some(path) = path else {
-        return Check::skip(
-            N,
-            T,
-            "no place outside the writable roots for a test socket".into(),
-        );
-    };
-    match std::os::unix::net::UnixStream::connect(path) {
-        Err(e) if e.raw_os_error() == Some(libc::ECONNREFUSED) => Check::pass(N, T),
-        Err(e) => Check::fail(
-            N,
-            T,
-            &errno_text(libc::ECONNREFUSED),
-            errno_text(e.raw_os_error().unwrap_or(libc::EIO)),
-        ),
-        Ok(_) => Check::fail(N, T, &errno_text(libc::ECONNREFUSED), "connected".into()),
-    }
 }
 
 fn protected(paths: &[PathBuf], tag: &str) -> Check {

@@ -1,0 +1,326 @@
+//! Resolution: a request and the caller's facts become a Policy. The
+//! filesystem is read only to canonicalise paths and to find the checkout,
+//! the credential stores and the view; never the workspace's contents.
+
+use super::*;
+
+/// Resolves a request against the caller's facts.
+pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
+    if req.command.is_empty() {
+        return Err(PolicyError::NoCommand);
+    }
+    let s = &req.settings;
+    let home = caller.home.as_deref().map(canonical_or_self);
+    let env = |k: &str| caller.var(k);
+    let mut homes: Vec<PathBuf> = home.iter().cloned().collect();
+    if let Some(account) = caller.account_home.as_deref().map(canonical_or_self)
+        && !homes.contains(&account)
+    {
+        homes.push(account);
+    }
+    let mut resolver = roots::Resolver::new(&homes);
+    let mut dropped_templates = Vec::new();
+
+    let ws_raw = req.workspace.clone().unwrap_or_else(|| caller.cwd.clone());
+    let ws_abs = absolutize(&ws_raw, &caller.cwd);
+    let workspace = std::fs::canonicalize(&ws_abs).map_err(|e| PolicyError::Workspace {
+        path: ws_abs.clone(),
+        why: io_text(&e),
+    })?;
+    if !workspace.is_dir() {
+        return Err(PolicyError::Workspace {
+            path: workspace,
+            why: "not a directory".into(),
+        });
+    }
+    resolver.add_builtin(&workspace, RootReason::Workspace, "workspace")?;
+
+    if s.tmp.value == TmpMode::Host {
+        let (tmp, src) = match caller.var("TMPDIR") {
+            Some(t) => (PathBuf::from(t), "$TMPDIR"),
+            None => (PathBuf::from("/tmp"), "/tmp"),
+        };
+        let tmp = absolutize(&tmp, &caller.cwd);
+        // The host's temp dir inside home would make part of home writable
+        // on the word of an environment variable.
+        if let Ok(real) = std::fs::canonicalize(&tmp)
+            && let Some(h) = homes.iter().find(|h| real.starts_with(h) && real != **h)
+        {
+            return Err(PolicyError::InsideHome {
+                path: real,
+                source_name: format!("{src} with --tmp host"),
+                home: h.to_path_buf(),
+            });
+        }
+        resolver.add_builtin_if_exists(
+            &tmp,
+            RootReason::Temp,
+            &format!("{src} (tmp = host from {})", s.tmp.source),
+        )?;
+    }
+
+    let default_cache = home.as_ref().map(|h| h.join(".cache"));
+    match caller
+        .var("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+    {
+        Some(c) => {
+            resolver.add_from_variable(&c, default_cache.as_deref(), RootReason::Cache, "$XDG_CACHE_HOME")?
+        }
+        None => {
+            if let Some(cache) = &default_cache {
+                resolver.add_builtin_if_exists(cache, RootReason::Cache, "~/.cache")?;
+            }
+        }
+    }
+
+    let mut git = git::discover(&workspace);
+    // A repository at or above the home directory (a dotfiles repository
+    // in ~/.git) would make every checkout-less directory in home part of a
+    // writable git dir: its roots are withheld unless named with --include.
+    if let Some(top) = &git.top
+        && let Some(h) = homes.iter().find(|h| h.starts_with(top))
+    {
+        resolver.withhold_git(&git.roots);
+        git.note = Some(format!(
+            "the checkout's top {} is the home directory {} or above it: its git dir stays read-only (name it with --include to make it writable)",
+            top.display(),
+            h.display()
+        ));
+    } else {
+        for root in &git.roots {
+            resolver.add_builtin_if_exists(root, RootReason::Git, &format!("git ({})", git.checkout))?;
+        }
+    }
+
+    // Profiles: shipped ones are built-in roots; a user's own obey the
+    // include rules.
+    let mut ro_specs: Vec<Sourced<PathSpec>> = Vec::new();
+    let mut socket_specs: Vec<Sourced<PathSpec>> = Vec::new();
+    let mut user_includes: Vec<(PathBuf, String)> = Vec::new();
+    for p in &s.profiles {
+        let def = &s.profile_defs[&p.value];
+        let src = format!("profile {}", p.value);
+        for t in &def.value.include {
+            match profile::expand(t, home.as_deref(), &env) {
+                Ok(path) if def.source == "shipped" => {
+                    // Where a variable chose the path, the include rules
+                    // judge it; the template's own default is built in.
+                    match profile::expand(t, home.as_deref(), &|_| None) {
+                        Ok(default) if default == path => {
+                            resolver.add_builtin_if_exists(&path, RootReason::Profile, &src)?
+                        }
+                        default => resolver.add_from_variable(
+                            &path,
+                            default.ok().as_deref(),
+                            RootReason::Profile,
+                            &format!("{src} ({t})"),
+                        )?,
+                    }
+                }
+                Ok(path) => user_includes.push((path, src.clone())),
+                Err(why) => dropped_templates.push(Dropped {
+                    path: PathBuf::from(t),
+                    why: format!("{src}: {why}"),
+                }),
+            }
+        }
+        ro_specs.extend(
+            def.value
+                .read_only
+                .iter()
+                .map(|t| Sourced::new(PathSpec::Template(t.clone()), src.clone())),
+        );
+    }
+
+    for inc in &s.include {
+        match spec_path(&inc.value, home.as_deref(), &env, &caller.cwd) {
+            Ok(path) => user_includes.push((path, inc.source.clone())),
+            Err(why) => dropped_templates.push(Dropped {
+                path: spec_display(&inc.value),
+                why: format!("{}: {why}", inc.source),
+            }),
+        }
+    }
+    for (path, src) in &user_includes {
+        resolver.add_include(path, src)?;
+    }
+
+    let (writable_roots, mut dropped) = resolver.finish();
+    dropped.extend(dropped_templates);
+
+    ro_specs.extend(s.read_only.iter().cloned());
+    let guard = if s.allow_git_config.value || git.roots.is_empty() {
+        git_guard::Guard::default()
+    } else {
+        git_guard::guard(&git)
+    };
+    if let Some(n) = &guard.note {
+        git.note.get_or_insert_with(|| n.clone());
+    }
+    let in_roots = |p: &Path| writable_roots.iter().any(|r| p.starts_with(&r.path));
+    let protected: Vec<PathBuf> = guard.protect.into_iter().filter(|p| in_roots(p)).collect();
+    let create_before: Vec<PathBuf> = guard.create.into_iter().filter(|p| in_roots(p)).collect();
+    // Pins that are roots themselves are mount points already.
+    let pinned: Vec<PathBuf> = guard
+        .pins
+        .into_iter()
+        .filter(|p| in_roots(p) && !writable_roots.iter().any(|r| r.path == *p))
+        .collect();
+    ro_specs.extend(
+        protected
+            .iter()
+            .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "protected git path")),
+    );
+    let mut read_only: Vec<ReadOnlyPath> = Vec::new();
+    for spec in &ro_specs {
+        let abs = match spec_path(&spec.value, home.as_deref(), &env, &caller.cwd) {
+            Ok(p) => p,
+            Err(why) => {
+                dropped.push(Dropped {
+                    path: spec_display(&spec.value),
+                    why: format!("{}: {why}", spec.source),
+                });
+                continue;
+            }
+        };
+        let real = match std::fs::canonicalize(&abs) {
+            Ok(r) => Some(r),
+            // A protected directory created just before the sandbox starts.
+            Err(_) if create_before.contains(&abs) => Some(abs.clone()),
+            Err(_) => None,
+        };
+        let Some(real) = real else {
+            dropped.push(Dropped {
+                path: abs,
+                why: format!("{}: read-only path does not exist", spec.source),
+            });
+            continue;
+        };
+        match writable_roots.iter().find(|r| real.starts_with(&r.path)) {
+            Some(root) => {
+                if !read_only.iter().any(|r| r.path == real) {
+                    read_only.push(ReadOnlyPath {
+                        path: real,
+                        within: root.path.clone(),
+                        source: spec.source.clone(),
+                    });
+                }
+            }
+            None => dropped.push(Dropped {
+                path: real,
+                why: format!("{}: outside every writable root (already read-only)", spec.source),
+            }),
+        }
+    }
+    read_only.sort_by(|a, b| a.path.cmp(&b.path));
+
+    socket_specs.extend(s.allow_socket.iter().cloned());
+    let mut allowed_sockets: Vec<Sourced<PathBuf>> = Vec::new();
+    for spec in &socket_specs {
+        match spec_path(&spec.value, home.as_deref(), &env, &caller.cwd) {
+            Ok(p) => {
+                let p = canonical_or_self(&p);
+                if !allowed_sockets.iter().any(|a| a.value == p) {
+                    allowed_sockets.push(Sourced::new(p, spec.source.clone()));
+                }
+            }
+            Err(why) => dropped.push(Dropped {
+                path: spec_display(&spec.value),
+                why: format!("{}: {why}", spec.source),
+            }),
+        }
+    }
+
+    let (hidden, shown) = secrets::hidden_paths(s, &homes, &writable_roots, &env, &caller.cwd, &mut dropped);
+    let view_entries = match s.view.value {
+        ViewMode::Host => Vec::new(),
+        ViewMode::Minimal => {
+            let profile_exposes =
+                s.profiles.iter().flat_map(|p| {
+                    s.profile_defs[&p.value].value.expose.iter().map(move |t| {
+                        Sourced::new(PathSpec::Template(t.clone()), format!("profile {}", p.value))
+                    })
+                });
+            let mut exposed = Vec::new();
+            for e in s.expose.iter().cloned().chain(profile_exposes) {
+                match spec_path(&e.value, home.as_deref(), &env, &caller.cwd) {
+                    Ok(p) if std::fs::symlink_metadata(&p).is_ok() => exposed.push((p, e.source.clone())),
+                    Ok(p) => dropped.push(Dropped {
+                        path: p,
+                        why: format!("{}: exposed path does not exist", e.source),
+                    }),
+                    Err(why) => dropped.push(Dropped {
+                        path: spec_display(&e.value),
+                        why: format!("{}: {why}", e.source),
+                    }),
+                }
+            }
+            // A socket the user keeps must exist inside to be reached.
+            exposed.extend(
+                allowed_sockets
+                    .iter()
+                    .map(|a| (a.value.clone(), a.source.clone())),
+            );
+            view::minimal(&exposed)
+        }
+    };
+    // In the minimal view, what is not shown does not exist: nothing to hide.
+    let hidden: Vec<HiddenPath> = match s.view.value {
+        ViewMode::Host => hidden,
+        ViewMode::Minimal => hidden
+            .into_iter()
+            .filter(|h| view::shows(&writable_roots, &view_entries, &h.path))
+            .collect(),
+    };
+    let keep_env: Vec<String> = s
+        .keep_env
+        .iter()
+        .map(|k| k.value.clone())
+        .chain(
+            s.profiles
+                .iter()
+                .flat_map(|p| s.profile_defs[&p.value].value.keep_env.clone()),
+        )
+        .collect();
+    let removed_variables = secrets::removed_variables(caller.env.keys(), &keep_env, &req.setenv);
+    let mut env_rules = EnvRules::build(s.tmp.value, &req.setenv, &req.unsetenv);
+    env_rules.unset.extend(removed_variables.iter().cloned());
+
+    Ok(Policy {
+        workspace,
+        writable_roots,
+        read_only,
+        dropped,
+        git,
+        network: s.network.value,
+        tmp: s.tmp.value,
+        landlock: s.landlock.value,
+        die_with_parent: s.die_with_parent.value,
+        new_session: s.new_session.value,
+        protected,
+        create_before,
+        pinned,
+        allowed_sockets,
+        env: env_rules,
+        keep_fds: req.keep_fds.clone(),
+        hidden,
+        shown,
+        view: s.view.value,
+        view_entries,
+        removed_variables,
+        socket_vars: SOCKET_VARIABLES
+            .iter()
+            .filter_map(|v| {
+                Some((
+                    v.to_string(),
+                    canonical_or_self(&absolutize(Path::new(&caller.var(v)?), &caller.cwd)),
+                ))
+            })
+            .collect(),
+        settings: s.clone(),
+        home,
+        command: req.command.clone(),
+    })
+}
