@@ -223,6 +223,20 @@ impl Builder {
         Some(tree)
     }
 
+    /// A clone of `source` with `set` flags (and private propagation).
+    fn clone_with(
+        &mut self,
+        role: Role,
+        source: &Path,
+        recursive: bool,
+        set: Flags,
+        private: bool,
+    ) -> TreeId {
+        let tree = self.clone_tree(role, source, recursive);
+        self.push(Step::SetTreeAttr { tree, set, private });
+        tree
+    }
+
     fn clone_tree(&mut self, role: Role, source: &Path, recursive: bool) -> TreeId {
         let tree = self.trees;
         self.trees += 1;
@@ -253,42 +267,13 @@ impl Builder {
                 | MountOp::Link { .. }
                 | MountOp::Dir(_) => Vec::new(),
                 MountOp::HostFile(p) => {
-                    let t = self.clone_tree(Role::ReadOnlyPath, p, false);
-                    self.push(Step::SetTreeAttr {
-                        tree: t,
-                        set: Flags {
-                            rdonly: true,
-                            nosuid: true,
-                            ..Flags::NONE
-                        },
-                        private: true,
-                    });
-                    vec![t]
+                    vec![self.clone_with(Role::ReadOnlyPath, p, false, Flags::RDONLY_NOSUID, true)]
                 }
                 MountOp::Writable(p) => {
-                    let t = self.clone_tree(Role::WritableRoot, p, true);
-                    self.push(Step::SetTreeAttr {
-                        tree: t,
-                        set: Flags {
-                            nosuid: true,
-                            ..Flags::NONE
-                        },
-                        private: true,
-                    });
-                    vec![t]
+                    vec![self.clone_with(Role::WritableRoot, p, true, Flags::NOSUID, true)]
                 }
                 MountOp::ReadOnly(p) | MountOp::HostReadOnly(p) => {
-                    let t = self.clone_tree(Role::ReadOnlyPath, p, true);
-                    self.push(Step::SetTreeAttr {
-                        tree: t,
-                        set: Flags {
-                            rdonly: true,
-                            nosuid: true,
-                            ..Flags::NONE
-                        },
-                        private: true,
-                    });
-                    vec![t]
+                    vec![self.clone_with(Role::ReadOnlyPath, p, true, Flags::RDONLY_NOSUID, true)]
                 }
                 // Read-only clones: the device stays usable (a read-only
                 // mount does not stop device I/O) but its mode, owner and
@@ -296,33 +281,19 @@ impl Builder {
                 MountOp::Dev(_) => DEVICES
                     .iter()
                     .map(|d| {
-                        let t = self.clone_tree(Role::Device, &Path::new("/dev").join(d), false);
-                        self.push(Step::SetTreeAttr {
-                            tree: t,
-                            set: Flags {
-                                rdonly: true,
-                                nosuid: true,
-                                ..Flags::NONE
-                            },
-                            private: false,
-                        });
-                        t
+                        self.clone_with(
+                            Role::Device,
+                            &Path::new("/dev").join(d),
+                            false,
+                            Flags::RDONLY_NOSUID,
+                            false,
+                        )
                     })
                     .collect(),
-                MountOp::Mask(_) => vec![self.clone_tree(Role::SocketMask, Path::new("/dev/null"), false)],
                 MountOp::Console(tty) => {
-                    let t = self.clone_tree(Role::Device, tty, false);
-                    self.push(Step::SetTreeAttr {
-                        tree: t,
-                        set: Flags {
-                            rdonly: true,
-                            nosuid: true,
-                            ..Flags::NONE
-                        },
-                        private: false,
-                    });
-                    vec![t]
+                    vec![self.clone_with(Role::Device, tty, false, Flags::RDONLY_NOSUID, false)]
                 }
+                MountOp::Mask(_) => vec![self.clone_tree(Role::SocketMask, Path::new("/dev/null"), false)],
             };
             trees.push(tree);
         }

@@ -115,6 +115,20 @@ impl Flags {
         noexec: false,
     };
 
+    pub const NOSUID: Flags = Flags {
+        rdonly: false,
+        nosuid: true,
+        nodev: false,
+        noexec: false,
+    };
+
+    pub const RDONLY_NOSUID: Flags = Flags {
+        rdonly: true,
+        nosuid: true,
+        nodev: false,
+        noexec: false,
+    };
+
     /// A device node bound read-only: usable, its metadata unchangeable.
     /// NOEXEC too, so that a host /dev mounted noexec (a locked flag in a
     /// user namespace) can be remounted.

@@ -288,13 +288,18 @@ pub fn read_inherited_fd(fd: i32) -> std::io::Result<Vec<u8>> {
 /// namespaces (a new PID namespace makes it PID 1 there). `Ok(None)` in the
 /// child, `Ok(Some(pid))` in the parent.
 pub fn clone_fork(flags: u64) -> Result<Option<i32>, Errno> {
+    raw_clone(flags | libc::SIGCHLD as u64)
+}
+
+/// clone(2) without CLONE_VM, with the given flags and exit signal.
+fn raw_clone(flags: u64) -> Result<Option<i32>, Errno> {
     // SAFETY: without CLONE_VM the child gets a copy of the address space,
     // exactly as with fork(2); qwrap is single-threaded, so that copy is
     // consistent. A NULL stack means "the current stack, copied".
     let ret = unsafe {
         libc::syscall(
             libc::SYS_clone,
-            flags | libc::SIGCHLD as u64,
+            flags,
             std::ptr::null_mut::<libc::c_void>(),
             std::ptr::null_mut::<libc::c_int>(),
             std::ptr::null_mut::<libc::c_int>(),

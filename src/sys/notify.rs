@@ -150,22 +150,5 @@ pub fn join_new_session_keyring() -> Result<(), rustix::io::Errno> {
 /// parent exits the kernel reparents the child with SIGCHLD restored, and
 /// init (or a subreaper) reaps it. `Ok(None)` in the child.
 pub fn fork_quiet() -> Result<Option<i32>, Errno> {
-    // SAFETY: without CLONE_VM the child gets a copy of the address space,
-    // exactly as with fork(2); qwrap is single-threaded, so that copy is
-    // consistent. A NULL stack means "the current stack, copied".
-    let ret = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            0u64,
-            std::ptr::null_mut::<libc::c_void>(),
-            std::ptr::null_mut::<libc::c_int>(),
-            std::ptr::null_mut::<libc::c_int>(),
-            0usize,
-        )
-    };
-    match ret {
-        -1 => Err(Errno::from_raw_os_error(last_errno())),
-        0 => Ok(None),
-        pid => Ok(Some(pid as i32)),
-    }
+    super::raw_clone(0)
 }

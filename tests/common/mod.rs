@@ -2,6 +2,8 @@
 //! and once as an unprivileged uid, against the real kernel.
 #![allow(dead_code)]
 
+pub mod sockets;
+
 use std::ffi::OsStr;
 use std::os::unix::fs::{PermissionsExt, chown};
 use std::os::unix::process::CommandExt;
