@@ -48,7 +48,8 @@ impl std::fmt::Display for FdKind {
 pub struct InheritedFd {
     pub fd: i32,
     pub kind: FdKind,
-    /// What /proc/self/fd/N names (a path, `pipe:[…]`, `socket:[…]`…).
+    /// What /proc/self/fd/N names (a path, `pipe:[…]`, `socket:[…]`…);
+    /// empty for a device whose path no longer leads to it.
     #[serde(serialize_with = "crate::lossy::path")]
     pub target: PathBuf,
 }
@@ -86,8 +87,23 @@ fn inspect(fd: i32) -> Option<InheritedFd> {
         })
     })
     .ok()??;
-    let target = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap_or_default();
+    let mut target = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap_or_default();
+    // A device is reopened by its path: the path must still lead to it (a
+    // console after switch_root reads "/dev/console (deleted)").
+    if matches!(kind, FdKind::Terminal | FdKind::CharDevice) && !same_device(fd, &target) {
+        target = PathBuf::new();
+    }
     Some(InheritedFd { fd, kind, target })
+}
+
+fn same_device(fd: i32, path: &std::path::Path) -> bool {
+    let Ok(by_path) = rustix::fs::stat(path) else {
+        return false;
+    };
+    crate::sys::with_inherited_fd(fd, |b| {
+        rustix::fs::fstat(b).is_ok_and(|st| st.st_rdev == by_path.st_rdev)
+    })
+    .unwrap_or(false)
 }
 
 fn socket_kind(b: rustix::fd::BorrowedFd<'_>) -> FdKind {

@@ -52,6 +52,11 @@ pub fn plan(fds: &[InheritedFd], keep_fds: &[i32]) -> FdPlan {
         if kept || passes || f.kind == FdKind::RegularFile {
             continue;
         }
+        // A terminal no path leads to any more cannot be reopened read-only;
+        // it stays as it is (its mode could change: docs/security.md).
+        if f.kind == FdKind::Terminal && !f.target.is_absolute() {
+            continue;
+        }
         let via = match f.kind {
             FdKind::Terminal | FdKind::CharDevice if f.target.is_absolute() => f.target.clone(),
             _ => null.clone(),
@@ -110,6 +115,14 @@ mod tests {
         assert_eq!(p.console, Some(PathBuf::from("/dev/pts/3")));
         assert_eq!(p.closed.iter().map(|c| c.0).collect::<Vec<_>>(), vec![3, 6, 7, 8]);
         assert!(p.closed[0].1.contains("directory /home/u"));
+    }
+
+    #[test]
+    fn a_terminal_without_a_path_stays_and_a_device_becomes_null() {
+        let fds = [fd(0, FdKind::Terminal, ""), fd(1, FdKind::CharDevice, "")];
+        let p = plan(&fds, &[]);
+        assert_eq!(p.reopen, vec![(1, PathBuf::from("/dev/null"))]);
+        assert_eq!(p.console, None);
     }
 
     #[test]

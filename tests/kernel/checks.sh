@@ -1,0 +1,54 @@
+#!/bin/sh
+# The kernel-test checks: `checks.sh WHO WORKSPACE`, as the identity under
+# test. Prints `QW: PASS name` or `QW: FAIL name: detail` per check.
+WHO=$1; WS=$2
+cd "$WS" || exit 1
+pass() { echo "QW: PASS $WHO $API $1"; }
+fail() { echo "QW: FAIL $WHO $API $1: $2"; }
+ABI=$(qwrap inspect --json | tr -d ' \n' | grep -o '"landlock_abi":[0-9]*' | head -n 1 | cut -d: -f2)
+echo "QW: $WHO: Landlock ABI ${ABI:-?}"
+for API in new legacy; do
+    export QWRAP_MOUNT_API=$API
+    # The host stays read-only; the workspace is writable.
+    qwrap run -- sh -c 'touch /etc/qw-x' 2>/dev/null
+    if [ -e /etc/qw-x ]; then fail outside-write "/etc/qw-x was created"; rm -f /etc/qw-x; else pass outside-write; fi
+    out=$(qwrap run -- sh -c 'touch ws-file && rm ws-file' 2>&1) && pass workspace-write || fail workspace-write "$(echo "$out" | tr '\n' ' ')"
+    # verify: every check passes, the exposures of this kernel accepted by name.
+    out=$(qwrap verify --accept-degraded abstract-socket 2>&1); rc=$?
+    if [ $rc -eq 0 ]; then pass verify; else fail verify "rc=$rc: $(echo "$out" | grep -A2 FAIL | tr '\n' ' ')"; fi
+    # ...and without accepting them, it says what holds and what does not.
+    out=$(qwrap verify 2>&1); rc=$?
+    if [ "${ABI:-0}" -lt 6 ]; then
+        case "$out" in
+            *"FAIL a host abstract socket cannot be reached"*) [ $rc -eq 1 ] && pass verify-honest || fail verify-honest "rc=$rc" ;;
+            *) fail verify-honest "no abstract-socket FAIL without Landlock scopes" ;;
+        esac
+        out=$(qwrap verify --landlock require 2>&1); rc=$?
+        [ $rc -eq 125 ] && pass landlock-require-fails-closed || fail landlock-require-fails-closed "rc=$rc"
+    else
+        [ $rc -eq 0 ] && pass verify-honest || fail verify-honest "rc=$rc"
+    fi
+    # A host process survives a signal and keeps its limits (the warden).
+    sleep 120 & SP=$!
+    before=$(grep 'Max open files' /proc/$SP/limits)
+    qwrap run -- sh -c "kill -TERM $SP; kill -KILL $SP" 2>/dev/null
+    sleep 0.5
+    if [ -d /proc/$SP ] && [ "$(sed 's/.*) //' /proc/$SP/stat | cut -d' ' -f1)" != Z ]; then pass signal-host; else fail signal-host "the host process died"; fi
+    kill $SP 2>/dev/null; wait $SP 2>/dev/null
+    # What the command leaves behind is killed when it exits.
+    qwrap run -- sh -c 'setsid sh -c "sleep 301 &" </dev/null >/dev/null 2>&1' 2>/dev/null
+    left=yes
+    for i in 1 2 3 4 5 6 7 8 9 10; do
+        if ps -o args 2>/dev/null | grep -q '^sleep 301'; then sleep 0.3; else left=no; break; fi
+    done
+    [ $left = no ] && pass leftovers-killed || { fail leftovers-killed "sleep 301 still runs"; pkill -f 'sleep 301'; }
+    # The receipt tells the kernel's truth.
+    out=$(qwrap receipt --accept-degraded abstract-socket 2>&1)
+    case "$out" in *"landlock_abi: ${ABI:-0}"*) pass receipt-abi ;; *) fail receipt-abi "$(echo "$out" | grep landlock_abi)" ;; esac
+    if [ "${ABI:-0}" -lt 6 ]; then
+        case "$out" in *"degraded_layers: "*"landlock scopes"*) pass receipt-degraded ;; *) fail receipt-degraded "$(echo "$out" | grep degraded)" ;; esac
+    fi
+    case "$out" in *"result: promote"*) pass receipt-promote ;; *) fail receipt-promote "$(echo "$out" | grep -E 'result|builtin')" ;; esac
+    # bwrap mode.
+    out=$(qwrap bwrap --ro-bind / / --dev /dev -- true 2>&1) && pass bwrap || fail bwrap "$(echo "$out" | tr '\n' ' ')"
+done
