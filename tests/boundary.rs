@@ -267,3 +267,42 @@ fn sockets_are_masked_whatever_their_bound_name() {
         }
     }
 }
+
+/// A device on fds 0-2 that the caller may not open by its path (a terminal
+/// `su` kept, owned by root) cannot be opened again read-only: it stays as
+/// it is, the command runs and writes to it, and the node's mode holds.
+#[test]
+fn a_device_the_caller_may_not_open_stays_usable() {
+    if !rustix::process::getuid().is_root() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let node = dir.path().join("console");
+    // A root-only node of the device /dev/null is (1, 3).
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &node,
+        rustix::fs::FileType::CharacterDevice,
+        rustix::fs::Mode::from_raw_mode(0o600),
+        rustix::fs::makedev(1, 3),
+    )
+    .unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    for api in APIS {
+        let f = Fixture::new(Who::User);
+        let out = std::fs::OpenOptions::new().write(true).open(&node).unwrap();
+        let o = f
+            .command(qwrap())
+            .args(["run", "--", "sh", "-c", "echo fine >&2; echo to-the-device"])
+            .env("QWRAP_MOUNT_API", api)
+            .stdout(Stdio::from(out))
+            .output()
+            .unwrap();
+        assert!(
+            o.status.success() && stderr(&o).contains("fine"),
+            "{api}: {}",
+            stderr(&o)
+        );
+        assert_eq!(mode(&node), 0o600);
+    }
+}

@@ -95,3 +95,99 @@ fn the_git_gap_can_be_accepted_by_name() {
         assert!(out.contains("result: promote\n"), "{out}");
     }
 }
+
+/// bwrap mode: `QWRAP_LANDLOCK=require` turns qwrap's layers on and fails
+/// closed (the command never runs) where the kernel cannot give them;
+/// best-effort layers say what they lack.
+#[test]
+fn bwrap_mode_holds_landlock_require() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let ws = f.ws();
+        let ws = ws.to_str().unwrap();
+        let bwrap = |abi: &str, env: (&str, &str)| {
+            f.qwrap(&[
+                "bwrap",
+                "--ro-bind",
+                "/",
+                "/",
+                "--bind",
+                ws,
+                ws,
+                "--",
+                "sh",
+                "-c",
+                "touch ran",
+            ])
+            .env("QWRAP_TEST_LANDLOCK_ABI", abi)
+            .env(env.0, env.1)
+            .output()
+            .unwrap()
+        };
+        let o = bwrap("5", ("QWRAP_LANDLOCK", "require"));
+        assert_eq!(o.status.code(), Some(1), "{who:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).starts_with("bwrap: QWRAP_LANDLOCK=require: Landlock scopes"),
+            "{who:?}: {}",
+            stderr(&o)
+        );
+        assert!(!f.ws().join("ran").exists(), "{who:?}: the command ran");
+        let o = bwrap("5", ("QWRAP_BWRAP_LAYERS", "1"));
+        assert!(o.status.success(), "{who:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("qwrap: degraded: Landlock scopes"),
+            "{who:?}: {}",
+            stderr(&o)
+        );
+        std::fs::remove_file(f.ws().join("ran")).unwrap();
+        // On this kernel require holds: the layers are on, nothing degraded.
+        let o = f
+            .qwrap(&["bwrap", "--ro-bind", "/", "/", "--bind", ws, ws, "--", "true"])
+            .env("QWRAP_LANDLOCK", "require")
+            .env("QWRAP_TRACE", "1")
+            .output()
+            .unwrap();
+        assert!(o.status.success(), "{who:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("landlock_restrict_self()"),
+            "{who:?}: {}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("degraded"), "{who:?}: {}", stderr(&o));
+    }
+}
+
+/// With user namespaces disabled (the limit set to 0 in a user namespace
+/// of the test's own), `run` and bwrap mode fail naming the cause.
+#[test]
+fn disabled_user_namespaces_are_named_by_both_front_ends() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        for args in [
+            &["run", "--", "true"][..],
+            &["bwrap", "--unshare-user", "--ro-bind", "/", "/", "true"],
+        ] {
+            let o = f
+                .command("unshare")
+                .args([
+                    "-U",
+                    "-r",
+                    "sh",
+                    "-c",
+                    "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"",
+                    "sh",
+                ])
+                .arg(qwrap())
+                .args(args)
+                .output()
+                .unwrap();
+            let err = stderr(&o);
+            assert!(!o.status.success(), "{who:?} {args:?}");
+            assert!(err.contains("(ENOSPC)"), "{who:?} {args:?}: {err}");
+            assert!(
+                err.contains("hint: user namespaces are disabled: the sysctl user.max_user_namespaces is 0"),
+                "{who:?} {args:?}: {err}"
+            );
+        }
+    }
+}

@@ -2,14 +2,16 @@
 //! `qwrap bwrap ARGS…`), bubblewrap's command line becomes a Plan for the
 //! same executor. Like bubblewrap it forks: a monitor stays outside and
 //! exits as the sandbox does; errors print as `bwrap: …` and exit 1.
-//! qwrap's own extra layers stay off unless `QWRAP_BWRAP_LAYERS=1`.
+//! qwrap's own extra layers stay off unless `QWRAP_BWRAP_LAYERS=1` or
+//! `QWRAP_LANDLOCK=require`.
 
 pub mod args;
+mod privileges;
 
 use crate::exec;
 use crate::host::HostFacts;
-use crate::plan::{DEVICES, Flags, IdMap, LANDLOCK_SCOPE_ABI, Namespaces, Plan, Role, Step, under};
-use crate::policy::EnvRules;
+use crate::plan::{DEVICES, Flags, IdMap, Namespaces, Plan, Role, Step, under};
+use crate::policy::{EnvRules, LandlockMode};
 use args::{Config, EnvOp, FsOp, Parsed};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -51,11 +53,17 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Ok(h) => h,
         Err(e) => return fail(&e),
     };
-    let ctx = Context::from_process(&host);
+    let ctx = match Context::from_process(&host) {
+        Ok(c) => c,
+        Err(e) => return fail(&e),
+    };
     let plan = match lower(&config, &ctx) {
         Ok(p) => p,
         Err(e) => return fail(&e),
     };
+    if let Some(line) = privileges::degraded(&ctx) {
+        eprintln!("{line}");
+    }
     let trace = std::env::var("QWRAP_TRACE").is_ok_and(|v| v == "1");
     let err = exec::execute(&plan, exec::Options { trace, timing: false });
     let text = err.to_string();
@@ -84,19 +92,30 @@ pub struct Context {
     pub landlock_abi: u32,
     /// `QWRAP_BWRAP_LAYERS=1`: Landlock and the TIOCSTI filter too.
     pub layers: bool,
+    /// `QWRAP_LANDLOCK`: `require` turns the layers on and fails closed
+    /// without them; `off` leaves Landlock out of them.
+    pub landlock: LandlockMode,
+    /// The host's root is the initramfs (no pivot_root there).
+    pub initramfs_root: bool,
     /// The caller's permitted capabilities: a sandbox root keeps these and
     /// no more, even in a new user namespace.
     pub caps_permitted: u64,
 }
 
 impl Context {
-    pub fn from_process(host: &HostFacts) -> Self {
+    pub fn from_process(host: &HostFacts) -> Result<Self, String> {
+        let landlock = match std::env::var(crate::policy::settings::ENV_LANDLOCK) {
+            Ok(v) if !v.is_empty() => v
+                .parse()
+                .map_err(|e| format!("{}={v:?}: {e}", crate::policy::settings::ENV_LANDLOCK))?,
+            _ => LandlockMode::BestEffort,
+        };
         let stdout = rustix::stdio::stdout();
         let console = rustix::termios::isatty(stdout)
             .then(|| std::fs::read_link("/proc/self/fd/1").ok())
             .flatten()
             .filter(|p| p.is_absolute());
-        Context {
+        Ok(Context {
             uid: host.uid,
             gid: host.gid,
             cwd: std::env::current_dir().ok(),
@@ -104,10 +123,12 @@ impl Context {
             console,
             landlock_abi: host.landlock_abi,
             layers: std::env::var("QWRAP_BWRAP_LAYERS").is_ok_and(|v| v == "1"),
+            landlock,
+            initramfs_root: crate::host::root_is_initramfs(),
             caps_permitted: rustix::thread::capabilities(None)
                 .map(|c| c.permitted.bits())
                 .unwrap_or(0),
-        }
+        })
     }
 }
 
@@ -476,64 +497,19 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     for path in &c.lock_files {
         s.push(Step::LockFile { path: path.clone() });
     }
-    // As bubblewrap: a sandbox root keeps its capabilities unless told to
-    // drop them; anyone else has none.
     let sandbox_uid = if ns.user {
         c.uid.unwrap_or(ctx.uid)
     } else {
         ctx.uid
     };
-    let all: Vec<u32> = (0..args::CAPABILITIES.len() as u32).collect();
-    if !c.cap_add.is_empty() && sandbox_uid != 0 {
-        return Err("--cap-add needs the sandbox to run as uid 0, where capabilities are kept".into());
-    }
-    if sandbox_uid != 0 {
-        s.push(Step::DropCapabilities);
-    } else if c.cap_drop.iter().any(|cap| cap == "ALL") {
-        // bubblewrap empties the sets but leaves the bounding set alone;
-        // --cap-add names what survives.
-        let added: Vec<u32> = if c.cap_add.iter().any(|a| a == "ALL") {
-            all.clone()
-        } else {
-            c.cap_add.iter().filter_map(|n| args::cap_number(n)).collect()
-        };
-        s.push(Step::DropCapabilityList {
-            caps: all.into_iter().filter(|n| !added.contains(n)).collect(),
-            bounding: false,
-            keep_across_exec: !added.is_empty(),
-        });
-    } else {
-        let missing: Vec<u32> = all
-            .into_iter()
-            .filter(|n| ctx.caps_permitted & (1 << n) == 0)
-            .collect();
-        if !missing.is_empty() {
-            s.push(Step::DropCapabilityList {
-                caps: missing,
-                bounding: true,
-                keep_across_exec: false,
-            });
-        }
-        let named: Vec<u32> = c.cap_drop.iter().filter_map(|n| args::cap_number(n)).collect();
-        if !named.is_empty() {
-            s.push(Step::DropCapabilityList {
-                caps: named,
-                bounding: false,
-                keep_across_exec: true,
-            });
-        }
-    }
+    s.extend(privileges::capabilities(
+        c,
+        ctx,
+        sandbox_uid,
+        ns.user || c.userns_fd.is_some(),
+    )?);
     s.push(Step::NoNewPrivs);
-    if ctx.layers {
-        if ctx.landlock_abi > 0 {
-            s.push(Step::Landlock {
-                abi: ctx.landlock_abi,
-                paths: writable,
-                scoped: ctx.landlock_abi >= LANDLOCK_SCOPE_ABI,
-            });
-        }
-        s.push(Step::Seccomp);
-    }
+    s.extend(privileges::layers(ctx, writable)?);
     if !c.seccomp_fds.is_empty() {
         s.push(Step::SeccompFromFds {
             fds: c.seccomp_fds.clone(),
@@ -675,6 +651,8 @@ mod tests {
             console: None,
             landlock_abi: 7,
             layers: false,
+            landlock: LandlockMode::BestEffort,
+            initramfs_root: false,
             caps_permitted: 0,
         }
     }

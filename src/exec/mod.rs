@@ -8,6 +8,7 @@ mod error;
 mod hidden;
 mod landlock;
 mod monitor;
+mod reroot;
 mod seccomp;
 mod warden;
 
@@ -20,7 +21,7 @@ use crate::sys;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{CWD, Mode, OFlags};
 use rustix::io::Errno;
-use rustix::mount::{MountFlags, MountPropagationFlags, MoveMountFlags, OpenTreeFlags, UnmountFlags};
+use rustix::mount::{MountFlags, MountPropagationFlags, MoveMountFlags, OpenTreeFlags};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::CommandExt;
@@ -122,6 +123,9 @@ impl Fail {
         e.detail = self.detail;
         e.hint = match step {
             Step::Unshare { .. } => Some(diagnose::userns_hint(raw)),
+            Step::UnshareNamespaces { ns } | Step::CloneMonitor { ns, join: false, .. } if ns.user => {
+                Some(diagnose::userns_hint(raw))
+            }
             Step::Exec { argv, .. } => Some(exec_hint(raw, argv.first())),
             Step::DieWithParent => Some("the process that started qwrap exited during setup".into()),
             Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::ENOENT => {
@@ -325,16 +329,8 @@ impl Executor {
             Step::Remount { target, flags } => {
                 rustix::mount::mount_remount(target, MountFlags::BIND | ms_flags(flags), "")?;
             }
-            Step::PivotRoot { new_root, put_old } => {
-                rustix::process::pivot_root(new_root, put_old)?;
-                rustix::process::chdir("/")?;
-            }
-            Step::EnterRoot { new_root } => {
-                rustix::process::chdir(new_root)?;
-                rustix::process::pivot_root(".", ".")?;
-                rustix::mount::unmount(".", UnmountFlags::DETACH)?;
-                rustix::process::chdir("/")?;
-            }
+            Step::PivotRoot { new_root, put_old } => reroot::pivot(new_root, put_old)?,
+            Step::EnterRoot { new_root } => reroot::enter(new_root)?,
             Step::Chdir { path } => rustix::process::chdir(path)?,
             Step::DropCapabilities => caps::drop_capabilities()?,
             Step::DropCapabilityList {

@@ -69,13 +69,14 @@ pub fn inventory() -> Vec<InheritedFd> {
 
 fn inspect(fd: i32) -> Option<InheritedFd> {
     use rustix::fs::FileType;
-    let kind = crate::sys::with_inherited_fd(fd, |b| {
+    let (kind, access) = crate::sys::with_inherited_fd(fd, |b| {
         let flags = rustix::io::fcntl_getfd(b).ok()?;
         if flags.contains(rustix::io::FdFlags::CLOEXEC) {
             return None;
         }
         let st = rustix::fs::fstat(b).ok()?;
-        Some(match FileType::from_raw_mode(st.st_mode) {
+        let access = rustix::fs::fcntl_getfl(b).ok()? & rustix::fs::OFlags::RWMODE;
+        let kind = match FileType::from_raw_mode(st.st_mode) {
             FileType::CharacterDevice if rustix::termios::isatty(b) => FdKind::Terminal,
             FileType::CharacterDevice => FdKind::CharDevice,
             FileType::BlockDevice => FdKind::BlockDevice,
@@ -84,16 +85,30 @@ fn inspect(fd: i32) -> Option<InheritedFd> {
             FileType::Fifo => FdKind::Pipe,
             FileType::Socket => socket_kind(b),
             _ => FdKind::Other,
-        })
+        };
+        Some((kind, access))
     })
     .ok()??;
     let mut target = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap_or_default();
     // A device is reopened by its path: the path must still lead to it (a
-    // console after switch_root reads "/dev/console (deleted)").
-    if matches!(kind, FdKind::Terminal | FdKind::CharDevice) && !same_device(fd, &target) {
+    // console after switch_root reads "/dev/console (deleted)"), and the
+    // caller must be allowed to open it (su keeps a terminal only root may).
+    if matches!(kind, FdKind::Terminal | FdKind::CharDevice)
+        && !(same_device(fd, &target) && may_open(&target, access))
+    {
         target = PathBuf::new();
     }
     Some(InheritedFd { fd, kind, target })
+}
+
+fn may_open(path: &std::path::Path, access: rustix::fs::OFlags) -> bool {
+    use rustix::fs::{Access, OFlags};
+    let want = match access {
+        OFlags::WRONLY => Access::WRITE_OK,
+        OFlags::RDWR => Access::READ_OK | Access::WRITE_OK,
+        _ => Access::READ_OK,
+    };
+    rustix::fs::access(path, want).is_ok()
 }
 
 fn same_device(fd: i32, path: &std::path::Path) -> bool {

@@ -155,3 +155,19 @@ pub fn inside_qwrap() -> bool {
     dev.sort();
     dev == crate::plan::dev_entries()
 }
+
+/// Whether the root is the initramfs (rootfs). statfs(2) first: only a
+/// ramfs or tmpfs root can be one, and only then is mountinfo read.
+pub fn root_is_initramfs() -> bool {
+    const RAMFS_MAGIC: u64 = 0x8584_58f6;
+    const TMPFS_MAGIC: u64 = 0x0102_1994;
+    let in_memory = rustix::fs::statfs("/").is_ok_and(|s| {
+        let t = s.f_type as u64;
+        t == RAMFS_MAGIC || t == TMPFS_MAGIC
+    });
+    in_memory
+        && std::fs::read("/proc/self/mountinfo")
+            .ok()
+            .and_then(|t| mountinfo::parse(&t).ok())
+            .is_some_and(|m| mountinfo::root_is_initramfs(&m))
+}

@@ -38,6 +38,15 @@ pub fn parse(text: &[u8]) -> Result<Vec<MountEntry>, ParseError> {
         .collect()
 }
 
+/// Whether the process's root is the initramfs (rootfs), the one mount
+/// without a parent, which pivot_root(2) refuses to move. Elsewhere rootfs
+/// lies outside the root and does not appear in the table.
+pub fn root_is_initramfs(entries: &[MountEntry]) -> bool {
+    entries
+        .iter()
+        .any(|e| e.mount_point == std::path::Path::new("/") && e.fstype == "rootfs")
+}
+
 fn parse_line(line: &[u8]) -> Result<MountEntry, &'static str> {
     let mut fields = line.split(|&b| b == b' ');
     let mut next = |what: &'static str| fields.next().ok_or(what);
@@ -166,6 +175,17 @@ mod tests {
     fn reports_line_number() {
         let err = parse(b"1 0 0:1 / / rw - ext4 a rw\n\nbad\n").unwrap_err();
         assert_eq!(err.line, 3);
+    }
+
+    #[test]
+    fn finds_an_initramfs_root() {
+        assert!(!root_is_initramfs(&parse(SAMPLE).unwrap()));
+        let initramfs = b"1 1 0:2 / / rw - rootfs rootfs rw\n22 1 0:21 / /proc rw - proc proc rw\n";
+        assert!(root_is_initramfs(&parse(initramfs).unwrap()));
+        // A tmpfs root after switch_root is an ordinary mount.
+        assert!(!root_is_initramfs(
+            &parse(b"30 29 0:30 / / rw - tmpfs tmpfs rw\n").unwrap()
+        ));
     }
 
     #[test]

@@ -52,9 +52,10 @@ pub fn plan(fds: &[InheritedFd], keep_fds: &[i32]) -> FdPlan {
         if kept || passes || f.kind == FdKind::RegularFile {
             continue;
         }
-        // A terminal no path leads to any more cannot be reopened read-only;
-        // it stays as it is (its mode could change: docs/security.md).
-        if f.kind == FdKind::Terminal && !f.target.is_absolute() {
+        // A device no path leads to any more, or one the caller may not
+        // open, cannot be reopened read-only; it stays as it is (its mode
+        // could change, by its owner: docs/security.md).
+        if matches!(f.kind, FdKind::Terminal | FdKind::CharDevice) && !f.target.is_absolute() {
             continue;
         }
         let via = match f.kind {
@@ -118,11 +119,11 @@ mod tests {
     }
 
     #[test]
-    fn a_terminal_without_a_path_stays_and_a_device_becomes_null() {
+    fn devices_without_a_path_the_caller_may_open_stay() {
+        // Output written to them is not lost to /dev/null.
         let fds = [fd(0, FdKind::Terminal, ""), fd(1, FdKind::CharDevice, "")];
         let p = plan(&fds, &[]);
-        assert_eq!(p.reopen, vec![(1, PathBuf::from("/dev/null"))]);
-        assert_eq!(p.console, None);
+        assert_eq!(p, FdPlan::default());
     }
 
     #[test]

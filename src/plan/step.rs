@@ -675,11 +675,16 @@ impl fmt::Display for Step {
                 write!(f, "mount(NULL, {}, NULL, {}, NULL)", q(target), names.join("|"))
             }
             Step::PivotRoot { new_root, put_old } => {
-                write!(f, "pivot_root({}, {}); chdir(\"/\")", q(new_root), q(put_old))
+                write!(
+                    f,
+                    "pivot_root({0}, {1}); chdir(\"/\") (on an initramfs root: mount(\"/\", {1}, MS_BIND|MS_REC); chdir({0}); mount(\".\", \"/\", MS_MOVE); chroot(\".\"))",
+                    q(new_root),
+                    q(put_old)
+                )
             }
             Step::EnterRoot { new_root } => write!(
                 f,
-                "chdir({}); pivot_root(\".\", \".\"); umount2(\".\", MNT_DETACH); chdir(\"/\")",
+                "chdir({}); pivot_root(\".\", \".\"); umount2(\".\", MNT_DETACH); chdir(\"/\") (on an initramfs root: mount(\".\", \"/\", MS_MOVE); chroot(\".\"))",
                 q(new_root)
             ),
             Step::Chdir { path } => write!(f, "chdir({})", q(path)),

@@ -42,8 +42,8 @@ cp /bin/busybox bin/busybox
 for a in $(bin/busybox --list); do [ "$a" = busybox ] || ln -s busybox "bin/$a"; done
 cp "$QWBIN" usr/local/bin/qwrap
 cp "$HERE/init" init
-cp "$HERE/checks.sh" qw/checks.sh
-chmod 0755 init qw/checks.sh
+cp "$HERE/checks.sh" "$HERE/initramfs.sh" qw/
+chmod 0755 init qw/checks.sh qw/initramfs.sh
 printf 'root:x:0:0:root:/root:/bin/sh\nu:x:1001:1001:u:/home/u:/bin/sh\n' > etc/passwd
 printf 'root:x:0:\nu:x:1001:\n' > etc/group
 chown -R 1001:1001 home/u

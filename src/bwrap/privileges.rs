@@ -1,0 +1,223 @@
+//! What the command keeps in bwrap mode: its capabilities, as bubblewrap
+//! leaves them, and qwrap's own layers when `QWRAP_BWRAP_LAYERS=1` or
+//! `QWRAP_LANDLOCK=require` asks for them.
+
+use super::Context;
+use super::args::{self, Config};
+use crate::plan::{LANDLOCK_SCOPE_ABI, Step};
+use crate::policy::LandlockMode;
+use std::path::PathBuf;
+
+const CAP_SYS_ADMIN: u32 = 21;
+
+/// As bubblewrap: a sandbox root keeps its capabilities unless told to drop
+/// them; anyone else has none. `userns`: the sandbox has a user namespace
+/// of its own (made or joined), the scope of what it keeps.
+pub(super) fn capabilities(
+    c: &Config,
+    ctx: &Context,
+    sandbox_uid: u32,
+    userns: bool,
+) -> Result<Vec<Step>, String> {
+    let all: Vec<u32> = (0..args::CAPABILITIES.len() as u32).collect();
+    if !c.cap_add.is_empty() && sandbox_uid != 0 {
+        return Err("--cap-add needs the sandbox to run as uid 0, where capabilities are kept".into());
+    }
+    let mut s = Vec::new();
+    let kept: Vec<u32> = if sandbox_uid != 0 {
+        s.push(Step::DropCapabilities);
+        Vec::new()
+    } else if c.cap_drop.iter().any(|cap| cap == "ALL") {
+        // bubblewrap empties the sets but leaves the bounding set alone;
+        // --cap-add names what survives.
+        let added: Vec<u32> = if c.cap_add.iter().any(|a| a == "ALL") {
+            all.clone()
+        } else {
+            c.cap_add.iter().filter_map(|n| args::cap_number(n)).collect()
+        };
+        s.push(Step::DropCapabilityList {
+            caps: all.iter().copied().filter(|n| !added.contains(n)).collect(),
+            bounding: false,
+            keep_across_exec: !added.is_empty(),
+        });
+        added
+    } else {
+        let (held, missing): (Vec<u32>, Vec<u32>) =
+            all.into_iter().partition(|n| ctx.caps_permitted & (1 << n) != 0);
+        if !missing.is_empty() {
+            s.push(Step::DropCapabilityList {
+                caps: missing,
+                bounding: true,
+                keep_across_exec: false,
+            });
+        }
+        let named: Vec<u32> = c.cap_drop.iter().filter_map(|n| args::cap_number(n)).collect();
+        if !named.is_empty() {
+            s.push(Step::DropCapabilityList {
+                caps: named.clone(),
+                bounding: false,
+                keep_across_exec: true,
+            });
+        }
+        held.into_iter().filter(|n| !named.contains(n)).collect()
+    };
+    // On an initramfs root the sandbox's root is moved over rootfs, not
+    // pivoted: unmounting it would show the host's whole initramfs.
+    if ctx.initramfs_root && userns && kept.contains(&CAP_SYS_ADMIN) {
+        return Err(
+            "the host's root is the initramfs (rootfs), so the sandbox's root is moved over it \
+             rather than pivoted, and a sandbox keeping CAP_SYS_ADMIN could unmount it and see the \
+             host's files; add --cap-drop CAP_SYS_ADMIN (or --cap-drop ALL), or boot with a real root \
+             filesystem (switch_root)"
+                .into(),
+        );
+    }
+    Ok(s)
+}
+
+/// qwrap's own layers: Landlock write rules and scopes, and the filter.
+pub(super) fn layers(ctx: &Context, writable: Vec<PathBuf>) -> Result<Vec<Step>, String> {
+    let require = ctx.landlock == LandlockMode::Require;
+    if !ctx.layers && !require {
+        return Ok(Vec::new());
+    }
+    if require && ctx.landlock_abi < LANDLOCK_SCOPE_ABI {
+        return Err(format!(
+            "QWRAP_LANDLOCK=require: {}; unset QWRAP_LANDLOCK or set it to best-effort to run without",
+            shortfall(ctx.landlock_abi)
+        ));
+    }
+    let mut s = Vec::new();
+    if ctx.landlock != LandlockMode::Off && ctx.landlock_abi > 0 {
+        s.push(Step::Landlock {
+            abi: ctx.landlock_abi,
+            paths: writable,
+            scoped: ctx.landlock_abi >= LANDLOCK_SCOPE_ABI,
+        });
+    }
+    s.push(Step::Seccomp);
+    Ok(s)
+}
+
+/// The line `run` would print when best-effort gives less than asked.
+pub fn degraded(ctx: &Context) -> Option<String> {
+    let on = ctx.layers && ctx.landlock == LandlockMode::BestEffort;
+    (on && ctx.landlock_abi < LANDLOCK_SCOPE_ABI)
+        .then(|| format!("qwrap: degraded: {}", shortfall(ctx.landlock_abi)))
+}
+
+fn shortfall(abi: u32) -> String {
+    if abi == 0 {
+        "this kernel has no Landlock (Linux >= 5.13 with landlock among its LSMs)".into()
+    } else {
+        format!(
+            "Landlock scopes (signals, abstract sockets) need Landlock ABI {LANDLOCK_SCOPE_ABI} (Linux >= 6.12); this kernel gives ABI {abi}"
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::bwrap::args::Parsed;
+    use std::ffi::OsString;
+
+    fn config(a: &[&str]) -> Config {
+        match args::parse(a.iter().map(OsString::from).collect()).unwrap() {
+            Parsed::Run(c) => *c,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn ctx(abi: u32, layers: bool, landlock: LandlockMode) -> Context {
+        Context {
+            uid: 1000,
+            gid: 1000,
+            cwd: None,
+            home: None,
+            console: None,
+            landlock_abi: abi,
+            layers,
+            landlock,
+            initramfs_root: false,
+            caps_permitted: 0,
+        }
+    }
+
+    #[test]
+    fn require_turns_the_layers_on_and_fails_closed_without_scopes() {
+        let s = layers(&ctx(7, false, LandlockMode::Require), vec![]).unwrap();
+        assert!(s.iter().any(|s| matches!(s, Step::Landlock { scoped: true, .. })));
+        assert!(s.contains(&Step::Seccomp));
+        for abi in [0, 2, 5] {
+            let e = layers(&ctx(abi, true, LandlockMode::Require), vec![]).unwrap_err();
+            assert!(e.starts_with("QWRAP_LANDLOCK=require: "), "{e}");
+        }
+    }
+
+    #[test]
+    fn best_effort_degrades_and_says_so_off_leaves_landlock_out() {
+        assert!(
+            layers(&ctx(5, false, LandlockMode::BestEffort), vec![])
+                .unwrap()
+                .is_empty()
+        );
+        assert_eq!(degraded(&ctx(5, false, LandlockMode::BestEffort)), None);
+        let s = layers(&ctx(5, true, LandlockMode::BestEffort), vec![]).unwrap();
+        assert!(
+            s.iter()
+                .any(|s| matches!(s, Step::Landlock { scoped: false, .. }))
+        );
+        assert!(
+            degraded(&ctx(5, true, LandlockMode::BestEffort))
+                .unwrap()
+                .contains("ABI 5")
+        );
+        assert_eq!(degraded(&ctx(7, true, LandlockMode::BestEffort)), None);
+        let s = layers(&ctx(7, true, LandlockMode::Off), vec![]).unwrap();
+        assert_eq!(s, vec![Step::Seccomp]);
+    }
+
+    #[test]
+    fn an_initramfs_root_refuses_a_sandbox_keeping_sys_admin() {
+        let mut cx = ctx(7, false, LandlockMode::BestEffort);
+        cx.initramfs_root = true;
+        cx.caps_permitted = u64::MAX;
+        let keeps = config(&["--unshare-user", "--uid", "0", "true"]);
+        assert!(
+            capabilities(&keeps, &cx, 0, true)
+                .unwrap_err()
+                .contains("initramfs")
+        );
+        let added = config(&[
+            "--unshare-user",
+            "--uid",
+            "0",
+            "--cap-drop",
+            "ALL",
+            "--cap-add",
+            "CAP_SYS_ADMIN",
+            "true",
+        ]);
+        assert!(capabilities(&added, &cx, 0, true).is_err());
+        for ok in [
+            &[
+                "--unshare-user",
+                "--uid",
+                "0",
+                "--cap-drop",
+                "CAP_SYS_ADMIN",
+                "true",
+            ][..],
+            &["--unshare-user", "--uid", "0", "--cap-drop", "ALL", "true"],
+        ] {
+            assert!(capabilities(&config(ok), &cx, 0, true).is_ok(), "{ok:?}");
+        }
+        // An unprivileged sandbox keeps nothing; real root without a user
+        // namespace holds the host's capabilities whatever the root is.
+        assert!(capabilities(&config(&["true"]), &cx, 1000, true).is_ok());
+        assert!(capabilities(&config(&["true"]), &cx, 0, false).is_ok());
+        cx.initramfs_root = false;
+        assert!(capabilities(&keeps, &cx, 0, true).is_ok());
+    }
+}
