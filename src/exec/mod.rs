@@ -6,6 +6,7 @@ mod caps;
 mod capture;
 mod error;
 mod hidden;
+mod hints;
 mod landlock;
 mod monitor;
 mod reroot;
@@ -15,7 +16,7 @@ mod warden;
 pub use capture::{Captured, capture};
 pub use error::{EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_SETUP, SetupError};
 
-use crate::host::{diagnose, mountinfo};
+use crate::host::mountinfo;
 use crate::plan::{Flags, Plan, Step};
 use crate::sys;
 use rustix::fd::{AsFd, OwnedFd};
@@ -121,35 +122,8 @@ impl Fail {
         let raw = self.errno.raw_os_error();
         let mut e = SetupError::new(index, step, raw);
         e.detail = self.detail;
-        e.hint = match step {
-            Step::Unshare { .. } => Some(diagnose::userns_hint(raw)),
-            Step::UnshareNamespaces { ns } | Step::CloneMonitor { ns, join: false, .. } if ns.user => {
-                Some(diagnose::userns_hint(raw))
-            }
-            Step::Exec { argv, .. } => Some(exec_hint(raw, argv.first())),
-            Step::DieWithParent => Some("the process that started qwrap exited during setup".into()),
-            Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::ENOENT => {
-                Some("/proc is not mounted here (or not procfs): qwrap needs /proc/self/uid_map".into())
-            }
-            Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::EROFS => Some(
-                "/proc is read-only here, as inside a qwrap sandbox: a nested qwrap sandbox \
-                 cannot write its user namespace's id maps, so qwrap does not run nested"
-                    .into(),
-            ),
-            _ => diagnose::setup_hint(raw),
-        };
+        e.hint = hints::for_step(step, raw);
         e
-    }
-}
-
-fn exec_hint(errno: i32, cmd: Option<&std::ffi::OsString>) -> String {
-    let cmd = cmd.map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
-    match errno {
-        libc::ENOENT => format!("{cmd:?} was not found (PATH is searched inside the sandbox)"),
-        libc::EACCES => format!(
-            "{cmd:?} is not executable: a directory, a file without execute permission, or on a noexec mount"
-        ),
-        _ => format!("{cmd:?} could not be executed"),
     }
 }
 

@@ -5,6 +5,8 @@ WHO=$1; WS=$2
 cd "$WS" || exit 1
 pass() { echo "QW: PASS $WHO $API $1"; }
 fail() { echo "QW: FAIL $WHO $API $1: $2"; }
+# bwrap mode builds its root with mount_setattr(2), Linux 5.12.
+NEWAPI=$(uname -r | awk -F. '{print ($1 > 5 || ($1 == 5 && $2 >= 12)) ? 1 : 0}')
 ABI=$(qwrap inspect --json | tr -d ' \n' | grep -o '"landlock_abi":[0-9]*' | head -n 1 | cut -d: -f2)
 echo "QW: $WHO: Landlock ABI ${ABI:-?}"
 for API in new legacy; do
@@ -49,6 +51,15 @@ for API in new legacy; do
         case "$out" in *"degraded_layers: "*"landlock scopes"*) pass receipt-degraded ;; *) fail receipt-degraded "$(echo "$out" | grep degraded)" ;; esac
     fi
     case "$out" in *"result: promote"*) pass receipt-promote ;; *) fail receipt-promote "$(echo "$out" | grep -E 'result|builtin')" ;; esac
-    # bwrap mode.
-    out=$(qwrap bwrap --ro-bind / / --dev /dev -- true 2>&1) && pass bwrap || fail bwrap "$(echo "$out" | tr '\n' ' ')"
+    # bwrap mode; before Linux 5.12 it refuses, naming what the kernel lacks.
+    if [ "$NEWAPI" = 1 ]; then
+        out=$(qwrap bwrap --ro-bind / / --dev /dev -- true 2>&1) && pass bwrap || fail bwrap "$(echo "$out" | tr '\n' ' ')"
+    else
+        out=$(qwrap bwrap --ro-bind / / --bind "$WS" "$WS" -- touch "$WS/ran" 2>&1); rc=$?
+        case "$rc:$out" in
+            1:*"mount_setattr: Linux 5.12"*) [ ! -e "$WS/ran" ] && pass bwrap-refused || fail bwrap-refused "the command ran" ;;
+            *) fail bwrap-refused "rc=$rc: $(echo "$out" | tr '\n' ' ')" ;;
+        esac
+        rm -f "$WS/ran"
+    fi
 done

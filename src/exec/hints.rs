@@ -1,0 +1,100 @@
+//! The hint under a failed step: what on this host explains the errno.
+
+use crate::host::diagnose;
+use crate::plan::Step;
+
+pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
+    match step {
+        Step::Unshare { .. } => Some(diagnose::userns_hint(raw)),
+        Step::UnshareNamespaces { ns } | Step::CloneMonitor { ns, join: false, .. } if ns.user => {
+            Some(diagnose::userns_hint(raw))
+        }
+        Step::Exec { argv, .. } => Some(exec_hint(raw, argv.first())),
+        Step::DieWithParent => Some("the process that started qwrap exited during setup".into()),
+        Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::ENOENT => {
+            Some("/proc is not mounted here (or not procfs): qwrap needs /proc/self/uid_map".into())
+        }
+        Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::EROFS => Some(
+            "/proc is read-only here, as inside a qwrap sandbox: a nested qwrap sandbox \
+             cannot write its user namespace's id maps, so qwrap does not run nested"
+                .into(),
+        ),
+        _ if raw == libc::ENOSYS => missing_call_hint(step),
+        _ => diagnose::setup_hint(raw),
+    }
+}
+
+/// What a kernel that lacks a call is missing, for the steps that need a
+/// recent one.
+fn missing_call_hint(step: &Step) -> Option<String> {
+    match step {
+        Step::CloneTree { .. }
+        | Step::CloneTreeFromFd { .. }
+        | Step::AttachTree { .. }
+        | Step::SetTreeAttr { .. }
+        | Step::SetPathAttr { .. }
+        | Step::ReadOnlyInPlace { .. } => Some(
+            "this kernel lacks the new mount API (open_tree and move_mount: Linux 5.2; mount_setattr: \
+             Linux 5.12); bwrap mode needs it, while `qwrap run` uses mount(2) on such a kernel"
+                .into(),
+        ),
+        Step::SeccompNotify { .. } | Step::StartWarden { .. } => Some(
+            "this kernel lacks seccomp user notification (Linux 5.0) or pidfd_open (Linux 5.3), which the warden needs".into(),
+        ),
+        Step::SealFds { .. } => Some("this kernel lacks close_range(2) (Linux 5.9)".into()),
+        _ => None,
+    }
+}
+
+fn exec_hint(errno: i32, cmd: Option<&std::ffi::OsString>) -> String {
+    let cmd = cmd.map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
+    match errno {
+        libc::ENOENT => format!("{cmd:?} was not found (PATH is searched inside the sandbox)"),
+        libc::EACCES => format!(
+            "{cmd:?} is not executable: a directory, a file without execute permission, or on a noexec mount"
+        ),
+        _ => format!("{cmd:?} could not be executed"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::{Flags, Namespaces};
+
+    fn monitor(user: bool, join: bool) -> Step {
+        Step::CloneMonitor {
+            ns: Namespaces {
+                user,
+                ..Namespaces::default()
+            },
+            info_fd: None,
+            json_status_fd: None,
+            die_with_parent: false,
+            join,
+        }
+    }
+
+    #[test]
+    fn a_missing_mount_call_names_the_kernel_it_needs() {
+        let step = Step::SetTreeAttr {
+            tree: 0,
+            set: Flags::RDONLY_NOSUID,
+            private: true,
+        };
+        assert!(
+            for_step(&step, libc::ENOSYS)
+                .unwrap()
+                .contains("mount_setattr: Linux 5.12")
+        );
+        assert_eq!(for_step(&Step::Chdir { path: "/".into() }, libc::ENOSYS), None);
+    }
+
+    #[test]
+    fn making_a_user_namespace_gets_the_user_namespace_hint() {
+        let h = for_step(&monitor(true, false), libc::ENOSPC).unwrap();
+        assert!(h.contains("user namespaces"), "{h}");
+        // A plain fork makes no namespace: nothing about user namespaces.
+        assert!(for_step(&monitor(true, true), libc::ENOSPC).is_none());
+    }
+}
