@@ -9,6 +9,7 @@ mod hidden;
 mod hints;
 mod landlock;
 mod monitor;
+mod pointers;
 mod reroot;
 mod seccomp;
 mod warden;
@@ -149,7 +150,10 @@ impl Executor {
                 Err(Errno::EXIST) if path.is_dir() => {}
                 other => other?,
             },
-            Step::StartWarden { keep_background } => self.warden = Some(warden::start(*keep_background)?),
+            Step::StartWarden {
+                keep_background,
+                watch,
+            } => self.warden = Some(warden::start(*keep_background, watch)?),
             Step::NewSessionKeyring => sys::join_new_session_keyring()?,
             Step::SeccompNotify { signals } => {
                 let listener = seccomp::notify_listener(*signals).map_err(|(errno, detail)| Fail {

@@ -9,6 +9,7 @@
 //! EPERM otherwise. When the command exits it kills what the command left
 //! behind in that namespace (unless --keep-background), then exits itself.
 
+use super::pointers;
 use crate::sys::{self, Notification};
 use rustix::event::{PollFd, PollFlags};
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
@@ -20,8 +21,9 @@ pub(super) struct Link {
     pub(super) socket: OwnedFd,
 }
 
-/// Starts the warden.
-pub(super) fn start(keep_background: bool) -> Result<Link, Errno> {
+/// Starts the warden. `watch`: git pointer files that do not exist yet,
+/// moved aside when the command exits if it created them.
+pub(super) fn start(keep_background: bool, watch: &[PathBuf]) -> Result<Link, Errno> {
     use rustix::net::{AddressFamily, SocketFlags, SocketType};
     let (ours, theirs) = rustix::net::socketpair(
         AddressFamily::UNIX,
@@ -30,6 +32,13 @@ pub(super) fn start(keep_background: bool) -> Result<Link, Errno> {
         None,
     )?;
     let command = rustix::process::getpid();
+    // Opened before the command can run. The warden says what it moved on
+    // qwrap's stderr, kept only while the command's exit ends the warden:
+    // with --keep-background it would hold a caller's pipe open.
+    let watched = pointers::open(watch);
+    let report = (!keep_background && !watched.is_empty())
+        .then(|| rustix::io::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
+        .flatten();
     match sys::fork_quiet()? {
         Some(_) => {
             drop(theirs);
@@ -37,7 +46,11 @@ pub(super) fn start(keep_background: bool) -> Result<Link, Errno> {
         }
         None => {
             drop(ours);
-            let code = run(theirs, command, keep_background);
+            let mut keep = pointers::raw_fds(&watched);
+            keep.push(theirs.as_raw_fd());
+            keep.extend(report.as_ref().map(|r| r.as_raw_fd()));
+            sys::detach_warden(&keep);
+            let code = run(theirs, command, keep_background, &watched, report.as_ref());
             sys::exit_now(code)
         }
     }
@@ -58,13 +71,18 @@ fn send_fd(link: &OwnedFd, listener: OwnedFd) -> Result<(), Errno> {
     Ok(())
 }
 
-fn run(link: OwnedFd, command: rustix::process::Pid, keep_background: bool) -> i32 {
-    sys::detach_warden(link.as_raw_fd());
+fn run(
+    link: OwnedFd,
+    command: rustix::process::Pid,
+    keep_background: bool,
+    watched: &[pointers::Watched],
+    report: Option<&OwnedFd>,
+) -> i32 {
     let Ok(pidfd) = rustix::process::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
         return 1;
     };
     let Some(listener) = receive(&link) else {
-        // qwrap failed or finished setup without a filter: nothing to do.
+        // qwrap failed before the command ran: nothing to do.
         return 0;
     };
     let Ok(sandbox) = std::fs::read_link(format!("/proc/{}/ns/user", command.as_raw_nonzero())) else {
@@ -90,6 +108,10 @@ fn run(link: OwnedFd, command: rustix::process::Pid, keep_background: bool) -> i
                 let _ = sys::notif_send(listener.as_fd(), n.id, refuse);
             }
         } else if listener_ready.intersects(PollFlags::HUP | PollFlags::ERR) {
+            // No process holds the filter any more: the command and all
+            // it started are gone (with --keep-background, the last of the
+            // leftovers too).
+            pointers::audit(watched, report);
             return 0;
         }
         if exited {
@@ -102,8 +124,10 @@ fn run(link: OwnedFd, command: rustix::process::Pid, keep_background: bool) -> i
                 if !hangs_up_soon(&listener) {
                     w.kill_leftovers();
                 }
+                pointers::audit(watched, report);
                 return 0;
             }
+            pointers::audit(watched, report);
         }
     }
 }

@@ -75,6 +75,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
     }
     b.push(Step::StartWarden {
         keep_background: policy.settings.keep_background.value,
+        watch: policy.absent_pointers.clone(),
     });
     b.push(Step::Unshare {
         net: policy.network == NetworkMode::Closed,

@@ -172,6 +172,9 @@ pub enum Step {
     /// Starts the warden (before the namespaces, so that it stays outside).
     StartWarden {
         keep_background: bool,
+        /// Git pointer files that do not exist yet: moved aside when the
+        /// command exits if it created them.
+        watch: Vec<PathBuf>,
     },
     Unshare {
         net: bool,
@@ -537,15 +540,29 @@ impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
-            Step::StartWarden { keep_background } => write!(
-                f,
-                "socketpair(AF_UNIX, SOCK_SEQPACKET); fork(); fork() = the warden (outside the sandbox; {})",
-                if *keep_background {
-                    "leaves the command's leftovers running"
-                } else {
-                    "kills every process left in the sandbox when the command exits"
+            Step::StartWarden {
+                keep_background,
+                watch,
+            } => {
+                write!(
+                    f,
+                    "socketpair(AF_UNIX, SOCK_SEQPACKET); fork(); fork() = the warden (outside the sandbox; {}",
+                    if *keep_background {
+                        "leaves the command's leftovers running"
+                    } else {
+                        "kills every process left in the sandbox when the command exits"
+                    }
+                )?;
+                if !watch.is_empty() {
+                    let names: Vec<String> = watch.iter().map(|p| q(p)).collect();
+                    write!(
+                        f,
+                        "; then moves aside any of {} the command created",
+                        names.join(", ")
+                    )?;
                 }
-            ),
+                write!(f, ")")
+            }
             Step::Unshare { net, ipc } => write!(
                 f,
                 "unshare(CLONE_NEWUSER|CLONE_NEWNS{}{})",

@@ -39,6 +39,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         new_session: false,
         protected: vec![],
         create_before: vec![],
+        absent_pointers: vec![],
         pinned: vec![],
         keep_fds: vec![],
         socket_vars: vec![],
@@ -84,7 +85,8 @@ fn starts_with_namespaces_and_identity_maps() {
         &p.steps[..7],
         &[
             Step::StartWarden {
-                keep_background: false
+                keep_background: false,
+                watch: vec![]
             },
             Step::Unshare {
                 net: false,
@@ -571,7 +573,8 @@ fn protected_dirs_are_created_first_and_new_session_last() {
     assert_eq!(
         p.steps[1],
         Step::StartWarden {
-            keep_background: false
+            keep_background: false,
+            watch: vec![]
         }
     );
     assert_eq!(

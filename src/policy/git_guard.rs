@@ -42,6 +42,9 @@ pub struct Guard {
     /// Hooks directories that do not exist yet: created (empty) on the host
     /// first, so that they can be made read-only.
     pub create: Vec<PathBuf>,
+    /// Pointer files that do not exist: no mount can guard them; the
+    /// warden moves aside what the command creates there.
+    pub absent: Vec<PathBuf>,
     /// Why the walk stopped early, when it did.
     pub note: Option<String>,
 }
@@ -118,6 +121,8 @@ fn guard_dir(g: &mut Guard, dir: &Path, common: bool, top: &Path) {
         let p = dir.join(name);
         if fs::symlink_metadata(&p).is_ok() {
             g.protect(p);
+        } else if !g.absent.contains(&p) {
+            g.absent.push(p);
         }
     }
     if !common {

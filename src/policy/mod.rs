@@ -153,6 +153,10 @@ pub struct Policy {
     /// host before the sandbox starts, so that they can be made read-only.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub create_before: Vec<PathBuf>,
+    /// Git pointer files (commondir, gitdir, …) that do not exist: moved
+    /// aside by the warden when the command exits if it created them.
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub absent_pointers: Vec<PathBuf>,
     /// Git dirs and submodule checkouts inside writable roots, bound over
     /// themselves so that they cannot be renamed, replaced or removed.
     #[serde(serialize_with = "crate::lossy::paths")]

@@ -162,6 +162,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     let in_roots = |p: &Path| writable_roots.iter().any(|r| p.starts_with(&r.path));
     let protected: Vec<PathBuf> = guard.protect.into_iter().filter(|p| in_roots(p)).collect();
     let create_before: Vec<PathBuf> = guard.create.into_iter().filter(|p| in_roots(p)).collect();
+    let absent_pointers: Vec<PathBuf> = guard.absent.into_iter().filter(|p| in_roots(p)).collect();
     // Pins that are roots themselves are mount points already.
     let pinned: Vec<PathBuf> = guard
         .pins
@@ -301,6 +302,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         new_session: s.new_session.value,
         protected,
         create_before,
+        absent_pointers,
         pinned,
         allowed_sockets,
         env: env_rules,

@@ -88,7 +88,7 @@ pub fn notif_send(listener: BorrowedFd<'_>, id: u64, refuse: Option<i32>) -> Res
 /// does) and every other inherited fd but `keep`, and ignores the signals a
 /// terminal or a caller sends the command's process group: it ends when the
 /// command does.
-pub fn detach_warden(keep: i32) {
+pub fn detach_warden(keep: &[i32]) {
     if let Ok(null) = rustix::fs::open("/dev/null", rustix::fs::OFlags::RDWR, rustix::fs::Mode::empty()) {
         for fd in 0..3 {
             // SAFETY: dup2 onto 0-2 replaces them; nothing in the warden
@@ -96,13 +96,17 @@ pub fn detach_warden(keep: i32) {
             unsafe { libc::dup2(null.as_raw_fd(), fd) };
         }
     }
-    // SAFETY: closes only numbers outside 0-2 and `keep`; the warden holds
-    // no other Rust-owned fds at this point.
-    unsafe {
-        if keep > 3 {
-            libc::syscall(libc::SYS_close_range, 3u32, (keep - 1) as u32, 0u32);
+    let mut keep: Vec<u32> = keep.iter().filter(|&&fd| fd > 2).map(|&fd| fd as u32).collect();
+    keep.sort_unstable();
+    keep.dedup();
+    let mut from = 3u32;
+    for fd in keep.into_iter().chain([u32::MAX]) {
+        if fd > from {
+            // SAFETY: closes only numbers outside 0-2 and `keep`; the warden
+            // holds no other Rust-owned fds at this point.
+            unsafe { libc::syscall(libc::SYS_close_range, from, fd - 1, 0u32) };
         }
-        libc::syscall(libc::SYS_close_range, (keep + 1) as u32, u32::MAX, 0u32);
+        from = fd.saturating_add(1);
     }
     for sig in [
         libc::SIGINT,

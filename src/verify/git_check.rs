@@ -2,7 +2,9 @@
 //! swapped `.git` would carry planted hooks), and no pointer file can be
 //! created where none exists (an absent `commondir` would send a later host
 //! `git` to a common dir of the command's making). The second is a known
-//! gap (docs/security.md): the check reports it as the failure it is.
+//! gap (docs/security.md): the warden moves such a file aside when the
+//! command exits, but while the command runs a host git would follow it,
+//! so the check reports it as the failure it is.
 
 use super::Check;
 use crate::sys::errno_text;
@@ -55,7 +57,7 @@ pub fn check(git_dirs: &[PathBuf], tag: &str) -> Check {
                 T,
                 "no new pointer files",
                 format!(
-                    "{} could be created: a later host git would follow it (a known gap)",
+                    "{} could be created: a host git running meanwhile would follow it (a known gap; qwrap moves it aside when the command exits)",
                     pointer.display()
                 ),
             );
