@@ -4,15 +4,19 @@
 //!
 //! Policy → Plan → execute: [`policy`] resolves what the user asked for,
 //! [`plan`] turns it into ordered setup steps (pure), and [`exec`] makes the
-//! syscalls. `unsafe` lives only in [`exec`] and [`sys`].
+//! syscalls. `unsafe` lives only in [`sys`].
+
+#![deny(unsafe_code)]
 
 pub mod bwrap;
+pub mod errno;
 pub mod exec;
 pub mod host;
 mod lossy;
 pub mod plan;
 pub mod policy;
 pub mod report;
+#[allow(unsafe_code)]
 pub mod sys;
 pub mod verify;
 

@@ -3,6 +3,7 @@
 // The C `main` below replaces std's runtime start-up, which every tool call
 // would pay for (see `qwrap::sys::init_process`).
 #![cfg_attr(not(test), no_main)]
+#![deny(unsafe_code)]
 
 mod cli;
 mod run_args;
@@ -43,6 +44,7 @@ struct Fatal(String, u8);
 /// The process entry point. std's `args_os` still works: glibc hands argv to
 /// std's initialiser before this runs. `exit` flushes stdout.
 #[cfg_attr(not(test), unsafe(no_mangle))]
+#[allow(unsafe_code)]
 extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
     let started = std::time::Instant::now();
     qwrap::sys::init_process();

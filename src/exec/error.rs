@@ -1,8 +1,8 @@
 //! A failed setup step, reported the same way everywhere:
 //! `qwrap: <what failed>: <syscall>(<args>): <errno text>` and a `hint:`.
 
+use crate::errno::errno_text;
 use crate::plan::Step;
-use crate::sys::errno_text;
 use std::fmt;
 
 /// Exit status when qwrap itself failed and the command never ran.

@@ -172,10 +172,7 @@ impl Executor {
                 if *ipc {
                     flags |= UnshareFlags::NEWIPC;
                 }
-                // SAFETY: the unsafety of unshare concerns CLONE_FILES, which is
-                // not among these flags; qwrap is single-threaded here (the
-                // kernel refuses CLONE_NEWUSER otherwise).
-                unsafe { rustix::thread::unshare_unsafe(flags) }?;
+                sys::unshare_namespaces(flags)?;
             }
             Step::DenySetgroups => match write_proc("/proc/self/setgroups", b"deny") {
                 // Kernels before 3.19 have no setgroups file and no need for it.
@@ -352,9 +349,7 @@ impl Executor {
                 let flags = rustix::thread::UnshareFlags::from_bits_retain(
                     (ns.clone_flags() & !(libc::CLONE_NEWPID as u64)) as u32,
                 );
-                // SAFETY: CLONE_FILES is not among these flags, and qwrap is
-                // single-threaded here.
-                unsafe { rustix::thread::unshare_unsafe(flags) }?;
+                sys::unshare_namespaces(flags)?;
             }
             Step::ForkIntoPidNamespace {
                 new_pidns,

@@ -96,8 +96,7 @@ pub(super) fn fork_into_pidns(
     ready: Option<OwnedFd>,
 ) -> Result<(), Errno> {
     if new_pidns {
-        // SAFETY: CLONE_FILES is not involved; single-threaded.
-        unsafe { rustix::thread::unshare_unsafe(rustix::thread::UnshareFlags::NEWPID) }?;
+        sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWPID)?;
     }
     let Some(child) = sys::fork()? else {
         drop(ready);

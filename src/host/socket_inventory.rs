@@ -54,7 +54,7 @@ fn inventory_once(caller_uid: u32) -> Inventory {
             unresolved: Vec::new(),
             fallback: Some(format!(
                 "sock_diag unavailable ({}): only absolute socket names from /proc/net/unix are masked",
-                crate::sys::errno_text(e.raw_os_error())
+                crate::errno::errno_text(e.raw_os_error())
             )),
         },
     }

@@ -266,7 +266,7 @@ fn canonical_or_self(p: &Path) -> PathBuf {
 
 fn io_text(e: &std::io::Error) -> String {
     match e.raw_os_error() {
-        Some(code) => crate::sys::errno_text(code),
+        Some(code) => crate::errno::errno_text(code),
         None => e.to_string(),
     }
 }

@@ -204,13 +204,13 @@ pub fn read_configs(paths: &[PathBuf]) -> Result<(Vec<ConfigText>, Vec<String>),
                 notes.push(format!(
                     "ignored {}: {}",
                     p.display(),
-                    crate::sys::errno_text(libc::EACCES)
+                    crate::errno::errno_text(libc::EACCES)
                 ));
             }
             Err(e) => {
                 return Err(err(
                     &p.display().to_string(),
-                    crate::sys::errno_text(e.raw_os_error().unwrap_or(libc::EIO)),
+                    crate::errno::errno_text(e.raw_os_error().unwrap_or(libc::EIO)),
                 ));
             }
         }

@@ -1,5 +1,6 @@
-//! The few raw system calls rustix does not wrap. Every `unsafe` block outside
-//! src/exec/ lives here.
+//! The few raw system calls rustix does not wrap, and the ones rustix marks
+//! unsafe. Every `unsafe` block of the crate lives here (`#![deny(unsafe_code)]`
+//! holds everywhere else).
 
 mod fds;
 mod notify;
@@ -118,47 +119,6 @@ fn last_errno() -> i32 {
         .unwrap_or(libc::EIO)
 }
 
-/// "Read-only file system (EROFS)": the text and the name of an errno.
-pub fn errno_text(code: i32) -> String {
-    let text = std::io::Error::from_raw_os_error(code).to_string();
-    let text = match text.find(" (os error") {
-        Some(i) => text[..i].to_string(),
-        None => text,
-    };
-    match errno_name(code) {
-        Some(name) => format!("{text} ({name})"),
-        None => text,
-    }
-}
-
-fn errno_name(code: i32) -> Option<&'static str> {
-    Some(match code {
-        libc::EPERM => "EPERM",
-        libc::ENOENT => "ENOENT",
-        libc::EIO => "EIO",
-        libc::EBADF => "EBADF",
-        libc::ENOMEM => "ENOMEM",
-        libc::EACCES => "EACCES",
-        libc::EBUSY => "EBUSY",
-        libc::EEXIST => "EEXIST",
-        libc::ENOTDIR => "ENOTDIR",
-        libc::EISDIR => "EISDIR",
-        libc::EINVAL => "EINVAL",
-        libc::ENOSPC => "ENOSPC",
-        libc::EROFS => "EROFS",
-        libc::ENAMETOOLONG => "ENAMETOOLONG",
-        libc::ENOSYS => "ENOSYS",
-        libc::ELOOP => "ELOOP",
-        libc::EUSERS => "EUSERS",
-        libc::ENOEXEC => "ENOEXEC",
-        libc::E2BIG => "E2BIG",
-        libc::EFAULT => "EFAULT",
-        libc::ENODEV => "ENODEV",
-        libc::ETXTBSY => "ETXTBSY",
-        _ => return None,
-    })
-}
-
 /// The Landlock ABI version the kernel offers (0: none). Uses
 /// `landlock_create_ruleset(NULL, 0, LANDLOCK_CREATE_RULESET_VERSION)`.
 pub fn landlock_abi() -> u32 {
@@ -186,6 +146,20 @@ pub fn tiocsti(fd: BorrowedFd<'_>, byte: u8) -> Result<(), Errno> {
     } else {
         Err(Errno::from_raw_os_error(last_errno()))
     }
+}
+
+/// `unshare(flags)` for the namespace flags; CLONE_FILES and the other
+/// flags that unshare per-process state are refused (EINVAL).
+pub fn unshare_namespaces(flags: rustix::thread::UnshareFlags) -> Result<(), Errno> {
+    use rustix::thread::UnshareFlags as F;
+    let namespaces = F::NEWNS | F::NEWUSER | F::NEWNET | F::NEWIPC | F::NEWUTS | F::NEWPID | F::NEWCGROUP;
+    if !namespaces.contains(flags) {
+        return Err(Errno::INVAL);
+    }
+    // SAFETY: unshare is unsafe for CLONE_FILES (fds Rust code holds could
+    // be closed under it) and CLONE_FS; only namespace flags pass the check
+    // above, and they change no state Rust code relies on.
+    unsafe { rustix::thread::unshare_unsafe(flags) }
 }
 
 /// `fork()`: `Ok(None)` in the child, `Ok(Some(pid))` in the parent.
@@ -450,4 +424,21 @@ pub fn init_process() {
     // disposition. An ignored signal stays ignored across execve: the Exec
     // step (std's Command::exec) restores SIG_DFL for the command.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rustix::thread::UnshareFlags;
+
+    #[test]
+    fn unshare_refuses_what_is_not_a_namespace() {
+        for f in [
+            UnshareFlags::FILES,
+            UnshareFlags::FS,
+            UnshareFlags::NEWNS | UnshareFlags::FILES,
+        ] {
+            assert_eq!(unshare_namespaces(f), Err(Errno::INVAL), "{f:?}");
+        }
+    }
 }

@@ -7,7 +7,7 @@
 //! so the check reports it as the failure it is.
 
 use super::Check;
-use crate::sys::errno_text;
+use crate::errno::errno_text;
 use std::path::{Path, PathBuf};
 
 const N: &str = "git-pointers";

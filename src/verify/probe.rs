@@ -4,8 +4,8 @@
 
 use super::reach::{abstract_socket, host_limits, host_proc, masked_socket, signal};
 use super::{Check, Outcome};
+use crate::errno::errno_text;
 use crate::plan::dev_entries;
-use crate::sys::errno_text;
 use rustix::fs::{Mode, OFlags};
 use std::path::{Path, PathBuf};
 

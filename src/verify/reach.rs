@@ -2,7 +2,7 @@
 //! (signals, limits, /proc), its abstract and pathname sockets.
 
 use super::Check;
-use crate::sys::errno_text;
+use crate::errno::errno_text;
 use std::path::Path;
 
 /// Measured on every kernel: Landlock's scope refuses the signal where it
