@@ -643,3 +643,30 @@ fn joining_existing_namespaces() {
         }
     }
 }
+
+/// `--help` names the program as it was called, as bubblewrap does (its own
+/// suite greps for `usage: $BWRAP`).
+#[test]
+fn help_names_the_program_as_called() {
+    let o = std::process::Command::new(qwrap_bwrap())
+        .arg("--help")
+        .output()
+        .unwrap();
+    let first = stdout(&o).lines().next().unwrap_or_default().to_string();
+    assert_eq!(
+        first,
+        format!(
+            "usage: {} [OPTIONS...] [--] COMMAND [ARGS...]",
+            qwrap_bwrap().display()
+        )
+    );
+    let o = std::process::Command::new(qwrap())
+        .args(["bwrap", "--help"])
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&o).starts_with(&format!("usage: {} bwrap [OPTIONS...]", qwrap().display())),
+        "{}",
+        stdout(&o)
+    );
+}

@@ -40,7 +40,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
     let config = match args::parse(args) {
         Ok(Parsed::Run(c)) => c,
         Ok(Parsed::Help) => {
-            print!("{}", usage());
+            print!("{}", usage(&program_name()));
             return 0;
         }
         Ok(Parsed::Version) => {
@@ -71,9 +71,27 @@ pub fn main(args: Vec<OsString>) -> i32 {
     fail(&text.replace("\nhint: ", "\nbwrap: hint: "))
 }
 
-fn usage() -> String {
+/// How the caller named this program, as bubblewrap's usage line shows it:
+/// its argv[0], or `qwrap bwrap` when run as qwrap's subcommand.
+fn program_name() -> String {
+    let argv0 = std::env::args_os()
+        .next()
+        .map(|a| a.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "bwrap".into());
+    let base = Path::new(&argv0)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("");
+    if base == "qwrap" {
+        format!("{argv0} bwrap")
+    } else {
+        argv0
+    }
+}
+
+fn usage(program: &str) -> String {
     format!(
-        "usage: bwrap [OPTIONS...] [--] COMMAND [ARGS...]\n\n\
+        "usage: {program} [OPTIONS...] [--] COMMAND [ARGS...]\n\n\
          qwrap {}: bubblewrap {BWRAP_VERSION}'s command line on qwrap's engine.\n\
          man qwrap-bwrap; every option, supported, refused or differing: /usr/share/doc/qwrap/bwrap-compat.md\n",
         crate::VERSION
