@@ -670,3 +670,47 @@ fn help_names_the_program_as_called() {
         stdout(&o)
     );
 }
+
+/// As bubblewrap: a bind's destination may be a symlink `--symlink` made
+/// (followed); `--symlink` over the same symlink is a no-op, over another
+/// one an error naming what is there.
+#[test]
+fn symlink_destinations_as_bubblewrap_has_them() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let ws = f.ws();
+        let ws = ws.to_str().unwrap();
+        let run = |extra: &[&str]| {
+            let mut args = vec!["--ro-bind", "/", "/", "--tmpfs", "/tmp", "--bind", ws, ws];
+            args.extend_from_slice(extra);
+            f.command(qwrap_bwrap()).args(&args).output().unwrap()
+        };
+        let o = run(&[
+            "--dir",
+            "/tmp/dir",
+            "--symlink",
+            "dir",
+            "/tmp/link",
+            "--bind",
+            "/etc",
+            "/tmp/link",
+            "test",
+            "-e",
+            "/tmp/dir/passwd",
+        ]);
+        assert!(o.status.success(), "{who:?}: {}", stderr(&o));
+        std::os::unix::fs::symlink("/dev/null", f.ws().join("link")).unwrap();
+        let link = format!("{ws}/link");
+        let o = run(&["--symlink", "/dev/null", &link, "true"]);
+        assert!(o.status.success(), "{who:?}: {}", stderr(&o));
+        let o = run(&["--symlink", "/dev/zero", &link, "true"]);
+        assert_eq!(o.status.code(), Some(1), "{who:?}");
+        assert!(
+            stderr(&o).contains(&format!(
+                "Can't make symlink at /tmp/newroot{link}: existing destination is /dev/null"
+            )),
+            "{who:?}: {}",
+            stderr(&o)
+        );
+    }
+}

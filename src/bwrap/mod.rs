@@ -373,7 +373,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
                 }
                 s.push(Step::AttachTree {
                     tree: t[0],
-                    role: Role::WritableRoot,
+                    role: Role::Bind,
                     target,
                 });
                 if !*readonly {

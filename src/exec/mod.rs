@@ -239,12 +239,17 @@ impl Executor {
                     .get_mut(*tree)
                     .and_then(Option::take)
                     .ok_or(Errno::BADF)?;
+                let follow = if *role == crate::plan::Role::Bind {
+                    MoveMountFlags::MOVE_MOUNT_T_SYMLINKS
+                } else {
+                    MoveMountFlags::empty()
+                };
                 let attached = rustix::mount::move_mount(
                     fd.as_fd(),
                     "",
                     CWD,
                     target,
-                    MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
+                    MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | follow,
                 );
                 tolerate_vanished_socket(*role, attached)?;
             }
@@ -257,7 +262,30 @@ impl Executor {
                 Mode::from_raw_mode(0o444),
                 0,
             )?,
-            Step::Symlink { target, link } => rustix::fs::symlink(target, link)?,
+            // As bubblewrap: a symlink already there with the same target is
+            // the one asked for.
+            Step::Symlink { target, link } => match rustix::fs::symlink(target, link) {
+                Err(Errno::EXIST) => match std::fs::read_link(link) {
+                    Ok(t) if t == *target => {}
+                    found => {
+                        return Err(Fail {
+                            errno: Errno::EXIST,
+                            detail: Some(match found {
+                                Ok(t) => format!(
+                                    "Can't make symlink at {}: existing destination is {}",
+                                    link.display(),
+                                    t.display()
+                                ),
+                                Err(_) => format!(
+                                    "Can't make symlink at {}: something else is there",
+                                    link.display()
+                                ),
+                            }),
+                        });
+                    }
+                },
+                other => other?,
+            },
             Step::MountDevpts { target } => {
                 rustix::mount::mount(
                     "devpts",

@@ -10,7 +10,8 @@ use std::path::PathBuf;
 /// Index of a detached mount tree (an `open_tree` fd) held by the executor.
 pub type TreeId = usize;
 
-/// What a cloned tree is for; only used to explain the step.
+/// What a cloned tree is for: it explains the step, and a `Bind` follows
+/// a symlink at its target as bubblewrap's binds do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Role {
@@ -25,6 +26,9 @@ pub enum Role {
     InheritedDevice,
     /// An empty, mode-0000 file or directory over a hidden path.
     Hidden,
+    /// bwrap mode's `--bind`/`--ro-bind`: its destination may be a symlink
+    /// made by `--symlink`, followed as `mount(2)` follows it.
+    Bind,
 }
 
 impl Role {
@@ -37,6 +41,7 @@ impl Role {
             Self::SocketMask => "socket mask",
             Self::InheritedDevice => "inherited descriptor's device",
             Self::Hidden => "hidden path",
+            Self::Bind => "bind",
         }
     }
 }
@@ -627,10 +632,15 @@ impl fmt::Display for Step {
                 join_flags(flags.names("MS_")),
                 size.map(|s| format!(",size={s}")).unwrap_or_default()
             ),
-            Step::AttachTree { tree, target, .. } => write!(
+            Step::AttachTree { tree, target, role } => write!(
                 f,
-                "move_mount(tree{tree}, \"\", AT_FDCWD, {}, MOVE_MOUNT_F_EMPTY_PATH)",
-                q(target)
+                "move_mount(tree{tree}, \"\", AT_FDCWD, {}, MOVE_MOUNT_F_EMPTY_PATH{})",
+                q(target),
+                if *role == Role::Bind {
+                    "|MOVE_MOUNT_T_SYMLINKS"
+                } else {
+                    ""
+                }
             ),
             Step::Mkdir { path, mode } => write!(f, "mkdir({}, {mode:04o})", q(path)),
             Step::CreateFile { path } => {
