@@ -41,10 +41,13 @@ fn open_one(path: &Path) -> Option<Watched> {
                     shown: path.to_path_buf(),
                 });
             }
-            Err(_) => {
+            // Only a missing directory is walked past: a symlink or file
+            // already there is the user's own, never moved.
+            Err(Errno::NOENT) => {
                 rest.push(dir.file_name()?.to_os_string());
                 dir = dir.parent()?;
             }
+            Err(_) => return None,
         }
     }
 }
