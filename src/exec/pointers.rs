@@ -15,11 +15,12 @@ use std::path::{Path, PathBuf};
 /// What a moved file is renamed to: its name and this suffix.
 pub const SUFFIX: &str = ".qwrap-quarantined";
 
-/// One watched path: a directory held open, the rest of the path below it.
+/// One watched path: a directory held open (and its path, to report), the
+/// rest of the path below it.
 pub(super) struct Watched {
     dir: OwnedFd,
+    dir_path: PathBuf,
     rest: Vec<OsString>,
-    shown: PathBuf,
 }
 
 /// Opens the nearest existing directory of each path.
@@ -37,8 +38,8 @@ fn open_one(path: &Path) -> Option<Watched> {
                 rest.reverse();
                 return Some(Watched {
                     dir: fd,
+                    dir_path: dir.to_path_buf(),
                     rest,
-                    shown: path.to_path_buf(),
                 });
             }
             // Only a missing directory is walked past: a symlink or file
@@ -80,11 +81,7 @@ pub(super) fn audit(watched: &[Watched], report: Option<&OwnedFd>) {
 /// renamed aside.
 fn audit_one(w: &Watched) -> Option<(PathBuf, PathBuf)> {
     let mut held: Option<OwnedFd> = None;
-    let mut shown = w.shown.clone();
-    for _ in 1..w.rest.len() {
-        shown.pop();
-    }
-    let mut parent_shown = shown.parent()?.to_path_buf();
+    let mut parent_shown = w.dir_path.clone();
     for (i, name) in w.rest.iter().enumerate() {
         let dir: BorrowedFd = held.as_ref().map(|h| h.as_fd()).unwrap_or(w.dir.as_fd());
         let st = rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;

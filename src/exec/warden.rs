@@ -116,18 +116,17 @@ fn run(
         }
         if exited {
             command_alive = false;
-            if !keep_background {
-                // Every process in the sandbox holds the filter: once none
-                // does (the listener hangs up, after the caller reaps the
-                // command), nothing is left to kill and /proc need not be
-                // walked.
-                if !hangs_up_soon(&listener) {
-                    w.kill_leftovers();
-                }
-                pointers::audit(watched, report);
-                return 0;
+            // Every process in the sandbox holds the filter: once none does
+            // (the listener hangs up, after the caller reaps the command),
+            // nothing is left to kill and /proc need not be walked. The
+            // leftovers go before the pointers are checked.
+            if !keep_background && !hangs_up_soon(&listener) {
+                w.kill_leftovers();
             }
             pointers::audit(watched, report);
+            if !keep_background {
+                return 0;
+            }
         }
     }
 }
