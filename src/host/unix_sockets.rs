@@ -120,7 +120,8 @@ pub fn parse_diag(buf: &[u8]) -> DiagChunk {
                 let e = body
                     .get(0..4)
                     .map(|b| i32::from_ne_bytes(b.try_into().unwrap_or_default()));
-                out.error = Some(e.map_or(libc::EIO, |e| -e));
+                // A negated errno; i32::MIN has no negation and is no errno.
+                out.error = Some(e.and_then(i32::checked_neg).unwrap_or(libc::EIO));
                 out.done = true;
                 break;
             }
@@ -265,5 +266,18 @@ garbage
         );
         assert!(!parse_diag(&buf[..buf.len() - 3]).done);
         assert_eq!(diag_request(1).len(), 40);
+    }
+
+    #[test]
+    fn an_error_message_with_any_errno_never_panics() {
+        for (code, want) in [(-13, 13), (i32::MIN, libc::EIO), (0, 0)] {
+            let mut m = vec![20, 0, 0, 0];
+            m.extend(NLMSG_ERROR.to_ne_bytes());
+            m.extend([0u8; 10]);
+            m.extend(code.to_ne_bytes());
+            let c = parse_diag(&m);
+            assert!(c.done);
+            assert_eq!(c.error, Some(want));
+        }
     }
 }
