@@ -68,19 +68,22 @@ fn qwrap_main(started: std::time::Instant) -> ExitCode {
     }
 }
 
-/// bubblewrap's arguments, when qwrap runs as `bwrap` (a link of that name)
-/// or as `qwrap bwrap ARGS…`.
+/// bubblewrap's arguments, when qwrap runs under any name but its own
+/// (`bwrap`, `bwrap.real`, `flatpak-bwrap`, or `/proc/self/exe` from a
+/// program that re-executes itself inside the sandbox, as bubblewrap's own
+/// tests do), or as `qwrap bwrap ARGS…`. Our own re-execution for the
+/// verify probe keeps the native command line.
 fn bwrap_args() -> Option<Vec<OsString>> {
     let mut argv = std::env::args_os();
     let name = argv.next()?;
-    if std::path::Path::new(&name)
+    let ours = std::path::Path::new(&name)
         .file_name()
-        .is_some_and(|n| n == "bwrap")
-    {
-        return Some(argv.collect());
-    }
-    match argv.next() {
-        Some(sub) if sub == "bwrap" => Some(argv.collect()),
+        .is_some_and(|n| n.as_encoded_bytes().starts_with(b"qwrap"));
+    let rest: Vec<OsString> = argv.collect();
+    match rest.first() {
+        Some(sub) if sub == qwrap::verify::PROBE_COMMAND => None,
+        _ if !ours => Some(rest),
+        Some(sub) if sub == "bwrap" => Some(rest[1..].to_vec()),
         _ => None,
     }
 }

@@ -107,11 +107,12 @@ pub struct Config {
     pub userns2_fd: Option<i32>,
     /// `--pidns FD`: join (or nest a new one under) this PID namespace.
     pub pidns_fd: Option<i32>,
-    /// `--cap-add` names (a sandbox root only; it keeps them anyway).
-    pub cap_add: Vec<String>,
-    /// `--cap-drop` names, upper-case, `ALL` included.
-    pub cap_drop: Vec<String>,
+    /// `--cap-add` (true) and `--cap-drop` (false) in the order given, each
+    /// with a capability name, upper-case, or `ALL`.
+    pub cap_ops: Vec<(bool, String)>,
     pub level_prefix: bool,
+    /// What bubblewrap warns about on stderr, worded as it does.
+    pub warnings: Vec<String>,
     pub command: Vec<OsString>,
 }
 
@@ -144,7 +145,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     let mut it: std::collections::VecDeque<OsString> = args.into();
     let mut perms: Option<u32> = None;
     let mut size: Option<u64> = None;
-    let mut args_depth = 0;
+    let mut spliced_total = 0usize;
     while let Some(arg) = it.pop_front() {
         let a = arg.to_string_lossy().into_owned();
         if !a.starts_with("--") {
@@ -166,16 +167,14 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             "--version" => return Ok(Parsed::Version),
             "--args" => {
                 let fd = fd_arg(&next("an fd")?, &a)?;
-                args_depth += 1;
-                if args_depth > 1 {
-                    return Err(err("--args not supported in arguments file"));
-                }
                 let data = read_fd(fd).map_err(|e| err(format!("Can't read --args data: {e}")))?;
-                let mut spliced: Vec<OsString> = data
-                    .split(|&b| b == 0)
-                    .filter(|s| !s.is_empty())
-                    .map(|s| OsString::from_vec(s.to_vec()))
-                    .collect();
+                let mut spliced = nul_words(&data);
+                // Several --args, and --args inside a file, as bubblewrap
+                // allows; its bound on the total keeps nesting finite.
+                spliced_total += spliced.len();
+                if spliced_total > MAX_ARGS {
+                    return Err(err(format!("Exceeded maximum number of arguments {MAX_ARGS}")));
+                }
                 spliced.reverse();
                 for s in spliced {
                     it.push_front(s);
@@ -201,7 +200,13 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             "--uid" => c.uid = Some(num(&next("a uid")?, &a)?),
             "--gid" => c.gid = Some(num(&next("a gid")?, &a)?),
             "--hostname" => c.hostname = Some(next("a name")?),
-            "--chdir" => c.chdir = Some(next("a directory")?.into()),
+            "--chdir" => {
+                if c.chdir.is_some() {
+                    c.warnings
+                        .push("Only the last --chdir option will take effect".into());
+                }
+                c.chdir = Some(next("a directory")?.into());
+            }
             "--setenv" => {
                 let k = next("a name and a value")?;
                 let v = next("a name and a value")?;
@@ -288,28 +293,37 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 if cap != "ALL" && cap_number(&cap).is_none() {
                     return Err(err(format!("unknown cap: {given}")));
                 }
-                c.cap_add.push(cap);
+                c.cap_ops.push((true, cap));
             }
             "--chmod" => {
                 let p = octal(&next("permissions and a path")?, &a)?;
                 let path = next("permissions and a path")?.into();
                 c.ops.push(FsOp::Chmod { perms: p, path });
             }
+            // --perms and --size wait, in either order, for the option that
+            // uses them; each only once.
             "--perms" => {
-                perms = Some(octal(&next("permissions")?, &a)?);
-                used_perms = true;
                 if pending_perms.is_some() {
                     return Err(err("--perms given twice for the same destination"));
                 }
+                perms = Some(octal(&next("permissions")?, &a)?);
+                size = pending_size;
+                (used_perms, used_size) = (true, true);
             }
             "--size" => {
+                if pending_size.is_some() {
+                    return Err(err("--size given twice for the same destination"));
+                }
                 let v = next("a size")?;
+                // Positive and at most SIZE_MAX / 2, as bubblewrap accepts.
                 size = Some(
                     v.to_str()
-                        .and_then(|s| s.parse().ok())
+                        .and_then(|s| s.parse::<u64>().ok())
+                        .filter(|&n| n > 0 && n <= i64::MAX as u64)
                         .ok_or_else(|| err(format!("Invalid size: {}", v.to_string_lossy())))?,
                 );
-                used_size = true;
+                perms = pending_perms;
+                (used_perms, used_size) = (true, true);
             }
             "--seccomp" | "--add-seccomp-fd" => {
                 let fd = fd_arg(&next("an fd")?, &a)?;
@@ -333,7 +347,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 if cap != "ALL" && cap_number(&cap).is_none() {
                     return Err(err(format!("--cap-drop: Unknown cap: {cap}")));
                 }
-                c.cap_drop.push(cap);
+                c.cap_ops.push((false, cap));
             }
             "--info-fd" => c.info_fd = Some(fd_arg(&next("an fd")?, &a)?),
             "--json-status-fd" => c.json_status_fd = Some(fd_arg(&next("an fd")?, &a)?),
@@ -462,9 +476,36 @@ fn read_fd(fd: i32) -> std::io::Result<Vec<u8>> {
     crate::sys::read_inherited_fd(fd)
 }
 
+/// bubblewrap's bound on the arguments it will parse, files included.
+const MAX_ARGS: usize = 9000;
+
+/// NUL-terminated words, empty ones included (an empty value is a value);
+/// a last word without its NUL still counts.
+fn nul_words(data: &[u8]) -> Vec<OsString> {
+    let body = data.strip_suffix(&[0]).unwrap_or(data);
+    if body.is_empty() && data.is_empty() {
+        return Vec::new();
+    }
+    body.split(|&b| b == 0)
+        .map(|s| OsString::from_vec(s.to_vec()))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn args_words_keep_empty_values() {
+        let w = |v: &[&str]| v.iter().map(OsString::from).collect::<Vec<_>>();
+        assert_eq!(
+            nul_words(b"--setenv\0X\0\0--setenv\0Y\0y\0"),
+            w(&["--setenv", "X", "", "--setenv", "Y", "y"])
+        );
+        assert_eq!(nul_words(b"a\0b"), w(&["a", "b"]));
+        assert_eq!(nul_words(b"\0"), w(&[""]));
+        assert!(nul_words(b"").is_empty());
+    }
 
     fn p(args: &[&str]) -> Result<Parsed, ArgError> {
         parse(args.iter().map(OsString::from).collect())
@@ -560,6 +601,33 @@ mod tests {
         assert!(p(&["--perms", "0700", "--bind", "/a", "/b", "true"]).is_err());
         assert!(p(&["--perms", "9", "--tmpfs", "/a", "true"]).is_err());
         assert!(p(&["--size", "1", "--dir", "/a", "true"]).is_err());
+        for both in [
+            &["--size", "4096", "--perms", "01777", "--tmpfs", "/t", "true"][..],
+            &["--perms", "01777", "--size", "4096", "--tmpfs", "/t", "true"],
+        ] {
+            assert_eq!(
+                cfg(both).ops,
+                vec![FsOp::Tmpfs {
+                    dest: "/t".into(),
+                    perms: Some(0o1777),
+                    size: Some(4096)
+                }],
+                "{both:?}"
+            );
+        }
+        for bad in [
+            "0",
+            "123bogus",
+            "",
+            "-1",
+            " -1",
+            "18446744073709551616",
+            "9223372036854775809",
+        ] {
+            assert!(p(&["--size", bad, "--tmpfs", "/t", "true"]).is_err(), "{bad:?}");
+        }
+        assert!(p(&["--size", "1", "--size", "1", "--tmpfs", "/t", "true"]).is_err());
+        assert!(p(&["--perms", "0640", "--perms", "0640", "--tmpfs", "/t", "true"]).is_err());
     }
 
     #[test]

@@ -49,6 +49,9 @@ pub fn main(args: Vec<OsString>) -> i32 {
         }
         Err(e) => return fail(&e.0),
     };
+    for w in &config.warnings {
+        eprintln!("{}bwrap: {w}", if level_prefix { "<4>" } else { "" });
+    }
     let host = match crate::host::probe() {
         Ok(h) => h,
         Err(e) => return fail(&e),
@@ -82,7 +85,7 @@ fn program_name() -> String {
         .file_name()
         .and_then(|n| n.to_str())
         .unwrap_or("");
-    if base == "qwrap" {
+    if base.starts_with("qwrap") {
         format!("{argv0} bwrap")
     } else {
         argv0
@@ -246,9 +249,6 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     if c.disable_userns {
         s.push(Step::DisableUserns);
     }
-    if c.assert_userns_disabled {
-        s.push(Step::AssertUsernsDisabled);
-    }
     if ns.net {
         s.push(Step::LoopbackUp);
     }
@@ -365,10 +365,12 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             } => {
                 let target = at(dest);
                 if target != new_root {
+                    // bubblewrap's modes: a file made to mount on is 0444.
+                    let dir = src.is_dir();
                     s.push(Step::EnsureMountPoint {
                         path: target.clone(),
-                        dir: src.is_dir(),
-                        mode: 0o755,
+                        dir,
+                        mode: if dir { 0o755 } else { 0o444 },
                     });
                 }
                 s.push(Step::AttachTree {
@@ -474,7 +476,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
                 s.push(Step::EnsureMountPoint {
                     path: target.clone(),
                     dir: false,
-                    mode: 0o644,
+                    mode: 0o444,
                 });
                 s.push(Step::BindMount {
                     role: Role::WritableRoot,
@@ -520,10 +522,18 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     } else {
         ctx.uid
     };
+    if c.disable_userns {
+        s.push(Step::NestUserNamespace {
+            uid: sandbox_uid,
+            gid: c.gid.unwrap_or(ctx.gid),
+        });
+    }
+    if c.assert_userns_disabled {
+        s.push(Step::AssertUsernsDisabled);
+    }
     s.extend(privileges::capabilities(
         c,
         ctx,
-        sandbox_uid,
         ns.user || c.userns_fd.is_some(),
     )?);
     s.push(Step::NoNewPrivs);

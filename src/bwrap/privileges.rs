@@ -10,40 +10,52 @@ use std::path::PathBuf;
 
 const CAP_SYS_ADMIN: u32 = 21;
 
-/// As bubblewrap: a sandbox root keeps its capabilities unless told to drop
-/// them; anyone else has none. `userns`: the sandbox has a user namespace
-/// of its own (made or joined), the scope of what it keeps.
-pub(super) fn capabilities(
-    c: &Config,
-    ctx: &Context,
-    sandbox_uid: u32,
-    userns: bool,
-) -> Result<Vec<Step>, String> {
+/// As bubblewrap: the command keeps what the caller holds when the caller is
+/// root, nothing otherwise, then `--cap-add`/`--cap-drop` in order. In a user
+/// namespace of the sandbox's own (made or joined: `userns`) the bounding
+/// set is cut to the same set; real root without one keeps its bounding set.
+pub(super) fn capabilities(c: &Config, ctx: &Context, userns: bool) -> Result<Vec<Step>, String> {
     let all: Vec<u32> = (0..args::CAPABILITIES.len() as u32).collect();
-    if !c.cap_add.is_empty() && sandbox_uid != 0 {
-        return Err("--cap-add needs the sandbox to run as uid 0, where capabilities are kept".into());
+    let mut kept: Vec<u32> = if ctx.uid == 0 {
+        all.iter()
+            .copied()
+            .filter(|n| ctx.caps_permitted & (1 << n) != 0)
+            .collect()
+    } else {
+        Vec::new()
+    };
+    for (add, name) in &c.cap_ops {
+        match (add, name.as_str()) {
+            (true, "ALL") => kept.clone_from(&all),
+            (false, "ALL") => kept.clear(),
+            (true, n) => kept.extend(args::cap_number(n).filter(|n| !kept.contains(n))),
+            (false, n) => kept.retain(|k| Some(*k) != args::cap_number(n)),
+        }
     }
     let mut s = Vec::new();
-    let kept: Vec<u32> = if sandbox_uid != 0 {
-        s.push(Step::DropCapabilities);
-        Vec::new()
-    } else if c.cap_drop.iter().any(|cap| cap == "ALL") {
-        // bubblewrap empties the sets but leaves the bounding set alone;
-        // --cap-add names what survives.
-        let added: Vec<u32> = if c.cap_add.iter().any(|a| a == "ALL") {
-            all.clone()
-        } else {
-            c.cap_add.iter().filter_map(|n| args::cap_number(n)).collect()
-        };
+    let dropped: Vec<u32> = all.iter().copied().filter(|n| !kept.contains(n)).collect();
+    if userns {
+        // Only what was asked for is made to survive an exec as non-root.
         s.push(Step::DropCapabilityList {
-            caps: all.iter().copied().filter(|n| !added.contains(n)).collect(),
-            bounding: false,
-            keep_across_exec: !added.is_empty(),
+            caps: dropped,
+            bounding: true,
+            keep_across_exec: !kept.is_empty() && !c.cap_ops.is_empty(),
         });
-        added
+    } else if c.cap_ops.iter().any(|(add, n)| !add && n == "ALL") {
+        // Real root without a user namespace: bubblewrap empties the sets
+        // but leaves the bounding set alone.
+        s.push(Step::DropCapabilityList {
+            caps: dropped,
+            bounding: false,
+            keep_across_exec: !kept.is_empty(),
+        });
     } else {
-        let (held, missing): (Vec<u32>, Vec<u32>) =
-            all.into_iter().partition(|n| ctx.caps_permitted & (1 << n) != 0);
+        // Real root as it is, less what is named; what it does not hold
+        // leaves the bounding set.
+        let missing: Vec<u32> = all
+            .into_iter()
+            .filter(|n| ctx.caps_permitted & (1 << n) == 0)
+            .collect();
         if !missing.is_empty() {
             s.push(Step::DropCapabilityList {
                 caps: missing,
@@ -51,16 +63,20 @@ pub(super) fn capabilities(
                 keep_across_exec: false,
             });
         }
-        let named: Vec<u32> = c.cap_drop.iter().filter_map(|n| args::cap_number(n)).collect();
+        let named: Vec<u32> = c
+            .cap_ops
+            .iter()
+            .filter(|(add, _)| !add)
+            .filter_map(|(_, n)| args::cap_number(n))
+            .collect();
         if !named.is_empty() {
             s.push(Step::DropCapabilityList {
-                caps: named.clone(),
+                caps: named,
                 bounding: false,
                 keep_across_exec: true,
             });
         }
-        held.into_iter().filter(|n| !named.contains(n)).collect()
-    };
+    }
     // On an initramfs root the sandbox's root is moved over rootfs, not
     // pivoted: unmounting it would show the host's whole initramfs.
     if ctx.initramfs_root && userns && kept.contains(&CAP_SYS_ADMIN) {
@@ -183,23 +199,21 @@ mod tests {
         let mut cx = ctx(7, false, LandlockMode::BestEffort);
         cx.initramfs_root = true;
         cx.caps_permitted = u64::MAX;
-        let keeps = config(&["--unshare-user", "--uid", "0", "true"]);
-        assert!(
-            capabilities(&keeps, &cx, 0, true)
-                .unwrap_err()
-                .contains("initramfs")
-        );
+        let keeps = config(&["--unshare-user", "--uid", "0", "--cap-add", "ALL", "true"]);
+        assert!(capabilities(&keeps, &cx, true).unwrap_err().contains("initramfs"));
         let added = config(&[
             "--unshare-user",
             "--uid",
             "0",
+            "--cap-add",
+            "ALL",
             "--cap-drop",
             "ALL",
             "--cap-add",
             "CAP_SYS_ADMIN",
             "true",
         ]);
-        assert!(capabilities(&added, &cx, 0, true).is_err());
+        assert!(capabilities(&added, &cx, true).is_err());
         for ok in [
             &[
                 "--unshare-user",
@@ -210,14 +224,16 @@ mod tests {
                 "true",
             ][..],
             &["--unshare-user", "--uid", "0", "--cap-drop", "ALL", "true"],
+            // An unprivileged caller keeps nothing unless it asks.
+            &["--unshare-user", "--uid", "0", "true"],
         ] {
-            assert!(capabilities(&config(ok), &cx, 0, true).is_ok(), "{ok:?}");
+            assert!(capabilities(&config(ok), &cx, true).is_ok(), "{ok:?}");
         }
         // An unprivileged sandbox keeps nothing; real root without a user
         // namespace holds the host's capabilities whatever the root is.
-        assert!(capabilities(&config(&["true"]), &cx, 1000, true).is_ok());
-        assert!(capabilities(&config(&["true"]), &cx, 0, false).is_ok());
+        assert!(capabilities(&config(&["true"]), &cx, true).is_ok());
+        assert!(capabilities(&config(&["true"]), &cx, false).is_ok());
         cx.initramfs_root = false;
-        assert!(capabilities(&keeps, &cx, 0, true).is_ok());
+        assert!(capabilities(&keeps, &cx, true).is_ok());
     }
 }

@@ -9,6 +9,7 @@ mod hidden;
 mod hints;
 mod landlock;
 mod monitor;
+mod mount_point;
 mod pointers;
 mod reroot;
 mod seccomp;
@@ -45,7 +46,9 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
         trees: (0..plan.tree_count()).map(|_| None).collect(),
         parent: rustix::process::getppid(),
         mounts: None,
-        ready: None,
+        monitor: monitor::Link::default(),
+        proc: None,
+        pwd: None,
         warden: None,
         hidden: None,
     };
@@ -135,8 +138,12 @@ struct Executor {
     parent: Option<rustix::process::Pid>,
     /// The mount table, read once by the first legacy read-only remount.
     mounts: Option<Vec<mountinfo::MountEntry>>,
-    /// bwrap mode: where to tell the monitor the namespaces are ready.
-    ready: Option<OwnedFd>,
+    /// bwrap mode: what the sandbox tells its monitor.
+    monitor: monitor::Link,
+    /// /proc as the sandbox started, for steps after the root has changed.
+    proc: Option<OwnedFd>,
+    /// bwrap mode: the working directory entered, the command's PWD.
+    pwd: Option<std::path::PathBuf>,
     /// The link to the warden, until the listener is handed over.
     warden: Option<warden::Link>,
     /// What hidden paths are covered with.
@@ -371,7 +378,7 @@ impl Executor {
                 json_status_fd,
                 die_with_parent,
                 join,
-            } => self.ready = monitor::clone(*ns, *info_fd, *json_status_fd, *die_with_parent, *join)?,
+            } => self.monitor = monitor::clone(*ns, *info_fd, *json_status_fd, *die_with_parent, *join)?,
             Step::JoinNamespace { fd, pid } => sys::setns_inherited_fd(*fd, *pid)?,
             Step::UnshareNamespaces { ns } => {
                 let flags = rustix::thread::UnshareFlags::from_bits_retain(
@@ -382,23 +389,27 @@ impl Executor {
             Step::ForkIntoPidNamespace {
                 new_pidns,
                 die_with_parent,
-            } => monitor::fork_into_pidns(*new_pidns, *die_with_parent, self.ready.take())?,
+            } => monitor::fork_into_pidns(*new_pidns, *die_with_parent, self.monitor.ready.take())?,
             Step::NotifyMonitor => {
-                if let Some(r) = self.ready.take() {
+                if let Some(r) = self.monitor.ready.take() {
                     monitor::notify(r, rustix::process::getpid().as_raw_nonzero().get())?;
                 }
             }
             Step::AssertUsernsDisabled => {
-                let max = std::fs::read_to_string("/proc/sys/user/max_user_namespaces").unwrap_or_default();
-                if max.trim() != "0" {
-                    return Err(Fail {
-                        errno: Errno::PERM,
-                        detail: Some(format!("user.max_user_namespaces is {}", max.trim())),
-                    });
+                match sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWUSER) {
+                    Err(_) => {}
+                    Ok(()) => {
+                        return Err(Fail {
+                            errno: Errno::PERM,
+                            detail: Some(
+                                "creation of new user namespaces was not disabled as requested".into(),
+                            ),
+                        });
+                    }
                 }
             }
             Step::SetHostname { name } => rustix::system::sethostname(name.as_bytes())?,
-            Step::EnsureMountPoint { path, dir, mode } => ensure_mount_point(path, *dir, *mode)?,
+            Step::EnsureMountPoint { path, dir, mode } => mount_point::ensure(path, *dir, *mode)?,
             Step::MountProc { target } => {
                 rustix::mount::mount(
                     "proc",
@@ -446,6 +457,8 @@ impl Executor {
                 for c in candidates {
                     match rustix::process::chdir(c) {
                         Ok(()) => {
+                            // bubblewrap sets PWD to the directory entered.
+                            self.pwd = Some(c.clone());
                             entered = true;
                             break;
                         }
@@ -457,6 +470,7 @@ impl Executor {
                 }
             }
             Step::SeccompFromFds { fds } => {
+                self.monitor.starting();
                 for fd in fds {
                     seccomp::apply_from_fd(*fd).map_err(|(errno, detail)| Fail {
                         errno,
@@ -472,8 +486,24 @@ impl Executor {
                 // Left open across exec: the command holds the lock until it ends.
                 std::mem::forget(fd);
             }
-            Step::DisableUserns => write_proc("/proc/sys/user/max_user_namespaces", b"0")?,
+            Step::DisableUserns => {
+                let proc = rustix::fs::open(
+                    "/proc",
+                    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )?;
+                write_at(&proc, "sys/user/max_user_namespaces", b"1")?;
+                self.proc = Some(proc);
+            }
+            Step::NestUserNamespace { uid, gid } => {
+                let proc = self.proc.take().ok_or(Errno::BADF)?;
+                sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWUSER)?;
+                // setgroups stays denied: a nested namespace inherits it.
+                write_at(&proc, "self/uid_map", format!("{uid} {uid} 1").as_bytes())?;
+                write_at(&proc, "self/gid_map", format!("{gid} {gid} 1").as_bytes())?;
+            }
             Step::Exec { argv, argv0, env } => {
+                self.monitor.starting();
                 let Some((cmd, args)) = argv.split_first() else {
                     return Err(Errno::INVAL.into());
                 };
@@ -482,10 +512,14 @@ impl Executor {
                     .args(args)
                     .env_clear()
                     .envs(env.apply(std::env::vars_os()));
+                if let Some(pwd) = &self.pwd {
+                    command.env("PWD", pwd);
+                }
                 if let Some(a0) = argv0 {
                     command.arg0(a0);
                 }
                 let err = command.exec();
+                self.monitor.exec_failed();
                 return Err(Errno::from_raw_os_error(err.raw_os_error().unwrap_or(libc::EIO)).into());
             }
         }
@@ -537,38 +571,6 @@ impl Executor {
             }
         }
         Ok(())
-    }
-}
-
-/// bwrap mode: a mount point that is missing is created, parents first (as
-/// directories, 0755), then the point itself as a directory or empty file.
-fn ensure_mount_point(path: &Path, dir: bool, mode: u32) -> Result<(), Errno> {
-    if rustix::fs::stat(path).is_ok() {
-        return Ok(());
-    }
-    let mut prefix = std::path::PathBuf::new();
-    if let Some(parent) = path.parent() {
-        for comp in parent.components() {
-            prefix.push(comp);
-            match rustix::fs::mkdir(&prefix, Mode::from_raw_mode(0o755)) {
-                Ok(()) | Err(Errno::EXIST) => {}
-                Err(e) => return Err(e),
-            }
-        }
-    }
-    let made = if dir {
-        rustix::fs::mkdir(path, Mode::from_raw_mode(mode))
-    } else {
-        rustix::fs::open(
-            path,
-            OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC,
-            Mode::from_raw_mode(mode),
-        )
-        .map(drop)
-    };
-    match made {
-        Ok(()) | Err(Errno::EXIST) => Ok(()),
-        Err(e) => Err(e),
     }
 }
 
@@ -700,7 +702,11 @@ fn attr_bits(f: &Flags) -> u64 {
 
 /// Writes a /proc control file in one write(2), as the kernel requires.
 fn write_proc(path: &str, data: &[u8]) -> Result<(), Errno> {
-    let fd = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+    write_at(&rustix::fs::CWD, path, data)
+}
+
+fn write_at<Fd: rustix::fd::AsFd>(dir: &Fd, path: &str, data: &[u8]) -> Result<(), Errno> {
+    let fd = rustix::fs::openat(dir, path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
     let n = rustix::io::write(&fd, data)?;
     if n != data.len() {
         return Err(Errno::IO);

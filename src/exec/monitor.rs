@@ -8,6 +8,37 @@ use rustix::fd::OwnedFd;
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, WaitOptions};
 
+/// What the sandbox side keeps of its monitor.
+#[derive(Default)]
+pub(super) struct Link {
+    /// With `join`: where to report the pid that holds the namespaces.
+    pub ready: Option<OwnedFd>,
+    /// With --json-status-fd: `S` here just before the command starts and
+    /// `F` when its execve failed, so that the monitor reports an exit code
+    /// only for a command that ran, as bubblewrap does.
+    pub started: Option<OwnedFd>,
+    announced: bool,
+}
+
+impl Link {
+    /// Just before the command starts (and before the caller's seccomp
+    /// filters, which may forbid the write). Best effort: a monitor that
+    /// cannot learn it only leaves out exit-code.
+    pub fn starting(&mut self) {
+        if let (Some(w), false) = (&self.started, self.announced) {
+            let _ = rustix::io::write(w, b"S");
+            self.announced = true;
+        }
+    }
+
+    /// The command's execve failed: it never ran.
+    pub fn exec_failed(&mut self) {
+        if let Some(w) = self.started.take() {
+            let _ = rustix::io::write(&w, b"F");
+        }
+    }
+}
+
 /// Forks into new namespaces (or, with `join`, a plain fork whose child
 /// joins or makes them itself and reports its pid through the returned pipe
 /// when they are ready). Returns in the child; the parent never returns: it
@@ -19,12 +50,14 @@ pub(super) fn clone(
     json_status_fd: Option<i32>,
     die_with_parent: bool,
     join: bool,
-) -> Result<Option<OwnedFd>, Errno> {
+) -> Result<Link, Errno> {
     if die_with_parent {
         rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
     }
-    let ready = if join {
-        Some(rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)?)
+    let pipe = || rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC);
+    let ready = if join { Some(pipe()?) } else { None };
+    let started = if json_status_fd.is_some() {
+        Some(pipe()?)
     } else {
         None
     };
@@ -33,8 +66,13 @@ pub(super) fn clone(
         if die_with_parent {
             rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
         }
-        return Ok(ready.map(|(_, w)| w));
+        return Ok(Link {
+            ready: ready.map(|(_, w)| w),
+            started: started.map(|(_, w)| w),
+            announced: false,
+        });
     };
+    let started = started.map(|(r, _)| r);
     let sandbox = match ready {
         None => Some(child),
         Some((r, w)) => {
@@ -55,7 +93,14 @@ pub(super) fn clone(
         let _ = sys::write_inherited_fd(fd, info_json(sandbox, &ids, false).as_bytes());
     }
     let code = wait_for(child);
-    if let Some(fd) = json_status_fd {
+    // Both bytes are written before the sandbox exits, so they are there by
+    // now; a process left holding the pipe must not block us.
+    let ran = started.is_some_and(|r| {
+        let _ = rustix::fs::fcntl_setfl(&r, rustix::fs::OFlags::NONBLOCK);
+        let mut buf = [0u8; 2];
+        matches!(rustix::io::read(&r, &mut buf), Ok(1) if buf[0] == b'S')
+    });
+    if let (Some(fd), true) = (json_status_fd, ran) {
         let _ = sys::write_inherited_fd(fd, format!("{{ \"exit-code\": {code} }}\n").as_bytes());
     }
     std::process::exit(code)

@@ -372,7 +372,7 @@ pub enum Step {
     },
     /// Tells the monitor this process's pid: the namespaces are ready.
     NotifyMonitor,
-    /// Fails unless user namespaces are disabled inside.
+    /// Fails when a new user namespace can still be made (and was).
     AssertUsernsDisabled,
     SetHostname {
         #[serde(serialize_with = "ser_os")]
@@ -436,8 +436,16 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::path")]
         path: PathBuf,
     },
-    /// No further user namespaces inside the sandbox.
+    /// Allows one user namespace below the sandbox's own: the one
+    /// `NestUserNamespace` makes. Keeps /proc open for that step.
     DisableUserns,
+    /// Enters a user namespace nested in the sandbox's own, with the same
+    /// ids: the command holds no capability where the limit was set, so it
+    /// cannot raise it again (bubblewrap's --disable-userns).
+    NestUserNamespace {
+        uid: u32,
+        gid: u32,
+    },
 }
 
 impl Step {
@@ -525,6 +533,7 @@ impl Step {
             Step::BlockOnFd { fd } => format!("wait for data on fd {fd}"),
             Step::LockFile { path } => format!("lock {}", path.display()),
             Step::DisableUserns => "disable user namespaces inside".into(),
+            Step::NestUserNamespace { .. } => "enter the nested user namespace".into(),
         }
     }
 }
@@ -810,7 +819,7 @@ impl fmt::Display for Step {
                 if *new_pidns { "unshare(CLONE_NEWPID); " } else { "" }
             ),
             Step::NotifyMonitor => write!(f, "write(ready pipe, getpid())"),
-            Step::AssertUsernsDisabled => write!(f, "read(\"/proc/sys/user/max_user_namespaces\") == 0"),
+            Step::AssertUsernsDisabled => write!(f, "unshare(CLONE_NEWUSER) fails"),
             Step::SetHostname { name } => write!(f, "sethostname({name:?})"),
             Step::EnsureMountPoint { path, dir, mode } => write!(
                 f,
@@ -855,7 +864,11 @@ impl fmt::Display for Step {
             ),
             Step::BlockOnFd { fd } => write!(f, "read({fd}, 1 byte)"),
             Step::LockFile { path } => write!(f, "fcntl(open({}, O_RDONLY), F_SETLK, F_RDLCK)", q(path)),
-            Step::DisableUserns => write!(f, "write(\"/proc/sys/user/max_user_namespaces\", \"0\")"),
+            Step::DisableUserns => write!(f, "write(\"/proc/sys/user/max_user_namespaces\", \"1\")"),
+            Step::NestUserNamespace { uid, gid } => write!(
+                f,
+                "unshare(CLONE_NEWUSER); write(\"/proc/self/uid_map\", \"{uid} {uid} 1\"); write(\"/proc/self/gid_map\", \"{gid} {gid} 1\")"
+            ),
             Step::Exec { argv, env, .. } => {
                 let args: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
                 let mut changes: Vec<String> = env
