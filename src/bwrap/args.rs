@@ -4,6 +4,7 @@
 //! the first non-option starting the command. An option qwrap does not
 //! support is refused by name, never ignored.
 
+use crate::plan::OverlayUpper;
 use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStringExt;
 use std::path::PathBuf;
@@ -60,6 +61,13 @@ pub enum FsOp {
         perms: u32,
         path: PathBuf,
     },
+    /// `--overlay`, `--tmp-overlay`, `--ro-overlay` with the `--overlay-src`
+    /// directories before it, lowest first.
+    Overlay {
+        sources: Vec<PathBuf>,
+        upper: OverlayUpper,
+        dest: PathBuf,
+    },
 }
 
 /// An environment change, in argument order.
@@ -97,7 +105,7 @@ pub struct Config {
     pub block_fd: Option<i32>,
     /// The caller writes the id maps, then writes to this fd.
     pub userns_block_fd: Option<i32>,
-    pub seccomp_fds: Vec<i32>,
+    pub seccomp_programs: Vec<Vec<u8>>,
     pub lock_files: Vec<PathBuf>,
     pub disable_userns: bool,
     pub assert_userns_disabled: bool,
@@ -146,6 +154,10 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     let mut perms: Option<u32> = None;
     let mut size: Option<u64> = None;
     let mut spliced_total = 0usize;
+    // --overlay-src directories waiting for the overlay that uses them.
+    let mut overlay_sources: Vec<PathBuf> = Vec::new();
+    let (mut pending_overlay, mut overlay_waiting) = (false, false);
+    let mut legacy_seccomp = false;
     while let Some(arg) = it.pop_front() {
         let a = arg.to_string_lossy().into_owned();
         if !a.starts_with("--") {
@@ -166,7 +178,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             "--help" => return Ok(Parsed::Help),
             "--version" => return Ok(Parsed::Version),
             "--args" => {
-                let fd = fd_arg(&next("an fd")?, &a)?;
+                let fd = fd_arg(&next("an fd")?)?;
                 let data = read_fd(fd).map_err(|e| err(format!("Can't read --args data: {e}")))?;
                 let mut spliced = nul_words(&data);
                 // Several --args, and --args inside a file, as bubblewrap
@@ -227,7 +239,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 });
             }
             "--bind-fd" | "--ro-bind-fd" => {
-                let fd = fd_arg(&next("an fd and a destination")?, &a)?;
+                let fd = fd_arg(&next("an fd and a destination")?)?;
                 let dest = next("an fd and a destination")?.into();
                 c.ops.push(FsOp::BindFd {
                     fd,
@@ -262,7 +274,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             }
             "--file" => {
                 used_perms = true;
-                let fd = fd_arg(&next("an fd and a destination")?, &a)?;
+                let fd = fd_arg(&next("an fd and a destination")?)?;
                 let dest = next("an fd and a destination")?.into();
                 c.ops.push(FsOp::File {
                     fd,
@@ -272,7 +284,7 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
             }
             "--bind-data" | "--ro-bind-data" => {
                 used_perms = true;
-                let fd = fd_arg(&next("an fd and a destination")?, &a)?;
+                let fd = fd_arg(&next("an fd and a destination")?)?;
                 let dest = next("an fd and a destination")?.into();
                 c.ops.push(FsOp::BindData {
                     fd,
@@ -281,12 +293,35 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                     perms: pending_perms,
                 });
             }
+            "--overlay-src" => {
+                overlay_sources.push(next("a source")?.into());
+                pending_overlay = true;
+            }
+            "--overlay" | "--tmp-overlay" | "--ro-overlay" => {
+                let sources = std::mem::take(&mut overlay_sources);
+                let (upper, least) = match a.as_str() {
+                    "--overlay" => (
+                        OverlayUpper::Dirs {
+                            upper: next("a directory, a work directory and a destination")?.into(),
+                            work: next("a directory, a work directory and a destination")?.into(),
+                        },
+                        (1, "one"),
+                    ),
+                    "--tmp-overlay" => (OverlayUpper::Tmpfs, (1, "one")),
+                    _ => (OverlayUpper::ReadOnly, (2, "two")),
+                };
+                if sources.len() < least.0 {
+                    return Err(err(format!("{a} requires at least {} --overlay-src", least.1)));
+                }
+                let dest = next("a destination")?.into();
+                c.ops.push(FsOp::Overlay { sources, upper, dest });
+            }
             "--lock-file" => c.lock_files.push(next("a destination")?.into()),
             "--disable-userns" => c.disable_userns = true,
             "--assert-userns-disabled" => c.assert_userns_disabled = true,
-            "--userns" => c.userns_fd = Some(fd_arg(&next("an fd")?, &a)?),
-            "--userns2" => c.userns2_fd = Some(fd_arg(&next("an fd")?, &a)?),
-            "--pidns" => c.pidns_fd = Some(fd_arg(&next("an fd")?, &a)?),
+            "--userns" => c.userns_fd = Some(fd_arg(&next("an fd")?)?),
+            "--userns2" => c.userns2_fd = Some(fd_arg(&next("an fd")?)?),
+            "--pidns" => c.pidns_fd = Some(fd_arg(&next("an fd")?)?),
             "--cap-add" => {
                 let given = next("a capability")?.to_string_lossy().into_owned();
                 let cap = given.to_uppercase();
@@ -325,14 +360,22 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 perms = pending_perms;
                 (used_perms, used_size) = (true, true);
             }
-            "--seccomp" | "--add-seccomp-fd" => {
-                let fd = fd_arg(&next("an fd")?, &a)?;
-                if a == "--seccomp" && !c.seccomp_fds.is_empty() {
-                    return Err(err(
-                        "--seccomp cannot be combined with --add-seccomp-fd or repeated",
-                    ));
+            // bubblewrap's rules: a repeated --seccomp replaces the last,
+            // and the two forms never mix.
+            "--seccomp" => {
+                let fd = fd_arg(&next("an fd")?)?;
+                if !c.seccomp_programs.is_empty() && !legacy_seccomp {
+                    return Err(err("--seccomp cannot be combined with --add-seccomp-fd"));
                 }
-                c.seccomp_fds.push(fd);
+                legacy_seccomp = true;
+                c.seccomp_programs = vec![seccomp_program(fd)?];
+            }
+            "--add-seccomp-fd" => {
+                let fd = fd_arg(&next("an fd")?)?;
+                if legacy_seccomp {
+                    return Err(err("--add-seccomp-fd cannot be combined with --seccomp"));
+                }
+                c.seccomp_programs.push(seccomp_program(fd)?);
             }
             "--new-session" => c.new_session = true,
             "--die-with-parent" => c.die_with_parent = true,
@@ -349,11 +392,11 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 }
                 c.cap_ops.push((false, cap));
             }
-            "--info-fd" => c.info_fd = Some(fd_arg(&next("an fd")?, &a)?),
-            "--json-status-fd" => c.json_status_fd = Some(fd_arg(&next("an fd")?, &a)?),
-            "--sync-fd" => c.sync_fd = Some(fd_arg(&next("an fd")?, &a)?),
-            "--block-fd" => c.block_fd = Some(fd_arg(&next("an fd")?, &a)?),
-            "--userns-block-fd" => c.userns_block_fd = Some(fd_arg(&next("an fd")?, &a)?),
+            "--info-fd" => c.info_fd = Some(fd_arg(&next("an fd")?)?),
+            "--json-status-fd" => c.json_status_fd = Some(fd_arg(&next("an fd")?)?),
+            "--sync-fd" => c.sync_fd = Some(fd_arg(&next("an fd")?)?),
+            "--block-fd" => c.block_fd = Some(fd_arg(&next("an fd")?)?),
+            "--userns-block-fd" => c.userns_block_fd = Some(fd_arg(&next("an fd")?)?),
             "--level-prefix" => c.level_prefix = true,
             other => {
                 return Err(match REFUSED.iter().find(|(n, _)| *n == other) {
@@ -362,12 +405,19 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 });
             }
         }
+        if overlay_waiting && !a.contains("overlay") {
+            return Err(err(OVERLAY_SRC_ALONE));
+        }
+        overlay_waiting = std::mem::take(&mut pending_overlay);
         if pending_perms.is_some() && !used_perms {
             return Err(err("--perms must be followed by an option that creates a file"));
         }
         if pending_size.is_some() && !used_size {
             return Err(err("--size must be followed by --tmpfs"));
         }
+    }
+    if overlay_waiting {
+        return Err(err(OVERLAY_SRC_ALONE));
     }
     if perms.is_some() || size.is_some() {
         return Err(err(
@@ -452,12 +502,23 @@ fn num(v: &OsStr, opt: &str) -> Result<u32, ArgError> {
         .ok_or_else(|| err(format!("{opt}: invalid number {}", v.to_string_lossy())))
 }
 
-fn fd_arg(v: &OsStr, opt: &str) -> Result<i32, ArgError> {
+/// A seccomp program from the caller's fd, read (and closed) as bubblewrap
+/// does while parsing.
+fn seccomp_program(fd: i32) -> Result<Vec<u8>, ArgError> {
+    let data = read_fd(fd).map_err(|e| err(format!("Can't read seccomp data: {e}")))?;
+    // An empty or overlong program is the kernel's to refuse, as in bubblewrap.
+    if data.len() % 8 != 0 {
+        return Err(err("Invalid seccomp data, must be multiple of 8"));
+    }
+    Ok(data)
+}
+
+/// bubblewrap's wording, which callers and its tests match.
+fn fd_arg(v: &OsStr) -> Result<i32, ArgError> {
     v.to_str()
         .and_then(|s| s.parse::<i32>().ok())
         .filter(|fd| *fd >= 0)
         .ok_or_else(|| err(format!("Invalid fd: {}", v.to_string_lossy())))
-        .map_err(|e| err(format!("{opt}: {e}")))
 }
 
 fn octal(v: &OsStr, opt: &str) -> Result<u32, ArgError> {
@@ -475,6 +536,8 @@ fn octal(v: &OsStr, opt: &str) -> Result<u32, ArgError> {
 fn read_fd(fd: i32) -> std::io::Result<Vec<u8>> {
     crate::sys::read_inherited_fd(fd)
 }
+
+const OVERLAY_SRC_ALONE: &str = "--overlay-src must be followed by another --overlay-src or one of --overlay, --tmp-overlay, or --ro-overlay";
 
 /// bubblewrap's bound on the arguments it will parse, files included.
 const MAX_ARGS: usize = 9000;

@@ -10,7 +10,7 @@ mod privileges;
 
 use crate::exec;
 use crate::host::HostFacts;
-use crate::plan::{DEVICES, Flags, IdMap, Namespaces, Plan, Role, Step, under};
+use crate::plan::{DEVICES, Flags, IdMap, Namespaces, OverlayUpper, Plan, Role, Step, under};
 use crate::policy::{EnvRules, LandlockMode};
 use args::{Config, EnvOp, FsOp, Parsed};
 use std::collections::BTreeMap;
@@ -321,6 +321,28 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
                     t.push(clone(&mut s, &mut trees, Role::Device, console, false));
                 }
             }
+            FsOp::Overlay { sources, upper, .. } => {
+                // Host paths, resolved as the caller named them.
+                let host = |p: &Path| match &ctx.cwd {
+                    Some(cwd) if p.is_relative() => cwd.join(p),
+                    _ => p.to_path_buf(),
+                };
+                let upper = match upper {
+                    OverlayUpper::Dirs { upper, work } => OverlayUpper::Dirs {
+                        upper: host(upper),
+                        work: host(work),
+                    },
+                    other => other.clone(),
+                };
+                s.push(Step::MakeOverlay {
+                    tree: trees,
+                    lower: sources.iter().map(|p| host(p)).collect(),
+                    upper,
+                    userxattr: ns.user || c.userns_fd.is_some(),
+                });
+                t.push(trees);
+                trees += 1;
+            }
             FsOp::Proc(_) if !ns.pid => t.push(clone(
                 &mut s,
                 &mut trees,
@@ -496,6 +518,18 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
                     });
                 }
             }
+            FsOp::Overlay { upper, dest, .. } => {
+                let target = at(dest);
+                ensure_dir(&mut s, target.clone());
+                s.push(Step::AttachTree {
+                    tree: t[0],
+                    role: Role::Bind,
+                    target,
+                });
+                if *upper != OverlayUpper::ReadOnly {
+                    writable.push(absolute(dest));
+                }
+            }
             FsOp::Chmod { perms, path } => s.push(Step::Chmod {
                 path: at(path),
                 mode: *perms,
@@ -538,9 +572,9 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     )?);
     s.push(Step::NoNewPrivs);
     s.extend(privileges::layers(ctx, writable)?);
-    if !c.seccomp_fds.is_empty() {
-        s.push(Step::SeccompFromFds {
-            fds: c.seccomp_fds.clone(),
+    if !c.seccomp_programs.is_empty() {
+        s.push(Step::CallerSeccomp {
+            programs: c.seccomp_programs.clone(),
         });
     }
     if c.new_session {

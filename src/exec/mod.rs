@@ -4,12 +4,14 @@
 
 mod caps;
 mod capture;
+mod command;
 mod error;
 mod hidden;
 mod hints;
 mod landlock;
 mod monitor;
 mod mount_point;
+mod overlay;
 mod pointers;
 mod reroot;
 mod seccomp;
@@ -27,7 +29,6 @@ use rustix::io::Errno;
 use rustix::mount::{MountFlags, MountPropagationFlags, MoveMountFlags, OpenTreeFlags};
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::process::CommandExt;
 use std::path::Path;
 
 /// How the executor reports progress.
@@ -49,6 +50,7 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
         monitor: monitor::Link::default(),
         proc: None,
         pwd: None,
+        filters: Vec::new(),
         warden: None,
         hidden: None,
     };
@@ -144,6 +146,8 @@ struct Executor {
     proc: Option<OwnedFd>,
     /// bwrap mode: the working directory entered, the command's PWD.
     pwd: Option<std::path::PathBuf>,
+    /// bwrap mode: the caller's seccomp programs, installed just before execve.
+    filters: Vec<Vec<libc::sock_filter>>,
     /// The link to the warden, until the listener is handed over.
     warden: Option<warden::Link>,
     /// What hidden paths are covered with.
@@ -214,7 +218,7 @@ impl Executor {
                 if *recursive {
                     flags |= OpenTreeFlags::AT_RECURSIVE;
                 }
-                self.trees[*tree] = Some(rustix::mount::open_tree(CWD, source, flags)?);
+                *self.slot(*tree)? = Some(rustix::mount::open_tree(CWD, source, flags)?);
             }
             Step::SetTreeAttr { tree, set, private } => {
                 let attr = sys::MountAttr {
@@ -433,7 +437,7 @@ impl Executor {
                     | OpenTreeFlags::AT_RECURSIVE
                     | OpenTreeFlags::AT_EMPTY_PATH;
                 let t = sys::open_tree_inherited_fd(*fd, flags)?;
-                self.trees[*tree] = Some(t);
+                *self.slot(*tree)? = Some(t);
             }
             Step::CopyFdToFile { fd, path, mode } => {
                 let data =
@@ -469,16 +473,11 @@ impl Executor {
                     return Err(last.into());
                 }
             }
-            Step::SeccompFromFds { fds } => {
-                self.monitor.starting();
-                for fd in fds {
-                    seccomp::apply_from_fd(*fd).map_err(|(errno, detail)| Fail {
-                        errno,
-                        detail: Some(detail),
-                    })?;
-                }
+            Step::CallerSeccomp { programs } => {
+                // Installed as the last thing before execve.
+                self.filters = programs.iter().map(|p| seccomp::from_bytes(p)).collect();
             }
-            Step::PidOneInit { die_with_parent } => monitor::pid_one(*die_with_parent)?,
+            Step::PidOneInit { die_with_parent } => monitor::pid_one(*die_with_parent, &self.filters)?,
             Step::BlockOnFd { fd } => sys::block_on_fd(*fd)?,
             Step::LockFile { path } => {
                 let fd = rustix::fs::open(path, OFlags::RDONLY, Mode::empty())?;
@@ -495,6 +494,18 @@ impl Executor {
                 write_at(&proc, "sys/user/max_user_namespaces", b"1")?;
                 self.proc = Some(proc);
             }
+            Step::MakeOverlay {
+                tree,
+                lower,
+                upper,
+                userxattr,
+            } => {
+                let made = overlay::make(lower, upper, *userxattr).map_err(|(errno, said)| Fail {
+                    errno,
+                    detail: (!said.is_empty()).then_some(said),
+                })?;
+                *self.slot(*tree)? = Some(made);
+            }
             Step::NestUserNamespace { uid, gid } => {
                 let proc = self.proc.take().ok_or(Errno::BADF)?;
                 sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWUSER)?;
@@ -504,26 +515,23 @@ impl Executor {
             }
             Step::Exec { argv, argv0, env } => {
                 self.monitor.starting();
-                let Some((cmd, args)) = argv.split_first() else {
-                    return Err(Errno::INVAL.into());
-                };
-                let mut command = std::process::Command::new(cmd);
-                command
-                    .args(args)
-                    .env_clear()
-                    .envs(env.apply(std::env::vars_os()));
+                let mut vars = env.apply(std::env::vars_os());
                 if let Some(pwd) = &self.pwd {
-                    command.env("PWD", pwd);
+                    vars.retain(|(k, _)| k != "PWD");
+                    vars.push(("PWD".into(), pwd.clone().into_os_string()));
                 }
-                if let Some(a0) = argv0 {
-                    command.arg0(a0);
-                }
-                let err = command.exec();
+                let cmd = command::prepare(argv, argv0.as_ref(), &vars)?;
+                let errno = sys::exec_after_filters(&cmd.candidates, &cmd.argv, &cmd.envp, &self.filters);
                 self.monitor.exec_failed();
-                return Err(Errno::from_raw_os_error(err.raw_os_error().unwrap_or(libc::EIO)).into());
+                return Err(errno.into());
             }
         }
         Ok(())
+    }
+
+    /// Where a tree is kept; a plan naming a tree it did not count is refused.
+    fn slot(&mut self, id: usize) -> Result<&mut Option<OwnedFd>, Errno> {
+        self.trees.get_mut(id).ok_or(Errno::INVAL)
     }
 
     fn tree(&self, id: usize) -> Result<&OwnedFd, Errno> {

@@ -159,7 +159,9 @@ pub(super) fn fork_into_pidns(
 
 /// PID 1: forks the command and reaps every process until the command
 /// exits, then exits as it did. Returns in the command's process.
-pub(super) fn pid_one(die_with_parent: bool) -> Result<(), Errno> {
+/// The caller's seccomp filters bind it too, as in bubblewrap: an
+/// unfiltered process beside the command would be a way around them.
+pub(super) fn pid_one(die_with_parent: bool, filters: &[Vec<libc::sock_filter>]) -> Result<(), Errno> {
     let Some(command) = sys::fork()? else {
         if die_with_parent {
             rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
@@ -167,6 +169,11 @@ pub(super) fn pid_one(die_with_parent: bool) -> Result<(), Errno> {
         return Ok(());
     };
     let command = Pid::from_raw(command).ok_or(Errno::SRCH)?;
+    if let Err(e) = sys::apply_filters(filters) {
+        eprintln!("bwrap: PID 1: install the caller's seccomp filters: prctl(PR_SET_SECCOMP): {e}");
+        let _ = rustix::process::kill_process(command, Signal::KILL);
+        std::process::exit(1);
+    }
     loop {
         match rustix::process::wait(WaitOptions::empty()) {
             Ok(Some((pid, status))) if pid == command => {

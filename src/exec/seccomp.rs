@@ -38,31 +38,18 @@ pub(super) fn notify_listener(signals: bool) -> Result<rustix::fd::OwnedFd, (Err
     crate::sys::seccomp_listener(program).map_err(|e| (e, "seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)".into()))
 }
 
-/// Installs a filter read from an fd the caller handed over (bubblewrap's
-/// `--seccomp FD`): a raw array of `struct sock_filter`.
-pub(super) fn apply_from_fd(fd: i32) -> Result<(), (Errno, String)> {
-    let data = crate::sys::read_inherited_fd(fd).map_err(|e| {
-        (
-            Errno::from_io_error(&e).unwrap_or(Errno::IO),
-            format!("reading fd {fd}"),
-        )
-    })?;
-    if data.is_empty() || data.len() % 8 != 0 {
-        return Err((
-            Errno::INVAL,
-            format!("fd {fd}: {} bytes is not a BPF program", data.len()),
-        ));
-    }
-    let prog: Vec<sock_filter> = data
-        .chunks_exact(8)
-        .map(|c| sock_filter {
+/// A caller's program (bubblewrap's `--seccomp FD`, a raw array of
+/// `struct sock_filter`) as the kernel takes it; a trailing partial
+/// instruction (refused while parsing) is dropped.
+pub(super) fn from_bytes(data: &[u8]) -> Vec<libc::sock_filter> {
+    data.chunks_exact(8)
+        .map(|c| libc::sock_filter {
             code: u16::from_ne_bytes([c[0], c[1]]),
             jt: c[2],
             jf: c[3],
             k: u32::from_ne_bytes([c[4], c[5], c[6], c[7]]),
         })
-        .collect();
-    seccompiler::apply_filter(&prog).map_err(|e| (Errno::INVAL, e.to_string()))
+        .collect()
 }
 
 #[cfg(test)]

@@ -6,13 +6,15 @@ mod fds;
 mod layers;
 mod layout;
 mod legacy;
+mod overlay;
 mod step;
 
 pub use layers::{
     LANDLOCK_SCOPE_ABI, LayerState, Layers, assess, landlock_paths, missing_required, unmaskable_sockets,
 };
 pub use layout::{MountOp, layout};
-pub use step::{Flags, IdMap, Namespaces, Role, Step, TreeId};
+pub use overlay::{overlay_config, overlay_options};
+pub use step::{Flags, IdMap, Namespaces, OverlayUpper, Role, Step, TreeId};
 
 use crate::host::{HostFacts, MountApi};
 use crate::policy::{NetworkMode, Policy, ViewMode};
@@ -52,7 +54,12 @@ impl Plan {
     pub fn tree_count(&self) -> usize {
         self.steps
             .iter()
-            .filter(|s| matches!(s, Step::CloneTree { .. } | Step::MakeHiddenSource { .. }))
+            .filter(|s| {
+                matches!(
+                    s,
+                    Step::CloneTree { .. } | Step::MakeHiddenSource { .. } | Step::MakeOverlay { .. }
+                )
+            })
             .count()
     }
 }

@@ -95,6 +95,23 @@ impl Namespaces {
     }
 }
 
+/// Where an overlay's changes go (bwrap mode's overlays).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OverlayUpper {
+    /// Into a host directory, with its work directory beside it.
+    Dirs {
+        #[serde(serialize_with = "crate::lossy::path")]
+        upper: PathBuf,
+        #[serde(serialize_with = "crate::lossy::path")]
+        work: PathBuf,
+    },
+    /// Into a tmpfs that ends with the sandbox.
+    Tmpfs,
+    /// Nowhere: the overlay is read-only.
+    ReadOnly,
+}
+
 /// Which identity map.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -419,8 +436,11 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::paths")]
         candidates: Vec<PathBuf>,
     },
-    SeccompFromFds {
-        fds: Vec<i32>,
+    /// The caller's seccomp programs (raw `struct sock_filter` arrays, read
+    /// from its fds while parsing), installed just before execve.
+    CallerSeccomp {
+        #[serde(serialize_with = "program_lengths")]
+        programs: Vec<Vec<u8>>,
     },
     /// PID 1 of a new PID namespace: fork the command, reap every child,
     /// exit as the command does.
@@ -435,6 +455,17 @@ pub enum Step {
     LockFile {
         #[serde(serialize_with = "crate::lossy::path")]
         path: PathBuf,
+    },
+    /// A detached overlay mount of host directories (resolved now, before
+    /// anything covers them), attached later as a cloned tree is.
+    MakeOverlay {
+        tree: TreeId,
+        /// Lowest layer first, as `--overlay-src` gives them.
+        #[serde(serialize_with = "crate::lossy::paths")]
+        lower: Vec<PathBuf>,
+        upper: OverlayUpper,
+        /// In a user namespace: trusted xattrs are out of reach.
+        userxattr: bool,
     },
     /// Allows one user namespace below the sandbox's own: the one
     /// `NestUserNamespace` makes. Keeps /proc open for that step.
@@ -528,12 +559,20 @@ impl Step {
             Step::CopyFdToFile { path, .. } => format!("write {}", path.display()),
             Step::Chmod { path, .. } => format!("change the mode of {}", path.display()),
             Step::ChdirFirst { .. } => "enter the working directory".into(),
-            Step::SeccompFromFds { .. } => "install the caller's seccomp filters".into(),
+            Step::CallerSeccomp { .. } => "install the caller's seccomp filters".into(),
             Step::PidOneInit { .. } => "start the PID 1 reaper".into(),
             Step::BlockOnFd { fd } => format!("wait for data on fd {fd}"),
             Step::LockFile { path } => format!("lock {}", path.display()),
             Step::DisableUserns => "disable user namespaces inside".into(),
             Step::NestUserNamespace { .. } => "enter the nested user namespace".into(),
+            Step::MakeOverlay { lower, .. } => format!(
+                "make an overlay of {}",
+                lower
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
         }
     }
 }
@@ -850,13 +889,24 @@ impl fmt::Display for Step {
                 q(path)
             ),
             Step::Chmod { path, mode } => write!(f, "chmod({}, {mode:04o})", q(path)),
+            Step::MakeOverlay {
+                tree,
+                lower,
+                upper,
+                userxattr,
+            } => write!(
+                f,
+                "fsopen(\"overlay\"); fsconfig(\"{}\"); fsmount() -> tree {tree}",
+                crate::plan::overlay_options(lower, upper, *userxattr, "<tmpfs>")
+            ),
             Step::ChdirFirst { candidates } => {
                 let c: Vec<String> = candidates.iter().map(|p| q(p)).collect();
                 write!(f, "chdir(the first of {})", c.join(", "))
             }
-            Step::SeccompFromFds { fds } => write!(
+            Step::CallerSeccomp { programs } => write!(
                 f,
-                "seccomp(SECCOMP_SET_MODE_FILTER, the program read from fds {fds:?})"
+                "prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) with {} program(s) just before execve",
+                programs.len()
             ),
             Step::PidOneInit { .. } => write!(
                 f,
@@ -899,4 +949,9 @@ fn ser_os<S: serde::Serializer>(v: &OsString, s: S) -> Result<S::Ok, S::Error> {
 
 fn ser_argv<S: serde::Serializer>(v: &[OsString], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(v.iter().map(|a| a.to_string_lossy()))
+}
+
+/// A program is shown by its size in instructions, not its bytes.
+fn program_lengths<S: serde::Serializer>(v: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|p| p.len() / 8))
 }

@@ -2,8 +2,11 @@
 //! unsafe. Every `unsafe` block of the crate lives here (`#![deny(unsafe_code)]`
 //! holds everywhere else).
 
+mod exec;
 mod fds;
 mod notify;
+
+pub use exec::{apply_filters, exec_after_filters};
 
 pub use fds::{close_others_at_exec, dup_onto, unix_socket_file, with_inherited_fd};
 pub use notify::{
@@ -422,7 +425,7 @@ pub fn init_process() {
     }
     // SAFETY: SIG_IGN installs no handler code, it only changes SIGPIPE's
     // disposition. An ignored signal stays ignored across execve: the Exec
-    // step (std's Command::exec) restores SIG_DFL for the command.
+    // step (sys::exec_after_filters) restores SIG_DFL for the command.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
 }
 

@@ -2,6 +2,7 @@
 //! and once as an unprivileged uid, against the real kernel.
 #![allow(dead_code)]
 
+pub mod bwrap_diff;
 pub mod sockets;
 
 use std::ffi::OsStr;

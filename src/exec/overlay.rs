@@ -1,0 +1,79 @@
+//! bwrap mode's overlays, made detached with the new mount API while the
+//! host's directories are still where the caller named them.
+
+use crate::plan::{OverlayUpper, overlay_config};
+use rustix::fd::{AsFd, AsRawFd, OwnedFd};
+use rustix::fs::Mode;
+use rustix::io::Errno;
+use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+
+/// The overlay as a detached mount; on failure the errno and what
+/// overlayfs said about it.
+pub(super) fn make(
+    lower: &[PathBuf],
+    upper: &OverlayUpper,
+    userxattr: bool,
+) -> Result<OwnedFd, (Errno, String)> {
+    let plain = |e: Errno| (e, String::new());
+    // --tmp-overlay: the upper and work directories on a tmpfs of their own,
+    // reached through its descriptor; overlayfs keeps it once mounted.
+    let tmp = match upper {
+        OverlayUpper::Tmpfs => Some(upper_tmpfs().map_err(plain)?),
+        _ => None,
+    };
+    let tmp_root = tmp
+        .as_ref()
+        .map(|m| format!("/proc/self/fd/{}", m.as_raw_fd()))
+        .unwrap_or_default();
+    let fs = rustix::mount::fsopen("overlay", FsOpenFlags::FSOPEN_CLOEXEC).map_err(plain)?;
+    let configured = overlay_config(lower, upper, userxattr, &tmp_root)
+        .into_iter()
+        .try_for_each(|(key, value)| {
+            if value.is_empty() {
+                rustix::mount::fsconfig_set_flag(fs.as_fd(), key)
+            } else {
+                rustix::mount::fsconfig_set_string(fs.as_fd(), key, OsStr::from_bytes(&value))
+            }
+        })
+        .and_then(|()| rustix::mount::fsconfig_create(fs.as_fd()));
+    if let Err(e) = configured {
+        return Err((e, kernel_log(&fs)));
+    }
+    rustix::mount::fsmount(
+        fs.as_fd(),
+        FsMountFlags::FSMOUNT_CLOEXEC,
+        MountAttrFlags::MOUNT_ATTR_NOSUID | MountAttrFlags::MOUNT_ATTR_NODEV,
+    )
+    .map_err(|e| (e, kernel_log(&fs)))
+}
+
+fn upper_tmpfs() -> Result<OwnedFd, Errno> {
+    let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)?;
+    rustix::mount::fsconfig_set_string(fs.as_fd(), "mode", "0755")?;
+    rustix::mount::fsconfig_create(fs.as_fd())?;
+    let m = rustix::mount::fsmount(
+        fs.as_fd(),
+        FsMountFlags::FSMOUNT_CLOEXEC,
+        MountAttrFlags::MOUNT_ATTR_NOSUID | MountAttrFlags::MOUNT_ATTR_NODEV,
+    )?;
+    rustix::fs::mkdirat(m.as_fd(), "upper", Mode::from_raw_mode(0o755))?;
+    rustix::fs::mkdirat(m.as_fd(), "work", Mode::from_raw_mode(0o755))?;
+    Ok(m)
+}
+
+/// The messages the kernel left on the filesystem context ("e overlayfs:
+/// …"), which say which layer it refused and why.
+fn kernel_log(fs: &OwnedFd) -> String {
+    let mut lines = Vec::new();
+    let mut buf = [0u8; 512];
+    while let Ok(n) = rustix::io::read(fs, &mut buf) {
+        if n == 0 {
+            break;
+        }
+        lines.push(String::from_utf8_lossy(&buf[..n]).trim_end().to_string());
+    }
+    lines.join("; ")
+}
