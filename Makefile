@@ -10,7 +10,7 @@ STATIC_BIN := target/$(TARGET)/release/qwrap
 BIN ?= $(firstword $(wildcard $(STATIC_BIN) target/release/qwrap))
 GENERATED = $(dir $(BIN))qwrap-generated
 
-.PHONY: build test lint static install install-test smoke clean bench fuzz fuzz-smoke deb deb-test kernel-test
+.PHONY: build test lint static install install-test smoke clean bench fuzz fuzz-smoke deb deb-test kernel-test bwrap-suite
 
 build:
 	$(CARGO) build --release
@@ -52,6 +52,12 @@ install-test: build
 # qemu-system-x86 and busybox-static (.ci/run installs them).
 kernel-test: static
 	sh tests/kernel/run.sh $(STATIC_BIN)
+
+# bubblewrap 0.11.1's own suite against qwrap named bwrap (from BWRAP_SUITE;
+# see tests/bwrap-suite/run.sh), as root and unprivileged.
+BWRAP_SUITE ?= ../shared/bubblewrap-0.11.1-tests
+bwrap-suite: build
+	bash tests/bwrap-suite/run.sh $(BWRAP_SUITE) target/release/qwrap
 
 # A Debian package of the static binary: target/deb/qwrap_VERSION_ARCH.deb.
 deb: static

@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# bubblewrap 0.11.1's own test suite (upstream, unmodified, kept outside this
+# repository) against qwrap named `bwrap`: test-run.sh, test-seccomp.py and
+# test-specifying-{userns,pidns}.sh, unprivileged and, when run as root, as
+# root too. Usage: run.sh SUITE_DIR QWRAP_BINARY. Any failing point fails.
+set -euo pipefail
+suite=${1:?suite directory}
+bin=${2:?qwrap binary}
+[ -f "$suite/test-run.sh" ] || { echo "bwrap-suite: no bubblewrap suite at $suite" >&2; exit 1; }
+scratch=$(mktemp -d /var/tmp/qwrap-bwrap-suite.XXXXXX)
+trap 'rm -rf "$scratch"' EXIT
+mkdir "$scratch/bin"
+cp "$bin" "$scratch/bin/qwrap"
+ln -s qwrap "$scratch/bin/bwrap"
+chmod 0755 "$scratch" "$scratch/bin"
+
+# One fresh copy per identity: the suite writes beside itself.
+copy() {
+    cp -r "$suite" "$scratch/$1"
+    cc -o "$scratch/$1/try-syscall" "$scratch/$1/try-syscall.c"
+    chmod -R a+rwX "$scratch/$1"
+}
+
+run_as() { # who dir
+    local who=$1 dir=$2 t
+    for t in test-run.sh test-specifying-userns.sh test-specifying-pidns.sh "test-seccomp.py"; do
+        local cmd="cd '$dir' && BWRAP='$scratch/bin/bwrap' "
+        case $t in
+            *.py) cmd+="/usr/bin/python3 $t" ;;
+            *) cmd+="bash $t" ;;
+        esac
+        local log="$scratch/$who-$t.log"
+        if [ "$who" = root ]; then
+            bash -c "$cmd" >"$log" 2>&1 || { tail -40 "$log"; echo "bwrap-suite: $t failed as $who" >&2; exit 1; }
+        else
+            su "$who" -s /bin/bash -c "$cmd" >"$log" 2>&1 || { tail -40 "$log"; echo "bwrap-suite: $t failed as $who" >&2; exit 1; }
+        fi
+        local oks skips
+        oks=$(grep -c '^ok ' "$log" || true)
+        skips=$(grep -c '^ok .*# SKIP' "$log" || true)
+        if grep -q '^not ok' "$log"; then
+            grep '^not ok' "$log"; echo "bwrap-suite: $t failed as $who" >&2; exit 1
+        fi
+        printf 'bwrap-suite: %-28s as %-6s %3d ok (%d skipped)\n' "$t" "$who" "$oks" "$skips"
+    done
+}
+
+if [ "$(id -u)" = 0 ]; then
+    copy user
+    run_as nobody "$scratch/user"
+    copy root
+    # Point 33 injects a fault into bubblewrap's 39th prctl(2); qwrap run by
+    # real root without --cap-* makes five, so the fault lands after the
+    # command started and the point cannot observe what it checks. The same
+    # behaviour is checked unprivileged (point 33), by point 34 and by
+    # tests/bwrap_semantics.rs. docs/bwrap-compat.md says more.
+    sed -i 's/^if ! command -v strace >\/dev\/null || ! strace -h .*; then$/if true; then/; s/ok_skip "no strace fault injection"/ok_skip "qwrap as root makes fewer prctl calls than point 33 counts on"/' \
+        "$scratch/root/test-run.sh"
+    grep -q 'fewer prctl calls' "$scratch/root/test-run.sh" || { echo "bwrap-suite: could not mark point 33 for root" >&2; exit 1; }
+    run_as root "$scratch/root"
+else
+    copy user
+    run_as "$(id -un)" "$scratch/user"
+fi
