@@ -355,3 +355,58 @@ fn pwd_is_the_directory_entered_and_created_mount_points_take_bubblewraps_modes(
         assert_eq!(mode(&deep), 0o640, "{who:?}");
     }
 }
+
+#[test]
+fn destinations_resolve_inside_the_new_root_never_on_the_host() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.write("home/.bashrc", "orig\n", 0o644);
+        std::os::unix::fs::symlink(f.home(), f.ws().join("lnk")).unwrap();
+        let ws = f.ws().display().to_string();
+        let lnk = |name: &str| format!("{ws}/lnk/{name}");
+        let data = f.write("data", "planted\n", 0o644);
+        for (root, ops) in [
+            ("ro", vec!["--dir".to_string(), lnk("x")]),
+            ("ro", vec!["--chmod".into(), "0777".into(), lnk(".bashrc")]),
+            ("ro", vec!["--symlink".into(), "/etc/passwd".into(), lnk("sl")]),
+            ("ro", vec!["--ro-bind".into(), "/dev/null".into(), lnk("newfile")]),
+            ("ro", vec!["--file".into(), "3".into(), lnk(".bash_profile")]),
+            ("ro", vec!["--tmpfs".into(), lnk("t")]),
+            ("none", vec!["--dir".to_string(), lnk("x")]),
+            ("none", vec!["--file".into(), "3".into(), lnk(".bash_profile")]),
+        ] {
+            let mut args: Vec<String> = match root {
+                "ro" => vec!["--ro-bind".into(), "/".into(), "/".into()],
+                _ => ["/usr", "/bin", "/lib", "/lib64"]
+                    .iter()
+                    .flat_map(|p| ["--ro-bind".to_string(), p.to_string(), p.to_string()])
+                    .collect(),
+            };
+            args.extend(["--bind".into(), ws.clone(), ws.clone()]);
+            args.extend(ops.iter().cloned());
+            args.push("true".into());
+            let quoted: Vec<String> = args.iter().map(|a| format!("'{a}'")).collect();
+            let script = format!(
+                "exec '{}' {} 3<'{}'",
+                qwrap_bwrap().display(),
+                quoted.join(" "),
+                data.display()
+            );
+            let _ = f.command("sh").args(["-c", &script]).output().unwrap();
+            let names: Vec<String> = std::fs::read_dir(f.home())
+                .unwrap()
+                .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+                .collect();
+            assert_eq!(
+                names,
+                [".bashrc"],
+                "{who:?} {root} {ops:?}: the host home changed"
+            );
+            let mode = std::fs::metadata(f.home().join(".bashrc"))
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o7777, 0o644, "{who:?} {ops:?}");
+        }
+    }
+}

@@ -8,6 +8,7 @@ mod command;
 mod error;
 mod hidden;
 mod hints;
+mod in_root;
 mod landlock;
 mod monitor;
 mod mount_point;
@@ -49,6 +50,7 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
         mounts: None,
         monitor: monitor::Link::default(),
         proc: None,
+        root: plan.new_root.clone().map(in_root::NewRoot::new),
         pwd: None,
         filters: Vec::new(),
         warden: None,
@@ -144,6 +146,8 @@ struct Executor {
     monitor: monitor::Link,
     /// /proc as the sandbox started, for steps after the root has changed.
     proc: Option<OwnedFd>,
+    /// bwrap mode: the new root, inside which destinations are resolved.
+    root: Option<in_root::NewRoot>,
     /// bwrap mode: the working directory entered, the command's PWD.
     pwd: Option<std::path::PathBuf>,
     /// bwrap mode: the caller's seccomp programs, installed just before execve.
@@ -242,7 +246,8 @@ impl Executor {
             } => {
                 let size = size.map(|s| format!(",size={s}")).unwrap_or_default();
                 let data = CString::new(format!("mode={mode:04o}{size}")).expect("no NUL");
-                rustix::mount::mount("tmpfs", target, "tmpfs", ms_flags(flags), data.as_c_str())?;
+                let target = self.place(target, false)?;
+                rustix::mount::mount("tmpfs", target.path(), "tmpfs", ms_flags(flags), data.as_c_str())?;
             }
             Step::AttachTree { tree, target, role } => {
                 let fd = self
@@ -250,7 +255,10 @@ impl Executor {
                     .get_mut(*tree)
                     .and_then(Option::take)
                     .ok_or(Errno::BADF)?;
-                let follow = if *role == crate::plan::Role::Bind {
+                let target = self.place(target, false)?;
+                // A bind follows a symlink at its destination (resolved in
+                // the new root already when placed there).
+                let follow = if *role == crate::plan::Role::Bind || target.via_fd() {
                     MoveMountFlags::MOVE_MOUNT_T_SYMLINKS
                 } else {
                     MoveMountFlags::empty()
@@ -259,44 +267,49 @@ impl Executor {
                     fd.as_fd(),
                     "",
                     CWD,
-                    target,
+                    target.path(),
                     MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | follow,
                 );
                 tolerate_vanished_socket(*role, attached)?;
             }
-            Step::Mkdir { path, mode } => rustix::fs::mkdir(path, Mode::from_raw_mode(*mode))?,
+            Step::Mkdir { path, mode } => {
+                rustix::fs::mkdir(self.place(path, true)?.path(), Mode::from_raw_mode(*mode))?
+            }
             // One mknod, not open + close: an empty file fails if it exists.
             Step::CreateFile { path } => rustix::fs::mknodat(
                 CWD,
-                path,
+                self.place(path, true)?.path(),
                 rustix::fs::FileType::RegularFile,
                 Mode::from_raw_mode(0o444),
                 0,
             )?,
             // As bubblewrap: a symlink already there with the same target is
             // the one asked for.
-            Step::Symlink { target, link } => match rustix::fs::symlink(target, link) {
-                Err(Errno::EXIST) => match std::fs::read_link(link) {
-                    Ok(t) if t == *target => {}
-                    found => {
-                        return Err(Fail {
-                            errno: Errno::EXIST,
-                            detail: Some(match found {
-                                Ok(t) => format!(
-                                    "Can't make symlink at {}: existing destination is {}",
-                                    link.display(),
-                                    t.display()
-                                ),
-                                Err(_) => format!(
-                                    "Can't make symlink at {}: something else is there",
-                                    link.display()
-                                ),
-                            }),
-                        });
-                    }
-                },
-                other => other?,
-            },
+            Step::Symlink { target, link } => {
+                let at = self.place(link, true)?;
+                match rustix::fs::symlink(target, at.path()) {
+                    Err(Errno::EXIST) => match std::fs::read_link(at.path()) {
+                        Ok(t) if t == *target => {}
+                        found => {
+                            return Err(Fail {
+                                errno: Errno::EXIST,
+                                detail: Some(match found {
+                                    Ok(t) => format!(
+                                        "Can't make symlink at {}: existing destination is {}",
+                                        link.display(),
+                                        t.display()
+                                    ),
+                                    Err(_) => format!(
+                                        "Can't make symlink at {}: something else is there",
+                                        link.display()
+                                    ),
+                                }),
+                            });
+                        }
+                    },
+                    other => other?,
+                }
+            }
             Step::MountDevpts { target } => {
                 rustix::mount::mount(
                     "devpts",
@@ -327,10 +340,11 @@ impl Executor {
                 recursive,
                 role,
             } => {
+                let target = self.place(target, false)?;
                 if *recursive {
-                    rustix::mount::mount_bind_recursive(source, target)?;
+                    rustix::mount::mount_bind_recursive(source, target.path())?;
                 } else {
-                    tolerate_vanished_socket(*role, rustix::mount::mount_bind(source, target))?;
+                    tolerate_vanished_socket(*role, rustix::mount::mount_bind(source, target.path()))?;
                 }
             }
             Step::MakeTreePrivate { target } => {
@@ -341,7 +355,8 @@ impl Executor {
             }
             Step::RemountTreeReadOnly { target, table } => self.remount_tree_read_only(target, table)?,
             Step::Remount { target, flags } => {
-                rustix::mount::mount_remount(target, MountFlags::BIND | ms_flags(flags), "")?;
+                let target = self.place(target, false)?;
+                rustix::mount::mount_remount(target.path(), MountFlags::BIND | ms_flags(flags), "")?;
             }
             Step::PivotRoot { new_root, put_old } => reroot::pivot(new_root, put_old)?,
             Step::EnterRoot { new_root } => reroot::enter(new_root)?,
@@ -413,18 +428,27 @@ impl Executor {
                 }
             }
             Step::SetHostname { name } => rustix::system::sethostname(name.as_bytes())?,
-            Step::EnsureMountPoint { path, dir, mode } => mount_point::ensure(path, *dir, *mode)?,
+            Step::EnsureMountPoint { path, dir, mode } => match &self.root {
+                Some(root) => root.ensure(path, *dir, *mode)?,
+                None => mount_point::ensure(CWD, path, rustix::fs::ResolveFlags::empty(), *dir, *mode)?,
+            },
             Step::MountProc { target } => {
                 rustix::mount::mount(
                     "proc",
-                    target,
+                    self.place(target, false)?.path(),
                     "proc",
                     MountFlags::NOSUID | MountFlags::NOEXEC | MountFlags::NODEV,
                     None,
                 )?;
             }
             Step::MountMqueue { target } => {
-                rustix::mount::mount("mqueue", target, "mqueue", MountFlags::empty(), None)?;
+                rustix::mount::mount(
+                    "mqueue",
+                    self.place(target, false)?.path(),
+                    "mqueue",
+                    MountFlags::empty(),
+                    None,
+                )?;
             }
             Step::ReadOnlyInPlace { path } => match read_only_in_place(path) {
                 // Not every kernel has every /proc entry.
@@ -443,8 +467,8 @@ impl Executor {
                 let data =
                     sys::read_inherited_fd(*fd).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
                 let file = rustix::fs::open(
-                    path,
-                    OFlags::CREATE | OFlags::WRONLY | OFlags::TRUNC | OFlags::CLOEXEC,
+                    self.place(path, true)?.path(),
+                    OFlags::CREATE | OFlags::WRONLY | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                     Mode::from_raw_mode(*mode),
                 )?;
                 let mut rest = &data[..];
@@ -454,7 +478,9 @@ impl Executor {
                 }
                 rustix::fs::fchmod(&file, Mode::from_raw_mode(*mode))?;
             }
-            Step::Chmod { path, mode } => rustix::fs::chmod(path, Mode::from_raw_mode(*mode))?,
+            Step::Chmod { path, mode } => {
+                rustix::fs::chmod(self.place(path, false)?.path(), Mode::from_raw_mode(*mode))?
+            }
             Step::ChdirFirst { candidates } => {
                 let mut last = Errno::NOENT;
                 let mut entered = false;
@@ -527,6 +553,15 @@ impl Executor {
             }
         }
         Ok(())
+    }
+
+    /// A destination: inside the new root when the plan has one (bwrap
+    /// mode), else as named.
+    fn place(&self, path: &std::path::Path, create: bool) -> Result<in_root::Placed, Errno> {
+        match &self.root {
+            Some(root) => root.place(path, create),
+            None => Ok(in_root::Placed::as_named(path)),
+        }
     }
 
     /// Where a tree is kept; a plan naming a tree it did not count is refused.

@@ -1,33 +1,71 @@
 //! Mount points that bwrap mode creates in the new root, with bubblewrap's
 //! modes for them and for their missing parents.
 
-use rustix::fs::{Mode, OFlags};
+use rustix::fd::BorrowedFd;
+use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// bwrap mode: a mount point that is missing is created, parents first (as
 /// directories, see `parent_mode`), then the point itself as a directory or
-/// empty file.
-pub(super) fn ensure(path: &Path, dir: bool, mode: u32) -> Result<(), Errno> {
-    if rustix::fs::stat(path).is_ok() {
+/// empty file. `rel` is looked up from `base` with `resolve`: inside the new
+/// root (`RESOLVE_IN_ROOT`), a symlink on the way resolves as the sandbox
+/// will see it and never leads onto the host.
+pub(super) fn ensure(
+    base: BorrowedFd<'_>,
+    rel: &Path,
+    resolve: ResolveFlags,
+    dir: bool,
+    mode: u32,
+) -> Result<(), Errno> {
+    let open = |p: &Path, extra: OFlags| {
+        let p = if p.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            p
+        };
+        rustix::fs::openat2(
+            base,
+            p,
+            OFlags::PATH | OFlags::CLOEXEC | extra,
+            Mode::empty(),
+            resolve,
+        )
+    };
+    if open(rel, OFlags::empty()).is_ok() {
         return Ok(());
     }
-    let mut prefix = std::path::PathBuf::new();
-    if let Some(parent) = path.parent() {
-        for comp in parent.components() {
-            prefix.push(comp);
-            match rustix::fs::mkdir(&prefix, Mode::from_raw_mode(parent_mode(mode))) {
-                Ok(()) | Err(Errno::EXIST) => {}
-                Err(e) => return Err(e),
-            }
+    let parent = rel.parent().unwrap_or(Path::new(""));
+    let mut prefix = PathBuf::new();
+    for comp in parent.components() {
+        let up = prefix.clone();
+        prefix.push(comp);
+        match open(&prefix, OFlags::DIRECTORY) {
+            Ok(_) => continue,
+            Err(Errno::NOENT) => {}
+            Err(e) => return Err(e),
+        }
+        let name = prefix.file_name().ok_or(Errno::INVAL)?;
+        match rustix::fs::mkdirat(
+            open(&up, OFlags::DIRECTORY)?,
+            name,
+            Mode::from_raw_mode(parent_mode(mode)),
+        ) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => return Err(e),
         }
     }
+    let at = open(parent, OFlags::DIRECTORY)?;
+    let name = rel.file_name().ok_or(Errno::INVAL)?;
     let made = if dir {
-        rustix::fs::mkdir(path, Mode::from_raw_mode(mode))
+        rustix::fs::mkdirat(&at, name, Mode::from_raw_mode(mode))
     } else {
-        rustix::fs::open(
-            path,
-            OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC,
+        // Never through a symlink already there: that is the caller's to
+        // follow when mounting, inside the root.
+        rustix::fs::openat(
+            &at,
+            name,
+            OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::WRONLY | OFlags::CLOEXEC,
             Mode::from_raw_mode(mode),
         )
         .map(drop)

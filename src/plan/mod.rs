@@ -46,6 +46,13 @@ pub fn dev_entries() -> Vec<&'static str> {
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
     pub mount_api: MountApi,
+    /// bwrap mode: the directory that becomes the root; the executor
+    /// resolves destinations under it inside it (`RESOLVE_IN_ROOT`).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::lossy::opt_path"
+    )]
+    pub new_root: Option<PathBuf>,
     pub steps: Vec<Step>,
 }
 
@@ -194,6 +201,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
     });
     Plan {
         mount_api,
+        new_root: None,
         steps: b.steps,
     }
 }

@@ -1,0 +1,110 @@
+//! bwrap mode's destinations, resolved inside the new root as bubblewrap's
+//! pivot into its own tmpfs resolves them: a symlink a caller's tree plants
+//! on the way (`lnk -> $HOME`) is followed as the sandbox will see it and
+//! never reaches the host. Each step opens the root afresh, since an
+//! argument may mount over the root itself.
+
+use rustix::fd::{AsFd, AsRawFd, OwnedFd};
+use rustix::fs::{CWD, Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+use std::path::{Path, PathBuf};
+
+/// A destination as a path the kernel resolves to what was found inside
+/// the root (`/proc/self/fd/N[/NAME]`), holding the descriptor it names.
+pub(super) struct Placed {
+    path: PathBuf,
+    _held: Option<OwnedFd>,
+}
+
+impl Placed {
+    pub fn as_named(path: &Path) -> Self {
+        Placed {
+            path: path.to_path_buf(),
+            _held: None,
+        }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether the path names a descriptor (move_mount must follow it).
+    pub fn via_fd(&self) -> bool {
+        self._held.is_some()
+    }
+}
+
+pub(super) struct NewRoot {
+    prefix: PathBuf,
+}
+
+impl NewRoot {
+    pub fn new(prefix: PathBuf) -> Self {
+        NewRoot { prefix }
+    }
+
+    /// The part of `path` under the root, when strictly under it.
+    fn inside<'a>(&self, path: &'a Path) -> Option<&'a Path> {
+        path.strip_prefix(&self.prefix)
+            .ok()
+            .filter(|r| !r.as_os_str().is_empty())
+    }
+
+    fn open_root(&self) -> Result<OwnedFd, Errno> {
+        rustix::fs::open(
+            &self.prefix,
+            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )
+    }
+
+    /// `path` itself (its last component followed) or, with `create`, its
+    /// parent and the name to make in it.
+    pub fn place(&self, path: &Path, create: bool) -> Result<Placed, Errno> {
+        let Some(rel) = self.inside(path) else {
+            return Ok(Placed::as_named(path));
+        };
+        let root = self.open_root()?;
+        let (look, name) = match (create, rel.parent(), rel.file_name()) {
+            (true, Some(parent), Some(name)) => (parent, Some(name)),
+            _ => (rel, None),
+        };
+        let look = if look.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            look
+        };
+        let fd = rustix::fs::openat2(
+            root.as_fd(),
+            look,
+            OFlags::PATH | OFlags::CLOEXEC,
+            Mode::empty(),
+            ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
+        )?;
+        let mut p = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+        if let Some(n) = name {
+            p.push(n);
+        }
+        Ok(Placed {
+            path: p,
+            _held: Some(fd),
+        })
+    }
+
+    /// `mount_point::ensure` inside the root (or as named, outside it).
+    pub fn ensure(&self, path: &Path, dir: bool, mode: u32) -> Result<(), Errno> {
+        match self.inside(path) {
+            Some(rel) => {
+                let root = self.open_root()?;
+                super::mount_point::ensure(
+                    root.as_fd(),
+                    rel,
+                    ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
+                    dir,
+                    mode,
+                )
+            }
+            None => super::mount_point::ensure(CWD, path, ResolveFlags::empty(), dir, mode),
+        }
+    }
+}
