@@ -568,6 +568,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     s.extend(privileges::capabilities(
         c,
         ctx,
+        sandbox_uid,
         ns.user || c.userns_fd.is_some(),
     )?);
     s.push(Step::NoNewPrivs);

@@ -14,7 +14,13 @@ const CAP_SYS_ADMIN: u32 = 21;
 /// root, nothing otherwise, then `--cap-add`/`--cap-drop` in order. In a user
 /// namespace of the sandbox's own (made or joined: `userns`) the bounding
 /// set is cut to the same set; real root without one keeps its bounding set.
-pub(super) fn capabilities(c: &Config, ctx: &Context, userns: bool) -> Result<Vec<Step>, String> {
+/// `sandbox_uid`: the uid the command runs as inside.
+pub(super) fn capabilities(
+    c: &Config,
+    ctx: &Context,
+    sandbox_uid: u32,
+    userns: bool,
+) -> Result<Vec<Step>, String> {
     let all: Vec<u32> = (0..args::CAPABILITIES.len() as u32).collect();
     let mut kept: Vec<u32> = if ctx.uid == 0 {
         all.iter()
@@ -34,12 +40,13 @@ pub(super) fn capabilities(c: &Config, ctx: &Context, userns: bool) -> Result<Ve
     }
     let mut s = Vec::new();
     let dropped: Vec<u32> = all.iter().copied().filter(|n| !kept.contains(n)).collect();
+    // Only what was asked for is made to survive an exec as non-root.
+    let ambient = !kept.is_empty() && !c.cap_ops.is_empty();
     if userns {
-        // Only what was asked for is made to survive an exec as non-root.
         s.push(Step::DropCapabilityList {
             caps: dropped,
             bounding: true,
-            keep_across_exec: !kept.is_empty() && !c.cap_ops.is_empty(),
+            keep_across_exec: ambient,
         });
     } else if c.cap_ops.iter().any(|(add, n)| !add && n == "ALL") {
         // Real root without a user namespace: bubblewrap empties the sets
@@ -79,7 +86,10 @@ pub(super) fn capabilities(c: &Config, ctx: &Context, userns: bool) -> Result<Ve
     }
     // On an initramfs root the sandbox's root is moved over rootfs, not
     // pivoted: unmounting it would show the host's whole initramfs.
-    if ctx.initramfs_root && userns && kept.contains(&CAP_SYS_ADMIN) {
+    // The command holds what is kept when it runs as uid 0 or keeps it
+    // ambient; otherwise its exec empties the sets.
+    let command_keeps = sandbox_uid == 0 || ambient;
+    if ctx.initramfs_root && userns && command_keeps && kept.contains(&CAP_SYS_ADMIN) {
         return Err(
             "the host's root is the initramfs (rootfs), so the sandbox's root is moved over it \
              rather than pivoted, and a sandbox keeping CAP_SYS_ADMIN could unmount it and see the \
@@ -200,7 +210,11 @@ mod tests {
         cx.initramfs_root = true;
         cx.caps_permitted = u64::MAX;
         let keeps = config(&["--unshare-user", "--uid", "0", "--cap-add", "ALL", "true"]);
-        assert!(capabilities(&keeps, &cx, true).unwrap_err().contains("initramfs"));
+        assert!(
+            capabilities(&keeps, &cx, 0, true)
+                .unwrap_err()
+                .contains("initramfs")
+        );
         let added = config(&[
             "--unshare-user",
             "--uid",
@@ -213,7 +227,7 @@ mod tests {
             "CAP_SYS_ADMIN",
             "true",
         ]);
-        assert!(capabilities(&added, &cx, true).is_err());
+        assert!(capabilities(&added, &cx, 0, true).is_err());
         for ok in [
             &[
                 "--unshare-user",
@@ -227,13 +241,20 @@ mod tests {
             // An unprivileged caller keeps nothing unless it asks.
             &["--unshare-user", "--uid", "0", "true"],
         ] {
-            assert!(capabilities(&config(ok), &cx, true).is_ok(), "{ok:?}");
+            assert!(capabilities(&config(ok), &cx, 0, true).is_ok(), "{ok:?}");
         }
         // An unprivileged sandbox keeps nothing; real root without a user
         // namespace holds the host's capabilities whatever the root is.
-        assert!(capabilities(&config(&["true"]), &cx, true).is_ok());
-        assert!(capabilities(&config(&["true"]), &cx, false).is_ok());
+        assert!(capabilities(&config(&["true"]), &cx, 1000, true).is_ok());
+        assert!(capabilities(&config(&["true"]), &cx, 0, false).is_ok());
+        // A root caller keeps its capabilities, but only a sandbox uid 0
+        // (or one that asked for them) still holds them after exec.
+        cx.uid = 0;
+        let plain = config(&["--unshare-user", "--uid", "0", "true"]);
+        assert!(capabilities(&plain, &cx, 0, true).is_err());
+        assert!(capabilities(&plain, &cx, 1001, true).is_ok());
+        assert!(capabilities(&keeps, &cx, 1001, true).is_err());
         cx.initramfs_root = false;
-        assert!(capabilities(&keeps, &cx, true).is_ok());
+        assert!(capabilities(&keeps, &cx, 0, true).is_ok());
     }
 }
