@@ -8,6 +8,7 @@ mod layout;
 mod legacy;
 mod overlay;
 mod step;
+mod step_text;
 
 pub use layers::{
     LANDLOCK_SCOPE_ABI, LayerState, Layers, assess, landlock_paths, missing_required, unmaskable_sockets,

@@ -1,0 +1,174 @@
+//! Unit tests of the bwrap lowering.
+
+use super::*;
+
+#[test]
+fn usage_lists_the_options_callers_look_for() {
+    let u = usage("bwrap");
+    for opt in [
+        "--as-pid-1",
+        "--perms",
+        "--disable-userns",
+        "--overlay-src",
+        "--add-seccomp-fd",
+    ] {
+        assert!(u.contains(&format!("    {opt} ")), "{opt}");
+    }
+}
+
+fn ctx(uid: u32) -> Context {
+    Context {
+        uid,
+        gid: uid,
+        cwd: Some("/w".into()),
+        home: Some("/home/u".into()),
+        console: None,
+        landlock_abi: 7,
+        layers: false,
+        landlock: LandlockMode::BestEffort,
+        initramfs_root: false,
+        caps_permitted: 0,
+    }
+}
+
+fn plan(args: &[&str], uid: u32) -> Plan {
+    let c = match args::parse(args.iter().map(OsString::from).collect()).unwrap() {
+        Parsed::Run(c) => c,
+        other => panic!("{other:?}"),
+    };
+    lower(&c, &ctx(uid)).unwrap()
+}
+
+#[test]
+fn env_ops_fold_in_order() {
+    let r = env_rules(&[
+        EnvOp::Set("A".into(), "1".into()),
+        EnvOp::Unset("A".into()),
+        EnvOp::Set("B".into(), "2".into()),
+    ]);
+    assert_eq!(r.unset, vec![OsString::from("A")]);
+    assert_eq!(r.set, vec![(OsString::from("B"), OsString::from("2"))]);
+    assert!(!r.clear);
+    let r = env_rules(&[EnvOp::Set("A".into(), "1".into()), EnvOp::Clear]);
+    assert!(r.clear && r.set.is_empty());
+}
+
+#[test]
+fn root_without_unshare_user_gets_no_user_namespace() {
+    let p = plan(&["--ro-bind", "/", "/", "true"], 0);
+    assert!(matches!(p.steps[0], Step::CloneMonitor { ns, .. } if !ns.user));
+    assert!(!p.steps.contains(&Step::DenySetgroups));
+    let p = plan(&["--ro-bind", "/", "/", "true"], 1000);
+    assert!(matches!(p.steps[0], Step::CloneMonitor { ns, .. } if ns.user));
+    assert!(p.steps.contains(&Step::WriteIdMap {
+        map: IdMap::Uid,
+        inside: 1000,
+        outside: 1000
+    }));
+    let p = plan(
+        &["--unshare-user", "--uid", "0", "--ro-bind", "/", "/", "true"],
+        1000,
+    );
+    assert!(p.steps.contains(&Step::WriteIdMap {
+        map: IdMap::Uid,
+        inside: 0,
+        outside: 1000
+    }));
+}
+
+#[test]
+fn operations_apply_in_argument_order_after_every_clone() {
+    let p = plan(
+        &[
+            "--ro-bind",
+            "/",
+            "/",
+            "--tmpfs",
+            "/tmp",
+            "--bind",
+            "/tmp",
+            "/tmp/x",
+            "--dev",
+            "/dev",
+            "true",
+        ],
+        1000,
+    );
+    let text = p.to_string();
+    let tmpfs = text.find(r#"mount("tmpfs", "/tmp/newroot/tmp""#).unwrap();
+    let bind = text
+        .find(r#"move_mount(tree1, "", AT_FDCWD, "/tmp/newroot/tmp/x""#)
+        .unwrap();
+    let dev = text.find(r#"mount("tmpfs", "/tmp/newroot/dev""#).unwrap();
+    assert!(tmpfs < bind && bind < dev, "{text}");
+    let last_clone = p
+        .steps
+        .iter()
+        .rposition(|s| matches!(s, Step::CloneTree { .. }))
+        .unwrap();
+    let staging = p
+        .steps
+        .iter()
+        .position(|s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new(STAGING)))
+        .unwrap();
+    assert!(last_clone < staging);
+}
+
+#[test]
+fn pid_namespace_mounts_proc_and_starts_an_init() {
+    let p = plan(&["--unshare-pid", "--proc", "/proc", "true"], 1000);
+    assert!(p.steps.iter().any(|s| matches!(s, Step::MountProc { .. })));
+    assert!(p.steps.contains(&Step::PidOneInit {
+        die_with_parent: false
+    }));
+    let p = plan(&["--unshare-pid", "--as-pid-1", "true"], 1000);
+    assert!(!p.steps.iter().any(|s| matches!(s, Step::PidOneInit { .. })));
+    // Without a PID namespace /proc is the host's, bound.
+    let p = plan(&["--proc", "/proc", "true"], 1000);
+    assert!(!p.steps.iter().any(|s| matches!(s, Step::MountProc { .. })));
+    assert!(p.to_string().contains(r#"open_tree(AT_FDCWD, "/proc""#));
+}
+
+#[test]
+fn missing_sources() {
+    let c = match args::parse(
+        ["--bind", "/nonexistent/qwrap", "/x", "true"]
+            .map(OsString::from)
+            .to_vec(),
+    )
+    .unwrap()
+    {
+        Parsed::Run(c) => c,
+        _ => unreachable!(),
+    };
+    assert!(
+        lower(&c, &ctx(1000))
+            .unwrap_err()
+            .contains("Can't find source path")
+    );
+    let p = plan(&["--bind-try", "/nonexistent/qwrap", "/x", "true"], 1000);
+    assert!(!p.to_string().contains("/nonexistent/qwrap"));
+}
+
+#[test]
+fn layers_only_when_asked() {
+    let p = plan(&["--ro-bind", "/", "/", "true"], 1000);
+    assert!(
+        !p.steps
+            .iter()
+            .any(|s| matches!(s, Step::Landlock { .. } | Step::Seccomp))
+    );
+    let c = match args::parse(["--bind", "/", "/", "true"].map(OsString::from).to_vec()).unwrap() {
+        Parsed::Run(c) => c,
+        _ => unreachable!(),
+    };
+    let mut cx = ctx(1000);
+    cx.layers = true;
+    let p = lower(&c, &cx).unwrap();
+    assert!(p.steps.contains(&Step::Seccomp));
+    assert!(
+        p.steps
+            .iter()
+            .any(|s| matches!(s, Step::Landlock { scoped: true, .. }))
+    );
+}

@@ -1,0 +1,469 @@
+//! How a Step reads: the purpose named in error messages and the syscalls
+//! `qwrap plan` prints for it, one line each.
+
+use super::step::{IdMap, Role, Step};
+use std::fmt;
+
+impl Step {
+    /// A short phrase naming what the step is for, used in error messages.
+    pub fn purpose(&self) -> String {
+        match self {
+            Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
+            Step::StartWarden { .. } => "start the warden outside the sandbox".into(),
+            Step::Unshare { net: false, .. } => "create user and mount namespaces".into(),
+            Step::Unshare { net: true, .. } => "create user, mount and network namespaces".into(),
+            Step::NewSessionKeyring => "join a fresh session keyring".into(),
+            Step::SeccompNotify { .. } => {
+                "install the seccomp filter, handing calls aimed at other processes to the warden".into()
+            }
+            Step::DenySetgroups => "deny setgroups in the user namespace".into(),
+            Step::WriteIdMap { map, inside, .. } => {
+                format!(
+                    "map {} {inside} to itself",
+                    if *map == IdMap::Uid { "uid" } else { "gid" }
+                )
+            }
+            Step::LoopbackUp => "bring up lo in the new network namespace".into(),
+            Step::MakeMountsSlave => "keep the sandbox's mounts from propagating to the host".into(),
+            Step::CloneTree { role, source, .. } => match role {
+                Role::HostRoot => "clone the host tree".into(),
+                _ => format!("clone {} {}", role.noun(), source.display()),
+            },
+            Step::SetTreeAttr { set, .. } if set.rdonly => "make the cloned tree read-only".into(),
+            Step::SetTreeAttr { .. } => "make the cloned tree private".into(),
+            Step::MountTmpfs { target, .. } => format!("mount a tmpfs on {}", target.display()),
+            Step::AttachTree { role, target, .. } | Step::BindMount { role, target, .. } => match role {
+                Role::HostRoot => format!("attach the read-only host tree at {}", target.display()),
+                _ => format!("attach {} at {}", role.noun(), target.display()),
+            },
+            Step::Mkdir { path, .. } => format!("create directory {}", path.display()),
+            Step::CreateFile { path } => format!("create mount point {}", path.display()),
+            Step::Symlink { link, .. } => format!("create symlink {}", link.display()),
+            Step::MountDevpts { target } => format!("mount devpts on {}", target.display()),
+            Step::SetPathAttr {
+                target,
+                recursive: true,
+                ..
+            } if target.as_os_str() == "/" => "make the host tree read-only".into(),
+            Step::SetPathAttr { target, .. } | Step::Remount { target, .. } => {
+                format!("make {} read-only", target.display())
+            }
+            Step::MakeTreePrivate { target } => format!("make mounts under {} private", target.display()),
+            Step::RemountTreeReadOnly { target, .. } => {
+                format!("remount every mount under {} read-only", target.display())
+            }
+            Step::PivotRoot { new_root, .. } => format!("switch to the staging root {}", new_root.display()),
+            Step::EnterRoot { .. } => "switch to the sandbox root".into(),
+            Step::Chdir { path } => format!("enter {}", path.display()),
+            Step::DropCapabilities => "drop every capability".into(),
+            Step::DropCapabilityList { .. } => "drop the named capabilities".into(),
+            Step::NoNewPrivs => "set no_new_privs".into(),
+            Step::Landlock { .. } => "apply the Landlock ruleset".into(),
+            Step::Seccomp => "install the seccomp filter".into(),
+            Step::ReopenFd { fd, path } => format!("open fd {fd} again through {}", path.display()),
+            Step::MakeHiddenSource { .. } => "make the empty tmpfs that hides paths".into(),
+            Step::AttachHidden { target, .. } => format!("hide {}", target.display()),
+            Step::SealFds { .. } => "close the inherited descriptors the command must not have".into(),
+            Step::DieWithParent => "die with the parent process".into(),
+            Step::NewSession { .. } => "start a new session".into(),
+            Step::Exec { .. } => "run the command".into(),
+            Step::CloneMonitor { join: false, .. } => "create the sandbox's namespaces".into(),
+            Step::CloneMonitor { join: true, .. } => "start the sandbox's process".into(),
+            Step::JoinNamespace { pid: false, .. } => "join the user namespace".into(),
+            Step::JoinNamespace { pid: true, .. } => "join the PID namespace".into(),
+            Step::UnshareNamespaces { .. } => "create the sandbox's namespaces".into(),
+            Step::ForkIntoPidNamespace { .. } => "enter the PID namespace".into(),
+            Step::NotifyMonitor => "report to the monitor".into(),
+            Step::AssertUsernsDisabled => "check that user namespaces are disabled".into(),
+            Step::SetHostname { .. } => "set the hostname".into(),
+            Step::EnsureMountPoint { path, .. } => format!("create {}", path.display()),
+            Step::MountProc { target } => format!("mount proc on {}", target.display()),
+            Step::MountMqueue { target } => format!("mount mqueue on {}", target.display()),
+            Step::ReadOnlyInPlace { path } => format!("make {} read-only", path.display()),
+            Step::CloneTreeFromFd { fd, .. } => format!("clone the tree of fd {fd}"),
+            Step::CopyFdToFile { path, .. } => format!("write {}", path.display()),
+            Step::Chmod { path, .. } => format!("change the mode of {}", path.display()),
+            Step::ChdirFirst { .. } => "enter the working directory".into(),
+            Step::CallerSeccomp { .. } => "install the caller's seccomp filters".into(),
+            Step::PidOneInit { .. } => "start the PID 1 reaper".into(),
+            Step::BlockOnFd { fd } => format!("wait for data on fd {fd}"),
+            Step::LockFile { path } => format!("lock {}", path.display()),
+            Step::DisableUserns => "disable user namespaces inside".into(),
+            Step::NestUserNamespace { .. } => "enter the nested user namespace".into(),
+            Step::MakeOverlay { lower, .. } => format!(
+                "make an overlay of {}",
+                lower
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
+
+fn q(p: &std::path::Path) -> String {
+    format!("{:?}", p.as_os_str())
+}
+
+fn join_flags(parts: Vec<String>) -> String {
+    if parts.is_empty() {
+        "0".into()
+    } else {
+        parts.join("|")
+    }
+}
+
+impl fmt::Display for Step {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
+            Step::StartWarden {
+                keep_background,
+                watch,
+            } => {
+                write!(
+                    f,
+                    "socketpair(AF_UNIX, SOCK_SEQPACKET); fork(); fork() = the warden (outside the sandbox; {}",
+                    if *keep_background {
+                        "leaves the command's leftovers running"
+                    } else {
+                        "kills every process left in the sandbox when the command exits"
+                    }
+                )?;
+                if !watch.is_empty() {
+                    let names: Vec<String> = watch.iter().map(|p| q(p)).collect();
+                    write!(
+                        f,
+                        "; then moves aside any of {} the command created",
+                        names.join(", ")
+                    )?;
+                }
+                write!(f, ")")
+            }
+            Step::Unshare { net, ipc } => write!(
+                f,
+                "unshare(CLONE_NEWUSER|CLONE_NEWNS{}{})",
+                if *net { "|CLONE_NEWNET" } else { "" },
+                if *ipc { "|CLONE_NEWIPC" } else { "" }
+            ),
+            Step::NewSessionKeyring => write!(f, "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)"),
+            Step::SeccompNotify { signals } => write!(
+                f,
+                "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {{ioctl(_, TIOCSTI|TIOCLINUX) = EPERM, chmod/fchmod/fchmodat/fchmodat2(mode & (S_ISUID|S_ISGID)) = EPERM, open/openat/creat/mknod/mknodat(O_CREAT, mode & (S_ISUID|S_ISGID)) = EPERM, openat2 = ENOSYS, prlimit64/sched_setaffinity/sched_setscheduler/sched_setparam/sched_setattr/migrate_pages/move_pages(pid != 0), setpriority/ioprio_set(not the caller){} = USER_NOTIF, otherwise allow}}); sendmsg(warden, SCM_RIGHTS listener)",
+                if *signals {
+                    ", kill/tkill/tgkill/rt_sigqueueinfo/rt_tgsigqueueinfo/pidfd_send_signal, fcntl(F_SETOWN|F_SETOWN_EX)"
+                } else {
+                    ""
+                }
+            ),
+            Step::DenySetgroups => write!(f, "write(\"/proc/self/setgroups\", \"deny\")"),
+            Step::WriteIdMap { map, inside, outside } => {
+                let file = if *map == IdMap::Uid { "uid_map" } else { "gid_map" };
+                write!(f, "write(\"/proc/self/{file}\", \"{inside} {outside} 1\")")
+            }
+            Step::LoopbackUp => write!(
+                f,
+                "ioctl(socket(AF_INET, SOCK_DGRAM), SIOCSIFFLAGS, {{\"lo\", IFF_UP}})"
+            ),
+            Step::MakeMountsSlave => write!(f, "mount(NULL, \"/\", NULL, MS_REC|MS_SLAVE, NULL)"),
+            Step::CloneTree {
+                tree,
+                source,
+                recursive,
+                ..
+            } => write!(
+                f,
+                "open_tree(AT_FDCWD, {}, OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC{}) = tree{tree}",
+                q(source),
+                if *recursive { "|AT_RECURSIVE" } else { "" }
+            ),
+            Step::SetTreeAttr { tree, set, private } => {
+                let mut attr = Vec::new();
+                let set = set.names("MOUNT_ATTR_");
+                if !set.is_empty() {
+                    attr.push(format!("attr_set={}", set.join("|")));
+                }
+                if *private {
+                    attr.push("propagation=MS_PRIVATE".into());
+                }
+                write!(
+                    f,
+                    "mount_setattr(tree{tree}, \"\", AT_EMPTY_PATH|AT_RECURSIVE, {{{}}})",
+                    attr.join(", ")
+                )
+            }
+            Step::MountTmpfs {
+                target,
+                flags,
+                mode,
+                size,
+            } => write!(
+                f,
+                "mount(\"tmpfs\", {}, \"tmpfs\", {}, \"mode={mode:04o}{}\")",
+                q(target),
+                join_flags(flags.names("MS_")),
+                size.map(|s| format!(",size={s}")).unwrap_or_default()
+            ),
+            Step::AttachTree { tree, target, role } => write!(
+                f,
+                "move_mount(tree{tree}, \"\", AT_FDCWD, {}, MOVE_MOUNT_F_EMPTY_PATH{})",
+                q(target),
+                if *role == Role::Bind {
+                    "|MOVE_MOUNT_T_SYMLINKS"
+                } else {
+                    ""
+                }
+            ),
+            Step::Mkdir { path, mode } => write!(f, "mkdir({}, {mode:04o})", q(path)),
+            Step::CreateFile { path } => {
+                write!(f, "mknod({}, S_IFREG|0444)", q(path))
+            }
+            Step::Symlink { target, link } => write!(f, "symlink({}, {})", q(target), q(link)),
+            Step::MountDevpts { target } => write!(
+                f,
+                "mount(\"devpts\", {}, \"devpts\", MS_NOSUID|MS_NOEXEC, \"newinstance,ptmxmode=0666,mode=620\")",
+                q(target)
+            ),
+            Step::SetPathAttr {
+                target,
+                recursive,
+                set,
+                private,
+            } => {
+                let mut attr = Vec::new();
+                let names = set.names("MOUNT_ATTR_");
+                if !names.is_empty() {
+                    attr.push(format!("attr_set={}", names.join("|")));
+                }
+                if *private {
+                    attr.push("propagation=MS_PRIVATE".into());
+                }
+                write!(
+                    f,
+                    "mount_setattr(AT_FDCWD, {}, {}, {{{}}})",
+                    q(target),
+                    if *recursive { "AT_RECURSIVE" } else { "0" },
+                    attr.join(", ")
+                )
+            }
+            Step::BindMount {
+                source,
+                target,
+                recursive,
+                ..
+            } => write!(
+                f,
+                "mount({}, {}, NULL, MS_BIND{}, NULL)",
+                q(source),
+                q(target),
+                if *recursive { "|MS_REC" } else { "" }
+            ),
+            Step::MakeTreePrivate { target } => {
+                write!(f, "mount(NULL, {}, NULL, MS_REC|MS_PRIVATE, NULL)", q(target))
+            }
+            Step::RemountTreeReadOnly { target, table } => write!(
+                f,
+                "for each mount M at or under {} in {} (read once): \
+                 mount(NULL, M, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|MS_NOSUID|<M's NODEV, NOEXEC>, NULL)",
+                q(target),
+                q(table)
+            ),
+            Step::Remount { target, flags } => {
+                let mut names = vec!["MS_REMOUNT".to_string(), "MS_BIND".to_string()];
+                names.extend(flags.names("MS_"));
+                write!(f, "mount(NULL, {}, NULL, {}, NULL)", q(target), names.join("|"))
+            }
+            Step::PivotRoot { new_root, put_old } => {
+                write!(
+                    f,
+                    "pivot_root({0}, {1}); chdir(\"/\") (on an initramfs root: mount(\"/\", {1}, MS_BIND|MS_REC); chdir({0}); mount(\".\", \"/\", MS_MOVE); chroot(\".\"))",
+                    q(new_root),
+                    q(put_old)
+                )
+            }
+            Step::EnterRoot { new_root } => write!(
+                f,
+                "chdir({}); pivot_root(\".\", \".\"); umount2(\".\", MNT_DETACH); chdir(\"/\") (on an initramfs root: mount(\".\", \"/\", MS_MOVE); chroot(\".\"))",
+                q(new_root)
+            ),
+            Step::Chdir { path } => write!(f, "chdir({})", q(path)),
+            Step::DropCapabilities => write!(
+                f,
+                "prctl(PR_CAPBSET_DROP, every cap); prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL); capset(effective=0, permitted=0, inheritable=0)"
+            ),
+            Step::DropCapabilityList {
+                caps,
+                bounding,
+                keep_across_exec,
+            } => write!(
+                f,
+                "{}capset(without {caps:?}{}); prctl(PR_CAP_AMBIENT, {})",
+                if *bounding {
+                    format!("prctl(PR_CAPBSET_DROP, {caps:?}); ")
+                } else {
+                    String::new()
+                },
+                if *keep_across_exec {
+                    ", inheritable = permitted"
+                } else {
+                    ""
+                },
+                if *keep_across_exec {
+                    "PR_CAP_AMBIENT_RAISE each kept"
+                } else {
+                    "PR_CAP_AMBIENT_LOWER each dropped"
+                }
+            ),
+            Step::NoNewPrivs => write!(f, "prctl(PR_SET_NO_NEW_PRIVS, 1)"),
+            Step::Landlock { abi, paths, scoped } => {
+                let beneath: Vec<String> = paths.iter().map(|p| q(p)).collect();
+                write!(
+                    f,
+                    "landlock_create_ruleset(ABI {abi}, handled=write-type{}); landlock_add_rule(PATH_BENEATH, write-type, {} and the terminals on fds 0-2); landlock_restrict_self()",
+                    if *scoped {
+                        ", scoped=SIGNAL|ABSTRACT_UNIX_SOCKET"
+                    } else {
+                        ""
+                    },
+                    beneath.join(", ")
+                )
+            }
+            Step::Seccomp => write!(
+                f,
+                "seccomp(SECCOMP_SET_MODE_FILTER, {{ioctl(_, TIOCSTI|TIOCLINUX) = EPERM, chmod/fchmod/fchmodat/fchmodat2(mode & (S_ISUID|S_ISGID)) = EPERM, open/openat/creat/mknod/mknodat(O_CREAT, mode & (S_ISUID|S_ISGID)) = EPERM, openat2 = ENOSYS, otherwise allow}})"
+            ),
+            Step::MakeHiddenSource { tree } => write!(
+                f,
+                "fsopen(\"tmpfs\"); fsconfig(mode=0000, size=4096, nr_inodes=4); fsmount() = tree{tree}; mkdirat(tree{tree}, \"d\", 0000); openat(tree{tree}, \"f\", O_CREAT, 0000); mount_setattr(tree{tree}, \"\", AT_EMPTY_PATH, {{attr_set=MOUNT_ATTR_RDONLY}})"
+            ),
+            Step::AttachHidden { source, dir, target } => write!(
+                f,
+                "open_tree(tree{source}, \"{}\", OPEN_TREE_CLONE); move_mount(…, AT_FDCWD, {}, MOVE_MOUNT_F_EMPTY_PATH); born read-only (before Linux 5.12: mount(NULL, {}, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|MS_NOSUID|MS_NODEV|MS_NOEXEC, NULL))",
+                if *dir { "d" } else { "f" },
+                q(target),
+                q(target)
+            ),
+            Step::ReopenFd { fd, path } => write!(
+                f,
+                "open({}, fd {fd}'s access mode|O_NOCTTY) as fd {fd} (dup2), same device as before",
+                q(path)
+            ),
+            Step::SealFds { keep, closed } => {
+                let closed: Vec<String> = closed.iter().map(|(fd, what)| format!("{fd} ({what})")).collect();
+                write!(
+                    f,
+                    "close_range(3, ~0U, CLOSE_RANGE_CLOEXEC); fcntl(F_SETFD, 0) on kept fds {keep:?}; closed at exec: [{}]",
+                    closed.join(", ")
+                )
+            }
+            Step::DieWithParent => write!(f, "prctl(PR_SET_PDEATHSIG, SIGKILL)"),
+            Step::NewSession { .. } => write!(
+                f,
+                "setsid(); a group leader forks first and stays as a supervisor that forwards signals"
+            ),
+            Step::CloneMonitor { ns, join, .. } => write!(
+                f,
+                "clone({}SIGCHLD); the parent waits as the monitor",
+                if *join {
+                    String::new()
+                } else {
+                    format!("{}|", ns.names())
+                }
+            ),
+            Step::JoinNamespace { fd, pid } => write!(
+                f,
+                "setns({fd}, {})",
+                if *pid { "CLONE_NEWPID" } else { "CLONE_NEWUSER" }
+            ),
+            Step::UnshareNamespaces { ns } => write!(f, "unshare({})", ns.names()),
+            Step::ForkIntoPidNamespace { new_pidns, .. } => write!(
+                f,
+                "{}fork(); the parent reports the child's pid to the monitor and waits",
+                if *new_pidns { "unshare(CLONE_NEWPID); " } else { "" }
+            ),
+            Step::NotifyMonitor => write!(f, "write(ready pipe, getpid())"),
+            Step::AssertUsernsDisabled => write!(f, "unshare(CLONE_NEWUSER) fails"),
+            Step::SetHostname { name } => write!(f, "sethostname({name:?})"),
+            Step::EnsureMountPoint { path, dir, mode } => write!(
+                f,
+                "{}({}, {mode:04o}) unless it exists, parents first",
+                if *dir { "mkdir" } else { "open(O_CREAT)" },
+                q(path)
+            ),
+            Step::MountProc { target } => write!(
+                f,
+                "mount(\"proc\", {}, \"proc\", MS_NOSUID|MS_NOEXEC|MS_NODEV, NULL)",
+                q(target)
+            ),
+            Step::MountMqueue { target } => {
+                write!(f, "mount(\"mqueue\", {}, \"mqueue\", 0, NULL)", q(target))
+            }
+            Step::ReadOnlyInPlace { path } => write!(
+                f,
+                "open_tree({0}, OPEN_TREE_CLONE|AT_RECURSIVE); mount_setattr(RDONLY, AT_RECURSIVE); move_mount(onto {0})",
+                q(path)
+            ),
+            Step::CloneTreeFromFd { tree, fd } => write!(
+                f,
+                "open_tree({fd}, \"\", AT_EMPTY_PATH|OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC|AT_RECURSIVE) = tree{tree}"
+            ),
+            Step::CopyFdToFile { fd, path, mode } => write!(
+                f,
+                "copy fd {fd} to open({}, O_CREAT|O_WRONLY|O_TRUNC, {mode:04o})",
+                q(path)
+            ),
+            Step::Chmod { path, mode } => write!(f, "chmod({}, {mode:04o})", q(path)),
+            Step::MakeOverlay {
+                tree,
+                lower,
+                upper,
+                userxattr,
+            } => write!(
+                f,
+                "fsopen(\"overlay\"); fsconfig(\"{}\"); fsmount() -> tree {tree}",
+                crate::plan::overlay_options(lower, upper, *userxattr, "<tmpfs>")
+            ),
+            Step::ChdirFirst { candidates } => {
+                let c: Vec<String> = candidates.iter().map(|p| q(p)).collect();
+                write!(f, "chdir(the first of {})", c.join(", "))
+            }
+            Step::CallerSeccomp { programs } => write!(
+                f,
+                "prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) with {} program(s) just before execve",
+                programs.len()
+            ),
+            Step::PidOneInit { .. } => write!(
+                f,
+                "fork(); PID 1 waits for every child and exits as the command does"
+            ),
+            Step::BlockOnFd { fd } => write!(f, "read({fd}, 1 byte)"),
+            Step::LockFile { path } => write!(f, "fcntl(open({}, O_RDONLY), F_SETLK, F_RDLCK)", q(path)),
+            Step::DisableUserns => write!(f, "write(\"/proc/sys/user/max_user_namespaces\", \"1\")"),
+            Step::NestUserNamespace { uid, gid } => write!(
+                f,
+                "unshare(CLONE_NEWUSER); write(\"/proc/self/uid_map\", \"{uid} {uid} 1\"); write(\"/proc/self/gid_map\", \"{gid} {gid} 1\")"
+            ),
+            Step::Exec { argv, env, .. } => {
+                let args: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
+                let mut changes: Vec<String> = env
+                    .unset
+                    .iter()
+                    .map(|k| format!("-{}", k.to_string_lossy()))
+                    .collect();
+                changes.extend(
+                    env.set
+                        .iter()
+                        .map(|(k, v)| format!("+{}={}", k.to_string_lossy(), v.to_string_lossy())),
+                );
+                write!(
+                    f,
+                    "execvp({}, [{}]) with environment {}",
+                    args.first().map(String::as_str).unwrap_or("\"\""),
+                    args.join(", "),
+                    changes.join(" ")
+                )
+            }
+        }
+    }
+}

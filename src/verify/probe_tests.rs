@@ -1,0 +1,71 @@
+//! Unit tests of probe.
+
+use super::*;
+
+#[test]
+fn capability_and_nnp_parsing() {
+    let ok = "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\nNoNewPrivs:\t1\n";
+    assert_eq!(capabilities(ok).outcome, Outcome::Pass);
+    assert_eq!(no_new_privs(ok).outcome, Outcome::Pass);
+    let bad = ok
+        .replace("CapBnd:\t0000000000000000", "CapBnd:\t000001ffffffffff")
+        .replace("NoNewPrivs:\t1", "NoNewPrivs:\t0");
+    let c = capabilities(&bad);
+    assert_eq!(c.outcome, Outcome::Fail);
+    assert!(c.got.unwrap().contains("CapBnd"));
+    assert_eq!(no_new_privs(&bad).outcome, Outcome::Fail);
+    assert_eq!(capabilities("").outcome, Outcome::Fail);
+}
+
+#[test]
+fn interface_parsing() {
+    let t = "Inter-|   Receive\n face |bytes\n    lo: 1 2\n  eth0: 3 4\n";
+    assert_eq!(interfaces(t), ["eth0", "lo"]);
+}
+
+#[test]
+fn expected_dev_listing() {
+    assert_eq!(
+        dev_entries().join(" "),
+        "fd full null ptmx pts random shm stderr stdin stdout tty urandom zero"
+    );
+}
+
+#[test]
+fn args_round_trip_shape() {
+    let a = ProbeArgs {
+        workspace: "/w".into(),
+        outside: "/usr".into(),
+        home: Some("/h".into()),
+        host_pidns: "pid:[1]".into(),
+        closed_network: true,
+        host_has_nonlo: false,
+        host_pid: None,
+        abstract_name: None,
+        masked_socket: None,
+        protected: vec![],
+        git_dirs: vec![],
+        hidden: vec![],
+        absent: None,
+        scoped: false,
+    };
+    let v: Vec<String> = a
+        .to_args()
+        .iter()
+        .map(|s| s.to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(
+        v,
+        [
+            "--workspace",
+            "/w",
+            "--outside",
+            "/usr",
+            "--host-pidns",
+            "pid:[1]",
+            "--home",
+            "/h",
+            "--closed-network"
+        ]
+    );
+}
