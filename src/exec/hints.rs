@@ -29,7 +29,6 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
 fn missing_call_hint(step: &Step) -> Option<String> {
     match step {
         Step::CloneTree { .. }
-        | Step::CloneTreeFromFd { .. }
         | Step::AttachTree { .. }
         | Step::SetTreeAttr { .. }
         | Step::SetPathAttr { .. }

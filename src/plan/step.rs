@@ -414,10 +414,6 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::path")]
         path: PathBuf,
     },
-    CloneTreeFromFd {
-        tree: TreeId,
-        fd: i32,
-    },
     CopyFdToFile {
         fd: i32,
         #[serde(serialize_with = "crate::lossy::path")]

@@ -80,7 +80,6 @@ impl Step {
             Step::MountProc { target } => format!("mount proc on {}", target.display()),
             Step::MountMqueue { target } => format!("mount mqueue on {}", target.display()),
             Step::ReadOnlyInPlace { path } => format!("make {} read-only", path.display()),
-            Step::CloneTreeFromFd { fd, .. } => format!("clone the tree of fd {fd}"),
             Step::CopyFdToFile { path, .. } => format!("write {}", path.display()),
             Step::Chmod { path, .. } => format!("change the mode of {}", path.display()),
             Step::ChdirFirst { .. } => "enter the working directory".into(),
@@ -403,10 +402,6 @@ impl fmt::Display for Step {
                 f,
                 "open_tree({0}, OPEN_TREE_CLONE|AT_RECURSIVE); mount_setattr(RDONLY, AT_RECURSIVE); move_mount(onto {0})",
                 q(path)
-            ),
-            Step::CloneTreeFromFd { tree, fd } => write!(
-                f,
-                "open_tree({fd}, \"\", AT_EMPTY_PATH|OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC|AT_RECURSIVE) = tree{tree}"
             ),
             Step::CopyFdToFile { fd, path, mode } => write!(
                 f,

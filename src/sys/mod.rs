@@ -333,22 +333,6 @@ pub fn block_on_fd(fd: i32) -> Result<(), Errno> {
     }
 }
 
-/// `open_tree(fd, "", flags)` on an fd handed over by number
-/// (bubblewrap's `--bind-fd`).
-pub fn open_tree_inherited_fd(
-    fd: i32,
-    flags: rustix::mount::OpenTreeFlags,
-) -> Result<rustix::fd::OwnedFd, Errno> {
-    // SAFETY: F_GETFD only inspects the descriptor table entry.
-    if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
-        return Err(Errno::from_raw_os_error(last_errno()));
-    }
-    // SAFETY: the fd is open (checked above; single-threaded) for the
-    // duration of this borrow.
-    let b = unsafe { BorrowedFd::borrow_raw(fd) };
-    rustix::mount::open_tree(b, "", flags)
-}
-
 /// `fcntl(fd, F_SETLK, {F_RDLCK, whole file})`, as bubblewrap's --lock-file.
 pub fn read_lock(fd: BorrowedFd<'_>) -> Result<(), Errno> {
     // SAFETY: a zeroed flock is valid; the fields set describe a read lock

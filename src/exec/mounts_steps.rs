@@ -1,0 +1,349 @@
+//! The mount steps: trees, filesystems, mount points and the new root.
+
+use super::*;
+
+impl Executor {
+    pub(super) fn mount_step(&mut self, step: &Step) -> Result<(), Fail> {
+        match step {
+            Step::CreateHostDir { path } => match rustix::fs::mkdir(path, Mode::from_raw_mode(0o755)) {
+                Err(Errno::EXIST) if path.is_dir() => {}
+                other => other?,
+            },
+            Step::MakeMountsSlave => {
+                rustix::mount::mount_change(
+                    "/",
+                    MountPropagationFlags::DOWNSTREAM | MountPropagationFlags::REC,
+                )?;
+            }
+            Step::CloneTree {
+                tree,
+                source,
+                recursive,
+                ..
+            } => {
+                let mut flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC;
+                if *recursive {
+                    flags |= OpenTreeFlags::AT_RECURSIVE;
+                }
+                *self.slot(*tree)? = Some(rustix::mount::open_tree(CWD, source, flags)?);
+            }
+            Step::SetTreeAttr { tree, set, private } => {
+                let attr = sys::MountAttr {
+                    attr_set: attr_bits(set),
+                    propagation: if *private { sys::MS_PRIVATE } else { 0 },
+                    ..Default::default()
+                };
+                let fd = self.tree(*tree)?;
+                sys::mount_setattr(
+                    fd.as_fd(),
+                    c"",
+                    libc::AT_EMPTY_PATH as u32 | sys::AT_RECURSIVE,
+                    &attr,
+                )?;
+            }
+            Step::MountTmpfs {
+                target,
+                flags,
+                mode,
+                size,
+            } => {
+                let size = size.map(|s| format!(",size={s}")).unwrap_or_default();
+                let data = CString::new(format!("mode={mode:04o}{size}")).expect("no NUL");
+                let target = self.place(target, false)?;
+                rustix::mount::mount("tmpfs", target.path(), "tmpfs", ms_flags(flags), data.as_c_str())?;
+            }
+            Step::AttachTree { tree, target, role } => {
+                let fd = self
+                    .trees
+                    .get_mut(*tree)
+                    .and_then(Option::take)
+                    .ok_or(Errno::BADF)?;
+                let target = self.place(target, false)?;
+                // A bind follows a symlink at its destination (resolved in
+                // the new root already when placed there).
+                let follow = if *role == crate::plan::Role::Bind || target.via_fd() {
+                    MoveMountFlags::MOVE_MOUNT_T_SYMLINKS
+                } else {
+                    MoveMountFlags::empty()
+                };
+                let attached = rustix::mount::move_mount(
+                    fd.as_fd(),
+                    "",
+                    CWD,
+                    target.path(),
+                    MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | follow,
+                );
+                tolerate_vanished_socket(*role, attached)?;
+            }
+            Step::Mkdir { path, mode } => {
+                rustix::fs::mkdir(self.place(path, true)?.path(), Mode::from_raw_mode(*mode))?
+            }
+            // One mknod, not open + close: an empty file fails if it exists.
+            Step::CreateFile { path } => rustix::fs::mknodat(
+                CWD,
+                self.place(path, true)?.path(),
+                rustix::fs::FileType::RegularFile,
+                Mode::from_raw_mode(0o444),
+                0,
+            )?,
+            // As bubblewrap: a symlink already there with the same target is
+            // the one asked for.
+            Step::Symlink { target, link } => {
+                let at = self.place(link, true)?;
+                match rustix::fs::symlink(target, at.path()) {
+                    Err(Errno::EXIST) => match std::fs::read_link(at.path()) {
+                        Ok(t) if t == *target => {}
+                        found => {
+                            return Err(Fail {
+                                errno: Errno::EXIST,
+                                detail: Some(match found {
+                                    Ok(t) => format!(
+                                        "Can't make symlink at {}: existing destination is {}",
+                                        link.display(),
+                                        t.display()
+                                    ),
+                                    Err(_) => format!(
+                                        "Can't make symlink at {}: something else is there",
+                                        link.display()
+                                    ),
+                                }),
+                            });
+                        }
+                    },
+                    other => other?,
+                }
+            }
+            Step::MountDevpts { target } => {
+                rustix::mount::mount(
+                    "devpts",
+                    target,
+                    "devpts",
+                    MountFlags::NOSUID | MountFlags::NOEXEC,
+                    c"newinstance,ptmxmode=0666,mode=620",
+                )?;
+            }
+            Step::SetPathAttr {
+                target,
+                recursive,
+                set,
+                private,
+            } => {
+                let path = CString::new(target.as_os_str().as_bytes()).map_err(|_| Errno::INVAL)?;
+                let attr = sys::MountAttr {
+                    attr_set: attr_bits(set),
+                    propagation: if *private { sys::MS_PRIVATE } else { 0 },
+                    ..Default::default()
+                };
+                let flags = if *recursive { sys::AT_RECURSIVE } else { 0 };
+                sys::mount_setattr(CWD, &path, flags, &attr)?;
+            }
+            Step::BindMount {
+                source,
+                target,
+                recursive,
+                role,
+            } => {
+                let target = self.place(target, false)?;
+                if *recursive {
+                    rustix::mount::mount_bind_recursive(source, target.path())?;
+                } else {
+                    tolerate_vanished_socket(*role, rustix::mount::mount_bind(source, target.path()))?;
+                }
+            }
+            Step::MakeTreePrivate { target } => {
+                rustix::mount::mount_change(
+                    target,
+                    MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
+                )?;
+            }
+            Step::RemountTreeReadOnly { target, table } => self.remount_tree_read_only(target, table)?,
+            Step::Remount { target, flags } => {
+                let target = self.place(target, false)?;
+                rustix::mount::mount_remount(target.path(), MountFlags::BIND | ms_flags(flags), "")?;
+            }
+            Step::PivotRoot { new_root, put_old } => reroot::pivot(new_root, put_old)?,
+            Step::EnterRoot { new_root } => reroot::enter(new_root)?,
+            Step::MakeHiddenSource { .. } => self.hidden = Some(hidden::make_source()?),
+            Step::AttachHidden { dir, target, .. } => {
+                hidden::attach(self.hidden.as_ref().ok_or(Errno::BADF)?, *dir, target)?
+            }
+            Step::EnsureMountPoint { path, dir, mode } => match &self.root {
+                Some(root) => root.ensure(path, *dir, *mode)?,
+                None => mount_point::ensure(CWD, path, rustix::fs::ResolveFlags::empty(), *dir, *mode)?,
+            },
+            Step::MountProc { target } => {
+                rustix::mount::mount(
+                    "proc",
+                    self.place(target, false)?.path(),
+                    "proc",
+                    MountFlags::NOSUID | MountFlags::NOEXEC | MountFlags::NODEV,
+                    None,
+                )?;
+            }
+            Step::MountMqueue { target } => {
+                rustix::mount::mount(
+                    "mqueue",
+                    self.place(target, false)?.path(),
+                    "mqueue",
+                    MountFlags::empty(),
+                    None,
+                )?;
+            }
+            Step::ReadOnlyInPlace { path } => match read_only_in_place(path) {
+                // Not every kernel has every /proc entry.
+                Err(Errno::NOENT) => {}
+                other => other?,
+            },
+            Step::CopyFdToFile { fd, path, mode } => {
+                let data =
+                    sys::read_inherited_fd(*fd).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
+                let file = rustix::fs::open(
+                    self.place(path, true)?.path(),
+                    OFlags::CREATE | OFlags::WRONLY | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+                    Mode::from_raw_mode(*mode),
+                )?;
+                let mut rest = &data[..];
+                while !rest.is_empty() {
+                    let n = rustix::io::write(&file, rest)?;
+                    rest = &rest[n..];
+                }
+                rustix::fs::fchmod(&file, Mode::from_raw_mode(*mode))?;
+            }
+            Step::Chmod { path, mode } => {
+                rustix::fs::chmod(self.place(path, false)?.path(), Mode::from_raw_mode(*mode))?
+            }
+            Step::MakeOverlay {
+                tree,
+                lower,
+                upper,
+                userxattr,
+            } => {
+                let made = overlay::make(lower, upper, *userxattr).map_err(|(errno, said)| Fail {
+                    errno,
+                    detail: (!said.is_empty()).then_some(said),
+                })?;
+                *self.slot(*tree)? = Some(made);
+            }
+            _ => return Err(Errno::INVAL.into()),
+        }
+        Ok(())
+    }
+
+    /// Legacy path: remount `target` and every mount beneath it read-only,
+    /// keeping each mount's locked flags. The table is read once and reused:
+    /// a later bind of a path onto itself recreates mounts at the same paths.
+    fn remount_tree_read_only(&mut self, target: &Path, table: &Path) -> Result<(), Fail> {
+        if self.mounts.is_none() {
+            let text = std::fs::read(table).map_err(|e| Fail {
+                errno: Errno::from_io_error(&e).unwrap_or(Errno::IO),
+                detail: Some(format!("reading {}", table.display())),
+            })?;
+            let parsed = mountinfo::parse(&text).map_err(|e| Fail {
+                errno: Errno::INVAL,
+                detail: Some(e.to_string()),
+            })?;
+            self.mounts = Some(parsed);
+        }
+        let mounts = self.mounts.as_deref().unwrap_or_default();
+        // The target keeps the flags of the mount that holds it.
+        let holder = mounts
+            .iter()
+            .filter(|m| target.starts_with(&m.mount_point))
+            .max_by_key(|m| m.mount_point.components().count());
+        let own = holder.map_or(MountFlags::RDONLY | MountFlags::NOSUID, kept_flags);
+        rustix::mount::mount_remount(target, MountFlags::BIND | own, "")?;
+        for m in mounts
+            .iter()
+            .filter(|m| m.mount_point.starts_with(target) && m.mount_point != target)
+        {
+            match rustix::mount::mount_remount(&m.mount_point, MountFlags::BIND | kept_flags(m), "") {
+                Ok(()) => {}
+                // Hidden under another mount or behind a directory we cannot
+                // search: unreachable by path from inside, so nothing to do.
+                Err(Errno::NOENT | Errno::ACCESS | Errno::INVAL) => {}
+                Err(errno) => {
+                    return Err(Fail {
+                        errno,
+                        detail: Some(format!("submount {}", m.mount_point.display())),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Clones the tree at `path`, makes the clone read-only and puts it back
+/// over `path`. Like bubblewrap, a path this process cannot write anyway is
+/// left alone.
+fn read_only_in_place(path: &Path) -> Result<(), Errno> {
+    if let Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) =
+        rustix::fs::access(path, rustix::fs::Access::WRITE_OK)
+    {
+        return Ok(());
+    }
+    let t = rustix::mount::open_tree(
+        CWD,
+        path,
+        OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC | OpenTreeFlags::AT_RECURSIVE,
+    )?;
+    let attr = sys::MountAttr {
+        attr_set: sys::MOUNT_ATTR_RDONLY,
+        ..Default::default()
+    };
+    sys::mount_setattr(
+        t.as_fd(),
+        c"",
+        libc::AT_EMPTY_PATH as u32 | sys::AT_RECURSIVE,
+        &attr,
+    )?;
+    rustix::mount::move_mount(t.as_fd(), "", CWD, path, MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH)
+}
+
+/// A host socket can vanish between the inventory and the mask: then there is
+/// nothing to mask.
+fn tolerate_vanished_socket(role: crate::plan::Role, r: Result<(), Errno>) -> Result<(), Errno> {
+    match r {
+        Err(Errno::NOENT) if role == crate::plan::Role::SocketMask => Ok(()),
+        other => other,
+    }
+}
+
+/// RDONLY|NOSUID plus the mount's own NODEV/NOEXEC, which may be locked.
+fn kept_flags(m: &mountinfo::MountEntry) -> MountFlags {
+    let mut f = MountFlags::RDONLY | MountFlags::NOSUID;
+    if m.nodev {
+        f |= MountFlags::NODEV;
+    }
+    if m.noexec {
+        f |= MountFlags::NOEXEC;
+    }
+    f
+}
+
+fn ms_flags(f: &Flags) -> MountFlags {
+    let mut out = MountFlags::empty();
+    for (on, flag) in [
+        (f.rdonly, MountFlags::RDONLY),
+        (f.nosuid, MountFlags::NOSUID),
+        (f.nodev, MountFlags::NODEV),
+        (f.noexec, MountFlags::NOEXEC),
+    ] {
+        if on {
+            out |= flag;
+        }
+    }
+    out
+}
+
+fn attr_bits(f: &Flags) -> u64 {
+    [
+        (f.rdonly, sys::MOUNT_ATTR_RDONLY),
+        (f.nosuid, sys::MOUNT_ATTR_NOSUID),
+        (f.nodev, sys::MOUNT_ATTR_NODEV),
+        (f.noexec, sys::MOUNT_ATTR_NOEXEC),
+    ]
+    .iter()
+    .filter(|(on, _)| *on)
+    .fold(0, |acc, (_, bit)| acc | bit)
+}

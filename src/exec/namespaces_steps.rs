@@ -1,0 +1,94 @@
+//! The namespace steps: making and joining namespaces, id maps, the monitor.
+
+use super::*;
+
+impl Executor {
+    pub(super) fn namespace_step(&mut self, step: &Step) -> Result<(), Fail> {
+        match step {
+            Step::Unshare { net, ipc } => {
+                use rustix::thread::UnshareFlags;
+                let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
+                if *net {
+                    flags |= UnshareFlags::NEWNET;
+                }
+                if *ipc {
+                    flags |= UnshareFlags::NEWIPC;
+                }
+                sys::unshare_namespaces(flags)?;
+            }
+            Step::NewSessionKeyring => sys::join_new_session_keyring()?,
+            Step::DenySetgroups => match write_proc("/proc/self/setgroups", b"deny") {
+                // Kernels before 3.19 have no setgroups file and no need for it.
+                Err(Errno::NOENT) => {}
+                other => other?,
+            },
+            Step::WriteIdMap { map, inside, outside } => {
+                let file = match map {
+                    crate::plan::IdMap::Uid => "/proc/self/uid_map",
+                    crate::plan::IdMap::Gid => "/proc/self/gid_map",
+                };
+                write_proc(file, format!("{inside} {outside} 1").as_bytes())?;
+            }
+            Step::LoopbackUp => {
+                use rustix::net::{AddressFamily, SocketType};
+                let sock = rustix::net::socket(AddressFamily::INET, SocketType::DGRAM, None)?;
+                sys::interface_up(sock.as_fd(), "lo")?;
+            }
+            Step::CloneMonitor {
+                ns,
+                info_fd,
+                json_status_fd,
+                die_with_parent,
+                join,
+            } => self.monitor = monitor::clone(*ns, *info_fd, *json_status_fd, *die_with_parent, *join)?,
+            Step::JoinNamespace { fd, pid } => sys::setns_inherited_fd(*fd, *pid)?,
+            Step::UnshareNamespaces { ns } => {
+                let flags = rustix::thread::UnshareFlags::from_bits_retain(
+                    (ns.clone_flags() & !(libc::CLONE_NEWPID as u64)) as u32,
+                );
+                sys::unshare_namespaces(flags)?;
+            }
+            Step::ForkIntoPidNamespace {
+                new_pidns,
+                die_with_parent,
+            } => monitor::fork_into_pidns(*new_pidns, *die_with_parent, self.monitor.ready.take())?,
+            Step::NotifyMonitor => {
+                if let Some(r) = self.monitor.ready.take() {
+                    monitor::notify(r, rustix::process::getpid().as_raw_nonzero().get())?;
+                }
+            }
+            Step::AssertUsernsDisabled => {
+                match sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWUSER) {
+                    Err(_) => {}
+                    Ok(()) => {
+                        return Err(Fail {
+                            errno: Errno::PERM,
+                            detail: Some(
+                                "creation of new user namespaces was not disabled as requested".into(),
+                            ),
+                        });
+                    }
+                }
+            }
+            Step::SetHostname { name } => rustix::system::sethostname(name.as_bytes())?,
+            Step::DisableUserns => {
+                let proc = rustix::fs::open(
+                    "/proc",
+                    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )?;
+                write_at(&proc, "sys/user/max_user_namespaces", b"1")?;
+                self.proc = Some(proc);
+            }
+            Step::NestUserNamespace { uid, gid } => {
+                let proc = self.proc.take().ok_or(Errno::BADF)?;
+                sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWUSER)?;
+                // setgroups stays denied: a nested namespace inherits it.
+                write_at(&proc, "self/uid_map", format!("{uid} {uid} 1").as_bytes())?;
+                write_at(&proc, "self/gid_map", format!("{gid} {gid} 1").as_bytes())?;
+            }
+            _ => return Err(Errno::INVAL.into()),
+        }
+        Ok(())
+    }
+}

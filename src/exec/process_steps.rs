@@ -1,0 +1,145 @@
+//! The process steps: capabilities, no_new_privs, Landlock, seccomp, fds, session, the command.
+
+use super::*;
+
+impl Executor {
+    pub(super) fn process_step(&mut self, step: &Step) -> Result<(), Fail> {
+        match step {
+            Step::StartWarden {
+                keep_background,
+                watch,
+            } => self.warden = Some(warden::start(*keep_background, watch)?),
+            Step::SeccompNotify { signals } => {
+                let listener = seccomp::notify_listener(*signals).map_err(|(errno, detail)| Fail {
+                    errno,
+                    detail: Some(detail),
+                })?;
+                let link = self.warden.take().ok_or(Errno::NOTCONN)?;
+                warden::hand_over(link, listener)?;
+            }
+            Step::Chdir { path } => rustix::process::chdir(path)?,
+            Step::ChdirFirst { candidates } => {
+                let mut last = Errno::NOENT;
+                let mut entered = false;
+                for c in candidates {
+                    match rustix::process::chdir(c) {
+                        Ok(()) => {
+                            // bubblewrap sets PWD to the directory entered.
+                            self.pwd = Some(c.clone());
+                            entered = true;
+                            break;
+                        }
+                        Err(e) => last = e,
+                    }
+                }
+                if !entered {
+                    return Err(last.into());
+                }
+            }
+            Step::DropCapabilities => caps::drop_capabilities()?,
+            Step::DropCapabilityList {
+                caps,
+                bounding,
+                keep_across_exec,
+            } => caps::drop_capability_list(caps, *bounding, *keep_across_exec)?,
+            Step::NoNewPrivs => rustix::thread::set_no_new_privs(true)?,
+            Step::Landlock { abi, paths, scoped } => {
+                landlock::apply(*abi, paths, *scoped).map_err(|(errno, detail)| Fail {
+                    errno,
+                    detail: Some(detail),
+                })?
+            }
+            Step::Seccomp => seccomp::apply().map_err(|(errno, detail)| Fail {
+                errno,
+                detail: Some(detail),
+            })?,
+            Step::CallerSeccomp { programs } => {
+                // Installed as the last thing before execve.
+                self.filters = programs.iter().map(|p| seccomp::from_bytes(p)).collect();
+            }
+            Step::ReopenFd { fd, path } => reopen_fd(*fd, path)?,
+            Step::SealFds { keep, .. } => sys::close_others_at_exec(keep)?,
+            Step::DieWithParent => {
+                rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+                if rustix::process::getppid() != self.parent {
+                    return Err(Errno::SRCH.into());
+                }
+            }
+            Step::NewSession { die_with_parent } => new_session(*die_with_parent)?,
+            Step::PidOneInit { die_with_parent } => monitor::pid_one(*die_with_parent, &self.filters)?,
+            Step::BlockOnFd { fd } => sys::block_on_fd(*fd)?,
+            Step::LockFile { path } => {
+                let fd = rustix::fs::open(path, OFlags::RDONLY, Mode::empty())?;
+                sys::read_lock(fd.as_fd())?;
+                // Left open across exec: the command holds the lock until it ends.
+                std::mem::forget(fd);
+            }
+            Step::Exec { argv, argv0, env } => {
+                self.monitor.starting();
+                let mut vars = env.apply(std::env::vars_os());
+                if let Some(pwd) = &self.pwd {
+                    vars.retain(|(k, _)| k != "PWD");
+                    vars.push(("PWD".into(), pwd.clone().into_os_string()));
+                }
+                let cmd = command::prepare(argv, argv0.as_ref(), &vars)?;
+                let errno = sys::exec_after_filters(&cmd.candidates, &cmd.argv, &cmd.envp, &self.filters);
+                self.monitor.exec_failed();
+                return Err(errno.into());
+            }
+
+            _ => return Err(Errno::INVAL.into()),
+        }
+        Ok(())
+    }
+}
+
+/// Opens `path` with fd's access mode (and O_APPEND/O_NONBLOCK) and puts it
+/// at fd. A character device must be the same device as before; anything
+/// else is being replaced by `path` (/dev/null).
+fn reopen_fd(fd: i32, path: &Path) -> Result<(), Errno> {
+    let (flags, old_dev) = sys::with_inherited_fd(fd, |b| {
+        let flags = rustix::fs::fcntl_getfl(b)?;
+        let st = rustix::fs::fstat(b)?;
+        let is_char =
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::CharacterDevice;
+        Ok::<_, Errno>((flags, is_char.then_some(st.st_rdev)))
+    })??;
+    let keep = OFlags::RWMODE | OFlags::APPEND | OFlags::NONBLOCK;
+    let new = rustix::fs::open(
+        path,
+        (flags & keep) | OFlags::NOCTTY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?;
+    if let Some(dev) = old_dev
+        && rustix::fs::fstat(&new)?.st_rdev != dev
+    {
+        return Err(Errno::XDEV);
+    }
+    sys::dup_onto(new, fd)
+}
+
+/// Starts a new session, without a controlling terminal. A process group
+/// leader (a shell's job, a pty's first process) cannot: then qwrap forks,
+/// the child starts the session and goes on to run the command, and the
+/// parent stays as a supervisor that passes signals on and exits as the
+/// child does.
+fn new_session(die_with_parent: bool) -> Result<(), Errno> {
+    match rustix::process::setsid() {
+        Ok(_) => Ok(()),
+        Err(Errno::PERM) => match sys::fork()? {
+            None => {
+                rustix::process::setsid()?;
+                if die_with_parent {
+                    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+                }
+                Ok(())
+            }
+            Some(pid) => {
+                sys::forward_signals_to(pid)?;
+                let status = wait_child(pid)?;
+                sys::exit_like(status.exit_status(), status.terminating_signal())
+            }
+        },
+        Err(e) => Err(e),
+    }
+}
