@@ -3,6 +3,7 @@
 //! Resolution reads the filesystem only to canonicalise paths; it never reads
 //! anything from the workspace, which the confined process can write.
 
+mod config_files;
 mod env;
 pub mod git;
 mod git_guard;

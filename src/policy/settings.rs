@@ -10,7 +10,7 @@ use super::{LandlockMode, NetworkMode, TmpMode, ViewMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 /// A value and the place it came from (`--network`, `$QWRAP_TMP`, a config
 /// file's path, `profile qwen`, `default`).
@@ -62,12 +62,7 @@ pub struct CliSettings {
     pub accept_degraded: Vec<String>,
 }
 
-/// A config file's text and where it was read from.
-#[derive(Debug, Clone)]
-pub struct ConfigText {
-    pub path: PathBuf,
-    pub text: String,
-}
+pub use super::config_files::{ConfigText, config_paths, read_configs};
 
 /// The config file's keys.
 #[derive(Debug, Default, Deserialize)]
@@ -151,7 +146,7 @@ pub struct SettingsError {
     pub message: String,
 }
 
-fn err(source: &str, message: impl Into<String>) -> SettingsError {
+pub(super) fn err(source: &str, message: impl Into<String>) -> SettingsError {
     SettingsError {
         source_name: source.to_string(),
         message: message.into(),
@@ -169,54 +164,6 @@ pub const ENV_ALLOW_SOCKET: &str = "QWRAP_ALLOW_SOCKET";
 /// Overrides the system config path (for tests and packaging).
 pub const ENV_SYSTEM_CONFIG: &str = "QWRAP_SYSTEM_CONFIG";
 pub const SYSTEM_CONFIG: &str = "/etc/qwrap/config.toml";
-
-/// The config files to read, lowest priority first: the system's, then the
-/// user's (`$XDG_CONFIG_HOME` or `~/.config`). Missing files are skipped.
-pub fn config_paths(home: Option<&Path>, env: &dyn Fn(&str) -> Option<OsString>) -> Vec<PathBuf> {
-    let system = env(ENV_SYSTEM_CONFIG)
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(SYSTEM_CONFIG));
-    let user_base = env("XDG_CONFIG_HOME")
-        .filter(|v| !v.is_empty())
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| home.map(|h| h.join(".config")));
-    let mut v = vec![system];
-    v.extend(user_base.map(|b| b.join("qwrap/config.toml")));
-    v
-}
-
-/// Reads the config files that exist. The system config must be readable
-/// when it exists; a user config that cannot be read (say, `$HOME` belongs to
-/// another account) is skipped, and the returned notes say so.
-pub fn read_configs(paths: &[PathBuf]) -> Result<(Vec<ConfigText>, Vec<String>), SettingsError> {
-    let mut out = Vec::new();
-    let mut notes = Vec::new();
-    for (i, p) in paths.iter().enumerate() {
-        match std::fs::read_to_string(p) {
-            Ok(text) => out.push(ConfigText {
-                path: p.clone(),
-                text,
-            }),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) if i > 0 && e.kind() == std::io::ErrorKind::PermissionDenied => {
-                notes.push(format!(
-                    "ignored {}: {}",
-                    p.display(),
-                    crate::errno::errno_text(libc::EACCES)
-                ));
-            }
-            Err(e) => {
-                return Err(err(
-                    &p.display().to_string(),
-                    crate::errno::errno_text(e.raw_os_error().unwrap_or(libc::EIO)),
-                ));
-            }
-        }
-    }
-    Ok((out, notes))
-}
 
 impl Settings {
     /// Merges the sources. `configs` is lowest priority first.

@@ -1,4 +1,5 @@
 use super::*;
+use std::path::Path;
 
 fn no_env(_: &str) -> Option<OsString> {
     None

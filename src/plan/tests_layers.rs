@@ -1,0 +1,207 @@
+//! Plan tests of the layers: printed calls, Landlock, socket masks,
+//! protected directories, inherited descriptors and the warden.
+
+use super::*;
+
+#[test]
+fn every_step_prints_as_a_call_and_has_a_purpose() {
+    let pol = policy(&["/tmp/w"], &["/tmp/w/r"], NetworkMode::Closed, TmpMode::Private);
+    for api in [MountApi::New, MountApi::Legacy] {
+        for s in build(&pol, &host(api)).steps {
+            let call = s.to_string();
+            assert!(call.contains('(') && call.contains(')'), "{call}");
+            assert!(!s.purpose().is_empty());
+        }
+    }
+}
+
+fn layers_with(abi: u32, mode: crate::policy::LandlockMode) -> (Policy, Layers) {
+    let mut pol = policy(&["/w"], &[], NetworkMode::Open, TmpMode::Private);
+    pol.landlock = mode;
+    let mut h = host(MountApi::New);
+    h.landlock_abi = abi;
+    let l = assess(&pol, &h);
+    (pol, l)
+}
+
+#[test]
+fn landlock_layers_follow_the_abi() {
+    use crate::policy::LandlockMode::*;
+    let (pol, l) = layers_with(7, BestEffort);
+    assert!(l.landlock_filesystem.is_applied() && l.landlock_scopes.is_applied());
+    assert_eq!(missing_required(&pol, &l), None);
+    let (pol, l) = layers_with(5, BestEffort);
+    assert!(l.landlock_filesystem.is_applied());
+    assert!(matches!(l.landlock_scopes, LayerState::Degraded(ref w) if w.contains("ABI 5 < 6")));
+    assert_eq!(missing_required(&pol, &l), None);
+    let (pol, l) = layers_with(5, Require);
+    assert!(
+        missing_required(&pol, &l)
+            .unwrap()
+            .contains("Landlock scopes degraded")
+    );
+    let (pol, l) = layers_with(0, Require);
+    assert!(missing_required(&pol, &l).unwrap().contains("no Landlock"));
+    let (_, l) = layers_with(7, Off);
+    assert!(matches!(l.landlock_filesystem, LayerState::Off(_)));
+    assert_eq!(l.landlock_abi, 0);
+}
+
+#[test]
+fn landlock_step_matches_the_layers() {
+    use crate::policy::LandlockMode::*;
+    for (abi, mode, want) in [
+        (7, BestEffort, Some(true)),
+        (5, BestEffort, Some(false)),
+        (0, BestEffort, None),
+        (7, Off, None),
+    ] {
+        let (pol, _) = layers_with(abi, mode);
+        let mut h = host(MountApi::New);
+        h.landlock_abi = abi;
+        let got = build(&pol, &h).steps.iter().find_map(|s| match s {
+            Step::Landlock { scoped, .. } => Some(*scoped),
+            _ => None,
+        });
+        assert_eq!(got, want, "abi {abi} {mode}");
+        assert!(
+            build(&pol, &h)
+                .steps
+                .iter()
+                .any(|s| matches!(s, Step::SeccompNotify { .. }))
+        );
+    }
+}
+
+#[test]
+fn host_sockets_outside_roots_are_masked() {
+    let mut pol = policy(&["/w"], &[], NetworkMode::Open, TmpMode::Private);
+    pol.allowed_sockets = vec![crate::policy::Sourced::new(
+        PathBuf::from("/run/allowed.sock"),
+        "--allow-socket",
+    )];
+    let mut h = host(MountApi::New);
+    h.unix_sockets.paths = [
+        "/run/docker.sock",
+        "/w/dev.sock",
+        "/tmp/.X11-unix/X0",
+        "/dev/log",
+        "/run/allowed.sock",
+    ]
+    .iter()
+    .map(PathBuf::from)
+    .collect();
+    let l = assess(&pol, &h);
+    assert_eq!(l.masked_sockets, vec![PathBuf::from("/run/docker.sock")]);
+    assert_eq!(
+        l.reachable_sockets,
+        vec![PathBuf::from("/run/allowed.sock"), PathBuf::from("/w/dev.sock")]
+    );
+    for api in [MountApi::New, MountApi::Legacy] {
+        h.mount_api = api;
+        let text = build(&pol, &h).to_string();
+        let root = if api == MountApi::New { "" } else { LEGACY_NEW_ROOT };
+        assert!(text.contains(&format!("\"{root}/run/docker.sock\"")), "{text}");
+        assert!(
+            !text.contains("allowed.sock") && !text.contains("dev.sock"),
+            "{text}"
+        );
+    }
+    // With the host's /tmp, the X11 socket lies in a writable root.
+    pol.tmp = TmpMode::Host;
+    pol.writable_roots.push(WritableRoot {
+        path: "/tmp".into(),
+        reason: RootReason::Temp,
+        source: "test".into(),
+    });
+    assert!(
+        assess(&pol, &h)
+            .reachable_sockets
+            .contains(&PathBuf::from("/tmp/.X11-unix/X0"))
+    );
+}
+
+#[test]
+fn protected_dirs_are_created_first_and_new_session_last() {
+    let mut pol = policy(&["/w"], &["/w/.git/hooks"], NetworkMode::Open, TmpMode::Private);
+    pol.create_before = vec!["/w/.git/hooks".into()];
+    pol.new_session = true;
+    let p = build(&pol, &host(MountApi::New));
+    assert_eq!(
+        p.steps[0],
+        Step::CreateHostDir {
+            path: "/w/.git/hooks".into()
+        }
+    );
+    assert_eq!(
+        p.steps[1],
+        Step::StartWarden {
+            keep_background: false,
+            watch: vec![]
+        }
+    );
+    assert_eq!(
+        p.steps[2],
+        Step::Unshare {
+            net: false,
+            ipc: true
+        }
+    );
+    assert_eq!(
+        p.steps[p.steps.len() - 2],
+        Step::NewSession {
+            die_with_parent: true
+        }
+    );
+}
+
+#[test]
+fn inherited_descriptors_are_reopened_and_sealed() {
+    use crate::host::{FdKind, InheritedFd};
+    let mut h = host(MountApi::New);
+    h.fds = vec![
+        InheritedFd {
+            fd: 0,
+            kind: FdKind::CharDevice,
+            target: "/dev/pts/4".into(),
+        },
+        InheritedFd {
+            fd: 3,
+            kind: FdKind::Directory,
+            target: "/home/u".into(),
+        },
+    ];
+    let p = build(
+        &policy(&["/home/u/proj"], &[], NetworkMode::Open, TmpMode::Private),
+        &h,
+    );
+    let slave = position(&p, |s| matches!(s, Step::MakeMountsSlave));
+    let bind = position(
+        &p,
+        |s| matches!(s, Step::BindMount { target, role: Role::InheritedDevice, .. } if target == Path::new("/dev/pts/4")),
+    );
+    let reopen = position(&p, |s| matches!(s, Step::ReopenFd { fd: 0, .. }));
+    let dev = position(
+        &p,
+        |s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new("/dev")),
+    );
+    assert!(slave < bind && bind < reopen && reopen < dev);
+    let seal = p
+        .steps
+        .iter()
+        .find(|s| matches!(s, Step::SealFds { .. }))
+        .unwrap();
+    assert!(seal.to_string().contains("3 (directory /home/u)"), "{seal}");
+}
+
+#[test]
+fn the_warden_takes_signals_where_landlock_cannot_scope_them() {
+    let pol = policy(&["/w"], &[], NetworkMode::Open, TmpMode::Private);
+    for (abi, signals) in [(7, false), (6, false), (5, true), (0, true)] {
+        let mut h = host(MountApi::New);
+        h.landlock_abi = abi;
+        let p = build(&pol, &h);
+        assert!(p.steps.contains(&Step::SeccompNotify { signals }), "ABI {abi}");
+        assert!(matches!(p.steps[0], Step::StartWarden { .. }));
+    }
+}
