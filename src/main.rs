@@ -10,17 +10,13 @@ mod run_args;
 
 use clap::Parser;
 use cli::{Cli, Command, ExecArgs, PolicyArgs, ProbeCli, SandboxArgs, run_command};
-use qwrap::exec::{self, EXIT_SETUP};
-use qwrap::host::{self, HostFacts};
+use qwrap::commands::{self, EXIT_USAGE, Fatal};
+use qwrap::exec;
 use qwrap::plan;
-use qwrap::policy::{self, Caller, CliSettings, Invocation, LoadError, Policy};
-use qwrap::report::{self, Enforcement, Inspect};
+use qwrap::policy::{CliSettings, Invocation};
 use qwrap::verify::{self, probe::ProbeArgs};
 use std::ffi::OsString;
 use std::path::PathBuf;
-
-/// Exit status for usage errors (as clap uses).
-const EXIT_USAGE: u8 = 2;
 
 /// Writes a report to stdout. A reader that went away (`qwrap plan | head`)
 /// is not an error worth a panic.
@@ -37,9 +33,6 @@ macro_rules! outln {
         let _ = writeln!(std::io::stdout().lock(), $($arg)*);
     }};
 }
-
-/// A failure before any setup step: the message and the exit status.
-struct Fatal(String, u8);
 
 /// The process entry point. std's `args_os` still works: glibc hands argv to
 /// std's initialiser before this runs. `exit` flushes stdout.
@@ -61,7 +54,7 @@ fn qwrap_main(started: std::time::Instant) -> ExitCode {
     let cli = parse_cli();
     match dispatch(cli, started) {
         Ok(code) => code,
-        Err(Fatal(msg, code)) => {
+        Err(Fatal { message: msg, code }) => {
             eprintln!("qwrap: {msg}");
             code
         }
@@ -137,7 +130,7 @@ fn exit_with_tip(e: clap::Error, sub: Option<&str>) -> ! {
 fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
     match cli.command {
         Command::Run(args) => {
-            let (policy, notes, host) = load(&args.policy, &args.exec, args.command)?;
+            let (policy, notes, host) = commands::load(&invocation(&args.policy, &args.exec, args.command))?;
             for n in notes {
                 eprintln!("qwrap: note: {n}");
             }
@@ -163,19 +156,22 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
             Ok(err.exit_code() as u8)
         }
         Command::Plan { sandbox, json } => {
-            let (policy, _, host) = load(&sandbox.policy, &sandbox.exec, sandbox.command)?;
+            let (policy, _, host) =
+                commands::load(&invocation(&sandbox.policy, &sandbox.exec, sandbox.command))?;
             let plan = plan::build(&policy, &host);
             if json {
-                outln!("{}", plan_json(&plan));
+                outln!("{}", plan.to_json());
             } else {
                 out!("{plan}");
             }
             Ok(0)
         }
-        Command::Inspect { policy, json, verify } if verify => verify_cmd(&policy, json),
-        Command::Inspect { policy, json, .. } => inspect_cmd(&policy, json),
-        Command::Verify { policy, json } => verify_cmd(&policy, json),
-        Command::Receipt { policy, json } => receipt_cmd(&policy, json),
+        Command::Inspect { policy, json, verify } if verify => {
+            report(commands::verify(subject(&policy), json)?)
+        }
+        Command::Inspect { policy, json, .. } => report(commands::inspect(subject(&policy), json)?),
+        Command::Verify { policy, json } => report(commands::verify(subject(&policy), json)?),
+        Command::Receipt { policy, json } => report(commands::receipt(subject(&policy), json)?),
         Command::Probe(p) => Ok(probe_cmd(p)),
         // `qwrap bwrap …` is taken before clap parses (see bwrap_args).
         Command::Bwrap { args } => Ok(qwrap::bwrap::main(args).clamp(0, 255) as u8),
@@ -217,147 +213,19 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
     }
 }
 
-fn caller() -> Result<Caller, Fatal> {
-    Caller::from_process().map_err(|e| {
-        Fatal(
-            format!("cannot read the current directory: {e}"),
-            EXIT_SETUP as u8,
-        )
-    })
+/// The policy options of inspect, verify and receipt (the command is the
+/// probe, chosen by `commands`).
+fn subject(a: &PolicyArgs) -> Invocation {
+    invocation(a, &ExecArgs::default(), Vec::new())
 }
 
-fn load(
-    a: &PolicyArgs,
-    x: &ExecArgs,
-    command: Vec<OsString>,
-) -> Result<(Policy, Vec<String>, HostFacts), Fatal> {
-    let caller = caller()?;
-    let (policy, notes) = policy::load(&invocation(a, x, command), &caller).map_err(load_error)?;
-    let host = host::probe().map_err(|e| Fatal(e, EXIT_USAGE))?;
-    required_layers(&policy, &host).map_err(|m| Fatal(m, EXIT_SETUP as u8))?;
-    Ok((policy, notes, host))
-}
-
-/// `--landlock require` fails closed when the kernel cannot give it.
-fn required_layers(policy: &Policy, host: &HostFacts) -> Result<(), String> {
-    match plan::missing_required(policy, &plan::assess(policy, host))
-        .or_else(|| plan::unmaskable_sockets(host))
-    {
-        Some(m) => Err(m),
-        None => Ok(()),
+/// Prints a report command's output and returns its status.
+fn report(o: commands::Output) -> Result<ExitCode, Fatal> {
+    out!("{}", o.stdout);
+    for line in o.stderr {
+        eprintln!("{line}");
     }
-}
-
-fn load_error(e: LoadError) -> Fatal {
-    match e {
-        LoadError::Settings(s) => Fatal(s.to_string(), EXIT_USAGE),
-        LoadError::Policy(p) => Fatal(p.to_string(), EXIT_SETUP as u8),
-    }
-}
-
-/// The policy under test, for inspect, verify and receipt.
-struct Subject {
-    inv: Invocation,
-    caller: Caller,
-    policy: Policy,
-    notes: Vec<String>,
-    host: HostFacts,
-}
-
-fn subject(a: &PolicyArgs) -> Result<Subject, Fatal> {
-    let inv = invocation(a, &ExecArgs::default(), verify::self_command(["--noop".into()]));
-    let caller = caller()?;
-    let (policy, mut notes) = policy::load(&inv, &caller).map_err(load_error)?;
-    let host = host::probe().map_err(|e| Fatal(e, EXIT_USAGE))?;
-    if host::inside_qwrap() {
-        notes.push("Already inside a qwrap sandbox: this report describes a nested sandbox".into());
-    }
-    Ok(Subject {
-        inv,
-        caller,
-        policy,
-        notes,
-        host,
-    })
-}
-
-/// Starts a probe sandbox with the subject's exact policy.
-fn enforcement(s: &Subject) -> Enforcement {
-    if let Err(m) = required_layers(&s.policy, &s.host) {
-        return Enforcement::none(m);
-    }
-    match verify::run_in_sandbox(&s.policy, &s.host, s.policy.command.clone()) {
-        Ok(_) => Enforcement::full(),
-        Err(e) => Enforcement::none(e.0),
-    }
-}
-
-fn inspect_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
-    let s = subject(a)?;
-    let report = Inspect::new(&s.policy, &s.host, enforcement(&s), s.notes.clone());
-    if json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("report serialises")
-        );
-    } else {
-        out!("{}", report.text());
-    }
-    Ok(if report.enforcement.is_full() {
-        0
-    } else {
-        EXIT_SETUP as u8
-    })
-}
-
-fn verify_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
-    let s = subject(a)?;
-    // --landlock require fails closed here exactly as in `run`.
-    required_layers(&s.policy, &s.host).map_err(|m| Fatal(m, EXIT_SETUP as u8))?;
-    match verify::battery(&s.inv, &s.caller, &s.policy, &s.host) {
-        Ok(r) => {
-            if json {
-                outln!("{}", serde_json::to_string_pretty(&r).expect("report serialises"));
-            } else {
-                out!("{}", report::verify_text(&r));
-            }
-            Ok(if r.verified { 0 } else { 1 })
-        }
-        Err(e) => {
-            if json {
-                let v = serde_json::json!({ "verified": false, "error": e.0 });
-                outln!("{}", serde_json::to_string_pretty(&v).expect("serialises"));
-            }
-            eprintln!("{}", e.0);
-            eprintln!("qwrap: verify: no sandbox could start; nothing was verified");
-            Ok(EXIT_SETUP as u8)
-        }
-    }
-}
-
-fn receipt_cmd(a: &PolicyArgs, json: bool) -> Result<ExitCode, Fatal> {
-    let s = subject(a)?;
-    let enforcement = enforcement(&s);
-    let verified = if enforcement.is_full() {
-        verify::battery(&s.inv, &s.caller, &s.policy, &s.host).ok()
-    } else {
-        None
-    };
-    let inspect = Inspect::new(&s.policy, &s.host, enforcement, s.notes.clone());
-    let r = report::receipt(&s.policy, &inspect, verified.as_ref());
-    if json {
-        outln!(
-            "{}",
-            serde_json::to_string_pretty(&r).expect("receipt serialises")
-        );
-    } else {
-        out!("{}", r.text());
-    }
-    Ok(match (inspect.enforcement.is_full(), r.result.as_str()) {
-        (false, _) => EXIT_SETUP as u8,
-        (true, "promote") => 0,
-        _ => 1,
-    })
+    Ok(o.code)
 }
 
 fn probe_cmd(p: ProbeCli) -> ExitCode {
@@ -392,26 +260,4 @@ fn probe_cmd(p: ProbeCli) -> ExitCode {
     let checks = verify::probe::run(&args);
     outln!("{}", serde_json::to_string(&checks).expect("checks serialise"));
     0
-}
-
-fn plan_json(plan: &plan::Plan) -> String {
-    let steps: Vec<serde_json::Value> = plan
-        .steps
-        .iter()
-        .enumerate()
-        .map(|(i, s)| {
-            serde_json::json!({
-                "index": i,
-                "purpose": s.purpose(),
-                "call": s.to_string(),
-                "step": s,
-            })
-        })
-        .collect();
-    serde_json::to_string_pretty(&serde_json::json!({
-        "qwrap_version": qwrap::VERSION,
-        "mount_api": plan.mount_api,
-        "steps": steps,
-    }))
-    .expect("plan serialises")
 }

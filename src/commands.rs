@@ -1,0 +1,186 @@
+//! The subcommands behind the command line, each one function from an
+//! invocation to what it prints and its exit status: loading the policy and
+//! the host for `run` and `plan`, and the reports of `inspect`, `verify` and
+//! `receipt`. main.rs parses and prints.
+
+use crate::exec::EXIT_SETUP;
+use crate::host::{self, HostFacts};
+use crate::plan;
+use crate::policy::{self, Caller, Invocation, LoadError, Policy};
+use crate::report::{self, Enforcement, Inspect};
+use crate::verify;
+
+/// Exit status for usage errors (as clap uses).
+pub const EXIT_USAGE: u8 = 2;
+
+/// A failure before any setup step: the message and the exit status.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Fatal {
+    pub message: String,
+    pub code: u8,
+}
+
+impl Fatal {
+    fn new(message: impl Into<String>, code: u8) -> Self {
+        Fatal {
+            message: message.into(),
+            code,
+        }
+    }
+}
+
+/// What a report command prints and how it exits.
+#[derive(Debug, Default)]
+pub struct Output {
+    pub stdout: String,
+    pub stderr: Vec<String>,
+    pub code: u8,
+}
+
+/// The calling process as policy sees it.
+pub fn caller() -> Result<Caller, Fatal> {
+    Caller::from_process().map_err(|e| {
+        Fatal::new(
+            format!("cannot read the current directory: {e}"),
+            EXIT_SETUP as u8,
+        )
+    })
+}
+
+/// The policy, its notes and the host, for `run` and `plan`; `--landlock
+/// require` and unmaskable sockets fail closed here.
+pub fn load(inv: &Invocation) -> Result<(Policy, Vec<String>, HostFacts), Fatal> {
+    let caller = caller()?;
+    let (policy, notes) = policy::load(inv, &caller).map_err(load_error)?;
+    let host = host::probe().map_err(|e| Fatal::new(e, EXIT_USAGE))?;
+    required_layers(&policy, &host).map_err(|m| Fatal::new(m, EXIT_SETUP as u8))?;
+    Ok((policy, notes, host))
+}
+
+/// `--landlock require` fails closed when the kernel cannot give it.
+fn required_layers(policy: &Policy, host: &HostFacts) -> Result<(), String> {
+    match plan::missing_required(policy, &plan::assess(policy, host))
+        .or_else(|| plan::unmaskable_sockets(host))
+    {
+        Some(m) => Err(m),
+        None => Ok(()),
+    }
+}
+
+fn load_error(e: LoadError) -> Fatal {
+    match e {
+        LoadError::Settings(s) => Fatal::new(s.to_string(), EXIT_USAGE),
+        LoadError::Policy(p) => Fatal::new(p.to_string(), EXIT_SETUP as u8),
+    }
+}
+
+/// The policy under test, for inspect, verify and receipt.
+struct Subject {
+    inv: Invocation,
+    caller: Caller,
+    policy: Policy,
+    notes: Vec<String>,
+    host: HostFacts,
+}
+
+/// `inv` with the probe as its command.
+fn subject(mut inv: Invocation) -> Result<Subject, Fatal> {
+    inv.command = verify::self_command(["--noop".into()]);
+    let caller = caller()?;
+    let (policy, mut notes) = policy::load(&inv, &caller).map_err(load_error)?;
+    let host = host::probe().map_err(|e| Fatal::new(e, EXIT_USAGE))?;
+    if host::inside_qwrap() {
+        notes.push("Already inside a qwrap sandbox: this report describes a nested sandbox".into());
+    }
+    Ok(Subject {
+        inv,
+        caller,
+        policy,
+        notes,
+        host,
+    })
+}
+
+/// Starts a probe sandbox with the subject's exact policy.
+fn enforcement(s: &Subject) -> Enforcement {
+    if let Err(m) = required_layers(&s.policy, &s.host) {
+        return Enforcement::none(m);
+    }
+    match verify::run_in_sandbox(&s.policy, &s.host, s.policy.command.clone()) {
+        Ok(_) => Enforcement::full(),
+        Err(e) => Enforcement::none(e.0),
+    }
+}
+
+fn pretty<T: serde::Serialize>(v: &T) -> String {
+    format!(
+        "{}\n",
+        serde_json::to_string_pretty(v).expect("reports serialise")
+    )
+}
+
+/// `qwrap inspect`: exit 0 when the sandbox starts with every layer.
+pub fn inspect(inv: Invocation, json: bool) -> Result<Output, Fatal> {
+    let s = subject(inv)?;
+    let report = Inspect::new(&s.policy, &s.host, enforcement(&s), s.notes.clone());
+    Ok(Output {
+        stdout: if json { pretty(&report) } else { report.text() },
+        stderr: Vec::new(),
+        code: if report.enforcement.is_full() {
+            0
+        } else {
+            EXIT_SETUP as u8
+        },
+    })
+}
+
+/// `qwrap verify`: exit 0 when every check passed, 1 when one failed, 125
+/// when no sandbox could start.
+pub fn verify(inv: Invocation, json: bool) -> Result<Output, Fatal> {
+    let s = subject(inv)?;
+    // --landlock require fails closed here exactly as in `run`.
+    required_layers(&s.policy, &s.host).map_err(|m| Fatal::new(m, EXIT_SETUP as u8))?;
+    Ok(match verify::battery(&s.inv, &s.caller, &s.policy, &s.host) {
+        Ok(r) => Output {
+            stdout: if json { pretty(&r) } else { report::verify_text(&r) },
+            stderr: Vec::new(),
+            code: if r.verified { 0 } else { 1 },
+        },
+        Err(e) => Output {
+            stdout: if json {
+                pretty(&serde_json::json!({ "verified": false, "error": e.0 }))
+            } else {
+                String::new()
+            },
+            stderr: vec![
+                e.0,
+                "qwrap: verify: no sandbox could start; nothing was verified".into(),
+            ],
+            code: EXIT_SETUP as u8,
+        },
+    })
+}
+
+/// `qwrap receipt`: exit 0 for "promote", 1 otherwise, 125 when no sandbox
+/// could start.
+pub fn receipt(inv: Invocation, json: bool) -> Result<Output, Fatal> {
+    let s = subject(inv)?;
+    let enforcement = enforcement(&s);
+    let verified = if enforcement.is_full() {
+        verify::battery(&s.inv, &s.caller, &s.policy, &s.host).ok()
+    } else {
+        None
+    };
+    let inspect = Inspect::new(&s.policy, &s.host, enforcement, s.notes.clone());
+    let r = report::receipt(&s.policy, &inspect, verified.as_ref());
+    Ok(Output {
+        stdout: if json { pretty(&r) } else { r.text() },
+        stderr: Vec::new(),
+        code: match (inspect.enforcement.is_full(), r.result.as_str()) {
+            (false, _) => EXIT_SETUP as u8,
+            (true, "promote") => 0,
+            _ => 1,
+        },
+    })
+}
