@@ -90,7 +90,7 @@ fn subject(mut inv: Invocation) -> Result<Subject, Fatal> {
     let caller = caller()?;
     let (policy, mut notes) = policy::load(&inv, &caller).map_err(load_error)?;
     let host = host::probe().map_err(|e| Fatal::new(e, EXIT_USAGE))?;
-    if host::inside_qwrap() {
+    if host::inside_qwrap(&plan::dev_entries()) {
         notes.push("Already inside a qwrap sandbox: this report describes a nested sandbox".into());
     }
     Ok(Subject {

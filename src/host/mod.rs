@@ -133,7 +133,7 @@ impl HostFacts {
 
 /// Whether this process already runs inside a qwrap sandbox: `SANDBOX=qwrap`,
 /// or a user namespace whose /dev has exactly a qwrap sandbox's entries.
-pub fn inside_qwrap() -> bool {
+pub fn inside_qwrap(sandbox_dev: &[&str]) -> bool {
     if std::env::var_os("SANDBOX").is_some_and(|v| v == "qwrap") {
         return true;
     }
@@ -153,7 +153,7 @@ pub fn inside_qwrap() -> bool {
     // /dev/console is there when the caller had a terminal.
     dev.retain(|e| e != "console");
     dev.sort();
-    dev == crate::plan::dev_entries()
+    dev == sandbox_dev
 }
 
 /// Whether the root is the initramfs (rootfs). statfs(2) first: only a

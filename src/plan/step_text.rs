@@ -1,6 +1,7 @@
 //! How a Step reads: the purpose named in error messages and the syscalls
-//! `qwrap plan` prints for it, one line each.
+//! `qwrap plan` prints for it, one line each; and the plan as JSON.
 
+use super::Plan;
 use super::step::{IdMap, Role, Step};
 use std::fmt;
 
@@ -460,5 +461,30 @@ impl fmt::Display for Step {
                 )
             }
         }
+    }
+}
+
+impl Plan {
+    /// The plan as `qwrap plan --json` prints it (docs/plan-json.md).
+    pub fn to_json(&self) -> String {
+        let steps: Vec<serde_json::Value> = self
+            .steps
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                serde_json::json!({
+                    "index": i,
+                    "purpose": s.purpose(),
+                    "call": s.to_string(),
+                    "step": s,
+                })
+            })
+            .collect();
+        serde_json::to_string_pretty(&serde_json::json!({
+            "qwrap_version": crate::VERSION,
+            "mount_api": self.mount_api,
+            "steps": steps,
+        }))
+        .expect("plan serialises")
     }
 }

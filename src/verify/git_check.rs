@@ -50,7 +50,7 @@ pub fn check(git_dirs: &[PathBuf], tag: &str) -> Check {
         if std::fs::symlink_metadata(&pointer).is_ok() {
             continue;
         }
-        if super::probe::create(&pointer).is_ok() {
+        if super::create(&pointer).is_ok() {
             let _ = std::fs::remove_file(&pointer);
             return Check::fail(
                 N,

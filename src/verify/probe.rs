@@ -146,7 +146,7 @@ fn protected(paths: &[PathBuf], tag: &str) -> Check {
     }
     for p in paths {
         let result = if p.is_dir() {
-            create(&p.join(tag))
+            super::create(&p.join(tag))
         } else {
             rustix::fs::open(
                 p,
@@ -317,19 +317,9 @@ fn absent(p: &Path) -> Check {
     }
 }
 
-pub(super) fn create(path: &Path) -> Result<(), i32> {
-    rustix::fs::open(
-        path,
-        OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    )
-    .map(drop)
-    .map_err(|e| e.raw_os_error())
-}
-
 fn workspace_write(path: &Path) -> Check {
     let title = format!("workspace write ({})", path.parent().unwrap_or(path).display());
-    match create(path) {
+    match super::create(path) {
         Ok(()) => match std::fs::remove_file(path) {
             Ok(()) => Check::pass("workspace-write", &title),
             Err(e) => Check::fail(
@@ -352,7 +342,7 @@ fn workspace_write(path: &Path) -> Check {
 fn must_be_erofs(name: &str, what: &str, path: &Path) -> Check {
     let title = format!("{what} ({})", path.parent().unwrap_or(path).display());
     let expected = errno_text(libc::EROFS);
-    match create(path) {
+    match super::create(path) {
         Err(libc::EROFS) => Check::pass(name, &title),
         Err(e) => Check::fail(name, &title, &expected, errno_text(e)),
         Ok(()) => {
