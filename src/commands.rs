@@ -5,7 +5,7 @@
 
 use crate::exec::EXIT_SETUP;
 use crate::host::{self, HostFacts};
-use crate::plan;
+use crate::plan::{self, Layers, Plan};
 use crate::policy::{self, Caller, Invocation, LoadError, Policy};
 use crate::report::{self, Enforcement, Inspect};
 use crate::verify;
@@ -48,24 +48,14 @@ pub fn caller() -> Result<Caller, Fatal> {
     })
 }
 
-/// The policy, its notes and the host, for `run` and `plan`; `--landlock
-/// require` and unmaskable sockets fail closed here.
-pub fn load(inv: &Invocation) -> Result<(Policy, Vec<String>, HostFacts), Fatal> {
+/// The plan for `run` and `plan`, with the policy's notes; `--landlock
+/// require` and unmaskable sockets fail closed here (exit 125).
+pub fn load(inv: &Invocation) -> Result<(Plan, Vec<String>), Fatal> {
     let caller = caller()?;
     let (policy, notes) = policy::load(inv, &caller).map_err(load_error)?;
     let host = host::probe().map_err(|e| Fatal::new(e, EXIT_USAGE))?;
-    required_layers(&policy, &host).map_err(|m| Fatal::new(m, EXIT_SETUP as u8))?;
-    Ok((policy, notes, host))
-}
-
-/// `--landlock require` fails closed when the kernel cannot give it.
-fn required_layers(policy: &Policy, host: &HostFacts) -> Result<(), String> {
-    match plan::missing_required(policy, &plan::assess(policy, host))
-        .or_else(|| plan::unmaskable_sockets(host))
-    {
-        Some(m) => Err(m),
-        None => Ok(()),
-    }
+    let plan = plan::build(&policy, &host).map_err(|r| Fatal::new(r.message, EXIT_SETUP as u8))?;
+    Ok((plan, notes))
 }
 
 fn load_error(e: LoadError) -> Fatal {
@@ -75,13 +65,16 @@ fn load_error(e: LoadError) -> Fatal {
     }
 }
 
-/// The policy under test, for inspect, verify and receipt.
+/// The policy under test, for inspect, verify and receipt, with its layers
+/// and why its sandbox cannot start, if it cannot.
 struct Subject {
     inv: Invocation,
     caller: Caller,
     policy: Policy,
     notes: Vec<String>,
     host: HostFacts,
+    layers: Layers,
+    refused: Option<String>,
 }
 
 /// `inv` with the probe as its command.
@@ -93,19 +86,29 @@ fn subject(mut inv: Invocation) -> Result<Subject, Fatal> {
     if host::inside_qwrap(&plan::dev_entries()) {
         notes.push("Already inside a qwrap sandbox: this report describes a nested sandbox".into());
     }
+    let (layers, refused) = match plan::build(&policy, &host) {
+        Ok(p) => (
+            p.layers
+                .ok_or_else(|| Fatal::new("a run plan without its layers", EXIT_SETUP as u8))?,
+            None,
+        ),
+        Err(r) => (r.layers, Some(r.message)),
+    };
     Ok(Subject {
         inv,
         caller,
         policy,
         notes,
         host,
+        layers,
+        refused,
     })
 }
 
 /// Starts a probe sandbox with the subject's exact policy.
 fn enforcement(s: &Subject) -> Enforcement {
-    if let Err(m) = required_layers(&s.policy, &s.host) {
-        return Enforcement::none(m);
+    if let Some(m) = &s.refused {
+        return Enforcement::none(m.clone());
     }
     match verify::run_in_sandbox(&s.policy, &s.host, s.policy.command.clone()) {
         Ok(_) => Enforcement::full(),
@@ -123,7 +126,7 @@ fn pretty<T: serde::Serialize>(v: &T) -> String {
 /// `qwrap inspect`: exit 0 when the sandbox starts with every layer.
 pub fn inspect(inv: Invocation, json: bool) -> Result<Output, Fatal> {
     let s = subject(inv)?;
-    let report = Inspect::new(&s.policy, &s.host, enforcement(&s), s.notes.clone());
+    let report = Inspect::new(&s.policy, &s.host, &s.layers, enforcement(&s), s.notes.clone());
     Ok(Output {
         stdout: if json { pretty(&report) } else { report.text() },
         stderr: Vec::new(),
@@ -140,7 +143,9 @@ pub fn inspect(inv: Invocation, json: bool) -> Result<Output, Fatal> {
 pub fn verify(inv: Invocation, json: bool) -> Result<Output, Fatal> {
     let s = subject(inv)?;
     // --landlock require fails closed here exactly as in `run`.
-    required_layers(&s.policy, &s.host).map_err(|m| Fatal::new(m, EXIT_SETUP as u8))?;
+    if let Some(m) = &s.refused {
+        return Err(Fatal::new(m.clone(), EXIT_SETUP as u8));
+    }
     Ok(match verify::battery(&s.inv, &s.caller, &s.policy, &s.host) {
         Ok(r) => Output {
             stdout: if json { pretty(&r) } else { report::verify_text(&r) },
@@ -172,7 +177,7 @@ pub fn receipt(inv: Invocation, json: bool) -> Result<Output, Fatal> {
     } else {
         None
     };
-    let inspect = Inspect::new(&s.policy, &s.host, enforcement, s.notes.clone());
+    let inspect = Inspect::new(&s.policy, &s.host, &s.layers, enforcement, s.notes.clone());
     let r = report::receipt(&s.policy, &inspect, verified.as_ref());
     Ok(Output {
         stdout: if json { pretty(&r) } else { r.text() },

@@ -12,7 +12,6 @@ use clap::Parser;
 use cli::{Cli, Command, ExecArgs, PolicyArgs, ProbeCli, SandboxArgs, run_command};
 use qwrap::commands::{self, EXIT_USAGE, Fatal};
 use qwrap::exec;
-use qwrap::plan;
 use qwrap::policy::{CliSettings, Invocation};
 use qwrap::verify::{self, probe::ProbeArgs};
 use std::ffi::OsString;
@@ -130,16 +129,15 @@ fn exit_with_tip(e: clap::Error, sub: Option<&str>) -> ! {
 fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
     match cli.command {
         Command::Run(args) => {
-            let (policy, notes, host) = commands::load(&invocation(&args.policy, &args.exec, args.command))?;
+            let (plan, notes) = commands::load(&invocation(&args.policy, &args.exec, args.command))?;
             for n in notes {
                 eprintln!("qwrap: note: {n}");
             }
             if !args.exec.quiet {
-                for d in plan::assess(&policy, &host).degraded() {
+                for d in plan.layers.iter().flat_map(|l| l.degraded()) {
                     eprintln!("qwrap: degraded: {d}");
                 }
             }
-            let plan = plan::build(&policy, &host);
             let trace = std::env::var("QWRAP_TRACE").unwrap_or_default();
             let opts = exec::Options {
                 trace: trace == "1",
@@ -156,9 +154,7 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
             Ok(err.exit_code() as u8)
         }
         Command::Plan { sandbox, json } => {
-            let (policy, _, host) =
-                commands::load(&invocation(&sandbox.policy, &sandbox.exec, sandbox.command))?;
-            let plan = plan::build(&policy, &host);
+            let (plan, _) = commands::load(&invocation(&sandbox.policy, &sandbox.exec, sandbox.command))?;
             if json {
                 outln!("{}", plan.to_json());
             } else {

@@ -317,6 +317,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     Ok(Plan {
         mount_api: crate::host::MountApi::New,
         new_root: Some(PathBuf::from(NEW_ROOT)),
+        layers: None,
         steps: s,
     })
 }

@@ -10,9 +10,8 @@ mod overlay;
 mod step;
 mod step_text;
 
-pub use layers::{
-    LANDLOCK_SCOPE_ABI, LayerState, Layers, assess, landlock_paths, missing_required, unmaskable_sockets,
-};
+pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths};
+use layers::{assess, missing_required, unmaskable_sockets};
 pub use layout::{MountOp, layout};
 pub use overlay::{overlay_config, overlay_options};
 pub use step::{Flags, IdMap, Namespaces, OverlayUpper, Role, Step, TreeId};
@@ -54,7 +53,19 @@ pub struct Plan {
         serialize_with = "crate::lossy::opt_path"
     )]
     pub new_root: Option<PathBuf>,
+    /// `run`'s layers as assessed on this host (bwrap mode reports its own).
+    #[serde(skip)]
+    pub layers: Option<Layers>,
     pub steps: Vec<Step>,
+}
+
+/// Why the sandbox asked for cannot start on this host; the layers were
+/// assessed all the same, for the reports that say so.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Refused {
+    pub message: String,
+    pub layers: Layers,
 }
 
 impl Plan {
@@ -81,9 +92,14 @@ impl fmt::Display for Plan {
     }
 }
 
-/// Builds the plan for a policy on a host.
-pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
+/// Builds the plan for a policy on a host: the one place its layers are
+/// assessed. Refused (fail closed) when `--landlock require` cannot hold or
+/// a socket of the caller's cannot be masked.
+pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     let layers = assess(policy, host);
+    if let Some(message) = missing_required(policy, &layers).or_else(|| unmaskable_sockets(host)) {
+        return Err(Box::new(Refused { message, layers }));
+    }
     let mut b = Builder::default();
     for path in &policy.create_before {
         b.push(Step::CreateHostDir { path: path.clone() });
@@ -200,11 +216,12 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Plan {
         argv0: None,
         env,
     });
-    Plan {
+    Ok(Plan {
         mount_api,
         new_root: None,
+        layers: Some(layers),
         steps: b.steps,
-    }
+    })
 }
 
 /// `root` + absolute `path` ("/tmp" + "/a/b" = "/tmp/a/b").

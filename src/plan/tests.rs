@@ -4,6 +4,11 @@ use crate::policy::{
 };
 use std::ffi::OsString;
 
+/// The plan, for a policy and host that the tests expect to be accepted.
+fn build(policy: &Policy, host: &HostFacts) -> Plan {
+    super::build(policy, host).expect("accepted")
+}
+
 fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy {
     Policy {
         workspace: PathBuf::from(roots[0]),

@@ -48,6 +48,20 @@ fn landlock_layers_follow_the_abi() {
 }
 
 #[test]
+fn build_refuses_what_cannot_hold_and_the_plan_carries_its_layers() {
+    use crate::policy::LandlockMode::*;
+    let (pol, _) = layers_with(0, Require);
+    let mut h = host(MountApi::New);
+    h.landlock_abi = 0;
+    let refused = super::super::build(&pol, &h).unwrap_err();
+    assert!(refused.message.contains("no Landlock"), "{}", refused.message);
+    assert_eq!(refused.layers, assess(&pol, &h));
+    h.landlock_abi = 7;
+    let plan = super::super::build(&pol, &h).unwrap();
+    assert_eq!(plan.layers, Some(assess(&pol, &h)));
+}
+
+#[test]
 fn landlock_step_matches_the_layers() {
     use crate::policy::LandlockMode::*;
     for (abi, mode, want) in [

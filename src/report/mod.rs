@@ -141,7 +141,13 @@ pub fn kernel() -> String {
 }
 
 impl Inspect {
-    pub fn new(policy: &Policy, host: &HostFacts, enforcement: Enforcement, notes: Vec<String>) -> Self {
+    pub fn new(
+        policy: &Policy,
+        host: &HostFacts,
+        layers: &crate::plan::Layers,
+        enforcement: Enforcement,
+        notes: Vec<String>,
+    ) -> Self {
         let s = &policy.settings;
         let mut settings = vec![
             SettingLine {
@@ -195,7 +201,7 @@ impl Inspect {
             value: spec_text(&i.value),
             source: i.source.clone(),
         }));
-        let layers = crate::plan::assess(policy, host);
+        let layers = layers.clone();
         let mut notes = notes;
         for v in &layers.masked_variables {
             notes.push(format!(

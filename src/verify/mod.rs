@@ -120,7 +120,8 @@ pub fn run_in_sandbox(
     p.command = command;
     p.env.set.retain(|(k, _)| k != "LC_ALL");
     p.env.set.insert(0, ("LC_ALL".into(), "C".into()));
-    let plan = plan::build(&p, &host.as_captured());
+    let plan =
+        plan::build(&p, &host.as_captured()).map_err(|r| NoSandbox(format!("qwrap: {}", r.message)))?;
     let out = exec::capture(&plan).map_err(|e| NoSandbox(format!("qwrap: fork: {e}")))?;
     let text = String::from_utf8_lossy(&out.output).into_owned();
     match out.code {
@@ -164,9 +165,8 @@ pub fn outside_dir(policy: &Policy) -> PathBuf {
 }
 
 /// The host's facts the in-sandbox probe compares against.
-pub fn probe_args(policy: &Policy, host: &HostFacts, helpers: &HostHelpers) -> probe::ProbeArgs {
+pub fn probe_args(policy: &Policy, layers: &plan::Layers, helpers: &HostHelpers) -> probe::ProbeArgs {
     let host_ifs = probe::interfaces(&std::fs::read_to_string("/proc/net/dev").unwrap_or_default());
-    let layers = plan::assess(policy, host);
     probe::ProbeArgs {
         workspace: policy.workspace.clone(),
         outside: outside_dir(policy),
@@ -291,10 +291,16 @@ pub fn battery(
     host: &HostFacts,
 ) -> Result<Report, NoSandbox> {
     let helpers = HostHelpers::start(policy);
-    // The inventory must include the test socket made just now.
+    // The inventory must include the test socket made just now, and so must
+    // the layers the probe checks against: they come from the plan for this
+    // host.
     let mut host = host.clone();
     host.unix_sockets = crate::host::probe_sockets();
-    let args = probe_args(policy, &host, &helpers);
+    let layers = plan::build(policy, &host)
+        .map_err(|r| NoSandbox(format!("qwrap: {}", r.message)))?
+        .layers
+        .ok_or_else(|| NoSandbox("qwrap: a run plan without its layers".into()))?;
+    let args = probe_args(policy, &layers, &helpers);
     let text = run_in_sandbox(policy, &host, self_command(args.to_args()))?;
     drop(helpers);
     let mut checks = parse_probe_output(&text)?;
