@@ -15,12 +15,22 @@ mod seccomp_filter;
 #[path = "src/cli.rs"]
 mod cli;
 
+/// What src/cli.rs takes from the library, which a build script cannot link.
+mod qwrap {
+    pub mod verify {
+        pub mod probe {
+            include!("src/verify/probe_args.rs");
+        }
+    }
+}
+
 /// qwrap(1), qwrap-SUBCOMMAND(1) for each visible subcommand, and the
 /// bash, zsh and fish completions.
 fn man_pages_and_completions() {
     use clap::CommandFactory;
     use clap_complete::Shell;
     println!("cargo:rerun-if-changed=src/cli.rs");
+    println!("cargo:rerun-if-changed=src/verify/probe_args.rs");
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let man = out.join("man");
     let completions = out.join("completions");

@@ -205,38 +205,14 @@ pub struct SandboxArgs {
     pub command: Vec<OsString>,
 }
 
+/// The hidden `__probe` subcommand: the probe's arguments (one definition,
+/// shared with the library) and its one-shot attempts.
 #[derive(Args)]
 pub struct ProbeCli {
     #[arg(long)]
     pub noop: bool,
-    #[arg(long)]
-    pub workspace: Option<PathBuf>,
-    #[arg(long)]
-    pub outside: Option<PathBuf>,
-    #[arg(long)]
-    pub home: Option<PathBuf>,
-    #[arg(long, default_value = "")]
-    pub host_pidns: String,
-    #[arg(long)]
-    pub closed_network: bool,
-    #[arg(long)]
-    pub host_has_nonlo: bool,
-    #[arg(long)]
-    pub host_pid: Option<u32>,
-    #[arg(long = "abstract")]
-    pub abstract_name: Option<String>,
-    #[arg(long)]
-    pub masked_socket: Option<PathBuf>,
-    #[arg(long)]
-    pub protected: Vec<PathBuf>,
-    #[arg(long = "git-dir")]
-    pub git_dirs: Vec<PathBuf>,
-    #[arg(long)]
-    pub hidden: Vec<PathBuf>,
-    #[arg(long)]
-    pub absent: Option<PathBuf>,
-    #[arg(long)]
-    pub scoped: bool,
+    #[command(flatten)]
+    pub args: crate::qwrap::verify::probe::ProbeArgs,
     #[arg(long)]
     pub nested_remount: bool,
     #[arg(long)]

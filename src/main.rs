@@ -5,6 +5,10 @@
 #![cfg_attr(not(test), no_main)]
 #![deny(unsafe_code)]
 
+// `crate::qwrap` for src/cli.rs, which the build script compiles too, with
+// a stand-in module of that name.
+use ::qwrap;
+
 mod cli;
 mod run_args;
 
@@ -13,9 +17,8 @@ use cli::{Cli, Command, ExecArgs, PolicyArgs, ProbeCli, SandboxArgs, run_command
 use qwrap::commands::{self, EXIT_USAGE, Fatal};
 use qwrap::exec;
 use qwrap::policy::{CliSettings, Invocation};
-use qwrap::verify::{self, probe::ProbeArgs};
+use qwrap::verify;
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 /// Writes a report to stdout. A reader that went away (`qwrap plan | head`)
 /// is not an error worth a panic.
@@ -237,23 +240,7 @@ fn probe_cmd(p: ProbeCli) -> ExitCode {
         outln!("{}", verify::probe::nested_remount_attempt());
         return 0;
     }
-    let args = ProbeArgs {
-        workspace: p.workspace.unwrap_or_else(|| PathBuf::from(".")),
-        outside: p.outside.unwrap_or_else(|| PathBuf::from("/")),
-        home: p.home,
-        host_pidns: p.host_pidns,
-        closed_network: p.closed_network,
-        host_has_nonlo: p.host_has_nonlo,
-        host_pid: p.host_pid,
-        abstract_name: p.abstract_name,
-        masked_socket: p.masked_socket,
-        protected: p.protected,
-        git_dirs: p.git_dirs,
-        hidden: p.hidden,
-        absent: p.absent,
-        scoped: p.scoped,
-    };
-    let checks = verify::probe::run(&args);
+    let checks = verify::probe::run(&p.args);
     outln!("{}", serde_json::to_string(&checks).expect("checks serialise"));
     0
 }

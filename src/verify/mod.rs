@@ -4,6 +4,7 @@
 mod canary;
 mod git_check;
 pub mod probe;
+mod probe_args;
 mod reach;
 
 use crate::exec;

@@ -9,36 +9,7 @@ use crate::plan::dev_entries;
 use rustix::fs::{Mode, OFlags};
 use std::path::{Path, PathBuf};
 
-/// What the probe needs to know about the host, passed on its command line.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ProbeArgs {
-    pub workspace: PathBuf,
-    /// A path outside every writable root whose directory exists.
-    pub outside: PathBuf,
-    /// The home directory (None: not known).
-    pub home: Option<PathBuf>,
-    /// The host's `readlink /proc/self/ns/pid`.
-    pub host_pidns: String,
-    pub closed_network: bool,
-    /// Whether the host has a non-loopback interface.
-    pub host_has_nonlo: bool,
-    /// A host process of ours to try to signal.
-    pub host_pid: Option<u32>,
-    /// A host abstract socket name (without the leading NUL) that listens.
-    pub abstract_name: Option<String>,
-    /// A listening host pathname socket that must be masked.
-    pub masked_socket: Option<PathBuf>,
-    /// Git paths that must be read-only.
-    pub protected: Vec<PathBuf>,
-    /// Git dirs that must not be renamed (mount points).
-    pub git_dirs: Vec<PathBuf>,
-    /// Paths that must be unreadable.
-    pub hidden: Vec<PathBuf>,
-    /// A host path outside the minimal view that must not exist inside.
-    pub absent: Option<PathBuf>,
-    /// Whether Landlock scopes signals and abstract sockets.
-    pub scoped: bool,
-}
+pub use super::probe_args::ProbeArgs;
 
 impl ProbeArgs {
     /// As arguments for `qwrap __probe`.

@@ -69,3 +69,34 @@ fn args_round_trip_shape() {
         ]
     );
 }
+
+#[test]
+fn every_argument_is_parsed_back_by_the_one_definition() {
+    use clap::Parser;
+    #[derive(Parser)]
+    struct Probe {
+        #[command(flatten)]
+        args: ProbeArgs,
+    }
+    let a = ProbeArgs {
+        workspace: "/w".into(),
+        outside: "/usr".into(),
+        home: Some("/h".into()),
+        host_pidns: "pid:[1]".into(),
+        closed_network: true,
+        host_has_nonlo: true,
+        host_pid: Some(42),
+        abstract_name: Some("qwrap-test".into()),
+        masked_socket: Some("/run/s.sock".into()),
+        protected: vec!["/w/.git/config".into(), "/w/.git/hooks".into()],
+        git_dirs: vec!["/w/.git".into()],
+        hidden: vec!["/h/.ssh".into()],
+        absent: Some("/opt".into()),
+        scoped: true,
+    };
+    let mut argv: Vec<std::ffi::OsString> = vec!["__probe".into()];
+    argv.extend(a.to_args());
+    assert_eq!(Probe::try_parse_from(argv).unwrap().args, a);
+    let defaults = Probe::try_parse_from(["__probe"]).unwrap().args;
+    assert_eq!((defaults.workspace, defaults.outside), (".".into(), "/".into()));
+}

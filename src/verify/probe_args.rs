@@ -1,0 +1,52 @@
+// The probe's arguments, described once: the library writes them
+// (`ProbeArgs::to_args`) and the hidden `qwrap __probe` subcommand parses
+// them with this clap definition (src/cli.rs flattens it; the build script,
+// which cannot link the library, includes this file under the same path).
+// Only std and clap here.
+
+use std::path::PathBuf;
+
+/// What the probe needs to know about the host, passed on its command line.
+#[derive(Debug, Clone, PartialEq, Eq, clap::Args)]
+pub struct ProbeArgs {
+    #[arg(long, default_value = ".")]
+    pub workspace: PathBuf,
+    /// A path outside every writable root whose directory exists.
+    #[arg(long, default_value = "/")]
+    pub outside: PathBuf,
+    /// The home directory (None: not known).
+    #[arg(long)]
+    pub home: Option<PathBuf>,
+    /// The host's `readlink /proc/self/ns/pid`.
+    #[arg(long, default_value = "")]
+    pub host_pidns: String,
+    #[arg(long)]
+    pub closed_network: bool,
+    /// Whether the host has a non-loopback interface.
+    #[arg(long)]
+    pub host_has_nonlo: bool,
+    /// A host process of ours to try to signal.
+    #[arg(long)]
+    pub host_pid: Option<u32>,
+    /// A host abstract socket name (without the leading NUL) that listens.
+    #[arg(long = "abstract")]
+    pub abstract_name: Option<String>,
+    /// A listening host pathname socket that must be masked.
+    #[arg(long)]
+    pub masked_socket: Option<PathBuf>,
+    /// Git paths that must be read-only.
+    #[arg(long)]
+    pub protected: Vec<PathBuf>,
+    /// Git dirs that must not be renamed (mount points).
+    #[arg(long = "git-dir")]
+    pub git_dirs: Vec<PathBuf>,
+    /// Paths that must be unreadable.
+    #[arg(long)]
+    pub hidden: Vec<PathBuf>,
+    /// A host path outside the minimal view that must not exist inside.
+    #[arg(long)]
+    pub absent: Option<PathBuf>,
+    /// Whether Landlock scopes signals and abstract sockets.
+    #[arg(long)]
+    pub scoped: bool,
+}
