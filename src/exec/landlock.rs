@@ -2,6 +2,7 @@
 //! given paths (and the terminals already open on fds 0-2), and, when
 //! scoped, no signals or abstract-socket connections out of the sandbox.
 
+use super::Fail;
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, Scope,
@@ -11,10 +12,10 @@ use std::path::PathBuf;
 
 /// Applies the ruleset exactly as planned: the ABI was probed, so anything
 /// less than full enforcement is an error (fail closed).
-pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), (Errno, String)> {
+pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fail> {
     let abi = ABI::from(abi as i32);
     let write = AccessFs::from_write(abi);
-    let err = |what: &str, e: &dyn std::fmt::Display| (Errno::INVAL, format!("{what}: {e}"));
+    let err = |what: &str, e: &dyn std::fmt::Display| Fail::with(Errno::INVAL, format!("{what}: {e}"));
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(write)
@@ -50,7 +51,10 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), (Er
         .restrict_self()
         .map_err(|e| err("landlock_restrict_self", &e))?;
     if status.ruleset != RulesetStatus::FullyEnforced {
-        return Err((Errno::NOTSUP, format!("ruleset only {:?}", status.ruleset)));
+        return Err(Fail::with(
+            Errno::NOTSUP,
+            format!("ruleset only {:?}", status.ruleset),
+        ));
     }
     Ok(())
 }

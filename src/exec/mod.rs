@@ -129,6 +129,15 @@ impl From<Errno> for Fail {
 }
 
 impl Fail {
+    /// A failure with what the call was about (the kernel's words, a path).
+    fn with(errno: Errno, detail: impl Into<String>) -> Self {
+        let detail = detail.into();
+        Fail {
+            errno,
+            detail: (!detail.is_empty()).then_some(detail),
+        }
+    }
+
     fn into_error(self, index: usize, step: &Step) -> SetupError {
         let raw = self.errno.raw_os_error();
         let mut e = SetupError::new(index, step, raw);

@@ -191,7 +191,7 @@ impl Executor {
             }
             Step::ReadOnlyInPlace { path } => match read_only_in_place(path) {
                 // Not every kernel has every /proc entry.
-                Err(Errno::NOENT) => {}
+                Err(f) if f.errno == Errno::NOENT => {}
                 other => other?,
             },
             Step::CopyFdToFile { fd, path, mode } => {
@@ -218,11 +218,7 @@ impl Executor {
                 upper,
                 userxattr,
             } => {
-                let made = overlay::make(lower, upper, *userxattr).map_err(|(errno, said)| Fail {
-                    errno,
-                    detail: (!said.is_empty()).then_some(said),
-                })?;
-                *self.slot(*tree)? = Some(made);
+                *self.slot(*tree)? = Some(overlay::make(lower, upper, *userxattr)?);
             }
             _ => return Err(Errno::INVAL.into()),
         }
@@ -276,7 +272,9 @@ impl Executor {
 /// Clones the tree at `path`, makes the clone read-only and puts it back
 /// over `path`. Like bubblewrap, a path this process cannot write anyway is
 /// left alone.
-fn read_only_in_place(path: &Path) -> Result<(), Errno> {
+/// Each call that fails is named, with its path.
+fn read_only_in_place(path: &Path) -> Result<(), Fail> {
+    let call = |what: &'static str| move |e: Errno| Fail::with(e, format!("{what}({path:?})"));
     if let Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) =
         rustix::fs::access(path, rustix::fs::Access::WRITE_OK)
     {
@@ -286,7 +284,8 @@ fn read_only_in_place(path: &Path) -> Result<(), Errno> {
         CWD,
         path,
         OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC | OpenTreeFlags::AT_RECURSIVE,
-    )?;
+    )
+    .map_err(call("open_tree"))?;
     let attr = sys::MountAttr {
         attr_set: sys::MOUNT_ATTR_RDONLY,
         ..Default::default()
@@ -296,8 +295,10 @@ fn read_only_in_place(path: &Path) -> Result<(), Errno> {
         c"",
         libc::AT_EMPTY_PATH as u32 | sys::AT_RECURSIVE,
         &attr,
-    )?;
+    )
+    .map_err(call("mount_setattr(RDONLY) on the clone of"))?;
     rustix::mount::move_mount(t.as_fd(), "", CWD, path, MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH)
+        .map_err(call("move_mount"))
 }
 
 /// A host socket can vanish between the inventory and the mask: then there is

@@ -1,6 +1,7 @@
 //! bwrap mode's overlays, made detached with the new mount API while the
 //! host's directories are still where the caller named them.
 
+use super::Fail;
 use crate::plan::{OverlayUpper, overlay_config};
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::fs::Mode;
@@ -10,25 +11,19 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::PathBuf;
 
-/// The overlay as a detached mount; on failure the errno and what
-/// overlayfs said about it.
-pub(super) fn make(
-    lower: &[PathBuf],
-    upper: &OverlayUpper,
-    userxattr: bool,
-) -> Result<OwnedFd, (Errno, String)> {
-    let plain = |e: Errno| (e, String::new());
+/// The overlay as a detached mount; a failure carries what overlayfs said.
+pub(super) fn make(lower: &[PathBuf], upper: &OverlayUpper, userxattr: bool) -> Result<OwnedFd, Fail> {
     // --tmp-overlay: the upper and work directories on a tmpfs of their own,
     // reached through its descriptor; overlayfs keeps it once mounted.
     let tmp = match upper {
-        OverlayUpper::Tmpfs => Some(upper_tmpfs().map_err(plain)?),
+        OverlayUpper::Tmpfs => Some(upper_tmpfs()?),
         _ => None,
     };
     let tmp_root = tmp
         .as_ref()
         .map(|m| format!("/proc/self/fd/{}", m.as_raw_fd()))
         .unwrap_or_default();
-    let fs = rustix::mount::fsopen("overlay", FsOpenFlags::FSOPEN_CLOEXEC).map_err(plain)?;
+    let fs = rustix::mount::fsopen("overlay", FsOpenFlags::FSOPEN_CLOEXEC)?;
     let configured = overlay_config(lower, upper, userxattr, &tmp_root)
         .into_iter()
         .try_for_each(|(key, value)| {
@@ -40,14 +35,14 @@ pub(super) fn make(
         })
         .and_then(|()| rustix::mount::fsconfig_create(fs.as_fd()));
     if let Err(e) = configured {
-        return Err((e, kernel_log(&fs)));
+        return Err(Fail::with(e, kernel_log(&fs)));
     }
     rustix::mount::fsmount(
         fs.as_fd(),
         FsMountFlags::FSMOUNT_CLOEXEC,
         MountAttrFlags::MOUNT_ATTR_NOSUID | MountAttrFlags::MOUNT_ATTR_NODEV,
     )
-    .map_err(|e| (e, kernel_log(&fs)))
+    .map_err(|e| Fail::with(e, kernel_log(&fs)))
 }
 
 fn upper_tmpfs() -> Result<OwnedFd, Errno> {

@@ -10,10 +10,7 @@ impl Executor {
                 watch,
             } => self.warden = Some(warden::start(*keep_background, watch)?),
             Step::SeccompNotify { signals } => {
-                let listener = seccomp::notify_listener(*signals).map_err(|(errno, detail)| Fail {
-                    errno,
-                    detail: Some(detail),
-                })?;
+                let listener = seccomp::notify_listener(*signals)?;
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
                 warden::hand_over(link, listener)?;
             }
@@ -43,16 +40,8 @@ impl Executor {
                 keep_across_exec,
             } => caps::drop_capability_list(caps, *bounding, *keep_across_exec)?,
             Step::NoNewPrivs => rustix::thread::set_no_new_privs(true)?,
-            Step::Landlock { abi, paths, scoped } => {
-                landlock::apply(*abi, paths, *scoped).map_err(|(errno, detail)| Fail {
-                    errno,
-                    detail: Some(detail),
-                })?
-            }
-            Step::Seccomp => seccomp::apply().map_err(|(errno, detail)| Fail {
-                errno,
-                detail: Some(detail),
-            })?,
+            Step::Landlock { abi, paths, scoped } => landlock::apply(*abi, paths, *scoped)?,
+            Step::Seccomp => seccomp::apply()?,
             Step::CallerSeccomp { programs } => {
                 // Installed as the last thing before execve.
                 self.filters = programs.iter().map(|p| seccomp::from_bytes(p)).collect();

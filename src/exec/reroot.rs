@@ -30,15 +30,16 @@ pub(super) fn pivot(new_root: &Path, put_old: &Path) -> Result<(), Fail> {
 /// `chdir(new_root); pivot_root(".", "."); umount2(".", MNT_DETACH);
 /// chdir("/")`, or on the initramfs: the new root moved over /.
 pub(super) fn enter(new_root: &Path) -> Result<(), Fail> {
-    chdir(new_root)?;
+    chdir(new_root).map_err(|e| call(e, format!("chdir({new_root:?})")))?;
     match pivot_root(".", ".") {
         Err(Errno::INVAL) if crate::host::root_is_initramfs() => move_over_root()?,
         r => {
-            r?;
-            rustix::mount::unmount(".", UnmountFlags::DETACH)?;
+            r.map_err(|e| call(e, "pivot_root(\".\", \".\")".into()))?;
+            rustix::mount::unmount(".", UnmountFlags::DETACH)
+                .map_err(|e| call(e, "umount2(\".\", MNT_DETACH)".into()))?;
         }
     }
-    chdir("/")?;
+    chdir("/").map_err(|e| call(e, "chdir(\"/\")".into()))?;
     Ok(())
 }
 

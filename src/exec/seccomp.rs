@@ -4,6 +4,7 @@
 //! (whose mode the filter cannot read) with ENOSYS, and, in `run`, calls
 //! aimed at another process go to the warden. One program, one seccomp(2).
 
+use super::Fail;
 use rustix::io::Errno;
 use seccompiler::sock_filter;
 
@@ -13,7 +14,7 @@ include!(concat!(env!("OUT_DIR"), "/seccomp_bpf.rs"));
 
 /// Installs the filter without the warden's rules (bwrap mode's layers; no
 /// no_new_privs needed beyond what the caller set).
-pub(super) fn apply() -> Result<(), (Errno, String)> {
+pub(super) fn apply() -> Result<(), Fail> {
     let prog: Vec<sock_filter> = PROGRAM
         .iter()
         .map(|&(code, jt, jf, k)| sock_filter { code, jt, jf, k })
@@ -23,19 +24,20 @@ pub(super) fn apply() -> Result<(), (Errno, String)> {
             seccompiler::Error::Seccomp(io) => io.raw_os_error().map(Errno::from_raw_os_error),
             _ => None,
         };
-        (errno.unwrap_or(Errno::INVAL), e.to_string())
+        Fail::with(errno.unwrap_or(Errno::INVAL), e.to_string())
     })
 }
 
 /// Installs the whole filter, the warden's rules included, and returns its
 /// listener.
-pub(super) fn notify_listener(signals: bool) -> Result<rustix::fd::OwnedFd, (Errno, String)> {
+pub(super) fn notify_listener(signals: bool) -> Result<rustix::fd::OwnedFd, Fail> {
     let program: &[(u16, u8, u8, u32)] = if signals {
         &NOTIFY_SIGNALS_PROGRAM
     } else {
         &NOTIFY_PROGRAM
     };
-    crate::sys::seccomp_listener(program).map_err(|e| (e, "seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)".into()))
+    crate::sys::seccomp_listener(program)
+        .map_err(|e| Fail::with(e, "seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)"))
 }
 
 /// A caller's program (bubblewrap's `--seccomp FD`, a raw array of
