@@ -59,7 +59,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
     }
     let host = match crate::host::probe() {
         Ok(h) => h,
-        Err(e) => return fail(&e),
+        Err(e) => return fail(&e.to_string()),
     };
     let ctx = match Context::from_process(&host) {
         Ok(c) => c,
@@ -210,7 +210,10 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
         s.push(Step::JoinNamespace { fd, pid: false });
     }
     if join {
-        s.push(Step::UnshareNamespaces { ns });
+        // The PID namespace is made by the fork into it.
+        s.push(Step::Unshare {
+            ns: Namespaces { pid: false, ..ns },
+        });
     }
     if let Some(fd) = c.userns_block_fd {
         // The caller reads the child's pid from --info-fd, writes its id

@@ -5,8 +5,7 @@ use crate::plan::Step;
 
 pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
     match step {
-        Step::Unshare { .. } => Some(diagnose::userns_hint(raw)),
-        Step::UnshareNamespaces { ns } | Step::CloneMonitor { ns, join: false, .. } if ns.user => {
+        Step::Unshare { ns } | Step::CloneMonitor { ns, join: false, .. } if ns.user => {
             Some(diagnose::userns_hint(raw))
         }
         Step::Exec { argv, .. } => Some(exec_hint(raw, argv.first())),

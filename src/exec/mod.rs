@@ -207,7 +207,6 @@ impl Executor {
             | Step::LoopbackUp
             | Step::CloneMonitor { .. }
             | Step::JoinNamespace { .. }
-            | Step::UnshareNamespaces { .. }
             | Step::ForkIntoPidNamespace { .. }
             | Step::NotifyMonitor
             | Step::AssertUsernsDisabled

@@ -5,17 +5,9 @@ use super::*;
 impl Executor {
     pub(super) fn namespace_step(&mut self, step: &Step) -> Result<(), Fail> {
         match step {
-            Step::Unshare { net, ipc } => {
-                use rustix::thread::UnshareFlags;
-                let mut flags = UnshareFlags::NEWUSER | UnshareFlags::NEWNS;
-                if *net {
-                    flags |= UnshareFlags::NEWNET;
-                }
-                if *ipc {
-                    flags |= UnshareFlags::NEWIPC;
-                }
-                sys::unshare_namespaces(flags)?;
-            }
+            Step::Unshare { ns } => sys::unshare_namespaces(rustix::thread::UnshareFlags::from_bits_retain(
+                ns.clone_flags() as u32,
+            ))?,
             Step::NewSessionKeyring => sys::join_new_session_keyring()?,
             Step::DenySetgroups => match write_proc("/proc/self/setgroups", b"deny") {
                 // Kernels before 3.19 have no setgroups file and no need for it.
@@ -42,12 +34,6 @@ impl Executor {
                 join,
             } => self.monitor = monitor::clone(*ns, *info_fd, *json_status_fd, *die_with_parent, *join)?,
             Step::JoinNamespace { fd, pid } => sys::setns_inherited_fd(*fd, *pid)?,
-            Step::UnshareNamespaces { ns } => {
-                let flags = rustix::thread::UnshareFlags::from_bits_retain(
-                    (ns.clone_flags() & !(libc::CLONE_NEWPID as u64)) as u32,
-                );
-                sys::unshare_namespaces(flags)?;
-            }
             Step::ForkIntoPidNamespace {
                 new_pidns,
                 die_with_parent,

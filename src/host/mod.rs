@@ -59,7 +59,16 @@ pub struct HostFacts {
 }
 
 /// Probes the running kernel. Cheap: one failing syscall and two getters.
-pub fn probe() -> Result<HostFacts, String> {
+/// A setting in the environment that the host probe cannot use.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ProbeError {
+    #[error("invalid {FORCE_MOUNT_API_ENV}={0:?}: expected \"new\" or \"legacy\"")]
+    MountApi(String),
+    #[error("invalid {FORCE_LANDLOCK_ABI_ENV}={0:?}: expected a number")]
+    LandlockCap(String),
+}
+
+pub fn probe() -> Result<HostFacts, ProbeError> {
     let (mount_api, mount_api_reason) = match std::env::var(FORCE_MOUNT_API_ENV).as_deref() {
         Ok("legacy") => (MountApi::Legacy, "forced by QWRAP_MOUNT_API=legacy"),
         Ok("new") | Ok("") | Err(_) => {
@@ -69,11 +78,7 @@ pub fn probe() -> Result<HostFacts, String> {
                 (MountApi::Legacy, "kernel lacks mount_setattr(2) (Linux < 5.12)")
             }
         }
-        Ok(other) => {
-            return Err(format!(
-                "invalid {FORCE_MOUNT_API_ENV}={other:?}: expected \"new\" or \"legacy\""
-            ));
-        }
+        Ok(other) => return Err(ProbeError::MountApi(other.into())),
     };
     let kernel_abi = crate::sys::landlock_abi();
     let cap = landlock_abi_cap()?;
@@ -91,18 +96,15 @@ pub fn probe() -> Result<HostFacts, String> {
 }
 
 #[cfg(feature = "fault-injection")]
-fn landlock_abi_cap() -> Result<Option<u32>, String> {
+fn landlock_abi_cap() -> Result<Option<u32>, ProbeError> {
     match std::env::var(FORCE_LANDLOCK_ABI_ENV) {
-        Ok(v) => v
-            .parse::<u32>()
-            .map(Some)
-            .map_err(|_| format!("invalid {FORCE_LANDLOCK_ABI_ENV}={v:?}: expected a number")),
+        Ok(v) => v.parse::<u32>().map(Some).map_err(|_| ProbeError::LandlockCap(v)),
         Err(_) => Ok(None),
     }
 }
 
 #[cfg(not(feature = "fault-injection"))]
-fn landlock_abi_cap() -> Result<Option<u32>, String> {
+fn landlock_abi_cap() -> Result<Option<u32>, ProbeError> {
     Ok(None)
 }
 

@@ -109,8 +109,12 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
         watch: policy.absent_pointers.clone(),
     });
     b.push(Step::Unshare {
-        net: policy.network == NetworkMode::Closed,
-        ipc: !policy.settings.share_ipc.value,
+        ns: Namespaces {
+            user: true,
+            net: policy.network == NetworkMode::Closed,
+            ipc: !policy.settings.share_ipc.value,
+            ..Namespaces::default()
+        },
     });
     b.push(Step::DenySetgroups);
     b.push(Step::WriteIdMap {

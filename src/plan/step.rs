@@ -45,7 +45,7 @@ impl Role {
     }
 }
 
-/// Namespaces created by `CloneMonitor`.
+/// Namespaces made by `CloneMonitor` or `Unshare`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Namespaces {
     pub user: bool,
@@ -197,9 +197,10 @@ pub enum Step {
         /// command exits if it created them.
         watch: Vec<PathBuf>,
     },
+    /// unshare(2) of these namespaces, the mount namespace always (a PID
+    /// namespace is entered by forking: `ForkIntoPidNamespace`).
     Unshare {
-        net: bool,
-        ipc: bool,
+        ns: Namespaces,
     },
     /// A fresh, empty session keyring for the command.
     NewSessionKeyring,
@@ -374,10 +375,6 @@ pub enum Step {
     JoinNamespace {
         fd: i32,
         pid: bool,
-    },
-    /// `unshare` of the namespaces other than the user namespace.
-    UnshareNamespaces {
-        ns: Namespaces,
     },
     /// Forks so that the child lands in the PID namespace joined just
     /// before, or a new one (`unshare(CLONE_NEWPID)` first); the parent

@@ -11,8 +11,9 @@ impl Step {
         match self {
             Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
             Step::StartWarden { .. } => "start the warden outside the sandbox".into(),
-            Step::Unshare { net: false, .. } => "create user and mount namespaces".into(),
-            Step::Unshare { net: true, .. } => "create user, mount and network namespaces".into(),
+            Step::Unshare { ns } if ns.user && !ns.net => "create user and mount namespaces".into(),
+            Step::Unshare { ns } if ns.user => "create user, mount and network namespaces".into(),
+            Step::Unshare { .. } => "create the sandbox's namespaces".into(),
             Step::NewSessionKeyring => "join a fresh session keyring".into(),
             Step::SeccompNotify { .. } => {
                 "install the seccomp filter, handing calls aimed at other processes to the warden".into()
@@ -72,7 +73,6 @@ impl Step {
             Step::CloneMonitor { join: true, .. } => "start the sandbox's process".into(),
             Step::JoinNamespace { pid: false, .. } => "join the user namespace".into(),
             Step::JoinNamespace { pid: true, .. } => "join the PID namespace".into(),
-            Step::UnshareNamespaces { .. } => "create the sandbox's namespaces".into(),
             Step::ForkIntoPidNamespace { .. } => "enter the PID namespace".into(),
             Step::NotifyMonitor => "report to the monitor".into(),
             Step::AssertUsernsDisabled => "check that user namespaces are disabled".into(),
@@ -141,12 +141,7 @@ impl fmt::Display for Step {
                 }
                 write!(f, ")")
             }
-            Step::Unshare { net, ipc } => write!(
-                f,
-                "unshare(CLONE_NEWUSER|CLONE_NEWNS{}{})",
-                if *net { "|CLONE_NEWNET" } else { "" },
-                if *ipc { "|CLONE_NEWIPC" } else { "" }
-            ),
+            Step::Unshare { ns } => write!(f, "unshare({})", ns.names()),
             Step::NewSessionKeyring => write!(f, "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)"),
             Step::SeccompNotify { signals } => write!(
                 f,
@@ -376,7 +371,6 @@ impl fmt::Display for Step {
                 "setns({fd}, {})",
                 if *pid { "CLONE_NEWPID" } else { "CLONE_NEWUSER" }
             ),
-            Step::UnshareNamespaces { ns } => write!(f, "unshare({})", ns.names()),
             Step::ForkIntoPidNamespace { new_pidns, .. } => write!(
                 f,
                 "{}fork(); the parent reports the child's pid to the monitor and waits",

@@ -94,8 +94,12 @@ fn starts_with_namespaces_and_identity_maps() {
                 watch: vec![]
             },
             Step::Unshare {
-                net: false,
-                ipc: true
+                ns: Namespaces {
+                    user: true,
+                    net: false,
+                    ipc: true,
+                    ..Namespaces::default()
+                }
             },
             Step::DenySetgroups,
             Step::WriteIdMap {
@@ -172,7 +176,17 @@ fn closed_network_unshares_net_and_raises_lo() {
         &policy(&["/w"], &[], NetworkMode::Closed, TmpMode::Private),
         &host(MountApi::New),
     );
-    assert_eq!(p.steps[1], Step::Unshare { net: true, ipc: true });
+    assert_eq!(
+        p.steps[1],
+        Step::Unshare {
+            ns: Namespaces {
+                user: true,
+                net: true,
+                ipc: true,
+                ..Namespaces::default()
+            }
+        }
+    );
     assert_eq!(
         p.steps[1].to_string(),
         "unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWNET|CLONE_NEWIPC)"

@@ -157,8 +157,12 @@ fn protected_dirs_are_created_first_and_new_session_last() {
     assert_eq!(
         p.steps[2],
         Step::Unshare {
-            net: false,
-            ipc: true
+            ns: Namespaces {
+                user: true,
+                net: false,
+                ipc: true,
+                ..Namespaces::default()
+            }
         }
     );
     assert_eq!(
