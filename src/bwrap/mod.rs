@@ -265,7 +265,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             .flatten()
             .collect(),
     };
-    s.push(Step::ChdirFirst { candidates });
+    s.push(Step::Chdir { candidates });
     if let Some(fd) = c.userns2_fd {
         s.push(Step::JoinNamespace { fd, pid: false });
     }

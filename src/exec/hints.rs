@@ -85,7 +85,15 @@ mod tests {
                 .unwrap()
                 .contains("mount_setattr: Linux 5.12")
         );
-        assert_eq!(for_step(&Step::Chdir { path: "/".into() }, libc::ENOSYS), None);
+        assert_eq!(
+            for_step(
+                &Step::Chdir {
+                    candidates: vec!["/".into()]
+                },
+                libc::ENOSYS
+            ),
+            None
+        );
     }
 
     #[test]

@@ -160,7 +160,7 @@ struct Executor {
     proc: Option<OwnedFd>,
     /// bwrap mode: the new root, inside which destinations are resolved.
     root: Option<in_root::NewRoot>,
-    /// bwrap mode: the working directory entered, the command's PWD.
+    /// The working directory entered, the command's PWD.
     pwd: Option<std::path::PathBuf>,
     /// bwrap mode: the caller's seccomp programs, installed just before execve.
     filters: Vec<Vec<libc::sock_filter>>,
@@ -216,7 +216,6 @@ impl Executor {
             Step::StartWarden { .. }
             | Step::SeccompNotify { .. }
             | Step::Chdir { .. }
-            | Step::ChdirFirst { .. }
             | Step::DropCapabilities
             | Step::DropCapabilityList { .. }
             | Step::NoNewPrivs

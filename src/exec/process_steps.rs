@@ -14,14 +14,13 @@ impl Executor {
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
                 warden::hand_over(link, listener)?;
             }
-            Step::Chdir { path } => rustix::process::chdir(path)?,
-            Step::ChdirFirst { candidates } => {
+            Step::Chdir { candidates } => {
                 let mut last = Errno::NOENT;
                 let mut entered = false;
                 for c in candidates {
                     match rustix::process::chdir(c) {
                         Ok(()) => {
-                            // bubblewrap sets PWD to the directory entered.
+                            // PWD names the directory entered (bubblewrap's rule).
                             self.pwd = Some(c.clone());
                             entered = true;
                             break;

@@ -181,7 +181,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
         }
     }
     b.push(Step::Chdir {
-        path: policy.workspace.clone(),
+        candidates: vec![policy.workspace.clone()],
     });
     b.push(Step::DropCapabilities);
     b.push(Step::NoNewPrivs);

@@ -298,10 +298,6 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::path")]
         new_root: PathBuf,
     },
-    Chdir {
-        #[serde(serialize_with = "crate::lossy::path")]
-        path: PathBuf,
-    },
     DropCapabilities,
     /// bwrap mode, sandbox root: drop only these capabilities.
     DropCapabilityList {
@@ -423,8 +419,8 @@ pub enum Step {
         mode: u32,
     },
     /// The first of these directories that exists becomes the working
-    /// directory.
-    ChdirFirst {
+    /// directory, and the command's PWD.
+    Chdir {
         #[serde(serialize_with = "crate::lossy::paths")]
         candidates: Vec<PathBuf>,
     },

@@ -56,7 +56,10 @@ impl Step {
             }
             Step::PivotRoot { new_root, .. } => format!("switch to the staging root {}", new_root.display()),
             Step::EnterRoot { .. } => "switch to the sandbox root".into(),
-            Step::Chdir { path } => format!("enter {}", path.display()),
+            Step::Chdir { candidates } if candidates.len() == 1 => {
+                format!("enter {}", candidates[0].display())
+            }
+            Step::Chdir { .. } => "enter the working directory".into(),
             Step::DropCapabilities => "drop every capability".into(),
             Step::DropCapabilityList { .. } => "drop the named capabilities".into(),
             Step::NoNewPrivs => "set no_new_privs".into(),
@@ -83,7 +86,6 @@ impl Step {
             Step::ReadOnlyInPlace { path } => format!("make {} read-only", path.display()),
             Step::CopyFdToFile { path, .. } => format!("write {}", path.display()),
             Step::Chmod { path, .. } => format!("change the mode of {}", path.display()),
-            Step::ChdirFirst { .. } => "enter the working directory".into(),
             Step::CallerSeccomp { .. } => "install the caller's seccomp filters".into(),
             Step::PidOneInit { .. } => "start the PID 1 reaper".into(),
             Step::BlockOnFd { fd } => format!("wait for data on fd {fd}"),
@@ -282,7 +284,7 @@ impl fmt::Display for Step {
                 "chdir({}); pivot_root(\".\", \".\"); umount2(\".\", MNT_DETACH); chdir(\"/\") (on an initramfs root: mount(\".\", \"/\", MS_MOVE); chroot(\".\"))",
                 q(new_root)
             ),
-            Step::Chdir { path } => write!(f, "chdir({})", q(path)),
+            Step::Chdir { candidates } if candidates.len() == 1 => write!(f, "chdir({})", q(&candidates[0])),
             Step::DropCapabilities => write!(
                 f,
                 "prctl(PR_CAPBSET_DROP, every cap); prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL); capset(effective=0, permitted=0, inheritable=0)"
@@ -414,7 +416,7 @@ impl fmt::Display for Step {
                 "fsopen(\"overlay\"); fsconfig(\"{}\"); fsmount() -> tree {tree}",
                 crate::plan::overlay_options(lower, upper, *userxattr, "<tmpfs>")
             ),
-            Step::ChdirFirst { candidates } => {
+            Step::Chdir { candidates } => {
                 let c: Vec<String> = candidates.iter().map(|p| q(p)).collect();
                 write!(f, "chdir(the first of {})", c.join(", "))
             }

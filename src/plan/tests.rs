@@ -140,7 +140,7 @@ fn ends_by_dropping_privileges_then_exec() {
         assert_eq!(
             p.steps[n - 8],
             Step::Chdir {
-                path: "/home/u/proj".into()
+                candidates: vec!["/home/u/proj".into()]
             }
         );
         assert_eq!(
