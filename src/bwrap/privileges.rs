@@ -39,33 +39,33 @@ pub(super) fn capabilities(
         }
     }
     let mut s = Vec::new();
-    let dropped: Vec<u32> = all.iter().copied().filter(|n| !kept.contains(n)).collect();
     // Only what was asked for is made to survive an exec as non-root.
     let ambient = !kept.is_empty() && !c.cap_ops.is_empty();
     if userns {
-        s.push(Step::DropCapabilityList {
-            caps: dropped,
+        s.push(Step::DropCapabilities {
+            keep: kept.clone(),
             bounding: true,
             keep_across_exec: ambient,
         });
     } else if c.cap_ops.iter().any(|(add, n)| !add && n == "ALL") {
         // Real root without a user namespace: bubblewrap empties the sets
         // but leaves the bounding set alone.
-        s.push(Step::DropCapabilityList {
-            caps: dropped,
+        s.push(Step::DropCapabilities {
+            keep: kept.clone(),
             bounding: false,
             keep_across_exec: !kept.is_empty(),
         });
     } else {
         // Real root as it is, less what is named; what it does not hold
         // leaves the bounding set.
-        let missing: Vec<u32> = all
-            .into_iter()
-            .filter(|n| ctx.caps_permitted & (1 << n) == 0)
+        let held: Vec<u32> = all
+            .iter()
+            .copied()
+            .filter(|n| ctx.caps_permitted & (1 << n) != 0)
             .collect();
-        if !missing.is_empty() {
-            s.push(Step::DropCapabilityList {
-                caps: missing,
+        if held.len() < all.len() {
+            s.push(Step::DropCapabilities {
+                keep: held,
                 bounding: true,
                 keep_across_exec: false,
             });
@@ -77,8 +77,8 @@ pub(super) fn capabilities(
             .filter_map(|(_, n)| args::cap_number(n))
             .collect();
         if !named.is_empty() {
-            s.push(Step::DropCapabilityList {
-                caps: named,
+            s.push(Step::DropCapabilities {
+                keep: all.iter().copied().filter(|n| !named.contains(n)).collect(),
                 bounding: false,
                 keep_across_exec: true,
             });

@@ -1,69 +1,64 @@
-//! Capabilities: all dropped in `run`; in bwrap mode, the ones named.
+//! Capabilities: all dropped in `run`; in bwrap mode, all but those kept.
 
 use super::Fail;
 use rustix::io::Errno;
+use rustix::thread::{CapabilitySet, CapabilitySets};
 
-/// Empties the bounding, ambient, effective, permitted and inheritable sets.
-pub(super) fn drop_capabilities() -> Result<(), Fail> {
-    use rustix::thread::{CapabilitySet, CapabilitySets};
-    // Walk until the kernel says EINVAL: that covers capabilities newer than
-    // any list compiled in here.
-    for cap in 0..64u32 {
-        match rustix::thread::remove_capability_from_bounding_set(CapabilitySet::from_bits_retain(1 << cap)) {
-            Ok(()) => {}
-            Err(Errno::INVAL) => break,
-            Err(e) => return Err(Fail::with(e, format!("prctl(PR_CAPBSET_DROP, {cap})"))),
-        }
+/// Every capability but `keep` leaves the effective, permitted, inheritable
+/// and ambient sets, and the bounding set when asked; with
+/// `keep_across_exec` the kept ones become inheritable and ambient. Walks
+/// capability numbers until the kernel says EINVAL, which covers
+/// capabilities newer than any list compiled in here. Each failing call is
+/// named.
+pub(super) fn drop_capabilities(keep: &[u32], bounding: bool, keep_across_exec: bool) -> Result<(), Fail> {
+    let kept = |cap: u32| keep.contains(&cap);
+    let mut keep_set = CapabilitySet::empty();
+    for &cap in keep {
+        keep_set |= CapabilitySet::from_bits_retain(1 << cap);
     }
-    rustix::thread::clear_ambient_capability_set()
-        .map_err(|e| Fail::with(e, "prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)"))?;
-    rustix::thread::set_capabilities(
-        None,
-        CapabilitySets {
-            effective: CapabilitySet::empty(),
-            permitted: CapabilitySet::empty(),
-            inheritable: CapabilitySet::empty(),
-        },
-    )
-    .map_err(|e| Fail::with(e, "capset(effective=0, permitted=0, inheritable=0)"))
-}
-
-/// Removes the given capabilities from the effective, permitted,
-/// inheritable and ambient sets, and from the bounding set when asked.
-pub(super) fn drop_capability_list(caps: &[u32], bounding: bool, keep_across_exec: bool) -> Result<(), Fail> {
-    use rustix::thread::{CapabilitySet, CapabilitySets};
-    let mut mask = CapabilitySet::empty();
-    for &cap in caps {
-        let one = CapabilitySet::from_bits_retain(1 << cap);
-        if bounding {
-            match rustix::thread::remove_capability_from_bounding_set(one) {
-                Ok(()) | Err(Errno::INVAL) => {}
+    if bounding {
+        for cap in (0..64u32).filter(|&c| !kept(c)) {
+            match rustix::thread::remove_capability_from_bounding_set(CapabilitySet::from_bits_retain(
+                1 << cap,
+            )) {
+                Ok(()) => {}
+                Err(Errno::INVAL) => break,
                 Err(e) => return Err(Fail::with(e, format!("prctl(PR_CAPBSET_DROP, {cap})"))),
             }
         }
-        match rustix::thread::configure_capability_in_ambient_set(one, false) {
-            Ok(()) | Err(Errno::INVAL) => {}
-            Err(e) => return Err(Fail::with(e, format!("prctl(PR_CAP_AMBIENT_LOWER, {cap})"))),
+    }
+    if keep.is_empty() {
+        rustix::thread::clear_ambient_capability_set()
+            .map_err(|e| Fail::with(e, "prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)"))?;
+    } else {
+        for cap in (0..64u32).filter(|&c| !kept(c)) {
+            match rustix::thread::configure_capability_in_ambient_set(
+                CapabilitySet::from_bits_retain(1 << cap),
+                false,
+            ) {
+                Ok(()) => {}
+                Err(Errno::INVAL) => break,
+                Err(e) => return Err(Fail::with(e, format!("prctl(PR_CAP_AMBIENT_LOWER, {cap})"))),
+            }
         }
-        mask |= one;
     }
     let now = rustix::thread::capabilities(None).map_err(|e| Fail::with(e, "capget()"))?;
-    let permitted = now.permitted - mask;
+    let permitted = now.permitted & keep_set;
     rustix::thread::set_capabilities(
         None,
         CapabilitySets {
-            effective: now.effective - mask,
+            effective: now.effective & keep_set,
             permitted,
             inheritable: if keep_across_exec {
                 permitted
             } else {
-                now.inheritable - mask
+                now.inheritable & keep_set
             },
         },
     )
     .map_err(|e| Fail::with(e, "capset()"))?;
     if keep_across_exec {
-        for cap in 0..64u32 {
+        for cap in keep {
             let one = CapabilitySet::from_bits_retain(1 << cap);
             if permitted.contains(one) {
                 rustix::thread::configure_capability_in_ambient_set(one, true)

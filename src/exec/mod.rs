@@ -216,8 +216,7 @@ impl Executor {
             Step::StartWarden { .. }
             | Step::SeccompNotify { .. }
             | Step::Chdir { .. }
-            | Step::DropCapabilities
-            | Step::DropCapabilityList { .. }
+            | Step::DropCapabilities { .. }
             | Step::NoNewPrivs
             | Step::Landlock { .. }
             | Step::Seccomp

@@ -32,12 +32,11 @@ impl Executor {
                     return Err(last.into());
                 }
             }
-            Step::DropCapabilities => caps::drop_capabilities()?,
-            Step::DropCapabilityList {
-                caps,
+            Step::DropCapabilities {
+                keep,
                 bounding,
                 keep_across_exec,
-            } => caps::drop_capability_list(caps, *bounding, *keep_across_exec)?,
+            } => caps::drop_capabilities(keep, *bounding, *keep_across_exec)?,
             Step::NoNewPrivs => rustix::thread::set_no_new_privs(true)?,
             Step::Landlock { abi, paths, scoped } => landlock::apply(*abi, paths, *scoped)?,
             Step::Seccomp => seccomp::apply()?,

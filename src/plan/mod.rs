@@ -183,7 +183,11 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     b.push(Step::Chdir {
         candidates: vec![policy.workspace.clone()],
     });
-    b.push(Step::DropCapabilities);
+    b.push(Step::DropCapabilities {
+        keep: Vec::new(),
+        bounding: true,
+        keep_across_exec: false,
+    });
     b.push(Step::NoNewPrivs);
     b.push(Step::SealFds {
         keep: fds.keep,

@@ -298,14 +298,14 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::path")]
         new_root: PathBuf,
     },
-    DropCapabilities,
-    /// bwrap mode, sandbox root: drop only these capabilities.
-    DropCapabilityList {
-        caps: Vec<u32>,
-        /// Also from the bounding set.
+    /// Every capability but `keep` leaves the effective, permitted,
+    /// inheritable and ambient sets, and the bounding set with `bounding`;
+    /// with `keep_across_exec` what is kept is made inheritable and ambient
+    /// so that it survives exec as non-root (bwrap mode's `--cap-add`).
+    /// `run`: nothing kept, bounding included.
+    DropCapabilities {
+        keep: Vec<u32>,
         bounding: bool,
-        /// Then make what is left inheritable and ambient (bubblewrap does
-        /// when capabilities are named), so that it survives exec.
         keep_across_exec: bool,
     },
     NoNewPrivs,

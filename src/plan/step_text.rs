@@ -60,8 +60,8 @@ impl Step {
                 format!("enter {}", candidates[0].display())
             }
             Step::Chdir { .. } => "enter the working directory".into(),
-            Step::DropCapabilities => "drop every capability".into(),
-            Step::DropCapabilityList { .. } => "drop the named capabilities".into(),
+            Step::DropCapabilities { keep, .. } if keep.is_empty() => "drop every capability".into(),
+            Step::DropCapabilities { .. } => "drop every capability but those kept".into(),
             Step::NoNewPrivs => "set no_new_privs".into(),
             Step::Landlock { .. } => "apply the Landlock ruleset".into(),
             Step::Seccomp => "install the seccomp filter".into(),
@@ -285,33 +285,36 @@ impl fmt::Display for Step {
                 q(new_root)
             ),
             Step::Chdir { candidates } if candidates.len() == 1 => write!(f, "chdir({})", q(&candidates[0])),
-            Step::DropCapabilities => write!(
-                f,
-                "prctl(PR_CAPBSET_DROP, every cap); prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL); capset(effective=0, permitted=0, inheritable=0)"
-            ),
-            Step::DropCapabilityList {
-                caps,
+            Step::DropCapabilities {
+                keep,
                 bounding,
                 keep_across_exec,
-            } => write!(
-                f,
-                "{}capset(without {caps:?}{}); prctl(PR_CAP_AMBIENT, {})",
-                if *bounding {
-                    format!("prctl(PR_CAPBSET_DROP, {caps:?}); ")
-                } else {
+            } => {
+                let but = if keep.is_empty() {
                     String::new()
-                },
-                if *keep_across_exec {
-                    ", inheritable = permitted"
                 } else {
-                    ""
-                },
-                if *keep_across_exec {
-                    "PR_CAP_AMBIENT_RAISE each kept"
-                } else {
-                    "PR_CAP_AMBIENT_LOWER each dropped"
+                    format!(" but {keep:?}")
+                };
+                if *bounding {
+                    write!(f, "prctl(PR_CAPBSET_DROP, every cap{but}); ")?;
                 }
-            ),
+                if keep.is_empty() {
+                    write!(
+                        f,
+                        "prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL); capset(effective=0, permitted=0, inheritable=0)"
+                    )
+                } else if *keep_across_exec {
+                    write!(
+                        f,
+                        "prctl(PR_CAP_AMBIENT_LOWER, every cap{but}); capset(only {keep:?}, inheritable = permitted); prctl(PR_CAP_AMBIENT_RAISE, each kept)"
+                    )
+                } else {
+                    write!(
+                        f,
+                        "prctl(PR_CAP_AMBIENT_LOWER, every cap{but}); capset(only {keep:?})"
+                    )
+                }
+            }
             Step::NoNewPrivs => write!(f, "prctl(PR_SET_NO_NEW_PRIVS, 1)"),
             Step::Landlock { abi, paths, scoped } => {
                 let beneath: Vec<String> = paths.iter().map(|p| q(p)).collect();

@@ -146,7 +146,11 @@ fn ends_by_dropping_privileges_then_exec() {
         assert_eq!(
             &p.steps[n - 7..n - 4],
             &[
-                Step::DropCapabilities,
+                Step::DropCapabilities {
+                    keep: vec![],
+                    bounding: true,
+                    keep_across_exec: false
+                },
                 Step::NoNewPrivs,
                 Step::SealFds {
                     keep: vec![],
