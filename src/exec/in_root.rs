@@ -13,14 +13,14 @@ use std::path::{Path, PathBuf};
 /// the root (`/proc/self/fd/N[/NAME]`), holding the descriptor it names.
 pub(super) struct Placed {
     path: PathBuf,
-    _held: Option<OwnedFd>,
+    held: Option<OwnedFd>,
 }
 
 impl Placed {
     pub fn as_named(path: &Path) -> Self {
         Placed {
             path: path.to_path_buf(),
-            _held: None,
+            held: None,
         }
     }
 
@@ -30,7 +30,7 @@ impl Placed {
 
     /// Whether the path names a descriptor (move_mount must follow it).
     pub fn via_fd(&self) -> bool {
-        self._held.is_some()
+        self.held.is_some()
     }
 }
 
@@ -87,7 +87,7 @@ impl NewRoot {
         }
         Ok(Placed {
             path: p,
-            _held: Some(fd),
+            held: Some(fd),
         })
     }
 
