@@ -1,5 +1,6 @@
 //! bwrap mode's semantics where bubblewrap's own suite found qwrap wrong:
-//! capabilities (against Debian's bubblewrap), --disable-userns against a
+//! capabilities, --args, --json-status-fd, --disable-userns and PWD against
+//! Debian's bubblewrap where it has the feature; --disable-userns against a
 //! command that raises the limit again, --json-status-fd after a failure,
 //! --args with empty words, overlays (observed on the host's directories),
 //! the caller's seccomp programs as the last thing before execve, PWD and
@@ -407,6 +408,70 @@ fn destinations_resolve_inside_the_new_root_never_on_the_host() {
                 .permissions()
                 .mode();
             assert_eq!(mode & 0o7777, 0o644, "{who:?} {ops:?}");
+        }
+    }
+}
+
+/// Runs `sh -c SCRIPT` with `BWRAP` naming Debian's bubblewrap, then qwrap
+/// as bwrap, as the identity under test; the two outputs.
+fn both(f: &Fixture, script: &str) -> (String, String) {
+    let run = |prog: &std::path::Path| {
+        let o = f
+            .command("sh")
+            .args(["-c", script])
+            .env("BWRAP", prog)
+            .output()
+            .unwrap();
+        format!(
+            "{}{}",
+            stdout(&o),
+            o.status.code().map_or(String::new(), |c| format!("rc={c}\n"))
+        )
+    };
+    (run(std::path::Path::new("/usr/bin/bwrap")), run(qwrap_bwrap()))
+}
+
+#[test]
+fn agrees_with_debian_bubblewrap_where_it_has_the_feature() {
+    assert!(have_bwrap(), "bubblewrap is not installed (.ci/run installs it)");
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let args = f.write("args", "--setenv\0X\0\0--setenv\0Y\0y\0", 0o644);
+        let status = f.path().join("status.json");
+        for (expect, script) in [
+            // Empty words in an --args file are values.
+            (
+                "|y\n",
+                format!(
+                    "\"$BWRAP\" --bind / / --args 3 sh -c 'echo \"${{X-unset}}|$Y\"' 3<'{}'",
+                    args.display()
+                ),
+            ),
+            // No exit code after a setup failure; the child pid all the same.
+            (
+                "\"child-pid\"",
+                format!(
+                    "\"$BWRAP\" --bind / / --json-status-fd 3 --chdir /nonexistent true 3>'{0}' 2>/dev/null; \
+                 sed 's/[0-9][0-9]*/N/g' '{0}'",
+                    status.display()
+                ),
+            ),
+            // A nested user namespace stays refused.
+            (
+                "refused\n",
+                "\"$BWRAP\" --unshare-user --disable-userns --bind / / -- sh -c \
+             'unshare -U true 2>&- && echo made || echo refused'"
+                    .to_string(),
+            ),
+            // PWD names the directory entered.
+            (
+                "PWD=/tmp\n",
+                "\"$BWRAP\" --bind / / --clearenv --chdir /tmp env".to_string(),
+            ),
+        ] {
+            let (real, ours) = both(&f, &script);
+            assert!(real.contains(expect), "{who:?}: bubblewrap itself: {real}");
+            assert_eq!(real, ours, "{who:?}: {script}");
         }
     }
 }
