@@ -81,6 +81,15 @@ pub struct Layers {
     pub masked_variables: Vec<String>,
 }
 
+/// Why the sandbox asked for cannot start on this host; the layers were
+/// assessed all the same, for the reports that say so.
+#[derive(Debug, thiserror::Error)]
+#[error("{message}")]
+pub struct Refused {
+    pub message: String,
+    pub layers: Layers,
+}
+
 /// Assesses the layers for a policy on a host.
 pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
     let abi = host.landlock_abi;

@@ -7,6 +7,17 @@ use crate::policy::view::EntryKind;
 use crate::policy::{Policy, TmpMode, ViewMode};
 use std::path::{Path, PathBuf};
 
+/// The host device nodes bound into the sandbox's /dev.
+pub const DEVICES: [&str; 6] = ["null", "zero", "full", "random", "urandom", "tty"];
+
+/// Everything in the sandbox's /dev, sorted as `ls -A` lists it.
+pub fn dev_entries() -> Vec<&'static str> {
+    let mut v: Vec<&'static str> = DEVICES.to_vec();
+    v.extend(["pts", "ptmx", "shm", "fd", "stdin", "stdout", "stderr"]);
+    v.sort_unstable();
+    v
+}
+
 /// One mount operation on the new root. Paths are as seen inside.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MountOp {

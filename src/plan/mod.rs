@@ -10,9 +10,10 @@ mod overlay;
 mod step;
 mod step_text;
 
+pub use layers::Refused;
 pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths};
 use layers::{assess, missing_required, unmaskable_sockets};
-pub use layout::{MountOp, layout};
+pub use layout::{DEVICES, MountOp, dev_entries, layout};
 pub use overlay::{overlay_config, overlay_options};
 pub use step::{Flags, IdMap, Namespaces, OverlayUpper, Role, Step, TreeId};
 
@@ -31,17 +32,6 @@ pub const LEGACY_NEW_ROOT: &str = "/newroot";
 /// Where the legacy path keeps the host tree until the final pivot.
 pub const LEGACY_OLD_ROOT: &str = "/oldroot";
 
-/// The host device nodes bound into the sandbox's /dev.
-pub const DEVICES: [&str; 6] = ["null", "zero", "full", "random", "urandom", "tty"];
-
-/// Everything in the sandbox's /dev, sorted as `ls -A` lists it.
-pub fn dev_entries() -> Vec<&'static str> {
-    let mut v: Vec<&'static str> = DEVICES.to_vec();
-    v.extend(["pts", "ptmx", "shm", "fd", "stdin", "stdout", "stderr"]);
-    v.sort_unstable();
-    v
-}
-
 /// The ordered steps of one sandbox setup.
 #[derive(Debug, Clone, Serialize)]
 pub struct Plan {
@@ -57,15 +47,6 @@ pub struct Plan {
     #[serde(skip)]
     pub layers: Option<Layers>,
     pub steps: Vec<Step>,
-}
-
-/// Why the sandbox asked for cannot start on this host; the layers were
-/// assessed all the same, for the reports that say so.
-#[derive(Debug, thiserror::Error)]
-#[error("{message}")]
-pub struct Refused {
-    pub message: String,
-    pub layers: Layers,
 }
 
 impl Plan {
