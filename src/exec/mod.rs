@@ -62,7 +62,9 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
     let mut times: Vec<std::time::Duration> = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
         if opts.trace {
-            eprintln!("qwrap: step {i}: {step}");
+            // One write(2) per step: a syscall trace can cut at it.
+            let line = format!("qwrap: step {i}: {step}\n");
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
         }
         if opts.timing && matches!(step, Step::Exec { .. }) {
             print_timing(plan, &times);

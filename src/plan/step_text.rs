@@ -154,10 +154,13 @@ impl fmt::Display for Step {
                     ""
                 }
             ),
-            Step::DenySetgroups => write!(f, "write(\"/proc/self/setgroups\", \"deny\")"),
+            Step::DenySetgroups => write!(f, "openat(\"/proc/self/setgroups\", O_WRONLY); write(\"deny\")"),
             Step::WriteIdMap { map, inside, outside } => {
                 let file = if *map == IdMap::Uid { "uid_map" } else { "gid_map" };
-                write!(f, "write(\"/proc/self/{file}\", \"{inside} {outside} 1\")")
+                write!(
+                    f,
+                    "openat(\"/proc/self/{file}\", O_WRONLY); write(\"{inside} {outside} 1\")"
+                )
             }
             Step::LoopbackUp => write!(
                 f,
@@ -261,7 +264,7 @@ impl fmt::Display for Step {
             }
             Step::RemountTreeReadOnly { target, table } => write!(
                 f,
-                "for each mount M at or under {} in {} (read once): \
+                "for each mount M at or under {} in {} (openat, statx and read once): \
                  mount(NULL, M, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|MS_NOSUID|<M's NODEV, NOEXEC>, NULL)",
                 q(target),
                 q(table)
@@ -320,7 +323,7 @@ impl fmt::Display for Step {
                 let beneath: Vec<String> = paths.iter().map(|p| q(p)).collect();
                 write!(
                     f,
-                    "landlock_create_ruleset(ABI {abi}, handled=write-type{}); landlock_add_rule(PATH_BENEATH, write-type, {} and the terminals on fds 0-2); landlock_restrict_self()",
+                    "landlock_create_ruleset(ABI {abi}, handled=write-type{}); openat(each path, O_PATH) and landlock_add_rule(PATH_BENEATH, write-type, {} and the terminals on fds 0-2, found by fcntl(F_GETFL), readlink and fstat); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self()",
                     if *scoped {
                         ", scoped=SIGNAL|ABSTRACT_UNIX_SOCKET"
                     } else {
@@ -346,7 +349,7 @@ impl fmt::Display for Step {
             ),
             Step::ReopenFd { fd, path } => write!(
                 f,
-                "open({}, fd {fd}'s access mode|O_NOCTTY) as fd {fd} (dup2), same device as before",
+                "fcntl({fd}, F_GETFL); open({}, that access mode|O_NOCTTY); fstat both: the same device; dup2 onto fd {fd}",
                 q(path)
             ),
             Step::SealFds { keep, closed } => {
@@ -357,7 +360,10 @@ impl fmt::Display for Step {
                     closed.join(", ")
                 )
             }
-            Step::DieWithParent => write!(f, "prctl(PR_SET_PDEATHSIG, SIGKILL)"),
+            Step::DieWithParent => write!(
+                f,
+                "prctl(PR_SET_PDEATHSIG, SIGKILL); getppid() is still the parent"
+            ),
             Step::NewSession { .. } => write!(
                 f,
                 "setsid(); a group leader forks first and stays as a supervisor that forwards signals"

@@ -1,0 +1,217 @@
+//! The printed plan names the calls the executor makes: `qwrap run` under
+//! strace, with QWRAP_TRACE=1 writing each step's printed form in one
+//! write(2) before the step runs; every system call a process makes between
+//! its step markers must be named in that step's text (allocation, closing
+//! and signal bookkeeping aside). The real kernel, not a fake: as root and
+//! as an unprivileged uid, on both mount APIs, with the network closed, the
+//! minimal view and a home holding hidden paths.
+
+mod common;
+
+use common::*;
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Calls any step may make without naming them: memory, closing
+/// descriptors, the trace line itself, signal and thread bookkeeping.
+const INCIDENTAL: &[&str] = &[
+    "write",
+    "brk",
+    "mmap",
+    "munmap",
+    "mremap",
+    "mprotect",
+    "madvise",
+    "close",
+    "rt_sigprocmask",
+    "rt_sigaction",
+    "rt_sigreturn",
+    "sigaltstack",
+    "getpid",
+    "gettid",
+    "futex",
+    "exit",
+    "exit_group",
+    "set_robust_list",
+    "rseq",
+    "set_tid_address",
+    "arch_prctl",
+    "prlimit64",
+    "getrandom",
+    "restart_syscall",
+    "sched_yield",
+];
+
+/// A syscall's name as the printed plan spells the call.
+fn printed_name(syscall: &str) -> &str {
+    match syscall {
+        "mkdirat" => "mkdir",
+        "symlinkat" => "symlink",
+        "mknodat" => "mknod",
+        "openat" | "openat2" => "open",
+        "umount2" => "umount",
+        "clone" | "clone3" | "vfork" => "fork",
+        "dup3" => "dup2",
+        "capget" => "capset",
+        "newfstatat" | "statx" | "fstat" => "stat",
+        "execve" => "exec",
+        "landlock_create_ruleset" | "landlock_add_rule" | "landlock_restrict_self" => "landlock",
+        "fchmodat" | "fchmod" => "chmod",
+        "readlinkat" => "readlink",
+        "pread64" => "read",
+        "faccessat" | "faccessat2" => "access",
+        other => other,
+    }
+}
+
+/// Per step: its printed text and the calls made while it ran.
+type Steps = BTreeMap<usize, (String, BTreeSet<String>)>;
+
+/// Reads an `strace -f -qq -s N` log. A process's calls belong to the step
+/// whose marker it wrote last (a child starts in its parent's step); a
+/// child's calls count only once it writes a marker itself, so the warden,
+/// the monitor and other processes that stay outside the command's line do
+/// not; nothing after a successful execve counts.
+fn attribute(log: &str) -> Steps {
+    let mut steps: Steps = BTreeMap::new();
+    let mut current: BTreeMap<u32, usize> = BTreeMap::new();
+    let mut pending: BTreeMap<u32, Vec<(usize, String)>> = BTreeMap::new();
+    let mut marked: BTreeSet<u32> = BTreeSet::new();
+    let mut done: BTreeSet<u32> = BTreeSet::new();
+    for line in log.lines() {
+        let Some((pid, rest)) = line.split_once(' ') else {
+            continue;
+        };
+        let Ok(pid) = pid.parse::<u32>() else { continue };
+        let resumed = rest.starts_with("<... ");
+        let name: String = if resumed {
+            rest[5..].split(' ').next().unwrap_or("").to_string()
+        } else {
+            rest.split('(').next().unwrap_or("").to_string()
+        };
+        if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            continue;
+        }
+        if !resumed
+            && name == "write"
+            && let Some(m) = rest.split_once("\"qwrap: step ")
+        {
+            let (index, text) = m.1.split_once(": ").expect("a step marker");
+            let index: usize = index.parse().expect("a step number");
+            let text = text.split("\\n\"").next().unwrap_or("").replace("\\\"", "\"");
+            current.insert(pid, index);
+            steps.entry(index).or_insert_with(|| (text, BTreeSet::new()));
+            if marked.insert(pid) {
+                for (step, call) in pending.remove(&pid).unwrap_or_default() {
+                    steps.entry(step).or_default().1.insert(call);
+                }
+            }
+            continue;
+        }
+        // A debug build checks a descriptor with F_GETFD before closing it.
+        if name == "fcntl" && rest.contains(", F_GETFD") {
+            continue;
+        }
+        let returned = rest.rsplit("= ").next().unwrap_or("").trim();
+        if matches!(name.as_str(), "clone" | "clone3" | "fork" | "vfork")
+            && let (Ok(child), Some(&step)) = (returned.parse::<u32>(), current.get(&pid))
+        {
+            current.insert(child, step);
+        }
+        // Before its first step a process is qwrap starting; after a
+        // successful execve it is the command.
+        let Some(&step) = current.get(&pid) else { continue };
+        if done.contains(&pid) {
+            continue;
+        }
+        if name == "execve" && returned == "0" {
+            done.insert(pid);
+        }
+        if resumed {
+            continue;
+        }
+        if marked.contains(&pid) {
+            steps.entry(step).or_default().1.insert(name);
+        } else {
+            pending.entry(pid).or_default().push((step, name));
+        }
+    }
+    steps
+}
+
+/// The calls of each step that its printed text does not name.
+fn unnamed(steps: &Steps) -> Vec<String> {
+    steps
+        .iter()
+        .filter_map(|(i, (text, calls))| {
+            let missing: Vec<&String> = calls
+                .iter()
+                .filter(|c| !INCIDENTAL.contains(&c.as_str()))
+                .filter(|c| !text.contains(c.as_str()) && !text.contains(printed_name(c)))
+                .collect();
+            (!missing.is_empty()).then(|| format!("step {i} `{text}` also made {missing:?}"))
+        })
+        .collect()
+}
+
+#[test]
+fn every_call_the_executor_makes_is_in_the_printed_step() {
+    let strace = std::path::Path::new("/usr/bin/strace");
+    assert!(strace.exists(), "strace is not installed (.ci/run installs it)");
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.mkdir("home/.ssh");
+        f.write("home/.ssh/id_ed25519", "key\n", 0o600);
+        for (name, api, opts) in [
+            ("default", "new", &[][..]),
+            ("legacy", "legacy", &[][..]),
+            ("closed network", "new", &["--network", "closed"][..]),
+            ("closed network, legacy", "legacy", &["--network", "closed"][..]),
+            ("minimal view", "new", &["--view", "minimal"][..]),
+        ] {
+            let log = f.path().join("strace.log");
+            let o = f
+                .command(strace)
+                .args(["-f", "-qq", "-s", "8192", "-o"])
+                .arg(&log)
+                .arg(qwrap())
+                .arg("run")
+                .args(opts)
+                .args(["--", "/bin/true"])
+                .env("QWRAP_TRACE", "1")
+                .env("QWRAP_MOUNT_API", api)
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{who:?} {name}: {}", stderr(&o));
+            let steps = attribute(&std::fs::read_to_string(&log).unwrap());
+            // The harness sees what it must: the namespaces made, the command run.
+            let made = |call: &str| steps.values().any(|(_, calls)| calls.contains(call));
+            assert!(made("unshare") && made("execve"), "{who:?} {name}: {steps:?}");
+            assert!(steps.len() > 40, "{who:?} {name}: {} steps", steps.len());
+            let gaps = unnamed(&steps);
+            assert!(gaps.is_empty(), "{who:?} {name}:\n{}", gaps.join("\n"));
+        }
+    }
+}
+
+#[test]
+fn a_call_missing_from_the_text_is_found() {
+    let log = "\
+10 write(2, \"qwrap: step 0: chdir(\\\"/w\\\")\\n\", 24) = 24
+10 chdir(\"/w\") = 0
+10 openat(AT_FDCWD, \"/x\", O_RDONLY) = 3
+10 write(2, \"qwrap: step 1: fork()\\n\", 22) = 22
+10 clone3({flags=0}, 88) = 11
+11 getppid() = 10
+11 write(2, \"qwrap: step 2: execvp(\\\"/bin/true\\\")\\n\", 36) = 36
+11 execve(\"/bin/true\", [\"/bin/true\"], 0x0) = 0
+11 openat(AT_FDCWD, \"/etc/ld.so.cache\", O_RDONLY) = 3
+";
+    let steps = attribute(log);
+    assert_eq!(
+        unnamed(&steps),
+        [
+            "step 0 `chdir(\"/w\")` also made [\"openat\"]",
+            "step 1 `fork()` also made [\"getppid\"]"
+        ]
+    );
+}
