@@ -120,6 +120,9 @@ fn json_status_reports_an_exit_code_only_for_a_command_that_ran() {
         let status = f.path().join("status.json");
         for (args, ran) in [
             (&["--chdir", "/nonexistent", "true"][..], false),
+            (&["--chdir", "/nonexistent", "true"][..], false),
+            (&["--chdir", "/nonexistent", "true"][..], false),
+            (&["--chdir", "/nonexistent", "true"][..], false),
             (&["/"][..], false),
             (&["sh", "-c", "exit 7"][..], true),
         ] {
@@ -136,6 +139,8 @@ fn json_status_reports_an_exit_code_only_for_a_command_that_ran() {
                 .unwrap();
             let text = std::fs::read_to_string(&status).unwrap();
             assert!(text.contains("\"child-pid\""), "{who:?} {args:?}: {text}");
+            // The ids are read before the child may go on, even to fail.
+            assert!(text.contains("\"mnt-namespace\""), "{who:?} {args:?}: {text}");
             assert_eq!(text.contains("\"exit-code\""), ran, "{who:?} {args:?}: {text}");
             if ran {
                 assert!(text.contains("\"exit-code\": 7"), "{text}");

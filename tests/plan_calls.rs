@@ -8,6 +8,7 @@
 
 mod common;
 
+use common::bwrap_diff::qwrap_bwrap;
 use common::*;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -59,6 +60,7 @@ fn printed_name(syscall: &str) -> &str {
         "readlinkat" => "readlink",
         "pread64" => "read",
         "faccessat" | "faccessat2" => "access",
+        "wait4" | "waitid" => "wait",
         other => other,
     }
 }
@@ -78,9 +80,11 @@ fn attribute(log: &str) -> Steps {
     let mut marked: BTreeSet<u32> = BTreeSet::new();
     let mut done: BTreeSet<u32> = BTreeSet::new();
     for line in log.lines() {
+        // strace pads short pids: `737   execve(…`.
         let Some((pid, rest)) = line.split_once(' ') else {
             continue;
         };
+        let rest = rest.trim_start();
         let Ok(pid) = pid.parse::<u32>() else { continue };
         let resumed = rest.starts_with("<... ");
         let name: String = if resumed {
@@ -115,7 +119,9 @@ fn attribute(log: &str) -> Steps {
         if matches!(name.as_str(), "clone" | "clone3" | "fork" | "vfork")
             && let (Ok(child), Some(&step)) = (returned.parse::<u32>(), current.get(&pid))
         {
-            current.insert(child, step);
+            // The child may have run, and written its own marker, before
+            // strace shows the parent's clone return.
+            current.entry(child).or_insert(step);
         }
         // Before its first step a process is qwrap starting; after a
         // successful execve it is the command.
@@ -214,4 +220,83 @@ fn a_call_missing_from_the_text_is_found() {
             "step 1 `fork()` also made [\"getppid\"]"
         ]
     );
+}
+
+#[test]
+fn every_call_of_bwrap_mode_is_in_its_traced_step() {
+    let strace = std::path::Path::new("/usr/bin/strace");
+    assert!(strace.exists(), "strace is not installed (.ci/run installs it)");
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.mkdir("lower");
+        f.write("data", "x\n", 0o644);
+        let p = |rel: &str| f.path().join(rel).display().to_string();
+        for (name, args) in [
+            (
+                "every namespace, /proc, /dev and files",
+                "--unshare-all --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp --dir /tmp/d \
+                 --symlink d /tmp/l --file 3 /tmp/f --bind-data 4 /tmp/g --chmod 0700 /tmp/d \
+                 --mqueue /dev/mqueue --hostname h --remount-ro /tmp --new-session --die-with-parent"
+                    .to_string(),
+            ),
+            (
+                "nested user namespace, overlay, PID 1",
+                format!(
+                    "--unshare-user --disable-userns --uid 0 --cap-add ALL --ro-bind / / \
+                     --overlay-src {} --tmp-overlay /mnt --as-pid-1 --unshare-pid --lock-file {} \
+                     --assert-userns-disabled",
+                    p("lower"),
+                    p("data")
+                ),
+            ),
+            (
+                "reports",
+                "--bind / / --unshare-pid --json-status-fd 5 --info-fd 6 --sync-fd 7".to_string(),
+            ),
+        ] {
+            let log = f.path().join("strace.log");
+            let script = format!(
+                "exec '{}' {args} /bin/true 3<'{data}' 4<'{data}' 5>/dev/null 6>/dev/null 7</dev/null",
+                qwrap_bwrap().display(),
+                data = p("data"),
+            );
+            let o = f
+                .command(strace)
+                .args(["-f", "-qq", "-s", "8192", "-o"])
+                .arg(&log)
+                .args(["sh", "-c", &script])
+                .env("QWRAP_TRACE", "1")
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{who:?} {name}: {}", stderr(&o));
+            let steps = attribute(&std::fs::read_to_string(&log).unwrap());
+            let made = |call: &str| steps.values().any(|(_, calls)| calls.contains(call));
+            // Destinations under the new root are resolved in it.
+            let in_root = args.contains("--dir");
+            assert!(
+                made("execve") && (made("openat2") || !in_root),
+                "{who:?} {name}: {steps:?}"
+            );
+            let gaps = unnamed(&steps);
+            assert!(gaps.is_empty(), "{who:?} {name}:\n{}", gaps.join("\n"));
+        }
+    }
+}
+
+#[test]
+fn a_child_seen_before_its_parents_clone_returns_keeps_its_own_step() {
+    // strace pads short pids, and may show a child's first calls before
+    // the parent's clone returns.
+    let log = "\
+710   write(2, \"qwrap: step 0: clone(); the parent waits as the monitor\\n\", 52) = 52
+710   clone(child_stack=NULL, flags=SIGCHLD <unfinished ...>
+711   write(2, \"qwrap: step 1: openat(\\\"/proc/self/uid_map\\\"); write()\\n\", 50) = 50
+711   openat(AT_FDCWD, \"/proc/self/uid_map\", O_WRONLY) = 3
+710   <... clone resumed>) = 711
+711   openat(AT_FDCWD, \"/proc/self/gid_map\", O_WRONLY) = 3
+710   wait4(711, NULL, 0, NULL) = 711
+";
+    let steps = attribute(log);
+    assert!(unnamed(&steps).is_empty(), "{steps:?}");
+    assert!(steps[&1].1.contains("openat") && steps[&0].1.contains("wait4"));
 }

@@ -43,6 +43,11 @@ impl NewRoot {
         NewRoot { prefix }
     }
 
+    /// Whether a step's printed form names a path strictly under the root.
+    pub fn holds_a_path_of(&self, text: &str) -> bool {
+        text.contains(&format!("\"{}/", self.prefix.display()))
+    }
+
     /// The part of `path` under the root, when strictly under it.
     fn inside<'a>(&self, path: &'a Path) -> Option<&'a Path> {
         path.strip_prefix(&self.prefix)

@@ -63,7 +63,7 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
     for (i, step) in plan.steps.iter().enumerate() {
         if opts.trace {
             // One write(2) per step: a syscall trace can cut at it.
-            let line = format!("qwrap: step {i}: {step}\n");
+            let line = format!("qwrap: step {i}: {step}{}\n", ex.resolution_note(step));
             let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
         }
         if opts.timing && matches!(step, Step::Exec { .. }) {
@@ -231,6 +231,17 @@ impl Executor {
             | Step::BlockOnFd { .. }
             | Step::LockFile { .. }
             | Step::Exec { .. } => self.process_step(step),
+        }
+    }
+
+    /// What the trace adds to a step whose paths lie in the new root: the
+    /// calls that resolve them there.
+    fn resolution_note(&self, step: &Step) -> &'static str {
+        match &self.root {
+            Some(root) if root.holds_a_path_of(&step.to_string()) => {
+                " (each path in the new root reached by open(the root, O_PATH) and openat2(RESOLVE_IN_ROOT))"
+            }
+            _ => "",
         }
     }
 

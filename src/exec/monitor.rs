@@ -18,6 +18,9 @@ pub(super) struct Link {
     /// only for a command that ran, as bubblewrap does.
     pub started: Option<OwnedFd>,
     announced: bool,
+    /// With a report to write: the monitor closes its end once it has read
+    /// the namespace ids, which a child that ended at once would not leave.
+    go: Option<OwnedFd>,
 }
 
 impl Link {
@@ -28,6 +31,13 @@ impl Link {
         if let (Some(w), false) = (&self.started, self.announced) {
             let _ = rustix::io::write(w, b"S");
             self.announced = true;
+        }
+    }
+
+    /// Waits until the monitor has read what its reports need.
+    pub fn wait_for_monitor(&mut self) {
+        if let Some(r) = self.go.take() {
+            while let Err(Errno::INTR) = rustix::io::read(&r, &mut [0u8; 1]) {}
         }
     }
 
@@ -61,17 +71,26 @@ pub(super) fn clone(
     } else {
         None
     };
+    let reports = info_fd.is_some() || json_status_fd.is_some();
+    let go = if reports { Some(pipe()?) } else { None };
     let flags = if join { 0 } else { ns.clone_flags() };
     let Some(child) = sys::clone_fork(flags)? else {
         if die_with_parent {
             rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
         }
-        return Ok(Link {
+        let mut link = Link {
             ready: ready.map(|(_, w)| w),
             started: started.map(|(_, w)| w),
             announced: false,
-        });
+            go: go.map(|(r, _)| r),
+        };
+        // Joining: the child waits once it has reported its pid instead.
+        if !join {
+            link.wait_for_monitor();
+        }
+        return Ok(link);
     };
+    let go = go.map(|(_, w)| w);
     let started = started.map(|(r, _)| r);
     let sandbox = match ready {
         None => Some(child),
@@ -84,7 +103,13 @@ pub(super) fn clone(
     let Some(sandbox) = sandbox else {
         std::process::exit(wait_for(child))
     };
-    let ids = namespace_ids(sandbox, ns);
+    // The namespace ids are read only when a report needs them.
+    let ids = if reports {
+        namespace_ids(sandbox, ns)
+    } else {
+        Vec::new()
+    };
+    drop(go);
     if let Some(fd) = info_fd {
         let _ = sys::write_inherited_fd(fd, info_json(sandbox, &ids, true).as_bytes());
         sys::close_inherited_fd(fd);
@@ -135,11 +160,8 @@ fn read_pid(r: &OwnedFd) -> Option<i32> {
 /// Forks into the PID namespace joined (or made: `new_pidns`) just before.
 /// Returns in the child; the parent reports the child's pid to the monitor,
 /// waits and exits as the child does.
-pub(super) fn fork_into_pidns(
-    new_pidns: bool,
-    die_with_parent: bool,
-    ready: Option<OwnedFd>,
-) -> Result<(), Errno> {
+pub(super) fn fork_into_pidns(new_pidns: bool, die_with_parent: bool, link: &mut Link) -> Result<(), Errno> {
+    let ready = link.ready.take();
     if new_pidns {
         sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWPID)?;
     }
@@ -148,8 +170,10 @@ pub(super) fn fork_into_pidns(
         if die_with_parent {
             rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
         }
+        link.wait_for_monitor();
         return Ok(());
     };
+    link.go = None;
     if let Some(r) = ready {
         notify(r, child)?;
     }

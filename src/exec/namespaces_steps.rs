@@ -37,11 +37,12 @@ impl Executor {
             Step::ForkIntoPidNamespace {
                 new_pidns,
                 die_with_parent,
-            } => monitor::fork_into_pidns(*new_pidns, *die_with_parent, self.monitor.ready.take())?,
+            } => monitor::fork_into_pidns(*new_pidns, *die_with_parent, &mut self.monitor)?,
             Step::NotifyMonitor => {
                 if let Some(r) = self.monitor.ready.take() {
                     monitor::notify(r, rustix::process::getpid().as_raw_nonzero().get())?;
                 }
+                self.monitor.wait_for_monitor();
             }
             Step::AssertUsernsDisabled => {
                 match sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWUSER) {

@@ -368,15 +368,36 @@ impl fmt::Display for Step {
                 f,
                 "setsid(); a group leader forks first and stays as a supervisor that forwards signals"
             ),
-            Step::CloneMonitor { ns, join, .. } => write!(
-                f,
-                "clone({}SIGCHLD); the parent waits as the monitor",
-                if *join {
-                    String::new()
-                } else {
-                    format!("{}|", ns.names())
+            Step::CloneMonitor {
+                ns,
+                join,
+                info_fd,
+                json_status_fd,
+                die_with_parent,
+            } => {
+                if *die_with_parent {
+                    write!(f, "prctl(PR_SET_PDEATHSIG, SIGKILL); ")?;
                 }
-            ),
+                if *join || json_status_fd.is_some() {
+                    write!(f, "pipe2(O_CLOEXEC) for the child's reports; ")?;
+                }
+                write!(
+                    f,
+                    "clone({}SIGCHLD); the parent waits as the monitor",
+                    if *join {
+                        String::new()
+                    } else {
+                        format!("{}|", ns.names())
+                    }
+                )?;
+                if info_fd.is_some() || json_status_fd.is_some() {
+                    write!(f, ", statx of /proc/CHILD/ns/* for the namespace ids")?;
+                }
+                if *join || json_status_fd.is_some() {
+                    write!(f, ", read of the reports (fcntl O_NONBLOCK once the child ended)")?;
+                }
+                Ok(())
+            }
             Step::JoinNamespace { fd, pid } => write!(
                 f,
                 "setns({fd}, {})",
@@ -406,12 +427,12 @@ impl fmt::Display for Step {
             }
             Step::ReadOnlyInPlace { path } => write!(
                 f,
-                "open_tree({0}, OPEN_TREE_CLONE|AT_RECURSIVE); mount_setattr(RDONLY, AT_RECURSIVE); move_mount(onto {0})",
+                "access({0}, W_OK) (left alone if not writable); open_tree({0}, OPEN_TREE_CLONE|AT_RECURSIVE); mount_setattr(RDONLY, AT_RECURSIVE); move_mount(onto {0})",
                 q(path)
             ),
             Step::CopyFdToFile { fd, path, mode } => write!(
                 f,
-                "copy fd {fd} to open({}, O_CREAT|O_WRONLY|O_TRUNC, {mode:04o})",
+                "read fd {fd} to its end (statx, lseek, read); open({}, O_CREAT|O_WRONLY|O_TRUNC|O_NOFOLLOW, {mode:04o}); write; fchmod",
                 q(path)
             ),
             Step::Chmod { path, mode } => write!(f, "chmod({}, {mode:04o})", q(path)),
@@ -420,11 +441,19 @@ impl fmt::Display for Step {
                 lower,
                 upper,
                 userxattr,
-            } => write!(
-                f,
-                "fsopen(\"overlay\"); fsconfig(\"{}\"); fsmount() -> tree {tree}",
-                crate::plan::overlay_options(lower, upper, *userxattr, "<tmpfs>")
-            ),
+            } => {
+                if *upper == crate::plan::OverlayUpper::Tmpfs {
+                    write!(
+                        f,
+                        "fsopen(\"tmpfs\"); fsconfig(mode=0755); fsmount() = <tmpfs>; mkdirat(<tmpfs>, \"upper\"), mkdirat(<tmpfs>, \"work\"); "
+                    )?;
+                }
+                write!(
+                    f,
+                    "fsopen(\"overlay\"); fsconfig(\"{}\"); fsmount() -> tree {tree}",
+                    crate::plan::overlay_options(lower, upper, *userxattr, "<tmpfs>")
+                )
+            }
             Step::Chdir { candidates } => {
                 let c: Vec<String> = candidates.iter().map(|p| q(p)).collect();
                 write!(f, "chdir(the first of {})", c.join(", "))
@@ -440,10 +469,13 @@ impl fmt::Display for Step {
             ),
             Step::BlockOnFd { fd } => write!(f, "read({fd}, 1 byte)"),
             Step::LockFile { path } => write!(f, "fcntl(open({}, O_RDONLY), F_SETLK, F_RDLCK)", q(path)),
-            Step::DisableUserns => write!(f, "write(\"/proc/sys/user/max_user_namespaces\", \"1\")"),
+            Step::DisableUserns => write!(
+                f,
+                "open(\"/proc\", O_PATH) = proc (kept); openat(proc, \"sys/user/max_user_namespaces\", O_WRONLY); write(\"1\")"
+            ),
             Step::NestUserNamespace { uid, gid } => write!(
                 f,
-                "unshare(CLONE_NEWUSER); write(\"/proc/self/uid_map\", \"{uid} {uid} 1\"); write(\"/proc/self/gid_map\", \"{gid} {gid} 1\")"
+                "unshare(CLONE_NEWUSER); openat(proc, \"self/uid_map\"); write(\"{uid} {uid} 1\"); openat(proc, \"self/gid_map\"); write(\"{gid} {gid} 1\")"
             ),
             Step::Exec { argv, env, .. } => {
                 let args: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();

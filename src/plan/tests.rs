@@ -118,7 +118,7 @@ fn starts_with_namespaces_and_identity_maps() {
     );
     assert_eq!(
         p.steps[3].to_string(),
-        r#"write("/proc/self/uid_map", "1000 1000 1")"#
+        r#"openat("/proc/self/uid_map", O_WRONLY); write("1000 1000 1")"#
     );
 }
 
