@@ -167,6 +167,9 @@ fn every_call_the_executor_makes_is_in_the_printed_step() {
         let f = Fixture::new(who);
         f.mkdir("home/.ssh");
         f.write("home/.ssh/id_ed25519", "key\n", 0o600);
+        // A checkout without a hooks directory: the first run makes it.
+        ok(&f.command("git").args(["init", "-q"]).output().unwrap());
+        std::fs::remove_dir_all(f.ws().join(".git/hooks")).unwrap();
         for (name, api, opts) in [
             ("default", "new", &[][..]),
             ("legacy", "legacy", &[][..]),
@@ -193,6 +196,9 @@ fn every_call_the_executor_makes_is_in_the_printed_step() {
             let made = |call: &str| steps.values().any(|(_, calls)| calls.contains(call));
             assert!(made("unshare") && made("execve"), "{who:?} {name}: {steps:?}");
             assert!(steps.len() > 40, "{who:?} {name}: {} steps", steps.len());
+            if name == "default" {
+                assert!(made("mkdir") || made("mkdirat"), "the hooks directory: {steps:?}");
+            }
             let gaps = unnamed(&steps);
             assert!(gaps.is_empty(), "{who:?} {name}:\n{}", gaps.join("\n"));
         }
@@ -230,6 +236,9 @@ fn every_call_of_bwrap_mode_is_in_its_traced_step() {
         let f = Fixture::new(who);
         f.mkdir("lower");
         f.write("data", "x\n", 0o644);
+        // A seccomp program of one instruction: SECCOMP_RET_ALLOW.
+        let allow = f.path().join("allow.bpf");
+        std::fs::write(&allow, [0x06u8, 0, 0, 0, 0x00, 0x00, 0xff, 0x7f]).unwrap();
         let p = |rel: &str| f.path().join(rel).display().to_string();
         for (name, args) in [
             (
@@ -253,12 +262,18 @@ fn every_call_of_bwrap_mode_is_in_its_traced_step() {
                 "reports",
                 "--bind / / --unshare-pid --json-status-fd 5 --info-fd 6 --sync-fd 7".to_string(),
             ),
+            (
+                "qwrap's layers, the caller's seccomp program, a block fd",
+                "--bind / / --add-seccomp-fd 8 --block-fd 9".to_string(),
+            ),
         ] {
             let log = f.path().join("strace.log");
             let script = format!(
-                "exec '{}' {args} /bin/true 3<'{data}' 4<'{data}' 5>/dev/null 6>/dev/null 7</dev/null",
+                "QWRAP_BWRAP_LAYERS=1 exec '{}' {args} /bin/true 3<'{data}' 4<'{data}' 5>/dev/null 6>/dev/null \
+                 7</dev/null 8<'{allow}' 9<'{data}'",
                 qwrap_bwrap().display(),
                 data = p("data"),
+                allow = allow.display(),
             );
             let o = f
                 .command(strace)

@@ -63,7 +63,7 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
     for (i, step) in plan.steps.iter().enumerate() {
         if opts.trace {
             // One write(2) per step: a syscall trace can cut at it.
-            let line = format!("qwrap: step {i}: {step}{}\n", ex.resolution_note(step));
+            let line = format!("qwrap: step {i}: {step}{}\n", ex.trace_note(step));
             let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
         }
         if opts.timing && matches!(step, Step::Exec { .. }) {
@@ -234,15 +234,25 @@ impl Executor {
         }
     }
 
-    /// What the trace adds to a step whose paths lie in the new root: the
-    /// calls that resolve them there.
-    fn resolution_note(&self, step: &Step) -> &'static str {
-        match &self.root {
-            Some(root) if root.holds_a_path_of(&step.to_string()) => {
-                " (each path in the new root reached by open(the root, O_PATH) and openat2(RESOLVE_IN_ROOT))"
-            }
-            _ => "",
+    /// What the trace adds to a step, from what the executor holds: the
+    /// calls that resolve paths in the new root, and the caller's seccomp
+    /// programs that go in just before execve.
+    fn trace_note(&self, step: &Step) -> String {
+        let mut note = String::new();
+        if let Some(root) = &self.root
+            && root.holds_a_path_of(&step.to_string())
+        {
+            note.push_str(
+                " (each path in the new root reached by open(the root, O_PATH) and openat2(RESOLVE_IN_ROOT))",
+            );
         }
+        if matches!(step, Step::Exec { .. }) && !self.filters.is_empty() {
+            note.push_str(&format!(
+                " (first the caller's {} seccomp program(s): prctl(PR_SET_SECCOMP))",
+                self.filters.len()
+            ));
+        }
+        note
     }
 
     /// A destination: inside the new root when the plan has one (bwrap

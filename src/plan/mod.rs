@@ -8,6 +8,7 @@ mod layout;
 mod legacy;
 mod overlay;
 mod step;
+mod step_purpose;
 mod step_text;
 
 pub use layers::Refused;

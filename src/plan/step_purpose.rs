@@ -1,0 +1,102 @@
+//! What each step is for, in a few words: how error messages name it.
+
+use super::step::{IdMap, Role, Step};
+
+impl Step {
+    /// A short phrase naming what the step is for, used in error messages.
+    pub fn purpose(&self) -> String {
+        match self {
+            Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
+            Step::StartWarden { .. } => "start the warden outside the sandbox".into(),
+            Step::Unshare { ns } if ns.user && !ns.net => "create user and mount namespaces".into(),
+            Step::Unshare { ns } if ns.user => "create user, mount and network namespaces".into(),
+            Step::Unshare { .. } => "create the sandbox's namespaces".into(),
+            Step::NewSessionKeyring => "join a fresh session keyring".into(),
+            Step::SeccompNotify { .. } => {
+                "install the seccomp filter, handing calls aimed at other processes to the warden".into()
+            }
+            Step::DenySetgroups => "deny setgroups in the user namespace".into(),
+            Step::WriteIdMap { map, inside, .. } => {
+                format!(
+                    "map {} {inside} to itself",
+                    if *map == IdMap::Uid { "uid" } else { "gid" }
+                )
+            }
+            Step::LoopbackUp => "bring up lo in the new network namespace".into(),
+            Step::MakeMountsSlave => "keep the sandbox's mounts from propagating to the host".into(),
+            Step::CloneTree { role, source, .. } => match role {
+                Role::HostRoot => "clone the host tree".into(),
+                _ => format!("clone {} {}", role.noun(), source.display()),
+            },
+            Step::SetTreeAttr { set, .. } if set.rdonly => "make the cloned tree read-only".into(),
+            Step::SetTreeAttr { .. } => "make the cloned tree private".into(),
+            Step::MountTmpfs { target, .. } => format!("mount a tmpfs on {}", target.display()),
+            Step::AttachTree { role, target, .. } | Step::BindMount { role, target, .. } => match role {
+                Role::HostRoot => format!("attach the read-only host tree at {}", target.display()),
+                _ => format!("attach {} at {}", role.noun(), target.display()),
+            },
+            Step::Mkdir { path, .. } => format!("create directory {}", path.display()),
+            Step::CreateFile { path } => format!("create mount point {}", path.display()),
+            Step::Symlink { link, .. } => format!("create symlink {}", link.display()),
+            Step::MountDevpts { target } => format!("mount devpts on {}", target.display()),
+            Step::SetPathAttr {
+                target,
+                recursive: true,
+                ..
+            } if target.as_os_str() == "/" => "make the host tree read-only".into(),
+            Step::SetPathAttr { target, .. } | Step::Remount { target, .. } => {
+                format!("make {} read-only", target.display())
+            }
+            Step::MakeTreePrivate { target } => format!("make mounts under {} private", target.display()),
+            Step::RemountTreeReadOnly { target, .. } => {
+                format!("remount every mount under {} read-only", target.display())
+            }
+            Step::PivotRoot { new_root, .. } => format!("switch to the staging root {}", new_root.display()),
+            Step::EnterRoot { .. } => "switch to the sandbox root".into(),
+            Step::Chdir { candidates } if candidates.len() == 1 => {
+                format!("enter {}", candidates[0].display())
+            }
+            Step::Chdir { .. } => "enter the working directory".into(),
+            Step::DropCapabilities { keep, .. } if keep.is_empty() => "drop every capability".into(),
+            Step::DropCapabilities { .. } => "drop every capability but those kept".into(),
+            Step::NoNewPrivs => "set no_new_privs".into(),
+            Step::Landlock { .. } => "apply the Landlock ruleset".into(),
+            Step::Seccomp => "install the seccomp filter".into(),
+            Step::ReopenFd { fd, path } => format!("open fd {fd} again through {}", path.display()),
+            Step::MakeHiddenSource { .. } => "make the empty tmpfs that hides paths".into(),
+            Step::AttachHidden { target, .. } => format!("hide {}", target.display()),
+            Step::SealFds { .. } => "close the inherited descriptors the command must not have".into(),
+            Step::DieWithParent => "die with the parent process".into(),
+            Step::NewSession { .. } => "start a new session".into(),
+            Step::Exec { .. } => "run the command".into(),
+            Step::CloneMonitor { join: false, .. } => "create the sandbox's namespaces".into(),
+            Step::CloneMonitor { join: true, .. } => "start the sandbox's process".into(),
+            Step::JoinNamespace { pid: false, .. } => "join the user namespace".into(),
+            Step::JoinNamespace { pid: true, .. } => "join the PID namespace".into(),
+            Step::ForkIntoPidNamespace { .. } => "enter the PID namespace".into(),
+            Step::NotifyMonitor => "report to the monitor".into(),
+            Step::AssertUsernsDisabled => "check that user namespaces are disabled".into(),
+            Step::SetHostname { .. } => "set the hostname".into(),
+            Step::EnsureMountPoint { path, .. } => format!("create {}", path.display()),
+            Step::MountProc { target } => format!("mount proc on {}", target.display()),
+            Step::MountMqueue { target } => format!("mount mqueue on {}", target.display()),
+            Step::ReadOnlyInPlace { path } => format!("make {} read-only", path.display()),
+            Step::CopyFdToFile { path, .. } => format!("write {}", path.display()),
+            Step::Chmod { path, .. } => format!("change the mode of {}", path.display()),
+            Step::CallerSeccomp { .. } => "install the caller's seccomp filters".into(),
+            Step::PidOneInit { .. } => "start the PID 1 reaper".into(),
+            Step::BlockOnFd { fd } => format!("wait for data on fd {fd}"),
+            Step::LockFile { path } => format!("lock {}", path.display()),
+            Step::DisableUserns => "disable user namespaces inside".into(),
+            Step::NestUserNamespace { .. } => "enter the nested user namespace".into(),
+            Step::MakeOverlay { lower, .. } => format!(
+                "make an overlay of {}",
+                lower
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        }
+    }
+}
