@@ -240,6 +240,15 @@ fn every_call_of_bwrap_mode_is_in_its_traced_step() {
         let allow = f.path().join("allow.bpf");
         std::fs::write(&allow, [0x06u8, 0, 0, 0, 0x00, 0x00, 0xff, 0x7f]).unwrap();
         let p = |rel: &str| f.path().join(rel).display().to_string();
+        // A user namespace held open for --userns to join: ours mapped to root.
+        let mut holder = f.command("unshare").args(["-Ur", "sleep", "60"]).spawn().unwrap();
+        let userns = format!("/proc/{}/ns/user", holder.id());
+        let ours = std::fs::read_link("/proc/self/ns/user").unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        while std::fs::read_link(&userns).ok().as_ref() == Some(&ours) && std::time::Instant::now() < deadline
+        {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
         for (name, args) in [
             (
                 "every namespace, /proc, /dev and files",
@@ -266,11 +275,16 @@ fn every_call_of_bwrap_mode_is_in_its_traced_step() {
                 "qwrap's layers, the caller's seccomp program, a block fd",
                 "--bind / / --add-seccomp-fd 8 --block-fd 9".to_string(),
             ),
+            ("joining a user namespace", "--userns 10 --bind / /".to_string()),
+            (
+                "joining a user namespace, a new PID namespace",
+                "--userns 10 --unshare-pid --bind / /".to_string(),
+            ),
         ] {
             let log = f.path().join("strace.log");
             let script = format!(
                 "QWRAP_BWRAP_LAYERS=1 exec '{}' {args} /bin/true 3<'{data}' 4<'{data}' 5>/dev/null 6>/dev/null \
-                 7</dev/null 8<'{allow}' 9<'{data}'",
+                 7</dev/null 8<'{allow}' 9<'{data}' 10<'{userns}'",
                 qwrap_bwrap().display(),
                 data = p("data"),
                 allow = allow.display(),
@@ -279,7 +293,8 @@ fn every_call_of_bwrap_mode_is_in_its_traced_step() {
                 .command(strace)
                 .args(["-f", "-qq", "-s", "8192", "-o"])
                 .arg(&log)
-                .args(["sh", "-c", &script])
+                // bash: dash takes only one-digit descriptors in redirections.
+                .args(["bash", "-c", &script])
                 .env("QWRAP_TRACE", "1")
                 .output()
                 .unwrap();
@@ -292,9 +307,14 @@ fn every_call_of_bwrap_mode_is_in_its_traced_step() {
                 made("execve") && (made("openat2") || !in_root),
                 "{who:?} {name}: {steps:?}"
             );
+            if args.contains("--userns") {
+                assert!(made("setns"), "{who:?} {name}: {steps:?}");
+            }
             let gaps = unnamed(&steps);
             assert!(gaps.is_empty(), "{who:?} {name}:\n{}", gaps.join("\n"));
         }
+        let _ = holder.kill();
+        let _ = holder.wait();
     }
 }
 
