@@ -112,7 +112,7 @@ fn enforcement(s: &Subject) -> Enforcement {
     }
     match verify::run_in_sandbox(&s.policy, &s.host, s.policy.command.clone()) {
         Ok(_) => Enforcement::full(),
-        Err(e) => Enforcement::none(e.0),
+        Err(e) => Enforcement::none(e.to_string()),
     }
 }
 
@@ -154,12 +154,12 @@ pub fn verify(inv: Invocation, json: bool) -> Result<Output, Fatal> {
         },
         Err(e) => Output {
             stdout: if json {
-                pretty(&serde_json::json!({ "verified": false, "error": e.0 }))
+                pretty(&serde_json::json!({ "verified": false, "error": e.to_string() }))
             } else {
                 String::new()
             },
             stderr: vec![
-                e.0,
+                e.to_string(),
                 "qwrap: verify: no sandbox could start; nothing was verified".into(),
             ],
             code: EXIT_SETUP as u8,

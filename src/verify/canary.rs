@@ -119,7 +119,7 @@ fn commit_inside(inv: &Invocation, caller: &Caller, host: &HostFacts, wt: &Path)
     match run_in_sandbox(&policy, host, inv.command.clone()) {
         Ok(out) if out.lines().last() == Some(MESSAGE) => Check::pass(NAME, TITLE),
         Ok(out) => Check::fail(NAME, TITLE, "git commit succeeds", out.trim().to_string()),
-        Err(e) => Check::fail(NAME, TITLE, "git commit succeeds", e.0),
+        Err(e) => Check::fail(NAME, TITLE, "git commit succeeds", e.to_string()),
     }
 }
 

@@ -94,10 +94,24 @@ impl Report {
     }
 }
 
-/// No sandbox could start: the setup error as the child printed it.
+/// Why no sandbox ran the probe.
 #[derive(Debug, Clone, thiserror::Error)]
-#[error("{0}")]
-pub struct NoSandbox(pub String);
+pub enum NoSandbox {
+    /// The planner refused this policy on this host.
+    #[error("qwrap: {0}")]
+    Refused(String),
+    /// The child for the sandbox could not be made.
+    #[error("qwrap: fork: {0}")]
+    Fork(String),
+    /// Setup failed: the error as the child printed it.
+    #[error("{0}")]
+    Setup(String),
+    #[error("the sandbox was killed by signal {0}")]
+    Killed(i32),
+    /// The probe ran but printed no result.
+    #[error("the in-sandbox probe printed no result: {0}")]
+    NoResult(String),
+}
 
 /// The hidden subcommand qwrap re-executes itself as inside the sandbox.
 pub const PROBE_COMMAND: &str = "__probe";
@@ -121,17 +135,13 @@ pub fn run_in_sandbox(
     p.command = command;
     p.env.set.retain(|(k, _)| k != "LC_ALL");
     p.env.set.insert(0, ("LC_ALL".into(), "C".into()));
-    let plan =
-        plan::build(&p, &host.as_captured()).map_err(|r| NoSandbox(format!("qwrap: {}", r.message)))?;
-    let out = exec::capture(&plan).map_err(|e| NoSandbox(format!("qwrap: fork: {e}")))?;
+    let plan = plan::build(&p, &host.as_captured()).map_err(|r| NoSandbox::Refused(r.message))?;
+    let out = exec::capture(&plan).map_err(|e| NoSandbox::Fork(e.to_string()))?;
     let text = String::from_utf8_lossy(&out.output).into_owned();
     match out.code {
-        Some(c) if c == exec::EXIT_SETUP => Err(NoSandbox(text.trim_end().to_string())),
+        Some(c) if c == exec::EXIT_SETUP => Err(NoSandbox::Setup(text.trim_end().to_string())),
         Some(_) => Ok(text),
-        None => Err(NoSandbox(format!(
-            "the sandbox was killed by signal {}",
-            out.signal.unwrap_or(0)
-        ))),
+        None => Err(NoSandbox::Killed(out.signal.unwrap_or(0))),
     }
 }
 
@@ -298,9 +308,9 @@ pub fn battery(
     let mut host = host.clone();
     host.unix_sockets = crate::host::probe_sockets();
     let layers = plan::build(policy, &host)
-        .map_err(|r| NoSandbox(format!("qwrap: {}", r.message)))?
+        .map_err(|r| NoSandbox::Refused(r.message))?
         .layers
-        .ok_or_else(|| NoSandbox("qwrap: a run plan without its layers".into()))?;
+        .ok_or_else(|| NoSandbox::Refused("a run plan without its layers".into()))?;
     let args = probe_args(policy, &layers, &helpers);
     let text = run_in_sandbox(policy, &host, self_command(args.to_args()))?;
     drop(helpers);
@@ -329,12 +339,7 @@ pub fn parse_probe_output(text: &str) -> Result<Vec<Check>, NoSandbox> {
         .rev()
         .find(|l| l.starts_with('['))
         .and_then(|l| serde_json::from_str(l).ok())
-        .ok_or_else(|| {
-            NoSandbox(format!(
-                "the in-sandbox probe printed no result: {}",
-                text.trim_end()
-            ))
-        })
+        .ok_or_else(|| NoSandbox::NoResult(text.trim_end().to_string()))
 }
 
 /// Creates `path` as a new file (never through one already there), as the
