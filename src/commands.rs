@@ -39,7 +39,7 @@ pub struct Output {
 }
 
 /// The calling process as policy sees it.
-pub fn caller() -> Result<Caller, Fatal> {
+fn caller() -> Result<Caller, Fatal> {
     Caller::from_process().map_err(|e| {
         Fatal::new(
             format!("cannot read the current directory: {e}"),

@@ -71,9 +71,7 @@ fn qwrap_main(started: std::time::Instant) -> ExitCode {
 fn bwrap_args() -> Option<Vec<OsString>> {
     let mut argv = std::env::args_os();
     let name = argv.next()?;
-    let ours = std::path::Path::new(&name)
-        .file_name()
-        .is_some_and(|n| n.as_encoded_bytes().starts_with(b"qwrap"));
+    let ours = qwrap::bwrap::is_qwrap_name(&name);
     let rest: Vec<OsString> = argv.collect();
     match rest.first() {
         Some(sub) if sub == qwrap::verify::PROBE_COMMAND => None,

@@ -416,11 +416,12 @@ const MAX_ARGS: usize = 9000;
 /// NUL-terminated words, empty ones included (an empty value is a value);
 /// a last word without its NUL still counts.
 fn nul_words(data: &[u8]) -> Vec<OsString> {
-    let body = data.strip_suffix(&[0]).unwrap_or(data);
-    if body.is_empty() && data.is_empty() {
+    if data.is_empty() {
         return Vec::new();
     }
-    body.split(|&b| b == 0)
+    data.strip_suffix(&[0])
+        .unwrap_or(data)
+        .split(|&b| b == 0)
         .map(|s| OsString::from_vec(s.to_vec()))
         .collect()
 }

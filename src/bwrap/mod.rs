@@ -86,15 +86,19 @@ fn program_name() -> String {
         .next()
         .map(|a| a.to_string_lossy().into_owned())
         .unwrap_or_else(|| "bwrap".into());
-    let base = Path::new(&argv0)
-        .file_name()
-        .and_then(|n| n.to_str())
-        .unwrap_or("");
-    if base.starts_with("qwrap") {
+    if is_qwrap_name(std::ffi::OsStr::new(&argv0)) {
         format!("{argv0} bwrap")
     } else {
         argv0
     }
+}
+
+/// Whether a program name (argv[0]) is qwrap's own: any other name runs
+/// bwrap mode.
+pub fn is_qwrap_name(argv0: &std::ffi::OsStr) -> bool {
+    Path::new(argv0)
+        .file_name()
+        .is_some_and(|n| n.as_encoded_bytes().starts_with(b"qwrap"))
 }
 
 /// What lowering needs to know about the caller.

@@ -30,16 +30,17 @@ pub(super) fn pivot(new_root: &Path, put_old: &Path) -> Result<(), Fail> {
 /// `chdir(new_root); pivot_root(".", "."); umount2(".", MNT_DETACH);
 /// chdir("/")`, or on the initramfs: the new root moved over /.
 pub(super) fn enter(new_root: &Path) -> Result<(), Fail> {
-    chdir(new_root).map_err(|e| call(e, format!("chdir({new_root:?})")))?;
+    // Outside the initramfs fallback a failure names its call plainly.
+    chdir(new_root).map_err(|e| Fail::with(e, format!("chdir({new_root:?})")))?;
     match pivot_root(".", ".") {
         Err(Errno::INVAL) if crate::host::root_is_initramfs() => move_over_root()?,
         r => {
-            r.map_err(|e| call(e, "pivot_root(\".\", \".\")".into()))?;
+            r.map_err(|e| Fail::with(e, "pivot_root(\".\", \".\")"))?;
             rustix::mount::unmount(".", UnmountFlags::DETACH)
-                .map_err(|e| call(e, "umount2(\".\", MNT_DETACH)".into()))?;
+                .map_err(|e| Fail::with(e, "umount2(\".\", MNT_DETACH)"))?;
         }
     }
-    chdir("/").map_err(|e| call(e, "chdir(\"/\")".into()))?;
+    chdir("/").map_err(|e| Fail::with(e, "chdir(\"/\")"))?;
     Ok(())
 }
 
