@@ -7,7 +7,7 @@ trap 'rm -rf "$dest"' EXIT
 make -s install DESTDIR="$dest" PREFIX=/usr/local >/dev/null
 root=$dest/usr/local
 "$root/bin/qwrap" --version
-for page in qwrap qwrap-run qwrap-plan qwrap-inspect qwrap-verify qwrap-receipt qwrap-bwrap; do
+for page in qwrap qwrap-run qwrap-plan qwrap-inspect qwrap-verify qwrap-receipt qwrap-cache qwrap-bwrap; do
     man -M "$root/share/man" -P cat "$page" 2>/dev/null | grep -q "$page" \
         || { echo "install-test: man $page missing" >&2; exit 1; }
 done

@@ -12,7 +12,7 @@ pub const RUN_ABOUT: &str = "Run CMD in a sandbox: the host read-only, the writa
 pub const ENVIRONMENT: &str = "\
 Environment:
   QWRAP_NETWORK, QWRAP_TMP, QWRAP_LANDLOCK   default --network, --tmp, --landlock
-  QWRAP_VIEW                                 default --view
+  QWRAP_VIEW, QWRAP_CACHE                    default --view, --cache
   QWRAP_INCLUDE, QWRAP_ALLOW_SOCKET          extra roots and sockets, ':'-separated
   QWRAP_PROFILE                              profiles, ','-separated
   QWRAP_SYSTEM_CONFIG                        the system config (default /etc/qwrap/config.toml)
@@ -86,6 +86,12 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// List or remove the cache layers: what sandboxes wrote to overlaid
+    /// caches, kept per workspace.
+    Cache {
+        #[command(subcommand)]
+        action: CacheAction,
+    },
     /// Take bubblewrap's command line (as when installed under the name
     /// bwrap).
     #[command(disable_help_flag = true)]
@@ -145,6 +151,15 @@ pub struct PolicyArgs {
     /// the writable roots and exposed paths exist [default: host].
     #[arg(long, value_name = "VIEW")]
     pub view: Option<String>,
+    /// overlay: caches outside the workspace are overlaid, writes stay in
+    /// the workspace's own layer; private: a fresh tmpfs per run; shared:
+    /// written through to the host [default: overlay].
+    #[arg(long, value_name = "MODE")]
+    pub cache: Option<String>,
+    /// Do not apply the toolchain profiles (rust, node, python, go) that
+    /// the workspace's files call for.
+    #[arg(long)]
+    pub no_detect: bool,
     /// Use the host's SysV IPC (shared memory, queues, semaphores) instead
     /// of a private IPC namespace.
     #[arg(long)]
@@ -192,6 +207,21 @@ pub struct ExecArgs {
     /// (repeatable); by default only pipes and connected sockets pass.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(3..))]
     pub keep_fd: Vec<i32>,
+}
+
+#[derive(Subcommand)]
+pub enum CacheAction {
+    /// Each workspace's layers, their size and whether a sandbox uses them.
+    List,
+    /// Remove the layers of the workspace (the current directory, or
+    /// --workspace), or of every workspace with --all; layers a running
+    /// sandbox uses are kept.
+    Clean {
+        #[arg(long, value_name = "DIR", conflicts_with = "all")]
+        workspace: Option<PathBuf>,
+        #[arg(long)]
+        all: bool,
+    },
 }
 
 #[derive(Args, Debug, PartialEq)]

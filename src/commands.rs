@@ -3,6 +3,7 @@
 //! the host for `run` and `plan`, and the reports of `inspect`, `verify` and
 //! `receipt`. main.rs parses and prints.
 
+use crate::cache_layers;
 use crate::exec::EXIT_SETUP;
 use crate::host::{self, HostFacts};
 use crate::plan::{self, Layers, Plan};
@@ -53,7 +54,7 @@ fn caller() -> Result<Caller, Fatal> {
 pub fn load(inv: &Invocation) -> Result<(Plan, Vec<String>), Fatal> {
     let caller = caller()?;
     let (policy, notes) = policy::load(inv, &caller).map_err(load_error)?;
-    let host = host::probe().map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
+    let host = host::probe(policy.cache_set.as_deref()).map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
     let plan = plan::build(&policy, &host).map_err(|r| Fatal::new(r.message, EXIT_SETUP as u8))?;
     Ok((plan, notes))
 }
@@ -82,7 +83,7 @@ fn subject(mut inv: Invocation) -> Result<Subject, Fatal> {
     inv.command = verify::self_command(["--noop".into()]);
     let caller = caller()?;
     let (policy, mut notes) = policy::load(&inv, &caller).map_err(load_error)?;
-    let host = host::probe().map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
+    let host = host::probe(policy.cache_set.as_deref()).map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
     if host::inside_qwrap(&plan::dev_entries()) {
         notes.push("Already inside a qwrap sandbox: this report describes a nested sandbox".into());
     }
@@ -188,4 +189,35 @@ pub fn receipt(inv: Invocation, json: bool) -> Result<Output, Fatal> {
             _ => 1,
         },
     })
+}
+
+/// `qwrap cache list` and `qwrap cache clean`.
+pub fn cache(request: cache_layers::Request) -> Result<Output, Fatal> {
+    let caller = caller()?;
+    let base = cache_layers::base(
+        caller.home.as_deref(),
+        caller.var("XDG_STATE_HOME").map(Into::into),
+    )
+    .ok_or_else(|| Fatal::new("no home directory: no cache layers", EXIT_USAGE))?;
+    let mut out = Output::default();
+    match request {
+        cache_layers::Request::List => out.stdout = cache_layers::list(&base),
+        cache_layers::Request::Clean { workspace, all } => {
+            let sets: Vec<std::path::PathBuf> = if all {
+                std::fs::read_dir(&base)
+                    .map(|d| d.flatten().map(|e| e.path()).collect())
+                    .unwrap_or_default()
+            } else {
+                let ws = workspace.unwrap_or_else(|| caller.cwd.clone());
+                let ws = std::fs::canonicalize(&ws)
+                    .map_err(|e| Fatal::new(format!("workspace {}: {e}", ws.display()), EXIT_USAGE))?;
+                vec![base.join(policy::layer_set_name(&ws))]
+            };
+            for line in cache_layers::clean(&sets) {
+                out.stdout.push_str(&line);
+                out.stdout.push('\n');
+            }
+        }
+    }
+    Ok(out)
 }

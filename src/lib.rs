@@ -9,6 +9,7 @@
 #![deny(unsafe_code)]
 
 pub mod bwrap;
+pub mod cache_layers;
 pub mod commands;
 pub mod errno;
 pub mod exec;

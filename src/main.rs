@@ -170,6 +170,12 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
         Command::Verify { policy, json } => report(commands::verify(subject(&policy), json)?),
         Command::Receipt { policy, json } => report(commands::receipt(subject(&policy), json)?),
         Command::Probe(p) => Ok(probe_cmd(p)),
+        Command::Cache { action } => report(commands::cache(match action {
+            cli::CacheAction::List => qwrap::cache_layers::Request::List,
+            cli::CacheAction::Clean { workspace, all } => {
+                qwrap::cache_layers::Request::Clean { workspace, all }
+            }
+        })?),
         // `qwrap bwrap …` is taken before clap parses (see bwrap_args).
         Command::Bwrap { args } => Ok(qwrap::bwrap::main(args).clamp(0, 255) as u8),
     }
@@ -192,6 +198,8 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             show: a.show.clone(),
             keep_env: a.keep_env.clone(),
             view: a.view.clone(),
+            cache: a.cache.clone(),
+            no_detect: a.no_detect,
             expose: a.expose.clone(),
             share_ipc: a.share_ipc,
             share_keyring: a.share_keyring,

@@ -61,8 +61,10 @@ fn plan_json_lists_the_same_steps() {
         .collect();
     assert_eq!(calls, lines);
     assert_eq!(v["mount_api"], "new");
-    assert_eq!(v["steps"][0]["step"]["op"], "start_warden");
-    assert_eq!(v["steps"][1]["step"]["op"], "unshare");
+    // The caches' directories and slot, the warden, then the namespaces.
+    assert_eq!(v["steps"][0]["step"]["op"], "prepare_caches");
+    assert_eq!(v["steps"][1]["step"]["op"], "start_warden");
+    assert_eq!(v["steps"][2]["step"]["op"], "unshare");
     assert_eq!(
         v["steps"].as_array().unwrap().last().unwrap()["step"]["op"],
         "exec"

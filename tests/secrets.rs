@@ -248,8 +248,8 @@ fn minimal_view() {
             for never in ["home", "root", "srv", "mnt", "media", "boot"] {
                 assert!(!top.contains(&never), "{who:?} {api}: / shows {never}: {top:?}");
             }
-            // The home directory holds only what is exposed.
-            assert_eq!(parts[1].trim(), "tool.conf", "{who:?} {api}");
+            // The home directory holds only what is exposed and the cache.
+            assert_eq!(parts[1].trim(), ".cache\ntool.conf", "{who:?} {api}");
             // The fixture's base holds only the home and the workspace.
             assert_eq!(
                 parts[2].lines().collect::<Vec<_>>(),

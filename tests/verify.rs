@@ -349,6 +349,8 @@ fn receipt_is_filled_in() {
                 "skipped_checks",
                 "accepted_degradations",
                 "view",
+                "cache_mode",
+                "caches",
                 "hidden_paths",
                 "removed_variables",
                 "result",

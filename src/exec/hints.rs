@@ -18,6 +18,19 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
              cannot write its user namespace's id maps, so qwrap does not run nested"
                 .into(),
         ),
+        Step::PrepareCaches { .. } if raw == libc::EWOULDBLOCK => Some(
+            "another sandbox of this workspace took the same cache layer slot meanwhile: run the command again".into(),
+        ),
+        Step::PrepareCaches { .. } => Some(
+            "a cache directory or its layer could not be made on the host: --cache private keeps the caches \
+             in a tmpfs, --no-detect leaves out the toolchains' caches"
+                .into(),
+        ),
+        Step::MakeOverlay { .. } if raw != libc::ENOSYS => Some(
+            "overlayfs refused the layers (its words above); for `qwrap run`'s caches, --cache private uses \
+             a tmpfs instead"
+                .into(),
+        ),
         _ if raw == libc::ENOSYS => missing_call_hint(step),
         _ => diagnose::setup_hint(raw),
     }

@@ -58,6 +58,7 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
         filters: Vec::new(),
         warden: None,
         hidden: None,
+        held: Vec::new(),
     };
     let mut times: Vec<std::time::Duration> = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
@@ -170,6 +171,8 @@ struct Executor {
     warden: Option<warden::Link>,
     /// What hidden paths are covered with.
     hidden: Option<hidden::Source>,
+    /// Locks the warden holds for the sandbox's life (the cache layer slot).
+    held: Vec<OwnedFd>,
 }
 
 impl Executor {
@@ -177,6 +180,7 @@ impl Executor {
     fn run(&mut self, step: &Step) -> Result<(), Fail> {
         match step {
             Step::CreateHostDir { .. }
+            | Step::PrepareCaches { .. }
             | Step::MakeMountsSlave
             | Step::CloneTree { .. }
             | Step::SetTreeAttr { .. }

@@ -9,6 +9,27 @@ impl Executor {
                 Err(Errno::EXIST) if path.is_dir() => {}
                 other => other?,
             },
+            Step::PrepareCaches { create, layers, lock } => {
+                for d in create {
+                    mkdir_parents(d).map_err(|e| Fail::with(e, format!("mkdir {}", d.display())))?;
+                }
+                for l in layers {
+                    for d in [l.join("upper"), l.join("work")] {
+                        mkdir_parents(&d).map_err(|e| Fail::with(e, format!("mkdir {}", d.display())))?;
+                    }
+                }
+                if let Some(l) = lock {
+                    let fd = rustix::fs::open(
+                        l,
+                        OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC,
+                        Mode::from_raw_mode(0o600),
+                    )
+                    .map_err(|e| Fail::with(e, format!("open {}", l.display())))?;
+                    rustix::fs::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+                        .map_err(|e| Fail::with(e, format!("flock {}", l.display())))?;
+                    self.held.push(fd);
+                }
+            }
             Step::MakeMountsSlave => {
                 rustix::mount::mount_change(
                     "/",
@@ -347,4 +368,20 @@ fn attr_bits(f: &Flags) -> u64 {
     .iter()
     .filter(|(on, _)| *on)
     .fold(0, |acc, (_, bit)| acc | bit)
+}
+
+/// mkdir -p with mode 0700: the directory, making missing parents first.
+fn mkdir_parents(dir: &Path) -> Result<(), Errno> {
+    match rustix::fs::mkdir(dir, Mode::from_raw_mode(0o700)) {
+        Ok(()) => Ok(()),
+        Err(Errno::EXIST) if dir.is_dir() => Ok(()),
+        Err(Errno::NOENT) => {
+            mkdir_parents(dir.parent().ok_or(Errno::NOENT)?)?;
+            match rustix::fs::mkdir(dir, Mode::from_raw_mode(0o700)) {
+                Err(Errno::EXIST) if dir.is_dir() => Ok(()),
+                other => other,
+            }
+        }
+        Err(e) => Err(e),
+    }
 }

@@ -8,7 +8,7 @@ impl Executor {
             Step::StartWarden {
                 keep_background,
                 watch,
-            } => self.warden = Some(warden::start(*keep_background, watch)?),
+            } => self.warden = Some(warden::start(*keep_background, watch, &self.held)?),
             Step::SeccompNotify { signals } => {
                 let listener = seccomp::notify_listener(*signals)?;
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;

@@ -23,7 +23,8 @@ pub(super) struct Link {
 
 /// Starts the warden. `watch`: git pointer files that do not exist yet,
 /// moved aside when the command exits if it created them.
-pub(super) fn start(keep_background: bool, watch: &[PathBuf]) -> Result<Link, Errno> {
+/// `hold`: locks kept for the sandbox's life (the warden outlives it).
+pub(super) fn start(keep_background: bool, watch: &[PathBuf], hold: &[OwnedFd]) -> Result<Link, Errno> {
     use rustix::net::{AddressFamily, SocketFlags, SocketType};
     let (ours, theirs) = rustix::net::socketpair(
         AddressFamily::UNIX,
@@ -49,6 +50,7 @@ pub(super) fn start(keep_background: bool, watch: &[PathBuf]) -> Result<Link, Er
             let mut keep = pointers::raw_fds(&watched);
             keep.push(theirs.as_raw_fd());
             keep.extend(report.as_ref().map(|r| r.as_raw_fd()));
+            keep.extend(hold.iter().map(|h| h.as_raw_fd()));
             sys::detach_warden(&keep);
             let code = run(theirs, command, keep_background, &watched, report.as_ref());
             sys::exit_now(code)

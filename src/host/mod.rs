@@ -1,5 +1,6 @@
 //! Probes of the host: kernel features and the facts behind error hints.
 
+pub mod caches;
 pub mod diagnose;
 mod fds;
 pub mod mountinfo;
@@ -56,6 +57,8 @@ pub struct HostFacts {
     pub unix_sockets: SocketInventory,
     /// The descriptors inherited without close-on-exec.
     pub fds: Vec<InheritedFd>,
+    /// Whether and where the workspace's caches can be overlaid.
+    pub caches: caches::CacheFacts,
 }
 
 /// Probes the running kernel. Cheap: one failing syscall and two getters.
@@ -68,7 +71,8 @@ pub enum ProbeError {
     LandlockCap(String),
 }
 
-pub fn probe() -> Result<HostFacts, ProbeError> {
+/// `cache_set`: the workspace's cache layers, when it has overlaid caches.
+pub fn probe(cache_set: Option<&std::path::Path>) -> Result<HostFacts, ProbeError> {
     let (mount_api, mount_api_reason) = match std::env::var(FORCE_MOUNT_API_ENV).as_deref() {
         Ok("legacy") => (MountApi::Legacy, "forced by QWRAP_MOUNT_API=legacy"),
         Ok("new") | Ok("") | Err(_) => {
@@ -92,6 +96,7 @@ pub fn probe() -> Result<HostFacts, ProbeError> {
         landlock_abi_capped: cap.is_some(),
         unix_sockets: probe_sockets(),
         fds: fds::inventory(),
+        caches: caches::probe(cache_set),
     })
 }
 

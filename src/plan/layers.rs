@@ -35,6 +35,7 @@ impl Layers {
             ("seccomp", &self.seccomp),
             ("protected git paths", &self.protected_paths),
             ("host socket masks", &self.socket_masks),
+            ("caches", &self.cache_isolation),
         ]
         .iter()
         .filter_map(|(name, s)| match s {
@@ -68,6 +69,10 @@ pub struct Layers {
     pub protected_paths: LayerState,
     /// Host pathname sockets masked.
     pub socket_masks: LayerState,
+    /// Caches outside the workspace kept from the host (overlay).
+    pub cache_isolation: LayerState,
+    /// Each cache root and how it is mounted.
+    pub caches: Vec<super::caches::CacheMount>,
     /// The Landlock ABI the plan uses (0: none).
     pub landlock_abi: u32,
     /// Host sockets that will be masked.
@@ -155,7 +160,10 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
     } else {
         LayerState::Applied(counts)
     };
+    let caches = super::caches::cache_mounts(policy, host);
     Layers {
+        cache_isolation: super::caches::cache_layer(&caches),
+        caches,
         landlock_filesystem,
         landlock_scopes,
         seccomp: LayerState::Applied(

@@ -2,7 +2,7 @@
 //! root, independent of the mount API that carries it out. Parents always come
 //! before children, so every operation lands on what it should.
 
-use super::Role;
+use super::{CacheHow, CacheMount, Role};
 use crate::policy::view::EntryKind;
 use crate::policy::{Policy, TmpMode, ViewMode};
 use std::path::{Path, PathBuf};
@@ -34,6 +34,13 @@ pub enum MountOp {
     Dev(PathBuf),
     /// A fresh tmpfs.
     Tmpfs { path: PathBuf, mode: u32 },
+    /// A cache: the host directory as the lower layer of an overlay whose
+    /// upper layer is the workspace's.
+    Overlay {
+        path: PathBuf,
+        upper: PathBuf,
+        work: PathBuf,
+    },
     /// /dev/null over a host Unix socket.
     Mask(PathBuf),
     /// The caller's terminal (a host path), read-only at /dev/console.
@@ -58,7 +65,7 @@ impl MountOp {
             | MountOp::HostReadOnly(p)
             | MountOp::Dev(p)
             | MountOp::Mask(p) => p,
-            MountOp::Tmpfs { path, .. } => path,
+            MountOp::Tmpfs { path, .. } | MountOp::Overlay { path, .. } => path,
             MountOp::Console(_) => Path::new("/dev/console"),
             MountOp::Hidden { path, .. } => path,
             MountOp::HostFile(p) | MountOp::Dir(p) => p,
@@ -88,7 +95,12 @@ impl MountOp {
 /// The layout for a policy: host root, /dev, private /tmp, writable roots,
 /// read-only paths, socket masks; then a stable sort by depth puts parents
 /// first.
-pub fn layout(policy: &Policy, masks: &[PathBuf], console: Option<&Path>) -> Vec<MountOp> {
+pub fn layout(
+    policy: &Policy,
+    masks: &[PathBuf],
+    console: Option<&Path>,
+    caches: &[CacheMount],
+) -> Vec<MountOp> {
     let minimal = policy.view == ViewMode::Minimal;
     // The minimal view starts from an empty tmpfs (made read-only last).
     let root = if minimal {
@@ -138,12 +150,20 @@ pub fn layout(policy: &Policy, masks: &[PathBuf], console: Option<&Path>) -> Vec
             }
         }
     }
-    ops.extend(
-        policy
-            .writable_roots
-            .iter()
-            .map(|r| MountOp::Writable(r.path.clone())),
-    );
+    ops.extend(policy.writable_roots.iter().map(|r| {
+        match caches.iter().find(|c| c.path == r.path).map(|c| &c.how) {
+            Some(CacheHow::Overlay { upper, work }) => MountOp::Overlay {
+                path: r.path.clone(),
+                upper: upper.clone(),
+                work: work.clone(),
+            },
+            Some(CacheHow::Private { .. }) => MountOp::Tmpfs {
+                path: r.path.clone(),
+                mode: 0o700,
+            },
+            Some(CacheHow::Shared) | None => MountOp::Writable(r.path.clone()),
+        }
+    }));
     ops.extend(policy.pinned.iter().map(|p| MountOp::Writable(p.clone())));
     ops.extend(policy.read_only.iter().map(|r| MountOp::ReadOnly(r.path.clone())));
     // The masks come from the assessment, which leaves out what the view

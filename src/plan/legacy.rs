@@ -58,6 +58,19 @@ impl Builder {
                     });
                     self.push(Step::MakeTreePrivate { target });
                 }
+                MountOp::Overlay { path, upper, work } => {
+                    // After the pivot every host path is under the old root.
+                    let tree = self.overlay(
+                        &under(&old_root, path),
+                        &under(&old_root, upper),
+                        &under(&old_root, work),
+                    );
+                    self.push(Step::AttachTree {
+                        tree,
+                        role: Role::WritableRoot,
+                        target,
+                    });
+                }
                 MountOp::Dir(_) => {}
                 MountOp::Link { target: to, .. } => self.push(Step::Symlink {
                     target: to.clone(),

@@ -2,15 +2,18 @@
 //! Pure and deterministic: `qwrap plan` prints it, tests check it without
 //! privileges, and the executor runs exactly these steps.
 
+mod caches;
 mod fds;
 mod layers;
 mod layout;
 mod legacy;
+mod new_api;
 mod overlay;
 mod step;
 mod step_purpose;
 mod step_text;
 
+pub use caches::{CacheHow, CacheMount};
 pub use layers::Refused;
 pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths};
 use layers::{assess, missing_required, unmaskable_sockets};
@@ -86,6 +89,9 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     for path in &policy.create_before {
         b.push(Step::CreateHostDir { path: path.clone() });
     }
+    if let Some(step) = caches::prepare(policy, host, &layers.caches) {
+        b.push(step);
+    }
     b.push(Step::StartWarden {
         keep_background: policy.settings.keep_background.value,
         watch: policy.absent_pointers.clone(),
@@ -139,7 +145,12 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
         b.push(Step::ReopenFd { fd, path });
     }
 
-    let ops = layout(policy, &layers.masked_sockets, fds.console.as_deref());
+    let ops = layout(
+        policy,
+        &layers.masked_sockets,
+        fds.console.as_deref(),
+        &layers.caches,
+    );
     // The minimal view assembles a new root, as the legacy path does.
     let minimal = policy.view == ViewMode::Minimal;
     let mount_api = if minimal { MountApi::Legacy } else { host.mount_api };
@@ -224,7 +235,7 @@ pub fn under(root: &Path, path: &Path) -> PathBuf {
 }
 
 #[derive(Default)]
-struct Builder {
+pub(super) struct Builder {
     steps: Vec<Step>,
     trees: usize,
     /// Directories known to exist on filesystems the plan created.
@@ -232,12 +243,12 @@ struct Builder {
 }
 
 impl Builder {
-    fn push(&mut self, s: Step) {
+    pub(super) fn push(&mut self, s: Step) {
         self.steps.push(s);
     }
 
     /// The tmpfs hidden paths are covered with, when any path is hidden.
-    fn hidden_source(&mut self, ops: &[MountOp]) -> Option<TreeId> {
+    pub(super) fn hidden_source(&mut self, ops: &[MountOp]) -> Option<TreeId> {
         if !ops.iter().any(|o| matches!(o, MountOp::Hidden { .. })) {
             return None;
         }
@@ -248,7 +259,7 @@ impl Builder {
     }
 
     /// A clone of `source` with `set` flags (and private propagation).
-    fn clone_with(
+    pub(super) fn clone_with(
         &mut self,
         role: Role,
         source: &Path,
@@ -261,7 +272,7 @@ impl Builder {
         tree
     }
 
-    fn clone_tree(&mut self, role: Role, source: &Path, recursive: bool) -> TreeId {
+    pub(super) fn clone_tree(&mut self, role: Role, source: &Path, recursive: bool) -> TreeId {
         let tree = self.trees;
         self.trees += 1;
         self.push(Step::CloneTree {
@@ -273,122 +284,9 @@ impl Builder {
         tree
     }
 
-    /// New mount API, in place: the namespace's own copy of the host tree
-    /// becomes the sandbox's root. What must differ from it (writable roots,
-    /// read-only paths, device nodes, socket masks) is cloned first; then one
-    /// `mount_setattr(AT_RECURSIVE)` makes the whole tree read-only and
-    /// private; then everything is mounted over it, parents first. No
-    /// staging root and no pivot are needed.
-    fn mounts_new_api(&mut self, ops: &[MountOp]) {
-        let root = PathBuf::from("/");
-        let hidden = self.hidden_source(ops);
-        let mut trees = Vec::with_capacity(ops.len());
-        for op in ops {
-            let tree = match op {
-                MountOp::HostRoot
-                | MountOp::Tmpfs { .. }
-                | MountOp::Hidden { .. }
-                | MountOp::Link { .. }
-                | MountOp::Dir(_) => Vec::new(),
-                MountOp::HostFile(p) => {
-                    vec![self.clone_with(Role::ReadOnlyPath, p, false, Flags::RDONLY_NOSUID, true)]
-                }
-                MountOp::Writable(p) => {
-                    vec![self.clone_with(Role::WritableRoot, p, true, Flags::NOSUID, true)]
-                }
-                MountOp::ReadOnly(p) | MountOp::HostReadOnly(p) => {
-                    vec![self.clone_with(Role::ReadOnlyPath, p, true, Flags::RDONLY_NOSUID, true)]
-                }
-                // Read-only clones: the device stays usable (a read-only
-                // mount does not stop device I/O) but its mode, owner and
-                // times on the host cannot change.
-                MountOp::Dev(_) => DEVICES
-                    .iter()
-                    .map(|d| {
-                        self.clone_with(
-                            Role::Device,
-                            &Path::new("/dev").join(d),
-                            false,
-                            Flags::RDONLY_NOSUID,
-                            false,
-                        )
-                    })
-                    .collect(),
-                MountOp::Console(tty) => {
-                    vec![self.clone_with(Role::Device, tty, false, Flags::RDONLY_NOSUID, false)]
-                }
-                MountOp::Mask(_) => vec![self.clone_tree(Role::SocketMask, Path::new("/dev/null"), false)],
-            };
-            trees.push(tree);
-        }
-        self.push(Step::SetPathAttr {
-            target: root.clone(),
-            recursive: true,
-            set: Flags {
-                rdonly: true,
-                nosuid: true,
-                ..Flags::NONE
-            },
-            private: true,
-        });
-        for (i, op) in ops.iter().enumerate() {
-            let target = op.path().to_path_buf();
-            self.make_mount_point(ops, i, &root);
-            match op {
-                MountOp::HostRoot => {}
-                MountOp::Dir(_) => {}
-                MountOp::Link { target: to, .. } => self.push(Step::Symlink {
-                    target: to.clone(),
-                    link: target,
-                }),
-                MountOp::Writable(_)
-                | MountOp::ReadOnly(_)
-                | MountOp::HostReadOnly(_)
-                | MountOp::HostFile(_)
-                | MountOp::Mask(_)
-                | MountOp::Console(_) => {
-                    let role = op.role();
-                    self.push(Step::AttachTree {
-                        tree: trees[i][0],
-                        role,
-                        target,
-                    });
-                }
-                MountOp::Dev(_) => {
-                    self.dev(&target, |b, node, dest| {
-                        b.push(Step::AttachTree {
-                            tree: trees[i][node],
-                            role: Role::Device,
-                            target: dest,
-                        })
-                    });
-                }
-                MountOp::Tmpfs { mode, .. } => self.tmpfs(target, *mode),
-                MountOp::Hidden { dir, .. } => self.push(Step::AttachHidden {
-                    source: hidden.expect("made when a path is hidden"),
-                    dir: *dir,
-                    target,
-                }),
-            }
-        }
-        for op in ops {
-            if let MountOp::Dev(p) = op {
-                self.push(Step::SetPathAttr {
-                    target: p.clone(),
-                    recursive: false,
-                    set: Flags {
-                        rdonly: true,
-                        ..Flags::NONE
-                    },
-                    private: false,
-                });
-            }
-        }
-    }
-
     /// /dev: a tmpfs with the host nodes bound over empty files, devpts, shm
     /// and the /proc/self/fd links. `bind` attaches host node `i` at a path.
-    fn dev(&mut self, dev: &Path, mut bind: impl FnMut(&mut Self, usize, PathBuf)) {
+    pub(super) fn dev(&mut self, dev: &Path, mut bind: impl FnMut(&mut Self, usize, PathBuf)) {
         self.push(Step::MountTmpfs {
             target: dev.to_path_buf(),
             flags: Flags {
@@ -439,7 +337,7 @@ impl Builder {
         }
     }
 
-    fn tmpfs(&mut self, target: PathBuf, mode: u32) {
+    pub(super) fn tmpfs(&mut self, target: PathBuf, mode: u32) {
         self.made.insert(target.clone());
         self.push(Step::MountTmpfs {
             target,
@@ -451,7 +349,7 @@ impl Builder {
 
     /// When op `i` lands on a filesystem the plan created (a tmpfs), its mount
     /// point does not exist yet: create each missing directory.
-    fn make_mount_point(&mut self, ops: &[MountOp], i: usize, root: &Path) {
+    pub(super) fn make_mount_point(&mut self, ops: &[MountOp], i: usize, root: &Path) {
         let path = ops[i].path();
         let parent = ops[..i]
             .iter()

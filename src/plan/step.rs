@@ -444,6 +444,18 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::path")]
         path: PathBuf,
     },
+    /// Before the sandbox, on the host: cache directories that are missing,
+    /// and each overlay layer's `upper` and `work` (made with their
+    /// parents, mode 0700); then an exclusive lock on the layer slot, which
+    /// the warden holds for the sandbox's life.
+    PrepareCaches {
+        #[serde(serialize_with = "crate::lossy::paths")]
+        create: Vec<PathBuf>,
+        #[serde(serialize_with = "crate::lossy::paths")]
+        layers: Vec<PathBuf>,
+        #[serde(serialize_with = "crate::lossy::opt_path")]
+        lock: Option<PathBuf>,
+    },
     /// A detached overlay mount of host directories (resolved now, before
     /// anything covers them), attached later as a cloned tree is.
     MakeOverlay {

@@ -6,6 +6,9 @@ impl Step {
     /// A short phrase naming what the step is for, used in error messages.
     pub fn purpose(&self) -> String {
         match self {
+            Step::PrepareCaches { .. } => {
+                "make the cache directories and claim the workspace's layer slot".into()
+            }
             Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
             Step::StartWarden { .. } => "start the warden outside the sandbox".into(),
             Step::Unshare { ns } if ns.user && !ns.net => "create user and mount namespaces".into(),

@@ -21,6 +21,24 @@ impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
+            Step::PrepareCaches { create, layers, lock } => {
+                let mut calls: Vec<String> =
+                    create.iter().map(|d| format!("mkdir({}, 0700)", q(d))).collect();
+                for l in layers {
+                    calls.push(format!(
+                        "mkdir({}, 0700); mkdir({}, 0700)",
+                        q(&l.join("upper")),
+                        q(&l.join("work"))
+                    ));
+                }
+                if let Some(l) = lock {
+                    calls.push(format!(
+                        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB)",
+                        q(l)
+                    ));
+                }
+                write!(f, "{} on the host (with missing parents)", calls.join("; "))
+            }
             Step::StartWarden {
                 keep_background,
                 watch,

@@ -18,6 +18,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
                 path: r.into(),
                 reason: RootReason::Workspace,
                 source: "test".into(),
+                cache: None,
             })
             .collect(),
         read_only: ro
@@ -52,6 +53,8 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         shown: vec![],
         view: crate::policy::ViewMode::Host,
         view_entries: vec![],
+        cache_set: None,
+        profiles: vec![],
         removed_variables: vec![],
         allowed_sockets: vec![],
         env: EnvRules::build(tmp, &[], &[]),
@@ -69,6 +72,7 @@ fn host(api: MountApi) -> HostFacts {
         landlock_abi_capped: false,
         unix_sockets: Default::default(),
         fds: vec![],
+        caches: crate::host::caches::CacheFacts::none(),
     }
 }
 

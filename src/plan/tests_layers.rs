@@ -127,6 +127,7 @@ fn host_sockets_outside_roots_are_masked() {
         path: "/tmp".into(),
         reason: RootReason::Temp,
         source: "test".into(),
+        cache: None,
     });
     assert!(
         assess(&pol, &h)

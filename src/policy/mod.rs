@@ -13,17 +13,20 @@ mod passwd;
 pub mod profile;
 mod resolve;
 mod roots;
+mod sourced;
 pub mod secrets;
 pub mod settings;
+mod toolchains;
 pub mod view;
 
 pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
 pub use load::{Invocation, LoadError, load};
-pub use modes::{LandlockMode, NetworkMode, TmpMode, ViewMode};
+pub use modes::{CacheMode, LandlockMode, NetworkMode, TmpMode, ViewMode};
 pub use resolve::resolve;
-pub use roots::{RootReason, WritableRoot};
+pub use roots::{CacheRoot, RootReason, WritableRoot};
 pub use settings::{CliSettings, PathSpec, Settings, Sourced};
+pub use toolchains::set_name as layer_set_name;
 
 use serde::Serialize;
 use std::collections::BTreeMap;
@@ -177,6 +180,13 @@ pub struct Policy {
     pub view: ViewMode,
     /// In the minimal view, the host paths shown (read-only).
     pub view_entries: Vec<view::ViewEntry>,
+    /// Where this workspace's cache layers are kept (overlaid caches):
+    /// `$XDG_STATE_HOME/qwrap/caches/NAME-HASH`.
+    #[serde(serialize_with = "crate::lossy::opt_path")]
+    pub cache_set: Option<PathBuf>,
+    /// The profiles in force: named ones, then those the workspace's files
+    /// called for (source `detected FILE`).
+    pub profiles: Vec<Sourced<String>>,
     /// The caller's secret-looking variables removed from the command's
     /// environment (names only).
     #[serde(serialize_with = "crate::lossy::os_strings")]

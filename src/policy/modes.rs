@@ -135,3 +135,40 @@ impl fmt::Display for ViewMode {
         })
     }
 }
+
+/// What a write to a cache directory outside the workspace does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CacheMode {
+    /// The host's cache is the read-only lower layer of an overlay whose
+    /// upper layer belongs to the workspace: host tools never read it.
+    Overlay,
+    /// A fresh tmpfs per run: nothing is kept, nothing reaches the host.
+    Private,
+    /// Written through to the host's cache (a later host tool reads it).
+    Shared,
+}
+
+impl FromStr for CacheMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "overlay" => Ok(Self::Overlay),
+            "private" => Ok(Self::Private),
+            "shared" => Ok(Self::Shared),
+            other => Err(format!(
+                "invalid cache mode {other:?}: expected \"overlay\", \"private\" or \"shared\""
+            )),
+        }
+    }
+}
+
+impl fmt::Display for CacheMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Overlay => "overlay",
+            Self::Private => "private",
+            Self::Shared => "shared",
+        })
+    }
+}

@@ -29,6 +29,13 @@ pub struct ProfileDef {
     /// Host paths shown read-only in the minimal view.
     #[serde(default)]
     pub expose: Vec<String>,
+    /// Cache and state directories: writable inside, overlaid so that
+    /// nothing written there reaches the host (see `--cache`).
+    #[serde(default)]
+    pub cache: Vec<String>,
+    /// Files whose presence at the workspace's top applies the profile.
+    #[serde(default)]
+    pub detect: Vec<String>,
 }
 
 /// The profiles shipped with qwrap.

@@ -59,18 +59,27 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         )?;
     }
 
+    let cache_mode = s.cache.value;
     let default_cache = home.as_ref().map(|h| h.join(".cache"));
     match caller
         .var("XDG_CACHE_HOME")
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
     {
-        Some(c) => {
+        // Written through, a variable may only name what an include could.
+        Some(c) if cache_mode == CacheMode::Shared => {
             resolver.add_from_variable(&c, default_cache.as_deref(), RootReason::Cache, "$XDG_CACHE_HOME")?
         }
+        Some(c) => resolver.add_cache(
+            &c,
+            cache_mode,
+            Some(default_cache.as_deref()),
+            false,
+            "$XDG_CACHE_HOME",
+        )?,
         None => {
             if let Some(cache) = &default_cache {
-                resolver.add_builtin_if_exists(cache, RootReason::Cache, "~/.cache")?;
+                resolver.add_cache(cache, cache_mode, None, true, "~/.cache")?;
             }
         }
     }
@@ -99,9 +108,25 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     let mut ro_specs: Vec<Sourced<PathSpec>> = Vec::new();
     let mut socket_specs: Vec<Sourced<PathSpec>> = Vec::new();
     let mut user_includes: Vec<(PathBuf, String)> = Vec::new();
-    for p in &s.profiles {
+    let profiles = toolchains::with_detected(s, &workspace);
+    for p in &profiles {
         let def = &s.profile_defs[&p.value];
         let src = format!("profile {}", p.value);
+        for t in &def.value.cache {
+            match profile::expand(t, home.as_deref(), &env) {
+                Ok(path) => {
+                    // Where a variable chose the path, the include rules
+                    // judge it, or its template's own default.
+                    let default = profile::expand(t, home.as_deref(), &|_| None).ok();
+                    let by_variable = (default.as_ref() != Some(&path)).then_some(default.as_deref());
+                    resolver.add_cache(&path, cache_mode, by_variable, def.source == "shipped", &src)?
+                }
+                Err(why) => dropped_templates.push(Dropped {
+                    path: PathBuf::from(t),
+                    why: format!("{src}: {why}"),
+                }),
+            }
+        }
         for t in &def.value.include {
             match profile::expand(t, home.as_deref(), &env) {
                 Ok(path) if def.source == "shipped" => {
@@ -147,8 +172,15 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         resolver.add_include(path, src)?;
     }
 
-    let (writable_roots, mut dropped) = resolver.finish();
+    let (mut writable_roots, mut dropped) = resolver.finish();
     dropped.extend(dropped_templates);
+    let cache_set = toolchains::layer_set(
+        home.as_deref(),
+        &env,
+        &workspace,
+        &mut writable_roots,
+        &mut dropped,
+    );
 
     ro_specs.extend(s.read_only.iter().cloned());
     let guard = if s.allow_git_config.value || git.roots.is_empty() {
@@ -239,7 +271,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         ViewMode::Host => Vec::new(),
         ViewMode::Minimal => {
             let profile_exposes =
-                s.profiles.iter().flat_map(|p| {
+                profiles.iter().flat_map(|p| {
                     s.profile_defs[&p.value].value.expose.iter().map(move |t| {
                         Sourced::new(PathSpec::Template(t.clone()), format!("profile {}", p.value))
                     })
@@ -280,7 +312,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         .iter()
         .map(|k| k.value.clone())
         .chain(
-            s.profiles
+            profiles
                 .iter()
                 .flat_map(|p| s.profile_defs[&p.value].value.keep_env.clone()),
         )
@@ -311,6 +343,8 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         shown,
         view: s.view.value,
         view_entries,
+        cache_set,
+        profiles,
         removed_variables,
         socket_vars: SOCKET_VARIABLES
             .iter()

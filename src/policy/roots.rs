@@ -2,7 +2,7 @@
 //! writable, paths inside home need a built-in root that covers them, missing
 //! roots are dropped and reported, nested roots are merged.
 
-use super::{Dropped, PolicyError};
+use super::{CacheMode, Dropped, PolicyError};
 use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -40,6 +40,28 @@ pub struct WritableRoot {
     pub reason: RootReason,
     /// The setting it came from (`workspace`, `--bind`, …).
     pub source: String,
+    /// A cache or state directory outside the workspace: how writes to it
+    /// are kept from the host.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cache: Option<CacheRoot>,
+}
+
+/// How a cache root is mounted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CacheRoot {
+    pub mode: CacheMode,
+    /// The name of its layer in the workspace's layer set (the path,
+    /// escaped).
+    pub layer: String,
+    /// Missing on the host: created empty (mode 0700) before the sandbox
+    /// starts, so that there is something to mount on.
+    pub missing: bool,
+}
+
+/// A cache's path (relative to the home directory, when inside it) as one
+/// directory name: `%` and `/` escaped, so that no two paths share one.
+pub fn layer_name(path: &Path) -> String {
+    path.to_string_lossy().replace('%', "%25").replace('/', "%2F")
 }
 
 pub(super) struct Resolver<'a> {
@@ -100,6 +122,88 @@ impl<'a> Resolver<'a> {
             path: real,
             reason,
             source: source.to_string(),
+            cache: None,
+        });
+        Ok(())
+    }
+
+    /// A cache directory: writable inside (overlaid unless `mode` is
+    /// shared). It may lie inside the home directory, never be it or above
+    /// it; a missing one is created before the sandbox starts when the home
+    /// directory holding it exists and is writable. `default`: set when a
+    /// variable chose the path, the path its template names without one; a
+    /// variable may only name what an include could, or lie within that
+    /// default. Written through (shared), a cache from a user's profile
+    /// obeys the include rules too.
+    pub(super) fn add_cache(
+        &mut self,
+        path: &Path,
+        mode: CacheMode,
+        default: Option<Option<&Path>>,
+        trusted: bool,
+        source: &str,
+    ) -> Result<(), PolicyError> {
+        let (real, missing) = match std::fs::canonicalize(path) {
+            Ok(real) if real.is_dir() => (real, false),
+            Ok(real) => {
+                self.dropped.push(Dropped {
+                    path: real,
+                    why: format!("{source}: not a directory"),
+                });
+                return Ok(());
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => match creatable_in_home(path, self.homes) {
+                Ok(p) => (p, true),
+                Err(why) => {
+                    self.dropped.push(Dropped {
+                        path: path.to_path_buf(),
+                        why: format!("{source}: does not exist ({why})"),
+                    });
+                    return Ok(());
+                }
+            },
+            Err(e) => {
+                return Err(PolicyError::BadPath {
+                    path: path.to_path_buf(),
+                    source_name: source.to_string(),
+                    why: super::io_text(&e),
+                });
+            }
+        };
+        self.check_home(&real, source)?;
+        let in_home = self.home_holding(&real).is_some() && !self.covered(&real);
+        if let Some(default) = default {
+            let default = default.map(super::toolchains::canonical_prefix);
+            if in_home && !default.is_some_and(|d| real.starts_with(d)) {
+                self.dropped.push(Dropped {
+                    path: real,
+                    why: format!(
+                        "{source}: inside the home directory and no built-in root covers it; a variable cannot make it writable"
+                    ),
+                });
+                return Ok(());
+            }
+        }
+        if mode == CacheMode::Shared && !trusted && in_home {
+            self.dropped.push(Dropped {
+                path: real,
+                why: format!(
+                    "{source}: inside the home directory, and --cache shared would write it through: use --cache overlay"
+                ),
+            });
+            return Ok(());
+        }
+        let layer = layer_name(
+            self.homes
+                .iter()
+                .find_map(|h| real.strip_prefix(h).ok())
+                .unwrap_or(&real),
+        );
+        self.roots.push(WritableRoot {
+            path: real,
+            reason: RootReason::Cache,
+            source: source.to_string(),
+            cache: Some(CacheRoot { mode, layer, missing }),
         });
         Ok(())
     }
@@ -127,6 +231,7 @@ impl<'a> Resolver<'a> {
             path: real.to_path_buf(),
             reason,
             source: source.to_string(),
+            cache: None,
         });
         Ok(())
     }
@@ -174,18 +279,27 @@ impl<'a> Resolver<'a> {
             path: real,
             reason: RootReason::Include,
             source: source.to_string(),
+            cache: None,
         });
         Ok(())
     }
 
-    /// Merges nested roots (the outer one wins) and sorts by path.
+    /// Merges nested roots (the outer one wins) and sorts by path. A root
+    /// written through inside an overlaid cache stays a root of its own
+    /// (mounted over the cache), so that its writes reach the host; a cache
+    /// inside a root written through is that root.
     pub(super) fn finish(self) -> (Vec<WritableRoot>, Vec<Dropped>) {
         let mut roots = self.roots;
         // Stable: of two identical paths the first (built-in) keeps its reason.
         roots.sort_by(|a, b| a.path.cmp(&b.path));
+        let through = |r: &WritableRoot| r.cache.as_ref().is_none_or(|c| c.mode == CacheMode::Shared);
         let mut merged: Vec<WritableRoot> = Vec::with_capacity(roots.len());
         for root in roots {
-            if !merged.iter().any(|m| root.path.starts_with(&m.path)) {
+            let absorbed = merged
+                .iter()
+                .filter(|m| root.path.starts_with(&m.path))
+                .any(|m| through(m) || !through(&root) || m.path == root.path);
+            if !absorbed {
                 merged.push(root);
             }
         }
@@ -215,7 +329,7 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    fn check_home(&self, real: &Path, source: &str) -> Result<(), PolicyError> {
+    pub(super) fn check_home(&self, real: &Path, source: &str) -> Result<(), PolicyError> {
         if real == Path::new("/") {
             return Err(PolicyError::HomeOrAncestor {
                 path: real.to_path_buf(),
@@ -239,4 +353,21 @@ impl<'a> Resolver<'a> {
         }
         Ok(())
     }
+}
+
+/// A missing cache path that can be made: inside a home directory that
+/// exists, below an existing directory the caller may write.
+fn creatable_in_home(path: &Path, homes: &[PathBuf]) -> Result<PathBuf, &'static str> {
+    let full = super::toolchains::canonical_prefix(path);
+    let home = homes
+        .iter()
+        .find(|h| full.starts_with(h) && full != **h && h.is_dir())
+        .ok_or("only a cache inside an existing home directory is created")?;
+    let mut parent = full.as_path();
+    while !parent.exists() {
+        parent = parent.parent().unwrap_or(home);
+    }
+    rustix::fs::access(parent, rustix::fs::Access::WRITE_OK)
+        .map(|()| full.clone())
+        .map_err(|_| "its parent is not writable")
 }

@@ -6,28 +6,14 @@
 //! workspace.
 
 use super::profile::{self, ProfileDef};
-use super::{LandlockMode, NetworkMode, TmpMode, ViewMode};
+pub(super) use super::sourced::err;
+use super::sourced::scalar;
+pub use super::sourced::{SettingsError, Sourced};
+use super::{CacheMode, LandlockMode, NetworkMode, TmpMode, ViewMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
-
-/// A value and the place it came from (`--network`, `$QWRAP_TMP`, a config
-/// file's path, `profile qwen`, `default`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct Sourced<T> {
-    pub value: T,
-    pub source: String,
-}
-
-impl<T> Sourced<T> {
-    pub fn new(value: T, source: impl Into<String>) -> Self {
-        Sourced {
-            value,
-            source: source.into(),
-        }
-    }
-}
 
 /// A path as given: literally (command line) or as a template with `~` and
 /// `$VAR` (environment, config files, profiles).
@@ -55,6 +41,8 @@ pub struct CliSettings {
     pub show: Vec<PathBuf>,
     pub keep_env: Vec<String>,
     pub view: Option<String>,
+    pub cache: Option<String>,
+    pub no_detect: bool,
     pub expose: Vec<PathBuf>,
     pub share_ipc: bool,
     pub share_keyring: bool,
@@ -92,6 +80,8 @@ struct ConfigFile {
     #[serde(default)]
     keep_env: Vec<String>,
     view: Option<String>,
+    cache: Option<String>,
+    detect: Option<bool>,
     #[serde(default)]
     expose: Vec<String>,
     #[serde(default)]
@@ -126,6 +116,10 @@ pub struct Settings {
     /// Secret-looking variables kept (names, or `*` for all).
     pub keep_env: Vec<Sourced<String>>,
     pub view: Sourced<ViewMode>,
+    /// What writes to cache directories outside the workspace do.
+    pub cache: Sourced<CacheMode>,
+    /// Apply the toolchain profiles whose marker files the workspace holds.
+    pub detect: Sourced<bool>,
     /// Host paths shown read-only in the minimal view.
     pub expose: Vec<Sourced<PathSpec>>,
     /// verify checks whose failure the administrator accepts (a named,
@@ -138,25 +132,11 @@ pub struct Settings {
     pub config_files: Vec<PathBuf>,
 }
 
-/// An invalid setting, naming its source.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{source_name}: {message}")]
-pub struct SettingsError {
-    pub source_name: String,
-    pub message: String,
-}
-
-pub(super) fn err(source: &str, message: impl Into<String>) -> SettingsError {
-    SettingsError {
-        source_name: source.to_string(),
-        message: message.into(),
-    }
-}
-
 /// The environment variables qwrap reads its settings from.
 pub const ENV_NETWORK: &str = "QWRAP_NETWORK";
 pub const ENV_TMP: &str = "QWRAP_TMP";
 pub const ENV_VIEW: &str = "QWRAP_VIEW";
+pub const ENV_CACHE: &str = "QWRAP_CACHE";
 pub const ENV_INCLUDE: &str = "QWRAP_INCLUDE";
 pub const ENV_PROFILE: &str = "QWRAP_PROFILE";
 pub const ENV_LANDLOCK: &str = "QWRAP_LANDLOCK";
@@ -191,8 +171,19 @@ impl Settings {
         };
 
         // Profiles: shipped, then config files may add or replace. The
-        // shipped ones are parsed only when some profile is asked for.
-        let wants_profiles = !cli.profile.is_empty()
+        // shipped ones are parsed only when some profile is asked for, or
+        // detection needs their marker files.
+        let detect = if cli.no_detect {
+            Sourced::new(false, "--no-detect")
+        } else {
+            parsed
+                .iter()
+                .rev()
+                .find_map(|(n, f)| f.detect.map(|d| Sourced::new(d, n.clone())))
+                .unwrap_or_else(|| Sourced::new(true, "default"))
+        };
+        let wants_profiles = detect.value
+            || !cli.profile.is_empty()
             || env_str(ENV_PROFILE)?.is_some()
             || parsed.iter().any(|(_, f)| !f.profile.is_empty());
         let mut profile_defs: BTreeMap<String, Sourced<ProfileDef>> = if wants_profiles {
@@ -370,6 +361,15 @@ impl Settings {
             None,
             ViewMode::Host,
         )?;
+        let cache = scalar(
+            cli.cache.as_deref(),
+            "--cache",
+            env_str(ENV_CACHE)?,
+            ENV_CACHE,
+            parsed.iter().map(|(n, f)| (n, f.cache.as_deref())),
+            None,
+            CacheMode::Overlay,
+        )?;
         let flag = |get: fn(&ConfigFile) -> Option<bool>, cli_set: Option<(bool, &str)>, default: bool| {
             let mut v = Sourced::new(default, "default");
             for (name, f) in &parsed {
@@ -432,42 +432,14 @@ impl Settings {
             show,
             keep_env,
             view,
+            cache,
+            detect,
             expose,
             accept_degraded: accept,
             profile_defs,
             config_files: configs.iter().map(|c| c.path.clone()).collect(),
         })
     }
-}
-
-fn scalar<'a, T: std::str::FromStr<Err = String>>(
-    cli: Option<&str>,
-    cli_name: &str,
-    env: Option<String>,
-    env_name: &str,
-    configs: impl DoubleEndedIterator<Item = (&'a String, Option<&'a str>)>,
-    profile: Option<(String, String)>,
-    default: T,
-) -> Result<Sourced<T>, SettingsError> {
-    let parse = |v: &str, src: String| {
-        v.parse::<T>()
-            .map(|x| Sourced::new(x, src.clone()))
-            .map_err(|e| err(&src, e))
-    };
-    if let Some(v) = cli {
-        return parse(v, cli_name.to_string());
-    }
-    if let Some(v) = env {
-        return parse(&v, format!("${env_name}"));
-    }
-    // Later config files have higher priority.
-    if let Some((name, v)) = configs.rev().find_map(|(n, v)| v.map(|v| (n, v))) {
-        return parse(v, name.clone());
-    }
-    if let Some((v, src)) = profile {
-        return parse(&v, src);
-    }
-    Ok(Sourced::new(default, "default"))
 }
 
 #[cfg(test)]

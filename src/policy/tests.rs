@@ -51,8 +51,21 @@ fn set_ro(r: &mut Request, paths: Vec<PathBuf>) {
     r.settings.read_only = lit(paths, "--ro");
 }
 
+/// The roots written through (caches are checked on their own).
 fn paths(p: &Policy) -> Vec<PathBuf> {
-    p.writable_roots.iter().map(|r| r.path.clone()).collect()
+    p.writable_roots
+        .iter()
+        .filter(|r| r.cache.is_none())
+        .map(|r| r.path.clone())
+        .collect()
+}
+
+/// The cache roots: path, mode, whether it is created.
+fn caches(p: &Policy) -> Vec<(PathBuf, CacheMode, bool)> {
+    p.writable_roots
+        .iter()
+        .filter_map(|r| Some((r.path.clone(), r.cache.as_ref()?.mode, r.cache.as_ref()?.missing)))
+        .collect()
 }
 
 #[test]
@@ -61,7 +74,8 @@ fn workspace_defaults_to_cwd() {
     let p = resolve(&req(&["true"]), &t.caller("home/u/proj")).unwrap();
     assert_eq!(p.workspace, t.p("home/u/proj"));
     assert_eq!(paths(&p), vec![t.p("home/u/proj")]);
-    assert_eq!(p.writable_roots[0].reason, RootReason::Workspace);
+    let ws = p.writable_roots.iter().find(|r| r.path == p.workspace).unwrap();
+    assert_eq!(ws.reason, RootReason::Workspace);
 }
 
 #[test]
@@ -128,8 +142,13 @@ fn include_outside_home_is_accepted() {
     set_binds(&mut r, vec![t.p("srv/data")]);
     let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
     assert_eq!(paths(&p), vec![t.p("home/u/proj"), t.p("srv/data")]);
-    assert_eq!(p.writable_roots[1].reason, RootReason::Include);
-    assert_eq!(p.writable_roots[1].source, "--bind");
+    let data = p
+        .writable_roots
+        .iter()
+        .find(|r| r.path == t.p("srv/data"))
+        .unwrap();
+    assert_eq!(data.reason, RootReason::Include);
+    assert_eq!(data.source, "--bind");
 }
 
 #[test]
@@ -158,16 +177,9 @@ fn missing_roots_are_dropped_and_reported() {
     set_ro(&mut r, vec![t.p("home/u/proj/missing")]);
     let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
     assert_eq!(paths(&p), vec![t.p("home/u/proj")]);
-    // ~/.cache is missing too.
+    // ~/.cache is missing too: a cache is created, not dropped.
     let dropped: Vec<&PathBuf> = p.dropped.iter().map(|d| &d.path).collect();
-    assert_eq!(
-        dropped,
-        [
-            &t.p("home/u/.cache"),
-            &t.p("srv/nope"),
-            &t.p("home/u/proj/missing")
-        ]
-    );
+    assert_eq!(dropped, [&t.p("srv/nope"), &t.p("home/u/proj/missing")]);
 }
 
 #[test]
@@ -312,32 +324,9 @@ fn mode_parsers() {
 fn roots_with_reasons(p: &Policy) -> Vec<(PathBuf, RootReason)> {
     p.writable_roots
         .iter()
+        .filter(|r| r.cache.is_none())
         .map(|r| (r.path.clone(), r.reason))
         .collect()
-}
-
-#[test]
-fn cache_root_from_xdg_or_home() {
-    let t = Tree::new();
-    let p = resolve(&req(&["true"]), &t.caller("srv/data")).unwrap();
-    assert!(
-        p.dropped.iter().any(|d| d.path == t.p("home/u/.cache")),
-        "{:?}",
-        p.dropped
-    );
-    fs::create_dir_all(t.p("home/u/.cache")).unwrap();
-    let p = resolve(&req(&["true"]), &t.caller("srv/data")).unwrap();
-    assert_eq!(
-        roots_with_reasons(&p),
-        vec![
-            (t.p("home/u/.cache"), RootReason::Cache),
-            (t.p("srv/data"), RootReason::Workspace)
-        ]
-    );
-    let mut c = t.caller("home/u/proj");
-    c.env.insert("XDG_CACHE_HOME".into(), t.p("tmp").into_os_string());
-    let p = resolve(&req(&["true"]), &c).unwrap();
-    assert!(roots_with_reasons(&p).contains(&(t.p("tmp"), RootReason::Cache)));
 }
 
 #[test]
@@ -385,6 +374,14 @@ fn qwen_profile_reproduces_qwen_code() {
     r.settings = Settings::load(&cli, &|_| None, &[]).unwrap();
     let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
     assert_eq!(p.tmp, TmpMode::Host);
+    // npm's cache is overlaid (created when missing), Qwen's own dirs not.
+    assert_eq!(
+        caches(&p),
+        vec![
+            (t.p("home/u/.cache"), CacheMode::Overlay, true),
+            (t.p("home/u/.npm"), CacheMode::Overlay, true)
+        ]
+    );
     assert_eq!(
         roots_with_reasons(&p),
         vec![
@@ -402,7 +399,7 @@ fn qwen_profile_reproduces_qwen_code() {
         "{dropped:?}"
     );
     assert!(
-        p.dropped.iter().any(|d| d.path == t.p("home/u/.npm")),
+        !p.dropped.iter().any(|d| d.path == t.p("home/u/.npm")),
         "{:?}",
         p.dropped
     );
@@ -433,3 +430,6 @@ fn user_profiles_obey_the_include_rules() {
     assert!(matches!(err, PolicyError::InsideHome { .. }), "{err}");
     assert!(err.to_string().contains("profile keys"), "{err}");
 }
+
+#[path = "tests_caches.rs"]
+mod caches_tests;

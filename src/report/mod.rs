@@ -180,13 +180,18 @@ impl Inspect {
                 value: s.allow_git_config.value.to_string(),
                 source: s.allow_git_config.source.clone(),
             },
+            SettingLine {
+                name: "cache",
+                value: s.cache.value.to_string(),
+                source: s.cache.source.clone(),
+            },
         ];
         settings.extend(s.allow_socket.iter().map(|i| SettingLine {
             name: "allow_socket",
             value: spec_text(&i.value),
             source: i.source.clone(),
         }));
-        settings.extend(s.profiles.iter().map(|p| SettingLine {
+        settings.extend(policy.profiles.iter().map(|p| SettingLine {
             name: "profile",
             value: p.value.clone(),
             source: p.source.clone(),
@@ -256,7 +261,20 @@ impl Inspect {
         let _ = writeln!(o, "Target dir: {}", self.target_dir.display());
         let _ = writeln!(o, "Writable roots:");
         for r in &self.writable_roots {
-            let _ = writeln!(o, "  {}  [{}, from {}]", r.path.display(), r.reason, r.source);
+            let how = self
+                .layers
+                .caches
+                .iter()
+                .find(|c| c.path == r.path)
+                .map(cache_text)
+                .unwrap_or_default();
+            let _ = writeln!(
+                o,
+                "  {}  [{}, from {}{how}]",
+                r.path.display(),
+                r.reason,
+                r.source
+            );
         }
         let _ = writeln!(o, "Read-only inside a writable root:");
         if self.read_only.is_empty() {
@@ -303,6 +321,7 @@ impl Inspect {
             ("seccomp", &l.seccomp),
             ("protected git paths", &l.protected_paths),
             ("host socket masks", &l.socket_masks),
+            ("caches", &l.cache_isolation),
         ] {
             let _ = writeln!(o, "  {name}: {state}");
         }
@@ -379,6 +398,25 @@ impl Inspect {
             let _ = writeln!(o, "\n{r}");
         }
         o
+    }
+}
+
+/// How a cache root is mounted, for its line under "Writable roots".
+fn cache_text(c: &crate::plan::CacheMount) -> String {
+    use crate::plan::CacheHow;
+    let created = if c.created {
+        "; created empty on the host"
+    } else {
+        ""
+    };
+    match &c.how {
+        CacheHow::Overlay { upper, .. } => format!(
+            "; overlay, writes kept in {}{created}",
+            upper.parent().unwrap_or(upper).display()
+        ),
+        CacheHow::Private { why: None } => format!("; private tmpfs{created}"),
+        CacheHow::Private { why: Some(w) } => format!("; private tmpfs, not overlaid: {w}{created}"),
+        CacheHow::Shared => format!("; shared: written through to the host{created}"),
     }
 }
 

@@ -41,6 +41,10 @@ pub struct Receipt {
     /// `host` (the whole host read-only, less the hidden paths) or
     /// `minimal` (only the system directories, roots and exposed paths).
     pub view: String,
+    /// `overlay`, `private` or `shared`.
+    pub cache_mode: String,
+    /// Each cache root and how it is mounted (`PATH: overlay`).
+    pub caches: Vec<String>,
     pub hidden_paths: Vec<String>,
     pub removed_variables: Vec<String>,
     pub result: String,
@@ -146,6 +150,20 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         skipped_checks: verify.map(|r| r.skipped_names()).unwrap_or_default(),
         accepted_degradations: verify.map(|r| r.accepted.clone()).unwrap_or_default(),
         view: policy.view.to_string(),
+        cache_mode: policy.settings.cache.value.to_string(),
+        caches: inspect
+            .layers
+            .caches
+            .iter()
+            .map(|c| {
+                let how = match &c.how {
+                    crate::plan::CacheHow::Overlay { .. } => "overlay",
+                    crate::plan::CacheHow::Private { .. } => "private",
+                    crate::plan::CacheHow::Shared => "shared (written through)",
+                };
+                format!("{}: {how}", c.path.display())
+            })
+            .collect(),
         hidden_paths: policy
             .hidden
             .iter()
@@ -184,7 +202,8 @@ impl Receipt {
                     | "removed_variables"
                     | "degraded_layers"
                     | "skipped_checks"
-                    | "accepted_degradations",
+                    | "accepted_degradations"
+                    | "caches",
                     true,
                 ) => "none".into(),
                 ("required_host_sockets", true) => format!(
@@ -200,7 +219,7 @@ impl Receipt {
 }
 
 /// Field order, as in the rollout checklist.
-const FIELDS: [&str; 26] = [
+const FIELDS: [&str; 28] = [
     "date",
     "host",
     "qwrap_version",
@@ -223,6 +242,8 @@ const FIELDS: [&str; 26] = [
     "skipped_checks",
     "accepted_degradations",
     "view",
+    "cache_mode",
+    "caches",
     "hidden_paths",
     "removed_variables",
     "result",

@@ -62,4 +62,21 @@ for API in new legacy; do
         esac
         rm -f "$WS/ran"
     fi
+    # Caches: writable inside, the host's unchanged; where overlayfs cannot
+    # hold the layers (Linux < 5.11, or an upper on tmpfs before 6.6) a
+    # private tmpfs, and run and inspect say so.
+    mkdir -p "$HOME/.cache"
+    out=$(qwrap run -- sh -c 'echo x > ~/.cache/qw-cache && cat ~/.cache/qw-cache' 2>&1); rc=$?
+    state=$(qwrap inspect 2>/dev/null | grep '^  caches: ')
+    if [ -e "$HOME/.cache/qw-cache" ]; then
+        fail cache-isolated "the write reached the host"; rm -f "$HOME/.cache/qw-cache"
+    elif [ $rc -ne 0 ]; then
+        fail cache-isolated "rc=$rc: $(echo "$out" | tr '\n' ' ')"
+    else
+        case "$state:$out" in
+            *"caches: applied"*) pass "cache-isolated (overlay)" ;;
+            *"caches: degraded"*"degraded: caches"*) pass "cache-isolated (private tmpfs, reported)" ;;
+            *) fail cache-isolated "$state / $(echo "$out" | tr '\n' ' ')" ;;
+        esac
+    fi
 done

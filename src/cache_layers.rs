@@ -1,0 +1,154 @@
+//! `qwrap cache`: the workspaces' cache layers (what sandboxes wrote to
+//! overlaid caches), listed and removed. A layer slot a running sandbox
+//! holds is never removed.
+
+use std::fmt::Write as _;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+/// What `qwrap cache` was asked.
+pub enum Request {
+    List,
+    Clean { workspace: Option<PathBuf>, all: bool },
+}
+
+/// Where the layer sets are kept: `${XDG_STATE_HOME:-~/.local/state}/qwrap/caches`.
+pub fn base(home: Option<&Path>, state_home: Option<PathBuf>) -> Option<PathBuf> {
+    state_home
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(".local/state")))
+        .map(|s| s.join("qwrap/caches"))
+}
+
+/// One line per layer set: its name, slots and size.
+pub fn list(base: &Path) -> String {
+    let mut o = String::new();
+    let mut sets: Vec<PathBuf> = std::fs::read_dir(base)
+        .map(|d| d.flatten().map(|e| e.path()).filter(|p| p.is_dir()).collect())
+        .unwrap_or_default();
+    sets.sort();
+    if sets.is_empty() {
+        let _ = writeln!(o, "no cache layers in {}", base.display());
+    }
+    for set in sets {
+        let name = set.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let busy = (0..crate::host::caches::SLOTS)
+            .filter(|n| held(&set.join(format!("{n}.lock"))))
+            .count();
+        let bytes = size(&set);
+        let _ = writeln!(
+            o,
+            "{name}  {}{}",
+            if bytes < 1 << 20 {
+                format!("{} KiB", bytes.div_ceil(1024))
+            } else {
+                format!("{:.1} MiB", bytes as f64 / f64::from(1 << 20))
+            },
+            if busy > 0 {
+                format!("  ({busy} in use)")
+            } else {
+                String::new()
+            }
+        );
+    }
+    o
+}
+
+/// Removes the layer sets named (each slot not in use), returning what was
+/// said about each.
+pub fn clean(sets: &[PathBuf]) -> Vec<String> {
+    let mut said = Vec::new();
+    for set in sets {
+        if !set.is_dir() {
+            said.push(format!("{}: no layers", set.display()));
+            continue;
+        }
+        for n in 0..crate::host::caches::SLOTS {
+            let slot = set.join(n.to_string());
+            let lock = set.join(format!("{n}.lock"));
+            if !slot.exists() {
+                continue;
+            }
+            if held(&lock) {
+                said.push(format!("{}: in use by a running sandbox, kept", slot.display()));
+                continue;
+            }
+            match remove(&slot) {
+                Ok(()) => {
+                    let _ = std::fs::remove_file(&lock);
+                    said.push(format!("removed {}", slot.display()));
+                }
+                Err(e) => said.push(format!("{}: {e}", slot.display())),
+            }
+        }
+        // Empty once every slot is gone.
+        let _ = std::fs::remove_dir(set);
+    }
+    said
+}
+
+fn held(lock: &Path) -> bool {
+    use rustix::fs::{FlockOperation, Mode, OFlags};
+    rustix::fs::open(lock, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        .is_ok_and(|fd| rustix::fs::flock(&fd, FlockOperation::NonBlockingLockShared).is_err())
+}
+
+/// rm -rf that first makes each directory writable: go's module cache and
+/// overlayfs's work directory leave directories the owner cannot write.
+fn remove(dir: &Path) -> std::io::Result<()> {
+    let meta = std::fs::symlink_metadata(dir)?;
+    if !meta.is_dir() {
+        return std::fs::remove_file(dir);
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
+    for e in std::fs::read_dir(dir)? {
+        remove(&e?.path())?;
+    }
+    std::fs::remove_dir(dir)
+}
+
+fn size(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.metadata() {
+            Ok(m) if m.is_dir() => size(&e.path()),
+            Ok(m) => m.len(),
+            Err(_) => 0,
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn clean_removes_unwritable_trees_and_keeps_held_slots() {
+        let base = tempfile::tempdir().unwrap();
+        let set = base.path().join("proj-0123");
+        let deep = set.join("0/.cache/upper/ro/sub");
+        std::fs::create_dir_all(&deep).unwrap();
+        std::fs::write(deep.join("f"), "x").unwrap();
+        std::fs::set_permissions(
+            set.join("0/.cache/upper/ro"),
+            std::fs::Permissions::from_mode(0o500),
+        )
+        .unwrap();
+        std::fs::create_dir_all(set.join("1/.cache/upper")).unwrap();
+        let lock = std::fs::File::create(set.join("1.lock")).unwrap();
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        assert!(list(base.path()).contains("(1 in use)"), "{}", list(base.path()));
+        let said = clean(std::slice::from_ref(&set));
+        assert!(!set.join("0").exists(), "{said:?}");
+        assert!(
+            set.join("1/.cache/upper").is_dir(),
+            "a held slot is kept: {said:?}"
+        );
+        drop(lock);
+        clean(std::slice::from_ref(&set));
+        assert!(!set.exists());
+    }
+}

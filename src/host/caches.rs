@@ -1,0 +1,133 @@
+//! Whether overlaid caches can be mounted here, and which of a workspace's
+//! layer slots is free.
+
+use std::path::Path;
+
+/// How many sandboxes of one workspace keep layers of their own at once;
+/// a further one gets private tmpfs caches.
+pub const SLOTS: usize = 4;
+
+/// What the planner needs to mount a workspace's caches.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct CacheFacts {
+    /// Why overlaid caches cannot be mounted here (None: they can).
+    pub overlay_unavailable: Option<String>,
+    /// The layer slot no running sandbox of this workspace holds.
+    pub slot: Option<usize>,
+}
+
+impl CacheFacts {
+    /// No caches to mount (no layer set).
+    pub fn none() -> Self {
+        CacheFacts {
+            overlay_unavailable: None,
+            slot: None,
+        }
+    }
+}
+
+/// Probes for a workspace's layer set (`set`). Cheap: uname, one statfs and
+/// a non-blocking lock attempt per slot in use.
+pub fn probe(set: Option<&Path>) -> CacheFacts {
+    let Some(set) = set else {
+        return CacheFacts::none();
+    };
+    if let Some(why) = overlay_unavailable(set) {
+        return CacheFacts {
+            overlay_unavailable: Some(why),
+            slot: None,
+        };
+    }
+    let slot = (0..SLOTS).find(|&n| slot_free(&set.join(format!("{n}.lock"))));
+    CacheFacts {
+        overlay_unavailable: slot
+            .is_none()
+            .then(|| format!("all {SLOTS} layer slots of this workspace are in use by running sandboxes")),
+        slot,
+    }
+}
+
+fn overlay_unavailable(set: &Path) -> Option<String> {
+    let release = rustix::system::uname().release().to_string_lossy().into_owned();
+    let version = kernel_version(&release);
+    // Overlayfs in a user namespace: Linux 5.11.
+    if version < (5, 11) {
+        return Some(format!(
+            "Linux {release} has no overlayfs in a user namespace (5.11 or later)"
+        ));
+    }
+    // The nearest existing directory: the layers are made beneath it.
+    let mut at = set;
+    while !at.is_dir() {
+        at = at.parent()?;
+    }
+    if let Err(e) = rustix::fs::access(at, rustix::fs::Access::WRITE_OK) {
+        return Some(format!(
+            "the layer directory cannot be made under {}: {}",
+            at.display(),
+            crate::errno::errno_text(e.raw_os_error())
+        ));
+    }
+    let fs = rustix::fs::statfs(at).ok()?;
+    let kind = fs.f_type as u64;
+    // Filesystems that keep the user.overlay.* xattrs an upper layer needs
+    // in a user namespace (tmpfs since Linux 6.6).
+    const KEEPS_USER_XATTRS: [u64; 6] = [
+        0xEF53,      // ext2/3/4
+        0x5846_5342, // xfs
+        0x9123_683E, // btrfs
+        0xF2F5_2010, // f2fs
+        0x2FC1_2FC1, // zfs
+        0x0102_1994, // tmpfs
+    ];
+    if !KEEPS_USER_XATTRS.contains(&kind) || (kind == 0x0102_1994 && version < (6, 6)) {
+        return Some(format!(
+            "{} is on a filesystem (type {kind:#x}) that does not keep overlayfs's user xattrs on this kernel",
+            at.display()
+        ));
+    }
+    None
+}
+
+/// Whether no sandbox holds this slot's lock (a missing lock file: free).
+fn slot_free(lock: &Path) -> bool {
+    use rustix::fs::{FlockOperation, Mode, OFlags};
+    match rustix::fs::open(lock, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
+        Ok(fd) => rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive).is_ok(),
+        Err(_) => true,
+    }
+}
+
+/// `(major, minor)` from a release string such as `6.1.0-18-amd64`.
+pub fn kernel_version(release: &str) -> (u32, u32) {
+    let mut parts = release.split(|c: char| !c.is_ascii_digit());
+    let major = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    (major, minor)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn versions() {
+        assert_eq!(kernel_version("6.1.0-18-amd64"), (6, 1));
+        assert_eq!(kernel_version("5.10.209"), (5, 10));
+        assert_eq!(kernel_version("6.18"), (6, 18));
+        assert_eq!(kernel_version("junk"), (0, 0));
+    }
+
+    #[test]
+    fn a_held_slot_is_not_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let lock = dir.path().join("0.lock");
+        assert!(slot_free(&lock), "a missing lock file is free");
+        let fd = std::fs::File::create(&lock).unwrap();
+        assert!(slot_free(&lock));
+        rustix::fs::flock(&fd, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        assert!(!slot_free(&lock));
+        drop(fd);
+        assert!(slot_free(&lock));
+    }
+}

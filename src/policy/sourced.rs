@@ -1,0 +1,68 @@
+//! A setting's value with its source, and one scalar setting taken from
+//! the highest-priority source that sets it: the command line, the
+//! environment, the config files (later ones first), a profile, the
+//! default.
+
+use serde::Serialize;
+
+/// A value and the place it came from (`--network`, `$QWRAP_TMP`, a config
+/// file's path, `profile qwen`, `default`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Sourced<T> {
+    pub value: T,
+    pub source: String,
+}
+
+impl<T> Sourced<T> {
+    pub fn new(value: T, source: impl Into<String>) -> Self {
+        Sourced {
+            value,
+            source: source.into(),
+        }
+    }
+}
+
+/// An invalid setting, naming its source.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{source_name}: {message}")]
+pub struct SettingsError {
+    pub source_name: String,
+    pub message: String,
+}
+
+pub(super) fn err(source: &str, message: impl Into<String>) -> SettingsError {
+    SettingsError {
+        source_name: source.to_string(),
+        message: message.into(),
+    }
+}
+
+pub(super) fn scalar<'a, T: std::str::FromStr<Err = String>>(
+    cli: Option<&str>,
+    cli_name: &str,
+    env: Option<String>,
+    env_name: &str,
+    configs: impl DoubleEndedIterator<Item = (&'a String, Option<&'a str>)>,
+    profile: Option<(String, String)>,
+    default: T,
+) -> Result<Sourced<T>, SettingsError> {
+    let parse = |v: &str, src: String| {
+        v.parse::<T>()
+            .map(|x| Sourced::new(x, src.clone()))
+            .map_err(|e| err(&src, e))
+    };
+    if let Some(v) = cli {
+        return parse(v, cli_name.to_string());
+    }
+    if let Some(v) = env {
+        return parse(&v, format!("${env_name}"));
+    }
+    // Later config files have higher priority.
+    if let Some((name, v)) = configs.rev().find_map(|(n, v)| v.map(|v| (n, v))) {
+        return parse(v, name.clone());
+    }
+    if let Some((v, src)) = profile {
+        return parse(&v, src);
+    }
+    Ok(Sourced::new(default, "default"))
+}
