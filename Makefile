@@ -81,7 +81,7 @@ bench:
 # the committed seed corpus in fuzz/corpus; findings land in fuzz/artifacts.
 FUZZ_SECONDS ?= 600
 FUZZ_FLAGS ?=
-FUZZ_TARGETS := mountinfo unix_sockets git_pointers config resolver
+FUZZ_TARGETS := mountinfo unix_sockets git_pointers config resolver egress_request
 
 fuzz:
 	cd fuzz && for t in $(FUZZ_TARGETS); do \

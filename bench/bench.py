@@ -202,6 +202,16 @@ def run(work):
         rows.append((f"{n} host mounts, legacy path", legacy, t["bwrap"],
                      "≤ 0.5× bwrap" if n == 5000 else "", (legacy <= 0.5 * t["bwrap"]) if n == 5000 else None))
 
+    log("--network proxied")
+    t = hyperfine({"qwrap": f"{qwrap} run --network proxied --allow-domain example.com -- /bin/true",
+                   "closed": f"{qwrap} run --network closed -- /bin/true", "bwrap": bwrap},
+                  100 if QUICK else 1000, 30, ws)
+    rows.append(("start-up, `--network proxied` (the proxy's socket handed to the warden)", t["qwrap"], t["bwrap"], "", None))
+    rows.append(("start-up, `--network closed`", t["closed"], t["bwrap"], "", None))
+    direct, proxied = egress_throughput(qwrap, ws, 64 if QUICK else 512)
+    rows.append(("throughput over loopback, direct", f"{direct:.0f} MiB/s", None, "", None))
+    rows.append(("throughput through the proxy's CONNECT", f"{proxied:.0f} MiB/s", None, "", None))
+
     log("verify and inspect")
     t = hyperfine({"verify": f"{qwrap} verify", "inspect": f"{qwrap} inspect"}, 20 if QUICK else 50, 5, ws)
     rows.append(("`qwrap verify` (no canary: not a checkout)", t["verify"], None, "< 250 ms", t["verify"] < 250))
@@ -225,6 +235,55 @@ SECRET_FILES = [".ssh/id_ed25519", ".ssh/id_rsa", ".gnupg/secring.gpg", ".aws/cr
                 ".cargo/credentials.toml", ".cargo/credentials"]
 SECRET_DIRS = [".gnupg/private-keys-v1.d", ".aws/sso/cache", ".config/gcloud", ".azure", ".password-store",
                ".local/share/keyrings", ".mozilla", ".config/google-chrome", ".config/chromium"]
+
+
+def egress_throughput(qwrap, ws, mib):
+    """MiB/s a client in a sandbox reads from a loopback server on the host:
+    directly (--network open) and through the proxy (--network proxied)."""
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(8)
+    port = srv.getsockname()[1]
+    chunk = b"\0" * (1 << 20)
+
+    def serve():
+        while True:
+            c, _ = srv.accept()
+            try:
+                for _ in range(mib):
+                    c.sendall(chunk)
+            except OSError:
+                pass
+            c.close()
+    threading.Thread(target=serve, daemon=True).start()
+    client = (
+        "import socket, sys, time\n"
+        "via = sys.argv[1] == 'proxy'\n"
+        "t = time.monotonic()\n"
+        f"s = socket.create_connection(('127.0.0.1', 3128 if via else {port}))\n"
+        f"if via:\n    s.sendall(b'CONNECT 127.0.0.1:{port} HTTP/1.1\\r\\n\\r\\n')\n"
+        "    head = b''\n"
+        "    while not head.endswith(b'\\r\\n\\r\\n'): head += s.recv(1)\n"
+        "n = 0\n"
+        "while True:\n"
+        "    d = s.recv(1 << 20)\n"
+        "    if not d: break\n"
+        "    n += len(d)\n"
+        "print(n / (1 << 20) / (time.monotonic() - t))\n"
+    )
+    script = os.path.join(ws, "egress_client.py")
+    with open(script, "w") as fh:
+        fh.write(client)
+    chown_user(script)
+    rates = []
+    for args, via in (([], "direct"), (["--network", "proxied", "--allow-domain", f"127.0.0.1:{port}"], "proxy")):
+        out = subprocess.run(as_user([qwrap, "run", *args, "--", "python3", script, via]), cwd=ws,
+                             capture_output=True, text=True, check=True).stdout
+        rates.append(float(out.strip()))
+    os.remove(script)
+    return rates
 
 
 def make_secret_home(home):
@@ -281,6 +340,8 @@ def print_breakdown(steps, wall_ms, true_ms):
 
 
 def fmt_ms(v):
+    if isinstance(v, str):
+        return v
     return "—" if v is None else f"{v:.2f} ms"
 
 

@@ -122,7 +122,8 @@ pub struct PolicyArgs {
     /// A named set of extra roots (repeatable): e.g. qwen.
     #[arg(long, value_name = "NAME")]
     pub profile: Vec<String>,
-    /// open: the host's network; closed: a private network with only lo
+    /// open: the host's network; closed: a private network with only lo;
+    /// proxied: only lo and a proxy to the --allow-domain destinations
     /// [default: open].
     #[arg(long, value_name = "MODE")]
     pub network: Option<String>,
@@ -160,6 +161,15 @@ pub struct PolicyArgs {
     /// the workspace's files call for.
     #[arg(long)]
     pub no_detect: bool,
+    /// With --network proxied, a destination the proxy connects to:
+    /// `example.com`, `*.example.com`, `1.2.3.4`, each with an optional
+    /// `:PORT` (repeatable).
+    #[arg(long, value_name = "DOMAIN")]
+    pub allow_domain: Vec<String>,
+    /// With --network proxied, append one JSON line per connection to FILE
+    /// (time, destination, verdict, bytes).
+    #[arg(long, value_name = "FILE")]
+    pub egress_log: Option<PathBuf>,
     /// Use the host's SysV IPC (shared memory, queues, semaphores) instead
     /// of a private IPC namespace.
     #[arg(long)]

@@ -11,6 +11,7 @@
 pub mod bwrap;
 pub mod cache_layers;
 pub mod commands;
+pub mod egress;
 pub mod errno;
 pub mod exec;
 pub mod host;

@@ -200,6 +200,8 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             view: a.view.clone(),
             cache: a.cache.clone(),
             no_detect: a.no_detect,
+            allow_domain: a.allow_domain.clone(),
+            egress_log: a.egress_log.clone(),
             expose: a.expose.clone(),
             share_ipc: a.share_ipc,
             share_keyring: a.share_keyring,

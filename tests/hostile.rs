@@ -141,7 +141,7 @@ fn usage_errors_exit_2() {
     for who in Who::all() {
         let f = Fixture::new(who);
         expect(
-            &f.qwrap(&["run", "--network", "proxied", "--", "true"])
+            &f.qwrap(&["run", "--network", "bogus", "--", "true"])
                 .output()
                 .unwrap(),
             2,

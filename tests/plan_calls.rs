@@ -170,12 +170,26 @@ fn every_call_the_executor_makes_is_in_the_printed_step() {
         // A checkout without a hooks directory: the first run makes it.
         ok(&f.command("git").args(["init", "-q"]).output().unwrap());
         std::fs::remove_dir_all(f.ws().join(".git/hooks")).unwrap();
+        // The egress log lies outside the writable roots, as it must.
+        let egress_log = f.path().join("egress.log").display().to_string();
         for (name, api, opts) in [
             ("default", "new", &[][..]),
             ("legacy", "legacy", &[][..]),
             ("closed network", "new", &["--network", "closed"][..]),
             ("closed network, legacy", "legacy", &["--network", "closed"][..]),
             ("minimal view", "new", &["--view", "minimal"][..]),
+            (
+                "proxied network",
+                "new",
+                &[
+                    "--network",
+                    "proxied",
+                    "--allow-domain",
+                    "example.com",
+                    "--egress-log",
+                    &egress_log,
+                ][..],
+            ),
         ] {
             let log = f.path().join("strace.log");
             let o = f

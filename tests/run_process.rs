@@ -66,7 +66,7 @@ fn network_mode_from_environment_and_invalid_values() {
         assert_eq!(interfaces(&ok(&out)), vec!["lo"]);
         let bad = f
             .qwrap(&["run", "--", "true"])
-            .env("QWRAP_NETWORK", "proxied")
+            .env("QWRAP_NETWORK", "bogus")
             .output()
             .unwrap();
         assert_eq!(bad.status.code(), Some(2));

@@ -284,7 +284,7 @@ fn settings_precedence_and_sources() {
         );
         assert_eq!((net.as_str(), src.as_str()), ("closed", "--network"));
         // An invalid value names its file and is a usage error.
-        f.write("home/.config/qwrap/config.toml", "network = \"proxied\"\n", 0o644);
+        f.write("home/.config/qwrap/config.toml", "network = \"bogus\"\n", 0o644);
         let o = f.qwrap(&["inspect"]).output().unwrap();
         assert_eq!(o.status.code(), Some(2));
         assert!(stderr(&o).contains(user.to_str().unwrap()), "{}", stderr(&o));
@@ -338,6 +338,7 @@ fn receipt_is_filled_in() {
                 "backend_reported",
                 "enforcement_reported",
                 "network_mode",
+                "allowed_domains",
                 "writable_roots",
                 "builtin_verify",
                 "worktree_commit_canary",

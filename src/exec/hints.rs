@@ -18,6 +18,10 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
              cannot write its user namespace's id maps, so qwrap does not run nested"
                 .into(),
         ),
+        Step::StartWarden { egress: Some(e), .. } if e.log.is_some() && raw != libc::ENOSYS => Some(format!(
+            "the egress log {} must be a file the caller can open for appending",
+            e.log.as_deref().unwrap_or(std::path::Path::new("")).display()
+        )),
         Step::PrepareCaches { .. } if raw == libc::EWOULDBLOCK => Some(
             "another sandbox of this workspace took the same cache layer slot meanwhile: run the command again".into(),
         ),

@@ -220,6 +220,7 @@ impl Executor {
             | Step::DisableUserns
             | Step::NestUserNamespace { .. } => self.namespace_step(step),
             Step::StartWarden { .. }
+            | Step::ListenEgress { .. }
             | Step::SeccompNotify { .. }
             | Step::Chdir { .. }
             | Step::DropCapabilities { .. }

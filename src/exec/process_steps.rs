@@ -8,7 +8,26 @@ impl Executor {
             Step::StartWarden {
                 keep_background,
                 watch,
-            } => self.warden = Some(warden::start(*keep_background, watch, &self.held)?),
+                egress,
+            } => {
+                self.warden = Some(warden::start(
+                    *keep_background,
+                    watch,
+                    &self.held,
+                    egress.as_ref(),
+                )?)
+            }
+            Step::ListenEgress { port } => {
+                let listener =
+                    std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, *port)).map_err(|e| {
+                        Fail::with(
+                            Errno::from_io_error(&e).unwrap_or(Errno::IO),
+                            format!("bind 127.0.0.1:{port}"),
+                        )
+                    })?;
+                let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
+                warden::hand_over_egress(link, OwnedFd::from(listener))?;
+            }
             Step::SeccompNotify { signals } => {
                 let listener = seccomp::notify_listener(*signals)?;
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;

@@ -10,10 +10,13 @@
 //! behind in that namespace (unless --keep-background), then exits itself.
 
 use super::pointers;
+use crate::egress::proxy;
+use crate::plan::Egress;
 use crate::sys::{self, Notification};
 use rustix::event::{PollFd, PollFlags};
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 /// qwrap's side of a started warden: the socket it listens on.
@@ -24,7 +27,13 @@ pub(super) struct Link {
 /// Starts the warden. `watch`: git pointer files that do not exist yet,
 /// moved aside when the command exits if it created them.
 /// `hold`: locks kept for the sandbox's life (the warden outlives it).
-pub(super) fn start(keep_background: bool, watch: &[PathBuf], hold: &[OwnedFd]) -> Result<Link, Errno> {
+/// `egress`: the proxy to serve once its socket is handed over.
+pub(super) fn start(
+    keep_background: bool,
+    watch: &[PathBuf],
+    hold: &[OwnedFd],
+    egress: Option<&Egress>,
+) -> Result<Link, Errno> {
     use rustix::net::{AddressFamily, SocketFlags, SocketType};
     let (ours, theirs) = rustix::net::socketpair(
         AddressFamily::UNIX,
@@ -40,6 +49,18 @@ pub(super) fn start(keep_background: bool, watch: &[PathBuf], hold: &[OwnedFd]) 
     let report = (!keep_background && !watched.is_empty())
         .then(|| rustix::io::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
         .flatten();
+    // The log is opened here, where the caller's rights apply.
+    let log = match egress.and_then(|e| e.log.as_ref()) {
+        Some(path) => Some(
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .mode(0o600)
+                .open(path)
+                .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?,
+        ),
+        None => None,
+    };
     match sys::fork_quiet()? {
         Some(_) => {
             drop(theirs);
@@ -51,8 +72,10 @@ pub(super) fn start(keep_background: bool, watch: &[PathBuf], hold: &[OwnedFd]) 
             keep.push(theirs.as_raw_fd());
             keep.extend(report.as_ref().map(|r| r.as_raw_fd()));
             keep.extend(hold.iter().map(|h| h.as_raw_fd()));
+            keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
             sys::detach_warden(&keep);
-            let code = run(theirs, command, keep_background, &watched, report.as_ref());
+            let proxy = egress.map(|e| proxy::Config::new(e.allow.clone(), log));
+            let code = run(theirs, command, keep_background, &watched, report.as_ref(), proxy);
             sys::exit_now(code)
         }
     }
@@ -60,16 +83,26 @@ pub(super) fn start(keep_background: bool, watch: &[PathBuf], hold: &[OwnedFd]) 
 
 /// Hands the listener to the warden.
 pub(super) fn hand_over(link: Link, listener: OwnedFd) -> Result<(), Errno> {
-    send_fd(&link.socket, listener)
+    send_fd(&link.socket, listener, b'L')
 }
 
-fn send_fd(link: &OwnedFd, listener: OwnedFd) -> Result<(), Errno> {
+/// Hands the egress proxy's listening socket to the warden.
+pub(super) fn hand_over_egress(link: &Link, listener: OwnedFd) -> Result<(), Errno> {
+    send_fd(&link.socket, listener, b'P')
+}
+
+fn send_fd(link: &OwnedFd, listener: OwnedFd, tag: u8) -> Result<(), Errno> {
     use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
     let fds = [listener.as_fd()];
     let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut anc = SendAncillaryBuffer::new(&mut space);
     anc.push(SendAncillaryMessage::ScmRights(&fds));
-    rustix::net::sendmsg(link, &[std::io::IoSlice::new(b"L")], &mut anc, SendFlags::empty())?;
+    rustix::net::sendmsg(
+        link,
+        &[std::io::IoSlice::new(&[tag])],
+        &mut anc,
+        SendFlags::empty(),
+    )?;
     Ok(())
 }
 
@@ -79,13 +112,30 @@ fn run(
     keep_background: bool,
     watched: &[pointers::Watched],
     report: Option<&OwnedFd>,
+    mut proxy: Option<proxy::Config>,
 ) -> i32 {
     let Ok(pidfd) = rustix::process::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
         return 1;
     };
-    let Some(listener) = receive(&link) else {
-        // qwrap failed before the command ran: nothing to do.
-        return 0;
+    // The egress proxy's socket comes first, when there is one; then the
+    // seccomp listener.
+    let mut serving: Option<std::sync::Arc<proxy::Config>> = None;
+    let listener = loop {
+        match receive(&link) {
+            Some((b'P', socket)) => {
+                if let Some(config) = proxy.take() {
+                    let listener = std::net::TcpListener::from(socket);
+                    let config = std::sync::Arc::new(config);
+                    serving = Some(std::sync::Arc::clone(&config));
+                    let _ = std::thread::Builder::new()
+                        .stack_size(256 * 1024)
+                        .spawn(move || proxy::serve(listener, config));
+                }
+            }
+            Some((_, l)) => break l,
+            // qwrap failed before the command ran: nothing to do.
+            None => return 0,
+        }
     };
     let Ok(sandbox) = std::fs::read_link(format!("/proc/{}/ns/user", command.as_raw_nonzero())) else {
         return 1;
@@ -114,6 +164,7 @@ fn run(
             // it started are gone (with --keep-background, the last of the
             // leftovers too).
             pointers::audit(watched, report);
+            finish(serving.as_deref());
             return 0;
         }
         if exited {
@@ -127,6 +178,7 @@ fn run(
             }
             pointers::audit(watched, report);
             if !keep_background {
+                finish(serving.as_deref());
                 return 0;
             }
         }
@@ -157,7 +209,17 @@ fn hangs_up_soon(listener: &OwnedFd) -> bool {
     }
 }
 
-fn receive(link: &OwnedFd) -> Option<OwnedFd> {
+/// Lets the proxy's last connections end and be logged (at most a
+/// second: the command is gone, its peers hang up soon).
+fn finish(serving: Option<&proxy::Config>) {
+    if let Some(c) = serving {
+        c.drain(std::time::Duration::from_secs(1));
+    }
+}
+
+/// A descriptor the executor sent, with its tag (`L`: the seccomp
+/// listener, `P`: the egress proxy's socket).
+fn receive(link: &OwnedFd) -> Option<(u8, OwnedFd)> {
     use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
     let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
     let mut anc = RecvAncillaryBuffer::new(&mut space);
@@ -172,10 +234,12 @@ fn receive(link: &OwnedFd) -> Option<OwnedFd> {
     if msg.bytes == 0 {
         return None;
     }
-    anc.drain().find_map(|m| match m {
-        RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
-        _ => None,
-    })
+    anc.drain()
+        .find_map(|m| match m {
+            RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
+            _ => None,
+        })
+        .map(|fd| (byte[0], fd))
 }
 
 struct Warden {

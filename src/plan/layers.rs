@@ -3,7 +3,7 @@
 //! inspect reports exactly what run applies.
 
 use crate::host::HostFacts;
-use crate::policy::{LandlockMode, Policy, TmpMode};
+use crate::policy::{LandlockMode, NetworkMode, Policy, TmpMode};
 use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -71,6 +71,8 @@ pub struct Layers {
     pub socket_masks: LayerState,
     /// Caches outside the workspace kept from the host (overlay).
     pub cache_isolation: LayerState,
+    /// Where the command's network traffic may go.
+    pub egress: LayerState,
     /// Each cache root and how it is mounted.
     pub caches: Vec<super::caches::CacheMount>,
     /// The Landlock ABI the plan uses (0: none).
@@ -162,6 +164,7 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
     };
     let caches = super::caches::cache_mounts(policy, host);
     Layers {
+        egress: egress(policy),
         cache_isolation: super::caches::cache_layer(&caches),
         caches,
         landlock_filesystem,
@@ -259,4 +262,19 @@ pub fn landlock_paths(policy: &Policy) -> Vec<PathBuf> {
         v.push(PathBuf::from("/tmp"));
     }
     v
+}
+
+fn egress(policy: &Policy) -> LayerState {
+    match policy.network {
+        NetworkMode::Open => LayerState::Off("--network open: the host's network".into()),
+        NetworkMode::Closed => LayerState::Applied(
+            "--network closed: a private network namespace with lo only; host abstract sockets are out of reach on every kernel".into(),
+        ),
+        NetworkMode::Proxied => LayerState::Applied(format!(
+            "--network proxied: a private network namespace with lo only; TCP leaves only through the warden's proxy on 127.0.0.1:{} (HTTP CONNECT, absolute-URI HTTP, SOCKS5) to {} listed destination{}, names judged before any lookup and special addresses refused unless listed; UDP and DNS are not forwarded; host abstract sockets are out of reach on every kernel",
+            crate::egress::PROXY_PORT,
+            policy.allowed_domains.len(),
+            if policy.allowed_domains.len() == 1 { "" } else { "s" }
+        )),
+    }
 }

@@ -10,6 +10,7 @@ mod legacy;
 mod new_api;
 mod overlay;
 mod step;
+mod step_args;
 mod step_purpose;
 mod step_text;
 
@@ -19,7 +20,7 @@ pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths};
 use layers::{assess, missing_required, unmaskable_sockets};
 pub use layout::{DEVICES, MountOp, dev_entries, layout};
 pub use overlay::{overlay_config, overlay_options};
-pub use step::{Flags, IdMap, Namespaces, OverlayUpper, Role, Step, TreeId};
+pub use step::{Egress, Flags, IdMap, Namespaces, OverlayUpper, Role, Step, TreeId};
 
 use crate::host::{HostFacts, MountApi};
 use crate::policy::{NetworkMode, Policy, ViewMode};
@@ -92,14 +93,19 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     if let Some(step) = caches::prepare(policy, host, &layers.caches) {
         b.push(step);
     }
+    let proxied = policy.network == NetworkMode::Proxied;
     b.push(Step::StartWarden {
         keep_background: policy.settings.keep_background.value,
         watch: policy.absent_pointers.clone(),
+        egress: proxied.then(|| Egress {
+            allow: crate::egress::AllowList(policy.allowed_domains.iter().map(|d| d.value.clone()).collect()),
+            log: policy.egress_log.clone(),
+        }),
     });
     b.push(Step::Unshare {
         ns: Namespaces {
             user: true,
-            net: policy.network == NetworkMode::Closed,
+            net: policy.network.private(),
             ipc: !policy.settings.share_ipc.value,
             ..Namespaces::default()
         },
@@ -115,8 +121,13 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
         inside: host.gid,
         outside: host.gid,
     });
-    if policy.network == NetworkMode::Closed {
+    if policy.network.private() {
         b.push(Step::LoopbackUp);
+    }
+    if proxied {
+        b.push(Step::ListenEgress {
+            port: crate::egress::PROXY_PORT,
+        });
     }
     if !policy.settings.share_keyring.value {
         b.push(Step::NewSessionKeyring);
@@ -207,6 +218,13 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
         });
     }
     let mut env = policy.env.clone();
+    if proxied {
+        for (k, v) in crate::egress::proxy_variables() {
+            env.unset.retain(|u| u != k);
+            env.set.retain(|(s, _)| s != k);
+            env.set.push((k.into(), v.into()));
+        }
+    }
     for v in &layers.masked_variables {
         if !env.unset.iter().any(|u| u == v.as_str()) && !env.set.iter().any(|(k, _)| k == v.as_str()) {
             env.unset.push(v.into());

@@ -1,6 +1,7 @@
 //! One setup step: the syscall it makes and why. Steps print in syscall form,
 //! so `qwrap plan` reads like an strace of the setup.
 
+pub use super::step_args::{Egress, Flags, IdMap, OverlayUpper};
 use crate::policy::EnvRules;
 use serde::Serialize;
 use std::ffi::OsString;
@@ -94,94 +95,6 @@ impl Namespaces {
     }
 }
 
-/// Where an overlay's changes go (bwrap mode's overlays).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum OverlayUpper {
-    /// Into a host directory, with its work directory beside it.
-    Dirs {
-        #[serde(serialize_with = "crate::lossy::path")]
-        upper: PathBuf,
-        #[serde(serialize_with = "crate::lossy::path")]
-        work: PathBuf,
-    },
-    /// Into a tmpfs that ends with the sandbox.
-    Tmpfs,
-    /// Nowhere: the overlay is read-only.
-    ReadOnly,
-}
-
-/// Which identity map.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IdMap {
-    Uid,
-    Gid,
-}
-
-/// Per-mount flags, as `MS_*` for mount(2) or `MOUNT_ATTR_*` for mount_setattr(2).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct Flags {
-    pub rdonly: bool,
-    pub nosuid: bool,
-    pub nodev: bool,
-    pub noexec: bool,
-}
-
-impl Flags {
-    pub const NONE: Flags = Flags {
-        rdonly: false,
-        nosuid: false,
-        nodev: false,
-        noexec: false,
-    };
-
-    pub const NOSUID: Flags = Flags {
-        rdonly: false,
-        nosuid: true,
-        nodev: false,
-        noexec: false,
-    };
-
-    pub const RDONLY_NOSUID: Flags = Flags {
-        rdonly: true,
-        nosuid: true,
-        nodev: false,
-        noexec: false,
-    };
-
-    /// A device node bound read-only: usable, its metadata unchangeable.
-    /// NOEXEC too, so that a host /dev mounted noexec (a locked flag in a
-    /// user namespace) can be remounted.
-    pub const DEVICE_NODE: Flags = Flags {
-        rdonly: true,
-        nosuid: true,
-        nodev: false,
-        noexec: true,
-    };
-
-    /// What every tmpfs qwrap mounts carries.
-    pub const NOSUID_NODEV: Flags = Flags {
-        rdonly: false,
-        nosuid: true,
-        nodev: true,
-        noexec: false,
-    };
-
-    pub(super) fn names(&self, prefix: &str) -> Vec<String> {
-        [
-            (self.rdonly, "RDONLY"),
-            (self.nosuid, "NOSUID"),
-            (self.nodev, "NODEV"),
-            (self.noexec, "NOEXEC"),
-        ]
-        .iter()
-        .filter(|(on, _)| *on)
-        .map(|(_, n)| format!("{prefix}{n}"))
-        .collect()
-    }
-}
-
 /// One setup step. The executor runs exactly these, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
@@ -196,6 +109,15 @@ pub enum Step {
         /// Git pointer files that do not exist yet: moved aside when the
         /// command exits if it created them.
         watch: Vec<PathBuf>,
+        /// `--network proxied`: the proxy the warden serves.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        egress: Option<Egress>,
+    },
+    /// `--network proxied`: the proxy's listening socket, made in the
+    /// sandbox's network namespace and handed to the warden, which serves
+    /// it from the host's.
+    ListenEgress {
+        port: u16,
     },
     /// unshare(2) of these namespaces, the mount namespace always (a PID
     /// namespace is entered by forking: `ForkIntoPidNamespace`).

@@ -11,6 +11,7 @@ impl Step {
             }
             Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
             Step::StartWarden { .. } => "start the warden outside the sandbox".into(),
+            Step::ListenEgress { .. } => "hand the egress proxy's socket to the warden".into(),
             Step::Unshare { ns } if ns.user && !ns.net => "create user and mount namespaces".into(),
             Step::Unshare { ns } if ns.user => "create user, mount and network namespaces".into(),
             Step::Unshare { .. } => "create the sandbox's namespaces".into(),

@@ -20,6 +20,10 @@ fn join_flags(parts: Vec<String>) -> String {
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
+            Step::ListenEgress { port } => write!(
+                f,
+                "socket(AF_INET, SOCK_STREAM); setsockopt(SO_REUSEADDR); bind(127.0.0.1:{port}); listen(); sendmsg(<warden>, SCM_RIGHTS): the warden serves it from outside"
+            ),
             Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
             Step::PrepareCaches { create, layers, lock } => {
                 let mut calls: Vec<String> =
@@ -42,7 +46,11 @@ impl fmt::Display for Step {
             Step::StartWarden {
                 keep_background,
                 watch,
+                egress,
             } => {
+                if let Some(l) = egress.as_ref().and_then(|e| e.log.as_ref()) {
+                    write!(f, "open({}, O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, 0600); ", q(l))?;
+                }
                 write!(
                     f,
                     "socketpair(AF_UNIX, SOCK_SEQPACKET); fork(); fork() = the warden (outside the sandbox; {}",
@@ -52,6 +60,13 @@ impl fmt::Display for Step {
                         "kills every process left in the sandbox when the command exits"
                     }
                 )?;
+                if let Some(e) = egress {
+                    write!(
+                        f,
+                        "; serves the egress proxy to {} listed destinations",
+                        e.allow.0.len()
+                    )?;
+                }
                 if !watch.is_empty() {
                     let names: Vec<String> = watch.iter().map(|p| q(p)).collect();
                     write!(

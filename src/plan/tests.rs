@@ -55,6 +55,8 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         view_entries: vec![],
         cache_set: None,
         profiles: vec![],
+        allowed_domains: vec![],
+        egress_log: None,
         removed_variables: vec![],
         allowed_sockets: vec![],
         env: EnvRules::build(tmp, &[], &[]),
@@ -95,7 +97,8 @@ fn starts_with_namespaces_and_identity_maps() {
         &[
             Step::StartWarden {
                 keep_background: false,
-                watch: vec![]
+                watch: vec![],
+                egress: None,
             },
             Step::Unshare {
                 ns: Namespaces {

@@ -152,7 +152,8 @@ fn protected_dirs_are_created_first_and_new_session_last() {
         p.steps[1],
         Step::StartWarden {
             keep_background: false,
-            watch: vec![]
+            watch: vec![],
+            egress: None,
         }
     );
     assert_eq!(

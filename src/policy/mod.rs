@@ -13,9 +13,9 @@ mod passwd;
 pub mod profile;
 mod resolve;
 mod roots;
-mod sourced;
 pub mod secrets;
 pub mod settings;
+mod sourced;
 mod toolchains;
 pub mod view;
 
@@ -187,6 +187,11 @@ pub struct Policy {
     /// The profiles in force: named ones, then those the workspace's files
     /// called for (source `detected FILE`).
     pub profiles: Vec<Sourced<String>>,
+    /// `--network proxied`: the destinations the proxy connects to.
+    pub allowed_domains: Vec<Sourced<crate::egress::Rule>>,
+    /// Where the proxy logs each connection.
+    #[serde(serialize_with = "crate::lossy::opt_path")]
+    pub egress_log: Option<PathBuf>,
     /// The caller's secret-looking variables removed from the command's
     /// environment (names only).
     #[serde(serialize_with = "crate::lossy::os_strings")]
@@ -240,6 +245,8 @@ pub enum PolicyError {
         source_name: String,
         why: String,
     },
+    #[error("{source_name}: {why}")]
+    BadDomain { source_name: String, why: String },
     #[error("no command given")]
     NoCommand,
 }

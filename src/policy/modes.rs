@@ -12,6 +12,9 @@ pub enum NetworkMode {
     Open,
     /// A fresh network namespace with only `lo`, up.
     Closed,
+    /// A fresh network namespace whose only way out is the warden's proxy,
+    /// to the destinations of the allow-list.
+    Proxied,
 }
 
 impl FromStr for NetworkMode {
@@ -20,10 +23,18 @@ impl FromStr for NetworkMode {
         match s {
             "open" => Ok(Self::Open),
             "closed" => Ok(Self::Closed),
+            "proxied" => Ok(Self::Proxied),
             other => Err(format!(
-                "invalid network mode {other:?}: expected \"open\" or \"closed\""
+                "invalid network mode {other:?}: expected \"open\", \"closed\" or \"proxied\""
             )),
         }
+    }
+}
+
+impl NetworkMode {
+    /// Whether the sandbox has a network namespace of its own.
+    pub fn private(self) -> bool {
+        self != NetworkMode::Open
     }
 }
 
@@ -32,6 +43,7 @@ impl fmt::Display for NetworkMode {
         f.write_str(match self {
             Self::Open => "open",
             Self::Closed => "closed",
+            Self::Proxied => "proxied",
         })
     }
 }

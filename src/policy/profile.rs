@@ -36,6 +36,9 @@ pub struct ProfileDef {
     /// Files whose presence at the workspace's top applies the profile.
     #[serde(default)]
     pub detect: Vec<String>,
+    /// Destinations the proxy allows with `--network proxied`.
+    #[serde(default)]
+    pub allow_domains: Vec<String>,
 }
 
 /// The profiles shipped with qwrap.

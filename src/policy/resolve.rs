@@ -317,6 +317,39 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
                 .flat_map(|p| s.profile_defs[&p.value].value.keep_env.clone()),
         )
         .collect();
+    let mut allowed_domains = s.allow_domains.clone();
+    for p in &profiles {
+        for d in &s.profile_defs[&p.value].value.allow_domains {
+            let source = format!("profile {}", p.value);
+            let rule = d.parse().map_err(|why| PolicyError::BadDomain {
+                source_name: source.clone(),
+                why,
+            })?;
+            allowed_domains.push(Sourced::new(rule, source));
+        }
+    }
+    let egress_log = match &s.egress_log {
+        Some(l) => {
+            let bad = |path: PathBuf, why: String| PolicyError::BadPath {
+                path,
+                source_name: l.source.clone(),
+                why,
+            };
+            let path = spec_path(&l.value, home.as_deref(), &env, &caller.cwd)
+                .map_err(|why| bad(spec_display(&l.value), why))?;
+            // The command must not be able to rewrite its own record.
+            let real = toolchains::canonical_prefix(&path);
+            if let Some(r) = writable_roots.iter().find(|r| real.starts_with(&r.path)) {
+                let why = format!(
+                    "the egress log must lie outside the writable roots (it is in {})",
+                    r.path.display()
+                );
+                return Err(bad(real, why));
+            }
+            Some(path)
+        }
+        None => None,
+    };
     let removed_variables = secrets::removed_variables(caller.env.keys(), &keep_env, &req.setenv);
     let mut env_rules = EnvRules::build(s.tmp.value, &req.setenv, &req.unsetenv);
     env_rules.unset.extend(removed_variables.iter().cloned());
@@ -345,6 +378,8 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         view_entries,
         cache_set,
         profiles,
+        allowed_domains,
+        egress_log,
         removed_variables,
         socket_vars: SOCKET_VARIABLES
             .iter()

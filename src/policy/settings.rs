@@ -43,6 +43,8 @@ pub struct CliSettings {
     pub view: Option<String>,
     pub cache: Option<String>,
     pub no_detect: bool,
+    pub allow_domain: Vec<String>,
+    pub egress_log: Option<PathBuf>,
     pub expose: Vec<PathBuf>,
     pub share_ipc: bool,
     pub share_keyring: bool,
@@ -83,6 +85,9 @@ struct ConfigFile {
     cache: Option<String>,
     detect: Option<bool>,
     #[serde(default)]
+    allow_domains: Vec<String>,
+    egress_log: Option<String>,
+    #[serde(default)]
     expose: Vec<String>,
     #[serde(default)]
     accept_degraded: Vec<String>,
@@ -120,6 +125,10 @@ pub struct Settings {
     pub cache: Sourced<CacheMode>,
     /// Apply the toolchain profiles whose marker files the workspace holds.
     pub detect: Sourced<bool>,
+    /// `--network proxied`: the destinations the proxy connects to.
+    pub allow_domains: Vec<Sourced<crate::egress::Rule>>,
+    /// Where the proxy logs each connection (JSON lines).
+    pub egress_log: Option<Sourced<PathSpec>>,
     /// Host paths shown read-only in the minimal view.
     pub expose: Vec<Sourced<PathSpec>>,
     /// verify checks whose failure the administrator accepts (a named,
@@ -414,6 +423,20 @@ impl Settings {
             false,
         );
 
+        let allow_domains = super::sourced::rules(
+            parsed
+                .iter()
+                .flat_map(|(n, f)| f.allow_domains.iter().map(move |d| (d.as_str(), n.as_str())))
+                .chain(cli.allow_domain.iter().map(|d| (d.as_str(), "--allow-domain"))),
+        )?;
+        let egress_log = match &cli.egress_log {
+            Some(p) => Some(Sourced::new(PathSpec::Literal(p.clone()), "--egress-log")),
+            None => parsed.iter().rev().find_map(|(n, f)| {
+                f.egress_log
+                    .clone()
+                    .map(|t| Sourced::new(PathSpec::Template(t), n.clone()))
+            }),
+        };
         Ok(Settings {
             network,
             tmp,
@@ -434,6 +457,8 @@ impl Settings {
             view,
             cache,
             detect,
+            allow_domains,
+            egress_log,
             expose,
             accept_degraded: accept,
             profile_defs,

@@ -71,11 +71,11 @@ fn invalid_values_name_their_source() {
     let e = Settings::load(
         &CliSettings::default(),
         &no_env,
-        &[cfg("/etc/q.toml", "network = \"proxied\"\n")],
+        &[cfg("/etc/q.toml", "network = \"bogus\"\n")],
     )
     .unwrap_err();
     assert_eq!(e.source_name, "/etc/q.toml");
-    assert!(e.to_string().contains("proxied"));
+    assert!(e.to_string().contains("bogus"));
     let e = Settings::load(
         &CliSettings::default(),
         &no_env,

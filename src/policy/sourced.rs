@@ -66,3 +66,17 @@ pub(super) fn scalar<'a, T: std::str::FromStr<Err = String>>(
     }
     Ok(Sourced::new(default, "default"))
 }
+
+/// `--allow-domain` entries (and config `allow_domains`), each parsed and
+/// kept with its source; a malformed one names where it came from.
+pub(super) fn rules<'a>(
+    entries: impl Iterator<Item = (&'a str, &'a str)>,
+) -> Result<Vec<Sourced<crate::egress::Rule>>, SettingsError> {
+    entries
+        .map(|(text, source)| {
+            text.parse()
+                .map(|r| Sourced::new(r, source))
+                .map_err(|e: String| err(source, e))
+        })
+        .collect()
+}

@@ -313,7 +313,8 @@ fn environment_rules_order() {
 fn mode_parsers() {
     assert_eq!("open".parse::<NetworkMode>(), Ok(NetworkMode::Open));
     assert_eq!("closed".parse::<NetworkMode>(), Ok(NetworkMode::Closed));
-    for bad in ["", "Open", "proxied", "closed "] {
+    assert_eq!("proxied".parse::<NetworkMode>(), Ok(NetworkMode::Proxied));
+    for bad in ["", "Open", "proxy", "closed "] {
         assert!(bad.parse::<NetworkMode>().is_err(), "{bad:?}");
     }
     assert_eq!("private".parse::<TmpMode>(), Ok(TmpMode::Private));

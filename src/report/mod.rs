@@ -108,6 +108,8 @@ pub struct Inspect {
     pub boundary: String,
     pub layers: Layers,
     pub network: NetworkMode,
+    /// `--network proxied`: the destinations the proxy connects to.
+    pub allowed_domains: Vec<crate::policy::Sourced<crate::egress::Rule>>,
     #[serde(serialize_with = "crate::lossy::path")]
     pub target_dir: PathBuf,
     pub writable_roots: Vec<WritableRoot>,
@@ -219,6 +221,7 @@ impl Inspect {
             boundary: boundary(&layers),
             layers,
             network: policy.network,
+            allowed_domains: policy.allowed_domains.clone(),
             target_dir: policy.workspace.clone(),
             writable_roots: policy.writable_roots.clone(),
             read_only: policy.read_only.clone(),
@@ -257,7 +260,21 @@ impl Inspect {
             }
         }
         let _ = writeln!(o, "Boundary: {}", self.boundary);
-        let _ = writeln!(o, "Network: {}", self.network);
+        if self.network == NetworkMode::Proxied {
+            let list: Vec<String> = self
+                .allowed_domains
+                .iter()
+                .map(|d| format!("{} [from {}]", d.value, d.source))
+                .collect();
+            let list = if list.is_empty() {
+                "nothing".to_string()
+            } else {
+                list.join(", ")
+            };
+            let _ = writeln!(o, "Network: proxied (only through the proxy, to: {list})");
+        } else {
+            let _ = writeln!(o, "Network: {}", self.network);
+        }
         let _ = writeln!(o, "Target dir: {}", self.target_dir.display());
         let _ = writeln!(o, "Writable roots:");
         for r in &self.writable_roots {
@@ -322,6 +339,7 @@ impl Inspect {
             ("protected git paths", &l.protected_paths),
             ("host socket masks", &l.socket_masks),
             ("caches", &l.cache_isolation),
+            ("egress", &l.egress),
         ] {
             let _ = writeln!(o, "  {name}: {state}");
         }

@@ -24,6 +24,8 @@ pub struct Receipt {
     pub backend_reported: String,
     pub enforcement_reported: String,
     pub network_mode: String,
+    /// `--network proxied`: the allow-list.
+    pub allowed_domains: Vec<String>,
     pub writable_roots: Vec<String>,
     pub builtin_verify: String,
     pub worktree_commit_canary: String,
@@ -122,6 +124,11 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         backend_reported: format!("{} {}", inspect.backend.name, inspect.backend.version),
         enforcement_reported: inspect.enforcement.level.into(),
         network_mode: policy.network.to_string(),
+        allowed_domains: policy
+            .allowed_domains
+            .iter()
+            .map(|d| d.value.to_string())
+            .collect(),
         writable_roots: policy
             .writable_roots
             .iter()
@@ -203,7 +210,8 @@ impl Receipt {
                     | "degraded_layers"
                     | "skipped_checks"
                     | "accepted_degradations"
-                    | "caches",
+                    | "caches"
+                    | "allowed_domains",
                     true,
                 ) => "none".into(),
                 ("required_host_sockets", true) => format!(
@@ -219,7 +227,7 @@ impl Receipt {
 }
 
 /// Field order, as in the rollout checklist.
-const FIELDS: [&str; 28] = [
+const FIELDS: [&str; 29] = [
     "date",
     "host",
     "qwrap_version",
@@ -231,6 +239,7 @@ const FIELDS: [&str; 28] = [
     "backend_reported",
     "enforcement_reported",
     "network_mode",
+    "allowed_domains",
     "writable_roots",
     "builtin_verify",
     "worktree_commit_canary",

@@ -2,6 +2,7 @@
 //! same policy and plan as `run`, plus the linked-worktree commit canary.
 
 mod canary;
+mod egress_checks;
 mod git_check;
 pub mod probe;
 mod probe_args;
@@ -185,7 +186,9 @@ pub fn probe_args(policy: &Policy, layers: &plan::Layers, helpers: &HostHelpers)
         host_pidns: std::fs::read_link("/proc/self/ns/pid")
             .map(|p| p.display().to_string())
             .unwrap_or_default(),
-        closed_network: policy.network == NetworkMode::Closed,
+        closed_network: policy.network.private(),
+        proxied: policy.network == NetworkMode::Proxied,
+        proxy_target: helpers.egress_target.map(|port| format!("127.0.0.1:{port}")),
         host_has_nonlo: host_ifs.iter().any(|i| i != "lo"),
         host_pid: helpers.process.as_ref().map(|c| c.id()),
         abstract_name: helpers.abstract_socket.as_ref().map(|(_, n)| n.clone()),
@@ -223,6 +226,21 @@ pub struct HostHelpers {
     abstract_socket: Option<(rustix::fd::OwnedFd, String)>,
     socket: Option<(std::os::unix::net::UnixListener, PathBuf)>,
     socket_dir: Option<PathBuf>,
+    /// `--network proxied`: the port of a loopback server that greets.
+    egress_target: Option<u16>,
+}
+
+/// A loopback server that writes a greeting to each client, for the
+/// egress-listed check; it ends with verify.
+fn greeter() -> Option<u16> {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
+    let port = l.local_addr().ok()?.port();
+    std::thread::spawn(move || {
+        for mut c in l.incoming().flatten() {
+            let _ = std::io::Write::write_all(&mut c, egress_checks::GREETING);
+        }
+    });
+    Some(port)
 }
 
 impl HostHelpers {
@@ -237,6 +255,9 @@ impl HostHelpers {
             .spawn()
             .ok();
         h.abstract_socket = abstract_listener(&tag).ok().map(|fd| (fd, tag.clone()));
+        if policy.network == NetworkMode::Proxied {
+            h.egress_target = greeter();
+        }
         if let Some(dir) = socket_dir(policy, &tag) {
             match std::os::unix::net::UnixListener::bind(dir.join("s")) {
                 Ok(l) => h.socket = Some((l, dir.join("s"))),
@@ -312,7 +333,15 @@ pub fn battery(
         .layers
         .ok_or_else(|| NoSandbox::Refused("a run plan without its layers".into()))?;
     let args = probe_args(policy, &layers, &helpers);
-    let text = run_in_sandbox(policy, &host, self_command(args.to_args()))?;
+    // The test server is listed for the probe's sandbox alone.
+    let mut policy_for_probe = policy.clone();
+    if let Some(port) = helpers.egress_target {
+        let rule = format!("127.0.0.1:{port}").parse().expect("a valid rule");
+        policy_for_probe
+            .allowed_domains
+            .push(crate::policy::Sourced::new(rule, "verify"));
+    }
+    let text = run_in_sandbox(&policy_for_probe, &host, self_command(args.to_args()))?;
     drop(helpers);
     let mut checks = parse_probe_output(&text)?;
     checks.push(if policy.git.checkout == Checkout::None {

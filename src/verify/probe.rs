@@ -63,6 +63,13 @@ impl ProbeArgs {
         if self.scoped {
             v.push("--scoped".into());
         }
+        if self.proxied {
+            v.push("--proxied".into());
+        }
+        if let Some(t) = &self.proxy_target {
+            v.push("--proxy-target".into());
+            v.push(t.into());
+        }
         v
     }
 }
@@ -103,6 +110,9 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     checks.push(hidden(&a.hidden));
     if let Some(p) = &a.absent {
         checks.push(absent(p));
+    }
+    if a.proxied {
+        checks.extend(super::egress_checks::checks(a.proxy_target.as_deref()));
     }
     checks.push(nested_remount());
     checks.push(tiocsti());

@@ -49,4 +49,10 @@ pub struct ProbeArgs {
     /// Whether Landlock scopes signals and abstract sockets.
     #[arg(long)]
     pub scoped: bool,
+    /// `--network proxied`: check the proxy.
+    #[arg(long)]
+    pub proxied: bool,
+    /// A listed destination (`127.0.0.1:PORT`) that greets.
+    #[arg(long)]
+    pub proxy_target: Option<String>,
 }

@@ -48,6 +48,8 @@ fn args_round_trip_shape() {
         hidden: vec![],
         absent: None,
         scoped: false,
+        proxied: false,
+        proxy_target: None,
     };
     let v: Vec<String> = a
         .to_args()
@@ -93,6 +95,8 @@ fn every_argument_is_parsed_back_by_the_one_definition() {
         hidden: vec!["/h/.ssh".into()],
         absent: Some("/opt".into()),
         scoped: true,
+        proxied: true,
+        proxy_target: Some("127.0.0.1:9".into()),
     };
     let mut argv: Vec<std::ffi::OsString> = vec!["__probe".into()];
     argv.extend(a.to_args());

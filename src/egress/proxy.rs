@@ -1,0 +1,342 @@
+//! The egress proxy, served by the warden from outside the sandbox: the
+//! listening socket lives in the sandbox's network namespace (its only way
+//! out), the connections out are made from the host's. One thread per
+//! client; a request head must arrive whole within `HEAD_TIMEOUT` and
+//! `MAX_HEAD` bytes, or the client is turned away without harming others.
+
+use super::request::{self, Head, Parsed};
+use super::rules::{AllowList, Verdict};
+use std::io::{Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+/// How long a client may take to send its request head.
+pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// What the warden serves with.
+pub struct Config {
+    pub allow: AllowList,
+    /// `--egress-log`: one JSON line per connection.
+    pub log: Option<Mutex<std::fs::File>>,
+    /// Connections being served, so that the warden lets them finish
+    /// (and be logged) before it exits.
+    pub active: AtomicUsize,
+}
+
+impl Config {
+    pub fn new(allow: AllowList, log: Option<std::fs::File>) -> Self {
+        Config {
+            allow,
+            log: log.map(Mutex::new),
+            active: AtomicUsize::new(0),
+        }
+    }
+
+    /// Waits up to `limit` for the connections being served to end.
+    pub fn drain(&self, limit: Duration) {
+        let end = Instant::now() + limit;
+        while self.active.load(Ordering::SeqCst) > 0 && Instant::now() < end {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// Accepts clients until the process ends.
+pub fn serve(listener: TcpListener, config: Arc<Config>) {
+    for client in listener.incoming() {
+        match client {
+            Ok(c) => {
+                let cfg = Arc::clone(&config);
+                cfg.active.fetch_add(1, Ordering::SeqCst);
+                let spawned = std::thread::Builder::new().stack_size(256 * 1024).spawn(move || {
+                    handle(c, &cfg);
+                    cfg.active.fetch_sub(1, Ordering::SeqCst);
+                });
+                if spawned.is_err() {
+                    config.active.fetch_sub(1, Ordering::SeqCst);
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+            }
+            // Out of descriptors or memory: let others finish first.
+            Err(_) => std::thread::sleep(Duration::from_millis(10)),
+        }
+    }
+}
+
+/// One connection's record.
+struct Entry {
+    protocol: &'static str,
+    destination: String,
+    verdict: &'static str,
+    reason: String,
+    up: u64,
+    down: u64,
+}
+
+fn handle(mut client: TcpStream, cfg: &Config) {
+    let deadline = Instant::now() + head_timeout();
+    let mut buf = Vec::with_capacity(2048);
+    let entry = match read_more(&mut client, &mut buf, deadline) {
+        Ok(0) | Err(_) => return,
+        Ok(_) if buf[0] == 5 => socks(&mut client, buf, deadline, cfg),
+        Ok(_) => http(&mut client, buf, deadline, cfg),
+    };
+    if let Some(e) = entry {
+        log(cfg, &e);
+    }
+}
+
+/// Reads what is there (at least one byte) before the deadline.
+fn read_more(c: &mut TcpStream, buf: &mut Vec<u8>, deadline: Instant) -> std::io::Result<usize> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(std::io::ErrorKind::TimedOut.into());
+    }
+    c.set_read_timeout(Some(left))?;
+    let mut chunk = [0u8; 4096];
+    let n = c.read(&mut chunk)?;
+    buf.extend_from_slice(&chunk[..n]);
+    Ok(n)
+}
+
+/// Parses with `parse`, reading until it completes; None when the client
+/// went away or ran out of time or room.
+fn read_until<T>(
+    c: &mut TcpStream,
+    buf: &mut Vec<u8>,
+    deadline: Instant,
+    parse: impl Fn(&[u8]) -> Parsed<T>,
+) -> Option<Parsed<T>> {
+    loop {
+        match parse(buf) {
+            Parsed::More if buf.len() < request::MAX_HEAD => {}
+            Parsed::More => return Some(Parsed::Bad("request too large", 431)),
+            done => return Some(done),
+        }
+        match read_more(c, buf, deadline) {
+            Ok(n) if n > 0 => {}
+            _ => return None,
+        }
+    }
+}
+
+fn http(client: &mut TcpStream, mut buf: Vec<u8>, deadline: Instant, cfg: &Config) -> Option<Entry> {
+    let (head, used) = match read_until(client, &mut buf, deadline, request::http_head)? {
+        Parsed::Done(h, used) => (h, used),
+        Parsed::Bad(why, status) => {
+            refuse_http(client, status, why);
+            return Some(entry("http", "", "bad", why.to_string()));
+        }
+        Parsed::More => return None,
+    };
+    let (protocol, host, port, upstream_head) = match head {
+        Head::Connect { host, port } => ("connect", host, port, None),
+        Head::Forward { host, port, head } => ("http", host, port, Some(head)),
+    };
+    let destination = format!("{host}:{port}");
+    let addrs = match cfg.allow.decide(&host, port, &resolve) {
+        Verdict::Allow(a) => a,
+        Verdict::Deny(why) => {
+            refuse_http(
+                client,
+                403,
+                &format!("egress to {destination} is not allowed: {why}"),
+            );
+            return Some(entry(protocol, &destination, "denied", why));
+        }
+    };
+    let mut up = match connect(&addrs) {
+        Ok(u) => u,
+        Err(e) => {
+            refuse_http(client, 502, &format!("cannot reach {destination}: {e}"));
+            return Some(entry(protocol, &destination, "failed", e.to_string()));
+        }
+    };
+    let sent = match &upstream_head {
+        None => client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n"),
+        Some(h) => up.write_all(h),
+    };
+    if sent.and_then(|()| up.write_all(&buf[used..])).is_err() {
+        return Some(entry(protocol, &destination, "failed", "write".into()));
+    }
+    let (u, d) = relay(client, up);
+    let mut e = entry(protocol, &destination, "allowed", String::new());
+    (e.up, e.down) = (u + (buf.len() - used) as u64, d);
+    Some(e)
+}
+
+fn socks(client: &mut TcpStream, mut buf: Vec<u8>, deadline: Instant, cfg: &Config) -> Option<Entry> {
+    let used = match read_until(client, &mut buf, deadline, request::socks_greeting)? {
+        Parsed::Done(true, used) => used,
+        Parsed::Done(false, _) => {
+            let _ = client.write_all(&[5, 0xff]);
+            return Some(entry(
+                "socks5",
+                "",
+                "bad",
+                "no acceptable authentication method".into(),
+            ));
+        }
+        _ => return Some(entry("socks5", "", "bad", "malformed greeting".into())),
+    };
+    client.write_all(&[5, 0]).ok()?;
+    buf.drain(..used);
+    let reply = |c: &mut TcpStream, code: u16| {
+        let _ = c.write_all(&[5, code as u8, 0, 1, 0, 0, 0, 0, 0, 0]);
+    };
+    let ((host, port), used) = match read_until(client, &mut buf, deadline, request::socks_request)? {
+        Parsed::Done(d, used) => (d, used),
+        Parsed::Bad(why, code) => {
+            reply(client, code);
+            return Some(entry("socks5", "", "bad", why.to_string()));
+        }
+        Parsed::More => return None,
+    };
+    let destination = format!("{host}:{port}");
+    let addrs = match cfg.allow.decide(&host, port, &resolve) {
+        Verdict::Allow(a) => a,
+        Verdict::Deny(why) => {
+            reply(client, request::SOCKS_REFUSED);
+            return Some(entry("socks5", &destination, "denied", why));
+        }
+    };
+    let up = match connect(&addrs) {
+        Ok(u) => u,
+        Err(e) => {
+            reply(client, request::SOCKS_UNREACHABLE);
+            return Some(entry("socks5", &destination, "failed", e.to_string()));
+        }
+    };
+    reply(client, 0);
+    let mut up = up;
+    up.write_all(&buf[used..]).ok()?;
+    let (u, d) = relay(client, up);
+    let mut e = entry("socks5", &destination, "allowed", String::new());
+    (e.up, e.down) = (u + (buf.len() - used) as u64, d);
+    Some(e)
+}
+
+fn entry(protocol: &'static str, destination: &str, verdict: &'static str, reason: String) -> Entry {
+    Entry {
+        protocol,
+        destination: destination.to_string(),
+        verdict,
+        reason,
+        up: 0,
+        down: 0,
+    }
+}
+
+fn refuse_http(c: &mut TcpStream, status: u16, why: &str) {
+    let reason = match status {
+        403 => "Forbidden",
+        431 => "Request Header Fields Too Large",
+        502 => "Bad Gateway",
+        505 => "HTTP Version Not Supported",
+        _ => "Bad Request",
+    };
+    let body = format!("qwrap egress proxy: {why}\n");
+    let _ = c.write_all(
+        format!(
+            "HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        )
+        .as_bytes(),
+    );
+}
+
+fn connect(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
+    let mut last = std::io::Error::from(std::io::ErrorKind::NotFound);
+    for a in addrs {
+        match TcpStream::connect_timeout(a, CONNECT_TIMEOUT) {
+            Ok(s) => return Ok(s),
+            Err(e) => last = e,
+        }
+    }
+    Err(last)
+}
+
+/// Copies both ways until both sides are done; the bytes sent up and down.
+fn relay(client: &mut TcpStream, up: TcpStream) -> (u64, u64) {
+    let _ = client.set_read_timeout(None);
+    let (Ok(mut client_r), Ok(mut up_w)) = (client.try_clone(), up.try_clone()) else {
+        return (0, 0);
+    };
+    let upward = std::thread::Builder::new().stack_size(64 * 1024).spawn(move || {
+        let n = std::io::copy(&mut client_r, &mut up_w).unwrap_or(0);
+        let _ = up_w.shutdown(Shutdown::Write);
+        n
+    });
+    let mut up_r = up;
+    let down = std::io::copy(&mut up_r, client).unwrap_or(0);
+    let _ = client.shutdown(Shutdown::Write);
+    let up_bytes = match upward {
+        Ok(t) => t.join().unwrap_or(0),
+        Err(_) => 0,
+    };
+    (up_bytes, down)
+}
+
+fn resolve(name: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
+    if let Some(a) = test_resolver(name, port) {
+        return Ok(a);
+    }
+    use std::net::ToSocketAddrs;
+    Ok((name, port).to_socket_addrs()?.collect())
+}
+
+/// Test builds only (cargo feature `fault-injection`):
+/// `QWRAP_TEST_RESOLVE=name=ip,…` answers lookups of those names, so that
+/// tests can point a listed name at a loopback server.
+#[cfg(feature = "fault-injection")]
+fn test_resolver(name: &str, port: u16) -> Option<Vec<SocketAddr>> {
+    let map = std::env::var("QWRAP_TEST_RESOLVE").ok()?;
+    map.split(',').find_map(|pair| {
+        let (n, ip) = pair.split_once('=')?;
+        let ip = ip.parse().ok()?;
+        (n == name).then(|| vec![SocketAddr::new(ip, port)])
+    })
+}
+
+/// Test builds only: `QWRAP_TEST_EGRESS_TIMEOUT_MS` shortens the time a
+/// client has to send its request head.
+#[cfg(feature = "fault-injection")]
+fn head_timeout() -> Duration {
+    std::env::var("QWRAP_TEST_EGRESS_TIMEOUT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .map_or(HEAD_TIMEOUT, Duration::from_millis)
+}
+
+#[cfg(not(feature = "fault-injection"))]
+fn head_timeout() -> Duration {
+    HEAD_TIMEOUT
+}
+
+#[cfg(not(feature = "fault-injection"))]
+fn test_resolver(_: &str, _: u16) -> Option<Vec<SocketAddr>> {
+    None
+}
+
+fn log(cfg: &Config, e: &Entry) {
+    let Some(file) = &cfg.log else { return };
+    let time = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0);
+    let line = serde_json::json!({
+        "time": time,
+        "protocol": e.protocol,
+        "destination": e.destination,
+        "verdict": e.verdict,
+        "reason": e.reason,
+        "bytes_up": e.up,
+        "bytes_down": e.down,
+    });
+    if let Ok(mut f) = file.lock() {
+        let _ = f.write_all(format!("{line}\n").as_bytes());
+    }
+}

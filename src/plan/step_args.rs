@@ -1,0 +1,102 @@
+//! The values steps carry: mount flags, overlay layers, identity maps, the
+//! egress proxy's configuration.
+
+use serde::Serialize;
+use std::path::PathBuf;
+
+/// Where an overlay's changes go (bwrap mode's overlays).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OverlayUpper {
+    /// Into a host directory, with its work directory beside it.
+    Dirs {
+        #[serde(serialize_with = "crate::lossy::path")]
+        upper: PathBuf,
+        #[serde(serialize_with = "crate::lossy::path")]
+        work: PathBuf,
+    },
+    /// Into a tmpfs that ends with the sandbox.
+    Tmpfs,
+    /// Nowhere: the overlay is read-only.
+    ReadOnly,
+}
+
+/// The proxy the warden serves with `--network proxied`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Egress {
+    pub allow: crate::egress::AllowList,
+    /// Opened (append) before the warden starts.
+    #[serde(serialize_with = "crate::lossy::opt_path")]
+    pub log: Option<PathBuf>,
+}
+
+/// Which identity map.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IdMap {
+    Uid,
+    Gid,
+}
+
+/// Per-mount flags, as `MS_*` for mount(2) or `MOUNT_ATTR_*` for mount_setattr(2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Flags {
+    pub rdonly: bool,
+    pub nosuid: bool,
+    pub nodev: bool,
+    pub noexec: bool,
+}
+
+impl Flags {
+    pub const NONE: Flags = Flags {
+        rdonly: false,
+        nosuid: false,
+        nodev: false,
+        noexec: false,
+    };
+
+    pub const NOSUID: Flags = Flags {
+        rdonly: false,
+        nosuid: true,
+        nodev: false,
+        noexec: false,
+    };
+
+    pub const RDONLY_NOSUID: Flags = Flags {
+        rdonly: true,
+        nosuid: true,
+        nodev: false,
+        noexec: false,
+    };
+
+    /// A device node bound read-only: usable, its metadata unchangeable.
+    /// NOEXEC too, so that a host /dev mounted noexec (a locked flag in a
+    /// user namespace) can be remounted.
+    pub const DEVICE_NODE: Flags = Flags {
+        rdonly: true,
+        nosuid: true,
+        nodev: false,
+        noexec: true,
+    };
+
+    /// What every tmpfs qwrap mounts carries.
+    pub const NOSUID_NODEV: Flags = Flags {
+        rdonly: false,
+        nosuid: true,
+        nodev: true,
+        noexec: false,
+    };
+
+    pub(super) fn names(&self, prefix: &str) -> Vec<String> {
+        [
+            (self.rdonly, "RDONLY"),
+            (self.nosuid, "NOSUID"),
+            (self.nodev, "NODEV"),
+            (self.noexec, "NOEXEC"),
+        ]
+        .iter()
+        .filter(|(on, _)| *on)
+        .map(|(_, n)| format!("{prefix}{n}"))
+        .collect()
+    }
+}
