@@ -15,6 +15,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 /// How long a client may take to send its request head.
 pub const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Connections served at once; more are closed at once, so that a command
+/// cannot exhaust the warden's memory with threads.
+pub const MAX_CLIENTS: usize = 1024;
 
 /// What the warden serves with.
 pub struct Config {
@@ -48,6 +51,7 @@ impl Config {
 pub fn serve(listener: TcpListener, config: Arc<Config>) {
     for client in listener.incoming() {
         match client {
+            Ok(c) if config.active.load(Ordering::SeqCst) >= MAX_CLIENTS => drop(c),
             Ok(c) => {
                 let cfg = Arc::clone(&config);
                 cfg.active.fetch_add(1, Ordering::SeqCst);

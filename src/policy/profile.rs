@@ -57,6 +57,20 @@ pub fn shipped() -> BTreeMap<String, ProfileDef> {
         .unwrap_or_default()
 }
 
+/// The files whose presence applies a shipped profile, read from the
+/// shipped text's `detect = [...]` lines without parsing it all (a run
+/// parses the profiles only when one of these files is there).
+pub fn shipped_detect_files() -> Vec<&'static str> {
+    SHIPPED
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("detect = ["))
+        .filter_map(|l| l.strip_suffix(']'))
+        .flat_map(|l| l.split(','))
+        .map(|f| f.trim().trim_matches('"'))
+        .filter(|f| !f.is_empty())
+        .collect()
+}
+
 /// Expands `~`, `$VAR`, `${VAR}` and `${VAR:-default}` (the default itself
 /// may start with `~`). `Err` names the variable that is unset; an entry with
 /// an unset variable and no default is dropped by the caller.
@@ -139,6 +153,16 @@ mod tests {
         assert!(expand("${A-B}", h, &env).is_err());
         // `~user` is not expanded and so is not absolute.
         assert!(expand("~root/x", h, &env).is_err());
+    }
+
+    #[test]
+    fn the_quick_scan_finds_every_shipped_detect_file() {
+        let mut parsed: Vec<String> = shipped().values().flat_map(|d| d.detect.clone()).collect();
+        let mut scanned: Vec<String> = shipped_detect_files().into_iter().map(String::from).collect();
+        parsed.sort();
+        scanned.sort();
+        assert_eq!(parsed, scanned);
+        assert!(scanned.contains(&"Cargo.toml".to_string()));
     }
 
     #[test]

@@ -108,9 +108,9 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     let mut ro_specs: Vec<Sourced<PathSpec>> = Vec::new();
     let mut socket_specs: Vec<Sourced<PathSpec>> = Vec::new();
     let mut user_includes: Vec<(PathBuf, String)> = Vec::new();
-    let profiles = toolchains::with_detected(s, &workspace);
+    let (profiles, defs) = toolchains::with_detected(s, &workspace);
     for p in &profiles {
-        let def = &s.profile_defs[&p.value];
+        let def = &defs[&p.value];
         let src = format!("profile {}", p.value);
         for t in &def.value.cache {
             match profile::expand(t, home.as_deref(), &env) {
@@ -272,7 +272,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         ViewMode::Minimal => {
             let profile_exposes =
                 profiles.iter().flat_map(|p| {
-                    s.profile_defs[&p.value].value.expose.iter().map(move |t| {
+                    defs[&p.value].value.expose.iter().map(move |t| {
                         Sourced::new(PathSpec::Template(t.clone()), format!("profile {}", p.value))
                     })
                 });
@@ -314,12 +314,12 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         .chain(
             profiles
                 .iter()
-                .flat_map(|p| s.profile_defs[&p.value].value.keep_env.clone()),
+                .flat_map(|p| defs[&p.value].value.keep_env.clone()),
         )
         .collect();
     let mut allowed_domains = s.allow_domains.clone();
     for p in &profiles {
-        for d in &s.profile_defs[&p.value].value.allow_domains {
+        for d in &defs[&p.value].value.allow_domains {
             let source = format!("profile {}", p.value);
             let rule = d.parse().map_err(|why| PolicyError::BadDomain {
                 source_name: source.clone(),

@@ -180,8 +180,8 @@ impl Settings {
         };
 
         // Profiles: shipped, then config files may add or replace. The
-        // shipped ones are parsed only when some profile is asked for, or
-        // detection needs their marker files.
+        // shipped ones are parsed only when some profile is asked for
+        // (detection parses them when a marker file is there).
         let detect = if cli.no_detect {
             Sourced::new(false, "--no-detect")
         } else {
@@ -191,8 +191,7 @@ impl Settings {
                 .find_map(|(n, f)| f.detect.map(|d| Sourced::new(d, n.clone())))
                 .unwrap_or_else(|| Sourced::new(true, "default"))
         };
-        let wants_profiles = detect.value
-            || !cli.profile.is_empty()
+        let wants_profiles = !cli.profile.is_empty()
             || env_str(ENV_PROFILE)?.is_some()
             || parsed.iter().any(|(_, f)| !f.profile.is_empty());
         let mut profile_defs: BTreeMap<String, Sourced<ProfileDef>> = if wants_profiles {

@@ -1,33 +1,47 @@
 //! Toolchain profiles the workspace calls for, and where the workspace's
 //! cache layers are kept.
 
+use super::profile::{self, ProfileDef};
 use super::{CacheMode, Dropped, Settings, Sourced, WritableRoot};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
+/// Profile definitions by name, with where each came from.
+pub(super) type Defs = BTreeMap<String, Sourced<ProfileDef>>;
+
 /// The named profiles, then each profile with a `detect` file present at
-/// the workspace's top (unless detection is off). Only the files' presence
-/// is looked at: a detected profile adds caches, which are overlaid.
-pub(super) fn with_detected(s: &Settings, workspace: &Path) -> Vec<Sourced<String>> {
+/// the workspace's top (unless detection is off), and the definitions of
+/// them all. Only the files' presence is looked at: a detected profile
+/// adds caches, which are overlaid, and registry destinations. The shipped
+/// profiles are parsed only when one of their files is there.
+pub(super) fn with_detected<'a>(s: &'a Settings, workspace: &Path) -> (Vec<Sourced<String>>, Cow<'a, Defs>) {
     let mut profiles = s.profiles.clone();
+    let mut defs = Cow::Borrowed(&s.profile_defs);
     if !s.detect.value {
-        return profiles;
+        return (profiles, defs);
     }
-    for (name, def) in &s.profile_defs {
+    let present = |f: &str| !f.contains('/') && std::fs::symlink_metadata(workspace.join(f)).is_ok();
+    let shipped_hit = profile::shipped_detect_files().iter().any(|f| present(f));
+    if shipped_hit && profile::shipped().keys().any(|k| !defs.contains_key(k)) {
+        let mut all: Defs = profile::shipped()
+            .into_iter()
+            .map(|(k, v)| (k, Sourced::new(v, "shipped")))
+            .collect();
+        all.extend(s.profile_defs.iter().map(|(k, v)| (k.clone(), v.clone())));
+        defs = Cow::Owned(all);
+    }
+    for (name, def) in defs.iter() {
         if profiles.iter().any(|p| &p.value == name) {
             continue;
         }
-        let found = def
-            .value
-            .detect
-            .iter()
-            .find(|f| !f.contains('/') && std::fs::symlink_metadata(workspace.join(f)).is_ok());
-        if let Some(f) = found {
+        if let Some(f) = def.value.detect.iter().find(|f| present(f)) {
             profiles.push(Sourced::new(name.clone(), format!("detected {f}")));
         }
     }
-    profiles
+    (profiles, defs)
 }
 
 /// The directory holding this workspace's cache layers, out of the

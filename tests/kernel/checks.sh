@@ -79,4 +79,12 @@ for API in new legacy; do
             *) fail cache-isolated "$state / $(echo "$out" | tr '\n' ' ')" ;;
         esac
     fi
+    # --network proxied: verify's three egress checks from inside (no route
+    # around the proxy, an unlisted name refused, a listed loopback server
+    # reached through it).
+    out=$(qwrap verify --network proxied --allow-domain example.com --accept-degraded abstract-socket 2>&1); rc=$?
+    case "$rc:$out" in
+        0:*"PASS a listed destination is reached through the proxy"*) pass egress-proxied ;;
+        *) fail egress-proxied "rc=$rc: $(echo "$out" | grep -E 'FAIL|SKIP.*proxy|egress' | tr '\n' ' ')" ;;
+    esac
 done
