@@ -88,9 +88,7 @@ pub fn clean(sets: &[PathBuf]) -> Vec<String> {
 }
 
 fn held(lock: &Path) -> bool {
-    use rustix::fs::{FlockOperation, Mode, OFlags};
-    rustix::fs::open(lock, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-        .is_ok_and(|fd| rustix::fs::flock(&fd, FlockOperation::NonBlockingLockShared).is_err())
+    !crate::host::caches::slot_free(lock)
 }
 
 /// rm -rf that first makes each directory writable: go's module cache and

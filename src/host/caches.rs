@@ -90,7 +90,7 @@ fn overlay_unavailable(set: &Path) -> Option<String> {
 }
 
 /// Whether no sandbox holds this slot's lock (a missing lock file: free).
-fn slot_free(lock: &Path) -> bool {
+pub fn slot_free(lock: &Path) -> bool {
     use rustix::fs::{FlockOperation, Mode, OFlags};
     match rustix::fs::open(lock, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()) {
         Ok(fd) => rustix::fs::flock(&fd, FlockOperation::NonBlockingLockExclusive).is_ok(),
