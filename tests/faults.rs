@@ -21,6 +21,14 @@ fn every_step_fails_closed() {
         for (api, opts) in variants {
             let f = Fixture::new(who);
             f.mkdir("ws/locked");
+            // A checkout with a submodule: the git guard's steps, and the
+            // copy of the submodule's config, are walked too.
+            let git = "git -c user.name=t -c user.email=t@t -c protocol.file.allow=always";
+            let setup = format!(
+                "set -e; {git} init -q ../libsrc && {git} -C ../libsrc commit -q --allow-empty -m l && \
+                 {git} init -q && {git} submodule -q add ../libsrc lib && {git} commit -qm sub"
+            );
+            ok(&f.command("sh").args(["-c", &setup]).output().unwrap());
             let marker = f.ws().join("marker");
             let mut args: Vec<&str> = opts.to_vec();
             args.extend(["--ro", "locked", "--", "touch", marker.to_str().unwrap()]);

@@ -170,9 +170,9 @@ fn planting_routes(absent_commondir: bool) {
     }
 }
 
-/// Everyday git, inside, in each kind of checkout. (`git submodule update`
-/// rewrites each submodule's config, which stays read-only: it is run on
-/// the host, or inside with --allow-git-config.)
+/// Everyday git, inside, in each kind of checkout, and `git submodule
+/// update` (which rewrites a submodule's `core.worktree` where it is set:
+/// the sandbox sees the config without it, and the host's stays as it is).
 #[test]
 fn everyday_git_works_inside() {
     let ops = format!(
@@ -216,6 +216,38 @@ fn everyday_git_works_inside() {
                 .output()
                 .unwrap();
             assert!(stdout(&o).contains("sub-ok"), "{who:?} {api}: {}", stderr(&o));
+            let config = f.ws().join(".git/modules/lib/config");
+            let before = std::fs::read(&config).unwrap();
+            let head = |f: &Fixture| {
+                ok(&f
+                    .command("git")
+                    .args(["-C", "lib", "rev-parse", "HEAD"])
+                    .output()
+                    .unwrap())
+            };
+            let recorded = head(&f);
+            ok(&f
+                .command("git")
+                .args(["-C", "lib", "checkout", "-q", "--detach", "HEAD~1"])
+                .output()
+                .unwrap());
+            let o = f
+                .qwrap(&["run", "--"])
+                .args(["sh", "-c", &format!("{GIT} submodule update && echo update-ok")])
+                .env("QWRAP_MOUNT_API", api)
+                .output()
+                .unwrap();
+            assert!(stdout(&o).contains("update-ok"), "{who:?} {api}: {}", stderr(&o));
+            assert_eq!(
+                head(&f),
+                recorded,
+                "{who:?} {api}: the submodule is back at its recorded commit"
+            );
+            assert_eq!(
+                std::fs::read(&config).unwrap(),
+                before,
+                "{who:?} {api}: the host's config is unchanged"
+            );
         }
     }
 }

@@ -167,8 +167,14 @@ fn every_call_the_executor_makes_is_in_the_printed_step() {
         let f = Fixture::new(who);
         f.mkdir("home/.ssh");
         f.write("home/.ssh/id_ed25519", "key\n", 0o600);
-        // A checkout without a hooks directory: the first run makes it.
-        ok(&f.command("git").args(["init", "-q"]).output().unwrap());
+        // A checkout without a hooks directory (the first run makes it),
+        // with a submodule (its config is shown from a copy).
+        let git = "git -c user.name=t -c user.email=t@t -c protocol.file.allow=always";
+        let setup = format!(
+            "set -e; {git} init -q ../libsrc && {git} -C ../libsrc commit -q --allow-empty -m l && \
+             {git} init -q && {git} submodule -q add ../libsrc lib && {git} commit -qm sub"
+        );
+        ok(&f.command("sh").args(["-c", &setup]).output().unwrap());
         std::fs::remove_dir_all(f.ws().join(".git/hooks")).unwrap();
         // The egress log lies outside the writable roots, as it must.
         let egress_log = f.path().join("egress.log").display().to_string();

@@ -181,6 +181,7 @@ impl Executor {
         match step {
             Step::CreateHostDir { .. }
             | Step::PrepareCaches { .. }
+            | Step::CopyGitConfig { .. }
             | Step::MakeMountsSlave
             | Step::CloneTree { .. }
             | Step::SetTreeAttr { .. }

@@ -30,6 +30,24 @@ impl Executor {
                     self.held.push(fd);
                 }
             }
+            Step::CopyGitConfig { source, copy } => {
+                let fail = |e: std::io::Error, p: &Path| {
+                    Fail::with(
+                        Errno::from_io_error(&e).unwrap_or(Errno::IO),
+                        p.display().to_string(),
+                    )
+                };
+                let text = std::fs::read_to_string(source).map_err(|e| fail(e, source))?;
+                if let Some(dir) = copy.parent() {
+                    mkdir_parents(dir).map_err(|e| Fail::with(e, format!("mkdir {}", dir.display())))?;
+                }
+                // Another sandbox may read the copy meanwhile: it is
+                // replaced whole.
+                let tmp = copy.with_extension(rustix::process::getpid().as_raw_nonzero().to_string());
+                std::fs::write(&tmp, crate::policy::without_core_worktree(&text))
+                    .map_err(|e| fail(e, &tmp))?;
+                std::fs::rename(&tmp, copy).map_err(|e| fail(e, copy))?;
+            }
             Step::MakeMountsSlave => {
                 rustix::mount::mount_change(
                     "/",

@@ -34,6 +34,9 @@ pub enum MountOp {
     Dev(PathBuf),
     /// A fresh tmpfs.
     Tmpfs { path: PathBuf, mode: u32 },
+    /// A host file shown read-only at another path: a submodule's git
+    /// config, from its copy without `core.worktree`.
+    FileFrom { path: PathBuf, source: PathBuf },
     /// A cache: the host directory as the lower layer of an overlay whose
     /// upper layer is the workspace's.
     Overlay {
@@ -65,7 +68,9 @@ impl MountOp {
             | MountOp::HostReadOnly(p)
             | MountOp::Dev(p)
             | MountOp::Mask(p) => p,
-            MountOp::Tmpfs { path, .. } | MountOp::Overlay { path, .. } => path,
+            MountOp::Tmpfs { path, .. } | MountOp::Overlay { path, .. } | MountOp::FileFrom { path, .. } => {
+                path
+            }
             MountOp::Console(_) => Path::new("/dev/console"),
             MountOp::Hidden { path, .. } => path,
             MountOp::HostFile(p) | MountOp::Dir(p) => p,
@@ -83,7 +88,10 @@ impl MountOp {
     pub(super) fn role(&self) -> Role {
         match self {
             MountOp::HostRoot => Role::HostRoot,
-            MountOp::ReadOnly(_) | MountOp::HostReadOnly(_) | MountOp::HostFile(_) => Role::ReadOnlyPath,
+            MountOp::ReadOnly(_)
+            | MountOp::HostReadOnly(_)
+            | MountOp::HostFile(_)
+            | MountOp::FileFrom { .. } => Role::ReadOnlyPath,
             MountOp::Mask(_) => Role::SocketMask,
             MountOp::Console(_) => Role::Device,
             MountOp::Hidden { .. } => Role::Hidden,
@@ -166,6 +174,15 @@ pub fn layout(
     }));
     ops.extend(policy.pinned.iter().map(|p| MountOp::Writable(p.clone())));
     ops.extend(policy.read_only.iter().map(|r| MountOp::ReadOnly(r.path.clone())));
+    ops.extend(
+        policy
+            .worktree_configs
+            .iter()
+            .map(|(path, copy)| MountOp::FileFrom {
+                path: path.clone(),
+                source: copy.clone(),
+            }),
+    );
     // The masks come from the assessment, which leaves out what the view
     // does not show.
     ops.extend(masks.iter().map(|m| MountOp::Mask(m.clone())));

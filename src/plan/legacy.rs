@@ -71,6 +71,23 @@ impl Builder {
                         target,
                     });
                 }
+                MountOp::FileFrom { source, .. } => {
+                    self.push(Step::BindMount {
+                        role: Role::ReadOnlyPath,
+                        source: under(&old_root, source),
+                        target: target.clone(),
+                        recursive: false,
+                    });
+                    self.push(Step::Remount {
+                        target,
+                        flags: Flags {
+                            rdonly: true,
+                            nosuid: true,
+                            nodev: true,
+                            noexec: false,
+                        },
+                    });
+                }
                 MountOp::Dir(_) => {}
                 MountOp::Link { target: to, .. } => self.push(Step::Symlink {
                     target: to.clone(),

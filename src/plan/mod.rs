@@ -93,6 +93,12 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     if let Some(step) = caches::prepare(policy, host, &layers.caches) {
         b.push(step);
     }
+    for (source, copy) in &policy.worktree_configs {
+        b.push(Step::CopyGitConfig {
+            source: source.clone(),
+            copy: copy.clone(),
+        });
+    }
     let proxied = policy.network == NetworkMode::Proxied;
     b.push(Step::StartWarden {
         keep_background: policy.settings.keep_background.value,

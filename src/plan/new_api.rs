@@ -28,6 +28,9 @@ impl Builder {
                     vec![self.clone_with(Role::WritableRoot, p, true, Flags::NOSUID, true)]
                 }
                 MountOp::Overlay { path, upper, work } => vec![self.overlay(path, upper, work)],
+                MountOp::FileFrom { source, .. } => {
+                    vec![self.clone_with(Role::ReadOnlyPath, source, false, Flags::RDONLY_NOSUID, true)]
+                }
                 MountOp::ReadOnly(p) | MountOp::HostReadOnly(p) => {
                     vec![self.clone_with(Role::ReadOnlyPath, p, true, Flags::RDONLY_NOSUID, true)]
                 }
@@ -75,6 +78,7 @@ impl Builder {
                 }),
                 MountOp::Writable(_)
                 | MountOp::Overlay { .. }
+                | MountOp::FileFrom { .. }
                 | MountOp::ReadOnly(_)
                 | MountOp::HostReadOnly(_)
                 | MountOp::HostFile(_)

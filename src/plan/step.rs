@@ -378,6 +378,15 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::opt_path")]
         lock: Option<PathBuf>,
     },
+    /// Before the sandbox, on the host: a submodule's git config copied
+    /// without `core.worktree` (through a temporary file and a rename), to
+    /// be shown read-only in its place.
+    CopyGitConfig {
+        #[serde(serialize_with = "crate::lossy::path")]
+        source: PathBuf,
+        #[serde(serialize_with = "crate::lossy::path")]
+        copy: PathBuf,
+    },
     /// A detached overlay mount of host directories (resolved now, before
     /// anything covers them), attached later as a cloned tree is.
     MakeOverlay {

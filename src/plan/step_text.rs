@@ -24,6 +24,14 @@ impl fmt::Display for Step {
                 f,
                 "socket(AF_INET, SOCK_STREAM); setsockopt(SO_REUSEADDR); bind(127.0.0.1:{port}); listen(); sendmsg(<warden>, SCM_RIGHTS): the warden serves it from outside"
             ),
+            Step::CopyGitConfig { source, copy } => write!(
+                f,
+                "open({}, O_RDONLY) and read() it; mkdir({}, 0700); open({}.PID, O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0600) and write() it without core.worktree; rename(it, {}) on the host",
+                q(source),
+                q(copy.parent().unwrap_or(copy)),
+                q(copy),
+                q(copy)
+            ),
             Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
             Step::PrepareCaches { create, layers, lock } => {
                 let mut calls: Vec<String> =

@@ -47,6 +47,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         create_before: vec![],
         absent_pointers: vec![],
         pinned: vec![],
+        worktree_configs: vec![],
         keep_fds: vec![],
         socket_vars: vec![],
         hidden: vec![],

@@ -45,6 +45,10 @@ pub struct Guard {
     /// Pointer files that do not exist: no mount can guard them; the
     /// warden moves aside what the command creates there.
     pub absent: Vec<PathBuf>,
+    /// Submodule git dirs' `config` files that set `core.worktree`: shown
+    /// read-only without that key, which `git submodule update` would
+    /// otherwise rewrite (git writes it only where it is set).
+    pub worktree_configs: Vec<PathBuf>,
     /// Why the walk stopped early, when it did.
     pub note: Option<String>,
 }
@@ -77,7 +81,7 @@ pub fn guard(info: &GitInfo) -> Guard {
         g.protect(dot_git);
         // The worktree's own admin dir (COMMON/worktrees/NAME).
         g.pin(info.roots[0].clone());
-        guard_dir(&mut g, &info.roots[0], false, top);
+        guard_dir(&mut g, &info.roots[0], false, false, top);
     }
     let mut queue = vec![(common, 0usize)];
     let mut seen = 0usize;
@@ -90,11 +94,12 @@ pub fn guard(info: &GitInfo) -> Guard {
             break;
         }
         g.pin(dir.clone());
-        guard_dir(&mut g, &dir, true, top);
+        let submodule = depth > 0 || info.checkout == Checkout::Submodule;
+        guard_dir(&mut g, &dir, true, submodule, top);
         for wt in subdirs(&dir.join("worktrees")) {
             g.pin(dir.join("worktrees"));
             g.pin(wt.clone());
-            guard_dir(&mut g, &wt, false, top);
+            guard_dir(&mut g, &wt, false, false, top);
         }
         if depth < MAX_DEPTH {
             let modules = dir.join("modules");
@@ -116,10 +121,13 @@ pub fn guard(info: &GitInfo) -> Guard {
 }
 
 /// The pointer files of one git dir; `common` dirs also own hooks.
-fn guard_dir(g: &mut Guard, dir: &Path, common: bool, top: &Path) {
+fn guard_dir(g: &mut Guard, dir: &Path, common: bool, submodule: bool, top: &Path) {
     for name in POINTERS {
         let p = dir.join(name);
-        if fs::symlink_metadata(&p).is_ok() {
+        if submodule && name == "config" && read_small(&p).and_then(|t| core_key(&t, "worktree")).is_some() {
+            g.protect(p.clone());
+            g.worktree_configs.push(p);
+        } else if fs::symlink_metadata(&p).is_ok() {
             g.protect(p);
         } else if !g.absent.contains(&p) {
             g.absent.push(p);
@@ -188,6 +196,52 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
+/// A git config without `core.worktree`: only lines are taken away, so the
+/// result chooses no code the original does not. A key's continuation
+/// lines (after a trailing backslash) go with it; a continuation of
+/// another key is never read as a key.
+pub fn without_core_worktree(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_core = false;
+    let mut continued = false;
+    let mut dropping = false;
+    for line in text.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let is_continuation = continued;
+        continued = body.ends_with('\\') && !body.ends_with("\\\\");
+        if is_continuation {
+            if !dropping {
+                out.push_str(line);
+            }
+            continue;
+        }
+        dropping = false;
+        let mut l = body.trim_start();
+        if let Some(rest) = l.strip_prefix('[') {
+            let (section, after) = rest.split_once(']').unwrap_or((rest, ""));
+            in_core = section.trim().eq_ignore_ascii_case("core");
+            l = after.trim_start();
+            if l.is_empty() {
+                out.push_str(line);
+                continue;
+            }
+        }
+        let key = l.split(['=', ' ', '\t', ';', '#']).next().unwrap_or_default();
+        if in_core && key.eq_ignore_ascii_case("worktree") {
+            dropping = true;
+            // A section header on the same line stays.
+            if body.trim_start().starts_with('[') {
+                let header_end = body.find(']').map_or(0, |i| i + 1);
+                out.push_str(&body[..header_end]);
+                out.push('\n');
+            }
+            continue;
+        }
+        out.push_str(line);
+    }
+    out
+}
+
 fn read_small(p: &Path) -> Option<String> {
     if fs::metadata(p).ok()?.len() > 1 << 20 {
         return None;
@@ -198,6 +252,25 @@ fn read_small(p: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn core_worktree_is_taken_out_and_nothing_else() {
+        let text = "[core]\n\trepositoryformatversion = 0\n\tworktree = ../../../lib\n\tbare = false\n[remote \"origin\"]\n\turl = x\n\tworktree = stays\n";
+        assert_eq!(
+            without_core_worktree(text),
+            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = x\n\tworktree = stays\n"
+        );
+        // Case, a header on the key's line, continuation lines, a
+        // continuation that looks like a key.
+        assert_eq!(
+            without_core_worktree("[CORE] WorkTree = a\\\n  b\n\tfsmonitor = x\\\nworktree = kept\n"),
+            "[CORE]\n\tfsmonitor = x\\\nworktree = kept\n"
+        );
+        assert_eq!(
+            without_core_worktree("[core]\nworktreex = 1\n"),
+            "[core]\nworktreex = 1\n"
+        );
+    }
 
     #[test]
     fn normal_checkout_with_a_submodule_and_a_worktree() {
@@ -248,6 +321,8 @@ mod tests {
         ] {
             assert!(g.protect.contains(&p), "{p:?} not protected: {:?}", g.protect);
         }
+        // The submodule's config sets core.worktree: shown without it.
+        assert_eq!(g.worktree_configs, vec![sub.join("config")]);
         assert!(g.create.is_empty(), "{:?}", g.create);
         assert_eq!(
             guard(&GitInfo {

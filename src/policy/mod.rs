@@ -21,6 +21,7 @@ pub mod view;
 
 pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
+pub use git_guard::without_core_worktree;
 pub use load::{Invocation, LoadError, load};
 pub use modes::{CacheMode, LandlockMode, NetworkMode, TmpMode, ViewMode};
 pub use resolve::resolve;
@@ -161,6 +162,11 @@ pub struct Policy {
     /// aside by the warden when the command exits if it created them.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub absent_pointers: Vec<PathBuf>,
+    /// Submodule git configs that set `core.worktree`, and the copy without
+    /// it (made before the sandbox starts) that is shown read-only in their
+    /// place, so that `git submodule update` has nothing to rewrite.
+    #[serde(skip)]
+    pub worktree_configs: Vec<(PathBuf, PathBuf)>,
     /// Git dirs and submodule checkouts inside writable roots, bound over
     /// themselves so that they cannot be renamed, replaced or removed.
     #[serde(serialize_with = "crate::lossy::paths")]

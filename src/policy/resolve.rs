@@ -201,9 +201,24 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         .into_iter()
         .filter(|p| in_roots(p) && !writable_roots.iter().any(|r| r.path == *p))
         .collect();
+    // Submodule configs that set core.worktree are shown read-only from a
+    // copy without it; the rest of the protected paths are bound over
+    // themselves.
+    let worktree_configs: Vec<(PathBuf, PathBuf)> = guard
+        .worktree_configs
+        .iter()
+        .filter(|p| in_roots(p))
+        .filter_map(|p| {
+            Some((
+                p.clone(),
+                toolchains::config_copy(home.as_deref(), &env, p, &writable_roots)?,
+            ))
+        })
+        .collect();
     ro_specs.extend(
         protected
             .iter()
+            .filter(|p| !worktree_configs.iter().any(|(t, _)| t == *p))
             .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "protected git path")),
     );
     let mut read_only: Vec<ReadOnlyPath> = Vec::new();
@@ -369,6 +384,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         create_before,
         absent_pointers,
         pinned,
+        worktree_configs,
         allowed_sockets,
         env: env_rules,
         keep_fds: req.keep_fds.clone(),

@@ -93,6 +93,24 @@ pub(super) fn layer_set(
     None
 }
 
+/// Where the copy of a submodule's config without `core.worktree` is
+/// kept: `${XDG_STATE_HOME:-~/.local/state}/qwrap/git-config/NAME-HASH`,
+/// out of the command's reach (None where no such place exists).
+pub(super) fn config_copy(
+    home: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    config: &Path,
+    roots: &[WritableRoot],
+) -> Option<PathBuf> {
+    let state = env("XDG_STATE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| home.map(|h| h.join(".local/state")))?;
+    let name = config.parent().map_or_else(|| set_name(config), set_name);
+    let copy = canonical_prefix(&state).join("qwrap/git-config").join(name);
+    (!roots.iter().any(|r| copy.starts_with(&r.path))).then_some(copy)
+}
+
 /// `NAME-HASH`: the workspace's last component and a hash of its path, so
 /// that two checkouts named alike keep separate layers.
 pub fn set_name(workspace: &Path) -> String {

@@ -2,8 +2,11 @@
 //! and as JSON for tools (schemas in docs/reports.md).
 
 mod receipt;
+mod summary;
 
 pub use receipt::{Receipt, receipt};
+pub use summary::boundary;
+use summary::cache_text;
 
 use crate::host::HostFacts;
 use crate::plan::Layers;
@@ -12,34 +15,6 @@ use crate::verify::{Outcome, Report};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
-
-/// What the sandbox confines, in one line, from the layers that hold.
-pub fn boundary(l: &Layers) -> String {
-    let mut parts = vec!["filesystem mounts (the host read-only outside the writable roots)".to_string()];
-    if l.landlock_filesystem.is_applied() {
-        parts.push("Landlock (writes only beneath the writable roots)".into());
-    }
-    if l.landlock_scopes.is_applied() {
-        parts.push("host processes visible but not signalable; host abstract sockets unreachable".into());
-    } else {
-        parts.push(
-            "host processes visible and signalable; host abstract sockets reachable with the network open"
-                .into(),
-        );
-    }
-    parts.push(format!(
-        "{} host Unix sockets masked, {} reachable",
-        l.masked_sockets.len(),
-        l.reachable_sockets.len()
-    ));
-    if l.seccomp.is_applied() {
-        parts.push("terminal injection (TIOCSTI) refused".into());
-    }
-    if l.protected_paths.is_applied() {
-        parts.push("git hooks and config read-only".into());
-    }
-    parts.join("; ")
-}
 
 #[derive(Debug, Clone, Serialize)]
 pub struct Backend {
@@ -224,7 +199,23 @@ impl Inspect {
             allowed_domains: policy.allowed_domains.clone(),
             target_dir: policy.workspace.clone(),
             writable_roots: policy.writable_roots.clone(),
-            read_only: policy.read_only.clone(),
+            read_only: policy
+                .read_only
+                .iter()
+                .cloned()
+                .chain(policy.worktree_configs.iter().filter_map(|(path, _)| {
+                    Some(ReadOnlyPath {
+                        path: path.clone(),
+                        within: policy
+                            .writable_roots
+                            .iter()
+                            .find(|r| path.starts_with(&r.path))?
+                            .path
+                            .clone(),
+                        source: "protected git path, shown from a copy without core.worktree".into(),
+                    })
+                }))
+                .collect(),
             dropped: policy.dropped.clone(),
             git: policy.git.clone(),
             temp: policy.tmp,
@@ -416,25 +407,6 @@ impl Inspect {
             let _ = writeln!(o, "\n{r}");
         }
         o
-    }
-}
-
-/// How a cache root is mounted, for its line under "Writable roots".
-fn cache_text(c: &crate::plan::CacheMount) -> String {
-    use crate::plan::CacheHow;
-    let created = if c.created {
-        "; created empty on the host"
-    } else {
-        ""
-    };
-    match &c.how {
-        CacheHow::Overlay { upper, .. } => format!(
-            "; overlay, writes kept in {}{created}",
-            upper.parent().unwrap_or(upper).display()
-        ),
-        CacheHow::Private { why: None } => format!("; private tmpfs{created}"),
-        CacheHow::Private { why: Some(w) } => format!("; private tmpfs, not overlaid: {w}{created}"),
-        CacheHow::Shared => format!("; shared: written through to the host{created}"),
     }
 }
 

@@ -1,0 +1,50 @@
+//! One-line summaries in the reports: the boundary, how a cache is mounted.
+
+use crate::plan::Layers;
+
+/// What the sandbox confines, in one line, from the layers that hold.
+pub fn boundary(l: &Layers) -> String {
+    let mut parts = vec!["filesystem mounts (the host read-only outside the writable roots)".to_string()];
+    if l.landlock_filesystem.is_applied() {
+        parts.push("Landlock (writes only beneath the writable roots)".into());
+    }
+    if l.landlock_scopes.is_applied() {
+        parts.push("host processes visible but not signalable; host abstract sockets unreachable".into());
+    } else {
+        parts.push(
+            "host processes visible and signalable; host abstract sockets reachable with the network open"
+                .into(),
+        );
+    }
+    parts.push(format!(
+        "{} host Unix sockets masked, {} reachable",
+        l.masked_sockets.len(),
+        l.reachable_sockets.len()
+    ));
+    if l.seccomp.is_applied() {
+        parts.push("terminal injection (TIOCSTI) refused".into());
+    }
+    if l.protected_paths.is_applied() {
+        parts.push("git hooks and config read-only".into());
+    }
+    parts.join("; ")
+}
+
+/// How a cache root is mounted, for its line under "Writable roots".
+pub(super) fn cache_text(c: &crate::plan::CacheMount) -> String {
+    use crate::plan::CacheHow;
+    let created = if c.created {
+        "; created empty on the host"
+    } else {
+        ""
+    };
+    match &c.how {
+        CacheHow::Overlay { upper, .. } => format!(
+            "; overlay, writes kept in {}{created}",
+            upper.parent().unwrap_or(upper).display()
+        ),
+        CacheHow::Private { why: None } => format!("; private tmpfs{created}"),
+        CacheHow::Private { why: Some(w) } => format!("; private tmpfs, not overlaid: {w}{created}"),
+        CacheHow::Shared => format!("; shared: written through to the host{created}"),
+    }
+}
