@@ -152,14 +152,20 @@ fn ip_literals_only_when_listed_and_no_route_around_the_proxy() {
         let script = format!(
             "env | grep -c 127.0.0.1:3128; \
              curl -sS -m 10 --noproxy '' -p http://127.0.0.1:{p}/listed; \
+             curl -sS -m 10 --noproxy '' -p http://localhost:{p}/hosts; \
              curl -sS -m 10 --noproxy '' -o /dev/null -w '%{{http_connect}}\\n' -p http://127.0.0.2:{p}/unlisted; \
              curl -sS -m 5 --noproxy '*' http://127.0.0.1:{p}/direct 2>&1 | grep -c 'Could not connect\\|Failed to connect'; \
              python3 -c 'import socket; s=socket.socket(); s.settimeout(5); s.connect((\"192.0.2.1\", 80))' 2>&1 | grep -c 'unreachable'"
         );
-        let out = stdout(&proxied(&f, "new", &[format!("127.0.0.1:{p}")], &script));
+        let out = stdout(&proxied(
+            &f,
+            "new",
+            &[format!("127.0.0.1:{p}"), "localhost".into()],
+            &script,
+        ));
         assert_eq!(
             out,
-            format!("6\nhello GET /listed HTTP/1.1\n403\n1\n1\n"),
+            format!("6\nhello GET /listed HTTP/1.1\nhello GET /hosts HTTP/1.1\n403\n1\n1\n"),
             "{who:?}"
         );
         assert_eq!(srv.seen().iter().filter(|s| s.contains("/direct")).count(), 0);

@@ -1,6 +1,7 @@
 //! `--network proxied`: the command's only way out is a proxy the warden
 //! serves from outside the sandbox, to the destinations of an allow-list.
 
+pub mod dns;
 pub mod proxy;
 pub mod request;
 pub mod rules;

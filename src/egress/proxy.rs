@@ -288,8 +288,7 @@ fn resolve(name: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {
     if let Some(a) = test_resolver(name, port) {
         return Ok(a);
     }
-    use std::net::ToSocketAddrs;
-    Ok((name, port).to_socket_addrs()?.collect())
+    super::dns::resolve(name, port)
 }
 
 /// Test builds only (cargo feature `fault-injection`):
