@@ -240,7 +240,9 @@ fn inspect_and_the_receipt_name_the_caches() {
         "{text}"
     );
     assert!(
-        text.contains("/.cargo/registry  [cache, from profile rust; overlay, writes kept in"),
+        text.contains(
+            "/.cargo/registry  [cache, from profile rust; overlay (the host's is empty: its layer alone), writes kept in"
+        ),
         "{text}"
     );
     assert!(text.contains("created empty on the host"), "{text}");
@@ -254,4 +256,41 @@ fn inspect_and_the_receipt_name_the_caches() {
         v["caches"].to_string().contains(".cargo/registry: overlay"),
         "{v}"
     );
+}
+
+/// A cache whose host directory is empty gets its layer bound bare (no
+/// overlay to pay for); once the host's has content it is overlaid, the
+/// layer's files still there, and it stays overlaid.
+#[test]
+fn an_empty_cache_is_its_layer_until_the_host_fills_it() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            let plan = |f: &Fixture| {
+                ok(&f
+                    .qwrap(&["plan", "--", "true"])
+                    .env("QWRAP_MOUNT_API", api)
+                    .output()
+                    .unwrap())
+            };
+            let p = plan(&f);
+            assert!(!p.contains("fsopen(\"overlay\")"), "{who:?} {api}: {p}");
+            ok(&f.run_sh(api, &[], "echo layer > ~/.cache/from-layer"));
+            assert!(listing(&f.home().join(".cache")).is_empty());
+            f.write("home/.cache/from-host", "host\n", 0o644);
+            assert!(plan(&f).contains("fsopen(\"overlay\")"), "{who:?} {api}");
+            let out = ok(&f.run_sh(api, &[], "cat ~/.cache/from-layer ~/.cache/from-host"));
+            assert_eq!(out, "layer\nhost\n", "{who:?} {api}");
+            assert_eq!(
+                listing(&f.home().join(".cache")),
+                ["from-host".to_string()].into()
+            );
+            // Overlaid once, never bare again (the layer may hold whiteouts).
+            ok(&f.run_sh(api, &[], "rm ~/.cache/from-host"));
+            std::fs::remove_file(f.home().join(".cache/from-host")).unwrap();
+            assert!(plan(&f).contains("fsopen(\"overlay\")"), "{who:?} {api}");
+            let o = f.run_sh(api, &[], "ls -A ~/.cache");
+            assert_eq!(ok(&o), "from-layer\n", "{who:?} {api}");
+        }
+    }
 }

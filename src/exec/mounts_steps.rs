@@ -9,7 +9,12 @@ impl Executor {
                 Err(Errno::EXIST) if path.is_dir() => {}
                 other => other?,
             },
-            Step::PrepareCaches { create, layers, lock } => {
+            Step::PrepareCaches {
+                create,
+                layers,
+                marked,
+                lock,
+            } => {
                 for d in create {
                     mkdir_parents(d).map_err(|e| Fail::with(e, format!("mkdir {}", d.display())))?;
                 }
@@ -17,6 +22,14 @@ impl Executor {
                     for d in [l.join("upper"), l.join("work")] {
                         mkdir_parents(&d).map_err(|e| Fail::with(e, format!("mkdir {}", d.display())))?;
                     }
+                }
+                for m in marked {
+                    rustix::fs::open(
+                        m,
+                        OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC,
+                        Mode::from_raw_mode(0o600),
+                    )
+                    .map_err(|e| Fail::with(e, format!("open {}", m.display())))?;
                 }
                 if let Some(l) = lock {
                     let fd = rustix::fs::open(

@@ -1,7 +1,7 @@
 //! Whether overlaid caches can be mounted here, and which of a workspace's
 //! layer slots is free.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// How many sandboxes of one workspace keep layers of their own at once;
 /// a further one gets private tmpfs caches.
@@ -14,6 +14,10 @@ pub struct CacheFacts {
     pub overlay_unavailable: Option<String>,
     /// The layer slot no running sandbox of this workspace holds.
     pub slot: Option<usize>,
+    /// Caches whose host directory is empty (or missing) and whose layer
+    /// was never overlaid: the layer alone is bound there, which costs
+    /// nothing, where an overlay mount costs half a millisecond.
+    pub bare: Vec<PathBuf>,
 }
 
 impl CacheFacts {
@@ -22,13 +26,19 @@ impl CacheFacts {
         CacheFacts {
             overlay_unavailable: None,
             slot: None,
+            bare: Vec::new(),
         }
     }
 }
 
-/// Probes for a workspace's layer set (`set`). Cheap: uname, one statfs and
-/// a non-blocking lock attempt per slot in use.
-pub fn probe(set: Option<&Path>) -> CacheFacts {
+/// The marker a layer gets once it is an overlay's upper layer: it may then
+/// hold whiteouts, and is never bound bare again.
+pub const OVERLAID: &str = "overlaid";
+
+/// Probes for a workspace's layer set (`set`) and its overlaid caches
+/// (path, layer name). Cheap: uname, one statfs, a non-blocking lock
+/// attempt per slot in use, and a directory read and a stat per cache.
+pub fn probe(set: Option<&Path>, caches: &[(PathBuf, String)]) -> CacheFacts {
     let Some(set) = set else {
         return CacheFacts::none();
     };
@@ -36,14 +46,26 @@ pub fn probe(set: Option<&Path>) -> CacheFacts {
         return CacheFacts {
             overlay_unavailable: Some(why),
             slot: None,
+            bare: Vec::new(),
         };
     }
     let slot = (0..SLOTS).find(|&n| slot_free(&set.join(format!("{n}.lock"))));
+    let bare = slot.map_or_else(Vec::new, |n| {
+        caches
+            .iter()
+            .filter(|(path, layer)| {
+                let empty = std::fs::read_dir(path).map_or(true, |mut d| d.next().is_none());
+                empty && !set.join(n.to_string()).join(layer).join(OVERLAID).exists()
+            })
+            .map(|(path, _)| path.clone())
+            .collect()
+    });
     CacheFacts {
         overlay_unavailable: slot
             .is_none()
             .then(|| format!("all {SLOTS} layer slots of this workspace are in use by running sandboxes")),
         slot,
+        bare,
     }
 }
 

@@ -71,8 +71,12 @@ pub enum ProbeError {
     LandlockCap(String),
 }
 
-/// `cache_set`: the workspace's cache layers, when it has overlaid caches.
-pub fn probe(cache_set: Option<&std::path::Path>) -> Result<HostFacts, ProbeError> {
+/// `cache_set`: the workspace's cache layers, when it has overlaid caches;
+/// `caches`: those caches (path, layer name).
+pub fn probe(
+    cache_set: Option<&std::path::Path>,
+    caches: &[(std::path::PathBuf, String)],
+) -> Result<HostFacts, ProbeError> {
     let (mount_api, mount_api_reason) = match std::env::var(FORCE_MOUNT_API_ENV).as_deref() {
         Ok("legacy") => (MountApi::Legacy, "forced by QWRAP_MOUNT_API=legacy"),
         Ok("new") | Ok("") | Err(_) => {
@@ -96,7 +100,7 @@ pub fn probe(cache_set: Option<&std::path::Path>) -> Result<HostFacts, ProbeErro
         landlock_abi_capped: cap.is_some(),
         unix_sockets: probe_sockets(),
         fds: fds::inventory(),
-        caches: caches::probe(cache_set),
+        caches: caches::probe(cache_set, caches),
     })
 }
 

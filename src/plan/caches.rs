@@ -28,6 +28,13 @@ pub enum CacheHow {
         #[serde(serialize_with = "crate::lossy::path")]
         work: PathBuf,
     },
+    /// The host's directory is empty and the layer was never overlaid: the
+    /// layer's `upper` alone, bound writable (an overlay of nothing, for
+    /// a fraction of its cost).
+    Bare {
+        #[serde(serialize_with = "crate::lossy::path")]
+        upper: PathBuf,
+    },
     /// A fresh tmpfs; `why` when an overlay was wanted.
     Private { why: Option<String> },
     /// The host's directory, writable.
@@ -48,9 +55,15 @@ pub fn cache_mounts(policy: &Policy, host: &HostFacts) -> Vec<CacheMount> {
                 CacheMode::Overlay => match (&policy.cache_set, facts.slot) {
                     (Some(set), Some(slot)) if facts.overlay_unavailable.is_none() => {
                         let layer = set.join(slot.to_string()).join(&c.layer);
-                        CacheHow::Overlay {
-                            upper: layer.join("upper"),
-                            work: layer.join("work"),
+                        if facts.bare.contains(&r.path) {
+                            CacheHow::Bare {
+                                upper: layer.join("upper"),
+                            }
+                        } else {
+                            CacheHow::Overlay {
+                                upper: layer.join("upper"),
+                                work: layer.join("work"),
+                            }
                         }
                     }
                     _ => CacheHow::Private {
@@ -82,19 +95,32 @@ pub(super) fn prepare(policy: &Policy, host: &HostFacts, mounts: &[CacheMount]) 
         .filter(|m| m.created)
         .map(|m| m.path.clone())
         .collect();
+    let layer = |upper: &Path| upper.parent().map(Path::to_path_buf);
     let layers: Vec<PathBuf> = mounts
         .iter()
         .filter_map(|m| match &m.how {
-            CacheHow::Overlay { upper, .. } => upper.parent().map(Path::to_path_buf),
+            CacheHow::Overlay { upper, .. } | CacheHow::Bare { upper } => layer(upper),
             _ => None,
         })
         .collect();
-    let overlaid = mounts.iter().any(|m| matches!(m.how, CacheHow::Overlay { .. }));
+    let marked: Vec<PathBuf> = mounts
+        .iter()
+        .filter_map(|m| match &m.how {
+            CacheHow::Overlay { upper, .. } => layer(upper).map(|l| l.join(crate::host::caches::OVERLAID)),
+            _ => None,
+        })
+        .collect();
+    let overlaid = !layers.is_empty();
     let lock = match (&policy.cache_set, host.caches.slot) {
         (Some(set), Some(slot)) if overlaid => Some(set.join(format!("{slot}.lock"))),
         _ => None,
     };
-    (!create.is_empty() || lock.is_some()).then_some(Step::PrepareCaches { create, layers, lock })
+    (!create.is_empty() || lock.is_some()).then_some(Step::PrepareCaches {
+        create,
+        layers,
+        marked,
+        lock,
+    })
 }
 
 /// The caches as one layer: applied when every cache is overlaid (or
@@ -121,7 +147,7 @@ pub fn cache_layer(mounts: &[CacheMount]) -> LayerState {
     }
     let overlaid = mounts
         .iter()
-        .filter(|m| matches!(m.how, CacheHow::Overlay { .. }))
+        .filter(|m| matches!(m.how, CacheHow::Overlay { .. } | CacheHow::Bare { .. }))
         .count();
     LayerState::Applied(if overlaid > 0 {
         format!("{overlaid} overlaid: writes stay in the workspace's layer, the host's caches are unchanged")

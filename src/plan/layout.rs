@@ -34,6 +34,9 @@ pub enum MountOp {
     Dev(PathBuf),
     /// A fresh tmpfs.
     Tmpfs { path: PathBuf, mode: u32 },
+    /// A cache whose host directory is empty: its layer's upper directory,
+    /// writable, bound there.
+    Layer { path: PathBuf, upper: PathBuf },
     /// A host file shown read-only at another path: a submodule's git
     /// config, from its copy without `core.worktree`.
     FileFrom { path: PathBuf, source: PathBuf },
@@ -68,9 +71,10 @@ impl MountOp {
             | MountOp::HostReadOnly(p)
             | MountOp::Dev(p)
             | MountOp::Mask(p) => p,
-            MountOp::Tmpfs { path, .. } | MountOp::Overlay { path, .. } | MountOp::FileFrom { path, .. } => {
-                path
-            }
+            MountOp::Tmpfs { path, .. }
+            | MountOp::Overlay { path, .. }
+            | MountOp::FileFrom { path, .. }
+            | MountOp::Layer { path, .. } => path,
             MountOp::Console(_) => Path::new("/dev/console"),
             MountOp::Hidden { path, .. } => path,
             MountOp::HostFile(p) | MountOp::Dir(p) => p,
@@ -164,6 +168,10 @@ pub fn layout(
                 path: r.path.clone(),
                 upper: upper.clone(),
                 work: work.clone(),
+            },
+            Some(CacheHow::Bare { upper }) => MountOp::Layer {
+                path: r.path.clone(),
+                upper: upper.clone(),
             },
             Some(CacheHow::Private { .. }) => MountOp::Tmpfs {
                 path: r.path.clone(),

@@ -71,6 +71,15 @@ impl Builder {
                         target,
                     });
                 }
+                MountOp::Layer { upper, .. } => {
+                    self.push(Step::BindMount {
+                        role: Role::WritableRoot,
+                        source: under(&old_root, upper),
+                        target: target.clone(),
+                        recursive: true,
+                    });
+                    self.push(Step::MakeTreePrivate { target });
+                }
                 MountOp::FileFrom { source, .. } => {
                     self.push(Step::BindMount {
                         role: Role::ReadOnlyPath,

@@ -28,6 +28,9 @@ impl Builder {
                     vec![self.clone_with(Role::WritableRoot, p, true, Flags::NOSUID, true)]
                 }
                 MountOp::Overlay { path, upper, work } => vec![self.overlay(path, upper, work)],
+                MountOp::Layer { upper, .. } => {
+                    vec![self.clone_with(Role::WritableRoot, upper, true, Flags::NOSUID, true)]
+                }
                 MountOp::FileFrom { source, .. } => {
                     vec![self.clone_with(Role::ReadOnlyPath, source, false, Flags::RDONLY_NOSUID, true)]
                 }
@@ -79,6 +82,7 @@ impl Builder {
                 MountOp::Writable(_)
                 | MountOp::Overlay { .. }
                 | MountOp::FileFrom { .. }
+                | MountOp::Layer { .. }
                 | MountOp::ReadOnly(_)
                 | MountOp::HostReadOnly(_)
                 | MountOp::HostFile(_)

@@ -375,6 +375,10 @@ pub enum Step {
         create: Vec<PathBuf>,
         #[serde(serialize_with = "crate::lossy::paths")]
         layers: Vec<PathBuf>,
+        /// Layers overlaid now: marked, so that they are never bound bare
+        /// again (an upper layer may hold whiteouts).
+        #[serde(serialize_with = "crate::lossy::paths")]
+        marked: Vec<PathBuf>,
         #[serde(serialize_with = "crate::lossy::opt_path")]
         lock: Option<PathBuf>,
     },

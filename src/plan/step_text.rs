@@ -33,7 +33,12 @@ impl fmt::Display for Step {
                 q(copy)
             ),
             Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
-            Step::PrepareCaches { create, layers, lock } => {
+            Step::PrepareCaches {
+                create,
+                layers,
+                marked,
+                lock,
+            } => {
                 let mut calls: Vec<String> =
                     create.iter().map(|d| format!("mkdir({}, 0700)", q(d))).collect();
                 for l in layers {
@@ -42,6 +47,9 @@ impl fmt::Display for Step {
                         q(&l.join("upper")),
                         q(&l.join("work"))
                     ));
+                }
+                for m in marked {
+                    calls.push(format!("open({}, O_WRONLY|O_CREAT|O_CLOEXEC, 0600)", q(m)));
                 }
                 if let Some(l) = lock {
                     calls.push(format!(

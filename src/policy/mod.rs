@@ -222,6 +222,17 @@ impl Policy {
     pub fn shows(&self, p: &Path) -> bool {
         self.view == ViewMode::Host || view::shows(&self.writable_roots, &self.view_entries, p)
     }
+
+    /// The caches to overlay: their paths and layer names.
+    pub fn overlay_caches(&self) -> Vec<(PathBuf, String)> {
+        self.writable_roots
+            .iter()
+            .filter_map(|r| {
+                let c = r.cache.as_ref().filter(|c| c.mode == CacheMode::Overlay)?;
+                Some((r.path.clone(), c.layer.clone()))
+            })
+            .collect()
+    }
 }
 
 /// Why a request cannot become a policy.

@@ -164,7 +164,7 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
             .iter()
             .map(|c| {
                 let how = match &c.how {
-                    crate::plan::CacheHow::Overlay { .. } => "overlay",
+                    crate::plan::CacheHow::Overlay { .. } | crate::plan::CacheHow::Bare { .. } => "overlay",
                     crate::plan::CacheHow::Private { .. } => "private",
                     crate::plan::CacheHow::Shared => "shared (written through)",
                 };

@@ -43,6 +43,10 @@ pub(super) fn cache_text(c: &crate::plan::CacheMount) -> String {
             "; overlay, writes kept in {}{created}",
             upper.parent().unwrap_or(upper).display()
         ),
+        CacheHow::Bare { upper } => format!(
+            "; overlay (the host's is empty: its layer alone), writes kept in {}{created}",
+            upper.parent().unwrap_or(upper).display()
+        ),
         CacheHow::Private { why: None } => format!("; private tmpfs{created}"),
         CacheHow::Private { why: Some(w) } => format!("; private tmpfs, not overlaid: {w}{created}"),
         CacheHow::Shared => format!("; shared: written through to the host{created}"),
