@@ -29,7 +29,8 @@ fn direct() -> Check {
 
 /// Sends a CONNECT through the proxy; the status line and what follows.
 fn connect(dest: &str) -> std::io::Result<(String, Vec<u8>)> {
-    let mut s = TcpStream::connect(("127.0.0.1", PROXY_PORT))?;
+    // An address, not a name: no resolver is linked in for it.
+    let mut s = TcpStream::connect(SocketAddr::from((std::net::Ipv4Addr::LOCALHOST, PROXY_PORT)))?;
     s.set_read_timeout(Some(Duration::from_secs(10)))?;
     s.write_all(format!("CONNECT {dest} HTTP/1.1\r\nHost: {dest}\r\n\r\n").as_bytes())?;
     let mut got = Vec::new();

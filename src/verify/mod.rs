@@ -233,7 +233,7 @@ pub struct HostHelpers {
 /// A loopback server that writes a greeting to each client, for the
 /// egress-listed check; it ends with verify.
 fn greeter() -> Option<u16> {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").ok()?;
+    let l = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).ok()?;
     let port = l.local_addr().ok()?.port();
     std::thread::spawn(move || {
         for mut c in l.incoming().flatten() {
