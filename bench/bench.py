@@ -163,12 +163,23 @@ def run(work):
     rows.append(("start-up, `--view minimal`", t["qwrap"], t["bwrap"], "", None))
 
     log("start-up with overlaid caches")
-    # A home with ~/.cache (one overlay), then a Rust workspace (the rust
-    # profile adds ~/.cargo/registry and ~/.cargo/git: three overlays).
+    # A home whose ~/.cache holds a file (one overlay), then a Rust workspace
+    # (the rust profile adds ~/.cargo/registry, holding a file, and an
+    # empty ~/.cargo/git: two overlays and a bare layer); then a fresh home
+    # (an empty ~/.cache: its layer bound bare).
     cache_home = os.path.join(work, "cache-home")
-    os.makedirs(os.path.join(cache_home, ".cache"))
-    chown_user(cache_home)
-    chown_user(os.path.join(cache_home, ".cache"))
+    for d in (".cache", ".cargo", ".cargo/registry", ".cargo/git"):
+        os.makedirs(os.path.join(cache_home, d), exist_ok=True)
+    for f in (".cache/held", ".cargo/registry/held"):
+        with open(os.path.join(cache_home, f), "w") as fh:
+            fh.write("x\n")
+    for dirpath, dirnames, filenames in os.walk(cache_home):
+        chown_user(dirpath)
+        for n in filenames:
+            chown_user(os.path.join(dirpath, n))
+    fresh_home = os.path.join(work, "fresh-home")
+    os.makedirs(fresh_home)
+    chown_user(fresh_home)
     rust_ws = os.path.join(work, "rust-ws")
     os.mkdir(rust_ws)
     with open(os.path.join(rust_ws, "Cargo.toml"), "w") as fh:
@@ -176,12 +187,15 @@ def run(work):
     chown_user(rust_ws)
     t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "private": f"{qwrap} run --cache private -- /bin/true",
                    "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws, home=cache_home)
-    rows.append(("start-up, `~/.cache` overlaid (a home that has one)", t["qwrap"], t["bwrap"],
+    rows.append(("start-up, `~/.cache` overlaid (it holds a file)", t["qwrap"], t["bwrap"],
                  "≤ 0.6× bwrap", t["qwrap"] <= 0.6 * t["bwrap"]))
     rows.append(("start-up, `~/.cache` as a private tmpfs (`--cache private`)", t["private"], t["bwrap"], "", None))
     t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, rust_ws,
                   home=cache_home)
-    rows.append(("start-up, a Rust workspace: three caches overlaid", t["qwrap"], t["bwrap"], "", None))
+    rows.append(("start-up, a Rust workspace: two caches overlaid, one bare", t["qwrap"], t["bwrap"], "", None))
+    t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws,
+                  home=fresh_home)
+    rows.append(("start-up, a fresh home: `~/.cache` made empty, its layer bound bare", t["qwrap"], t["bwrap"], "", None))
 
     growth = {}
     for n in MOUNT_COUNTS:
