@@ -249,6 +249,13 @@ fn inspect_and_the_receipt_name_the_caches() {
     assert!(text.contains("caches: applied (3 overlaid"), "{text}");
     let text = ok(&f.qwrap(&["inspect", "--no-detect"]).output().unwrap());
     assert!(!text.contains(".cargo"), "{text}");
+    // verify writes into each cache from inside and looks on the host.
+    let text = ok(&f.qwrap(&["verify"]).output().unwrap());
+    assert!(
+        text.contains("PASS a write to a cache stays off the host"),
+        "{text}"
+    );
+    assert!(listing(&f.home().join(".cache")).is_empty());
     let v: serde_json::Value =
         serde_json::from_str(&ok(&f.qwrap(&["receipt", "--json"]).output().unwrap())).unwrap();
     assert_eq!(v["cache_mode"], "overlay");

@@ -1,6 +1,7 @@
 //! `qwrap verify`: a battery of checks run inside a real sandbox built from the
 //! same policy and plan as `run`, plus the linked-worktree commit canary.
 
+mod cache_check;
 mod canary;
 mod egress_checks;
 mod git_check;
@@ -187,6 +188,8 @@ pub fn probe_args(policy: &Policy, layers: &plan::Layers, helpers: &HostHelpers)
             .map(|p| p.display().to_string())
             .unwrap_or_default(),
         closed_network: policy.network.private(),
+        caches: cache_check::targets(&layers.caches),
+        cache_tag: Some(format!(".qwrap-verify-cache-{}", std::process::id())),
         proxied: policy.network == NetworkMode::Proxied,
         proxy_target: helpers.egress_target.map(|port| format!("127.0.0.1:{port}")),
         host_has_nonlo: host_ifs.iter().any(|i| i != "lo"),
@@ -344,6 +347,9 @@ pub fn battery(
     let text = run_in_sandbox(&policy_for_probe, &host, self_command(args.to_args()))?;
     drop(helpers);
     let mut checks = parse_probe_output(&text)?;
+    if let Some(tag) = &args.cache_tag {
+        cache_check::settle(&mut checks, &layers.caches, tag);
+    }
     checks.push(if policy.git.checkout == Checkout::None {
         Check::skip(
             "worktree-commit",

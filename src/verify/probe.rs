@@ -63,6 +63,14 @@ impl ProbeArgs {
         if self.scoped {
             v.push("--scoped".into());
         }
+        for c in &self.caches {
+            v.push("--cache".into());
+            v.push(c.clone().into());
+        }
+        if let Some(t) = &self.cache_tag {
+            v.push("--cache-tag".into());
+            v.push(t.into());
+        }
         if self.proxied {
             v.push("--proxied".into());
         }
@@ -113,6 +121,9 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     }
     if a.proxied {
         checks.extend(super::egress_checks::checks(a.proxy_target.as_deref()));
+    }
+    if let Some(t) = &a.cache_tag {
+        checks.push(super::cache_check::write(&a.caches, t));
     }
     checks.push(nested_remount());
     checks.push(tiocsti());

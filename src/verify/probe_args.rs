@@ -49,6 +49,11 @@ pub struct ProbeArgs {
     /// Whether Landlock scopes signals and abstract sockets.
     #[arg(long)]
     pub scoped: bool,
+    /// Caches to write a file into (`cache-isolated`), and its name.
+    #[arg(long = "cache")]
+    pub caches: Vec<PathBuf>,
+    #[arg(long)]
+    pub cache_tag: Option<String>,
     /// `--network proxied`: check the proxy.
     #[arg(long)]
     pub proxied: bool,

@@ -48,6 +48,8 @@ fn args_round_trip_shape() {
         hidden: vec![],
         absent: None,
         scoped: false,
+        caches: vec![],
+        cache_tag: None,
         proxied: false,
         proxy_target: None,
     };
@@ -95,6 +97,8 @@ fn every_argument_is_parsed_back_by_the_one_definition() {
         hidden: vec!["/h/.ssh".into()],
         absent: Some("/opt".into()),
         scoped: true,
+        caches: vec!["/h/.cache".into()],
+        cache_tag: Some(".t".into()),
         proxied: true,
         proxy_target: Some("127.0.0.1:9".into()),
     };
