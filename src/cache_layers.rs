@@ -12,12 +12,9 @@ pub enum Request {
     Clean { workspace: Option<PathBuf>, all: bool },
 }
 
-/// Where the layer sets are kept: `${XDG_STATE_HOME:-~/.local/state}/qwrap/caches`.
-pub fn base(home: Option<&Path>, state_home: Option<PathBuf>) -> Option<PathBuf> {
-    state_home
-        .filter(|p| p.is_absolute())
-        .or_else(|| home.map(|h| h.join(".local/state")))
-        .map(|s| s.join("qwrap/caches"))
+/// Where the layer sets are kept: the state directory's `caches`.
+pub fn base(home: Option<&Path>, state_home: Option<std::ffi::OsString>) -> Option<PathBuf> {
+    crate::policy::state_dir(home, state_home).map(|s| s.join("caches"))
 }
 
 /// One line per layer set: its name, slots and size.

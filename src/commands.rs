@@ -196,11 +196,8 @@ pub fn receipt(inv: Invocation, json: bool) -> Result<Output, Fatal> {
 /// `qwrap cache list` and `qwrap cache clean`.
 pub fn cache(request: cache_layers::Request) -> Result<Output, Fatal> {
     let caller = caller()?;
-    let base = cache_layers::base(
-        caller.home.as_deref(),
-        caller.var("XDG_STATE_HOME").map(Into::into),
-    )
-    .ok_or_else(|| Fatal::new("no home directory: no cache layers", EXIT_USAGE))?;
+    let base = cache_layers::base(caller.home.as_deref(), caller.var("XDG_STATE_HOME"))
+        .ok_or_else(|| Fatal::new("no home directory: no cache layers", EXIT_USAGE))?;
     let mut out = Output::default();
     match request {
         cache_layers::Request::List => out.stdout = cache_layers::list(&base),

@@ -301,3 +301,25 @@ fn an_empty_cache_is_its_layer_until_the_host_fills_it() {
         }
     }
 }
+
+/// Back-to-back runs share one layer, even when the first leaves a process
+/// behind for its warden to kill: the slot is let go as soon as that is
+/// done, and the next run waits for it a moment.
+#[test]
+fn back_to_back_runs_share_a_layer() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.mkdir("home/.cache");
+        f.write("home/.cache/held", "x\n", 0o644);
+        for i in 0..5 {
+            ok(&f.run_sh(
+                "new",
+                &[],
+                &format!("echo {i} > ~/.cache/n; setsid sleep 30 </dev/null >/dev/null 2>&1 &"),
+            ));
+            let out = ok(&f.run_sh("new", &[], "cat ~/.cache/n"));
+            assert_eq!(out, format!("{i}\n"), "{who:?} run {i}");
+        }
+        assert_eq!(listing(&f.home().join(".cache")), ["held".to_string()].into());
+    }
+}

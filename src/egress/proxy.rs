@@ -140,36 +140,27 @@ fn http(client: &mut TcpStream, mut buf: Vec<u8>, deadline: Instant, cfg: &Confi
         Head::Connect { host, port } => ("connect", host, port, None),
         Head::Forward { host, port, head } => ("http", host, port, Some(head)),
     };
-    let destination = format!("{host}:{port}");
-    let addrs = match cfg.allow.decide(&host, port, &resolve) {
-        Verdict::Allow(a) => a,
-        Verdict::Deny(why) => {
-            refuse_http(
-                client,
-                403,
-                &format!("egress to {destination} is not allowed: {why}"),
-            );
-            return Some(entry(protocol, &destination, "denied", why));
-        }
-    };
-    let mut up = match connect(&addrs) {
-        Ok(u) => u,
-        Err(e) => {
-            refuse_http(client, 502, &format!("cannot reach {destination}: {e}"));
-            return Some(entry(protocol, &destination, "failed", e.to_string()));
-        }
-    };
-    let sent = match &upstream_head {
-        None => client.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n"),
-        Some(h) => up.write_all(h),
-    };
-    if sent.and_then(|()| up.write_all(&buf[used..])).is_err() {
-        return Some(entry(protocol, &destination, "failed", "write".into()));
-    }
-    let (u, d) = relay(client, up);
-    let mut e = entry(protocol, &destination, "allowed", String::new());
-    (e.up, e.down) = (u + (buf.len() - used) as u64, d);
-    Some(e)
+    let tunnel = upstream_head.is_none();
+    let mut first = upstream_head.unwrap_or_default();
+    first.extend_from_slice(&buf[used..]);
+    go_out(
+        client,
+        cfg,
+        protocol,
+        &host,
+        port,
+        &first,
+        &|c, answer| match answer {
+            Answer::Denied(dest, why) => {
+                refuse_http(c, 403, &format!("egress to {dest} is not allowed: {why}"))
+            }
+            Answer::Failed(dest, why) => refuse_http(c, 502, &format!("cannot reach {dest}: {why}")),
+            Answer::Connected if tunnel => {
+                let _ = c.write_all(b"HTTP/1.1 200 Connection established\r\n\r\n");
+            }
+            Answer::Connected => {}
+        },
+    )
 }
 
 fn socks(client: &mut TcpStream, mut buf: Vec<u8>, deadline: Instant, cfg: &Config) -> Option<Entry> {
@@ -199,27 +190,62 @@ fn socks(client: &mut TcpStream, mut buf: Vec<u8>, deadline: Instant, cfg: &Conf
         }
         Parsed::More => return None,
     };
+    go_out(
+        client,
+        cfg,
+        "socks5",
+        &host,
+        port,
+        &buf[used..],
+        &|c, answer| match answer {
+            Answer::Denied(..) => reply(c, request::SOCKS_REFUSED),
+            Answer::Failed(..) => reply(c, request::SOCKS_UNREACHABLE),
+            Answer::Connected => reply(c, 0),
+        },
+    )
+}
+
+/// What the client is told, in its protocol's words.
+enum Answer<'a> {
+    Denied(&'a str, &'a str),
+    Failed(&'a str, &'a str),
+    Connected,
+}
+
+/// Judges the destination, connects out, sends `first` (what the client
+/// sent beyond its request, or the rewritten head) and relays; the record.
+fn go_out(
+    client: &mut TcpStream,
+    cfg: &Config,
+    protocol: &'static str,
+    host: &str,
+    port: u16,
+    first: &[u8],
+    answer: &dyn Fn(&mut TcpStream, Answer),
+) -> Option<Entry> {
     let destination = format!("{host}:{port}");
-    let addrs = match cfg.allow.decide(&host, port, &resolve) {
+    let addrs = match cfg.allow.decide(host, port, &resolve) {
         Verdict::Allow(a) => a,
         Verdict::Deny(why) => {
-            reply(client, request::SOCKS_REFUSED);
-            return Some(entry("socks5", &destination, "denied", why));
+            answer(client, Answer::Denied(&destination, &why));
+            return Some(entry(protocol, &destination, "denied", why));
         }
     };
-    let up = match connect(&addrs) {
+    let mut up = match connect(&addrs) {
         Ok(u) => u,
         Err(e) => {
-            reply(client, request::SOCKS_UNREACHABLE);
-            return Some(entry("socks5", &destination, "failed", e.to_string()));
+            let why = e.to_string();
+            answer(client, Answer::Failed(&destination, &why));
+            return Some(entry(protocol, &destination, "failed", why));
         }
     };
-    reply(client, 0);
-    let mut up = up;
-    up.write_all(&buf[used..]).ok()?;
+    answer(client, Answer::Connected);
+    if up.write_all(first).is_err() {
+        return Some(entry(protocol, &destination, "failed", "write".into()));
+    }
     let (u, d) = relay(client, up);
-    let mut e = entry("socks5", &destination, "allowed", String::new());
-    (e.up, e.down) = (u + (buf.len() - used) as u64, d);
+    let mut e = entry(protocol, &destination, "allowed", String::new());
+    (e.up, e.down) = (u + first.len() as u64, d);
     Some(e)
 }
 

@@ -40,6 +40,9 @@ impl Executor {
                     .map_err(|e| Fail::with(e, format!("open {}", l.display())))?;
                     rustix::fs::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockExclusive)
                         .map_err(|e| Fail::with(e, format!("flock {}", l.display())))?;
+                    // What the last holder wrote there (ENDING) is over.
+                    rustix::fs::ftruncate(&fd, 0)
+                        .map_err(|e| Fail::with(e, format!("ftruncate {}", l.display())))?;
                     self.held.push(fd);
                 }
             }

@@ -61,6 +61,12 @@ pub(super) fn start(
         ),
         None => None,
     };
+    // The warden's own references to the locks: the last ones once the
+    // command has replaced qwrap (close-on-exec), dropped when it exits.
+    let held: Vec<OwnedFd> = hold
+        .iter()
+        .map(|h| rustix::io::fcntl_dupfd_cloexec(h, 3))
+        .collect::<Result<_, _>>()?;
     match sys::fork_quiet()? {
         Some(_) => {
             drop(theirs);
@@ -71,11 +77,19 @@ pub(super) fn start(
             let mut keep = pointers::raw_fds(&watched);
             keep.push(theirs.as_raw_fd());
             keep.extend(report.as_ref().map(|r| r.as_raw_fd()));
-            keep.extend(hold.iter().map(|h| h.as_raw_fd()));
+            keep.extend(held.iter().map(|h| h.as_raw_fd()));
             keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
             sys::detach_warden(&keep);
             let proxy = egress.map(|e| proxy::Config::new(e.allow.clone(), log));
-            let code = run(theirs, command, keep_background, &watched, report.as_ref(), proxy);
+            let code = run(
+                theirs,
+                command,
+                keep_background,
+                &watched,
+                report.as_ref(),
+                proxy,
+                held,
+            );
             sys::exit_now(code)
         }
     }
@@ -113,6 +127,7 @@ fn run(
     watched: &[pointers::Watched],
     report: Option<&OwnedFd>,
     mut proxy: Option<proxy::Config>,
+    mut held: Vec<OwnedFd>,
 ) -> i32 {
     let Ok(pidfd) = rustix::process::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
         return 1;
@@ -169,12 +184,24 @@ fn run(
         }
         if exited {
             command_alive = false;
+            // The next sandbox of the workspace waits for a slot that says
+            // so, instead of taking another.
+            if !keep_background {
+                for h in &held {
+                    let _ = rustix::io::pwrite(h, crate::host::caches::ENDING, 0);
+                }
+            }
             // Every process in the sandbox holds the filter: once none does
             // (the listener hangs up, after the caller reaps the command),
             // nothing is left to kill and /proc need not be walked. The
             // leftovers go before the pointers are checked.
             if !keep_background && !hangs_up_soon(&listener) {
                 w.kill_leftovers();
+            }
+            // The cache layer slot is free for the workspace's next sandbox
+            // as soon as nothing of this one can write to it any more.
+            if !keep_background {
+                held.clear();
             }
             pointers::audit(watched, report);
             if !keep_background {

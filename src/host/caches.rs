@@ -31,6 +31,9 @@ impl CacheFacts {
     }
 }
 
+/// What a slot's lock file says while its sandbox is ending.
+pub const ENDING: &[u8] = b"ending\n";
+
 /// The marker a layer gets once it is an overlay's upper layer: it may then
 /// hold whiteouts, and is never bound bare again.
 pub const OVERLAID: &str = "overlaid";
@@ -49,7 +52,19 @@ pub fn probe(set: Option<&Path>, caches: &[(PathBuf, String)]) -> CacheFacts {
             bare: Vec::new(),
         };
     }
-    let slot = (0..SLOTS).find(|&n| slot_free(&set.join(format!("{n}.lock"))));
+    let lock = |n: usize| set.join(format!("{n}.lock"));
+    // A slot whose sandbox is ending (its warden wrote ENDING into the lock
+    // when the command exited) is let go in a moment, once the leftovers
+    // are killed: it is waited for (up to a second), so that back-to-back
+    // runs keep one layer; a slot in use by a running sandbox is not.
+    let slot = (0..SLOTS).find(|&n| {
+        slot_free(&lock(n))
+            || (std::fs::read(lock(n)).is_ok_and(|c| c == ENDING)
+                && (0..200).any(|_| {
+                    std::thread::sleep(std::time::Duration::from_millis(5));
+                    slot_free(&lock(n))
+                }))
+    });
     let bare = slot.map_or_else(Vec::new, |n| {
         caches
             .iter()

@@ -53,7 +53,7 @@ impl fmt::Display for Step {
                 }
                 if let Some(l) = lock {
                     calls.push(format!(
-                        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB)",
+                        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB); ftruncate(<lock>, 0)",
                         q(l)
                     ));
                 }
@@ -75,6 +75,10 @@ impl fmt::Display for Step {
                     } else {
                         "kills every process left in the sandbox when the command exits"
                     }
+                )?;
+                write!(
+                    f,
+                    "; holds the cache layer slot's lock, when there is one, through fcntl(F_DUPFD_CLOEXEC), writes ENDING to it (pwrite) when the command exits and lets it go once the leftovers are gone"
                 )?;
                 if let Some(e) = egress {
                     write!(

@@ -27,7 +27,7 @@ pub use modes::{CacheMode, LandlockMode, NetworkMode, TmpMode, ViewMode};
 pub use resolve::resolve;
 pub use roots::{CacheRoot, RootReason, WritableRoot};
 pub use settings::{CliSettings, PathSpec, Settings, Sourced};
-pub use toolchains::set_name as layer_set_name;
+pub use toolchains::{set_name as layer_set_name, state_dir};
 
 use serde::Serialize;
 use std::collections::BTreeMap;

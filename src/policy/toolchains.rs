@@ -24,14 +24,16 @@ pub(super) fn with_detected<'a>(s: &'a Settings, workspace: &Path) -> (Vec<Sourc
         return (profiles, defs);
     }
     let present = |f: &str| !f.contains('/') && std::fs::symlink_metadata(workspace.join(f)).is_ok();
-    let shipped_hit = profile::shipped_detect_files().iter().any(|f| present(f));
-    if shipped_hit && profile::shipped().keys().any(|k| !defs.contains_key(k)) {
-        let mut all: Defs = profile::shipped()
-            .into_iter()
-            .map(|(k, v)| (k, Sourced::new(v, "shipped")))
-            .collect();
-        all.extend(s.profile_defs.iter().map(|(k, v)| (k.clone(), v.clone())));
-        defs = Cow::Owned(all);
+    if profile::shipped_detect_files().iter().any(|f| present(f)) {
+        let shipped = profile::shipped();
+        if shipped.keys().any(|k| !defs.contains_key(k)) {
+            let mut all: Defs = shipped
+                .into_iter()
+                .map(|(k, v)| (k, Sourced::new(v, "shipped")))
+                .collect();
+            all.extend(s.profile_defs.iter().map(|(k, v)| (k.clone(), v.clone())));
+            defs = Cow::Owned(all);
+        }
     }
     for (name, def) in defs.iter() {
         if profiles.iter().any(|p| &p.value == name) {
@@ -58,15 +60,7 @@ pub(super) fn layer_set(
     if !roots.iter().any(overlaid) {
         return None;
     }
-    let state = env("XDG_STATE_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| home.map(|h| h.join(".local/state")));
-    let set = state.map(|s| {
-        canonical_prefix(&s)
-            .join("qwrap/caches")
-            .join(set_name(workspace))
-    });
+    let set = state_dir(home, env("XDG_STATE_HOME")).map(|s| s.join("caches").join(set_name(workspace)));
     let why = match &set {
         None => Some("no home directory to keep cache layers in".to_string()),
         Some(set) => roots
@@ -102,13 +96,22 @@ pub(super) fn config_copy(
     config: &Path,
     roots: &[WritableRoot],
 ) -> Option<PathBuf> {
-    let state = env("XDG_STATE_HOME")
+    let name = config.parent().map_or_else(|| set_name(config), set_name);
+    let copy = state_dir(home, env("XDG_STATE_HOME"))?
+        .join("git-config")
+        .join(name);
+    (!roots.iter().any(|r| copy.starts_with(&r.path))).then_some(copy)
+}
+
+/// qwrap's state directory, `${XDG_STATE_HOME:-~/.local/state}/qwrap`
+/// (its existing part canonical), where the cache layers and the git
+/// config copies are kept; None without a home directory.
+pub fn state_dir(home: Option<&Path>, state_home: Option<OsString>) -> Option<PathBuf> {
+    let state = state_home
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .or_else(|| home.map(|h| h.join(".local/state")))?;
-    let name = config.parent().map_or_else(|| set_name(config), set_name);
-    let copy = canonical_prefix(&state).join("qwrap/git-config").join(name);
-    (!roots.iter().any(|r| copy.starts_with(&r.path))).then_some(copy)
+    Some(canonical_prefix(&state).join("qwrap"))
 }
 
 /// `NAME-HASH`: the workspace's last component and a hash of its path, so
