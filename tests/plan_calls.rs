@@ -59,6 +59,7 @@ fn printed_name(syscall: &str) -> &str {
         "fchmodat" | "fchmod" => "chmod",
         "readlinkat" => "readlink",
         "pread64" => "read",
+        "pwrite64" => "pwrite",
         "faccessat" | "faccessat2" => "access",
         "wait4" | "waitid" => "wait",
         other => other,

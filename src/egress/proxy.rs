@@ -8,7 +8,7 @@ use super::request::{self, Head, Parsed};
 use super::rules::{AllowList, Verdict};
 use std::io::{Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -83,13 +83,12 @@ struct Entry {
 fn handle(mut client: TcpStream, cfg: &Config) {
     let deadline = Instant::now() + head_timeout();
     let mut buf = Vec::with_capacity(2048);
-    let entry = match read_more(&mut client, &mut buf, deadline) {
-        Ok(0) | Err(_) => return,
+    // Each path logs its connection before the client hears the end of
+    // it: the log is whole once the command has seen all its answers.
+    match read_more(&mut client, &mut buf, deadline) {
+        Ok(0) | Err(_) => {}
         Ok(_) if buf[0] == 5 => socks(&mut client, buf, deadline, cfg),
         Ok(_) => http(&mut client, buf, deadline, cfg),
-    };
-    if let Some(e) = entry {
-        log(cfg, &e);
     }
 }
 
@@ -127,14 +126,14 @@ fn read_until<T>(
     }
 }
 
-fn http(client: &mut TcpStream, mut buf: Vec<u8>, deadline: Instant, cfg: &Config) -> Option<Entry> {
-    let (head, used) = match read_until(client, &mut buf, deadline, request::http_head)? {
-        Parsed::Done(h, used) => (h, used),
-        Parsed::Bad(why, status) => {
-            refuse_http(client, status, why);
-            return Some(entry("http", "", "bad", why.to_string()));
+fn http(client: &mut TcpStream, mut buf: Vec<u8>, deadline: Instant, cfg: &Config) {
+    let (head, used) = match read_until(client, &mut buf, deadline, request::http_head) {
+        Some(Parsed::Done(h, used)) => (h, used),
+        Some(Parsed::Bad(why, status)) => {
+            log(cfg, &entry("http", "", "bad", why.to_string()));
+            return refuse_http(client, status, why);
         }
-        Parsed::More => return None,
+        _ => return,
     };
     let (protocol, host, port, upstream_head) = match head {
         Head::Connect { host, port } => ("connect", host, port, None),
@@ -160,35 +159,37 @@ fn http(client: &mut TcpStream, mut buf: Vec<u8>, deadline: Instant, cfg: &Confi
             }
             Answer::Connected => {}
         },
-    )
+    );
 }
 
-fn socks(client: &mut TcpStream, mut buf: Vec<u8>, deadline: Instant, cfg: &Config) -> Option<Entry> {
-    let used = match read_until(client, &mut buf, deadline, request::socks_greeting)? {
-        Parsed::Done(true, used) => used,
-        Parsed::Done(false, _) => {
+fn socks(client: &mut TcpStream, mut buf: Vec<u8>, deadline: Instant, cfg: &Config) {
+    let used = match read_until(client, &mut buf, deadline, request::socks_greeting) {
+        Some(Parsed::Done(true, used)) => used,
+        Some(Parsed::Done(false, _)) => {
+            log(
+                cfg,
+                &entry("socks5", "", "bad", "no acceptable authentication method".into()),
+            );
             let _ = client.write_all(&[5, 0xff]);
-            return Some(entry(
-                "socks5",
-                "",
-                "bad",
-                "no acceptable authentication method".into(),
-            ));
+            return;
         }
-        _ => return Some(entry("socks5", "", "bad", "malformed greeting".into())),
+        Some(_) => return log(cfg, &entry("socks5", "", "bad", "malformed greeting".into())),
+        None => return,
     };
-    client.write_all(&[5, 0]).ok()?;
+    if client.write_all(&[5, 0]).is_err() {
+        return;
+    }
     buf.drain(..used);
     let reply = |c: &mut TcpStream, code: u16| {
         let _ = c.write_all(&[5, code as u8, 0, 1, 0, 0, 0, 0, 0, 0]);
     };
-    let ((host, port), used) = match read_until(client, &mut buf, deadline, request::socks_request)? {
-        Parsed::Done(d, used) => (d, used),
-        Parsed::Bad(why, code) => {
-            reply(client, code);
-            return Some(entry("socks5", "", "bad", why.to_string()));
+    let ((host, port), used) = match read_until(client, &mut buf, deadline, request::socks_request) {
+        Some(Parsed::Done(d, used)) => (d, used),
+        Some(Parsed::Bad(why, code)) => {
+            log(cfg, &entry("socks5", "", "bad", why.to_string()));
+            return reply(client, code);
         }
-        Parsed::More => return None,
+        _ => return,
     };
     go_out(
         client,
@@ -202,7 +203,7 @@ fn socks(client: &mut TcpStream, mut buf: Vec<u8>, deadline: Instant, cfg: &Conf
             Answer::Failed(..) => reply(c, request::SOCKS_UNREACHABLE),
             Answer::Connected => reply(c, 0),
         },
-    )
+    );
 }
 
 /// What the client is told, in its protocol's words.
@@ -213,7 +214,8 @@ enum Answer<'a> {
 }
 
 /// Judges the destination, connects out, sends `first` (what the client
-/// sent beyond its request, or the rewritten head) and relays; the record.
+/// sent beyond its request, or the rewritten head) and relays; logs the
+/// connection before the client is answered or sees its end.
 fn go_out(
     client: &mut TcpStream,
     cfg: &Config,
@@ -222,31 +224,33 @@ fn go_out(
     port: u16,
     first: &[u8],
     answer: &dyn Fn(&mut TcpStream, Answer),
-) -> Option<Entry> {
+) {
     let destination = format!("{host}:{port}");
     let addrs = match cfg.allow.decide(host, port, &resolve) {
         Verdict::Allow(a) => a,
         Verdict::Deny(why) => {
-            answer(client, Answer::Denied(&destination, &why));
-            return Some(entry(protocol, &destination, "denied", why));
+            log(cfg, &entry(protocol, &destination, "denied", why.clone()));
+            return answer(client, Answer::Denied(&destination, &why));
         }
     };
     let mut up = match connect(&addrs) {
         Ok(u) => u,
         Err(e) => {
             let why = e.to_string();
-            answer(client, Answer::Failed(&destination, &why));
-            return Some(entry(protocol, &destination, "failed", why));
+            log(cfg, &entry(protocol, &destination, "failed", why.clone()));
+            return answer(client, Answer::Failed(&destination, &why));
         }
     };
-    answer(client, Answer::Connected);
-    if up.write_all(first).is_err() {
-        return Some(entry(protocol, &destination, "failed", "write".into()));
+    if let Err(e) = up.write_all(first) {
+        log(cfg, &entry(protocol, &destination, "failed", e.to_string()));
+        return answer(client, Answer::Failed(&destination, &e.to_string()));
     }
-    let (u, d) = relay(client, up);
-    let mut e = entry(protocol, &destination, "allowed", String::new());
-    (e.up, e.down) = (u + first.len() as u64, d);
-    Some(e)
+    answer(client, Answer::Connected);
+    relay(client, up, |sent, received| {
+        let mut e = entry(protocol, &destination, "allowed", String::new());
+        (e.up, e.down) = (sent + first.len() as u64, received);
+        log(cfg, &e);
+    });
 }
 
 fn entry(protocol: &'static str, destination: &str, verdict: &'static str, reason: String) -> Entry {
@@ -289,25 +293,33 @@ fn connect(addrs: &[SocketAddr]) -> std::io::Result<TcpStream> {
     Err(last)
 }
 
-/// Copies both ways until both sides are done; the bytes sent up and down.
-fn relay(client: &mut TcpStream, up: TcpStream) -> (u64, u64) {
+/// Copies both ways until both sides are done. `before_end` gets the
+/// bytes sent up and down so far once the destination is done, before the
+/// client sees the end.
+fn relay(client: &mut TcpStream, up: TcpStream, before_end: impl FnOnce(u64, u64)) {
     let _ = client.set_read_timeout(None);
     let (Ok(mut client_r), Ok(mut up_w)) = (client.try_clone(), up.try_clone()) else {
-        return (0, 0);
+        return before_end(0, 0);
     };
+    let sent = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&sent);
     let upward = std::thread::Builder::new().stack_size(64 * 1024).spawn(move || {
-        let n = std::io::copy(&mut client_r, &mut up_w).unwrap_or(0);
+        let mut buf = [0u8; 16 * 1024];
+        while let Ok(n) = client_r.read(&mut buf) {
+            if n == 0 || up_w.write_all(&buf[..n]).is_err() {
+                break;
+            }
+            counter.fetch_add(n as u64, Ordering::SeqCst);
+        }
         let _ = up_w.shutdown(Shutdown::Write);
-        n
     });
     let mut up_r = up;
     let down = std::io::copy(&mut up_r, client).unwrap_or(0);
+    before_end(sent.load(Ordering::SeqCst), down);
     let _ = client.shutdown(Shutdown::Write);
-    let up_bytes = match upward {
-        Ok(t) => t.join().unwrap_or(0),
-        Err(_) => 0,
-    };
-    (up_bytes, down)
+    if let Ok(t) = upward {
+        let _ = t.join();
+    }
 }
 
 fn resolve(name: &str, port: u16) -> std::io::Result<Vec<SocketAddr>> {

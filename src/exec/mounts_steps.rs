@@ -40,9 +40,13 @@ impl Executor {
                     .map_err(|e| Fail::with(e, format!("open {}", l.display())))?;
                     rustix::fs::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockExclusive)
                         .map_err(|e| Fail::with(e, format!("flock {}", l.display())))?;
-                    // What the last holder wrote there (ENDING) is over.
+                    // The command's pid (qwrap's, which it takes over): the
+                    // next sandbox of the workspace waits for this slot once
+                    // that process is gone, instead of taking another.
+                    let pid = format!("{}\n", rustix::process::getpid().as_raw_nonzero());
                     rustix::fs::ftruncate(&fd, 0)
-                        .map_err(|e| Fail::with(e, format!("ftruncate {}", l.display())))?;
+                        .and_then(|()| rustix::io::pwrite(&fd, pid.as_bytes(), 0).map(drop))
+                        .map_err(|e| Fail::with(e, format!("write {}", l.display())))?;
                     self.held.push(fd);
                 }
             }

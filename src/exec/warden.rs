@@ -184,13 +184,6 @@ fn run(
         }
         if exited {
             command_alive = false;
-            // The next sandbox of the workspace waits for a slot that says
-            // so, instead of taking another.
-            if !keep_background {
-                for h in &held {
-                    let _ = rustix::io::pwrite(h, crate::host::caches::ENDING, 0);
-                }
-            }
             // Every process in the sandbox holds the filter: once none does
             // (the listener hangs up, after the caller reaps the command),
             // nothing is left to kill and /proc need not be walked. The

@@ -31,9 +31,6 @@ impl CacheFacts {
     }
 }
 
-/// What a slot's lock file says while its sandbox is ending.
-pub const ENDING: &[u8] = b"ending\n";
-
 /// The marker a layer gets once it is an overlay's upper layer: it may then
 /// hold whiteouts, and is never bound bare again.
 pub const OVERLAID: &str = "overlaid";
@@ -53,13 +50,13 @@ pub fn probe(set: Option<&Path>, caches: &[(PathBuf, String)]) -> CacheFacts {
         };
     }
     let lock = |n: usize| set.join(format!("{n}.lock"));
-    // A slot whose sandbox is ending (its warden wrote ENDING into the lock
-    // when the command exited) is let go in a moment, once the leftovers
-    // are killed: it is waited for (up to a second), so that back-to-back
-    // runs keep one layer; a slot in use by a running sandbox is not.
+    // A slot whose sandbox's command is gone (the lock names its pid) is
+    // let go in a moment, once the warden has killed the leftovers: it is
+    // waited for (up to a second), so that back-to-back runs keep one
+    // layer; a slot in use by a running sandbox is not.
     let slot = (0..SLOTS).find(|&n| {
         slot_free(&lock(n))
-            || (std::fs::read(lock(n)).is_ok_and(|c| c == ENDING)
+            || (command_gone(&lock(n))
                 && (0..200).any(|_| {
                     std::thread::sleep(std::time::Duration::from_millis(5));
                     slot_free(&lock(n))
@@ -124,6 +121,24 @@ fn overlay_unavailable(set: &Path) -> Option<String> {
         ));
     }
     None
+}
+
+/// Whether the command named in a held slot's lock has exited (reaped, or
+/// a zombie): its sandbox is ending.
+fn command_gone(lock: &Path) -> bool {
+    let Some(pid) = std::fs::read_to_string(lock)
+        .ok()
+        .and_then(|t| t.trim().parse::<u32>().ok())
+    else {
+        return false;
+    };
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        // The state follows the command name's closing parenthesis.
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z')),
+        Err(_) => true,
+    }
 }
 
 /// Whether no sandbox holds this slot's lock (a missing lock file: free).

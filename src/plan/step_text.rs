@@ -53,7 +53,7 @@ impl fmt::Display for Step {
                 }
                 if let Some(l) = lock {
                     calls.push(format!(
-                        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB); ftruncate(<lock>, 0)",
+                        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB); ftruncate(<lock>, 0); pwrite(<lock>, qwrap's pid)",
                         q(l)
                     ));
                 }
@@ -78,7 +78,7 @@ impl fmt::Display for Step {
                 )?;
                 write!(
                     f,
-                    "; holds the cache layer slot's lock, when there is one, through fcntl(F_DUPFD_CLOEXEC), writes ENDING to it (pwrite) when the command exits and lets it go once the leftovers are gone"
+                    "; holds the cache layer slot's lock, when there is one, through fcntl(F_DUPFD_CLOEXEC), and lets it go once the command and its leftovers are gone"
                 )?;
                 if let Some(e) = egress {
                     write!(
