@@ -351,3 +351,32 @@ fn symlink_destinations_as_bubblewrap_has_them() {
         );
     }
 }
+
+/// `--proc` through a symlink in the new root: the entries of /proc that
+/// bubblewrap covers read-only (irq and bus, as root) are covered where
+/// /proc was mounted, not looked up through the link on the host, where
+/// they are missing (and were left writable).
+#[test]
+fn proc_through_a_symlink_covers_the_same_entries() {
+    let script = "awk '$5 ~ \"^/tmp/real/\" { print $5, substr($6, 1, 2) }' /proc/self/mountinfo";
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let covered = |link: &[&str], at: &str| {
+            let mut args = vec!["--ro-bind", "/", "/", "--tmpfs", "/tmp", "--dir", "/tmp/real"];
+            args.extend(link);
+            args.extend(["--proc", at, "--unshare-pid", "sh", "-c", script]);
+            ok(&f.command(qwrap_bwrap()).args(&args).output().unwrap())
+        };
+        let direct = covered(&[], "/tmp/real");
+        if who == Who::Root {
+            assert_eq!(direct, "/tmp/real/irq ro\n/tmp/real/bus ro\n");
+        }
+        for link in ["real", "/tmp/real"] {
+            assert_eq!(
+                covered(&["--symlink", link, "/tmp/lnk"], "/tmp/lnk"),
+                direct,
+                "{who:?}: --proc through a symlink to {link}"
+            );
+        }
+    }
+}

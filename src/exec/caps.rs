@@ -1,6 +1,7 @@
 //! Capabilities: all dropped in `run`; in bwrap mode, all but those kept.
 
 use super::Fail;
+use crate::sys::kernel as k;
 use rustix::io::Errno;
 use rustix::thread::{CapabilitySet, CapabilitySets};
 
@@ -18,9 +19,7 @@ pub(super) fn drop_capabilities(keep: &[u32], bounding: bool, keep_across_exec: 
     }
     if bounding {
         for cap in (0..64u32).filter(|&c| !kept(c)) {
-            match rustix::thread::remove_capability_from_bounding_set(CapabilitySet::from_bits_retain(
-                1 << cap,
-            )) {
+            match k::drop_from_bounding_set(CapabilitySet::from_bits_retain(1 << cap)) {
                 Ok(()) => {}
                 Err(Errno::INVAL) => break,
                 Err(e) => return Err(Fail::with(e, format!("prctl(PR_CAPBSET_DROP, {cap})"))),
@@ -28,40 +27,34 @@ pub(super) fn drop_capabilities(keep: &[u32], bounding: bool, keep_across_exec: 
         }
     }
     if keep.is_empty() {
-        rustix::thread::clear_ambient_capability_set()
+        k::clear_ambient_set()
             .map_err(|e| Fail::with(e, "prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)"))?;
     } else {
         for cap in (0..64u32).filter(|&c| !kept(c)) {
-            match rustix::thread::configure_capability_in_ambient_set(
-                CapabilitySet::from_bits_retain(1 << cap),
-                false,
-            ) {
+            match k::set_ambient(CapabilitySet::from_bits_retain(1 << cap), false) {
                 Ok(()) => {}
                 Err(Errno::INVAL) => break,
                 Err(e) => return Err(Fail::with(e, format!("prctl(PR_CAP_AMBIENT_LOWER, {cap})"))),
             }
         }
     }
-    let now = rustix::thread::capabilities(None).map_err(|e| Fail::with(e, "capget()"))?;
+    let now = k::capabilities().map_err(|e| Fail::with(e, "capget()"))?;
     let permitted = now.permitted & keep_set;
-    rustix::thread::set_capabilities(
-        None,
-        CapabilitySets {
-            effective: now.effective & keep_set,
-            permitted,
-            inheritable: if keep_across_exec {
-                permitted
-            } else {
-                now.inheritable & keep_set
-            },
+    k::set_capabilities(CapabilitySets {
+        effective: now.effective & keep_set,
+        permitted,
+        inheritable: if keep_across_exec {
+            permitted
+        } else {
+            now.inheritable & keep_set
         },
-    )
+    })
     .map_err(|e| Fail::with(e, "capset()"))?;
     if keep_across_exec {
         for cap in keep {
             let one = CapabilitySet::from_bits_retain(1 << cap);
             if permitted.contains(one) {
-                rustix::thread::configure_capability_in_ambient_set(one, true)
+                k::set_ambient(one, true)
                     .map_err(|e| Fail::with(e, format!("prctl(PR_CAP_AMBIENT_RAISE, {cap})")))?;
             }
         }

@@ -3,6 +3,7 @@
 
 use super::{EXIT_SETUP, Options, execute, wait_child};
 use crate::plan::Plan;
+use crate::sys::kernel as k;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 
@@ -22,7 +23,7 @@ pub struct Captured {
 pub fn capture(plan: &Plan) -> Result<Captured, Errno> {
     use rustix::pipe::{PipeFlags, pipe_with};
     let (r, w) = pipe_with(PipeFlags::CLOEXEC)?;
-    let devnull = rustix::fs::open("/dev/null", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
+    let devnull = k::open("/dev/null", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
     // qwrap never starts threads, so the child is an exact copy of a
     // single-threaded process and may allocate, print and run the plan like
     // the parent could. The parent only reads the pipe and waits.
@@ -41,7 +42,7 @@ pub fn capture(plan: &Plan) -> Result<Captured, Errno> {
     let mut output = Vec::new();
     let mut buf = [0u8; 8192];
     loop {
-        match rustix::io::read(&r, &mut buf) {
+        match k::read(&r, &mut buf) {
             Ok(0) => break,
             Ok(n) => output.extend_from_slice(&buf[..n]),
             Err(Errno::INTR) => continue,

@@ -4,6 +4,7 @@
 //! and made read-only. The command, with no capabilities left, gets EACCES
 //! on reading or listing one, and EROFS on changing it.
 
+use crate::sys::kernel as k;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{CWD, Mode, OFlags};
 use rustix::io::Errno;
@@ -11,20 +12,20 @@ use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags, MountFlags, MoveM
 use std::path::Path;
 
 pub(super) fn make_source() -> Result<Source, Errno> {
-    let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)?;
+    let fs = k::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)?;
     for (key, value) in [("mode", "0000"), ("size", "4096"), ("nr_inodes", "4")] {
-        rustix::mount::fsconfig_set_string(fs.as_fd(), key, value)?;
+        k::fsconfig_set_string(fs.as_fd(), key, value)?;
     }
-    rustix::mount::fsconfig_create(fs.as_fd())?;
-    let m = rustix::mount::fsmount(
+    k::fsconfig_create(fs.as_fd())?;
+    let m = k::fsmount(
         fs.as_fd(),
         FsMountFlags::FSMOUNT_CLOEXEC,
         MountAttrFlags::MOUNT_ATTR_NOSUID
             | MountAttrFlags::MOUNT_ATTR_NODEV
             | MountAttrFlags::MOUNT_ATTR_NOEXEC,
     )?;
-    rustix::fs::mkdirat(m.as_fd(), "d", Mode::empty())?;
-    rustix::fs::openat(
+    k::mkdirat(m.as_fd(), "d", Mode::empty())?;
+    k::openat(
         m.as_fd(),
         "f",
         OFlags::CREATE | OFlags::WRONLY | OFlags::CLOEXEC,
@@ -51,12 +52,12 @@ pub(super) struct Source {
 
 pub(super) fn attach(source: &Source, dir: bool, target: &Path) -> Result<(), Errno> {
     let name = if dir { "d" } else { "f" };
-    let t = rustix::mount::open_tree(
+    let t = k::open_tree(
         source.fd.as_fd(),
         name,
         OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC,
     )?;
-    rustix::mount::move_mount(
+    k::move_mount(
         t.as_fd(),
         "",
         CWD,
@@ -66,7 +67,7 @@ pub(super) fn attach(source: &Source, dir: bool, target: &Path) -> Result<(), Er
     if source.born_read_only {
         return Ok(());
     }
-    rustix::mount::mount_remount(
+    k::mount_remount(
         target,
         MountFlags::BIND | MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
         "",

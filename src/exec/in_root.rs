@@ -4,6 +4,7 @@
 //! never reaches the host. Each step opens the root afresh, since an
 //! argument may mount over the root itself.
 
+use crate::sys::kernel as k;
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::fs::{CWD, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
@@ -56,7 +57,7 @@ impl NewRoot {
     }
 
     fn open_root(&self) -> Result<OwnedFd, Errno> {
-        rustix::fs::open(
+        k::open(
             &self.prefix,
             OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
             Mode::empty(),
@@ -79,7 +80,7 @@ impl NewRoot {
         } else {
             look
         };
-        let fd = rustix::fs::openat2(
+        let fd = k::openat2(
             root.as_fd(),
             look,
             OFlags::PATH | OFlags::CLOEXEC,

@@ -3,6 +3,8 @@
 //! scoped, no signals or abstract-socket connections out of the sandbox.
 
 use super::Fail;
+use crate::sys::fake;
+use crate::sys::kernel as k;
 use landlock::{
     ABI, Access, AccessFs, CompatLevel, Compatible, PathBeneath, PathFd, Ruleset, RulesetAttr,
     RulesetCreatedAttr, RulesetStatus, Scope,
@@ -25,6 +27,18 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fai
             .scope(Scope::from_all(abi))
             .map_err(|e| err("scope", &e))?;
     }
+    // Where the terminals handed over on fds 0-2 are (see below).
+    let stdio = writable_stdio();
+    if fake::takes("landlock_create_ruleset") {
+        // The recording fake stands in for the landlock crate's calls.
+        for _ in paths.iter().chain(&stdio) {
+            fake::takes("openat");
+            fake::takes("landlock_add_rule");
+        }
+        fake::takes("prctl");
+        fake::takes("landlock_restrict_self");
+        return Ok(());
+    }
     let mut created = ruleset.create().map_err(|e| err("landlock_create_ruleset", &e))?;
     for p in paths {
         let fd = PathFd::new(p).map_err(|e| err(&format!("open {}", p.display()), &e))?;
@@ -36,16 +50,11 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fai
     // file) stay writable when re-opened through /dev/stdout or
     // /proc/self/fd: the process can write them through the fd anyway.
     let file_write = AccessFs::from_file(abi) & write;
-    for fd in 0..3 {
-        let link = format!("/proc/self/fd/{fd}");
-        // Anonymous pipes and sockets ("pipe:[…]") are not on any path.
-        let on_a_path = || std::fs::read_link(&link).is_ok_and(|t| t.is_absolute());
-        if handed_over_for_writing(std_fd(fd)) && on_a_path() {
-            let pfd = PathFd::new(&link).map_err(|e| err(&format!("open {link}"), &e))?;
-            created = created
-                .add_rule(PathBeneath::new(pfd, file_write))
-                .map_err(|e| err(&format!("landlock_add_rule {link}"), &e))?;
-        }
+    for link in &stdio {
+        let pfd = PathFd::new(link).map_err(|e| err(&format!("open {}", link.display()), &e))?;
+        created = created
+            .add_rule(PathBeneath::new(pfd, file_write))
+            .map_err(|e| err(&format!("landlock_add_rule {}", link.display()), &e))?;
     }
     let status = created
         .restrict_self()
@@ -59,14 +68,27 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fai
     Ok(())
 }
 
+/// The fds 0-2 that are files the caller handed over for writing (a
+/// terminal, a log file), by their /proc/self/fd links.
+fn writable_stdio() -> Vec<PathBuf> {
+    (0..3)
+        .filter_map(|fd| {
+            let link = PathBuf::from(format!("/proc/self/fd/{fd}"));
+            // Anonymous pipes and sockets ("pipe:[…]") are not on any path.
+            (handed_over_for_writing(std_fd(fd)) && k::read_link(&link).is_ok_and(|t| t.is_absolute()))
+                .then_some(link)
+        })
+        .collect()
+}
+
 /// An open regular file, terminal or FIFO the fd may write.
 fn handed_over_for_writing(fd: rustix::fd::BorrowedFd<'_>) -> bool {
     use rustix::fs::{FileType, OFlags};
-    let Ok(flags) = rustix::fs::fcntl_getfl(fd) else {
+    let Ok(flags) = k::fcntl_getfl(fd) else {
         return false;
     };
     let writable = flags.contains(OFlags::WRONLY) || flags.contains(OFlags::RDWR);
-    let kind = rustix::fs::fstat(fd).map(|st| FileType::from_raw_mode(st.st_mode));
+    let kind = k::fstat(fd).map(|st| FileType::from_raw_mode(st.st_mode));
     writable
         && matches!(
             kind,

@@ -21,12 +21,18 @@ mod reroot;
 mod seccomp;
 mod warden;
 
+#[cfg(test)]
+mod fake_samples;
+#[cfg(test)]
+mod fake_tests;
+
 pub use capture::{Captured, capture};
 pub use error::{EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_SETUP, SetupError};
 
 use crate::host::mountinfo;
 use crate::plan::{Flags, Plan, Step};
 use crate::sys;
+use crate::sys::kernel as k;
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::fs::{CWD, Mode, OFlags};
 use rustix::io::Errno;
@@ -47,19 +53,7 @@ pub struct Options {
 /// Runs the plan. On success the process has become the command, so this
 /// only ever returns the error that stopped it.
 pub fn execute(plan: &Plan, opts: Options) -> SetupError {
-    let mut ex = Executor {
-        trees: (0..plan.tree_count()).map(|_| None).collect(),
-        parent: rustix::process::getppid(),
-        mounts: None,
-        monitor: monitor::Link::default(),
-        proc: None,
-        root: plan.new_root.clone().map(in_root::NewRoot::new),
-        pwd: None,
-        filters: Vec::new(),
-        warden: None,
-        hidden: None,
-        held: Vec::new(),
-    };
+    let mut ex = Executor::new(plan.tree_count(), plan.new_root.clone());
     let mut times: Vec<std::time::Duration> = Vec::new();
     for (i, step) in plan.steps.iter().enumerate() {
         if opts.trace {
@@ -176,6 +170,22 @@ struct Executor {
 }
 
 impl Executor {
+    fn new(trees: usize, new_root: Option<std::path::PathBuf>) -> Self {
+        Executor {
+            trees: (0..trees).map(|_| None).collect(),
+            parent: k::getppid(),
+            mounts: None,
+            monitor: monitor::Link::default(),
+            proc: None,
+            root: new_root.map(in_root::NewRoot::new),
+            pwd: None,
+            filters: Vec::new(),
+            warden: None,
+            hidden: None,
+            held: Vec::new(),
+        }
+    }
+
     /// One step, by family: mounts, namespaces and ids, the process.
     fn run(&mut self, step: &Step) -> Result<(), Fail> {
         match step {
@@ -252,6 +262,9 @@ impl Executor {
                 " (each path in the new root reached by open(the root, O_PATH) and openat2(RESOLVE_IN_ROOT))",
             );
         }
+        if matches!(step, Step::Exec { .. }) && self.monitor.will_announce() {
+            note.push_str(" (first write(status pipe, \"S\") for the monitor's exit-code)");
+        }
         if matches!(step, Step::Exec { .. }) && !self.filters.is_empty() {
             note.push_str(&format!(
                 " (first the caller's {} seccomp program(s): prctl(PR_SET_SECCOMP))",
@@ -286,8 +299,8 @@ fn write_proc(path: &str, data: &[u8]) -> Result<(), Errno> {
 }
 
 fn write_at<Fd: rustix::fd::AsFd>(dir: &Fd, path: &str, data: &[u8]) -> Result<(), Errno> {
-    let fd = rustix::fs::openat(dir, path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
-    let n = rustix::io::write(&fd, data)?;
+    let fd = k::openat(dir, path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+    let n = k::write(&fd, data)?;
     if n != data.len() {
         return Err(Errno::IO);
     }
@@ -298,7 +311,7 @@ fn write_at<Fd: rustix::fd::AsFd>(dir: &Fd, path: &str, data: &[u8]) -> Result<(
 pub(super) fn wait_child(pid: i32) -> Result<rustix::process::WaitStatus, Errno> {
     let child = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
     loop {
-        match rustix::process::waitpid(Some(child), rustix::process::WaitOptions::empty()) {
+        match k::waitpid(Some(child), rustix::process::WaitOptions::empty()) {
             Ok(Some((_, status))) => return Ok(status),
             Ok(None) | Err(Errno::INTR) => continue,
             Err(e) => return Err(e),

@@ -4,6 +4,7 @@
 
 use crate::plan::Namespaces;
 use crate::sys;
+use crate::sys::kernel as k;
 use rustix::fd::OwnedFd;
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, WaitOptions};
@@ -29,22 +30,27 @@ impl Link {
     /// cannot learn it only leaves out exit-code.
     pub fn starting(&mut self) {
         if let (Some(w), false) = (&self.started, self.announced) {
-            let _ = rustix::io::write(w, b"S");
+            let _ = k::write(w, b"S");
             self.announced = true;
         }
+    }
+
+    /// Whether `starting` will tell the monitor.
+    pub fn will_announce(&self) -> bool {
+        self.started.is_some() && !self.announced
     }
 
     /// Waits until the monitor has read what its reports need.
     pub fn wait_for_monitor(&mut self) {
         if let Some(r) = self.go.take() {
-            while let Err(Errno::INTR) = rustix::io::read(&r, &mut [0u8; 1]) {}
+            while let Err(Errno::INTR) = k::read(&r, &mut [0u8; 1]) {}
         }
     }
 
     /// The command's execve failed: it never ran.
     pub fn exec_failed(&mut self) {
         if let Some(w) = self.started.take() {
-            let _ = rustix::io::write(&w, b"F");
+            let _ = k::write(&w, b"F");
         }
     }
 }
@@ -62,9 +68,9 @@ pub(super) fn clone(
     join: bool,
 ) -> Result<Link, Errno> {
     if die_with_parent {
-        rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+        k::die_with_parent()?;
     }
-    let pipe = || rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC);
+    let pipe = || k::pipe_cloexec();
     let ready = if join { Some(pipe()?) } else { None };
     let started = if json_status_fd.is_some() {
         Some(pipe()?)
@@ -76,7 +82,7 @@ pub(super) fn clone(
     let flags = if join { 0 } else { ns.clone_flags() };
     let Some(child) = sys::clone_fork(flags)? else {
         if die_with_parent {
-            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+            k::die_with_parent()?;
         }
         let mut link = Link {
             ready: ready.map(|(_, w)| w),
@@ -121,9 +127,9 @@ pub(super) fn clone(
     // Both bytes are written before the sandbox exits, so they are there by
     // now; a process left holding the pipe must not block us.
     let ran = started.is_some_and(|r| {
-        let _ = rustix::fs::fcntl_setfl(&r, rustix::fs::OFlags::NONBLOCK);
+        let _ = k::fcntl_setfl(&r, rustix::fs::OFlags::NONBLOCK);
         let mut buf = [0u8; 2];
-        matches!(rustix::io::read(&r, &mut buf), Ok(1) if buf[0] == b'S')
+        matches!(k::read(&r, &mut buf), Ok(1) if buf[0] == b'S')
     });
     if let (Some(fd), true) = (json_status_fd, ran) {
         let _ = sys::write_inherited_fd(fd, format!("{{ \"exit-code\": {code} }}\n").as_bytes());
@@ -134,7 +140,7 @@ pub(super) fn clone(
 /// Tells the monitor which pid holds the sandbox's namespaces.
 pub(super) fn notify(ready: OwnedFd, pid: i32) -> Result<(), Errno> {
     let text = pid.to_string();
-    rustix::io::write(&ready, text.as_bytes())?;
+    k::write(&ready, text.as_bytes())?;
     Ok(())
 }
 
@@ -142,7 +148,7 @@ fn read_pid(r: &OwnedFd) -> Option<i32> {
     let mut buf = [0u8; 32];
     let mut len = 0;
     loop {
-        match rustix::io::read(r, &mut buf[len..]) {
+        match k::read(r, &mut buf[len..]) {
             Ok(0) => break,
             Ok(n) => {
                 len += n;
@@ -168,7 +174,7 @@ pub(super) fn fork_into_pidns(new_pidns: bool, die_with_parent: bool, link: &mut
     let Some(child) = sys::fork()? else {
         drop(ready);
         if die_with_parent {
-            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+            k::die_with_parent()?;
         }
         link.wait_for_monitor();
         return Ok(());
@@ -188,18 +194,18 @@ pub(super) fn fork_into_pidns(new_pidns: bool, die_with_parent: bool, link: &mut
 pub(super) fn pid_one(die_with_parent: bool, filters: &[Vec<libc::sock_filter>]) -> Result<(), Errno> {
     let Some(command) = sys::fork()? else {
         if die_with_parent {
-            rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
+            k::die_with_parent()?;
         }
         return Ok(());
     };
     let command = Pid::from_raw(command).ok_or(Errno::SRCH)?;
     if let Err(e) = sys::apply_filters(filters) {
         eprintln!("bwrap: PID 1: install the caller's seccomp filters: prctl(PR_SET_SECCOMP): {e}");
-        let _ = rustix::process::kill_process(command, Signal::KILL);
+        let _ = k::kill_process(command, Signal::KILL);
         std::process::exit(1);
     }
     loop {
-        match rustix::process::wait(WaitOptions::empty()) {
+        match k::wait(WaitOptions::empty()) {
             Ok(Some((pid, status))) if pid == command => {
                 std::process::exit(exit_code(status.exit_status(), status.terminating_signal()))
             }

@@ -1,6 +1,7 @@
 //! Mount points that bwrap mode creates in the new root, with bubblewrap's
 //! modes for them and for their missing parents.
 
+use crate::sys::kernel as k;
 use rustix::fd::BorrowedFd;
 use rustix::fs::{Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
@@ -24,7 +25,7 @@ pub(super) fn ensure(
         } else {
             p
         };
-        rustix::fs::openat2(
+        k::openat2(
             base,
             p,
             OFlags::PATH | OFlags::CLOEXEC | extra,
@@ -46,7 +47,7 @@ pub(super) fn ensure(
             Err(e) => return Err(e),
         }
         let name = prefix.file_name().ok_or(Errno::INVAL)?;
-        match rustix::fs::mkdirat(
+        match k::mkdirat(
             open(&up, OFlags::DIRECTORY)?,
             name,
             Mode::from_raw_mode(parent_mode(mode)),
@@ -58,11 +59,11 @@ pub(super) fn ensure(
     let at = open(parent, OFlags::DIRECTORY)?;
     let name = rel.file_name().ok_or(Errno::INVAL)?;
     let made = if dir {
-        rustix::fs::mkdirat(&at, name, Mode::from_raw_mode(mode))
+        k::mkdirat(&at, name, Mode::from_raw_mode(mode))
     } else {
         // Never through a symlink already there: that is the caller's to
         // follow when mounting, inside the root.
-        rustix::fs::openat(
+        k::openat(
             &at,
             name,
             OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::WRONLY | OFlags::CLOEXEC,

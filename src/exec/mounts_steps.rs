@@ -5,7 +5,7 @@ use super::*;
 impl Executor {
     pub(super) fn mount_step(&mut self, step: &Step) -> Result<(), Fail> {
         match step {
-            Step::CreateHostDir { path } => match rustix::fs::mkdir(path, Mode::from_raw_mode(0o755)) {
+            Step::CreateHostDir { path } => match k::mkdir(path, Mode::from_raw_mode(0o755)) {
                 Err(Errno::EXIST) if path.is_dir() => {}
                 other => other?,
             },
@@ -24,7 +24,7 @@ impl Executor {
                     }
                 }
                 for m in marked {
-                    rustix::fs::open(
+                    k::open(
                         m,
                         OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC,
                         Mode::from_raw_mode(0o600),
@@ -32,20 +32,20 @@ impl Executor {
                     .map_err(|e| Fail::with(e, format!("open {}", m.display())))?;
                 }
                 if let Some(l) = lock {
-                    let fd = rustix::fs::open(
+                    let fd = k::open(
                         l,
                         OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC,
                         Mode::from_raw_mode(0o600),
                     )
                     .map_err(|e| Fail::with(e, format!("open {}", l.display())))?;
-                    rustix::fs::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+                    k::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockExclusive)
                         .map_err(|e| Fail::with(e, format!("flock {}", l.display())))?;
                     // The command's pid (qwrap's, which it takes over): the
                     // next sandbox of the workspace waits for this slot once
                     // that process is gone, instead of taking another.
-                    let pid = format!("{}\n", rustix::process::getpid().as_raw_nonzero());
-                    rustix::fs::ftruncate(&fd, 0)
-                        .and_then(|()| rustix::io::pwrite(&fd, pid.as_bytes(), 0).map(drop))
+                    let pid = format!("{}\n", k::getpid().as_raw_nonzero());
+                    k::ftruncate(&fd, 0)
+                        .and_then(|()| k::pwrite(&fd, pid.as_bytes(), 0).map(drop))
                         .map_err(|e| Fail::with(e, format!("write {}", l.display())))?;
                     self.held.push(fd);
                 }
@@ -57,19 +57,21 @@ impl Executor {
                         p.display().to_string(),
                     )
                 };
-                let text = std::fs::read_to_string(source).map_err(|e| fail(e, source))?;
+                let text = k::read_file(source)
+                    .and_then(|b| String::from_utf8(b).map_err(|_| std::io::ErrorKind::InvalidData.into()))
+                    .map_err(|e| fail(e, source))?;
                 if let Some(dir) = copy.parent() {
                     mkdir_parents(dir).map_err(|e| Fail::with(e, format!("mkdir {}", dir.display())))?;
                 }
                 // Another sandbox may read the copy meanwhile: it is
                 // replaced whole.
-                let tmp = copy.with_extension(rustix::process::getpid().as_raw_nonzero().to_string());
-                std::fs::write(&tmp, crate::policy::without_core_worktree(&text))
+                let tmp = copy.with_extension(k::getpid().as_raw_nonzero().to_string());
+                k::write_file(&tmp, crate::policy::without_core_worktree(&text).as_bytes())
                     .map_err(|e| fail(e, &tmp))?;
-                std::fs::rename(&tmp, copy).map_err(|e| fail(e, copy))?;
+                k::rename(&tmp, copy).map_err(|e| fail(e, copy))?;
             }
             Step::MakeMountsSlave => {
-                rustix::mount::mount_change(
+                k::mount_change(
                     "/",
                     MountPropagationFlags::DOWNSTREAM | MountPropagationFlags::REC,
                 )?;
@@ -84,7 +86,7 @@ impl Executor {
                 if *recursive {
                     flags |= OpenTreeFlags::AT_RECURSIVE;
                 }
-                *self.slot(*tree)? = Some(rustix::mount::open_tree(CWD, source, flags)?);
+                *self.slot(*tree)? = Some(k::open_tree(CWD, source, flags)?);
             }
             Step::SetTreeAttr { tree, set, private } => {
                 let attr = sys::MountAttr {
@@ -109,7 +111,7 @@ impl Executor {
                 let size = size.map(|s| format!(",size={s}")).unwrap_or_default();
                 let data = CString::new(format!("mode={mode:04o}{size}")).expect("no NUL");
                 let target = self.place(target, false)?;
-                rustix::mount::mount("tmpfs", target.path(), "tmpfs", ms_flags(flags), data.as_c_str())?;
+                k::mount("tmpfs", target.path(), "tmpfs", ms_flags(flags), data.as_c_str())?;
             }
             Step::AttachTree { tree, target, role } => {
                 let fd = self
@@ -125,7 +127,7 @@ impl Executor {
                 } else {
                     MoveMountFlags::empty()
                 };
-                let attached = rustix::mount::move_mount(
+                let attached = k::move_mount(
                     fd.as_fd(),
                     "",
                     CWD,
@@ -135,10 +137,10 @@ impl Executor {
                 tolerate_vanished_socket(*role, attached)?;
             }
             Step::Mkdir { path, mode } => {
-                rustix::fs::mkdir(self.place(path, true)?.path(), Mode::from_raw_mode(*mode))?
+                k::mkdir(self.place(path, true)?.path(), Mode::from_raw_mode(*mode))?
             }
             // One mknod, not open + close: an empty file fails if it exists.
-            Step::CreateFile { path } => rustix::fs::mknodat(
+            Step::CreateFile { path } => k::mknodat(
                 CWD,
                 self.place(path, true)?.path(),
                 rustix::fs::FileType::RegularFile,
@@ -149,8 +151,8 @@ impl Executor {
             // the one asked for.
             Step::Symlink { target, link } => {
                 let at = self.place(link, true)?;
-                match rustix::fs::symlink(target, at.path()) {
-                    Err(Errno::EXIST) => match std::fs::read_link(at.path()) {
+                match k::symlink(target, at.path()) {
+                    Err(Errno::EXIST) => match k::read_link(at.path()) {
                         Ok(t) if t == *target => {}
                         found => {
                             return Err(Fail {
@@ -173,7 +175,7 @@ impl Executor {
                 }
             }
             Step::MountDevpts { target } => {
-                rustix::mount::mount(
+                k::mount(
                     "devpts",
                     target,
                     "devpts",
@@ -204,13 +206,13 @@ impl Executor {
             } => {
                 let target = self.place(target, false)?;
                 if *recursive {
-                    rustix::mount::mount_bind_recursive(source, target.path())?;
+                    k::mount_bind_recursive(source, target.path())?;
                 } else {
-                    tolerate_vanished_socket(*role, rustix::mount::mount_bind(source, target.path()))?;
+                    tolerate_vanished_socket(*role, k::mount_bind(source, target.path()))?;
                 }
             }
             Step::MakeTreePrivate { target } => {
-                rustix::mount::mount_change(
+                k::mount_change(
                     target,
                     MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
                 )?;
@@ -218,7 +220,7 @@ impl Executor {
             Step::RemountTreeReadOnly { target, table } => self.remount_tree_read_only(target, table)?,
             Step::Remount { target, flags } => {
                 let target = self.place(target, false)?;
-                rustix::mount::mount_remount(target.path(), MountFlags::BIND | ms_flags(flags), "")?;
+                k::mount_remount(target.path(), MountFlags::BIND | ms_flags(flags), "")?;
             }
             Step::PivotRoot { new_root, put_old } => reroot::pivot(new_root, put_old)?,
             Step::EnterRoot { new_root } => reroot::enter(new_root)?,
@@ -231,7 +233,7 @@ impl Executor {
                 None => mount_point::ensure(CWD, path, rustix::fs::ResolveFlags::empty(), *dir, *mode)?,
             },
             Step::MountProc { target } => {
-                rustix::mount::mount(
+                k::mount(
                     "proc",
                     self.place(target, false)?.path(),
                     "proc",
@@ -240,7 +242,7 @@ impl Executor {
                 )?;
             }
             Step::MountMqueue { target } => {
-                rustix::mount::mount(
+                k::mount(
                     "mqueue",
                     self.place(target, false)?.path(),
                     "mqueue",
@@ -248,7 +250,11 @@ impl Executor {
                     None,
                 )?;
             }
-            Step::ReadOnlyInPlace { path } => match read_only_in_place(path) {
+            Step::ReadOnlyInPlace { path } => match self
+                .place(path, false)
+                .map_err(Fail::from)
+                .and_then(|at| read_only_in_place(path, &at))
+            {
                 // Not every kernel has every /proc entry.
                 Err(f) if f.errno == Errno::NOENT => {}
                 other => other?,
@@ -256,20 +262,20 @@ impl Executor {
             Step::CopyFdToFile { fd, path, mode } => {
                 let data =
                     sys::read_inherited_fd(*fd).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
-                let file = rustix::fs::open(
+                let file = k::open(
                     self.place(path, true)?.path(),
                     OFlags::CREATE | OFlags::WRONLY | OFlags::TRUNC | OFlags::NOFOLLOW | OFlags::CLOEXEC,
                     Mode::from_raw_mode(*mode),
                 )?;
                 let mut rest = &data[..];
                 while !rest.is_empty() {
-                    let n = rustix::io::write(&file, rest)?;
+                    let n = k::write(&file, rest)?;
                     rest = &rest[n..];
                 }
-                rustix::fs::fchmod(&file, Mode::from_raw_mode(*mode))?;
+                k::fchmod(&file, Mode::from_raw_mode(*mode))?;
             }
             Step::Chmod { path, mode } => {
-                rustix::fs::chmod(self.place(path, false)?.path(), Mode::from_raw_mode(*mode))?
+                k::chmod(self.place(path, false)?.path(), Mode::from_raw_mode(*mode))?
             }
             Step::MakeOverlay {
                 tree,
@@ -289,7 +295,7 @@ impl Executor {
     /// a later bind of a path onto itself recreates mounts at the same paths.
     fn remount_tree_read_only(&mut self, target: &Path, table: &Path) -> Result<(), Fail> {
         if self.mounts.is_none() {
-            let text = std::fs::read(table).map_err(|e| Fail {
+            let text = k::read_file(table).map_err(|e| Fail {
                 errno: Errno::from_io_error(&e).unwrap_or(Errno::IO),
                 detail: Some(format!("reading {}", table.display())),
             })?;
@@ -306,12 +312,12 @@ impl Executor {
             .filter(|m| target.starts_with(&m.mount_point))
             .max_by_key(|m| m.mount_point.components().count());
         let own = holder.map_or(MountFlags::RDONLY | MountFlags::NOSUID, kept_flags);
-        rustix::mount::mount_remount(target, MountFlags::BIND | own, "")?;
+        k::mount_remount(target, MountFlags::BIND | own, "")?;
         for m in mounts
             .iter()
             .filter(|m| m.mount_point.starts_with(target) && m.mount_point != target)
         {
-            match rustix::mount::mount_remount(&m.mount_point, MountFlags::BIND | kept_flags(m), "") {
+            match k::mount_remount(&m.mount_point, MountFlags::BIND | kept_flags(m), "") {
                 Ok(()) => {}
                 // Hidden under another mount or behind a directory we cannot
                 // search: unreachable by path from inside, so nothing to do.
@@ -332,16 +338,17 @@ impl Executor {
 /// over `path`. Like bubblewrap, a path this process cannot write anyway is
 /// left alone.
 /// Each call that fails is named, with its path.
-fn read_only_in_place(path: &Path) -> Result<(), Fail> {
+/// `at` is where the path was found (inside the new root, in bwrap mode).
+fn read_only_in_place(path: &Path, at: &in_root::Placed) -> Result<(), Fail> {
     let call = |what: &'static str| move |e: Errno| Fail::with(e, format!("{what}({path:?})"));
     if let Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) =
-        rustix::fs::access(path, rustix::fs::Access::WRITE_OK)
+        k::access(at.path(), rustix::fs::Access::WRITE_OK)
     {
         return Ok(());
     }
-    let t = rustix::mount::open_tree(
+    let t = k::open_tree(
         CWD,
-        path,
+        at.path(),
         OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC | OpenTreeFlags::AT_RECURSIVE,
     )
     .map_err(call("open_tree"))?;
@@ -356,8 +363,20 @@ fn read_only_in_place(path: &Path) -> Result<(), Fail> {
         &attr,
     )
     .map_err(call("mount_setattr(RDONLY) on the clone of"))?;
-    rustix::mount::move_mount(t.as_fd(), "", CWD, path, MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH)
-        .map_err(call("move_mount"))
+    // A path placed in the new root names its descriptor: followed.
+    let follow = if at.via_fd() {
+        MoveMountFlags::MOVE_MOUNT_T_SYMLINKS
+    } else {
+        MoveMountFlags::empty()
+    };
+    k::move_mount(
+        t.as_fd(),
+        "",
+        CWD,
+        at.path(),
+        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | follow,
+    )
+    .map_err(call("move_mount"))
 }
 
 /// A host socket can vanish between the inventory and the mask: then there is
@@ -410,12 +429,12 @@ fn attr_bits(f: &Flags) -> u64 {
 
 /// mkdir -p with mode 0700: the directory, making missing parents first.
 fn mkdir_parents(dir: &Path) -> Result<(), Errno> {
-    match rustix::fs::mkdir(dir, Mode::from_raw_mode(0o700)) {
+    match k::mkdir(dir, Mode::from_raw_mode(0o700)) {
         Ok(()) => Ok(()),
         Err(Errno::EXIST) if dir.is_dir() => Ok(()),
         Err(Errno::NOENT) => {
             mkdir_parents(dir.parent().ok_or(Errno::NOENT)?)?;
-            match rustix::fs::mkdir(dir, Mode::from_raw_mode(0o700)) {
+            match k::mkdir(dir, Mode::from_raw_mode(0o700)) {
                 Err(Errno::EXIST) if dir.is_dir() => Ok(()),
                 other => other,
             }

@@ -22,8 +22,7 @@ impl Executor {
                 write_proc(file, format!("{inside} {outside} 1").as_bytes())?;
             }
             Step::LoopbackUp => {
-                use rustix::net::{AddressFamily, SocketType};
-                let sock = rustix::net::socket(AddressFamily::INET, SocketType::DGRAM, None)?;
+                let sock = k::socket_datagram()?;
                 sys::interface_up(sock.as_fd(), "lo")?;
             }
             Step::CloneMonitor {
@@ -40,7 +39,7 @@ impl Executor {
             } => monitor::fork_into_pidns(*new_pidns, *die_with_parent, &mut self.monitor)?,
             Step::NotifyMonitor => {
                 if let Some(r) = self.monitor.ready.take() {
-                    monitor::notify(r, rustix::process::getpid().as_raw_nonzero().get())?;
+                    monitor::notify(r, k::getpid().as_raw_nonzero().get())?;
                 }
                 self.monitor.wait_for_monitor();
             }
@@ -57,9 +56,9 @@ impl Executor {
                     }
                 }
             }
-            Step::SetHostname { name } => rustix::system::sethostname(name.as_bytes())?,
+            Step::SetHostname { name } => k::sethostname(name.as_bytes())?,
             Step::DisableUserns => {
-                let proc = rustix::fs::open(
+                let proc = k::open(
                     "/proc",
                     OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
                     Mode::empty(),

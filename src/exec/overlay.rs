@@ -3,6 +3,7 @@
 
 use super::Fail;
 use crate::plan::{OverlayUpper, overlay_config};
+use crate::sys::kernel as k;
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::fs::Mode;
 use rustix::io::Errno;
@@ -23,21 +24,21 @@ pub(super) fn make(lower: &[PathBuf], upper: &OverlayUpper, userxattr: bool) -> 
         .as_ref()
         .map(|m| format!("/proc/self/fd/{}", m.as_raw_fd()))
         .unwrap_or_default();
-    let fs = rustix::mount::fsopen("overlay", FsOpenFlags::FSOPEN_CLOEXEC)?;
+    let fs = k::fsopen("overlay", FsOpenFlags::FSOPEN_CLOEXEC)?;
     let configured = overlay_config(lower, upper, userxattr, &tmp_root)
         .into_iter()
         .try_for_each(|(key, value)| {
             if value.is_empty() {
-                rustix::mount::fsconfig_set_flag(fs.as_fd(), key)
+                k::fsconfig_set_flag(fs.as_fd(), key)
             } else {
-                rustix::mount::fsconfig_set_string(fs.as_fd(), key, OsStr::from_bytes(&value))
+                k::fsconfig_set_string(fs.as_fd(), key, OsStr::from_bytes(&value))
             }
         })
-        .and_then(|()| rustix::mount::fsconfig_create(fs.as_fd()));
+        .and_then(|()| k::fsconfig_create(fs.as_fd()));
     if let Err(e) = configured {
         return Err(Fail::with(e, kernel_log(&fs)));
     }
-    rustix::mount::fsmount(
+    k::fsmount(
         fs.as_fd(),
         FsMountFlags::FSMOUNT_CLOEXEC,
         MountAttrFlags::MOUNT_ATTR_NOSUID | MountAttrFlags::MOUNT_ATTR_NODEV,
@@ -46,16 +47,16 @@ pub(super) fn make(lower: &[PathBuf], upper: &OverlayUpper, userxattr: bool) -> 
 }
 
 fn upper_tmpfs() -> Result<OwnedFd, Errno> {
-    let fs = rustix::mount::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)?;
-    rustix::mount::fsconfig_set_string(fs.as_fd(), "mode", "0755")?;
-    rustix::mount::fsconfig_create(fs.as_fd())?;
-    let m = rustix::mount::fsmount(
+    let fs = k::fsopen("tmpfs", FsOpenFlags::FSOPEN_CLOEXEC)?;
+    k::fsconfig_set_string(fs.as_fd(), "mode", "0755")?;
+    k::fsconfig_create(fs.as_fd())?;
+    let m = k::fsmount(
         fs.as_fd(),
         FsMountFlags::FSMOUNT_CLOEXEC,
         MountAttrFlags::MOUNT_ATTR_NOSUID | MountAttrFlags::MOUNT_ATTR_NODEV,
     )?;
-    rustix::fs::mkdirat(m.as_fd(), "upper", Mode::from_raw_mode(0o755))?;
-    rustix::fs::mkdirat(m.as_fd(), "work", Mode::from_raw_mode(0o755))?;
+    k::mkdirat(m.as_fd(), "upper", Mode::from_raw_mode(0o755))?;
+    k::mkdirat(m.as_fd(), "work", Mode::from_raw_mode(0o755))?;
     Ok(m)
 }
 
@@ -64,7 +65,7 @@ fn upper_tmpfs() -> Result<OwnedFd, Errno> {
 fn kernel_log(fs: &OwnedFd) -> String {
     let mut lines = Vec::new();
     let mut buf = [0u8; 512];
-    while let Ok(n) = rustix::io::read(fs, &mut buf) {
+    while let Ok(n) = k::read(fs, &mut buf) {
         if n == 0 {
             break;
         }

@@ -6,8 +6,9 @@
 //! place (a file, a directory or a symlink on the way), so that a later
 //! host `git` does not follow it. Nothing is deleted.
 
+use crate::sys::kernel as k;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{AtFlags, Mode, OFlags, RenameFlags};
+use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -33,7 +34,7 @@ fn open_one(path: &Path) -> Option<Watched> {
     let mut dir = path.parent()?;
     loop {
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        match rustix::fs::open(dir, flags, Mode::empty()) {
+        match k::open(dir, flags, Mode::empty()) {
             Ok(fd) => {
                 rest.reverse();
                 return Some(Watched {
@@ -71,7 +72,7 @@ pub(super) fn audit(watched: &[Watched], report: Option<&OwnedFd>) {
                 moved_from.display(),
                 moved_to.display()
             );
-            let _ = rustix::io::write(r, line.as_bytes());
+            let _ = k::write(r, line.as_bytes());
         }
     }
 }
@@ -84,7 +85,7 @@ fn audit_one(w: &Watched) -> Option<(PathBuf, PathBuf)> {
     let mut parent_shown = w.dir_path.clone();
     for (i, name) in w.rest.iter().enumerate() {
         let dir: BorrowedFd = held.as_ref().map(|h| h.as_fd()).unwrap_or(w.dir.as_fd());
-        let st = rustix::fs::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
+        let st = k::statat(dir, name.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).ok()?;
         let last = i + 1 == w.rest.len();
         let is_dir = rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory;
         if last || !is_dir {
@@ -92,7 +93,7 @@ fn audit_one(w: &Watched) -> Option<(PathBuf, PathBuf)> {
             return Some((parent_shown.join(name), parent_shown.join(to)));
         }
         let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        held = Some(rustix::fs::openat(dir, name.as_os_str(), flags, Mode::empty()).ok()?);
+        held = Some(k::openat(dir, name.as_os_str(), flags, Mode::empty()).ok()?);
         parent_shown.push(name);
     }
     None
@@ -105,7 +106,7 @@ fn move_aside(dir: BorrowedFd, name: &OsString) -> Result<OsString, Errno> {
         if n > 0 {
             to.push(format!(".{n}"));
         }
-        match rustix::fs::renameat_with(dir, name.as_os_str(), dir, to.as_os_str(), RenameFlags::NOREPLACE) {
+        match k::renameat_noreplace(dir, name.as_os_str(), to.as_os_str()) {
             Ok(()) => return Ok(to),
             Err(Errno::EXIST) => continue,
             Err(e) => return Err(e),

@@ -18,15 +18,14 @@ impl Executor {
                 )?)
             }
             Step::ListenEgress { port } => {
-                let listener =
-                    std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, *port)).map_err(|e| {
-                        Fail::with(
-                            Errno::from_io_error(&e).unwrap_or(Errno::IO),
-                            format!("bind 127.0.0.1:{port}"),
-                        )
-                    })?;
+                let listener = k::listen_loopback(*port).map_err(|e| {
+                    Fail::with(
+                        Errno::from_io_error(&e).unwrap_or(Errno::IO),
+                        format!("bind 127.0.0.1:{port}"),
+                    )
+                })?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
-                warden::hand_over_egress(link, OwnedFd::from(listener))?;
+                warden::hand_over_egress(link, listener)?;
             }
             Step::SeccompNotify { signals } => {
                 let listener = seccomp::notify_listener(*signals)?;
@@ -37,7 +36,7 @@ impl Executor {
                 let mut last = Errno::NOENT;
                 let mut entered = false;
                 for c in candidates {
-                    match rustix::process::chdir(c) {
+                    match k::chdir(c) {
                         Ok(()) => {
                             // PWD names the directory entered (bubblewrap's rule).
                             self.pwd = Some(c.clone());
@@ -56,7 +55,7 @@ impl Executor {
                 bounding,
                 keep_across_exec,
             } => caps::drop_capabilities(keep, *bounding, *keep_across_exec)?,
-            Step::NoNewPrivs => rustix::thread::set_no_new_privs(true)?,
+            Step::NoNewPrivs => k::set_no_new_privs()?,
             Step::Landlock { abi, paths, scoped } => landlock::apply(*abi, paths, *scoped)?,
             Step::Seccomp => seccomp::apply()?,
             Step::CallerSeccomp { programs } => {
@@ -66,8 +65,8 @@ impl Executor {
             Step::ReopenFd { fd, path } => reopen_fd(*fd, path)?,
             Step::SealFds { keep, .. } => sys::close_others_at_exec(keep)?,
             Step::DieWithParent => {
-                rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
-                if rustix::process::getppid() != self.parent {
+                k::die_with_parent()?;
+                if k::getppid() != self.parent {
                     return Err(Errno::SRCH.into());
                 }
             }
@@ -75,7 +74,7 @@ impl Executor {
             Step::PidOneInit { die_with_parent } => monitor::pid_one(*die_with_parent, &self.filters)?,
             Step::BlockOnFd { fd } => sys::block_on_fd(*fd)?,
             Step::LockFile { path } => {
-                let fd = rustix::fs::open(path, OFlags::RDONLY, Mode::empty())?;
+                let fd = k::open(path, OFlags::RDONLY, Mode::empty())?;
                 sys::read_lock(fd.as_fd())?;
                 // Left open across exec: the command holds the lock until it ends.
                 std::mem::forget(fd);
@@ -104,20 +103,20 @@ impl Executor {
 /// else is being replaced by `path` (/dev/null).
 fn reopen_fd(fd: i32, path: &Path) -> Result<(), Errno> {
     let (flags, old_dev) = sys::with_inherited_fd(fd, |b| {
-        let flags = rustix::fs::fcntl_getfl(b)?;
-        let st = rustix::fs::fstat(b)?;
+        let flags = k::fcntl_getfl(b)?;
+        let st = k::fstat(b)?;
         let is_char =
             rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::CharacterDevice;
         Ok::<_, Errno>((flags, is_char.then_some(st.st_rdev)))
     })??;
     let keep = OFlags::RWMODE | OFlags::APPEND | OFlags::NONBLOCK;
-    let new = rustix::fs::open(
+    let new = k::open(
         path,
         (flags & keep) | OFlags::NOCTTY | OFlags::CLOEXEC,
         Mode::empty(),
     )?;
     if let Some(dev) = old_dev
-        && rustix::fs::fstat(&new)?.st_rdev != dev
+        && k::fstat(&new)?.st_rdev != dev
     {
         return Err(Errno::XDEV);
     }
@@ -130,13 +129,13 @@ fn reopen_fd(fd: i32, path: &Path) -> Result<(), Errno> {
 /// parent stays as a supervisor that passes signals on and exits as the
 /// child does.
 fn new_session(die_with_parent: bool) -> Result<(), Errno> {
-    match rustix::process::setsid() {
+    match k::setsid() {
         Ok(_) => Ok(()),
         Err(Errno::PERM) => match sys::fork()? {
             None => {
-                rustix::process::setsid()?;
+                k::setsid()?;
                 if die_with_parent {
-                    rustix::process::set_parent_process_death_signal(Some(rustix::process::Signal::KILL))?;
+                    k::die_with_parent()?;
                 }
                 Ok(())
             }

@@ -6,9 +6,10 @@
 //! it, and `run` drops every capability (bwrap mode refuses to keep it).
 
 use super::Fail;
+use crate::sys::kernel as k;
+use k::{chdir, chroot, pivot_root};
 use rustix::io::Errno;
 use rustix::mount::UnmountFlags;
-use rustix::process::{chdir, chroot, pivot_root};
 use std::path::Path;
 
 /// `pivot_root(new_root, put_old); chdir("/")`, or on the initramfs: the old
@@ -16,7 +17,7 @@ use std::path::Path;
 pub(super) fn pivot(new_root: &Path, put_old: &Path) -> Result<(), Fail> {
     match pivot_root(new_root, put_old) {
         Err(Errno::INVAL) if crate::host::root_is_initramfs() => {
-            rustix::mount::mount_bind_recursive("/", put_old)
+            k::mount_bind_recursive("/", put_old)
                 .map_err(|e| call(e, format!("mount(\"/\", {put_old:?}, MS_BIND|MS_REC)")))?;
             chdir(new_root).map_err(|e| call(e, format!("chdir({new_root:?})")))?;
             move_over_root()?;
@@ -36,8 +37,7 @@ pub(super) fn enter(new_root: &Path) -> Result<(), Fail> {
         Err(Errno::INVAL) if crate::host::root_is_initramfs() => move_over_root()?,
         r => {
             r.map_err(|e| Fail::with(e, "pivot_root(\".\", \".\")"))?;
-            rustix::mount::unmount(".", UnmountFlags::DETACH)
-                .map_err(|e| Fail::with(e, "umount2(\".\", MNT_DETACH)"))?;
+            k::unmount(".", UnmountFlags::DETACH).map_err(|e| Fail::with(e, "umount2(\".\", MNT_DETACH)"))?;
         }
     }
     chdir("/").map_err(|e| Fail::with(e, "chdir(\"/\")"))?;
@@ -46,7 +46,7 @@ pub(super) fn enter(new_root: &Path) -> Result<(), Fail> {
 
 /// The mount in the working directory moved over /, then made the root.
 fn move_over_root() -> Result<(), Fail> {
-    rustix::mount::mount_move(".", "/").map_err(|e| call(e, "mount(\".\", \"/\", MS_MOVE)".into()))?;
+    k::mount_move(".", "/").map_err(|e| call(e, "mount(\".\", \"/\", MS_MOVE)".into()))?;
     chroot(".").map_err(|e| call(e, "chroot(\".\")".into()))?;
     Ok(())
 }

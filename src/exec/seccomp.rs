@@ -19,7 +19,7 @@ pub(super) fn apply() -> Result<(), Fail> {
         .iter()
         .map(|&(code, jt, jf, k)| sock_filter { code, jt, jf, k })
         .collect();
-    seccompiler::apply_filter(&prog).map_err(|e| {
+    crate::sys::kernel::seccomp_filter(&prog).map_err(|e| {
         let errno = match &e {
             seccompiler::Error::Seccomp(io) => io.raw_os_error().map(Errno::from_raw_os_error),
             _ => None,

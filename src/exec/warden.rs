@@ -12,11 +12,11 @@
 use super::pointers;
 use crate::egress::proxy;
 use crate::plan::Egress;
+use crate::sys::kernel as k;
 use crate::sys::{self, Notification};
 use rustix::event::{PollFd, PollFlags};
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 /// qwrap's side of a started warden: the socket it listens on.
@@ -34,38 +34,25 @@ pub(super) fn start(
     hold: &[OwnedFd],
     egress: Option<&Egress>,
 ) -> Result<Link, Errno> {
-    use rustix::net::{AddressFamily, SocketFlags, SocketType};
-    let (ours, theirs) = rustix::net::socketpair(
-        AddressFamily::UNIX,
-        SocketType::SEQPACKET,
-        SocketFlags::CLOEXEC,
-        None,
-    )?;
-    let command = rustix::process::getpid();
+    let (ours, theirs) = k::seqpacket_pair()?;
+    let command = k::getpid();
     // Opened before the command can run. The warden says what it moved on
     // qwrap's stderr, kept only while the command's exit ends the warden:
     // with --keep-background it would hold a caller's pipe open.
     let watched = pointers::open(watch);
     let report = (!keep_background && !watched.is_empty())
-        .then(|| rustix::io::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
+        .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
         .flatten();
     // The log is opened here, where the caller's rights apply.
     let log = match egress.and_then(|e| e.log.as_ref()) {
-        Some(path) => Some(
-            std::fs::OpenOptions::new()
-                .append(true)
-                .create(true)
-                .mode(0o600)
-                .open(path)
-                .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?,
-        ),
+        Some(path) => Some(k::open_append(path).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?),
         None => None,
     };
     // The warden's own references to the locks: the last ones once the
     // command has replaced qwrap (close-on-exec), dropped when it exits.
     let held: Vec<OwnedFd> = hold
         .iter()
-        .map(|h| rustix::io::fcntl_dupfd_cloexec(h, 3))
+        .map(|h| k::fcntl_dupfd_cloexec(h, 3))
         .collect::<Result<_, _>>()?;
     match sys::fork_quiet()? {
         Some(_) => {
@@ -106,17 +93,7 @@ pub(super) fn hand_over_egress(link: &Link, listener: OwnedFd) -> Result<(), Err
 }
 
 fn send_fd(link: &OwnedFd, listener: OwnedFd, tag: u8) -> Result<(), Errno> {
-    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
-    let fds = [listener.as_fd()];
-    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
-    let mut anc = SendAncillaryBuffer::new(&mut space);
-    anc.push(SendAncillaryMessage::ScmRights(&fds));
-    rustix::net::sendmsg(
-        link,
-        &[std::io::IoSlice::new(&[tag])],
-        &mut anc,
-        SendFlags::empty(),
-    )?;
+    k::send_fd(link, tag, listener.as_fd())?;
     Ok(())
 }
 
@@ -129,7 +106,7 @@ fn run(
     mut proxy: Option<proxy::Config>,
     mut held: Vec<OwnedFd>,
 ) -> i32 {
-    let Ok(pidfd) = rustix::process::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
+    let Ok(pidfd) = k::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
         return 1;
     };
     // The egress proxy's socket comes first, when there is one; then the
@@ -359,7 +336,7 @@ impl Warden {
             }
             for p in left {
                 if let Some(pid) = rustix::process::Pid::from_raw(p) {
-                    let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+                    let _ = k::kill_process(pid, rustix::process::Signal::KILL);
                 }
             }
             std::thread::sleep(std::time::Duration::from_millis(2));

@@ -4,6 +4,7 @@
 
 mod caches;
 mod fds;
+mod json;
 mod layers;
 mod layout;
 mod legacy;

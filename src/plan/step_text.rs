@@ -1,9 +1,13 @@
 //! How a Step reads: the syscalls `qwrap plan` prints for it, one line
-//! each (tests/plan_calls.rs holds them to a trace); and the plan as JSON.
+//! each (tests/plan_calls.rs holds them to a trace, exec/fake_tests.rs to
+//! the executor's code).
 
-use super::Plan;
 use super::step::{IdMap, Role, Step};
 use std::fmt;
+
+/// A child that goes on while its monitor writes reports first waits for it.
+const WAIT_FOR_MONITOR: &str =
+    " (with --info-fd or --json-status-fd: then read(go pipe) until the monitor has read the namespace ids)";
 
 fn q(p: &std::path::Path) -> String {
     format!("{:?}", p.as_os_str())
@@ -26,7 +30,7 @@ impl fmt::Display for Step {
             ),
             Step::CopyGitConfig { source, copy } => write!(
                 f,
-                "open({}, O_RDONLY) and read() it; mkdir({}, 0700); open({}.PID, O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0600) and write() it without core.worktree; rename(it, {}) on the host",
+                "open({}, O_RDONLY) and read() it; mkdir({}, 0700); open({}.<getpid()>, O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0600) and write() it without core.worktree; rename(it, {}) on the host",
                 q(source),
                 q(copy.parent().unwrap_or(copy)),
                 q(copy),
@@ -53,7 +57,7 @@ impl fmt::Display for Step {
                 }
                 if let Some(l) = lock {
                     calls.push(format!(
-                        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB); ftruncate(<lock>, 0); pwrite(<lock>, qwrap's pid)",
+                        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB); ftruncate(<lock>, 0); pwrite(<lock>, getpid())",
                         q(l)
                     ));
                 }
@@ -69,7 +73,7 @@ impl fmt::Display for Step {
                 }
                 write!(
                     f,
-                    "socketpair(AF_UNIX, SOCK_SEQPACKET); fork(); fork() = the warden (outside the sandbox; {}",
+                    "getpid() = the command; socketpair(AF_UNIX, SOCK_SEQPACKET); fork(); fork() = the warden (outside the sandbox; {}",
                     if *keep_background {
                         "leaves the command's leftovers running"
                     } else {
@@ -332,7 +336,8 @@ impl fmt::Display for Step {
                 if *die_with_parent {
                     write!(f, "prctl(PR_SET_PDEATHSIG, SIGKILL); ")?;
                 }
-                if *join || json_status_fd.is_some() {
+                let reports = info_fd.is_some() || json_status_fd.is_some();
+                if *join || reports {
                     write!(f, "pipe2(O_CLOEXEC) for the child's reports; ")?;
                 }
                 write!(
@@ -344,8 +349,11 @@ impl fmt::Display for Step {
                         format!("{}|", ns.names())
                     }
                 )?;
-                if info_fd.is_some() || json_status_fd.is_some() {
+                if reports {
                     write!(f, ", statx of /proc/CHILD/ns/* for the namespace ids")?;
+                    if !*join {
+                        write!(f, "; the child read(go pipe) until the monitor has them")?;
+                    }
                 }
                 if *join || json_status_fd.is_some() {
                     write!(f, ", read of the reports (fcntl O_NONBLOCK once the child ended)")?;
@@ -357,19 +365,31 @@ impl fmt::Display for Step {
                 "setns({fd}, {})",
                 if *pid { "CLONE_NEWPID" } else { "CLONE_NEWUSER" }
             ),
-            Step::ForkIntoPidNamespace { new_pidns, .. } => write!(
+            Step::ForkIntoPidNamespace {
+                new_pidns,
+                die_with_parent,
+            } => write!(
                 f,
-                "{}fork(); the parent reports the child's pid to the monitor and waits",
-                if *new_pidns { "unshare(CLONE_NEWPID); " } else { "" }
+                "{}fork(); {}the parent reports the child's pid to the monitor and waits{WAIT_FOR_MONITOR}",
+                if *new_pidns { "unshare(CLONE_NEWPID); " } else { "" },
+                if *die_with_parent {
+                    "in the child prctl(PR_SET_PDEATHSIG, SIGKILL); "
+                } else {
+                    ""
+                }
             ),
-            Step::NotifyMonitor => write!(f, "write(ready pipe, getpid())"),
+            Step::NotifyMonitor => write!(f, "write(ready pipe, getpid()){WAIT_FOR_MONITOR}"),
             Step::AssertUsernsDisabled => write!(f, "unshare(CLONE_NEWUSER) fails"),
             Step::SetHostname { name } => write!(f, "sethostname({name:?})"),
             Step::EnsureMountPoint { path, dir, mode } => write!(
                 f,
-                "{}({}, {mode:04o}) unless it exists, parents first",
-                if *dir { "mkdir" } else { "open(O_CREAT)" },
-                q(path)
+                "open({}, O_PATH) (where missing: each missing parent made by mkdir(…, bubblewrap's parent mode), then {}({0}, {mode:04o}))",
+                q(path),
+                if *dir {
+                    "mkdir"
+                } else {
+                    "open(O_CREAT|O_EXCL|O_NOFOLLOW)"
+                },
             ),
             Step::MountProc { target } => write!(
                 f,
@@ -414,12 +434,17 @@ impl fmt::Display for Step {
             }
             Step::CallerSeccomp { programs } => write!(
                 f,
-                "prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER) with {} program(s) just before execve",
+                "{} program(s) kept for the command (installed just before execve: prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER))",
                 programs.len()
             ),
-            Step::PidOneInit { .. } => write!(
+            Step::PidOneInit { die_with_parent } => write!(
                 f,
-                "fork(); PID 1 waits for every child and exits as the command does"
+                "fork(); {}PID 1 waits for every child and exits as the command does",
+                if *die_with_parent {
+                    "in the command's process prctl(PR_SET_PDEATHSIG, SIGKILL); "
+                } else {
+                    ""
+                }
             ),
             Step::BlockOnFd { fd } => write!(f, "read({fd}, 1 byte)"),
             Step::LockFile { path } => write!(f, "fcntl(open({}, O_RDONLY), F_SETLK, F_RDLCK)", q(path)),
@@ -452,30 +477,5 @@ impl fmt::Display for Step {
                 )
             }
         }
-    }
-}
-
-impl Plan {
-    /// The plan as `qwrap plan --json` prints it (docs/plan-json.md).
-    pub fn to_json(&self) -> String {
-        let steps: Vec<serde_json::Value> = self
-            .steps
-            .iter()
-            .enumerate()
-            .map(|(i, s)| {
-                serde_json::json!({
-                    "index": i,
-                    "purpose": s.purpose(),
-                    "call": s.to_string(),
-                    "step": s,
-                })
-            })
-            .collect();
-        serde_json::to_string_pretty(&serde_json::json!({
-            "qwrap_version": crate::VERSION,
-            "mount_api": self.mount_api,
-            "steps": steps,
-        }))
-        .expect("plan serialises")
     }
 }

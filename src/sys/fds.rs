@@ -1,12 +1,17 @@
 //! Descriptors known only by number: the ones qwrap inherited from its
 //! caller, inspected before the sandbox is made and sealed before exec.
 
+use super::fake::{self, faked};
 use super::last_errno;
 use rustix::fd::{AsRawFd, BorrowedFd, OwnedFd};
 use rustix::io::{Errno, FdFlags};
 
 /// Runs `f` on an fd known only by number, when it is open.
 pub fn with_inherited_fd<R>(fd: i32, f: impl FnOnce(BorrowedFd<'_>) -> R) -> Result<R, Errno> {
+    if fake::takes("fcntl") {
+        let null = fake::fd();
+        return Ok(f(rustix::fd::AsFd::as_fd(&null)));
+    }
     // SAFETY: F_GETFD only inspects the descriptor table entry.
     if unsafe { libc::fcntl(fd, libc::F_GETFD) } < 0 {
         return Err(Errno::from_raw_os_error(last_errno()));
@@ -20,6 +25,7 @@ pub fn with_inherited_fd<R>(fd: i32, f: impl FnOnce(BorrowedFd<'_>) -> R) -> Res
 /// Puts `new` at number `fd` (dup2 leaves the copy without close-on-exec)
 /// and closes `new`.
 pub fn dup_onto(new: OwnedFd, fd: i32) -> Result<(), Errno> {
+    faked!("dup3", Ok(()));
     if new.as_raw_fd() == fd {
         std::mem::forget(new);
         return Ok(());
@@ -37,9 +43,13 @@ pub fn dup_onto(new: OwnedFd, fd: i32) -> Result<(), Errno> {
 /// close_range(CLOSE_RANGE_CLOEXEC) needs Linux 5.11; older kernels get a
 /// walk of /proc/self/fd.
 pub fn close_others_at_exec(keep: &[i32]) -> Result<(), Errno> {
-    // SAFETY: close_range with CLOSE_RANGE_CLOEXEC closes nothing; it only
-    // sets a flag on descriptor table entries.
-    let ret = unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) };
+    let ret = if fake::takes("close_range") {
+        0
+    } else {
+        // SAFETY: close_range with CLOSE_RANGE_CLOEXEC closes nothing; it
+        // only sets a flag on descriptor table entries.
+        unsafe { libc::syscall(libc::SYS_close_range, 3u32, u32::MAX, libc::CLOSE_RANGE_CLOEXEC) }
+    };
     if ret < 0 {
         match last_errno() {
             libc::ENOSYS | libc::EINVAL => mark_listed_cloexec()?,

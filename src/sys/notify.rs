@@ -1,6 +1,7 @@
 //! seccomp user notifications: the filter that hands chosen syscalls to a
 //! supervisor (the warden), and the supervisor's receive and reply.
 
+use super::fake::faked;
 use super::last_errno;
 use rustix::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 use rustix::io::Errno;
@@ -8,6 +9,7 @@ use rustix::io::Errno;
 /// Installs a BPF program whose USER_NOTIF returns go to the returned
 /// listener fd (Linux ≥ 5.0; no_new_privs must be set).
 pub fn seccomp_listener(program: &[(u16, u8, u8, u32)]) -> Result<OwnedFd, Errno> {
+    faked!("seccomp", Ok(super::fake::fd()));
     let mut filters: Vec<libc::sock_filter> = program
         .iter()
         .map(|&(code, jt, jf, k)| libc::sock_filter { code, jt, jf, k })
@@ -133,6 +135,7 @@ pub fn exit_now(code: i32) -> ! {
 /// A fresh, empty, anonymous session keyring for this process and what it
 /// runs: the caller's keys are out of reach.
 pub fn join_new_session_keyring() -> Result<(), rustix::io::Errno> {
+    faked!("keyctl", Ok(()));
     const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
     // SAFETY: a NULL name asks for an anonymous keyring; no pointer is read.
     let r = unsafe {
@@ -154,5 +157,7 @@ pub fn join_new_session_keyring() -> Result<(), rustix::io::Errno> {
 /// parent exits the kernel reparents the child with SIGCHLD restored, and
 /// init (or a subreaper) reaps it. `Ok(None)` in the child.
 pub fn fork_quiet() -> Result<Option<i32>, Errno> {
+    // The fake answers as the parent: the warden is the child.
+    faked!("clone", Ok(Some(1)));
     super::raw_clone(0)
 }

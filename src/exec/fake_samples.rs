@@ -1,0 +1,380 @@
+//! Sample steps for the recording-fake test: every Step variant, in the
+//! orders the planners emit them (run mode, the legacy path, bwrap mode,
+//! joining namespaces).
+
+use crate::plan::{Egress, Flags, IdMap, Namespaces, OverlayUpper, Role, Step};
+use crate::policy::EnvRules;
+use std::path::PathBuf;
+
+/// The variant's place in the vocabulary: a new variant does not compile
+/// until it has one, and then the test fails until a sample covers it.
+pub(super) fn variant(step: &Step) -> usize {
+    match step {
+        Step::CreateHostDir { .. } => 0,
+        Step::StartWarden { .. } => 1,
+        Step::ListenEgress { .. } => 2,
+        Step::Unshare { .. } => 3,
+        Step::NewSessionKeyring => 4,
+        Step::DenySetgroups => 5,
+        Step::WriteIdMap { .. } => 6,
+        Step::LoopbackUp => 7,
+        Step::MakeMountsSlave => 8,
+        Step::CloneTree { .. } => 9,
+        Step::SetTreeAttr { .. } => 10,
+        Step::MountTmpfs { .. } => 11,
+        Step::AttachTree { .. } => 12,
+        Step::Mkdir { .. } => 13,
+        Step::CreateFile { .. } => 14,
+        Step::Symlink { .. } => 15,
+        Step::MountDevpts { .. } => 16,
+        Step::SetPathAttr { .. } => 17,
+        Step::BindMount { .. } => 18,
+        Step::MakeTreePrivate { .. } => 19,
+        Step::RemountTreeReadOnly { .. } => 20,
+        Step::Remount { .. } => 21,
+        Step::PivotRoot { .. } => 22,
+        Step::EnterRoot { .. } => 23,
+        Step::DropCapabilities { .. } => 24,
+        Step::NoNewPrivs => 25,
+        Step::Landlock { .. } => 26,
+        Step::Seccomp => 27,
+        Step::SeccompNotify { .. } => 28,
+        Step::MakeHiddenSource { .. } => 29,
+        Step::AttachHidden { .. } => 30,
+        Step::ReopenFd { .. } => 31,
+        Step::SealFds { .. } => 32,
+        Step::DieWithParent => 33,
+        Step::NewSession { .. } => 34,
+        Step::Exec { .. } => 35,
+        Step::CloneMonitor { .. } => 36,
+        Step::JoinNamespace { .. } => 37,
+        Step::ForkIntoPidNamespace { .. } => 38,
+        Step::NotifyMonitor => 39,
+        Step::AssertUsernsDisabled => 40,
+        Step::SetHostname { .. } => 41,
+        Step::EnsureMountPoint { .. } => 42,
+        Step::MountProc { .. } => 43,
+        Step::MountMqueue { .. } => 44,
+        Step::ReadOnlyInPlace { .. } => 45,
+        Step::CopyFdToFile { .. } => 46,
+        Step::Chmod { .. } => 47,
+        Step::Chdir { .. } => 48,
+        Step::CallerSeccomp { .. } => 49,
+        Step::PidOneInit { .. } => 50,
+        Step::BlockOnFd { .. } => 51,
+        Step::LockFile { .. } => 52,
+        Step::PrepareCaches { .. } => 53,
+        Step::CopyGitConfig { .. } => 54,
+        Step::MakeOverlay { .. } => 55,
+        Step::DisableUserns => 56,
+        Step::NestUserNamespace { .. } => 57,
+    }
+}
+pub(super) const VARIANTS: usize = 58;
+
+pub(super) fn p(s: &str) -> PathBuf {
+    PathBuf::from(s)
+}
+
+const RW: Flags = Flags {
+    rdonly: false,
+    nosuid: true,
+    nodev: true,
+    noexec: false,
+};
+const RO: Flags = Flags {
+    rdonly: true,
+    nosuid: true,
+    nodev: true,
+    noexec: false,
+};
+
+fn env() -> EnvRules {
+    EnvRules {
+        clear: false,
+        unset: vec![],
+        set: vec![],
+    }
+}
+
+/// `qwrap run`'s kind of steps, in a plausible order.
+pub(super) fn run_steps() -> Vec<Step> {
+    let all = Namespaces {
+        user: true,
+        net: true,
+        ipc: true,
+        ..Default::default()
+    };
+    vec![
+        Step::CreateHostDir { path: p("/q/made") },
+        Step::PrepareCaches {
+            create: vec![p("/q/cache")],
+            layers: vec![p("/q/layer")],
+            marked: vec![p("/q/layer/overlaid")],
+            lock: Some(p("/q/slot.lock")),
+        },
+        Step::CopyGitConfig {
+            source: p("/q/ws/.git/modules/lib/config"),
+            copy: p("/q/state/config"),
+        },
+        Step::StartWarden {
+            keep_background: false,
+            watch: vec![p("/q/ws/.git/commondir")],
+            egress: Some(Egress {
+                allow: Default::default(),
+                log: Some(p("/q/egress.log")),
+            }),
+        },
+        Step::Unshare { ns: all },
+        Step::NewSessionKeyring,
+        Step::DenySetgroups,
+        Step::WriteIdMap {
+            map: IdMap::Uid,
+            inside: 1000,
+            outside: 1000,
+        },
+        Step::WriteIdMap {
+            map: IdMap::Gid,
+            inside: 1000,
+            outside: 1000,
+        },
+        Step::LoopbackUp,
+        Step::ListenEgress { port: 3128 },
+        Step::MakeMountsSlave,
+        Step::CloneTree {
+            tree: 0,
+            role: Role::HostRoot,
+            source: p("/"),
+            recursive: true,
+        },
+        Step::SetTreeAttr {
+            tree: 0,
+            set: RO,
+            private: false,
+        },
+        Step::CloneTree {
+            tree: 1,
+            role: Role::WritableRoot,
+            source: p("/q/ws"),
+            recursive: true,
+        },
+        Step::SetTreeAttr {
+            tree: 1,
+            set: RW,
+            private: true,
+        },
+        Step::MakeHiddenSource { tree: 2 },
+        Step::MakeOverlay {
+            tree: 3,
+            lower: vec![p("/q/home/.cache")],
+            upper: OverlayUpper::Dirs {
+                upper: p("/q/layer/upper"),
+                work: p("/q/layer/work"),
+            },
+            userxattr: true,
+        },
+        Step::MountTmpfs {
+            target: p("/tmp"),
+            flags: RW,
+            mode: 0o1777,
+            size: Some(1 << 20),
+        },
+        Step::Mkdir {
+            path: p("/dev/pts"),
+            mode: 0o755,
+        },
+        Step::CreateFile { path: p("/dev/null") },
+        Step::Symlink {
+            target: p("pts/ptmx"),
+            link: p("/dev/ptmx"),
+        },
+        Step::MountDevpts {
+            target: p("/dev/pts"),
+        },
+        Step::AttachTree {
+            tree: 1,
+            role: Role::WritableRoot,
+            target: p("/q/ws"),
+        },
+        Step::AttachHidden {
+            source: 2,
+            dir: false,
+            target: p("/q/home/.ssh/id_ed25519"),
+        },
+        Step::AttachTree {
+            tree: 3,
+            role: Role::WritableRoot,
+            target: p("/q/home/.cache"),
+        },
+        Step::SetPathAttr {
+            target: p("/dev"),
+            recursive: false,
+            set: RO,
+            private: false,
+        },
+        Step::ReopenFd {
+            fd: 0,
+            path: p("/dev/null"),
+        },
+        Step::Chdir {
+            candidates: vec![p("/q/ws")],
+        },
+        Step::LockFile {
+            path: p("/q/ws/.git/index.lock"),
+        },
+        Step::DropCapabilities {
+            keep: vec![],
+            bounding: true,
+            keep_across_exec: false,
+        },
+        Step::NoNewPrivs,
+        Step::SealFds {
+            keep: vec![0, 1, 2],
+            closed: vec![],
+        },
+        Step::Landlock {
+            abi: 7,
+            paths: vec![p("/q/ws"), p("/tmp")],
+            scoped: true,
+        },
+        Step::SeccompNotify { signals: true },
+        Step::DieWithParent,
+        Step::NewSession {
+            die_with_parent: true,
+        },
+        Step::Exec {
+            argv: vec!["true".into()],
+            argv0: None,
+            env: env(),
+        },
+    ]
+}
+
+/// The legacy mount path's steps.
+pub(super) fn legacy_steps() -> Vec<Step> {
+    vec![
+        Step::BindMount {
+            role: Role::WritableRoot,
+            source: p("/q/ws"),
+            target: p("/q/newroot/q/ws"),
+            recursive: true,
+        },
+        Step::MakeTreePrivate {
+            target: p("/q/newroot"),
+        },
+        Step::RemountTreeReadOnly {
+            target: p("/q/newroot"),
+            table: p("/proc/self/mountinfo"),
+        },
+        Step::Remount {
+            target: p("/q/newroot/dev"),
+            flags: RO,
+        },
+        Step::PivotRoot {
+            new_root: p("/q/newroot"),
+            put_old: p("/q/newroot/.old"),
+        },
+        Step::Seccomp,
+    ]
+}
+
+/// bwrap mode's kind of steps, under a new root.
+pub(super) fn bwrap_steps() -> Vec<Step> {
+    let ns = Namespaces {
+        user: true,
+        pid: true,
+        uts: true,
+        ..Default::default()
+    };
+    vec![
+        Step::CloneMonitor {
+            ns,
+            info_fd: Some(7),
+            json_status_fd: Some(8),
+            die_with_parent: true,
+            join: false,
+        },
+        Step::SetHostname { name: "box".into() },
+        Step::EnsureMountPoint {
+            path: p("/q/newroot/etc"),
+            dir: true,
+            mode: 0o755,
+        },
+        Step::MountProc {
+            target: p("/q/newroot/proc"),
+        },
+        Step::MountMqueue {
+            target: p("/q/newroot/dev/mqueue"),
+        },
+        Step::CopyFdToFile {
+            fd: 9,
+            path: p("/q/newroot/etc/passwd"),
+            mode: 0o644,
+        },
+        Step::Chmod {
+            path: p("/q/newroot/etc/passwd"),
+            mode: 0o600,
+        },
+        Step::ReadOnlyInPlace {
+            path: p("/q/newroot/etc"),
+        },
+        Step::EnterRoot {
+            new_root: p("/q/newroot"),
+        },
+        Step::DisableUserns,
+        Step::NestUserNamespace { uid: 0, gid: 0 },
+        Step::AssertUsernsDisabled,
+        Step::BlockOnFd { fd: 10 },
+        Step::CallerSeccomp {
+            programs: vec![vec![0u8; 8]],
+        },
+        Step::PidOneInit {
+            die_with_parent: true,
+        },
+        Step::Exec {
+            argv: vec!["true".into()],
+            argv0: Some("sh".into()),
+            env: env(),
+        },
+    ]
+}
+
+/// Joining a caller's namespaces (`--userns FD`), with and without a PID
+/// namespace; a monitor that reports without joining.
+pub(super) fn join_steps() -> Vec<Vec<Step>> {
+    let monitor = |join: bool, info_fd: Option<i32>| Step::CloneMonitor {
+        ns: Namespaces {
+            user: true,
+            ..Default::default()
+        },
+        info_fd,
+        json_status_fd: None,
+        die_with_parent: false,
+        join,
+    };
+    vec![
+        vec![
+            monitor(true, None),
+            Step::JoinNamespace { fd: 11, pid: false },
+            Step::NotifyMonitor,
+        ],
+        vec![
+            monitor(true, Some(7)),
+            Step::JoinNamespace { fd: 11, pid: false },
+            Step::JoinNamespace { fd: 12, pid: true },
+            Step::ForkIntoPidNamespace {
+                new_pidns: false,
+                die_with_parent: true,
+            },
+        ],
+        vec![
+            monitor(true, None),
+            Step::JoinNamespace { fd: 11, pid: false },
+            Step::ForkIntoPidNamespace {
+                new_pidns: true,
+                die_with_parent: false,
+            },
+        ],
+        vec![monitor(false, Some(7))],
+    ]
+}

@@ -1,0 +1,418 @@
+//! The executor's calls to the kernel, one function each, with rustix's
+//! signatures (or std's, for whole-file reads and writes). Every call the
+//! executor makes goes through here or through the raw calls of this
+//! module's parent, so that a unit test can answer them from the recording
+//! fake (`fake.rs`) and compare what a step calls with what it prints. Each
+//! function records the system call(s) strace would show.
+
+use super::fake::{self, faked};
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{Access, AtFlags, FileType, FlockOperation, Mode, OFlags, RenameFlags, ResolveFlags, Stat};
+use rustix::io::Errno;
+use rustix::mount::{
+    FsMountFlags, FsOpenFlags, MountAttrFlags, MountFlags, MountPropagationFlags, MoveMountFlags,
+    OpenTreeFlags, UnmountFlags,
+};
+use rustix::path::Arg;
+use rustix::process::{Pid, PidfdFlags, Signal, WaitOptions, WaitStatus};
+use rustix::thread::{CapabilitySet, CapabilitySets};
+use std::ffi::CStr;
+use std::path::Path;
+
+type R<T> = Result<T, Errno>;
+
+pub fn open<P: Arg>(path: P, flags: OFlags, mode: Mode) -> R<OwnedFd> {
+    faked!("openat", Ok(fake::fd()));
+    rustix::fs::open(path, flags, mode)
+}
+
+pub fn openat<P: Arg, Fd: AsFd>(dir: Fd, path: P, flags: OFlags, mode: Mode) -> R<OwnedFd> {
+    faked!("openat", Ok(fake::fd()));
+    rustix::fs::openat(dir, path, flags, mode)
+}
+
+pub fn openat2<Fd: AsFd, P: Arg>(
+    dir: Fd,
+    path: P,
+    flags: OFlags,
+    mode: Mode,
+    resolve: ResolveFlags,
+) -> R<OwnedFd> {
+    faked!("openat2", Ok(fake::fd()));
+    rustix::fs::openat2(dir, path, flags, mode, resolve)
+}
+
+pub fn mkdir<P: Arg>(path: P, mode: Mode) -> R<()> {
+    faked!("mkdirat", Ok(()));
+    rustix::fs::mkdir(path, mode)
+}
+
+pub fn mkdirat<P: Arg, Fd: AsFd>(dir: Fd, path: P, mode: Mode) -> R<()> {
+    faked!("mkdirat", Ok(()));
+    rustix::fs::mkdirat(dir, path, mode)
+}
+
+pub fn mknodat<P: Arg, Fd: AsFd>(dir: Fd, path: P, kind: FileType, mode: Mode, dev: u64) -> R<()> {
+    faked!("mknodat", Ok(()));
+    rustix::fs::mknodat(dir, path, kind, mode, dev)
+}
+
+pub fn symlink<P: Arg, Q: Arg>(target: P, path: Q) -> R<()> {
+    faked!("symlinkat", Ok(()));
+    rustix::fs::symlink(target, path)
+}
+
+pub fn chmod<P: Arg>(path: P, mode: Mode) -> R<()> {
+    faked!("fchmodat", Ok(()));
+    rustix::fs::chmod(path, mode)
+}
+
+pub fn fchmod<Fd: AsFd>(fd: Fd, mode: Mode) -> R<()> {
+    faked!("fchmod", Ok(()));
+    rustix::fs::fchmod(fd, mode)
+}
+
+pub fn access<P: Arg>(path: P, access: Access) -> R<()> {
+    faked!("faccessat", Ok(()));
+    rustix::fs::access(path, access)
+}
+
+pub fn fstat<Fd: AsFd>(fd: Fd) -> R<Stat> {
+    faked!("fstat", Ok(fake::stat()));
+    rustix::fs::fstat(fd)
+}
+
+pub fn statat<P: Arg, Fd: AsFd>(dir: Fd, path: P, flags: AtFlags) -> R<Stat> {
+    faked!("newfstatat", Ok(fake::stat()));
+    rustix::fs::statat(dir, path, flags)
+}
+
+pub fn fcntl_getfl<Fd: AsFd>(fd: Fd) -> R<OFlags> {
+    faked!("fcntl", Ok(OFlags::RDWR));
+    rustix::fs::fcntl_getfl(fd)
+}
+
+pub fn fcntl_setfl<Fd: AsFd>(fd: Fd, flags: OFlags) -> R<()> {
+    faked!("fcntl", Ok(()));
+    rustix::fs::fcntl_setfl(fd, flags)
+}
+
+pub fn fcntl_dupfd_cloexec<Fd: AsFd>(fd: Fd, min: i32) -> R<OwnedFd> {
+    faked!("fcntl", Ok(fake::fd()));
+    rustix::io::fcntl_dupfd_cloexec(fd, min)
+}
+
+pub fn flock<Fd: AsFd>(fd: Fd, op: FlockOperation) -> R<()> {
+    faked!("flock", Ok(()));
+    rustix::fs::flock(fd, op)
+}
+
+pub fn ftruncate<Fd: AsFd>(fd: Fd, len: u64) -> R<()> {
+    faked!("ftruncate", Ok(()));
+    rustix::fs::ftruncate(fd, len)
+}
+
+pub fn renameat_noreplace<Fd: AsFd, P: Arg, Q: Arg>(dir: Fd, from: P, to: Q) -> R<()> {
+    faked!("renameat2", Ok(()));
+    rustix::fs::renameat_with(&dir, from, &dir, to, RenameFlags::NOREPLACE)
+}
+
+/// Reads into `buf`; the fake reads nothing (end of file).
+pub fn read<Fd: AsFd>(fd: Fd, buf: &mut [u8]) -> R<usize> {
+    faked!("read", Ok(0));
+    rustix::io::read(fd, buf)
+}
+
+pub fn write<Fd: AsFd>(fd: Fd, data: &[u8]) -> R<usize> {
+    faked!("write", Ok(data.len()));
+    rustix::io::write(fd, data)
+}
+
+pub fn pwrite<Fd: AsFd>(fd: Fd, data: &[u8], offset: u64) -> R<usize> {
+    faked!("pwrite64", Ok(data.len()));
+    rustix::io::pwrite(fd, data, offset)
+}
+
+/// A whole file (open and read); the fake's is empty.
+pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
+    if fake::takes("openat") && fake::takes("read") {
+        return Ok(Vec::new());
+    }
+    std::fs::read(path)
+}
+
+/// A whole file written (open with O_CREAT|O_TRUNC, write).
+pub fn write_file(path: &Path, data: &[u8]) -> std::io::Result<()> {
+    if fake::takes("openat") && fake::takes("write") {
+        return Ok(());
+    }
+    std::fs::write(path, data)
+}
+
+pub fn rename(from: &Path, to: &Path) -> std::io::Result<()> {
+    faked!("rename", Ok(()));
+    std::fs::rename(from, to)
+}
+
+pub fn read_link(path: &Path) -> std::io::Result<std::path::PathBuf> {
+    faked!("readlink", Err(std::io::Error::from_raw_os_error(libc::ENOENT)));
+    std::fs::read_link(path)
+}
+
+pub fn exists(path: &Path) -> bool {
+    if fake::takes("statx") {
+        return false;
+    }
+    std::fs::metadata(path).is_ok()
+}
+
+/// A file opened for appending, made 0600 when missing.
+pub fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    faked!("openat", Ok(std::fs::File::from(fake::fd())));
+    std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+}
+
+/// A TCP socket listening on 127.0.0.1:port.
+pub fn listen_loopback(port: u16) -> std::io::Result<OwnedFd> {
+    if fake::takes("socket") && fake::takes("setsockopt") && fake::takes("bind") && fake::takes("listen") {
+        return Ok(fake::fd());
+    }
+    std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port)).map(OwnedFd::from)
+}
+
+/// A seccomp program installed with seccompiler (no_new_privs first).
+pub fn seccomp_filter(program: &[seccompiler::sock_filter]) -> Result<(), seccompiler::Error> {
+    if fake::takes("prctl") && fake::takes("seccomp") {
+        return Ok(());
+    }
+    seccompiler::apply_filter(program)
+}
+
+pub fn open_tree<P: Arg, Fd: AsFd>(dir: Fd, path: P, flags: OpenTreeFlags) -> R<OwnedFd> {
+    faked!("open_tree", Ok(fake::fd()));
+    rustix::mount::open_tree(dir, path, flags)
+}
+
+pub fn move_mount<P: Arg, Q: Arg, F: AsFd, T: AsFd>(
+    from: F,
+    fp: P,
+    to: T,
+    tp: Q,
+    flags: MoveMountFlags,
+) -> R<()> {
+    faked!("move_mount", Ok(()));
+    rustix::mount::move_mount(from, fp, to, tp, flags)
+}
+
+pub fn fsopen<P: Arg>(fs: P, flags: FsOpenFlags) -> R<OwnedFd> {
+    faked!("fsopen", Ok(fake::fd()));
+    rustix::mount::fsopen(fs, flags)
+}
+
+pub fn fsmount<Fd: AsFd>(fs: Fd, flags: FsMountFlags, attr: MountAttrFlags) -> R<OwnedFd> {
+    faked!("fsmount", Ok(fake::fd()));
+    rustix::mount::fsmount(fs, flags, attr)
+}
+
+pub fn fsconfig_set_string<K: Arg, V: Arg, Fd: AsFd>(fs: Fd, key: K, value: V) -> R<()> {
+    faked!("fsconfig", Ok(()));
+    rustix::mount::fsconfig_set_string(fs, key, value)
+}
+
+pub fn fsconfig_set_flag<K: Arg, Fd: AsFd>(fs: Fd, key: K) -> R<()> {
+    faked!("fsconfig", Ok(()));
+    rustix::mount::fsconfig_set_flag(fs, key)
+}
+
+pub fn fsconfig_create<Fd: AsFd>(fs: Fd) -> R<()> {
+    faked!("fsconfig", Ok(()));
+    rustix::mount::fsconfig_create(fs)
+}
+
+pub fn mount<'a, S: Arg, T: Arg, F: Arg, D: Into<Option<&'a CStr>>>(
+    source: S,
+    target: T,
+    fstype: F,
+    flags: MountFlags,
+    data: D,
+) -> R<()> {
+    faked!("mount", Ok(()));
+    rustix::mount::mount(source, target, fstype, flags, data)
+}
+
+pub fn mount_remount<T: Arg, D: Arg>(target: T, flags: MountFlags, data: D) -> R<()> {
+    faked!("mount", Ok(()));
+    rustix::mount::mount_remount(target, flags, data)
+}
+
+pub fn mount_change<T: Arg>(target: T, flags: MountPropagationFlags) -> R<()> {
+    faked!("mount", Ok(()));
+    rustix::mount::mount_change(target, flags)
+}
+
+pub fn mount_bind<S: Arg, T: Arg>(source: S, target: T) -> R<()> {
+    faked!("mount", Ok(()));
+    rustix::mount::mount_bind(source, target)
+}
+
+pub fn mount_bind_recursive<S: Arg, T: Arg>(source: S, target: T) -> R<()> {
+    faked!("mount", Ok(()));
+    rustix::mount::mount_bind_recursive(source, target)
+}
+
+pub fn mount_move<S: Arg, T: Arg>(source: S, target: T) -> R<()> {
+    faked!("mount", Ok(()));
+    rustix::mount::mount_move(source, target)
+}
+
+pub fn unmount<T: Arg>(target: T, flags: UnmountFlags) -> R<()> {
+    faked!("umount2", Ok(()));
+    rustix::mount::unmount(target, flags)
+}
+
+/// Our pid (the fake answers with the real one: nothing changes).
+pub fn getpid() -> Pid {
+    if fake::takes("getpid") {
+        return rustix::process::getpid();
+    }
+    rustix::process::getpid()
+}
+
+pub fn getppid() -> Option<Pid> {
+    if fake::takes("getppid") {
+        return rustix::process::getppid();
+    }
+    rustix::process::getppid()
+}
+
+pub fn die_with_parent() -> R<()> {
+    faked!("prctl", Ok(()));
+    rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
+}
+
+pub fn chdir<P: Arg>(path: P) -> R<()> {
+    faked!("chdir", Ok(()));
+    rustix::process::chdir(path)
+}
+
+pub fn chroot<P: Arg>(path: P) -> R<()> {
+    faked!("chroot", Ok(()));
+    rustix::process::chroot(path)
+}
+
+pub fn pivot_root<P: Arg, Q: Arg>(new_root: P, put_old: Q) -> R<()> {
+    faked!("pivot_root", Ok(()));
+    rustix::process::pivot_root(new_root, put_old)
+}
+
+pub fn setsid() -> R<Pid> {
+    faked!("setsid", Ok(rustix::process::getpid()));
+    rustix::process::setsid()
+}
+
+pub fn waitpid(pid: Option<Pid>, opts: WaitOptions) -> R<Option<(Pid, WaitStatus)>> {
+    faked!("wait4", Err(Errno::CHILD));
+    rustix::process::waitpid(pid, opts)
+}
+
+pub fn wait(opts: WaitOptions) -> R<Option<(Pid, WaitStatus)>> {
+    faked!("wait4", Err(Errno::CHILD));
+    rustix::process::wait(opts)
+}
+
+pub fn kill_process(pid: Pid, signal: Signal) -> R<()> {
+    faked!("kill", Ok(()));
+    rustix::process::kill_process(pid, signal)
+}
+
+pub fn pidfd_open(pid: Pid, flags: PidfdFlags) -> R<OwnedFd> {
+    faked!("pidfd_open", Ok(fake::fd()));
+    rustix::process::pidfd_open(pid, flags)
+}
+
+pub fn drop_from_bounding_set(cap: CapabilitySet) -> R<()> {
+    faked!("prctl", Ok(()));
+    rustix::thread::remove_capability_from_bounding_set(cap)
+}
+
+pub fn clear_ambient_set() -> R<()> {
+    faked!("prctl", Ok(()));
+    rustix::thread::clear_ambient_capability_set()
+}
+
+pub fn set_ambient(cap: CapabilitySet, on: bool) -> R<()> {
+    faked!("prctl", Ok(()));
+    rustix::thread::configure_capability_in_ambient_set(cap, on)
+}
+
+pub fn capabilities() -> R<CapabilitySets> {
+    faked!(
+        "capget",
+        Ok(CapabilitySets {
+            effective: CapabilitySet::all(),
+            permitted: CapabilitySet::all(),
+            inheritable: CapabilitySet::empty(),
+        })
+    );
+    rustix::thread::capabilities(None)
+}
+
+pub fn set_capabilities(sets: CapabilitySets) -> R<()> {
+    faked!("capset", Ok(()));
+    rustix::thread::set_capabilities(None, sets)
+}
+
+pub fn set_no_new_privs() -> R<()> {
+    faked!("prctl", Ok(()));
+    rustix::thread::set_no_new_privs(true)
+}
+
+pub fn sethostname(name: &[u8]) -> R<()> {
+    faked!("sethostname", Ok(()));
+    rustix::system::sethostname(name)
+}
+
+pub fn socket_datagram() -> R<OwnedFd> {
+    faked!("socket", Ok(fake::fd()));
+    rustix::net::socket(
+        rustix::net::AddressFamily::INET,
+        rustix::net::SocketType::DGRAM,
+        None,
+    )
+}
+
+pub fn seqpacket_pair() -> R<(OwnedFd, OwnedFd)> {
+    faked!("socketpair", Ok((fake::fd(), fake::fd())));
+    rustix::net::socketpair(
+        rustix::net::AddressFamily::UNIX,
+        rustix::net::SocketType::SEQPACKET,
+        rustix::net::SocketFlags::CLOEXEC,
+        None,
+    )
+}
+
+/// Sends a descriptor with a one-byte message (SCM_RIGHTS).
+pub fn send_fd<Fd: AsFd>(socket: Fd, kind: u8, fd: rustix::fd::BorrowedFd<'_>) -> R<usize> {
+    use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
+    faked!("sendmsg", Ok(1));
+    let fds = [fd];
+    let mut space = [std::mem::MaybeUninit::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut control = SendAncillaryBuffer::new(&mut space);
+    control.push(SendAncillaryMessage::ScmRights(&fds));
+    rustix::net::sendmsg(
+        socket,
+        &[std::io::IoSlice::new(&[kind])],
+        &mut control,
+        SendFlags::empty(),
+    )
+}
+
+pub fn pipe_cloexec() -> R<(OwnedFd, OwnedFd)> {
+    faked!("pipe2", Ok((fake::fd(), fake::fd())));
+    rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+}
