@@ -39,20 +39,10 @@ pub struct Output {
     pub code: u8,
 }
 
-/// The calling process as policy sees it.
-fn caller() -> Result<Caller, Fatal> {
-    Caller::from_process().map_err(|e| {
-        Fatal::new(
-            format!("cannot read the current directory: {e}"),
-            EXIT_SETUP as u8,
-        )
-    })
-}
-
 /// The plan for `run` and `plan`, with the policy's notes; `--landlock
 /// require` and unmaskable sockets fail closed here (exit 125).
 pub fn load(inv: &Invocation) -> Result<(Plan, Vec<String>), Fatal> {
-    let caller = caller()?;
+    let caller = Caller::from_process();
     let (policy, notes) = policy::load(inv, &caller).map_err(load_error)?;
     let host = host::probe(policy.cache_set.as_deref(), &policy.overlay_caches())
         .map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
@@ -82,7 +72,7 @@ struct Subject {
 /// `inv` with the probe as its command.
 fn subject(mut inv: Invocation) -> Result<Subject, Fatal> {
     inv.command = verify::self_command(["--noop".into()]);
-    let caller = caller()?;
+    let caller = Caller::from_process();
     let (policy, mut notes) = policy::load(&inv, &caller).map_err(load_error)?;
     let host = host::probe(policy.cache_set.as_deref(), &policy.overlay_caches())
         .map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
@@ -195,7 +185,7 @@ pub fn receipt(inv: Invocation, json: bool) -> Result<Output, Fatal> {
 
 /// `qwrap cache list` and `qwrap cache clean`.
 pub fn cache(request: cache_layers::Request) -> Result<Output, Fatal> {
-    let caller = caller()?;
+    let caller = Caller::from_process();
     let base = cache_layers::base(caller.home.as_deref(), caller.var("XDG_STATE_HOME"))
         .ok_or_else(|| Fatal::new("no home directory: no cache layers", EXIT_USAGE))?;
     let mut out = Output::default();
@@ -207,7 +197,13 @@ pub fn cache(request: cache_layers::Request) -> Result<Output, Fatal> {
                     .map(|d| d.flatten().map(|e| e.path()).collect())
                     .unwrap_or_default()
             } else {
-                let ws = workspace.unwrap_or_else(|| caller.cwd.clone());
+                let ws = match workspace {
+                    Some(w) => w,
+                    None => caller
+                        .cwd()
+                        .map_err(|e| Fatal::new(e.to_string(), EXIT_SETUP as u8))?
+                        .to_path_buf(),
+                };
                 let ws = std::fs::canonicalize(&ws)
                     .map_err(|e| Fatal::new(format!("workspace {}: {e}", ws.display()), EXIT_USAGE))?;
                 vec![base.join(policy::layer_set_name(&ws))]

@@ -61,7 +61,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         Ok(h) => h,
         Err(e) => return fail(&e.to_string()),
     };
-    let ctx = match Context::from_process(&host) {
+    let ctx = match Context::new(&crate::policy::Caller::from_process(), &host) {
         Ok(c) => c,
         Err(e) => return fail(&e),
     };
@@ -124,12 +124,15 @@ pub struct Context {
 }
 
 impl Context {
-    pub fn from_process(host: &HostFacts) -> Result<Self, String> {
-        let landlock = match std::env::var(crate::policy::settings::ENV_LANDLOCK) {
-            Ok(v) if !v.is_empty() => v
+    /// The caller as bubblewrap sees it: `$HOME` as set (never
+    /// /etc/passwd), a working directory only where it can be read.
+    pub fn new(caller: &crate::policy::Caller, host: &HostFacts) -> Result<Self, String> {
+        let landlock = match caller.var(crate::policy::settings::ENV_LANDLOCK) {
+            Some(v) => v
+                .to_string_lossy()
                 .parse()
                 .map_err(|e| format!("{}={v:?}: {e}", crate::policy::settings::ENV_LANDLOCK))?,
-            _ => LandlockMode::BestEffort,
+            None => LandlockMode::BestEffort,
         };
         let stdout = rustix::stdio::stdout();
         let console = rustix::termios::isatty(stdout)
@@ -137,13 +140,13 @@ impl Context {
             .flatten()
             .filter(|p| p.is_absolute());
         Ok(Context {
-            uid: host.uid,
-            gid: host.gid,
-            cwd: std::env::current_dir().ok(),
-            home: std::env::var_os("HOME").map(PathBuf::from),
+            uid: caller.uid,
+            gid: caller.gid,
+            cwd: caller.cwd.clone().ok(),
+            home: caller.env.get(std::ffi::OsStr::new("HOME")).map(PathBuf::from),
             console,
             landlock_abi: host.landlock_abi,
-            layers: std::env::var("QWRAP_BWRAP_LAYERS").is_ok_and(|v| v == "1"),
+            layers: caller.var("QWRAP_BWRAP_LAYERS").is_some_and(|v| v == "1"),
             landlock,
             initramfs_root: crate::host::root_is_initramfs(),
             caps_permitted: rustix::thread::capabilities(None)

@@ -37,8 +37,9 @@ pub fn load(inv: &Invocation, caller: &Caller) -> Result<(Policy, Vec<String>), 
     let env = |k: &str| caller.var(k);
     let paths = settings::config_paths(caller.home.as_deref(), &env);
     let (mut configs, mut notes) = settings::read_configs(&paths)?;
-    let ws = inv.workspace.as_deref().map(|w| absolutize(w, &caller.cwd));
-    let ws = canonical_or_self(ws.as_deref().unwrap_or(&caller.cwd));
+    let cwd = caller.cwd().map_err(LoadError::Policy)?;
+    let ws = inv.workspace.as_deref().map(|w| absolutize(w, cwd));
+    let ws = canonical_or_self(ws.as_deref().unwrap_or(cwd));
     let mut ignore = |configs: &mut Vec<settings::ConfigText>, exposed: &dyn Fn(&Path) -> bool| {
         configs.retain(|c| {
             let keep = !exposed(&canonical_or_self(&c.path));

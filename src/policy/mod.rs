@@ -62,39 +62,63 @@ impl Request {
     }
 }
 
-/// Facts about the caller that resolution depends on.
+/// The calling process, read once, for both front ends: who it is, where it
+/// stands, its home and its environment.
 #[derive(Debug, Clone)]
 pub struct Caller {
-    pub cwd: PathBuf,
+    pub uid: u32,
+    pub gid: u32,
+    /// The working directory, or why it cannot be read: bwrap mode runs
+    /// without one, as bubblewrap does; `run` needs it (`Caller::cwd`).
+    pub cwd: Result<PathBuf, rustix::io::Errno>,
     pub home: Option<PathBuf>,
     /// Where `home` came from: `$HOME` or `/etc/passwd`.
     pub home_source: &'static str,
-    /// The calling uid's home in /etc/passwd. The home rules hold for it
-    /// as well as for `home`: `HOME=/elsewhere` must not make the real home
-    /// writable.
-    pub account_home: Option<PathBuf>,
+    /// The calling uid's home in /etc/passwd, read when first asked for
+    /// (bwrap mode never asks). The home rules hold for it as well as for
+    /// `home`: `HOME=/elsewhere` must not make the real home writable.
+    account_home: std::cell::OnceCell<Option<PathBuf>>,
     /// The caller's environment, for `$TMPDIR`, `$XDG_CACHE_HOME` and profile
     /// templates.
     pub env: BTreeMap<OsString, OsString>,
 }
 
 impl Caller {
-    /// The calling process's working directory, home and environment. With
-    /// no (or a relative) `$HOME`, the account's home from /etc/passwd.
-    pub fn from_process() -> std::io::Result<Self> {
+    /// The calling process's ids, working directory, home and environment.
+    /// With no (or a relative) `$HOME`, the account's home from /etc/passwd.
+    pub fn from_process() -> Self {
         let env: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
-        let account_home = passwd::home_from_system(rustix::process::getuid().as_raw());
+        let uid = rustix::process::getuid().as_raw();
+        let account_home = std::cell::OnceCell::new();
         let (home, home_source) = match env.get(std::ffi::OsStr::new("HOME")).map(PathBuf::from) {
             Some(h) if h.is_absolute() => (Some(h), "$HOME"),
-            _ => (account_home.clone(), "/etc/passwd"),
+            _ => (
+                account_home.get_or_init(|| passwd::home_from_system(uid)).clone(),
+                "/etc/passwd",
+            ),
         };
-        Ok(Self {
-            cwd: std::env::current_dir()?,
+        Self {
+            uid,
+            gid: rustix::process::getgid().as_raw(),
+            cwd: std::env::current_dir()
+                .map_err(|e| rustix::io::Errno::from_io_error(&e).unwrap_or(rustix::io::Errno::IO)),
             home,
             home_source,
             account_home,
             env,
-        })
+        }
+    }
+
+    /// The working directory, which policy resolution needs.
+    pub fn cwd(&self) -> Result<&Path, PolicyError> {
+        self.cwd.as_deref().map_err(|e| PolicyError::WorkingDirectory(*e))
+    }
+
+    /// The calling uid's home in /etc/passwd.
+    pub fn account_home(&self) -> Option<&Path> {
+        self.account_home
+            .get_or_init(|| passwd::home_from_system(self.uid))
+            .as_deref()
     }
 
     /// A non-empty environment variable.
@@ -238,6 +262,8 @@ impl Policy {
 /// Why a request cannot become a policy.
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum PolicyError {
+    #[error("cannot read the current directory: {}", crate::errno::errno_text(.0.raw_os_error()))]
+    WorkingDirectory(rustix::io::Errno),
     #[error("workspace {path}: {why}")]
     Workspace { path: PathBuf, why: String },
     #[error(

@@ -10,10 +10,11 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         return Err(PolicyError::NoCommand);
     }
     let s = &req.settings;
+    let cwd = caller.cwd()?;
     let home = caller.home.as_deref().map(canonical_or_self);
     let env = |k: &str| caller.var(k);
     let mut homes: Vec<PathBuf> = home.iter().cloned().collect();
-    if let Some(account) = caller.account_home.as_deref().map(canonical_or_self)
+    if let Some(account) = caller.account_home().map(canonical_or_self)
         && !homes.contains(&account)
     {
         homes.push(account);
@@ -21,8 +22,8 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     let mut resolver = roots::Resolver::new(&homes);
     let mut dropped_templates = Vec::new();
 
-    let ws_raw = req.workspace.clone().unwrap_or_else(|| caller.cwd.clone());
-    let ws_abs = absolutize(&ws_raw, &caller.cwd);
+    let ws_raw = req.workspace.clone().unwrap_or_else(|| cwd.to_path_buf());
+    let ws_abs = absolutize(&ws_raw, cwd);
     let workspace = std::fs::canonicalize(&ws_abs).map_err(|e| PolicyError::Workspace {
         path: ws_abs.clone(),
         why: io_text(&e),
@@ -40,7 +41,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
             Some(t) => (PathBuf::from(t), "$TMPDIR"),
             None => (PathBuf::from("/tmp"), "/tmp"),
         };
-        let tmp = absolutize(&tmp, &caller.cwd);
+        let tmp = absolutize(&tmp, cwd);
         // The host's temp dir inside home would make part of home writable
         // on the word of an environment variable.
         if let Ok(real) = std::fs::canonicalize(&tmp)
@@ -160,7 +161,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     }
 
     for inc in &s.include {
-        match spec_path(&inc.value, home.as_deref(), &env, &caller.cwd) {
+        match spec_path(&inc.value, home.as_deref(), &env, cwd) {
             Ok(path) => user_includes.push((path, inc.source.clone())),
             Err(why) => dropped_templates.push(Dropped {
                 path: spec_display(&inc.value),
@@ -223,7 +224,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     );
     let mut read_only: Vec<ReadOnlyPath> = Vec::new();
     for spec in &ro_specs {
-        let abs = match spec_path(&spec.value, home.as_deref(), &env, &caller.cwd) {
+        let abs = match spec_path(&spec.value, home.as_deref(), &env, cwd) {
             Ok(p) => p,
             Err(why) => {
                 dropped.push(Dropped {
@@ -267,7 +268,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     socket_specs.extend(s.allow_socket.iter().cloned());
     let mut allowed_sockets: Vec<Sourced<PathBuf>> = Vec::new();
     for spec in &socket_specs {
-        match spec_path(&spec.value, home.as_deref(), &env, &caller.cwd) {
+        match spec_path(&spec.value, home.as_deref(), &env, cwd) {
             Ok(p) => {
                 let p = canonical_or_self(&p);
                 if !allowed_sockets.iter().any(|a| a.value == p) {
@@ -281,7 +282,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         }
     }
 
-    let (hidden, shown) = secrets::hidden_paths(s, &homes, &writable_roots, &env, &caller.cwd, &mut dropped);
+    let (hidden, shown) = secrets::hidden_paths(s, &homes, &writable_roots, &env, cwd, &mut dropped);
     let view_entries = match s.view.value {
         ViewMode::Host => Vec::new(),
         ViewMode::Minimal => {
@@ -293,7 +294,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
                 });
             let mut exposed = Vec::new();
             for e in s.expose.iter().cloned().chain(profile_exposes) {
-                match spec_path(&e.value, home.as_deref(), &env, &caller.cwd) {
+                match spec_path(&e.value, home.as_deref(), &env, cwd) {
                     Ok(p) if std::fs::symlink_metadata(&p).is_ok() => exposed.push((p, e.source.clone())),
                     Ok(p) => dropped.push(Dropped {
                         path: p,
@@ -350,7 +351,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
                 source_name: l.source.clone(),
                 why,
             };
-            let path = spec_path(&l.value, home.as_deref(), &env, &caller.cwd)
+            let path = spec_path(&l.value, home.as_deref(), &env, cwd)
                 .map_err(|why| bad(spec_display(&l.value), why))?;
             // The command must not be able to rewrite its own record.
             let real = toolchains::canonical_prefix(&path);
@@ -402,7 +403,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
             .filter_map(|v| {
                 Some((
                     v.to_string(),
-                    canonical_or_self(&absolutize(Path::new(&caller.var(v)?), &caller.cwd)),
+                    canonical_or_self(&absolutize(Path::new(&caller.var(v)?), cwd)),
                 ))
             })
             .collect(),

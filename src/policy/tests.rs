@@ -23,10 +23,12 @@ impl Tree {
         let mut env = BTreeMap::new();
         env.insert(OsString::from("TMPDIR"), self.p("tmp").into_os_string());
         Caller {
-            cwd: self.p(cwd),
+            uid: 1000,
+            gid: 1000,
+            cwd: Ok(self.p(cwd)),
             home: Some(self.p("home/u")),
             home_source: "$HOME",
-            account_home: None,
+            account_home: std::cell::OnceCell::from(None),
             env,
         }
     }
@@ -66,6 +68,23 @@ fn caches(p: &Policy) -> Vec<(PathBuf, CacheMode, bool)> {
         .iter()
         .filter_map(|r| Some((r.path.clone(), r.cache.as_ref()?.mode, r.cache.as_ref()?.missing)))
         .collect()
+}
+
+#[test]
+fn an_unreadable_working_directory_is_refused_not_guessed() {
+    let t = Tree::new();
+    let mut c = t.caller("home/u/proj");
+    c.cwd = Err(rustix::io::Errno::NOENT);
+    let e = resolve(&req(&["true"]), &c).unwrap_err();
+    assert!(
+        matches!(e, PolicyError::WorkingDirectory(rustix::io::Errno::NOENT)),
+        "{e}"
+    );
+    // With a workspace named, resolution still needs the directory to
+    // place relative paths: it is refused the same way.
+    let mut r = req(&["true"]);
+    r.workspace = Some(t.p("home/u/proj"));
+    assert!(resolve(&r, &c).is_err());
 }
 
 #[test]
