@@ -122,9 +122,11 @@ pub(super) fn steps(
         size: None,
     });
     let new_root = PathBuf::from(NEW_ROOT);
-    s.push(Step::Mkdir {
+    s.push(Step::MakeMountPoint {
         path: new_root.clone(),
+        dir: true,
         mode: 0o755,
+        if_missing: false,
     });
     s.push(Step::BindMount {
         role: Role::HostRoot,
@@ -147,10 +149,11 @@ pub(super) fn steps(
                 if target != new_root {
                     // bubblewrap's modes: a file made to mount on is 0444.
                     let dir = src.is_dir();
-                    s.push(Step::EnsureMountPoint {
+                    s.push(Step::MakeMountPoint {
                         path: target.clone(),
                         dir,
                         mode: if dir { 0o755 } else { 0o444 },
+                        if_missing: true,
                     });
                 }
                 s.push(Step::AttachTree {
@@ -213,10 +216,11 @@ pub(super) fn steps(
                 ensure_dir(&mut s, target.clone());
                 s.push(Step::MountMqueue { target });
             }
-            FsOp::Dir { dest, perms } => s.push(Step::EnsureMountPoint {
+            FsOp::Dir { dest, perms } => s.push(Step::MakeMountPoint {
                 path: at(dest),
                 dir: true,
                 mode: perms.unwrap_or(0o755),
+                if_missing: true,
             }),
             FsOp::Symlink { target, link } => {
                 let link = at(link);
@@ -253,10 +257,11 @@ pub(super) fn steps(
                     mode: perms.unwrap_or(0o600),
                 });
                 let target = at(dest);
-                s.push(Step::EnsureMountPoint {
+                s.push(Step::MakeMountPoint {
                     path: target.clone(),
                     dir: false,
                     mode: 0o444,
+                    if_missing: true,
                 });
                 s.push(Step::BindMount {
                     role: Role::WritableRoot,
@@ -324,10 +329,11 @@ pub(super) fn resolve_fd_binds(ops: &[FsOp]) -> Result<Vec<FsOp>, String> {
 
 /// A directory (and its parents) made when missing.
 fn ensure_dir(s: &mut Vec<Step>, path: PathBuf) {
-    s.push(Step::EnsureMountPoint {
+    s.push(Step::MakeMountPoint {
         path,
         dir: true,
         mode: 0o755,
+        if_missing: true,
     });
 }
 
@@ -353,7 +359,12 @@ fn dev(s: &mut Vec<Step>, dev: &Path, trees: &[usize], console: bool) {
     });
     for (i, name) in DEVICES.iter().enumerate() {
         let path = dev.join(name);
-        s.push(Step::CreateFile { path: path.clone() });
+        s.push(Step::MakeMountPoint {
+            path: path.clone(),
+            dir: false,
+            mode: 0o444,
+            if_missing: false,
+        });
         s.push(Step::AttachTree {
             tree: trees[i],
             role: Role::Device,
@@ -373,9 +384,11 @@ fn dev(s: &mut Vec<Step>, dev: &Path, trees: &[usize], console: bool) {
         });
     }
     for dir in ["shm", "pts"] {
-        s.push(Step::Mkdir {
+        s.push(Step::MakeMountPoint {
             path: dev.join(dir),
+            dir: true,
             mode: 0o755,
+            if_missing: false,
         });
     }
     s.push(Step::MountDevpts {
@@ -386,8 +399,11 @@ fn dev(s: &mut Vec<Step>, dev: &Path, trees: &[usize], console: bool) {
         link: dev.join("ptmx"),
     });
     if console {
-        s.push(Step::CreateFile {
+        s.push(Step::MakeMountPoint {
             path: dev.join("console"),
+            dir: false,
+            mode: 0o444,
+            if_missing: false,
         });
         s.push(Step::AttachTree {
             tree: trees[DEVICES.len()],

@@ -115,14 +115,22 @@ fn operations_apply_in_argument_order_after_every_clone() {
 }
 
 #[test]
+fn die_with_parent_comes_first_and_arms_every_fork() {
+    let p = plan(&["--die-with-parent", "--unshare-pid", "true"], 1000);
+    assert_eq!(p.steps[0], Step::DieWithParent);
+    assert!(matches!(p.steps[1], Step::CloneMonitor { .. }));
+    assert_eq!(p.steps.iter().filter(|s| **s == Step::DieWithParent).count(), 1);
+    let p = plan(&["--unshare-pid", "true"], 1000);
+    assert!(!p.steps.contains(&Step::DieWithParent));
+}
+
+#[test]
 fn pid_namespace_mounts_proc_and_starts_an_init() {
     let p = plan(&["--unshare-pid", "--proc", "/proc", "true"], 1000);
     assert!(p.steps.iter().any(|s| matches!(s, Step::MountProc { .. })));
-    assert!(p.steps.contains(&Step::PidOneInit {
-        die_with_parent: false
-    }));
+    assert!(p.steps.contains(&Step::PidOneInit));
     let p = plan(&["--unshare-pid", "--as-pid-1", "true"], 1000);
-    assert!(!p.steps.iter().any(|s| matches!(s, Step::PidOneInit { .. })));
+    assert!(!p.steps.contains(&Step::PidOneInit));
     // Without a PID namespace /proc is the host's, bound.
     let p = plan(&["--proc", "/proc", "true"], 1000);
     assert!(!p.steps.iter().any(|s| matches!(s, Step::MountProc { .. })));

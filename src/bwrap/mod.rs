@@ -206,13 +206,17 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     // Joining needs the namespaces made in order (setns before unshare), so
     // the monitor forks plainly and the child reports when it is ready.
     let join = c.userns_fd.is_some() || c.pidns_fd.is_some();
-    let mut s: Vec<Step> = vec![Step::CloneMonitor {
+    let mut s: Vec<Step> = Vec::new();
+    if c.die_with_parent {
+        // The monitor, and every child that goes on from here.
+        s.push(Step::DieWithParent);
+    }
+    s.push(Step::CloneMonitor {
         ns,
         info_fd: c.info_fd,
         json_status_fd: c.json_status_fd,
-        die_with_parent: c.die_with_parent,
         join,
-    }];
+    });
     if let Some(fd) = c.userns_fd {
         s.push(Step::JoinNamespace { fd, pid: false });
     }
@@ -244,10 +248,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             s.push(Step::JoinNamespace { fd, pid: true });
         }
         if ns.pid || c.pidns_fd.is_some() {
-            s.push(Step::ForkIntoPidNamespace {
-                new_pidns: ns.pid,
-                die_with_parent: c.die_with_parent,
-            });
+            s.push(Step::ForkIntoPidNamespace { new_pidns: ns.pid });
         } else {
             s.push(Step::NotifyMonitor);
         }
@@ -307,14 +308,10 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
         });
     }
     if c.new_session {
-        s.push(Step::NewSession {
-            die_with_parent: c.die_with_parent,
-        });
+        s.push(Step::NewSession);
     }
     if ns.pid && !c.as_pid_1 {
-        s.push(Step::PidOneInit {
-            die_with_parent: c.die_with_parent,
-        });
+        s.push(Step::PidOneInit);
     }
     if let Some(fd) = c.block_fd {
         s.push(Step::BlockOnFd { fd });

@@ -206,10 +206,11 @@ fn every_step_makes_exactly_the_calls_it_prints() {
     // A mount point to make: its parents found, itself missing.
     fake::fail_next("openat2", Errno::NOENT);
     problems.extend(check(
-        &[Step::EnsureMountPoint {
+        &[Step::MakeMountPoint {
             path: p("/q/newroot/a/b"),
             dir: false,
             mode: 0o444,
+            if_missing: true,
         }],
         Some(p("/q/newroot")),
     ));

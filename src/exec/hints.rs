@@ -85,7 +85,6 @@ mod tests {
             },
             info_fd: None,
             json_status_fd: None,
-            die_with_parent: false,
             join,
         }
     }

@@ -149,6 +149,9 @@ struct Executor {
     trees: Vec<Option<OwnedFd>>,
     /// Our parent when setup began, to detect it dying before PDEATHSIG is set.
     parent: Option<rustix::process::Pid>,
+    /// Set by DieWithParent: the child of every later fork dies with its
+    /// parent too.
+    die_with_parent: bool,
     /// The mount table, read once by the first legacy read-only remount.
     mounts: Option<Vec<mountinfo::MountEntry>>,
     /// bwrap mode: what the sandbox tells its monitor.
@@ -174,6 +177,7 @@ impl Executor {
         Executor {
             trees: (0..trees).map(|_| None).collect(),
             parent: k::getppid(),
+            die_with_parent: false,
             mounts: None,
             monitor: monitor::Link::default(),
             proc: None,
@@ -197,8 +201,7 @@ impl Executor {
             | Step::SetTreeAttr { .. }
             | Step::MountTmpfs { .. }
             | Step::AttachTree { .. }
-            | Step::Mkdir { .. }
-            | Step::CreateFile { .. }
+            | Step::MakeMountPoint { .. }
             | Step::Symlink { .. }
             | Step::MountDevpts { .. }
             | Step::SetPathAttr { .. }
@@ -210,7 +213,6 @@ impl Executor {
             | Step::EnterRoot { .. }
             | Step::MakeHiddenSource { .. }
             | Step::AttachHidden { .. }
-            | Step::EnsureMountPoint { .. }
             | Step::MountProc { .. }
             | Step::MountMqueue { .. }
             | Step::ReadOnlyInPlace { .. }
@@ -242,8 +244,8 @@ impl Executor {
             | Step::ReopenFd { .. }
             | Step::SealFds { .. }
             | Step::DieWithParent
-            | Step::NewSession { .. }
-            | Step::PidOneInit { .. }
+            | Step::NewSession
+            | Step::PidOneInit
             | Step::BlockOnFd { .. }
             | Step::LockFile { .. }
             | Step::Exec { .. } => self.process_step(step),

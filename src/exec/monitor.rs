@@ -67,9 +67,6 @@ pub(super) fn clone(
     die_with_parent: bool,
     join: bool,
 ) -> Result<Link, Errno> {
-    if die_with_parent {
-        k::die_with_parent()?;
-    }
     let pipe = || k::pipe_cloexec();
     let ready = if join { Some(pipe()?) } else { None };
     let started = if json_status_fd.is_some() {

@@ -136,15 +136,27 @@ impl Executor {
                 );
                 tolerate_vanished_socket(*role, attached)?;
             }
-            Step::Mkdir { path, mode } => {
-                k::mkdir(self.place(path, true)?.path(), Mode::from_raw_mode(*mode))?
-            }
+            Step::MakeMountPoint {
+                path,
+                dir,
+                mode,
+                if_missing: true,
+            } => match &self.root {
+                Some(root) => root.ensure(path, *dir, *mode)?,
+                None => mount_point::ensure(CWD, path, rustix::fs::ResolveFlags::empty(), *dir, *mode)?,
+            },
+            Step::MakeMountPoint {
+                path,
+                dir: true,
+                mode,
+                ..
+            } => k::mkdir(self.place(path, true)?.path(), Mode::from_raw_mode(*mode))?,
             // One mknod, not open + close: an empty file fails if it exists.
-            Step::CreateFile { path } => k::mknodat(
+            Step::MakeMountPoint { path, mode, .. } => k::mknodat(
                 CWD,
                 self.place(path, true)?.path(),
                 rustix::fs::FileType::RegularFile,
-                Mode::from_raw_mode(0o444),
+                Mode::from_raw_mode(*mode),
                 0,
             )?,
             // As bubblewrap: a symlink already there with the same target is
@@ -228,10 +240,6 @@ impl Executor {
             Step::AttachHidden { dir, target, .. } => {
                 hidden::attach(self.hidden.as_ref().ok_or(Errno::BADF)?, *dir, target)?
             }
-            Step::EnsureMountPoint { path, dir, mode } => match &self.root {
-                Some(root) => root.ensure(path, *dir, *mode)?,
-                None => mount_point::ensure(CWD, path, rustix::fs::ResolveFlags::empty(), *dir, *mode)?,
-            },
             Step::MountProc { target } => {
                 k::mount(
                     "proc",

@@ -29,14 +29,12 @@ impl Executor {
                 ns,
                 info_fd,
                 json_status_fd,
-                die_with_parent,
                 join,
-            } => self.monitor = monitor::clone(*ns, *info_fd, *json_status_fd, *die_with_parent, *join)?,
+            } => self.monitor = monitor::clone(*ns, *info_fd, *json_status_fd, self.die_with_parent, *join)?,
             Step::JoinNamespace { fd, pid } => sys::setns_inherited_fd(*fd, *pid)?,
-            Step::ForkIntoPidNamespace {
-                new_pidns,
-                die_with_parent,
-            } => monitor::fork_into_pidns(*new_pidns, *die_with_parent, &mut self.monitor)?,
+            Step::ForkIntoPidNamespace { new_pidns } => {
+                monitor::fork_into_pidns(*new_pidns, self.die_with_parent, &mut self.monitor)?
+            }
             Step::NotifyMonitor => {
                 if let Some(r) = self.monitor.ready.take() {
                     monitor::notify(r, k::getpid().as_raw_nonzero().get())?;

@@ -65,13 +65,14 @@ impl Executor {
             Step::ReopenFd { fd, path } => reopen_fd(*fd, path)?,
             Step::SealFds { keep, .. } => sys::close_others_at_exec(keep)?,
             Step::DieWithParent => {
+                self.die_with_parent = true;
                 k::die_with_parent()?;
                 if k::getppid() != self.parent {
                     return Err(Errno::SRCH.into());
                 }
             }
-            Step::NewSession { die_with_parent } => new_session(*die_with_parent)?,
-            Step::PidOneInit { die_with_parent } => monitor::pid_one(*die_with_parent, &self.filters)?,
+            Step::NewSession => new_session(self.die_with_parent)?,
+            Step::PidOneInit => monitor::pid_one(self.die_with_parent, &self.filters)?,
             Step::BlockOnFd { fd } => sys::block_on_fd(*fd)?,
             Step::LockFile { path } => {
                 let fd = k::open(path, OFlags::RDONLY, Mode::empty())?;

@@ -20,9 +20,11 @@ impl Builder {
             size: None,
         });
         for dir in [&new_root, &old_root] {
-            self.push(Step::Mkdir {
+            self.push(Step::MakeMountPoint {
                 path: under(&staging, dir),
+                dir: true,
                 mode: 0o755,
+                if_missing: false,
             });
         }
         self.push(Step::PivotRoot {

@@ -220,9 +220,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
         b.push(Step::DieWithParent);
     }
     if policy.new_session {
-        b.push(Step::NewSession {
-            die_with_parent: policy.die_with_parent,
-        });
+        b.push(Step::NewSession);
     }
     let mut env = policy.env.clone();
     if proxied {
@@ -326,13 +324,20 @@ impl Builder {
         self.made.insert(dev.to_path_buf());
         for (i, name) in DEVICES.iter().enumerate() {
             let path = dev.join(name);
-            self.push(Step::CreateFile { path: path.clone() });
+            self.push(Step::MakeMountPoint {
+                path: path.clone(),
+                dir: false,
+                mode: 0o444,
+                if_missing: false,
+            });
             bind(self, i, path);
         }
         for dir in ["pts", "shm"] {
-            self.push(Step::Mkdir {
+            self.push(Step::MakeMountPoint {
                 path: dev.join(dir),
+                dir: true,
                 mode: 0o755,
+                if_missing: false,
             });
             self.made.insert(dev.join(dir));
         }
@@ -398,11 +403,18 @@ impl Builder {
                 continue;
             }
             if last && matches!(ops[i], MountOp::Console(_) | MountOp::HostFile(_)) {
-                self.push(Step::CreateFile { path: dir.clone() });
-            } else {
-                self.push(Step::Mkdir {
+                self.push(Step::MakeMountPoint {
                     path: dir.clone(),
+                    dir: false,
+                    mode: 0o444,
+                    if_missing: false,
+                });
+            } else {
+                self.push(Step::MakeMountPoint {
+                    path: dir.clone(),
+                    dir: true,
                     mode: 0o755,
+                    if_missing: false,
                 });
             }
         }

@@ -160,14 +160,16 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
     },
-    Mkdir {
+    /// A directory or an empty file to mount on. On a filesystem the plan
+    /// made (a fresh tmpfs), one `mkdir`/`mknod` that fails if anything is
+    /// there; with `if_missing` (bwrap mode's destinations), left alone when
+    /// it exists and made with its missing parents otherwise.
+    MakeMountPoint {
         #[serde(serialize_with = "crate::lossy::path")]
         path: PathBuf,
+        dir: bool,
         mode: u32,
-    },
-    CreateFile {
-        #[serde(serialize_with = "crate::lossy::path")]
-        path: PathBuf,
+        if_missing: bool,
     },
     Symlink {
         #[serde(serialize_with = "crate::lossy::path")]
@@ -267,10 +269,12 @@ pub enum Step {
         keep: Vec<i32>,
         closed: Vec<(i32, String)>,
     },
+    /// prctl(PR_SET_PDEATHSIG, SIGKILL) now, and in the child of every
+    /// fork after it that goes on with the setup (the monitor's, the PID
+    /// namespace's, the session's, PID 1's): the sandbox dies with the
+    /// process that started it.
     DieWithParent,
-    NewSession {
-        die_with_parent: bool,
-    },
+    NewSession,
     Exec {
         #[serde(serialize_with = "ser_argv")]
         argv: Vec<OsString>,
@@ -284,7 +288,6 @@ pub enum Step {
         ns: Namespaces,
         info_fd: Option<i32>,
         json_status_fd: Option<i32>,
-        die_with_parent: bool,
         /// Plain fork: the child joins or makes its namespaces itself and
         /// tells the monitor its pid when they are ready.
         join: bool,
@@ -299,7 +302,6 @@ pub enum Step {
     /// tells the monitor the child's pid, waits and exits as it does.
     ForkIntoPidNamespace {
         new_pidns: bool,
-        die_with_parent: bool,
     },
     /// Tells the monitor this process's pid: the namespaces are ready.
     NotifyMonitor,
@@ -308,13 +310,6 @@ pub enum Step {
     SetHostname {
         #[serde(serialize_with = "ser_os")]
         name: OsString,
-    },
-    /// Creates a mount point (with its parents) when it is missing.
-    EnsureMountPoint {
-        #[serde(serialize_with = "crate::lossy::path")]
-        path: PathBuf,
-        dir: bool,
-        mode: u32,
     },
     MountProc {
         #[serde(serialize_with = "crate::lossy::path")]
@@ -354,9 +349,7 @@ pub enum Step {
     },
     /// PID 1 of a new PID namespace: fork the command, reap every child,
     /// exit as the command does.
-    PidOneInit {
-        die_with_parent: bool,
-    },
+    PidOneInit,
     BlockOnFd {
         fd: i32,
     },

@@ -5,6 +5,9 @@
 use super::step::{IdMap, Role, Step};
 use std::fmt;
 
+/// The child of a fork after DieWithParent dies with its parent too.
+const DYING_CHILD: &str = " (after die-with-parent: prctl(PR_SET_PDEATHSIG, SIGKILL) in the child)";
+
 /// A child that goes on while its monitor writes reports first waits for it.
 const WAIT_FOR_MONITOR: &str =
     " (with --info-fd or --json-status-fd: then read(go pipe) until the monitor has read the namespace ids)";
@@ -173,10 +176,15 @@ impl fmt::Display for Step {
                     ""
                 }
             ),
-            Step::Mkdir { path, mode } => write!(f, "mkdir({}, {mode:04o})", q(path)),
-            Step::CreateFile { path } => {
-                write!(f, "mknod({}, S_IFREG|0444)", q(path))
-            }
+            Step::MakeMountPoint {
+                path,
+                dir,
+                mode,
+                if_missing: false,
+            } => match dir {
+                true => write!(f, "mkdir({}, {mode:04o})", q(path)),
+                false => write!(f, "mknod({}, S_IFREG|{mode:04o})", q(path)),
+            },
             Step::Symlink { target, link } => write!(f, "symlink({}, {})", q(target), q(link)),
             Step::MountDevpts { target } => write!(
                 f,
@@ -322,20 +330,16 @@ impl fmt::Display for Step {
                 f,
                 "prctl(PR_SET_PDEATHSIG, SIGKILL); getppid() is still the parent"
             ),
-            Step::NewSession { .. } => write!(
+            Step::NewSession => write!(
                 f,
-                "setsid(); a group leader forks first and stays as a supervisor that forwards signals"
+                "setsid(); a group leader forks first and stays as a supervisor that forwards signals{DYING_CHILD}"
             ),
             Step::CloneMonitor {
                 ns,
                 join,
                 info_fd,
                 json_status_fd,
-                die_with_parent,
             } => {
-                if *die_with_parent {
-                    write!(f, "prctl(PR_SET_PDEATHSIG, SIGKILL); ")?;
-                }
                 let reports = info_fd.is_some() || json_status_fd.is_some();
                 if *join || reports {
                     write!(f, "pipe2(O_CLOEXEC) for the child's reports; ")?;
@@ -349,6 +353,7 @@ impl fmt::Display for Step {
                         format!("{}|", ns.names())
                     }
                 )?;
+                write!(f, "{DYING_CHILD}")?;
                 if reports {
                     write!(f, ", statx of /proc/CHILD/ns/* for the namespace ids")?;
                     if !*join {
@@ -365,23 +370,20 @@ impl fmt::Display for Step {
                 "setns({fd}, {})",
                 if *pid { "CLONE_NEWPID" } else { "CLONE_NEWUSER" }
             ),
-            Step::ForkIntoPidNamespace {
-                new_pidns,
-                die_with_parent,
-            } => write!(
+            Step::ForkIntoPidNamespace { new_pidns } => write!(
                 f,
-                "{}fork(); {}the parent reports the child's pid to the monitor and waits{WAIT_FOR_MONITOR}",
+                "{}fork(); the parent reports the child's pid to the monitor and waits{DYING_CHILD}{WAIT_FOR_MONITOR}",
                 if *new_pidns { "unshare(CLONE_NEWPID); " } else { "" },
-                if *die_with_parent {
-                    "in the child prctl(PR_SET_PDEATHSIG, SIGKILL); "
-                } else {
-                    ""
-                }
             ),
             Step::NotifyMonitor => write!(f, "write(ready pipe, getpid()){WAIT_FOR_MONITOR}"),
             Step::AssertUsernsDisabled => write!(f, "unshare(CLONE_NEWUSER) fails"),
             Step::SetHostname { name } => write!(f, "sethostname({name:?})"),
-            Step::EnsureMountPoint { path, dir, mode } => write!(
+            Step::MakeMountPoint {
+                path,
+                dir,
+                mode,
+                if_missing: true,
+            } => write!(
                 f,
                 "open({}, O_PATH) (where missing: each missing parent made by mkdir(…, bubblewrap's parent mode), then {}({0}, {mode:04o}))",
                 q(path),
@@ -437,14 +439,9 @@ impl fmt::Display for Step {
                 "{} program(s) kept for the command (installed just before execve: prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER))",
                 programs.len()
             ),
-            Step::PidOneInit { die_with_parent } => write!(
+            Step::PidOneInit => write!(
                 f,
-                "fork(); {}PID 1 waits for every child and exits as the command does",
-                if *die_with_parent {
-                    "in the command's process prctl(PR_SET_PDEATHSIG, SIGKILL); "
-                } else {
-                    ""
-                }
+                "fork(); PID 1 waits for every child and exits as the command does{DYING_CHILD}"
             ),
             Step::BlockOnFd { fd } => write!(f, "read({fd}, 1 byte)"),
             Step::LockFile { path } => write!(f, "fcntl(open({}, O_RDONLY), F_SETLK, F_RDLCK)", q(path)),

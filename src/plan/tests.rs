@@ -317,7 +317,7 @@ fn roots_under_private_tmp_get_mount_points() {
     );
     let mk_a = position(
         &p,
-        |s| matches!(s, Step::Mkdir { path, .. } if path == Path::new("/tmp/a")),
+        |s| matches!(s, Step::MakeMountPoint { path, dir: true, .. } if path == Path::new("/tmp/a")),
     );
     // /tmp/a is the host's, read-only: a write beside the root must not
     // land in the throwaway tmpfs.
@@ -330,11 +330,9 @@ fn roots_under_private_tmp_get_mount_points() {
         |s| matches!(s, Step::AttachTree { target, .. } if target == Path::new("/tmp/a/ws")),
     );
     assert!(tmpfs < mk_a && mk_a < attach_a && attach_a < attach);
-    assert!(
-        !p.steps
-            .iter()
-            .any(|s| matches!(s, Step::Mkdir { path, .. } if path == Path::new("/tmp/a/ws")))
-    );
+    assert!(!p.steps.iter().any(
+        |s| matches!(s, Step::MakeMountPoint { path, dir: true, .. } if path == Path::new("/tmp/a/ws"))
+    ));
     // With the host's /tmp there is nothing to create.
     let p = build(
         &policy(&["/tmp/a/ws"], &[], NetworkMode::Open, TmpMode::Host),
@@ -343,7 +341,7 @@ fn roots_under_private_tmp_get_mount_points() {
     assert!(
         !p.steps
             .iter()
-            .any(|s| matches!(s, Step::Mkdir { path, .. } if path.starts_with("/tmp")))
+            .any(|s| matches!(s, Step::MakeMountPoint { path, dir: true, .. } if path.starts_with("/tmp")))
     );
     assert!(
         !p.steps
@@ -366,8 +364,7 @@ fn dev_is_exactly_the_minimal_set_then_read_only() {
             .steps
             .iter()
             .filter_map(|s| match s {
-                Step::CreateFile { path } | Step::Symlink { link: path, .. } => Some(path),
-                Step::Mkdir { path, .. } => Some(path),
+                Step::MakeMountPoint { path, .. } | Step::Symlink { link: path, .. } => Some(path),
                 _ => None,
             })
             .filter(|p| p.parent() == Some(&dev))

@@ -167,12 +167,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             }
         }
     );
-    assert_eq!(
-        p.steps[p.steps.len() - 2],
-        Step::NewSession {
-            die_with_parent: true
-        }
-    );
+    assert_eq!(p.steps[p.steps.len() - 2], Step::NewSession);
 }
 
 #[test]
