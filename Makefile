@@ -54,10 +54,11 @@ kernel-test: static
 	sh tests/kernel/run.sh $(STATIC_BIN)
 
 # bubblewrap 0.11.1's own suite against qwrap named bwrap (from BWRAP_SUITE;
-# see tests/bwrap-suite/run.sh), as root and unprivileged.
+# see tests/bwrap-suite/run.sh), as root and unprivileged, on both mount APIs.
 BWRAP_SUITE ?= ../shared/bubblewrap-0.11.1-tests
 bwrap-suite: build
 	bash tests/bwrap-suite/run.sh $(BWRAP_SUITE) target/release/qwrap
+	QWRAP_MOUNT_API=legacy bash tests/bwrap-suite/run.sh $(BWRAP_SUITE) target/release/qwrap
 
 # A Debian package of the static binary: target/deb/qwrap_VERSION_ARCH.deb.
 deb: static

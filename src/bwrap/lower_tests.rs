@@ -27,6 +27,7 @@ fn ctx(uid: u32) -> Context {
         layers: false,
         landlock: LandlockMode::BestEffort,
         initramfs_root: false,
+        mount_api: crate::host::MountApi::New,
         caps_permitted: 0,
     }
 }
@@ -109,7 +110,9 @@ fn operations_apply_in_argument_order_after_every_clone() {
     let staging = p
         .steps
         .iter()
-        .position(|s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new(STAGING)))
+        .position(
+            |s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new(crate::plan::STAGING)),
+        )
         .unwrap();
     assert!(last_clone < staging);
 }

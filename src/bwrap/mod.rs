@@ -14,8 +14,8 @@ mod usage;
 use usage::usage;
 
 use crate::exec;
-use crate::host::HostFacts;
-use crate::plan::{IdMap, Namespaces, Plan, Step};
+use crate::host::{HostFacts, MountApi};
+use crate::plan::{IdMap, Namespaces, Plan, Shape, Step};
 use crate::policy::{EnvRules, LandlockMode};
 use args::{Config, EnvOp, Parsed};
 use std::collections::BTreeMap;
@@ -24,15 +24,6 @@ use std::path::{Path, PathBuf};
 
 /// The bubblewrap version whose behaviour this mode follows.
 pub const BWRAP_VERSION: &str = "0.11.1";
-
-/// Where bwrap mode works before the pivot: a tmpfs over /tmp in the new
-/// mount namespace. The new root is a directory in it, so that files made
-/// for `--bind-data` can live beside the root rather than in it.
-const STAGING: &str = "/tmp";
-const NEW_ROOT: &str = "/tmp/newroot";
-
-/// /proc entries bubblewrap makes read-only after mounting /proc.
-const PROC_READ_ONLY: [&str; 4] = ["sys", "sysrq-trigger", "irq", "bus"];
 
 /// Runs bwrap mode with the arguments after the program name; returns the
 /// exit status when the command could not be run.
@@ -118,6 +109,8 @@ pub struct Context {
     pub landlock: LandlockMode,
     /// The host's root is the initramfs (no pivot_root there).
     pub initramfs_root: bool,
+    /// The mount API the root is built with (`QWRAP_MOUNT_API` forces it).
+    pub mount_api: MountApi,
     /// The caller's permitted capabilities: a sandbox root keeps these and
     /// no more, even in a new user namespace.
     pub caps_permitted: u64,
@@ -149,6 +142,7 @@ impl Context {
             layers: caller.var("QWRAP_BWRAP_LAYERS").is_some_and(|v| v == "1"),
             landlock,
             initramfs_root: crate::host::root_is_initramfs(),
+            mount_api: host.mount_api,
             caps_permitted: rustix::thread::capabilities(None)
                 .map(|c| c.permitted.bits())
                 .unwrap_or(0),
@@ -188,7 +182,6 @@ fn env_rules(ops: &[EnvOp]) -> EnvRules {
 /// Turns bubblewrap's options into the executor's steps. Pure but for
 /// looking at the host's source paths.
 pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
-    let ops = filesystem::resolve_fd_binds(&c.ops)?;
     let root = ctx.uid == 0;
     // With --userns the sandbox joins that user namespace instead of making
     // one, and its maps are the namespace's own.
@@ -264,8 +257,18 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     }
     s.push(Step::MakeMountsSlave);
 
-    let (fs_steps, writable) = filesystem::steps(c, ctx, ns, &ops)?;
+    let (mounts, writable) = filesystem::mount_ops(c, ctx, ns.pid)?;
+    let shape = Shape {
+        staged: true,
+        ensure_points: true,
+        userxattr: ns.user || c.userns_fd.is_some(),
+    };
+    let (fs_steps, new_root) = crate::plan::mount_steps(&mounts, ctx.mount_api, shape);
+    let new_root = new_root.ok_or("bwrap mode stages its root")?;
     s.extend(fs_steps);
+    s.push(Step::EnterRoot {
+        new_root: new_root.clone(),
+    });
     let candidates = match &c.chdir {
         Some(d) => vec![d.clone()],
         None => [ctx.cwd.clone(), ctx.home.clone(), Some(PathBuf::from("/"))]
@@ -322,8 +325,8 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
         env: env_rules(&c.env),
     });
     Ok(Plan {
-        mount_api: crate::host::MountApi::New,
-        new_root: Some(PathBuf::from(NEW_ROOT)),
+        mount_api: ctx.mount_api,
+        new_root: Some(new_root),
         layers: None,
         steps: s,
     })

@@ -166,6 +166,7 @@ mod tests {
             layers,
             landlock,
             initramfs_root: false,
+            mount_api: crate::host::MountApi::New,
             caps_permitted: 0,
         }
     }

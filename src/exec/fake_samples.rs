@@ -29,7 +29,7 @@ pub(super) fn variant(step: &Step) -> usize {
         Step::SetPathAttr { .. } => 16,
         Step::BindMount { .. } => 17,
         Step::MakeTreePrivate { .. } => 18,
-        Step::RemountTreeReadOnly { .. } => 19,
+        Step::RemountTree { .. } => 19,
         Step::Remount { .. } => 20,
         Step::PivotRoot { .. } => 21,
         Step::EnterRoot { .. } => 22,
@@ -265,9 +265,23 @@ pub(super) fn legacy_steps() -> Vec<Step> {
         Step::MakeTreePrivate {
             target: p("/q/newroot"),
         },
-        Step::RemountTreeReadOnly {
+        Step::RemountTree {
             target: p("/q/newroot"),
+            source: p("/q/oldroot"),
             table: p("/proc/self/mountinfo"),
+            set: RO,
+            recursive: true,
+        },
+        Step::RemountTree {
+            target: p("/q/newroot/x"),
+            source: p("/q/newroot/x"),
+            table: p("/proc/self/mountinfo"),
+            set: RO,
+            recursive: false,
+        },
+        Step::ReadOnlyInPlace {
+            path: p("/q/newroot/proc/sys"),
+            legacy: true,
         },
         Step::Remount {
             target: p("/q/newroot/dev"),
@@ -321,6 +335,7 @@ pub(super) fn bwrap_steps() -> Vec<Step> {
         },
         Step::ReadOnlyInPlace {
             path: p("/q/newroot/etc"),
+            legacy: false,
         },
         Step::EnterRoot {
             new_root: p("/q/newroot"),

@@ -37,11 +37,30 @@ impl Placed {
 
 pub(super) struct NewRoot {
     prefix: PathBuf,
+    /// Where /proc is: the legacy path's first pivot moves it under the
+    /// old root.
+    proc: PathBuf,
 }
 
 impl NewRoot {
     pub fn new(prefix: PathBuf) -> Self {
-        NewRoot { prefix }
+        NewRoot {
+            prefix,
+            proc: PathBuf::from("/proc"),
+        }
+    }
+
+    /// Where /proc is now.
+    pub fn proc(&self) -> &Path {
+        &self.proc
+    }
+
+    /// After `pivot_root(new_root, put_old)`: the host's /proc is under
+    /// the old root.
+    pub fn pivoted(&mut self, new_root: &Path, put_old: &Path) {
+        if let Ok(old) = put_old.strip_prefix(new_root) {
+            self.proc = Path::new("/").join(old).join("proc");
+        }
     }
 
     /// Whether a step's printed form names a path strictly under the root.
@@ -87,7 +106,7 @@ impl NewRoot {
             Mode::empty(),
             ResolveFlags::IN_ROOT | ResolveFlags::NO_MAGICLINKS,
         )?;
-        let mut p = PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+        let mut p = self.proc.join(format!("self/fd/{}", fd.as_raw_fd()));
         if let Some(n) = name {
             p.push(n);
         }

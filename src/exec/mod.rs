@@ -207,7 +207,7 @@ impl Executor {
             | Step::SetPathAttr { .. }
             | Step::BindMount { .. }
             | Step::MakeTreePrivate { .. }
-            | Step::RemountTreeReadOnly { .. }
+            | Step::RemountTree { .. }
             | Step::Remount { .. }
             | Step::PivotRoot { .. }
             | Step::EnterRoot { .. }
@@ -283,6 +283,13 @@ impl Executor {
             Some(root) => root.place(path, create),
             None => Ok(in_root::Placed::as_named(path)),
         }
+    }
+
+    /// Where /proc is: under the old root once the legacy path has pivoted.
+    fn proc_dir(&self) -> std::path::PathBuf {
+        self.root
+            .as_ref()
+            .map_or_else(|| "/proc".into(), |r| r.proc().to_path_buf())
     }
 
     /// Where a tree is kept; a plan naming a tree it did not count is refused.

@@ -229,12 +229,23 @@ impl Executor {
                     MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
                 )?;
             }
-            Step::RemountTreeReadOnly { target, table } => self.remount_tree_read_only(target, table)?,
+            Step::RemountTree {
+                target,
+                source,
+                table,
+                set,
+                recursive,
+            } => self.remount_tree(target, source, table, *set, *recursive)?,
             Step::Remount { target, flags } => {
                 let target = self.place(target, false)?;
                 k::mount_remount(target.path(), MountFlags::BIND | ms_flags(flags), "")?;
             }
-            Step::PivotRoot { new_root, put_old } => reroot::pivot(new_root, put_old)?,
+            Step::PivotRoot { new_root, put_old } => {
+                reroot::pivot(new_root, put_old)?;
+                if let Some(root) = &mut self.root {
+                    root.pivoted(new_root, put_old);
+                }
+            }
             Step::EnterRoot { new_root } => reroot::enter(new_root)?,
             Step::MakeHiddenSource { .. } => self.hidden = Some(hidden::make_source()?),
             Step::AttachHidden { dir, target, .. } => {
@@ -258,11 +269,19 @@ impl Executor {
                     None,
                 )?;
             }
-            Step::ReadOnlyInPlace { path } => match self
+            Step::ReadOnlyInPlace { path, legacy } => match self
                 .place(path, false)
                 .map_err(Fail::from)
-                .and_then(|at| read_only_in_place(path, &at))
-            {
+                .and_then(|at| read_only_in_place(path, &at, *legacy))
+                .and_then(|bound| match bound {
+                    // The bind is a new mount over what was placed: found
+                    // again, it is remounted.
+                    Some(()) => self
+                        .place(path, false)
+                        .map_err(Fail::from)
+                        .and_then(|at| remount_read_only(path, &at)),
+                    None => Ok(()),
+                }) {
                 // Not every kernel has every /proc entry.
                 Err(f) if f.errno == Errno::NOENT => {}
                 other => other?,
@@ -291,17 +310,32 @@ impl Executor {
                 upper,
                 userxattr,
             } => {
-                *self.slot(*tree)? = Some(overlay::make(lower, upper, *userxattr)?);
+                *self.slot(*tree)? = Some(overlay::make(lower, upper, *userxattr, &self.proc_dir())?);
             }
             _ => return Err(Errno::INVAL.into()),
         }
         Ok(())
     }
 
-    /// Legacy path: remount `target` and every mount beneath it read-only,
-    /// keeping each mount's locked flags. The table is read once and reused:
-    /// a later bind of a path onto itself recreates mounts at the same paths.
-    fn remount_tree_read_only(&mut self, target: &Path, table: &Path) -> Result<(), Fail> {
+    /// Legacy path: `set` added to the mount at `target` (its own flags from
+    /// statfs), and with `recursive` to each mount under `source` in the
+    /// table, at its place under `target`, with that mount's flags. The
+    /// table is read once and reused: the host's mounts do not move.
+    fn remount_tree(
+        &mut self,
+        target: &Path,
+        source: &Path,
+        table: &Path,
+        set: Flags,
+        recursive: bool,
+    ) -> Result<(), Fail> {
+        let at = self.place(target, false)?;
+        let own = k::statvfs(at.path()).map_err(|e| Fail::with(e, format!("statfs {}", target.display())))?;
+        let own = statvfs_flags(own.f_flag) | ms_flags(&set);
+        k::mount_remount(at.path(), MountFlags::BIND | own, "")?;
+        if !recursive {
+            return Ok(());
+        }
         if self.mounts.is_none() {
             let text = k::read_file(table).map_err(|e| Fail {
                 errno: Errno::from_io_error(&e).unwrap_or(Errno::IO),
@@ -314,18 +348,15 @@ impl Executor {
             self.mounts = Some(parsed);
         }
         let mounts = self.mounts.as_deref().unwrap_or_default();
-        // The target keeps the flags of the mount that holds it.
-        let holder = mounts
-            .iter()
-            .filter(|m| target.starts_with(&m.mount_point))
-            .max_by_key(|m| m.mount_point.components().count());
-        let own = holder.map_or(MountFlags::RDONLY | MountFlags::NOSUID, kept_flags);
-        k::mount_remount(target, MountFlags::BIND | own, "")?;
         for m in mounts
             .iter()
-            .filter(|m| m.mount_point.starts_with(target) && m.mount_point != target)
+            .filter(|m| m.mount_point.starts_with(source) && m.mount_point != source)
         {
-            match k::mount_remount(&m.mount_point, MountFlags::BIND | kept_flags(m), "") {
+            let Ok(rel) = m.mount_point.strip_prefix(source) else {
+                continue;
+            };
+            let path = target.join(rel);
+            match k::mount_remount(&path, MountFlags::BIND | kept_flags(m) | ms_flags(&set), "") {
                 Ok(()) => {}
                 // Hidden under another mount or behind a directory we cannot
                 // search: unreachable by path from inside, so nothing to do.
@@ -333,7 +364,7 @@ impl Executor {
                 Err(errno) => {
                     return Err(Fail {
                         errno,
-                        detail: Some(format!("submount {}", m.mount_point.display())),
+                        detail: Some(format!("submount {}", path.display())),
                     });
                 }
             }
@@ -347,12 +378,17 @@ impl Executor {
 /// left alone.
 /// Each call that fails is named, with its path.
 /// `at` is where the path was found (inside the new root, in bwrap mode).
-fn read_only_in_place(path: &Path, at: &in_root::Placed) -> Result<(), Fail> {
+/// `legacy`: a bind onto itself, to be remounted read-only (`Some`).
+fn read_only_in_place(path: &Path, at: &in_root::Placed, legacy: bool) -> Result<Option<()>, Fail> {
     let call = |what: &'static str| move |e: Errno| Fail::with(e, format!("{what}({path:?})"));
     if let Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) =
         k::access(at.path(), rustix::fs::Access::WRITE_OK)
     {
-        return Ok(());
+        return Ok(None);
+    }
+    if legacy {
+        k::mount_bind_recursive(at.path(), at.path()).map_err(call("mount(MS_BIND)"))?;
+        return Ok(Some(()));
     }
     let t = k::open_tree(
         CWD,
@@ -384,7 +420,17 @@ fn read_only_in_place(path: &Path, at: &in_root::Placed) -> Result<(), Fail> {
         at.path(),
         MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | follow,
     )
-    .map_err(call("move_mount"))
+    .map_err(call("move_mount"))?;
+    Ok(None)
+}
+
+/// The legacy path's second half of ReadOnlyInPlace: the bind remounted
+/// read-only, keeping its own flags.
+fn remount_read_only(path: &Path, at: &in_root::Placed) -> Result<(), Fail> {
+    let call = |what: &'static str| move |e: Errno| Fail::with(e, format!("{what}({path:?})"));
+    let own = k::statvfs(at.path()).map_err(call("statfs"))?;
+    let flags = MountFlags::BIND | MountFlags::RDONLY | statvfs_flags(own.f_flag);
+    k::mount_remount(at.path(), flags, "").map_err(call("mount(MS_REMOUNT|MS_RDONLY)"))
 }
 
 /// A host socket can vanish between the inventory and the mask: then there is
@@ -397,15 +443,37 @@ fn tolerate_vanished_socket(role: crate::plan::Role, r: Result<(), Errno>) -> Re
 }
 
 /// RDONLY|NOSUID plus the mount's own NODEV/NOEXEC, which may be locked.
+/// A mount's own flags, which a remount must keep (a user namespace locks
+/// them).
 fn kept_flags(m: &mountinfo::MountEntry) -> MountFlags {
-    let mut f = MountFlags::RDONLY | MountFlags::NOSUID;
-    if m.nodev {
-        f |= MountFlags::NODEV;
-    }
-    if m.noexec {
-        f |= MountFlags::NOEXEC;
+    let mut f = MountFlags::empty();
+    for (on, flag) in [
+        (m.read_only, MountFlags::RDONLY),
+        (m.nosuid, MountFlags::NOSUID),
+        (m.nodev, MountFlags::NODEV),
+        (m.noexec, MountFlags::NOEXEC),
+    ] {
+        if on {
+            f |= flag;
+        }
     }
     f
+}
+
+fn statvfs_flags(f: rustix::fs::StatVfsMountFlags) -> MountFlags {
+    use rustix::fs::StatVfsMountFlags as S;
+    let mut out = MountFlags::empty();
+    for (on, flag) in [
+        (S::RDONLY, MountFlags::RDONLY),
+        (S::NOSUID, MountFlags::NOSUID),
+        (S::NODEV, MountFlags::NODEV),
+        (S::NOEXEC, MountFlags::NOEXEC),
+    ] {
+        if f.contains(on) {
+            out |= flag;
+        }
+    }
+    out
 }
 
 fn ms_flags(f: &Flags) -> MountFlags {

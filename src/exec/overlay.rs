@@ -10,10 +10,16 @@ use rustix::io::Errno;
 use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// The overlay as a detached mount; a failure carries what overlayfs said.
-pub(super) fn make(lower: &[PathBuf], upper: &OverlayUpper, userxattr: bool) -> Result<OwnedFd, Fail> {
+/// `proc`: where /proc is now (the legacy path's pivot moves it).
+pub(super) fn make(
+    lower: &[PathBuf],
+    upper: &OverlayUpper,
+    userxattr: bool,
+    proc: &Path,
+) -> Result<OwnedFd, Fail> {
     // --tmp-overlay: the upper and work directories on a tmpfs of their own,
     // reached through its descriptor; overlayfs keeps it once mounted.
     let tmp = match upper {
@@ -22,7 +28,7 @@ pub(super) fn make(lower: &[PathBuf], upper: &OverlayUpper, userxattr: bool) -> 
     };
     let tmp_root = tmp
         .as_ref()
-        .map(|m| format!("/proc/self/fd/{}", m.as_raw_fd()))
+        .map(|m| format!("{}/self/fd/{}", proc.display(), m.as_raw_fd()))
         .unwrap_or_default();
     let fs = k::fsopen("overlay", FsOpenFlags::FSOPEN_CLOEXEC)?;
     let configured = overlay_config(lower, upper, userxattr, &tmp_root)

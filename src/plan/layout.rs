@@ -2,7 +2,7 @@
 //! root, independent of the mount API that carries it out. Parents always come
 //! before children, so every operation lands on what it should.
 
-use super::{CacheHow, CacheMount, Role};
+use super::{CacheHow, CacheMount, DevStyle, MountOp, OverlayUpper};
 use crate::policy::view::EntryKind;
 use crate::policy::{Policy, TmpMode, ViewMode};
 use std::path::{Path, PathBuf};
@@ -16,92 +16,6 @@ pub fn dev_entries() -> Vec<&'static str> {
     v.extend(["pts", "ptmx", "shm", "fd", "stdin", "stdout", "stderr"]);
     v.sort_unstable();
     v
-}
-
-/// One mount operation on the new root. Paths are as seen inside.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum MountOp {
-    /// The whole host tree, read-only, at /.
-    HostRoot,
-    /// A host directory, writable, at its own path.
-    Writable(PathBuf),
-    /// A path inside a writable root, read-only again.
-    ReadOnly(PathBuf),
-    /// A host directory shown read-only where a tmpfs would hide it: the
-    /// parents of a writable root under the private /tmp.
-    HostReadOnly(PathBuf),
-    /// A minimal /dev.
-    Dev(PathBuf),
-    /// A fresh tmpfs.
-    Tmpfs { path: PathBuf, mode: u32 },
-    /// A cache whose host directory is empty: its layer's upper directory,
-    /// writable, bound there.
-    Layer { path: PathBuf, upper: PathBuf },
-    /// A host file shown read-only at another path: a submodule's git
-    /// config, from its copy without `core.worktree`.
-    FileFrom { path: PathBuf, source: PathBuf },
-    /// A cache: the host directory as the lower layer of an overlay whose
-    /// upper layer is the workspace's.
-    Overlay {
-        path: PathBuf,
-        upper: PathBuf,
-        work: PathBuf,
-    },
-    /// /dev/null over a host Unix socket.
-    Mask(PathBuf),
-    /// The caller's terminal (a host path), read-only at /dev/console.
-    Console(PathBuf),
-    /// An empty, mode-0000, read-only directory (`dir`) or file over a
-    /// hidden path.
-    Hidden { path: PathBuf, dir: bool },
-    /// Minimal view: a host file shown read-only at its own path.
-    HostFile(PathBuf),
-    /// Minimal view: a host symlink made again (merged /usr's /bin).
-    Link { path: PathBuf, target: PathBuf },
-    /// Minimal view: an empty directory (the home directory).
-    Dir(PathBuf),
-}
-
-impl MountOp {
-    pub fn path(&self) -> &Path {
-        match self {
-            MountOp::HostRoot => Path::new("/"),
-            MountOp::Writable(p)
-            | MountOp::ReadOnly(p)
-            | MountOp::HostReadOnly(p)
-            | MountOp::Dev(p)
-            | MountOp::Mask(p) => p,
-            MountOp::Tmpfs { path, .. }
-            | MountOp::Overlay { path, .. }
-            | MountOp::FileFrom { path, .. }
-            | MountOp::Layer { path, .. } => path,
-            MountOp::Console(_) => Path::new("/dev/console"),
-            MountOp::Hidden { path, .. } => path,
-            MountOp::HostFile(p) | MountOp::Dir(p) => p,
-            MountOp::Link { path, .. } => path,
-        }
-    }
-
-    /// Whether what lies beneath this operation's path is on a filesystem
-    /// the plan made (a tmpfs, or a directory made in one), so that mount
-    /// points there must be made first.
-    pub fn creates_filesystem(&self) -> bool {
-        matches!(self, MountOp::Dev(_) | MountOp::Tmpfs { .. } | MountOp::Dir(_))
-    }
-
-    pub(super) fn role(&self) -> Role {
-        match self {
-            MountOp::HostRoot => Role::HostRoot,
-            MountOp::ReadOnly(_)
-            | MountOp::HostReadOnly(_)
-            | MountOp::HostFile(_)
-            | MountOp::FileFrom { .. } => Role::ReadOnlyPath,
-            MountOp::Mask(_) => Role::SocketMask,
-            MountOp::Console(_) => Role::Device,
-            MountOp::Hidden { .. } => Role::Hidden,
-            _ => Role::WritableRoot,
-        }
-    }
 }
 
 /// The layout for a policy: host root, /dev, private /tmp, writable roots,
@@ -119,11 +33,18 @@ pub fn layout(
         MountOp::Tmpfs {
             path: PathBuf::from("/"),
             mode: 0o755,
+            size: None,
         }
     } else {
         MountOp::HostRoot
     };
-    let mut ops = vec![root, MountOp::Dev(PathBuf::from("/dev"))];
+    let mut ops = vec![
+        root,
+        MountOp::Dev {
+            path: PathBuf::from("/dev"),
+            style: DevStyle::Minimal,
+        },
+    ];
     if minimal {
         for e in &policy.view_entries {
             ops.push(match &e.kind {
@@ -136,7 +57,10 @@ pub fn layout(
             });
         }
         if let Some(h) = &policy.home {
-            ops.push(MountOp::Dir(h.clone()));
+            ops.push(MountOp::Dir {
+                path: h.clone(),
+                mode: 0o755,
+            });
         }
     }
     ops.extend(console.map(|c| MountOp::Console(c.to_path_buf())));
@@ -145,6 +69,7 @@ pub fn layout(
         ops.push(MountOp::Tmpfs {
             path: tmp.to_path_buf(),
             mode: 0o1777,
+            size: None,
         });
         // A root deeper under /tmp would otherwise sit in throwaway tmpfs
         // directories: a write beside it would succeed and vanish, and a
@@ -166,8 +91,11 @@ pub fn layout(
         match caches.iter().find(|c| c.path == r.path).map(|c| &c.how) {
             Some(CacheHow::Overlay { upper, work }) => MountOp::Overlay {
                 path: r.path.clone(),
-                upper: upper.clone(),
-                work: work.clone(),
+                lower: vec![r.path.clone()],
+                upper: OverlayUpper::Dirs {
+                    upper: upper.clone(),
+                    work: work.clone(),
+                },
             },
             Some(CacheHow::Bare { upper }) => MountOp::Layer {
                 path: r.path.clone(),
@@ -176,6 +104,7 @@ pub fn layout(
             Some(CacheHow::Private { .. }) => MountOp::Tmpfs {
                 path: r.path.clone(),
                 mode: 0o700,
+                size: None,
             },
             Some(CacheHow::Shared) | None => MountOp::Writable(r.path.clone()),
         }

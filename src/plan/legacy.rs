@@ -1,15 +1,20 @@
 //! The legacy mount path (`mount(2)`, Linux < 5.12, and the minimal view on
-//! every kernel): pivot into a staging tmpfs, assemble the new root there
-//! with binds from the old one, remount read-only from one mountinfo read.
+//! every kernel), for both front ends: pivot into a staging tmpfs, assemble
+//! the new root there with binds from the old one, remount with the flags
+//! each mount needs from one mountinfo read.
 
-use super::{Builder, DEVICES, Flags, LEGACY_NEW_ROOT, LEGACY_OLD_ROOT, MountOp, Role, STAGING, Step, under};
+use super::new_api::PROC_READ_ONLY;
+use super::{
+    Builder, DEVICES, DevStyle, Flags, LEGACY_NEW_ROOT, LEGACY_OLD_ROOT, MountOp, Role, STAGING, Shape, Step,
+    under,
+};
 use std::path::{Path, PathBuf};
 
 impl Builder {
     /// Legacy API: pivot into a staging tmpfs that holds the host tree at
-    /// /oldroot, bind from there into /newroot, remount read-only from one
-    /// mountinfo read.
-    pub(super) fn mounts_legacy(&mut self, ops: &[MountOp]) -> PathBuf {
+    /// /oldroot, bind from there into /newroot. Returns the new root, which
+    /// the caller enters once its other steps are in.
+    pub(super) fn mounts_legacy(&mut self, ops: &[MountOp], shape: Shape) -> PathBuf {
         let staging = PathBuf::from(STAGING);
         let new_root = PathBuf::from(LEGACY_NEW_ROOT);
         let old_root = PathBuf::from(LEGACY_OLD_ROOT);
@@ -31,61 +36,124 @@ impl Builder {
             new_root: staging.clone(),
             put_old: under(&staging, &old_root),
         });
+        if !ops.iter().any(|op| op.path() == Path::new("/")) {
+            // Nothing mounts the root itself (bwrap mode): a mount of its
+            // own, so that it can be pivoted into.
+            self.push(Step::BindMount {
+                role: Role::HostRoot,
+                source: new_root.clone(),
+                target: new_root.clone(),
+                recursive: false,
+            });
+        }
+        let table = under(&old_root, Path::new("/proc/self/mountinfo"));
+        let host = |p: &Path| under(&old_root, p);
         let hidden = self.hidden_source(ops);
         for (i, op) in ops.iter().enumerate() {
             let target = under(&new_root, op.path());
-            self.make_mount_point(ops, i, &new_root);
-            match op {
-                MountOp::HostRoot => {
-                    self.push(Step::BindMount {
-                        role: Role::HostRoot,
-                        source: old_root.clone(),
+            if shape.ensure_points {
+                self.ensure_point(op, &target, &new_root);
+            } else {
+                self.make_mount_point(ops, i, &new_root);
+            }
+            // A bind of a tree (`from`, whose mounts the table lists under
+            // `listed`), `set` added to each of its mounts.
+            let tree = |b: &mut Self, role: Role, from: PathBuf, listed: PathBuf, set: Flags| {
+                b.push(Step::BindMount {
+                    role,
+                    source: from,
+                    target: target.clone(),
+                    recursive: true,
+                });
+                if matches!(role, Role::HostRoot | Role::Bind) {
+                    b.push(Step::MakeTreePrivate {
                         target: target.clone(),
-                        recursive: true,
-                    });
-                    self.push(Step::MakeTreePrivate {
-                        target: target.clone(),
-                    });
-                    self.push(Step::RemountTreeReadOnly {
-                        target,
-                        table: under(&old_root, Path::new("/proc/self/mountinfo")),
                     });
                 }
+                b.push(Step::RemountTree {
+                    target: target.clone(),
+                    source: listed,
+                    table: table.clone(),
+                    set,
+                    recursive: true,
+                });
+            };
+            match op {
+                MountOp::HostRoot => tree(
+                    self,
+                    Role::HostRoot,
+                    old_root.clone(),
+                    old_root.clone(),
+                    Flags::RDONLY_NOSUID,
+                ),
                 MountOp::Writable(p) => {
                     self.push(Step::BindMount {
                         role: Role::WritableRoot,
-                        source: under(&old_root, p),
+                        source: host(p),
                         target: target.clone(),
                         recursive: true,
                     });
                     self.push(Step::MakeTreePrivate { target });
                 }
-                MountOp::Overlay { path, upper, work } => {
+                MountOp::Layer { upper: p, .. } => {
+                    self.push(Step::BindMount {
+                        role: Role::WritableRoot,
+                        source: host(p),
+                        target: target.clone(),
+                        recursive: true,
+                    });
+                    self.push(Step::MakeTreePrivate { target });
+                }
+                MountOp::Bind {
+                    source,
+                    readonly,
+                    devices,
+                    ..
+                } => {
+                    let set = Flags {
+                        rdonly: *readonly,
+                        nosuid: true,
+                        nodev: !*devices,
+                        noexec: false,
+                    };
+                    tree(self, Role::Bind, host(source), host(source), set);
+                }
+                MountOp::Overlay { lower, upper, .. } => {
                     // After the pivot every host path is under the old root.
-                    let tree = self.overlay(
-                        &under(&old_root, path),
-                        &under(&old_root, upper),
-                        &under(&old_root, work),
-                    );
+                    let upper = match upper {
+                        super::OverlayUpper::Dirs { upper, work } => super::OverlayUpper::Dirs {
+                            upper: host(upper),
+                            work: host(work),
+                        },
+                        other => other.clone(),
+                    };
+                    let lower: Vec<PathBuf> = lower.iter().map(|l| host(l)).collect();
+                    let tree = self.overlay(&lower, &upper, shape.userxattr);
                     self.push(Step::AttachTree {
                         tree,
-                        role: Role::WritableRoot,
+                        role: op.role(),
                         target,
                     });
                 }
-                MountOp::Layer { upper, .. } => {
-                    self.push(Step::BindMount {
-                        role: Role::WritableRoot,
-                        source: under(&old_root, upper),
-                        target: target.clone(),
-                        recursive: true,
-                    });
-                    self.push(Step::MakeTreePrivate { target });
-                }
-                MountOp::FileFrom { source, .. } => {
+                MountOp::HostFile(p) => {
                     self.push(Step::BindMount {
                         role: Role::ReadOnlyPath,
-                        source: under(&old_root, source),
+                        source: host(p),
+                        target: target.clone(),
+                        recursive: false,
+                    });
+                    self.push(Step::RemountTree {
+                        target,
+                        source: host(p),
+                        table: table.clone(),
+                        set: Flags::RDONLY_NOSUID,
+                        recursive: false,
+                    });
+                }
+                MountOp::FileFrom { source: p, .. } => {
+                    self.push(Step::BindMount {
+                        role: Role::ReadOnlyPath,
+                        source: host(p),
                         target: target.clone(),
                         recursive: false,
                     });
@@ -99,27 +167,10 @@ impl Builder {
                         },
                     });
                 }
-                MountOp::Dir(_) => {}
-                MountOp::Link { target: to, .. } => self.push(Step::Symlink {
-                    target: to.clone(),
-                    link: target,
-                }),
-                MountOp::HostFile(p) => {
-                    self.push(Step::BindMount {
-                        role: Role::ReadOnlyPath,
-                        source: under(&old_root, p),
-                        target: target.clone(),
-                        recursive: false,
-                    });
-                    self.push(Step::RemountTreeReadOnly {
-                        target,
-                        table: under(&old_root, Path::new("/proc/self/mountinfo")),
-                    });
-                }
                 MountOp::Console(tty) => {
                     self.push(Step::BindMount {
                         role: Role::Device,
-                        source: under(&old_root, tty),
+                        source: host(tty),
                         target: target.clone(),
                         recursive: false,
                     });
@@ -130,54 +181,92 @@ impl Builder {
                 }
                 MountOp::Mask(_) => self.push(Step::BindMount {
                     role: Role::SocketMask,
-                    source: under(&old_root, Path::new("/dev/null")),
+                    source: host(Path::new("/dev/null")),
                     target,
                     recursive: false,
                 }),
-                MountOp::ReadOnly(_) | MountOp::HostReadOnly(_) => {
-                    // A read-only path already holds the host's content in
-                    // the new root; a host directory under the tmpfs does not.
-                    let source = match op {
-                        MountOp::HostReadOnly(p) => under(&old_root, p),
-                        _ => target.clone(),
-                    };
-                    self.push(Step::BindMount {
-                        role: Role::ReadOnlyPath,
-                        source,
-                        target: target.clone(),
-                        recursive: true,
-                    });
-                    self.push(Step::RemountTreeReadOnly {
-                        target,
-                        table: under(&old_root, Path::new("/proc/self/mountinfo")),
-                    });
+                // A read-only path already holds the host's content in the
+                // new root; a host directory under the tmpfs does not.
+                MountOp::ReadOnly(p) => tree(
+                    self,
+                    Role::ReadOnlyPath,
+                    target.clone(),
+                    host(p),
+                    Flags::RDONLY_NOSUID,
+                ),
+                MountOp::HostReadOnly(p) => {
+                    tree(self, Role::ReadOnlyPath, host(p), host(p), Flags::RDONLY_NOSUID)
                 }
-                MountOp::Dev(_) => {
-                    self.dev(&target, |b, node, dest| {
+                MountOp::Dev { style, .. } => {
+                    let minimal = *style == DevStyle::Minimal;
+                    let console = match style {
+                        DevStyle::Bubblewrap { console } => console.clone(),
+                        DevStyle::Minimal => None,
+                    };
+                    self.lower_dev(style, &target, |b, node, dest| {
+                        let source = match DEVICES.get(node) {
+                            Some(d) => host(&Path::new("/dev").join(d)),
+                            None => host(console.as_deref().unwrap_or(Path::new("/dev/console"))),
+                        };
                         b.push(Step::BindMount {
                             role: Role::Device,
-                            source: under(&old_root, &Path::new("/dev").join(DEVICES[node])),
+                            source,
                             target: dest.clone(),
                             recursive: false,
                         });
-                        b.push(Step::Remount {
-                            target: dest,
-                            flags: Flags::DEVICE_NODE,
-                        });
+                        // run's nodes read-only; bubblewrap's as the host
+                        // mounts them.
+                        if minimal {
+                            b.push(Step::Remount {
+                                target: dest,
+                                flags: Flags::DEVICE_NODE,
+                            });
+                        }
                     });
                 }
-                MountOp::Tmpfs { mode, .. } => self.tmpfs(target, *mode),
-                MountOp::Hidden { dir, .. } => self.push(Step::AttachHidden {
-                    source: hidden.expect("made when a path is hidden"),
-                    dir: *dir,
-                    target,
+                MountOp::Proc { own, .. } => {
+                    if *own {
+                        self.push(Step::MountProc {
+                            target: target.clone(),
+                        });
+                    } else {
+                        self.push(Step::BindMount {
+                            role: Role::HostRoot,
+                            source: host(Path::new("/proc")),
+                            target: target.clone(),
+                            recursive: true,
+                        });
+                    }
+                    for sub in PROC_READ_ONLY {
+                        self.push(Step::ReadOnlyInPlace {
+                            path: target.join(sub),
+                            legacy: true,
+                        });
+                    }
+                }
+                MountOp::RemountReadOnly(_) => self.push(Step::RemountTree {
+                    target: target.clone(),
+                    source: target,
+                    table: table.clone(),
+                    set: Flags {
+                        rdonly: true,
+                        ..Flags::NONE
+                    },
+                    recursive: false,
                 }),
+                // After the pivot the staging tmpfs is the root: `--bind-data`
+                // files live in it, beside the new root.
+                _ => self.lower_common(op, target, hidden, Path::new("/")),
             }
         }
         for op in ops {
-            if let MountOp::Dev(p) = op {
+            if let MountOp::Dev {
+                path,
+                style: DevStyle::Minimal,
+            } = op
+            {
                 self.push(Step::Remount {
-                    target: under(&new_root, p),
+                    target: under(&new_root, path),
                     flags: Flags {
                         rdonly: true,
                         nosuid: true,

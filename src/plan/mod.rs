@@ -8,8 +8,10 @@ mod json;
 mod layers;
 mod layout;
 mod legacy;
+mod mount_op;
 mod new_api;
 mod overlay;
+mod points;
 mod step;
 mod step_args;
 mod step_purpose;
@@ -19,7 +21,8 @@ pub use caches::{CacheHow, CacheMount};
 pub use layers::Refused;
 pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths};
 use layers::{assess, missing_required, unmaskable_sockets};
-pub use layout::{DEVICES, MountOp, dev_entries, layout};
+pub use layout::{DEVICES, dev_entries, layout};
+pub use mount_op::{DevStyle, MountOp, Shape};
 pub use overlay::{overlay_config, overlay_options};
 pub use step::{Egress, Flags, IdMap, Namespaces, OverlayUpper, Role, Step, TreeId};
 
@@ -33,6 +36,9 @@ use std::path::{Path, PathBuf};
 /// Where the legacy path mounts its staging tmpfs, inside the private mount
 /// namespace, before its first pivot.
 pub const STAGING: &str = "/tmp";
+/// Where the new mount API's staged root (bwrap mode's) is assembled, in
+/// the tmpfs over `STAGING`: files made for `--bind-data` live beside it.
+pub const STAGED_NEW_ROOT: &str = "/tmp/newroot";
 /// Where the legacy path assembles the new root, after its first pivot.
 pub const LEGACY_NEW_ROOT: &str = "/newroot";
 /// Where the legacy path keeps the host tree until the final pivot.
@@ -173,9 +179,11 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     let minimal = policy.view == ViewMode::Minimal;
     let mount_api = if minimal { MountApi::Legacy } else { host.mount_api };
     match mount_api {
-        MountApi::New => b.mounts_new_api(&ops),
+        MountApi::New => {
+            b.mounts_new_api(&ops, Shape::RUN);
+        }
         MountApi::Legacy => {
-            let new_root = b.mounts_legacy(&ops);
+            let new_root = b.mounts_legacy(&ops, Shape::RUN);
             if minimal {
                 // No write lands in the empty root's throwaway tmpfs.
                 b.push(Step::Remount {
@@ -248,6 +256,18 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     })
 }
 
+/// The steps that carry out a front end's mount operations on one mount
+/// API, and the root they assemble when it is not the host tree in place
+/// (to enter once the caller's other steps before the switch are in).
+pub fn mount_steps(ops: &[MountOp], api: MountApi, shape: Shape) -> (Vec<Step>, Option<PathBuf>) {
+    let mut b = Builder::default();
+    let root = match api {
+        MountApi::New => b.mounts_new_api(ops, shape),
+        MountApi::Legacy => Some(b.mounts_legacy(ops, shape)),
+    };
+    (b.steps, root)
+}
+
 /// `root` + absolute `path` ("/tmp" + "/a/b" = "/tmp/a/b").
 pub fn under(root: &Path, path: &Path) -> PathBuf {
     match path.strip_prefix("/") {
@@ -263,6 +283,8 @@ pub(super) struct Builder {
     trees: usize,
     /// Directories known to exist on filesystems the plan created.
     made: BTreeSet<PathBuf>,
+    /// Files made for `--bind-data`, beside the new root.
+    data_files: usize,
 }
 
 impl Builder {
@@ -305,119 +327,6 @@ impl Builder {
             recursive,
         });
         tree
-    }
-
-    /// /dev: a tmpfs with the host nodes bound over empty files, devpts, shm
-    /// and the /proc/self/fd links. `bind` attaches host node `i` at a path.
-    pub(super) fn dev(&mut self, dev: &Path, mut bind: impl FnMut(&mut Self, usize, PathBuf)) {
-        self.push(Step::MountTmpfs {
-            target: dev.to_path_buf(),
-            flags: Flags {
-                nosuid: true,
-                nodev: true,
-                noexec: true,
-                ..Flags::NONE
-            },
-            mode: 0o755,
-            size: None,
-        });
-        self.made.insert(dev.to_path_buf());
-        for (i, name) in DEVICES.iter().enumerate() {
-            let path = dev.join(name);
-            self.push(Step::MakeMountPoint {
-                path: path.clone(),
-                dir: false,
-                mode: 0o444,
-                if_missing: false,
-            });
-            bind(self, i, path);
-        }
-        for dir in ["pts", "shm"] {
-            self.push(Step::MakeMountPoint {
-                path: dev.join(dir),
-                dir: true,
-                mode: 0o755,
-                if_missing: false,
-            });
-            self.made.insert(dev.join(dir));
-        }
-        self.push(Step::MountDevpts {
-            target: dev.join("pts"),
-        });
-        self.push(Step::Symlink {
-            target: "pts/ptmx".into(),
-            link: dev.join("ptmx"),
-        });
-        self.push(Step::MountTmpfs {
-            target: dev.join("shm"),
-            flags: Flags::NOSUID_NODEV,
-            mode: 0o1777,
-            size: None,
-        });
-        for (link, target) in [
-            ("fd", "/proc/self/fd"),
-            ("stdin", "/proc/self/fd/0"),
-            ("stdout", "/proc/self/fd/1"),
-            ("stderr", "/proc/self/fd/2"),
-        ] {
-            self.push(Step::Symlink {
-                target: target.into(),
-                link: dev.join(link),
-            });
-        }
-    }
-
-    pub(super) fn tmpfs(&mut self, target: PathBuf, mode: u32) {
-        self.made.insert(target.clone());
-        self.push(Step::MountTmpfs {
-            target,
-            flags: Flags::NOSUID_NODEV,
-            mode,
-            size: None,
-        });
-    }
-
-    /// When op `i` lands on a filesystem the plan created (a tmpfs), its mount
-    /// point does not exist yet: create each missing directory.
-    pub(super) fn make_mount_point(&mut self, ops: &[MountOp], i: usize, root: &Path) {
-        let path = ops[i].path();
-        let parent = ops[..i]
-            .iter()
-            .filter(|o| path.starts_with(o.path()) && o.path() != path)
-            .max_by_key(|o| o.path().components().count());
-        let Some(parent) = parent else { return };
-        if !parent.creates_filesystem() {
-            return;
-        }
-        let mut dir = under(root, parent.path());
-        let rel = path.strip_prefix(parent.path()).unwrap_or(path);
-        let n = rel.components().count();
-        for (k, comp) in rel.components().enumerate() {
-            dir.push(comp);
-            if !self.made.insert(dir.clone()) {
-                continue;
-            }
-            // A file's mount point is an empty file; a link makes itself.
-            let last = k + 1 == n;
-            if last && matches!(ops[i], MountOp::Link { .. }) {
-                continue;
-            }
-            if last && matches!(ops[i], MountOp::Console(_) | MountOp::HostFile(_)) {
-                self.push(Step::MakeMountPoint {
-                    path: dir.clone(),
-                    dir: false,
-                    mode: 0o444,
-                    if_missing: false,
-                });
-            } else {
-                self.push(Step::MakeMountPoint {
-                    path: dir.clone(),
-                    dir: true,
-                    mode: 0o755,
-                    if_missing: false,
-                });
-            }
-        }
     }
 }
 

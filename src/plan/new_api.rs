@@ -1,85 +1,70 @@
-//! The new mount API's sequence (Linux ≥ 5.12), in place.
+//! The new mount API's sequence (Linux ≥ 5.12), for both front ends: every
+//! host source is cloned (and given its flags) before anything is mounted;
+//! then the root is prepared — `run`'s host tree in place, made read-only
+//! and private by one `mount_setattr(AT_RECURSIVE)`, or bwrap mode's empty
+//! staged root — and each operation lands on it in order.
 
-use super::{Builder, DEVICES, Flags, MountOp, OverlayUpper, Role, Step};
+use super::{
+    Builder, DEVICES, DevStyle, Flags, MountOp, OverlayUpper, Role, STAGED_NEW_ROOT, STAGING, Shape, Step,
+    under,
+};
 use std::path::{Path, PathBuf};
 
+/// /proc entries bubblewrap makes read-only after mounting /proc.
+pub(super) const PROC_READ_ONLY: [&str; 4] = ["sys", "sysrq-trigger", "irq", "bus"];
+
 impl Builder {
-    /// New mount API, in place: the namespace's own copy of the host tree
-    /// becomes the sandbox's root. What must differ from it (writable roots,
-    /// read-only paths, device nodes, socket masks) is cloned first; then one
-    /// `mount_setattr(AT_RECURSIVE)` makes the whole tree read-only and
-    /// private; then everything is mounted over it, parents first. No
-    /// staging root and no pivot are needed.
-    pub(super) fn mounts_new_api(&mut self, ops: &[MountOp]) {
-        let root = PathBuf::from("/");
+    /// Lowers `ops`; returns the new root when the shape stages one (the
+    /// caller enters it once its other steps are in).
+    pub(super) fn mounts_new_api(&mut self, ops: &[MountOp], shape: Shape) -> Option<PathBuf> {
         let hidden = self.hidden_source(ops);
-        let mut trees = Vec::with_capacity(ops.len());
-        for op in ops {
-            let tree = match op {
-                MountOp::HostRoot
-                | MountOp::Tmpfs { .. }
-                | MountOp::Hidden { .. }
-                | MountOp::Link { .. }
-                | MountOp::Dir(_) => Vec::new(),
-                MountOp::HostFile(p) => {
-                    vec![self.clone_with(Role::ReadOnlyPath, p, false, Flags::RDONLY_NOSUID, true)]
-                }
-                MountOp::Writable(p) => {
-                    vec![self.clone_with(Role::WritableRoot, p, true, Flags::NOSUID, true)]
-                }
-                MountOp::Overlay { path, upper, work } => vec![self.overlay(path, upper, work)],
-                MountOp::Layer { upper, .. } => {
-                    vec![self.clone_with(Role::WritableRoot, upper, true, Flags::NOSUID, true)]
-                }
-                MountOp::FileFrom { source, .. } => {
-                    vec![self.clone_with(Role::ReadOnlyPath, source, false, Flags::RDONLY_NOSUID, true)]
-                }
-                MountOp::ReadOnly(p) | MountOp::HostReadOnly(p) => {
-                    vec![self.clone_with(Role::ReadOnlyPath, p, true, Flags::RDONLY_NOSUID, true)]
-                }
-                // Read-only clones: the device stays usable (a read-only
-                // mount does not stop device I/O) but its mode, owner and
-                // times on the host cannot change.
-                MountOp::Dev(_) => DEVICES
-                    .iter()
-                    .map(|d| {
-                        self.clone_with(
-                            Role::Device,
-                            &Path::new("/dev").join(d),
-                            false,
-                            Flags::RDONLY_NOSUID,
-                            false,
-                        )
-                    })
-                    .collect(),
-                MountOp::Console(tty) => {
-                    vec![self.clone_with(Role::Device, tty, false, Flags::RDONLY_NOSUID, false)]
-                }
-                MountOp::Mask(_) => vec![self.clone_tree(Role::SocketMask, Path::new("/dev/null"), false)],
-            };
-            trees.push(tree);
-        }
-        self.push(Step::SetPathAttr {
-            target: root.clone(),
-            recursive: true,
-            set: Flags {
-                rdonly: true,
-                nosuid: true,
-                ..Flags::NONE
-            },
-            private: true,
-        });
+        let trees: Vec<Vec<usize>> = ops.iter().map(|op| self.sources(op, shape)).collect();
+        let root = if shape.staged {
+            self.push(Step::MountTmpfs {
+                target: PathBuf::from(STAGING),
+                flags: Flags::NOSUID_NODEV,
+                mode: 0o755,
+                size: None,
+            });
+            let new_root = PathBuf::from(STAGED_NEW_ROOT);
+            self.push(Step::MakeMountPoint {
+                path: new_root.clone(),
+                dir: true,
+                mode: 0o755,
+                if_missing: false,
+            });
+            // A mount of its own, so that it can be pivoted into.
+            self.push(Step::BindMount {
+                role: Role::HostRoot,
+                source: new_root.clone(),
+                target: new_root.clone(),
+                recursive: false,
+            });
+            new_root
+        } else {
+            self.push(Step::SetPathAttr {
+                target: PathBuf::from("/"),
+                recursive: true,
+                set: Flags {
+                    rdonly: true,
+                    nosuid: true,
+                    ..Flags::NONE
+                },
+                private: true,
+            });
+            PathBuf::from("/")
+        };
         for (i, op) in ops.iter().enumerate() {
-            let target = op.path().to_path_buf();
-            self.make_mount_point(ops, i, &root);
+            let target = under(&root, op.path());
+            if shape.ensure_points {
+                self.ensure_point(op, &target, &root);
+            } else {
+                self.make_mount_point(ops, i, &root);
+            }
+            let t = &trees[i];
             match op {
-                MountOp::HostRoot => {}
-                MountOp::Dir(_) => {}
-                MountOp::Link { target: to, .. } => self.push(Step::Symlink {
-                    target: to.clone(),
-                    link: target,
-                }),
-                MountOp::Writable(_)
+                MountOp::HostRoot
+                | MountOp::Writable(_)
                 | MountOp::Overlay { .. }
                 | MountOp::FileFrom { .. }
                 | MountOp::Layer { .. }
@@ -87,35 +72,64 @@ impl Builder {
                 | MountOp::HostReadOnly(_)
                 | MountOp::HostFile(_)
                 | MountOp::Mask(_)
-                | MountOp::Console(_) => {
-                    let role = op.role();
+                | MountOp::Console(_)
+                | MountOp::Bind { .. } => {
+                    // In place, the host tree is the root already.
+                    if matches!(op, MountOp::HostRoot) && !shape.staged {
+                        continue;
+                    }
                     self.push(Step::AttachTree {
-                        tree: trees[i][0],
-                        role,
+                        tree: t[0],
+                        role: op.role(),
                         target,
                     });
                 }
-                MountOp::Dev(_) => {
-                    self.dev(&target, |b, node, dest| {
-                        b.push(Step::AttachTree {
-                            tree: trees[i][node],
-                            role: Role::Device,
-                            target: dest,
-                        })
-                    });
-                }
-                MountOp::Tmpfs { mode, .. } => self.tmpfs(target, *mode),
-                MountOp::Hidden { dir, .. } => self.push(Step::AttachHidden {
-                    source: hidden.expect("made when a path is hidden"),
-                    dir: *dir,
-                    target,
+                MountOp::Dev { style, .. } => self.lower_dev(style, &target, |b, node, dest| {
+                    b.push(Step::AttachTree {
+                        tree: t[node],
+                        role: Role::Device,
+                        target: dest,
+                    })
                 }),
+                MountOp::Proc { own, .. } => {
+                    if *own {
+                        self.push(Step::MountProc {
+                            target: target.clone(),
+                        });
+                    } else {
+                        self.push(Step::AttachTree {
+                            tree: t[0],
+                            role: Role::HostRoot,
+                            target: target.clone(),
+                        });
+                    }
+                    for sub in PROC_READ_ONLY {
+                        self.push(Step::ReadOnlyInPlace {
+                            path: target.join(sub),
+                            legacy: false,
+                        });
+                    }
+                }
+                MountOp::RemountReadOnly(_) => self.push(Step::SetPathAttr {
+                    target,
+                    recursive: false,
+                    set: Flags {
+                        rdonly: true,
+                        ..Flags::NONE
+                    },
+                    private: false,
+                }),
+                _ => self.lower_common(op, target, hidden, Path::new(STAGING)),
             }
         }
         for op in ops {
-            if let MountOp::Dev(p) = op {
+            if let MountOp::Dev {
+                path,
+                style: DevStyle::Minimal,
+            } = op
+            {
                 self.push(Step::SetPathAttr {
-                    target: p.clone(),
+                    target: under(&root, path),
                     recursive: false,
                     set: Flags {
                         rdonly: true,
@@ -125,21 +139,91 @@ impl Builder {
                 });
             }
         }
+        shape.staged.then_some(root)
     }
 
-    /// A cache's overlay, detached: `lower` is resolved when it is made.
-    pub(super) fn overlay(&mut self, lower: &Path, upper: &Path, work: &Path) -> usize {
+    /// The trees an operation mounts, cloned (with their flags) or made
+    /// while every host path is still as named.
+    fn sources(&mut self, op: &MountOp, shape: Shape) -> Vec<usize> {
+        match op {
+            MountOp::HostRoot if shape.staged => {
+                vec![self.clone_with(Role::HostRoot, Path::new("/"), true, Flags::RDONLY_NOSUID, true)]
+            }
+            MountOp::HostFile(p) => {
+                vec![self.clone_with(Role::ReadOnlyPath, p, false, Flags::RDONLY_NOSUID, true)]
+            }
+            MountOp::Writable(p) => {
+                vec![self.clone_with(Role::WritableRoot, p, true, Flags::NOSUID, true)]
+            }
+            MountOp::Overlay { lower, upper, .. } => vec![self.overlay(lower, upper, shape.userxattr)],
+            MountOp::Layer { upper, .. } => {
+                vec![self.clone_with(Role::WritableRoot, upper, true, Flags::NOSUID, true)]
+            }
+            MountOp::FileFrom { source, .. } => {
+                vec![self.clone_with(Role::ReadOnlyPath, source, false, Flags::RDONLY_NOSUID, true)]
+            }
+            MountOp::ReadOnly(p) | MountOp::HostReadOnly(p) => {
+                vec![self.clone_with(Role::ReadOnlyPath, p, true, Flags::RDONLY_NOSUID, true)]
+            }
+            MountOp::Bind {
+                source,
+                readonly,
+                devices,
+                ..
+            } => {
+                let set = Flags {
+                    rdonly: *readonly,
+                    nosuid: true,
+                    nodev: !*devices,
+                    noexec: false,
+                };
+                vec![self.clone_with(Role::WritableRoot, source, true, set, true)]
+            }
+            // Read-only clones: the device stays usable (a read-only mount
+            // does not stop device I/O) but its mode, owner and times on the
+            // host cannot change.
+            MountOp::Dev {
+                style: DevStyle::Minimal,
+                ..
+            } => DEVICES
+                .iter()
+                .map(|d| {
+                    let node = Path::new("/dev").join(d);
+                    self.clone_with(Role::Device, &node, false, Flags::RDONLY_NOSUID, false)
+                })
+                .collect(),
+            // bubblewrap's: the nodes as the host mounts them.
+            MountOp::Dev {
+                style: DevStyle::Bubblewrap { console },
+                ..
+            } => DEVICES
+                .iter()
+                .map(|d| Path::new("/dev").join(d))
+                .chain(console.clone())
+                .map(|node| self.clone_tree(Role::Device, &node, false))
+                .collect(),
+            MountOp::Console(tty) => {
+                vec![self.clone_with(Role::Device, tty, false, Flags::RDONLY_NOSUID, false)]
+            }
+            MountOp::Mask(_) => vec![self.clone_tree(Role::SocketMask, Path::new("/dev/null"), false)],
+            MountOp::Proc { own: false, .. } => {
+                vec![self.clone_tree(Role::HostRoot, Path::new("/proc"), true)]
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// An overlay, detached: its lower directories are resolved when it is
+    /// made.
+    pub(super) fn overlay(&mut self, lower: &[PathBuf], upper: &OverlayUpper, userxattr: bool) -> usize {
         let tree = self.trees;
         self.trees += 1;
         self.push(Step::MakeOverlay {
             tree,
-            lower: vec![lower.to_path_buf()],
-            upper: OverlayUpper::Dirs {
-                upper: upper.to_path_buf(),
-                work: work.to_path_buf(),
-            },
-            // The sandbox's user namespace: trusted xattrs are out of reach.
-            userxattr: true,
+            lower: lower.to_vec(),
+            upper: upper.clone(),
+            // In a user namespace trusted xattrs are out of reach.
+            userxattr,
         });
         tree
     }

@@ -200,12 +200,20 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
     },
-    RemountTreeReadOnly {
+    /// Legacy path: adds `set` to the mount at `target`, keeping its own
+    /// flags (the kernel refuses to clear a flag locked in a user
+    /// namespace), and with `recursive` to each mount the table lists under
+    /// `source`, at the same place under `target` (a bind copies them).
+    RemountTree {
         #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
+        #[serde(serialize_with = "crate::lossy::path")]
+        source: PathBuf,
         /// The mount table to read (the host's /proc, wherever it is now).
         #[serde(serialize_with = "crate::lossy::path")]
         table: PathBuf,
+        set: Flags,
+        recursive: bool,
     },
     Remount {
         #[serde(serialize_with = "crate::lossy::path")]
@@ -319,10 +327,13 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,
     },
-    /// Makes an existing subtree read-only where it is (clone, set, attach).
+    /// Makes an existing subtree read-only where it is, left alone where
+    /// this process cannot write it anyway: clone, set, attach; `legacy`:
+    /// bound onto itself and remounted.
     ReadOnlyInPlace {
         #[serde(serialize_with = "crate::lossy::path")]
         path: PathBuf,
+        legacy: bool,
     },
     CopyFdToFile {
         fd: i32,

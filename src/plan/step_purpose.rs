@@ -55,9 +55,17 @@ impl Step {
                 format!("make {} read-only", target.display())
             }
             Step::MakeTreePrivate { target } => format!("make mounts under {} private", target.display()),
-            Step::RemountTreeReadOnly { target, .. } => {
-                format!("remount every mount under {} read-only", target.display())
-            }
+            Step::RemountTree {
+                target,
+                set,
+                recursive,
+                ..
+            } => format!(
+                "remount {}{} {}",
+                if *recursive { "every mount under " } else { "" },
+                target.display(),
+                if set.rdonly { "read-only" } else { "nosuid" }
+            ),
             Step::PivotRoot { new_root, .. } => format!("switch to the staging root {}", new_root.display()),
             Step::EnterRoot { .. } => "switch to the sandbox root".into(),
             Step::Chdir { candidates } if candidates.len() == 1 => {
@@ -86,7 +94,7 @@ impl Step {
             Step::SetHostname { .. } => "set the hostname".into(),
             Step::MountProc { target } => format!("mount proc on {}", target.display()),
             Step::MountMqueue { target } => format!("mount mqueue on {}", target.display()),
-            Step::ReadOnlyInPlace { path } => format!("make {} read-only", path.display()),
+            Step::ReadOnlyInPlace { path, .. } => format!("make {} read-only", path.display()),
             Step::CopyFdToFile { path, .. } => format!("write {}", path.display()),
             Step::Chmod { path, .. } => format!("change the mode of {}", path.display()),
             Step::CallerSeccomp { .. } => "install the caller's seccomp filters".into(),

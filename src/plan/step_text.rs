@@ -228,13 +228,31 @@ impl fmt::Display for Step {
             Step::MakeTreePrivate { target } => {
                 write!(f, "mount(NULL, {}, NULL, MS_REC|MS_PRIVATE, NULL)", q(target))
             }
-            Step::RemountTreeReadOnly { target, table } => write!(
-                f,
-                "for each mount M at or under {} in {} (openat, statx and read once): \
-                 mount(NULL, M, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|MS_NOSUID|<M's NODEV, NOEXEC>, NULL)",
-                q(target),
-                q(table)
-            ),
+            Step::RemountTree {
+                target,
+                source,
+                table,
+                set,
+                recursive,
+            } => {
+                let set = join_flags(set.names("MS_"));
+                write!(
+                    f,
+                    "statfs({0}); mount(NULL, {0}, NULL, MS_REMOUNT|MS_BIND|{set}|<its own flags>, NULL)",
+                    q(target)
+                )?;
+                if *recursive {
+                    write!(
+                        f,
+                        "; for each mount M under {} in {} (openat, statx and read once): \
+                         mount(NULL, M under {}, NULL, MS_REMOUNT|MS_BIND|{set}|<M's flags>, NULL)",
+                        q(source),
+                        q(table),
+                        q(target)
+                    )?;
+                }
+                Ok(())
+            }
             Step::Remount { target, flags } => {
                 let mut names = vec!["MS_REMOUNT".to_string(), "MS_BIND".to_string()];
                 names.extend(flags.names("MS_"));
@@ -401,9 +419,14 @@ impl fmt::Display for Step {
             Step::MountMqueue { target } => {
                 write!(f, "mount(\"mqueue\", {}, \"mqueue\", 0, NULL)", q(target))
             }
-            Step::ReadOnlyInPlace { path } => write!(
+            Step::ReadOnlyInPlace { path, legacy: false } => write!(
                 f,
                 "access({0}, W_OK) (left alone if not writable); open_tree({0}, OPEN_TREE_CLONE|AT_RECURSIVE); mount_setattr(RDONLY, AT_RECURSIVE); move_mount(onto {0})",
+                q(path)
+            ),
+            Step::ReadOnlyInPlace { path, legacy: true } => write!(
+                f,
+                "access({0}, W_OK) (left alone if not writable); mount({0}, {0}, NULL, MS_BIND|MS_REC, NULL); statfs({0}); mount(NULL, {0}, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|<its own flags>, NULL)",
                 q(path)
             ),
             Step::CopyFdToFile { fd, path, mode } => write!(

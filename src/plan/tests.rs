@@ -244,7 +244,7 @@ fn new_api_clones_everything_before_mounting_over_host_paths() {
     assert!(
         !p.steps
             .iter()
-            .any(|s| matches!(s, Step::BindMount { .. } | Step::RemountTreeReadOnly { .. }))
+            .any(|s| matches!(s, Step::BindMount { .. } | Step::RemountTree { .. }))
     );
 }
 
@@ -413,7 +413,7 @@ fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
     let remounts: Vec<&Step> = p
         .steps
         .iter()
-        .filter(|s| matches!(s, Step::RemountTreeReadOnly { .. }))
+        .filter(|s| matches!(s, Step::RemountTree { .. }))
         .collect();
     // The host tree and the read-only path (device nodes get a Remount).
     assert_eq!(remounts.len(), 2);
@@ -429,7 +429,7 @@ fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
     );
     let remount = position(
         &p,
-        |s| matches!(s, Step::RemountTreeReadOnly { target, .. } if target == Path::new("/newroot")),
+        |s| matches!(s, Step::RemountTree { target, .. } if target == Path::new("/newroot")),
     );
     assert!(private < remount);
     assert!(

@@ -91,6 +91,23 @@ pub fn stat() -> rustix::fs::Stat {
     unsafe { std::mem::zeroed() }
 }
 
+/// A `statvfs` of nothing in particular (all zero).
+pub fn statvfs() -> rustix::fs::StatVfs {
+    rustix::fs::StatVfs {
+        f_bsize: 0,
+        f_frsize: 0,
+        f_blocks: 0,
+        f_bfree: 0,
+        f_bavail: 0,
+        f_files: 0,
+        f_ffree: 0,
+        f_favail: 0,
+        f_fsid: 0,
+        f_flag: rustix::fs::StatVfsMountFlags::empty(),
+        f_namemax: 0,
+    }
+}
+
 /// Answers the enclosing function from the fake when a test records.
 macro_rules! faked {
     ($name:literal, $answer:expr) => {

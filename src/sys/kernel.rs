@@ -82,6 +82,11 @@ pub fn fstat<Fd: AsFd>(fd: Fd) -> R<Stat> {
     rustix::fs::fstat(fd)
 }
 
+pub fn statvfs<P: Arg>(path: P) -> R<rustix::fs::StatVfs> {
+    faked!("statfs", Ok(fake::statvfs()));
+    rustix::fs::statvfs(path)
+}
+
 pub fn statat<P: Arg, Fd: AsFd>(dir: Fd, path: P, flags: AtFlags) -> R<Stat> {
     faked!("newfstatat", Ok(fake::stat()));
     rustix::fs::statat(dir, path, flags)
