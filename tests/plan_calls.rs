@@ -270,7 +270,7 @@ fn every_call_of_bwrap_mode_is_in_its_traced_step() {
         {
             std::thread::sleep(std::time::Duration::from_millis(10));
         }
-        for (name, args) in [
+        for (api, name, args) in [
             (
                 "every namespace, /proc, /dev and files",
                 "--unshare-all --ro-bind / / --proc /proc --dev /dev --tmpfs /tmp --dir /tmp/d \
@@ -301,7 +301,11 @@ fn every_call_of_bwrap_mode_is_in_its_traced_step() {
                 "joining a user namespace, a new PID namespace",
                 "--userns 10 --unshare-pid --bind / /".to_string(),
             ),
-        ] {
+        ]
+        .iter()
+        .flat_map(|(name, args)| ["new", "legacy"].map(|api| (api, name, args)))
+        {
+            let name = format!("{name} ({api} mount API)");
             let log = f.path().join("strace.log");
             let script = format!(
                 "QWRAP_BWRAP_LAYERS=1 exec '{}' {args} /bin/true 3<'{data}' 4<'{data}' 5>/dev/null 6>/dev/null \
@@ -317,6 +321,7 @@ fn every_call_of_bwrap_mode_is_in_its_traced_step() {
                 // bash: dash takes only one-digit descriptors in redirections.
                 .args(["bash", "-c", &script])
                 .env("QWRAP_TRACE", "1")
+                .env("QWRAP_MOUNT_API", api)
                 .output()
                 .unwrap();
             assert!(o.status.success(), "{who:?} {name}: {}", stderr(&o));

@@ -183,3 +183,75 @@ fn layers_only_when_asked() {
             .any(|s| matches!(s, Step::Landlock { scoped: true, .. }))
     );
 }
+
+#[test]
+fn the_legacy_path_binds_from_the_old_root_and_never_needs_the_new_api() {
+    let c = match args::parse(
+        [
+            "--ro-bind",
+            "/usr",
+            "/usr",
+            "--bind",
+            "/tmp",
+            "/work",
+            "--proc",
+            "/proc",
+            "--dev",
+            "/dev",
+            "--remount-ro",
+            "/work",
+            "--tmpfs",
+            "/t",
+            "--unshare-pid",
+            "true",
+        ]
+        .iter()
+        .map(OsString::from)
+        .collect(),
+    )
+    .unwrap()
+    {
+        Parsed::Run(c) => c,
+        other => panic!("{other:?}"),
+    };
+    let mut ctx = ctx(1000);
+    ctx.mount_api = crate::host::MountApi::Legacy;
+    let p = lower(&c, &ctx).unwrap();
+    assert_eq!(p.mount_api, crate::host::MountApi::Legacy);
+    assert_eq!(p.new_root.as_deref(), Some(Path::new("/newroot")));
+    // No call of the new mount API but the overlays' (none here).
+    assert!(!p.steps.iter().any(|s| matches!(
+        s,
+        Step::CloneTree { .. }
+            | Step::SetTreeAttr { .. }
+            | Step::SetPathAttr { .. }
+            | Step::AttachTree { .. }
+    )));
+    assert!(
+        !p.steps
+            .iter()
+            .any(|s| matches!(s, Step::ReadOnlyInPlace { legacy: false, .. }))
+    );
+    // The host is under /oldroot once pivoted; binds come from there and
+    // keep each copied mount's flags.
+    let pivot = p
+        .steps
+        .iter()
+        .position(|s| matches!(s, Step::PivotRoot { .. }))
+        .unwrap();
+    let bind = p
+        .steps
+        .iter()
+        .position(|s| matches!(s, Step::BindMount { source, target, .. } if source == Path::new("/oldroot/usr") && target == Path::new("/newroot/usr")))
+        .unwrap();
+    assert!(pivot < bind);
+    assert!(p.steps.iter().any(|s| matches!(s,
+        Step::RemountTree { target, source, set, recursive: true, .. }
+            if target == Path::new("/newroot/usr") && source == Path::new("/oldroot/usr") && set.rdonly && set.nodev)));
+    assert!(p.steps.iter().any(|s| matches!(s,
+        Step::RemountTree { target, set, recursive: false, .. } if target == Path::new("/newroot/work") && set.rdonly)));
+    assert!(
+        matches!(p.steps.iter().rev().find(|s| matches!(s, Step::EnterRoot { .. })),
+        Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
+    );
+}

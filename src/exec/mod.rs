@@ -17,6 +17,7 @@ mod namespaces_steps;
 mod overlay;
 mod pointers;
 mod process_steps;
+mod remount;
 mod reroot;
 mod seccomp;
 mod warden;

@@ -100,3 +100,17 @@ impl Flags {
         .collect()
     }
 }
+
+/// A path as a step prints it: quoted, exactly.
+pub(super) fn q(p: &std::path::Path) -> String {
+    format!("{:?}", p.as_os_str())
+}
+
+/// Flag names joined with `|`, or `0`.
+pub(super) fn join_flags(parts: Vec<String>) -> String {
+    if parts.is_empty() {
+        "0".into()
+    } else {
+        parts.join("|")
+    }
+}

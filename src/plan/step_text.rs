@@ -3,6 +3,7 @@
 //! the executor's code).
 
 use super::step::{IdMap, Role, Step};
+use super::step_args::{join_flags, q};
 use std::fmt;
 
 /// The child of a fork after DieWithParent dies with its parent too.
@@ -11,18 +12,6 @@ const DYING_CHILD: &str = " (after die-with-parent: prctl(PR_SET_PDEATHSIG, SIGK
 /// A child that goes on while its monitor writes reports first waits for it.
 const WAIT_FOR_MONITOR: &str =
     " (with --info-fd or --json-status-fd: then read(go pipe) until the monitor has read the namespace ids)";
-
-fn q(p: &std::path::Path) -> String {
-    format!("{:?}", p.as_os_str())
-}
-
-fn join_flags(parts: Vec<String>) -> String {
-    if parts.is_empty() {
-        "0".into()
-    } else {
-        parts.join("|")
-    }
-}
 
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

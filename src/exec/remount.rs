@@ -1,0 +1,174 @@
+//! Remounting on the legacy path and making a subtree read-only where it
+//! is: each mount keeps its own flags, which a user namespace locks.
+
+use super::*;
+
+impl Executor {
+    /// Legacy path: `set` added to the mount at `target` (its own flags from
+    /// statfs), and with `recursive` to each mount under `source` in the
+    /// table, at its place under `target`, with that mount's flags. The
+    /// table is read once and reused: the host's mounts do not move.
+    pub(super) fn remount_tree(
+        &mut self,
+        target: &Path,
+        source: &Path,
+        table: &Path,
+        set: Flags,
+        recursive: bool,
+    ) -> Result<(), Fail> {
+        let at = self.place(target, false)?;
+        let own = k::statvfs(at.path()).map_err(|e| Fail::with(e, format!("statfs {}", target.display())))?;
+        let own = statvfs_flags(own.f_flag) | ms_flags(&set);
+        k::mount_remount(at.path(), MountFlags::BIND | own, "")?;
+        if !recursive {
+            return Ok(());
+        }
+        if self.mounts.is_none() {
+            let text = k::read_file(table).map_err(|e| Fail {
+                errno: Errno::from_io_error(&e).unwrap_or(Errno::IO),
+                detail: Some(format!("reading {}", table.display())),
+            })?;
+            let parsed = mountinfo::parse(&text).map_err(|e| Fail {
+                errno: Errno::INVAL,
+                detail: Some(e.to_string()),
+            })?;
+            self.mounts = Some(parsed);
+        }
+        let mounts = self.mounts.as_deref().unwrap_or_default();
+        for m in mounts
+            .iter()
+            .filter(|m| m.mount_point.starts_with(source) && m.mount_point != source)
+        {
+            let Ok(rel) = m.mount_point.strip_prefix(source) else {
+                continue;
+            };
+            let path = target.join(rel);
+            match k::mount_remount(&path, MountFlags::BIND | kept_flags(m) | ms_flags(&set), "") {
+                Ok(()) => {}
+                // Hidden under another mount or behind a directory we cannot
+                // search: unreachable by path from inside, so nothing to do.
+                Err(Errno::NOENT | Errno::ACCESS | Errno::INVAL) => {}
+                Err(errno) => {
+                    return Err(Fail {
+                        errno,
+                        detail: Some(format!("submount {}", path.display())),
+                    });
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Clones the tree at `path`, makes the clone read-only and puts it back
+/// over `path`. Like bubblewrap, a path this process cannot write anyway is
+/// left alone.
+/// Each call that fails is named, with its path.
+/// `at` is where the path was found (inside the new root, in bwrap mode).
+/// `legacy`: a bind onto itself, to be remounted read-only (`Some`).
+pub(super) fn read_only_in_place(
+    path: &Path,
+    at: &in_root::Placed,
+    legacy: bool,
+) -> Result<Option<()>, Fail> {
+    let call = |what: &'static str| move |e: Errno| Fail::with(e, format!("{what}({path:?})"));
+    if let Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) =
+        k::access(at.path(), rustix::fs::Access::WRITE_OK)
+    {
+        return Ok(None);
+    }
+    if legacy {
+        k::mount_bind_recursive(at.path(), at.path()).map_err(call("mount(MS_BIND)"))?;
+        return Ok(Some(()));
+    }
+    let t = k::open_tree(
+        CWD,
+        at.path(),
+        OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC | OpenTreeFlags::AT_RECURSIVE,
+    )
+    .map_err(call("open_tree"))?;
+    let attr = sys::MountAttr {
+        attr_set: sys::MOUNT_ATTR_RDONLY,
+        ..Default::default()
+    };
+    sys::mount_setattr(
+        t.as_fd(),
+        c"",
+        libc::AT_EMPTY_PATH as u32 | sys::AT_RECURSIVE,
+        &attr,
+    )
+    .map_err(call("mount_setattr(RDONLY) on the clone of"))?;
+    // A path placed in the new root names its descriptor: followed.
+    let follow = if at.via_fd() {
+        MoveMountFlags::MOVE_MOUNT_T_SYMLINKS
+    } else {
+        MoveMountFlags::empty()
+    };
+    k::move_mount(
+        t.as_fd(),
+        "",
+        CWD,
+        at.path(),
+        MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | follow,
+    )
+    .map_err(call("move_mount"))?;
+    Ok(None)
+}
+
+/// The legacy path's second half of ReadOnlyInPlace: the bind remounted
+/// read-only, keeping its own flags.
+pub(super) fn remount_read_only(path: &Path, at: &in_root::Placed) -> Result<(), Fail> {
+    let call = |what: &'static str| move |e: Errno| Fail::with(e, format!("{what}({path:?})"));
+    let own = k::statvfs(at.path()).map_err(call("statfs"))?;
+    let flags = MountFlags::BIND | MountFlags::RDONLY | statvfs_flags(own.f_flag);
+    k::mount_remount(at.path(), flags, "").map_err(call("mount(MS_REMOUNT|MS_RDONLY)"))
+}
+
+/// A mount's own flags, which a remount must keep (a user namespace locks
+/// them).
+fn kept_flags(m: &mountinfo::MountEntry) -> MountFlags {
+    let mut f = MountFlags::empty();
+    for (on, flag) in [
+        (m.read_only, MountFlags::RDONLY),
+        (m.nosuid, MountFlags::NOSUID),
+        (m.nodev, MountFlags::NODEV),
+        (m.noexec, MountFlags::NOEXEC),
+    ] {
+        if on {
+            f |= flag;
+        }
+    }
+    f
+}
+
+fn statvfs_flags(f: rustix::fs::StatVfsMountFlags) -> MountFlags {
+    use rustix::fs::StatVfsMountFlags as S;
+    let mut out = MountFlags::empty();
+    for (on, flag) in [
+        (S::RDONLY, MountFlags::RDONLY),
+        (S::NOSUID, MountFlags::NOSUID),
+        (S::NODEV, MountFlags::NODEV),
+        (S::NOEXEC, MountFlags::NOEXEC),
+    ] {
+        if f.contains(on) {
+            out |= flag;
+        }
+    }
+    out
+}
+
+/// `MS_*` flags for mount(2).
+pub(super) fn ms_flags(f: &Flags) -> MountFlags {
+    let mut out = MountFlags::empty();
+    for (on, flag) in [
+        (f.rdonly, MountFlags::RDONLY),
+        (f.nosuid, MountFlags::NOSUID),
+        (f.nodev, MountFlags::NODEV),
+        (f.noexec, MountFlags::NOEXEC),
+    ] {
+        if on {
+            out |= flag;
+        }
+    }
+    out
+}
