@@ -109,15 +109,13 @@ impl Builder {
                     readonly,
                     devices,
                     ..
-                } => {
-                    let set = Flags {
-                        rdonly: *readonly,
-                        nosuid: true,
-                        nodev: !*devices,
-                        noexec: false,
-                    };
-                    tree(self, Role::Bind, host(source), host(source), set);
-                }
+                } => tree(
+                    self,
+                    Role::Bind,
+                    host(source),
+                    host(source),
+                    Flags::bind(*readonly, *devices),
+                ),
                 MountOp::Overlay { lower, upper, .. } => {
                     // After the pivot every host path is under the old root.
                     let upper = match upper {
@@ -159,12 +157,7 @@ impl Builder {
                     });
                     self.push(Step::Remount {
                         target,
-                        flags: Flags {
-                            rdonly: true,
-                            nosuid: true,
-                            nodev: true,
-                            noexec: false,
-                        },
+                        flags: Flags::RDONLY_NOSUID_NODEV,
                     });
                 }
                 MountOp::Console(tty) => {

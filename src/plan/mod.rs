@@ -188,12 +188,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
                 // No write lands in the empty root's throwaway tmpfs.
                 b.push(Step::Remount {
                     target: new_root.clone(),
-                    flags: Flags {
-                        rdonly: true,
-                        nosuid: true,
-                        nodev: true,
-                        noexec: false,
-                    },
+                    flags: Flags::RDONLY_NOSUID_NODEV,
                 });
             }
             b.push(Step::EnterRoot { new_root });

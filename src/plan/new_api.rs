@@ -171,12 +171,7 @@ impl Builder {
                 devices,
                 ..
             } => {
-                let set = Flags {
-                    rdonly: *readonly,
-                    nosuid: true,
-                    nodev: !*devices,
-                    noexec: false,
-                };
+                let set = Flags::bind(*readonly, *devices);
                 vec![self.clone_with(Role::WritableRoot, source, true, set, true)]
             }
             // Read-only clones: the device stays usable (a read-only mount

@@ -247,12 +247,7 @@ impl Builder {
                 if *readonly {
                     self.push(Step::Remount {
                         target,
-                        flags: Flags {
-                            rdonly: true,
-                            nosuid: true,
-                            nodev: true,
-                            noexec: false,
-                        },
+                        flags: Flags::RDONLY_NOSUID_NODEV,
                     });
                 }
             }

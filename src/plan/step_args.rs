@@ -79,6 +79,24 @@ impl Flags {
         noexec: true,
     };
 
+    /// A file shown read-only (a submodule's config, `--ro-bind-data`).
+    pub const RDONLY_NOSUID_NODEV: Flags = Flags {
+        rdonly: true,
+        nosuid: true,
+        nodev: true,
+        noexec: false,
+    };
+
+    /// bubblewrap's bind: nosuid, nodev unless `--dev-bind`.
+    pub fn bind(readonly: bool, devices: bool) -> Flags {
+        Flags {
+            rdonly: readonly,
+            nosuid: true,
+            nodev: !devices,
+            noexec: false,
+        }
+    }
+
     /// What every tmpfs qwrap mounts carries.
     pub const NOSUID_NODEV: Flags = Flags {
         rdonly: false,
