@@ -62,7 +62,7 @@ fn root_without_unshare_user_gets_no_user_namespace() {
     let p = plan(&["--ro-bind", "/", "/", "true"], 1000);
     assert!(matches!(p.steps[0], Step::CloneMonitor { ns, .. } if ns.user));
     assert!(p.steps.contains(&Step::WriteIdMap {
-        map: IdMap::Uid,
+        map: crate::plan::IdMap::Uid,
         inside: 1000,
         outside: 1000
     }));
@@ -71,7 +71,7 @@ fn root_without_unshare_user_gets_no_user_namespace() {
         1000,
     );
     assert!(p.steps.contains(&Step::WriteIdMap {
-        map: IdMap::Uid,
+        map: crate::plan::IdMap::Uid,
         inside: 0,
         outside: 1000
     }));

@@ -15,7 +15,7 @@ use usage::usage;
 
 use crate::exec;
 use crate::host::{HostFacts, MountApi};
-use crate::plan::{IdMap, Namespaces, Plan, Shape, Step};
+use crate::plan::{Confinement, Namespaces, Plan, Shape, Step, identity};
 use crate::policy::{EnvRules, LandlockMode};
 use args::{Config, EnvOp, Parsed};
 use std::collections::BTreeMap;
@@ -224,17 +224,10 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
         // maps, then writes to this fd.
         s.push(Step::BlockOnFd { fd });
     } else if ns.user {
-        s.push(Step::DenySetgroups);
-        s.push(Step::WriteIdMap {
-            map: IdMap::Uid,
-            inside: c.uid.unwrap_or(ctx.uid),
-            outside: ctx.uid,
-        });
-        s.push(Step::WriteIdMap {
-            map: IdMap::Gid,
-            inside: c.gid.unwrap_or(ctx.gid),
-            outside: ctx.gid,
-        });
+        s.extend(identity(
+            (c.uid.unwrap_or(ctx.uid), ctx.uid),
+            (c.gid.unwrap_or(ctx.gid), ctx.gid),
+        ));
     }
     if join {
         if let Some(fd) = c.pidns_fd {
@@ -269,19 +262,19 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
     s.push(Step::EnterRoot {
         new_root: new_root.clone(),
     });
-    let candidates = match &c.chdir {
+    let chdir = match &c.chdir {
         Some(d) => vec![d.clone()],
         None => [ctx.cwd.clone(), ctx.home.clone(), Some(PathBuf::from("/"))]
             .into_iter()
             .flatten()
             .collect(),
     };
-    s.push(Step::Chdir { candidates });
+    let mut inside = Vec::new();
     if let Some(fd) = c.userns2_fd {
-        s.push(Step::JoinNamespace { fd, pid: false });
+        inside.push(Step::JoinNamespace { fd, pid: false });
     }
     for path in &c.lock_files {
-        s.push(Step::LockFile { path: path.clone() });
+        inside.push(Step::LockFile { path: path.clone() });
     }
     let sandbox_uid = if ns.user {
         c.uid.unwrap_or(ctx.uid)
@@ -289,41 +282,35 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
         ctx.uid
     };
     if c.disable_userns {
-        s.push(Step::NestUserNamespace {
+        inside.push(Step::NestUserNamespace {
             uid: sandbox_uid,
             gid: c.gid.unwrap_or(ctx.gid),
         });
     }
     if c.assert_userns_disabled {
-        s.push(Step::AssertUsernsDisabled);
+        inside.push(Step::AssertUsernsDisabled);
     }
-    s.extend(privileges::capabilities(
-        c,
-        ctx,
-        sandbox_uid,
-        ns.user || c.userns_fd.is_some(),
-    )?);
-    s.push(Step::NoNewPrivs);
-    s.extend(privileges::layers(ctx, writable)?);
-    if !c.seccomp_programs.is_empty() {
-        s.push(Step::CallerSeccomp {
-            programs: c.seccomp_programs.clone(),
-        });
-    }
-    if c.new_session {
-        s.push(Step::NewSession);
-    }
-    if ns.pid && !c.as_pid_1 {
-        s.push(Step::PidOneInit);
-    }
-    if let Some(fd) = c.block_fd {
-        s.push(Step::BlockOnFd { fd });
-    }
-    s.push(Step::Exec {
-        argv: c.command.clone(),
-        argv0: c.argv0.clone(),
-        env: env_rules(&c.env),
-    });
+    let (landlock, filter) = privileges::layers(ctx, writable)?;
+    s.extend(
+        Confinement {
+            chdir,
+            inside,
+            capabilities: privileges::capabilities(c, ctx, sandbox_uid, ns.user || c.userns_fd.is_some())?,
+            seal: None,
+            landlock,
+            filter,
+            caller_filters: c.seccomp_programs.clone(),
+            // Armed before the monitor's fork.
+            die_with_parent: false,
+            new_session: c.new_session,
+            pid_one: ns.pid && !c.as_pid_1,
+            block_fd: c.block_fd,
+            argv: c.command.clone(),
+            argv0: c.argv0.clone(),
+            env: env_rules(&c.env),
+        }
+        .steps(),
+    );
     Ok(Plan {
         mount_api: ctx.mount_api,
         new_root: Some(new_root),

@@ -4,7 +4,7 @@
 
 use super::Context;
 use super::args::{self, Config};
-use crate::plan::{LANDLOCK_SCOPE_ABI, Step};
+use crate::plan::{Filter, LANDLOCK_SCOPE_ABI, LandlockRules, Step};
 use crate::policy::LandlockMode;
 use std::path::PathBuf;
 
@@ -102,10 +102,13 @@ pub(super) fn capabilities(
 }
 
 /// qwrap's own layers: Landlock write rules and scopes, and the filter.
-pub(super) fn layers(ctx: &Context, writable: Vec<PathBuf>) -> Result<Vec<Step>, String> {
+pub(super) fn layers(
+    ctx: &Context,
+    writable: Vec<PathBuf>,
+) -> Result<(Option<LandlockRules>, Filter), String> {
     let require = ctx.landlock == LandlockMode::Require;
     if !ctx.layers && !require {
-        return Ok(Vec::new());
+        return Ok((None, Filter::None));
     }
     if require && ctx.landlock_abi < LANDLOCK_SCOPE_ABI {
         return Err(format!(
@@ -113,16 +116,12 @@ pub(super) fn layers(ctx: &Context, writable: Vec<PathBuf>) -> Result<Vec<Step>,
             shortfall(ctx.landlock_abi)
         ));
     }
-    let mut s = Vec::new();
-    if ctx.landlock != LandlockMode::Off && ctx.landlock_abi > 0 {
-        s.push(Step::Landlock {
-            abi: ctx.landlock_abi,
-            paths: writable,
-            scoped: ctx.landlock_abi >= LANDLOCK_SCOPE_ABI,
-        });
-    }
-    s.push(Step::Seccomp);
-    Ok(s)
+    let landlock = (ctx.landlock != LandlockMode::Off && ctx.landlock_abi > 0).then_some(LandlockRules {
+        abi: ctx.landlock_abi,
+        paths: writable,
+        scoped: ctx.landlock_abi >= LANDLOCK_SCOPE_ABI,
+    });
+    Ok((landlock, Filter::Plain))
 }
 
 /// The line `run` would print when best-effort gives less than asked.
@@ -173,9 +172,16 @@ mod tests {
 
     #[test]
     fn require_turns_the_layers_on_and_fails_closed_without_scopes() {
-        let s = layers(&ctx(7, false, LandlockMode::Require), vec![]).unwrap();
-        assert!(s.iter().any(|s| matches!(s, Step::Landlock { scoped: true, .. })));
-        assert!(s.contains(&Step::Seccomp));
+        let (landlock, filter) = layers(&ctx(7, false, LandlockMode::Require), vec![]).unwrap();
+        assert!(matches!(
+            landlock,
+            Some(LandlockRules {
+                abi: 7,
+                scoped: true,
+                ..
+            })
+        ));
+        assert_eq!(filter, Filter::Plain);
         for abi in [0, 2, 5] {
             let e = layers(&ctx(abi, true, LandlockMode::Require), vec![]).unwrap_err();
             assert!(e.starts_with("QWRAP_LANDLOCK=require: "), "{e}");
@@ -184,25 +190,30 @@ mod tests {
 
     #[test]
     fn best_effort_degrades_and_says_so_off_leaves_landlock_out() {
-        assert!(
-            layers(&ctx(5, false, LandlockMode::BestEffort), vec![])
-                .unwrap()
-                .is_empty()
+        assert_eq!(
+            layers(&ctx(5, false, LandlockMode::BestEffort), vec![]).unwrap(),
+            (None, Filter::None)
         );
         assert_eq!(degraded(&ctx(5, false, LandlockMode::BestEffort)), None);
-        let s = layers(&ctx(5, true, LandlockMode::BestEffort), vec![]).unwrap();
-        assert!(
-            s.iter()
-                .any(|s| matches!(s, Step::Landlock { scoped: false, .. }))
-        );
+        let (landlock, _) = layers(&ctx(5, true, LandlockMode::BestEffort), vec![]).unwrap();
+        assert!(matches!(
+            landlock,
+            Some(LandlockRules {
+                abi: 5,
+                scoped: false,
+                ..
+            })
+        ));
         assert!(
             degraded(&ctx(5, true, LandlockMode::BestEffort))
                 .unwrap()
                 .contains("ABI 5")
         );
         assert_eq!(degraded(&ctx(7, true, LandlockMode::BestEffort)), None);
-        let s = layers(&ctx(7, true, LandlockMode::Off), vec![]).unwrap();
-        assert_eq!(s, vec![Step::Seccomp]);
+        assert_eq!(
+            layers(&ctx(7, true, LandlockMode::Off), vec![]).unwrap(),
+            (None, Filter::Plain)
+        );
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! privileges, and the executor runs exactly these steps.
 
 mod caches;
+mod confine;
 mod fds;
 mod json;
 mod layers;
@@ -18,6 +19,7 @@ mod step_purpose;
 mod step_text;
 
 pub use caches::{CacheHow, CacheMount};
+pub use confine::{Confinement, Filter, LandlockRules, Seal, identity};
 pub use layers::Refused;
 pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths};
 use layers::{assess, missing_required, unmaskable_sockets};
@@ -123,17 +125,8 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
             ..Namespaces::default()
         },
     });
-    b.push(Step::DenySetgroups);
-    b.push(Step::WriteIdMap {
-        map: IdMap::Uid,
-        inside: host.uid,
-        outside: host.uid,
-    });
-    b.push(Step::WriteIdMap {
-        map: IdMap::Gid,
-        inside: host.gid,
-        outside: host.gid,
-    });
+    b.steps
+        .extend(identity((host.uid, host.uid), (host.gid, host.gid)));
     if policy.network.private() {
         b.push(Step::LoopbackUp);
     }
@@ -194,37 +187,6 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
             b.push(Step::EnterRoot { new_root });
         }
     }
-    b.push(Step::Chdir {
-        candidates: vec![policy.workspace.clone()],
-    });
-    b.push(Step::DropCapabilities {
-        keep: Vec::new(),
-        bounding: true,
-        keep_across_exec: false,
-    });
-    b.push(Step::NoNewPrivs);
-    b.push(Step::SealFds {
-        keep: fds.keep,
-        closed: fds.closed,
-    });
-    if layers.landlock_abi > 0 {
-        b.push(Step::Landlock {
-            abi: layers.landlock_abi,
-            paths: landlock_paths(policy),
-            scoped: layers.landlock_abi >= LANDLOCK_SCOPE_ABI,
-        });
-    }
-    // One filter, the warden's rules included. Signals are the kernel's to
-    // refuse where Landlock scopes them.
-    b.push(Step::SeccompNotify {
-        signals: layers.landlock_abi < LANDLOCK_SCOPE_ABI,
-    });
-    if policy.die_with_parent {
-        b.push(Step::DieWithParent);
-    }
-    if policy.new_session {
-        b.push(Step::NewSession);
-    }
     let mut env = policy.env.clone();
     if proxied {
         for (k, v) in crate::egress::proxy_variables() {
@@ -238,11 +200,40 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
             env.unset.push(v.into());
         }
     }
-    b.push(Step::Exec {
-        argv: policy.command.clone(),
-        argv0: None,
-        env,
-    });
+    b.steps.extend(
+        Confinement {
+            chdir: vec![policy.workspace.clone()],
+            inside: Vec::new(),
+            capabilities: vec![Step::DropCapabilities {
+                keep: Vec::new(),
+                bounding: true,
+                keep_across_exec: false,
+            }],
+            seal: Some(Seal {
+                keep: fds.keep,
+                closed: fds.closed,
+            }),
+            landlock: (layers.landlock_abi > 0).then(|| LandlockRules {
+                abi: layers.landlock_abi,
+                paths: landlock_paths(policy),
+                scoped: layers.landlock_abi >= LANDLOCK_SCOPE_ABI,
+            }),
+            // One filter, the warden's rules included. Signals are the
+            // kernel's to refuse where Landlock scopes them.
+            filter: Filter::Warden {
+                signals: layers.landlock_abi < LANDLOCK_SCOPE_ABI,
+            },
+            caller_filters: Vec::new(),
+            die_with_parent: policy.die_with_parent,
+            new_session: policy.new_session,
+            pid_one: false,
+            block_fd: None,
+            argv: policy.command.clone(),
+            argv0: None,
+            env,
+        }
+        .steps(),
+    );
     Ok(Plan {
         mount_api,
         new_root: None,

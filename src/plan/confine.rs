@@ -1,0 +1,187 @@
+//! What both front ends share around the mounts, in one order: the identity
+//! maps after the namespaces, and everything from the working directory to
+//! the command — capabilities, no_new_privs, descriptors, Landlock, seccomp,
+//! the last forks, exec. An auditor reads the order here once.
+
+use super::{IdMap, Step};
+use crate::policy::EnvRules;
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+/// `setgroups` denied, then the uid and gid maps (inside, outside).
+pub fn identity(uid: (u32, u32), gid: (u32, u32)) -> [Step; 3] {
+    [
+        Step::DenySetgroups,
+        Step::WriteIdMap {
+            map: IdMap::Uid,
+            inside: uid.0,
+            outside: uid.1,
+        },
+        Step::WriteIdMap {
+            map: IdMap::Gid,
+            inside: gid.0,
+            outside: gid.1,
+        },
+    ]
+}
+
+/// The seccomp filter qwrap installs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// `run`'s: calls aimed at other processes go to the warden (`signals`:
+    /// signals too, where Landlock cannot scope them).
+    Warden {
+        signals: bool,
+    },
+    /// bwrap mode's layers: terminal injection and setuid bits refused.
+    Plain,
+    None,
+}
+
+/// Landlock: write-type access beneath `paths` only, and scopes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LandlockRules {
+    pub abi: u32,
+    pub paths: Vec<PathBuf>,
+    pub scoped: bool,
+}
+
+/// The descriptors that reach the command: kept, and closed with why.
+#[derive(Debug, Clone)]
+pub struct Seal {
+    pub keep: Vec<i32>,
+    pub closed: Vec<(i32, String)>,
+}
+
+/// The sandbox from its working directory to its command.
+#[derive(Debug, Clone)]
+pub struct Confinement {
+    /// Where the command starts: the first that exists.
+    pub chdir: Vec<PathBuf>,
+    /// What must happen inside the root before privileges go (bwrap mode:
+    /// joining a user namespace, lock files, a nested user namespace).
+    pub inside: Vec<Step>,
+    /// `DropCapabilities` steps, as the front end's rules give them.
+    pub capabilities: Vec<Step>,
+    /// `run`: the descriptors that reach the command (kept, closed).
+    pub seal: Option<Seal>,
+    pub landlock: Option<LandlockRules>,
+    pub filter: Filter,
+    /// bwrap mode: the caller's seccomp programs (installed at exec).
+    pub caller_filters: Vec<Vec<u8>>,
+    /// `run`: die with the parent (bwrap mode arms it before its first fork).
+    pub die_with_parent: bool,
+    pub new_session: bool,
+    /// bwrap mode: PID 1 of the new PID namespace forks the command.
+    pub pid_one: bool,
+    /// bwrap mode's `--block-fd`.
+    pub block_fd: Option<i32>,
+    pub argv: Vec<OsString>,
+    pub argv0: Option<OsString>,
+    pub env: EnvRules,
+}
+
+impl Confinement {
+    /// The steps, in the one order: no privilege is left when the layers
+    /// go in, the filters are the last thing before the forks and exec.
+    pub fn steps(self) -> Vec<Step> {
+        let mut s = vec![Step::Chdir {
+            candidates: self.chdir,
+        }];
+        s.extend(self.inside);
+        s.extend(self.capabilities);
+        s.push(Step::NoNewPrivs);
+        if let Some(Seal { keep, closed }) = self.seal {
+            s.push(Step::SealFds { keep, closed });
+        }
+        if let Some(LandlockRules { abi, paths, scoped }) = self.landlock {
+            s.push(Step::Landlock { abi, paths, scoped });
+        }
+        match self.filter {
+            Filter::Warden { signals } => s.push(Step::SeccompNotify { signals }),
+            Filter::Plain => s.push(Step::Seccomp),
+            Filter::None => {}
+        }
+        if !self.caller_filters.is_empty() {
+            s.push(Step::CallerSeccomp {
+                programs: self.caller_filters,
+            });
+        }
+        if self.die_with_parent {
+            s.push(Step::DieWithParent);
+        }
+        if self.new_session {
+            s.push(Step::NewSession);
+        }
+        if self.pid_one {
+            s.push(Step::PidOneInit);
+        }
+        if let Some(fd) = self.block_fd {
+            s.push(Step::BlockOnFd { fd });
+        }
+        s.push(Step::Exec {
+            argv: self.argv,
+            argv0: self.argv0,
+            env: self.env,
+        });
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn privileges_go_before_the_layers_and_the_filters_last_before_exec() {
+        let s = Confinement {
+            chdir: vec!["/w".into()],
+            inside: vec![Step::AssertUsernsDisabled],
+            capabilities: vec![Step::DropCapabilities {
+                keep: vec![],
+                bounding: true,
+                keep_across_exec: false,
+            }],
+            seal: Some(Seal {
+                keep: vec![0, 1, 2],
+                closed: vec![],
+            }),
+            landlock: Some(LandlockRules {
+                abi: 7,
+                paths: vec!["/w".into()],
+                scoped: true,
+            }),
+            filter: Filter::Plain,
+            caller_filters: vec![vec![0; 8]],
+            die_with_parent: true,
+            new_session: true,
+            pid_one: true,
+            block_fd: Some(9),
+            argv: vec!["true".into()],
+            argv0: None,
+            env: EnvRules {
+                clear: false,
+                unset: vec![],
+                set: vec![],
+            },
+        }
+        .steps();
+        let at = |f: fn(&Step) -> bool| s.iter().position(f).unwrap();
+        let order = [
+            at(|s| matches!(s, Step::Chdir { .. })),
+            at(|s| matches!(s, Step::AssertUsernsDisabled)),
+            at(|s| matches!(s, Step::DropCapabilities { .. })),
+            at(|s| matches!(s, Step::NoNewPrivs)),
+            at(|s| matches!(s, Step::SealFds { .. })),
+            at(|s| matches!(s, Step::Landlock { .. })),
+            at(|s| matches!(s, Step::Seccomp)),
+            at(|s| matches!(s, Step::CallerSeccomp { .. })),
+            at(|s| matches!(s, Step::DieWithParent)),
+            at(|s| matches!(s, Step::NewSession)),
+            at(|s| matches!(s, Step::PidOneInit)),
+            at(|s| matches!(s, Step::BlockOnFd { .. })),
+            at(|s| matches!(s, Step::Exec { .. })),
+        ];
+        assert_eq!(order.to_vec(), (0..order.len()).collect::<Vec<_>>(), "{s:?}");
+    }
+}
