@@ -380,3 +380,49 @@ fn proc_through_a_symlink_covers_the_same_entries() {
         }
     }
 }
+
+/// A root caller's capabilities in the ambient set, as bubblewrap leaves
+/// them: offered, so that its inheritable ones become ambient; with
+/// `--cap-add` all kept ones inheritable and ambient. Against Debian's
+/// bubblewrap, as root (only root holds capabilities to keep).
+#[test]
+fn a_root_callers_ambient_capabilities_are_bubblewraps() {
+    if !Who::all().contains(&Who::Root) {
+        return;
+    }
+    let f = Fixture::new(Who::Root);
+    for (inheritable, args) in [
+        ("+net_raw", &["--ro-bind", "/", "/"][..]),
+        ("+net_raw", &["--ro-bind", "/", "/", "--cap-drop", "CAP_CHOWN"]),
+        ("-all", &["--ro-bind", "/", "/", "--cap-add", "CAP_CHOWN"]),
+        ("+net_raw", &["--ro-bind", "/", "/", "--unshare-user"]),
+        (
+            "+net_raw",
+            &[
+                "--ro-bind",
+                "/",
+                "/",
+                "--unshare-user",
+                "--cap-add",
+                "CAP_NET_RAW",
+            ],
+        ),
+    ] {
+        let caps = |bwrap: &std::path::Path| {
+            let o = f
+                .command("setpriv")
+                .args(["--inh-caps", inheritable, "--"])
+                .arg(bwrap)
+                .args(args)
+                .args(["grep", "^Cap", "/proc/self/status"])
+                .output()
+                .unwrap();
+            ok(&o)
+        };
+        assert_eq!(
+            caps(qwrap_bwrap()),
+            caps(std::path::Path::new("/usr/bin/bwrap")),
+            "inheritable {inheritable}, {args:?}"
+        );
+    }
+}

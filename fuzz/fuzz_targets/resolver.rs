@@ -85,13 +85,7 @@ fuzz_target!(|input: Input| {
         env.insert("XDG_CACHE_HOME".into(), path(p).into());
     }
     let home = input.home.as_ref().map(path).unwrap_or_else(|| t.join("home/u"));
-    let caller = Caller {
-        cwd: path(&input.cwd),
-        home: Some(home.clone()),
-        home_source: "$HOME",
-        account_home: None,
-        env,
-    };
+    let caller = Caller::described((1000, 1000), path(&input.cwd), Some(home.clone()), env);
     let cli = CliSettings {
         tmp: input.tmp_host.then(|| "host".to_string()),
         profile: if input.qwen { vec!["qwen".into()] } else { vec![] },

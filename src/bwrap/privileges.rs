@@ -4,7 +4,7 @@
 
 use super::Context;
 use super::args::{self, Config};
-use crate::plan::{Filter, LANDLOCK_SCOPE_ABI, LandlockRules, Step};
+use crate::plan::{Ambient, Filter, LANDLOCK_SCOPE_ABI, LandlockRules, Step};
 use crate::policy::LandlockMode;
 use std::path::PathBuf;
 
@@ -39,56 +39,49 @@ pub(super) fn capabilities(
         }
     }
     let mut s = Vec::new();
-    // Only what was asked for is made to survive an exec as non-root.
-    let ambient = !kept.is_empty() && !c.cap_ops.is_empty();
+    // bubblewrap's ambient rule: with --cap-add/--cap-drop what is kept is
+    // made inheritable and ambient; a root caller's caps are otherwise
+    // offered to the ambient set, where its inheritable set lets them in.
+    let ops = !c.cap_ops.is_empty();
+    let ambient = match (ops, kept.is_empty(), ctx.uid == 0) {
+        (_, true, _) => Ambient::Lower,
+        (true, false, _) => Ambient::Raise,
+        (false, false, true) => Ambient::Offer,
+        (false, false, false) => Ambient::Lower,
+    };
     if userns {
         s.push(Step::DropCapabilities {
             keep: kept.clone(),
             bounding: true,
-            keep_across_exec: ambient,
-        });
-    } else if c.cap_ops.iter().any(|(add, n)| !add && n == "ALL") {
-        // Real root without a user namespace: bubblewrap empties the sets
-        // but leaves the bounding set alone.
-        s.push(Step::DropCapabilities {
-            keep: kept.clone(),
-            bounding: false,
-            keep_across_exec: !kept.is_empty(),
+            ambient,
         });
     } else {
-        // Real root as it is, less what is named; what it does not hold
-        // leaves the bounding set.
+        // Real root without a user namespace: the bounding set loses only
+        // what the caller does not hold (bubblewrap leaves it alone).
         let held: Vec<u32> = all
             .iter()
             .copied()
             .filter(|n| ctx.caps_permitted & (1 << n) != 0)
             .collect();
-        if held.len() < all.len() {
+        let empties = c.cap_ops.iter().any(|(add, n)| !add && n == "ALL");
+        if held.len() < all.len() && !empties {
             s.push(Step::DropCapabilities {
                 keep: held,
                 bounding: true,
-                keep_across_exec: false,
+                ambient: Ambient::Lower,
             });
         }
-        let named: Vec<u32> = c
-            .cap_ops
-            .iter()
-            .filter(|(add, _)| !add)
-            .filter_map(|(_, n)| args::cap_number(n))
-            .collect();
-        if !named.is_empty() {
-            s.push(Step::DropCapabilities {
-                keep: all.iter().copied().filter(|n| !named.contains(n)).collect(),
-                bounding: false,
-                keep_across_exec: true,
-            });
-        }
+        s.push(Step::DropCapabilities {
+            keep: kept.clone(),
+            bounding: false,
+            ambient,
+        });
     }
     // On an initramfs root the sandbox's root is moved over rootfs, not
     // pivoted: unmounting it would show the host's whole initramfs.
     // The command holds what is kept when it runs as uid 0 or keeps it
     // ambient; otherwise its exec empties the sets.
-    let command_keeps = sandbox_uid == 0 || ambient;
+    let command_keeps = sandbox_uid == 0 || ambient == Ambient::Raise;
     if ctx.initramfs_root && userns && command_keeps && kept.contains(&CAP_SYS_ADMIN) {
         return Err(
             "the host's root is the initramfs (rootfs), so the sandbox's root is moved over it \

@@ -1,17 +1,19 @@
 //! Capabilities: all dropped in `run`; in bwrap mode, all but those kept.
 
 use super::Fail;
+use crate::plan::Ambient;
 use crate::sys::kernel as k;
 use rustix::io::Errno;
 use rustix::thread::{CapabilitySet, CapabilitySets};
 
 /// Every capability but `keep` leaves the effective, permitted, inheritable
-/// and ambient sets, and the bounding set when asked; with
-/// `keep_across_exec` the kept ones become inheritable and ambient. Walks
+/// and ambient sets, and the bounding set when asked; `ambient` says what
+/// the kept ones do in the ambient set (Ambient's variants). Walks
 /// capability numbers until the kernel says EINVAL, which covers
 /// capabilities newer than any list compiled in here. Each failing call is
 /// named.
-pub(super) fn drop_capabilities(keep: &[u32], bounding: bool, keep_across_exec: bool) -> Result<(), Fail> {
+pub(super) fn drop_capabilities(keep: &[u32], bounding: bool, ambient: Ambient) -> Result<(), Fail> {
+    let keep_across_exec = ambient == Ambient::Raise;
     let kept = |cap: u32| keep.contains(&cap);
     let mut keep_set = CapabilitySet::empty();
     for &cap in keep {
@@ -40,7 +42,7 @@ pub(super) fn drop_capabilities(keep: &[u32], bounding: bool, keep_across_exec: 
     }
     let now = k::capabilities().map_err(|e| Fail::with(e, "capget()"))?;
     let permitted = now.permitted & keep_set;
-    k::set_capabilities(CapabilitySets {
+    let target = CapabilitySets {
         effective: now.effective & keep_set,
         permitted,
         inheritable: if keep_across_exec {
@@ -48,8 +50,24 @@ pub(super) fn drop_capabilities(keep: &[u32], bounding: bool, keep_across_exec: 
         } else {
             now.inheritable & keep_set
         },
-    })
-    .map_err(|e| Fail::with(e, "capset()"))?;
+    };
+    // Where nothing changes, no capset: a seccomp policy may deny it (as
+    // systemd-nspawn's does) and bubblewrap does not call it then either.
+    let unchanged = !keep.is_empty()
+        && target.effective == now.effective
+        && target.permitted == now.permitted
+        && target.inheritable == now.inheritable;
+    if !unchanged {
+        k::set_capabilities(target).map_err(|e| Fail::with(e, "capset()"))?;
+    }
+    if ambient == Ambient::Offer {
+        for cap in keep {
+            match k::set_ambient(CapabilitySet::from_bits_retain(1 << cap), true) {
+                Ok(()) | Err(Errno::PERM | Errno::INVAL) => {}
+                Err(e) => return Err(Fail::with(e, format!("prctl(PR_CAP_AMBIENT_RAISE, {cap})"))),
+            }
+        }
+    }
     if keep_across_exec {
         for cap in keep {
             let one = CapabilitySet::from_bits_retain(1 << cap);

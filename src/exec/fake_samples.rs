@@ -230,7 +230,7 @@ pub(super) fn run_steps() -> Vec<Step> {
         Step::DropCapabilities {
             keep: vec![],
             bounding: true,
-            keep_across_exec: false,
+            ambient: crate::plan::Ambient::Lower,
         },
         Step::NoNewPrivs,
         Step::SealFds {
@@ -339,6 +339,16 @@ pub(super) fn bwrap_steps() -> Vec<Step> {
         },
         Step::EnterRoot {
             new_root: p("/q/newroot"),
+        },
+        Step::DropCapabilities {
+            keep: vec![0, 21],
+            bounding: false,
+            ambient: crate::plan::Ambient::Offer,
+        },
+        Step::DropCapabilities {
+            keep: vec![0],
+            bounding: true,
+            ambient: crate::plan::Ambient::Raise,
         },
         Step::DisableUserns,
         Step::NestUserNamespace { uid: 0, gid: 0 },

@@ -53,8 +53,8 @@ impl Executor {
             Step::DropCapabilities {
                 keep,
                 bounding,
-                keep_across_exec,
-            } => caps::drop_capabilities(keep, *bounding, *keep_across_exec)?,
+                ambient,
+            } => caps::drop_capabilities(keep, *bounding, *ambient)?,
             Step::NoNewPrivs => k::set_no_new_privs()?,
             Step::Landlock { abi, paths, scoped } => landlock::apply(*abi, paths, *scoped)?,
             Step::Seccomp => seccomp::apply()?,

@@ -140,7 +140,7 @@ mod tests {
             capabilities: vec![Step::DropCapabilities {
                 keep: vec![],
                 bounding: true,
-                keep_across_exec: false,
+                ambient: crate::plan::Ambient::Lower,
             }],
             seal: Some(Seal {
                 keep: vec![0, 1, 2],

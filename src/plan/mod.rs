@@ -26,7 +26,7 @@ use layers::{assess, missing_required, unmaskable_sockets};
 pub use layout::{DEVICES, dev_entries, layout};
 pub use mount_op::{DevStyle, MountOp, Shape};
 pub use overlay::{overlay_config, overlay_options};
-pub use step::{Egress, Flags, IdMap, Namespaces, OverlayUpper, Role, Step, TreeId};
+pub use step::{Ambient, Egress, Flags, IdMap, Namespaces, OverlayUpper, Role, Step, TreeId};
 
 use crate::host::{HostFacts, MountApi};
 use crate::policy::{NetworkMode, Policy, ViewMode};
@@ -207,7 +207,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
             capabilities: vec![Step::DropCapabilities {
                 keep: Vec::new(),
                 bounding: true,
-                keep_across_exec: false,
+                ambient: Ambient::Lower,
             }],
             seal: Some(Seal {
                 keep: fds.keep,

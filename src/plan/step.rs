@@ -1,7 +1,7 @@
 //! One setup step: the syscall it makes and why. Steps print in syscall form,
 //! so `qwrap plan` reads like an strace of the setup.
 
-pub use super::step_args::{Egress, Flags, IdMap, OverlayUpper};
+pub use super::step_args::{Ambient, Egress, Flags, IdMap, OverlayUpper};
 use crate::policy::EnvRules;
 use serde::Serialize;
 use std::ffi::OsString;
@@ -232,13 +232,12 @@ pub enum Step {
     },
     /// Every capability but `keep` leaves the effective, permitted,
     /// inheritable and ambient sets, and the bounding set with `bounding`;
-    /// with `keep_across_exec` what is kept is made inheritable and ambient
-    /// so that it survives exec as non-root (bwrap mode's `--cap-add`).
-    /// `run`: nothing kept, bounding included.
+    /// `ambient` says what the kept ones do there. `run`: nothing kept,
+    /// bounding included.
     DropCapabilities {
         keep: Vec<u32>,
         bounding: bool,
-        keep_across_exec: bool,
+        ambient: Ambient,
     },
     NoNewPrivs,
     Landlock {

@@ -38,6 +38,21 @@ pub enum IdMap {
     Gid,
 }
 
+/// What happens to the ambient set when capabilities are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Ambient {
+    /// Only what is kept stays (`run`: nothing).
+    Lower,
+    /// What is kept is made inheritable and raised, so that it survives
+    /// exec as non-root (bwrap mode's `--cap-add`/`--cap-drop`).
+    Raise,
+    /// Each kept capability offered to the ambient set and refusals
+    /// ignored, the inheritable set left as it is: bubblewrap's rule for a
+    /// root caller, whose inheritable capabilities become ambient.
+    Offer,
+}
+
 /// Per-mount flags, as `MS_*` for mount(2) or `MOUNT_ATTR_*` for mount_setattr(2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Flags {

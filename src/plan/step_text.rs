@@ -2,7 +2,7 @@
 //! each (tests/plan_calls.rs holds them to a trace, exec/fake_tests.rs to
 //! the executor's code).
 
-use super::step::{IdMap, Role, Step};
+use super::step::{Ambient, IdMap, Role, Step};
 use super::step_args::{join_flags, q};
 use std::fmt;
 
@@ -264,7 +264,7 @@ impl fmt::Display for Step {
             Step::DropCapabilities {
                 keep,
                 bounding,
-                keep_across_exec,
+                ambient,
             } => {
                 let but = if keep.is_empty() {
                     String::new()
@@ -279,16 +279,24 @@ impl fmt::Display for Step {
                         f,
                         "prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL); capset(effective=0, permitted=0, inheritable=0)"
                     )
-                } else if *keep_across_exec {
-                    write!(
-                        f,
-                        "prctl(PR_CAP_AMBIENT_LOWER, every cap{but}); capset(only {keep:?}, inheritable = permitted); prctl(PR_CAP_AMBIENT_RAISE, each kept)"
-                    )
                 } else {
                     write!(
                         f,
-                        "prctl(PR_CAP_AMBIENT_LOWER, every cap{but}); capset(only {keep:?})"
-                    )
+                        "prctl(PR_CAP_AMBIENT_LOWER, every cap{but}); capget(); capset(only {keep:?}{}) (skipped when nothing changes)",
+                        if *ambient == Ambient::Raise {
+                            ", inheritable = permitted"
+                        } else {
+                            ""
+                        }
+                    )?;
+                    match ambient {
+                        Ambient::Lower => Ok(()),
+                        Ambient::Raise => write!(f, "; prctl(PR_CAP_AMBIENT_RAISE, each kept)"),
+                        Ambient::Offer => write!(
+                            f,
+                            "; prctl(PR_CAP_AMBIENT_RAISE, each kept), refusals ignored (the inheritable set decides, as in bubblewrap)"
+                        ),
+                    }
                 }
             }
             Step::NoNewPrivs => write!(f, "prctl(PR_SET_NO_NEW_PRIVS, 1)"),

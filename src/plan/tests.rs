@@ -157,7 +157,7 @@ fn ends_by_dropping_privileges_then_exec() {
                 Step::DropCapabilities {
                     keep: vec![],
                     bounding: true,
-                    keep_across_exec: false
+                    ambient: Ambient::Lower
                 },
                 Step::NoNewPrivs,
                 Step::SealFds {

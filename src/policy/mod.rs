@@ -109,6 +109,25 @@ impl Caller {
         }
     }
 
+    /// A caller described rather than read (tests, fuzzing): `$HOME` as
+    /// given, no account home in /etc/passwd.
+    pub fn described(
+        (uid, gid): (u32, u32),
+        cwd: PathBuf,
+        home: Option<PathBuf>,
+        env: BTreeMap<OsString, OsString>,
+    ) -> Self {
+        Self {
+            uid,
+            gid,
+            cwd: Ok(cwd),
+            home,
+            home_source: "$HOME",
+            account_home: std::cell::OnceCell::from(None),
+            env,
+        }
+    }
+
     /// The working directory, which policy resolution needs.
     pub fn cwd(&self) -> Result<&Path, PolicyError> {
         self.cwd.as_deref().map_err(|e| PolicyError::WorkingDirectory(*e))

@@ -22,15 +22,7 @@ impl Tree {
     fn caller(&self, cwd: &str) -> Caller {
         let mut env = BTreeMap::new();
         env.insert(OsString::from("TMPDIR"), self.p("tmp").into_os_string());
-        Caller {
-            uid: 1000,
-            gid: 1000,
-            cwd: Ok(self.p(cwd)),
-            home: Some(self.p("home/u")),
-            home_source: "$HOME",
-            account_home: std::cell::OnceCell::from(None),
-            env,
-        }
+        Caller::described((1000, 1000), self.p(cwd), Some(self.p("home/u")), env)
     }
 }
 
