@@ -6,66 +6,6 @@ use super::{Builder, DEVICES, DevStyle, Flags, MountOp, Role, Step, TreeId, unde
 use std::path::{Path, PathBuf};
 
 impl Builder {
-    /// `run`'s /dev: a tmpfs with the host nodes bound over empty files, devpts, shm
-    /// and the /proc/self/fd links. `bind` attaches host node `i` at a path.
-    fn dev(&mut self, dev: &Path, mut bind: impl FnMut(&mut Self, usize, PathBuf)) {
-        self.push(Step::MountTmpfs {
-            target: dev.to_path_buf(),
-            flags: Flags {
-                nosuid: true,
-                nodev: true,
-                noexec: true,
-                ..Flags::NONE
-            },
-            mode: 0o755,
-            size: None,
-        });
-        self.made.insert(dev.to_path_buf());
-        for (i, name) in DEVICES.iter().enumerate() {
-            let path = dev.join(name);
-            self.push(Step::MakeMountPoint {
-                path: path.clone(),
-                dir: false,
-                mode: 0o444,
-                if_missing: false,
-            });
-            bind(self, i, path);
-        }
-        for dir in ["pts", "shm"] {
-            self.push(Step::MakeMountPoint {
-                path: dev.join(dir),
-                dir: true,
-                mode: 0o755,
-                if_missing: false,
-            });
-            self.made.insert(dev.join(dir));
-        }
-        self.push(Step::MountDevpts {
-            target: dev.join("pts"),
-        });
-        self.push(Step::Symlink {
-            target: "pts/ptmx".into(),
-            link: dev.join("ptmx"),
-        });
-        self.push(Step::MountTmpfs {
-            target: dev.join("shm"),
-            flags: Flags::NOSUID_NODEV,
-            mode: 0o1777,
-            size: None,
-        });
-        for (link, target) in [
-            ("fd", "/proc/self/fd"),
-            ("stdin", "/proc/self/fd/0"),
-            ("stdout", "/proc/self/fd/1"),
-            ("stderr", "/proc/self/fd/2"),
-        ] {
-            self.push(Step::Symlink {
-                target: target.into(),
-                link: dev.join(link),
-            });
-        }
-    }
-
     /// When op `i` lands on a filesystem the plan created (a tmpfs), its mount
     /// point does not exist yet: create each missing directory.
     pub(super) fn make_mount_point(&mut self, ops: &[MountOp], i: usize, root: &Path) {
@@ -133,68 +73,75 @@ impl Builder {
         self.push(step);
     }
 
+    /// A /dev: a tmpfs with the host's nodes bound over empty files
+    /// (`bind` attaches node `i` at a path; the caller's terminal is node
+    /// `DEVICES.len()`), a new devpts with `ptmx`, `shm` and the
+    /// /proc/self/fd links. `run`'s is noexec with /dev/shm a tmpfs of its
+    /// own; bubblewrap's allows exec, makes `core` and `console` too, and
+    /// leaves `shm` a directory.
     pub(super) fn lower_dev(
         &mut self,
         style: &DevStyle,
         dev: &Path,
-        bind: impl FnMut(&mut Self, usize, PathBuf),
+        mut bind: impl FnMut(&mut Self, usize, PathBuf),
     ) {
-        match style {
-            DevStyle::Minimal => self.dev(dev, bind),
-            DevStyle::Bubblewrap { console } => self.dev_bubblewrap(dev, console.is_some(), bind),
-        }
-    }
-
-    /// bubblewrap's /dev: a tmpfs with the host's nodes bound over empty
-    /// files, the /proc/self/fd links and `core`, an `shm` directory, a new
-    /// devpts with `ptmx`, and the caller's terminal as `console` (node
-    /// `DEVICES.len()`).
-    fn dev_bubblewrap(&mut self, dev: &Path, console: bool, mut bind: impl FnMut(&mut Self, usize, PathBuf)) {
+        let (minimal, console) = match style {
+            DevStyle::Minimal => (true, false),
+            DevStyle::Bubblewrap { console } => (false, console.is_some()),
+        };
         self.push(Step::MountTmpfs {
             target: dev.to_path_buf(),
-            flags: Flags::NOSUID_NODEV,
+            flags: Flags {
+                noexec: minimal,
+                ..Flags::NOSUID_NODEV
+            },
             mode: 0o755,
             size: None,
         });
-        let file = |path: PathBuf| Step::MakeMountPoint {
+        self.made.insert(dev.to_path_buf());
+        let point = |path: PathBuf, dir: bool| Step::MakeMountPoint {
             path,
-            dir: false,
-            mode: 0o444,
+            dir,
+            mode: if dir { 0o755 } else { 0o444 },
             if_missing: false,
         };
         for (i, name) in DEVICES.iter().enumerate() {
-            self.push(file(dev.join(name)));
+            self.push(point(dev.join(name), false));
             bind(self, i, dev.join(name));
         }
+        for dir in ["pts", "shm"] {
+            self.push(point(dev.join(dir), true));
+            self.made.insert(dev.join(dir));
+        }
+        self.push(Step::MountDevpts {
+            target: dev.join("pts"),
+        });
+        if minimal {
+            self.push(Step::MountTmpfs {
+                target: dev.join("shm"),
+                flags: Flags::NOSUID_NODEV,
+                mode: 0o1777,
+                size: None,
+            });
+        }
+        let core = (!minimal).then_some(("core", "/proc/kcore"));
         for (link, target) in [
+            ("ptmx", "pts/ptmx"),
+            ("fd", "/proc/self/fd"),
             ("stdin", "/proc/self/fd/0"),
             ("stdout", "/proc/self/fd/1"),
             ("stderr", "/proc/self/fd/2"),
-            ("fd", "/proc/self/fd"),
-            ("core", "/proc/kcore"),
-        ] {
+        ]
+        .into_iter()
+        .chain(core)
+        {
             self.push(Step::Symlink {
                 target: target.into(),
                 link: dev.join(link),
             });
         }
-        for dir in ["shm", "pts"] {
-            self.push(Step::MakeMountPoint {
-                path: dev.join(dir),
-                dir: true,
-                mode: 0o755,
-                if_missing: false,
-            });
-        }
-        self.push(Step::MountDevpts {
-            target: dev.join("pts"),
-        });
-        self.push(Step::Symlink {
-            target: "pts/ptmx".into(),
-            link: dev.join("ptmx"),
-        });
         if console {
-            self.push(file(dev.join("console")));
+            self.push(point(dev.join("console"), false));
             bind(self, DEVICES.len(), dev.join("console"));
         }
     }
