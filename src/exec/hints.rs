@@ -48,9 +48,15 @@ fn missing_call_hint(step: &Step) -> Option<String> {
         | Step::AttachTree { .. }
         | Step::SetTreeAttr { .. }
         | Step::SetPathAttr { .. }
-        | Step::ReadOnlyInPlace { .. } => Some(
+        | Step::ReadOnlyInPlace { legacy: false, .. } => Some(
             "this kernel lacks the new mount API (open_tree and move_mount: Linux 5.2; mount_setattr: \
-             Linux 5.12); bwrap mode needs it, while `qwrap run` uses mount(2) on such a kernel"
+             Linux 5.12); QWRAP_MOUNT_API=legacy uses mount(2), as qwrap does by itself where \
+             mount_setattr is missing"
+                .into(),
+        ),
+        Step::MakeMountPoint { if_missing: true, .. } => Some(
+            "this kernel lacks openat2(2) (Linux 5.6), which bwrap mode needs to find destinations \
+             inside the new root"
                 .into(),
         ),
         Step::SeccompNotify { .. } | Step::StartWarden { .. } => Some(
