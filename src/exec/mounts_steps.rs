@@ -1,6 +1,6 @@
 //! The mount steps: trees, filesystems, mount points and the new root.
 
-use super::remount::{ms_flags, read_only_in_place, remount_read_only};
+use super::remount::ms_flags;
 use super::*;
 
 impl Executor {
@@ -270,19 +270,7 @@ impl Executor {
                     None,
                 )?;
             }
-            Step::ReadOnlyInPlace { path, legacy } => match self
-                .place(path, false)
-                .map_err(Fail::from)
-                .and_then(|at| read_only_in_place(path, &at, *legacy))
-                .and_then(|bound| match bound {
-                    // The bind is a new mount over what was placed: found
-                    // again, it is remounted.
-                    Some(()) => self
-                        .place(path, false)
-                        .map_err(Fail::from)
-                        .and_then(|at| remount_read_only(path, &at)),
-                    None => Ok(()),
-                }) {
+            Step::ReadOnlyInPlace { path, legacy } => match self.read_only_in_place(path, *legacy) {
                 // Not every kernel has every /proc entry.
                 Err(f) if f.errno == Errno::NOENT => {}
                 other => other?,

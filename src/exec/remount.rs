@@ -4,6 +4,15 @@
 use super::*;
 
 impl Executor {
+    /// ReadOnlyInPlace: a legacy bind is a new mount over what was placed,
+    /// so it is found again before it is remounted.
+    pub(super) fn read_only_in_place(&self, path: &Path, legacy: bool) -> Result<(), Fail> {
+        if read_only_in_place(path, &self.place(path, false)?, legacy)? {
+            remount_read_only(path, &self.place(path, false)?)?;
+        }
+        Ok(())
+    }
+
     /// Legacy path: `set` added to the mount at `target` (its own flags from
     /// statfs), and with `recursive` to each mount under `source` in the
     /// table, at its place under `target`, with that mount's flags. The
@@ -65,21 +74,17 @@ impl Executor {
 /// left alone.
 /// Each call that fails is named, with its path.
 /// `at` is where the path was found (inside the new root, in bwrap mode).
-/// `legacy`: a bind onto itself, to be remounted read-only (`Some`).
-pub(super) fn read_only_in_place(
-    path: &Path,
-    at: &in_root::Placed,
-    legacy: bool,
-) -> Result<Option<()>, Fail> {
+/// `legacy`: a bind onto itself, left to be remounted read-only (`true`).
+fn read_only_in_place(path: &Path, at: &in_root::Placed, legacy: bool) -> Result<bool, Fail> {
     let call = |what: &'static str| move |e: Errno| Fail::with(e, format!("{what}({path:?})"));
     if let Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) =
         k::access(at.path(), rustix::fs::Access::WRITE_OK)
     {
-        return Ok(None);
+        return Ok(false);
     }
     if legacy {
         k::mount_bind_recursive(at.path(), at.path()).map_err(call("mount(MS_BIND)"))?;
-        return Ok(Some(()));
+        return Ok(true);
     }
     let t = k::open_tree(
         CWD,
@@ -112,12 +117,12 @@ pub(super) fn read_only_in_place(
         MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH | follow,
     )
     .map_err(call("move_mount"))?;
-    Ok(None)
+    Ok(false)
 }
 
 /// The legacy path's second half of ReadOnlyInPlace: the bind remounted
 /// read-only, keeping its own flags.
-pub(super) fn remount_read_only(path: &Path, at: &in_root::Placed) -> Result<(), Fail> {
+fn remount_read_only(path: &Path, at: &in_root::Placed) -> Result<(), Fail> {
     let call = |what: &'static str| move |e: Errno| Fail::with(e, format!("{what}({path:?})"));
     let own = k::statvfs(at.path()).map_err(call("statfs"))?;
     let flags = MountFlags::BIND | MountFlags::RDONLY | statvfs_flags(own.f_flag);
@@ -127,34 +132,23 @@ pub(super) fn remount_read_only(path: &Path, at: &in_root::Placed) -> Result<(),
 /// A mount's own flags, which a remount must keep (a user namespace locks
 /// them).
 fn kept_flags(m: &mountinfo::MountEntry) -> MountFlags {
-    let mut f = MountFlags::empty();
-    for (on, flag) in [
-        (m.read_only, MountFlags::RDONLY),
-        (m.nosuid, MountFlags::NOSUID),
-        (m.nodev, MountFlags::NODEV),
-        (m.noexec, MountFlags::NOEXEC),
-    ] {
-        if on {
-            f |= flag;
-        }
-    }
-    f
+    ms_flags(&Flags {
+        rdonly: m.read_only,
+        nosuid: m.nosuid,
+        nodev: m.nodev,
+        noexec: m.noexec,
+    })
 }
 
+/// The same, as statfs reports them.
 fn statvfs_flags(f: rustix::fs::StatVfsMountFlags) -> MountFlags {
     use rustix::fs::StatVfsMountFlags as S;
-    let mut out = MountFlags::empty();
-    for (on, flag) in [
-        (S::RDONLY, MountFlags::RDONLY),
-        (S::NOSUID, MountFlags::NOSUID),
-        (S::NODEV, MountFlags::NODEV),
-        (S::NOEXEC, MountFlags::NOEXEC),
-    ] {
-        if f.contains(on) {
-            out |= flag;
-        }
-    }
-    out
+    ms_flags(&Flags {
+        rdonly: f.contains(S::RDONLY),
+        nosuid: f.contains(S::NOSUID),
+        nodev: f.contains(S::NODEV),
+        noexec: f.contains(S::NOEXEC),
+    })
 }
 
 /// `MS_*` flags for mount(2).
