@@ -8,8 +8,8 @@
 use std::process::Command;
 
 #[allow(dead_code)]
-#[path = "src/exec/seccomp_filter.rs"]
-mod seccomp_filter;
+#[path = "src/plan/filter_rules.rs"]
+mod filter_rules;
 
 #[allow(dead_code)]
 #[path = "src/cli.rs"]
@@ -70,17 +70,14 @@ fn man_pages_and_completions() {
 }
 
 fn seccomp_program() {
-    use seccomp_filter::{Arch, Warden, compile, rules};
-    println!("cargo:rerun-if-changed=src/exec/seccomp_filter.rs");
+    use filter_rules::{Arch, Profile, compile, rules};
+    println!("cargo:rerun-if-changed=src/plan/filter_rules.rs");
+    println!("cargo:rerun-if-changed=src/plan/syscalls.tsv");
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").expect("cargo sets the target arch");
     let arch = Arch::from_target(&arch).expect("a supported target arch");
     let mut src = String::new();
-    for (name, warden) in [
-        ("PROGRAM", Warden::None),
-        ("NOTIFY_PROGRAM", Warden::Processes),
-        ("NOTIFY_SIGNALS_PROGRAM", Warden::ProcessesAndSignals),
-    ] {
-        let prog = compile(arch, &rules(arch, warden));
+    for (name, profile) in Profile::all() {
+        let prog = compile(arch, &rules(arch, profile));
         let items: Vec<String> = prog
             .iter()
             .map(|(c, t, f, k)| format!("({c}, {t}, {f}, {k})"))

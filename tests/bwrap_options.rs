@@ -97,26 +97,25 @@ fn file_and_argv0() {
     }
 }
 
-/// A BPF program that makes mkdir(2) fail with EPERM, as raw sock_filters.
+/// A BPF program that makes mkdir(2) and mkdirat(2) fail with EPERM, as
+/// raw sock_filters (written out by hand: the instructions are few).
 fn deny_mkdir_program() -> Vec<u8> {
-    use seccompiler::{SeccompAction, SeccompFilter, TargetArch};
-    let arch: TargetArch = std::env::consts::ARCH.try_into().unwrap();
-    let rules = [(libc::SYS_mkdir, vec![]), (libc::SYS_mkdirat, vec![])]
-        .into_iter()
-        .collect();
-    let filter = SeccompFilter::new(
-        rules,
-        SeccompAction::Allow,
-        SeccompAction::Errno(libc::EPERM as u32),
-        arch,
-    )
-    .unwrap();
-    let prog: seccompiler::BpfProgram = filter.try_into().unwrap();
+    const LD_W_ABS: u16 = 0x20;
+    const JEQ_K: u16 = 0x15;
+    const RET_K: u16 = 0x06;
+    let eperm = 0x0005_0000 | libc::EPERM as u32;
+    let prog: [(u16, u8, u8, u32); 5] = [
+        (LD_W_ABS, 0, 0, 0),
+        (JEQ_K, 2, 0, libc::SYS_mkdir as u32),
+        (JEQ_K, 1, 0, libc::SYS_mkdirat as u32),
+        (RET_K, 0, 0, 0x7fff_0000),
+        (RET_K, 0, 0, eperm),
+    ];
     prog.iter()
-        .flat_map(|f| {
-            let mut b = f.code.to_ne_bytes().to_vec();
-            b.extend([f.jt, f.jf]);
-            b.extend(f.k.to_ne_bytes());
+        .flat_map(|&(code, jt, jf, k)| {
+            let mut b = code.to_ne_bytes().to_vec();
+            b.extend([jt, jf]);
+            b.extend(k.to_ne_bytes());
             b
         })
         .collect()

@@ -225,3 +225,98 @@ fn the_sandbox_ends_with_the_command() {
         let _ = std::process::Command::new("pkill").args(["-f", &tag]).status();
     }
 }
+
+/// A host process that records every signal it gets.
+const TARGET: &str = r#"
+import signal, sys, time
+def h(s, f):
+    with open(sys.argv[1], "a") as m:
+        m.write(f"got {s}\n")
+for s in (signal.SIGIO, signal.SIGURG, signal.SIGUSR1, signal.SIGUSR2, signal.SIGTERM):
+    signal.signal(s, h)
+print("ready", flush=True)
+time.sleep(60)
+"#;
+
+/// Every route the review found to a signal, tried against the host
+/// process: the kill family, a pidfd, and a file's SIGIO owner set by
+/// fcntl (F_SETOWN, F_SETOWN_EX, then O_ASYNC) or by ioctl (FIOSETOWN,
+/// SIOCSPGRP, then FIOASYNC), each fired by a write.
+const ROUTES: &str = r#"
+import os, sys, socket, fcntl, struct, signal
+hp = int(sys.argv[1])
+def t(name, f):
+    try:
+        f(); print(name, "called")
+    except OSError as e:
+        print(name, "refused", e.errno)
+def fire(setup):
+    a, b = socket.socketpair()
+    setup(a)
+    fcntl.ioctl(a, 0x5452, struct.pack("i", 1))  # FIOASYNC
+    b.send(b"x")
+t("kill", lambda: os.kill(hp, signal.SIGUSR1))
+import ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def tgkill():
+    if libc.syscall(234, hp, hp, int(signal.SIGUSR2)) != 0:
+        raise OSError(ctypes.get_errno(), "tgkill")
+t("tgkill", tgkill)
+t("pidfd", lambda: signal.pidfd_send_signal(os.pidfd_open(hp), signal.SIGUSR1))
+t("F_SETOWN", lambda: fire(lambda a: fcntl.fcntl(a, fcntl.F_SETOWN, hp)))
+t("F_SETOWN_EX", lambda: fire(lambda a: fcntl.fcntl(a, 15, struct.pack("ii", 1, hp))))
+t("FIOSETOWN", lambda: fire(lambda a: fcntl.ioctl(a, 0x8901, struct.pack("i", hp))))
+t("SIOCSPGRP", lambda: fire(lambda a: fcntl.ioctl(a, 0x8902, struct.pack("i", hp))))
+def o_async(a):
+    fcntl.ioctl(a, 0x8901, struct.pack("i", hp))
+    fcntl.fcntl(a, fcntl.F_SETFL, os.O_ASYNC)
+t("O_ASYNC", lambda: fire(o_async))
+"#;
+
+#[test]
+fn no_route_signals_a_host_process() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.write("ws/target.py", TARGET, 0o644);
+        for api in APIS {
+            for landlock in ["best-effort", "off"] {
+                let marker = f.path().join(format!("got-{api}-{landlock}"));
+                let mut target = f
+                    .command("python3")
+                    .arg(f.ws().join("target.py"))
+                    .arg(&marker)
+                    .stdout(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                let mut line = String::new();
+                std::io::BufRead::read_line(
+                    &mut std::io::BufReader::new(target.stdout.take().unwrap()),
+                    &mut line,
+                )
+                .unwrap();
+                let target = Killed(target);
+                let pid = target.0.id();
+                let o = f
+                    .qwrap(&["run", "--landlock", landlock, "--", "python3", "-c", ROUTES])
+                    .arg(pid.to_string())
+                    .env("QWRAP_MOUNT_API", api)
+                    .output()
+                    .unwrap();
+                let out = ok(&o);
+                assert_eq!(out.lines().count(), 8, "{who:?} {api} {landlock}: {out}");
+                std::thread::sleep(Duration::from_millis(200));
+                let got = std::fs::read_to_string(&marker).unwrap_or_default();
+                assert!(
+                    got.is_empty(),
+                    "{who:?} {api} {landlock}: the host process got {got}\n{out}"
+                );
+                assert!(
+                    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                        .unwrap()
+                        .contains(") S"),
+                    "{who:?} {api} {landlock}"
+                );
+            }
+        }
+    }
+}

@@ -298,6 +298,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             capabilities: privileges::capabilities(c, ctx, sandbox_uid, ns.user || c.userns_fd.is_some())?,
             seal: None,
             landlock,
+            reaper: false,
             filter,
             caller_filters: c.seccomp_programs.clone(),
             // Armed before the monitor's fork.

@@ -66,9 +66,10 @@ pub(super) fn variant(step: &Step) -> usize {
         Step::MakeOverlay { .. } => 53,
         Step::DisableUserns => 54,
         Step::NestUserNamespace { .. } => 55,
+        Step::StartReaper => 56,
     }
 }
-pub(super) const VARIANTS: usize = 56;
+pub(super) const VARIANTS: usize = 57;
 
 pub(super) fn p(s: &str) -> PathBuf {
     PathBuf::from(s)
@@ -122,6 +123,7 @@ pub(super) fn run_steps() -> Vec<Step> {
                 allow: Default::default(),
                 log: Some(p("/q/egress.log")),
             }),
+            scoped: true,
         },
         Step::Unshare { ns: all },
         Step::NewSessionKeyring,
@@ -237,12 +239,16 @@ pub(super) fn run_steps() -> Vec<Step> {
             keep: vec![0, 1, 2],
             closed: vec![],
         },
+        Step::StartReaper,
         Step::Landlock {
             abi: 7,
             paths: vec![p("/q/ws"), p("/tmp")],
             scoped: true,
         },
-        Step::SeccompNotify { signals: true },
+        Step::SeccompNotify {
+            signals: true,
+            root: false,
+        },
         Step::DieWithParent,
         Step::NewSession {},
         Step::Exec {

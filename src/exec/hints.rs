@@ -10,6 +10,12 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
         }
         Step::Exec { argv, .. } => Some(exec_hint(raw, argv.first())),
         Step::DieWithParent => Some("the process that started qwrap exited during setup".into()),
+        Step::StartWarden { .. } if raw == libc::ENOENT => {
+            Some("/proc is not mounted here (or not procfs): qwrap needs /proc/self/stat to fork safely".into())
+        }
+        Step::StartWarden { .. } | Step::StartReaper if raw == libc::EBUSY => {
+            Some("this process has more than one thread, and a fork could copy a lock another thread holds".into())
+        }
         Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::ENOENT => {
             Some("/proc is not mounted here (or not procfs): qwrap needs /proc/self/uid_map".into())
         }

@@ -68,6 +68,44 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fai
     Ok(())
 }
 
+/// The reaper's domain: it handles only reparenting (REFER), granted
+/// beneath `/` (a domain otherwise denies every cross-directory rename and
+/// link), and scopes signals. The sandbox's ruleset nests inside it, so
+/// the reaper's kill(-1) reaches exactly the sandbox's processes and the
+/// sandbox cannot signal or trace the reaper.
+pub(super) fn signal_domain() -> Result<(), Fail> {
+    let err = |what: &str, e: &dyn std::fmt::Display| Fail::with(Errno::INVAL, format!("{what}: {e}"));
+    if fake::takes("landlock_create_ruleset") {
+        fake::takes("openat");
+        fake::takes("landlock_add_rule");
+        fake::takes("prctl");
+        fake::takes("landlock_restrict_self");
+        return Ok(());
+    }
+    k::set_no_new_privs()?;
+    let refer = AccessFs::Refer;
+    let root = PathFd::new("/").map_err(|e| err("open /", &e))?;
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(refer)
+        .map_err(|e| err("handle_access", &e))?
+        .scope(Scope::Signal)
+        .map_err(|e| err("scope", &e))?
+        .create()
+        .map_err(|e| err("landlock_create_ruleset", &e))?
+        .add_rule(PathBeneath::new(root, refer))
+        .map_err(|e| err("landlock_add_rule /", &e))?
+        .restrict_self()
+        .map_err(|e| err("landlock_restrict_self", &e))?;
+    if status.ruleset != RulesetStatus::FullyEnforced {
+        return Err(Fail::with(
+            Errno::NOTSUP,
+            format!("signal domain only {:?}", status.ruleset),
+        ));
+    }
+    Ok(())
+}
+
 /// The fds 0-2 that are files the caller handed over for writing (a
 /// terminal, a log file), by their /proc/self/fd links.
 fn writable_stdio() -> Vec<PathBuf> {

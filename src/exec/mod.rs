@@ -17,10 +17,12 @@ mod namespaces_steps;
 mod overlay;
 mod pointers;
 mod process_steps;
+mod reap;
 mod remount;
 mod reroot;
 mod seccomp;
 mod warden;
+mod warden_calls;
 
 #[cfg(test)]
 mod fake_samples;
@@ -241,6 +243,7 @@ impl Executor {
             | Step::NoNewPrivs
             | Step::Landlock { .. }
             | Step::Seccomp
+            | Step::StartReaper
             | Step::CallerSeccomp { .. }
             | Step::ReopenFd { .. }
             | Step::SealFds { .. }

@@ -9,12 +9,14 @@ impl Executor {
                 keep_background,
                 watch,
                 egress,
+                scoped,
             } => {
                 self.warden = Some(warden::start(
                     *keep_background,
                     watch,
                     &self.held,
                     egress.as_ref(),
+                    *scoped,
                 )?)
             }
             Step::ListenEgress { port } => {
@@ -27,8 +29,8 @@ impl Executor {
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 warden::hand_over_egress(link, listener)?;
             }
-            Step::SeccompNotify { signals } => {
-                let listener = seccomp::notify_listener(*signals)?;
+            Step::SeccompNotify { signals, root } => {
+                let listener = seccomp::notify_listener(*signals, *root)?;
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
                 warden::hand_over(link, listener)?;
             }
@@ -58,6 +60,11 @@ impl Executor {
             Step::NoNewPrivs => k::set_no_new_privs()?,
             Step::Landlock { abi, paths, scoped } => landlock::apply(*abi, paths, *scoped)?,
             Step::Seccomp => seccomp::apply()?,
+            Step::StartReaper => {
+                let reaper = reap::start()?;
+                let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
+                warden::hand_over_reaper(link, reaper)?;
+            }
             Step::CallerSeccomp { programs } => {
                 // Installed as the last thing before execve.
                 self.filters = programs.iter().map(|p| seccomp::from_bytes(p)).collect();

@@ -32,6 +32,7 @@ pub enum Filter {
     /// signals too, where Landlock cannot scope them).
     Warden {
         signals: bool,
+        root: bool,
     },
     /// bwrap mode's layers: terminal injection and setuid bits refused.
     Plain,
@@ -66,6 +67,8 @@ pub struct Confinement {
     /// `run`: the descriptors that reach the command (kept, closed).
     pub seal: Option<Seal>,
     pub landlock: Option<LandlockRules>,
+    /// `run` with Landlock's signal scope: the reaper, just before the ruleset.
+    pub reaper: bool,
     pub filter: Filter,
     /// bwrap mode: the caller's seccomp programs (installed at exec).
     pub caller_filters: Vec<Vec<u8>>,
@@ -94,11 +97,14 @@ impl Confinement {
         if let Some(Seal { keep, closed }) = self.seal {
             s.push(Step::SealFds { keep, closed });
         }
+        if self.reaper {
+            s.push(Step::StartReaper);
+        }
         if let Some(LandlockRules { abi, paths, scoped }) = self.landlock {
             s.push(Step::Landlock { abi, paths, scoped });
         }
         match self.filter {
-            Filter::Warden { signals } => s.push(Step::SeccompNotify { signals }),
+            Filter::Warden { signals, root } => s.push(Step::SeccompNotify { signals, root }),
             Filter::Plain => s.push(Step::Seccomp),
             Filter::None => {}
         }
@@ -151,6 +157,7 @@ mod tests {
                 paths: vec!["/w".into()],
                 scoped: true,
             }),
+            reaper: false,
             filter: Filter::Plain,
             caller_filters: vec![vec![0; 8]],
             die_with_parent: true,

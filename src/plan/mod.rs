@@ -5,6 +5,7 @@
 mod caches;
 mod confine;
 mod fds;
+pub mod filter_rules;
 mod json;
 mod layers;
 mod layout;
@@ -116,6 +117,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
             allow: crate::egress::AllowList(policy.allowed_domains.iter().map(|d| d.value.clone()).collect()),
             log: policy.egress_log.clone(),
         }),
+        scoped: layers.landlock_abi >= LANDLOCK_SCOPE_ABI && !policy.settings.keep_background.value,
     });
     b.push(Step::Unshare {
         ns: Namespaces {
@@ -218,10 +220,12 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
                 paths: landlock_paths(policy),
                 scoped: layers.landlock_abi >= LANDLOCK_SCOPE_ABI,
             }),
+            reaper: layers.landlock_abi >= LANDLOCK_SCOPE_ABI && !policy.settings.keep_background.value,
             // One filter, the warden's rules included. Signals are the
             // kernel's to refuse where Landlock scopes them.
             filter: Filter::Warden {
                 signals: layers.landlock_abi < LANDLOCK_SCOPE_ABI,
+                root: host.uid == 0,
             },
             caller_filters: Vec::new(),
             die_with_parent: policy.die_with_parent,

@@ -112,6 +112,10 @@ pub enum Step {
         /// `--network proxied`: the proxy the warden serves.
         #[serde(skip_serializing_if = "Option::is_none")]
         egress: Option<Egress>,
+        /// Landlock's signal scope is there: the warden and the sandbox
+        /// share a signal domain, and the warden's kill(-1) ends the
+        /// sandbox (otherwise forks go through the warden and it walks /proc).
+        scoped: bool,
     },
     /// `--network proxied`: the proxy's listening socket, made in the
     /// sandbox's network namespace and handed to the warden, which serves
@@ -247,10 +251,16 @@ pub enum Step {
         scoped: bool,
     },
     Seccomp,
-    /// The filter that hands process-targeting syscalls (and, with
-    /// `signals`, the signal calls) to the warden.
+    /// The reaper (Landlock ABI ≥ 6): a Landlock domain that only scopes
+    /// signals, a detached process in it that kills every process of the
+    /// sandbox (whose ruleset nests inside) when the command exits.
+    StartReaper,
+    /// The filter that hands process-targeting syscalls to the warden;
+    /// with `signals` (no Landlock signal scope) the signal calls, SIGIO
+    /// owners and forks too; with `root`, extended attributes refused.
     SeccompNotify {
         signals: bool,
+        root: bool,
     },
     /// A detached tmpfs (mode 0000) holding an empty directory `d` and an
     /// empty file `f`, both mode 0000: what hidden paths are covered with.

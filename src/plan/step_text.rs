@@ -2,6 +2,7 @@
 //! each (tests/plan_calls.rs holds them to a trace, exec/fake_tests.rs to
 //! the executor's code).
 
+use super::filter_rules;
 use super::step::{Ambient, IdMap, Role, Step};
 use super::step_args::{join_flags, q};
 use std::fmt;
@@ -12,6 +13,9 @@ const DYING_CHILD: &str = " (after die-with-parent: prctl(PR_SET_PDEATHSIG, SIGK
 /// A child that goes on while its monitor writes reports first waits for it.
 const WAIT_FOR_MONITOR: &str =
     " (with --info-fd or --json-status-fd: then read(go pipe) until the monitor has read the namespace ids)";
+
+/// What precedes every fork: the kernel's thread count, which must be one.
+const ONE_THREAD: &str = "openat(\"/proc/self/stat\"); read() = one thread; ";
 
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -59,17 +63,21 @@ impl fmt::Display for Step {
                 keep_background,
                 watch,
                 egress,
+                scoped,
             } => {
+                write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
                 if let Some(l) = egress.as_ref().and_then(|e| e.log.as_ref()) {
                     write!(f, "open({}, O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, 0600); ", q(l))?;
                 }
                 write!(
                     f,
-                    "getpid() = the command; socketpair(AF_UNIX, SOCK_SEQPACKET); fork(); fork() = the warden (outside the sandbox; {}",
-                    if *keep_background {
-                        "leaves the command's leftovers running"
-                    } else {
-                        "kills every process left in the sandbox when the command exits"
+                    "{ONE_THREAD}fork(); fork() = the warden, whose parent exits at once (wait4), so that it is no child of the command (outside the sandbox; {}",
+                    match (keep_background, scoped) {
+                        (true, _) => "leaves the command's leftovers running",
+                        (false, true) =>
+                            "when the command exits, waits (poll, at most 2 s) for the reaper's kill(-1) to empty the sandbox",
+                        (false, false) =>
+                            "when the command exits, holds every fork and kills every process whose user namespace is the sandbox's or one made inside it (NS_GET_PARENT), until none is left",
                     }
                 )?;
                 write!(
@@ -95,14 +103,17 @@ impl fmt::Display for Step {
             }
             Step::Unshare { ns } => write!(f, "unshare({})", ns.names()),
             Step::NewSessionKeyring => write!(f, "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)"),
-            Step::SeccompNotify { signals } => write!(
+            Step::SeccompNotify { signals, root } => write!(
                 f,
-                "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {{ioctl(_, TIOCSTI|TIOCLINUX) = EPERM, chmod/fchmod/fchmodat/fchmodat2(mode & (S_ISUID|S_ISGID)) = EPERM, open/openat/creat/mknod/mknodat(O_CREAT, mode & (S_ISUID|S_ISGID)) = EPERM, openat2 = ENOSYS, prlimit64/sched_setaffinity/sched_setscheduler/sched_setparam/sched_setattr/migrate_pages/move_pages(pid != 0), setpriority/ioprio_set(not the caller){} = USER_NOTIF, otherwise allow}}); sendmsg(warden, SCM_RIGHTS listener)",
-                if *signals {
-                    ", kill/tkill/tgkill/rt_sigqueueinfo/rt_tgsigqueueinfo/pidfd_send_signal, fcntl(F_SETOWN|F_SETOWN_EX)"
-                } else {
-                    ""
-                }
+                "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {}); sendmsg(warden, SCM_RIGHTS listener)",
+                filter_rules::describe(
+                    filter_rules::Arch::HERE,
+                    filter_rules::Profile {
+                        warden: true,
+                        unscoped: *signals,
+                        root: *root,
+                    }
+                )
             ),
             Step::DenySetgroups => write!(f, "openat(\"/proc/self/setgroups\", O_WRONLY); write(\"deny\")"),
             Step::WriteIdMap { map, inside, outside } => {
@@ -313,9 +324,14 @@ impl fmt::Display for Step {
                     beneath.join(", ")
                 )
             }
+            Step::StartReaper => write!(
+                f,
+                "getpid() = the command; getppid() = a process outside; landlock_create_ruleset(handled=REFER, scoped=SIGNAL); open(\"/\", O_PATH); fstat; landlock_add_rule(PATH_BENEATH, REFER, \"/\"); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self(); pidfd_open(the command); pipe2(O_CLOEXEC); {ONE_THREAD}fork(); fork() = the reaper (its parent exits at once, wait4; in it: a session of its own, poll of the command's pidfd, then, if the process outside is out of its reach, kill(-1, SIGKILL)); read(pipe) = its pid; pidfd_open(the reaper); sendmsg(warden, SCM_RIGHTS pidfd)"
+            ),
             Step::Seccomp => write!(
                 f,
-                "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {{ioctl(_, TIOCSTI|TIOCLINUX) = EPERM, chmod/fchmod/fchmodat/fchmodat2(mode & (S_ISUID|S_ISGID)) = EPERM, open/openat/creat/mknod/mknodat(O_CREAT, mode & (S_ISUID|S_ISGID)) = EPERM, openat2 = ENOSYS, otherwise allow}})"
+                "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {})",
+                filter_rules::describe(filter_rules::Arch::HERE, filter_rules::Profile::PLAIN)
             ),
             Step::MakeHiddenSource { tree } => write!(
                 f,
@@ -347,7 +363,7 @@ impl fmt::Display for Step {
             ),
             Step::NewSession => write!(
                 f,
-                "setsid(); a group leader forks first and stays as a supervisor that forwards signals{DYING_CHILD}"
+                "setsid(); a group leader ({ONE_THREAD}) forks first and stays as a supervisor that forwards signals{DYING_CHILD}"
             ),
             Step::CloneMonitor {
                 ns,
@@ -361,7 +377,7 @@ impl fmt::Display for Step {
                 }
                 write!(
                     f,
-                    "clone({}SIGCHLD); the parent waits as the monitor",
+                    "{ONE_THREAD}clone({}SIGCHLD); the parent waits as the monitor",
                     if *join {
                         String::new()
                     } else {
@@ -387,7 +403,7 @@ impl fmt::Display for Step {
             ),
             Step::ForkIntoPidNamespace { new_pidns } => write!(
                 f,
-                "{}fork(); the parent reports the child's pid to the monitor and waits{DYING_CHILD}{WAIT_FOR_MONITOR}",
+                "{}{ONE_THREAD}fork(); the parent reports the child's pid to the monitor and waits{DYING_CHILD}{WAIT_FOR_MONITOR}",
                 if *new_pidns { "unshare(CLONE_NEWPID); " } else { "" },
             ),
             Step::NotifyMonitor => write!(f, "write(ready pipe, getpid()){WAIT_FOR_MONITOR}"),
@@ -461,7 +477,7 @@ impl fmt::Display for Step {
             ),
             Step::PidOneInit => write!(
                 f,
-                "fork(); PID 1 waits for every child and exits as the command does{DYING_CHILD}"
+                "{ONE_THREAD}fork(); PID 1 waits for every child and exits as the command does{DYING_CHILD}"
             ),
             Step::BlockOnFd { fd } => write!(f, "read({fd}, 1 byte)"),
             Step::LockFile { path } => write!(f, "fcntl(open({}, O_RDONLY), F_SETLK, F_RDLCK)", q(path)),

@@ -100,6 +100,7 @@ fn starts_with_namespaces_and_identity_maps() {
                 keep_background: false,
                 watch: vec![],
                 egress: None,
+                scoped: true,
             },
             Step::Unshare {
                 ns: Namespaces {
@@ -137,22 +138,22 @@ fn ends_by_dropping_privileges_then_exec() {
         let n = p.steps.len();
         // Only the legacy path pivots; the new API edits its own copy in place.
         assert_eq!(
-            matches!(p.steps[n - 9], Step::EnterRoot { .. }),
+            matches!(p.steps[n - 10], Step::EnterRoot { .. }),
             api == MountApi::Legacy
         );
         assert!(
-            !p.steps[..n - 9]
+            !p.steps[..n - 10]
                 .iter()
                 .any(|s| matches!(s, Step::EnterRoot { .. }))
         );
         assert_eq!(
-            p.steps[n - 8],
+            p.steps[n - 9],
             Step::Chdir {
                 candidates: vec!["/home/u/proj".into()]
             }
         );
         assert_eq!(
-            &p.steps[n - 7..n - 4],
+            &p.steps[n - 8..n - 5],
             &[
                 Step::DropCapabilities {
                     keep: vec![],
@@ -166,6 +167,7 @@ fn ends_by_dropping_privileges_then_exec() {
                 }
             ]
         );
+        assert_eq!(p.steps[n - 5], Step::StartReaper);
         assert_eq!(
             p.steps[n - 4],
             Step::Landlock {
@@ -176,7 +178,13 @@ fn ends_by_dropping_privileges_then_exec() {
         );
         assert_eq!(
             &p.steps[n - 3..n - 1],
-            &[Step::SeccompNotify { signals: false }, Step::DieWithParent]
+            &[
+                Step::SeccompNotify {
+                    signals: false,
+                    root: false
+                },
+                Step::DieWithParent
+            ]
         );
         assert!(matches!(p.steps[n - 1], Step::Exec { .. }));
     }
@@ -433,7 +441,7 @@ fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
     );
     assert!(private < remount);
     assert!(
-        matches!(p.steps.iter().rev().nth(8), Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
+        matches!(p.steps.iter().rev().nth(9), Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
     );
 }
 

@@ -190,12 +190,13 @@ pub fn listen_loopback(port: u16) -> std::io::Result<OwnedFd> {
     std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port)).map(OwnedFd::from)
 }
 
-/// A seccomp program installed with seccompiler (no_new_privs first).
-pub fn seccomp_filter(program: &[seccompiler::sock_filter]) -> Result<(), seccompiler::Error> {
+/// A seccomp program installed without a listener (no_new_privs first).
+pub fn seccomp_filter(program: &[(u16, u8, u8, u32)]) -> R<()> {
     if fake::takes("prctl") && fake::takes("seccomp") {
         return Ok(());
     }
-    seccompiler::apply_filter(program)
+    rustix::thread::set_no_new_privs(true)?;
+    super::seccomp_install(program, false).map(drop)
 }
 
 pub fn open_tree<P: Arg, Fd: AsFd>(dir: Fd, path: P, flags: OpenTreeFlags) -> R<OwnedFd> {
@@ -333,6 +334,12 @@ pub fn wait(opts: WaitOptions) -> R<Option<(Pid, WaitStatus)>> {
 pub fn kill_process(pid: Pid, signal: Signal) -> R<()> {
     faked!("kill", Ok(()));
     rustix::process::kill_process(pid, signal)
+}
+
+/// `kill(pid, 0)`: whether a signal could reach the process.
+pub fn test_kill_process(pid: Pid) -> R<()> {
+    faked!("kill", Ok(()));
+    rustix::process::test_kill_process(pid)
 }
 
 pub fn pidfd_open(pid: Pid, flags: PidfdFlags) -> R<OwnedFd> {

@@ -12,9 +12,18 @@ pub use exec::{apply_filters, exec_after_filters};
 
 pub use fds::{close_others_at_exec, dup_onto, unix_socket_file, with_inherited_fd};
 pub use notify::{
-    Notification, detach_warden, exit_now, fork_quiet, join_new_session_keyring, notif_recv, notif_send,
-    seccomp_listener,
+    Notification, detach_warden, exit_now, join_new_session_keyring, notif_id_valid, notif_recv, notif_send,
+    seccomp_install, seccomp_listener,
 };
+
+/// The errno the kernel answers to syscall `nr` with no arguments (for a
+/// number no kernel knows: ENOSYS).
+pub fn unknown_syscall_errno(nr: u32) -> i32 {
+    // SAFETY: a syscall with zero arguments; one the kernel knows would
+    // only read registers, and this is called for numbers it does not.
+    let r = unsafe { libc::syscall(libc::c_long::from(nr), 0, 0, 0, 0, 0, 0) };
+    if r < 0 { last_errno() } else { 0 }
+}
 
 use fake::faked;
 use rustix::fd::{AsRawFd, BorrowedFd};
@@ -174,9 +183,11 @@ pub fn unshare_namespaces(flags: rustix::thread::UnshareFlags) -> Result<(), Err
 /// `fork()`: `Ok(None)` in the child, `Ok(Some(pid))` in the parent.
 pub fn fork() -> Result<Option<i32>, Errno> {
     // The fake answers as the child, the side that goes on with the setup.
+    fake_thread_count();
     faked!("clone", Ok(None));
-    // SAFETY: qwrap is single-threaded, so the child is a consistent copy of
-    // the parent and may go on running Rust code.
+    single_threaded()?;
+    // SAFETY: the process has one thread (checked just above), so the child
+    // is a consistent copy of the parent and may go on running Rust code.
     match unsafe { libc::fork() } {
         -1 => Err(Errno::from_raw_os_error(last_errno())),
         0 => Ok(None),
@@ -275,15 +286,92 @@ pub fn read_inherited_fd(fd: i32) -> std::io::Result<Vec<u8>> {
 /// namespaces (a new PID namespace makes it PID 1 there). `Ok(None)` in the
 /// child, `Ok(Some(pid))` in the parent.
 pub fn clone_fork(flags: u64) -> Result<Option<i32>, Errno> {
+    fake_thread_count();
     faked!("clone", Ok(None));
     raw_clone(flags | libc::SIGCHLD as u64)
 }
 
+/// The recording fake's record of `single_threaded`'s two calls.
+fn fake_thread_count() {
+    if fake::takes("openat") {
+        fake::takes("read");
+    }
+}
+
+/// Refuses (EBUSY) when this process has more than one thread: a child
+/// forked from a threaded process may find a lock another thread held, so
+/// every fork here runs Rust code only after this check. The count is the
+/// kernel's (`/proc/self/stat`), not a flag qwrap keeps, so a thread any
+/// library started counts too.
+pub fn single_threaded() -> Result<(), Errno> {
+    let fd = rustix::fs::open(
+        "/proc/self/stat",
+        rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+        rustix::fs::Mode::empty(),
+    )?;
+    let mut buf = [0u8; 1024];
+    let n = rustix::io::read(&fd, &mut buf)?;
+    let stat = &buf[..n];
+    let end = stat.iter().rposition(|&b| b == b')').ok_or(Errno::IO)?;
+    // num_threads is the 20th field, the 18th after the comm.
+    let threads = std::str::from_utf8(&stat[end + 2..])
+        .ok()
+        .and_then(|rest| rest.split_whitespace().nth(17))
+        .and_then(|n| n.parse::<u32>().ok())
+        .ok_or(Errno::IO)?;
+    if threads == 1 { Ok(()) } else { Err(Errno::BUSY) }
+}
+
+/// A child that is not this process's child: an intermediate forks it and
+/// exits at once (reaped here), so the kernel hands it to init or the
+/// nearest subreaper, and whatever this process becomes (the command)
+/// never sees it among its children. `Ok(None)` in that grandchild.
+pub fn fork_detached() -> Result<Option<()>, Errno> {
+    // The fake answers as the parent: the grandchild is the warden.
+    fake_thread_count();
+    faked!("clone", Ok(Some(())));
+    match raw_clone(libc::SIGCHLD as u64)? {
+        Some(mid) => {
+            let mid = rustix::process::Pid::from_raw(mid).ok_or(Errno::SRCH)?;
+            loop {
+                match rustix::process::waitpid(Some(mid), rustix::process::WaitOptions::empty()) {
+                    Ok(Some((_, st))) if st.exit_status() == Some(0) => return Ok(Some(())),
+                    Ok(Some(_)) => return Err(Errno::CHILD),
+                    Ok(None) | Err(Errno::INTR) => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        None => match raw_clone(libc::SIGCHLD as u64) {
+            Ok(None) => Ok(None),
+            // SAFETY: _exit ends the intermediate at once, running no Rust
+            // destructors twice.
+            Ok(Some(_)) => unsafe { libc::_exit(0) },
+            Err(_) => unsafe { libc::_exit(1) },
+        },
+    }
+}
+
+/// `ioctl(NS_GET_PARENT)`: the user namespace that owns `ns` (EPERM above
+/// the caller's own).
+pub fn ns_get_parent(ns: BorrowedFd<'_>) -> Result<rustix::fd::OwnedFd, Errno> {
+    const NS_GET_PARENT: libc::c_ulong = 0xb702;
+    // SAFETY: NS_GET_PARENT takes no argument and returns a new descriptor.
+    let fd = unsafe { libc::ioctl(ns.as_raw_fd(), NS_GET_PARENT) };
+    if fd < 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    // SAFETY: a new descriptor the kernel just returned, owned by nobody else.
+    Ok(unsafe { <rustix::fd::OwnedFd as std::os::fd::FromRawFd>::from_raw_fd(fd) })
+}
+
 /// clone(2) without CLONE_VM, with the given flags and exit signal.
 fn raw_clone(flags: u64) -> Result<Option<i32>, Errno> {
+    single_threaded()?;
     // SAFETY: without CLONE_VM the child gets a copy of the address space,
-    // exactly as with fork(2); qwrap is single-threaded, so that copy is
-    // consistent. A NULL stack means "the current stack, copied".
+    // exactly as with fork(2); the process has one thread (checked just
+    // above), so that copy is consistent. A NULL stack means "the current
+    // stack, copied".
     let ret = unsafe {
         libc::syscall(
             libc::SYS_clone,
@@ -429,6 +517,14 @@ pub fn init_process() {
     // disposition. An ignored signal stays ignored across execve: the Exec
     // step (sys::exec_after_filters) restores SIG_DFL for the command.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+}
+
+/// `kill(-1, SIGKILL)`: every process this one may signal but itself (and
+/// init). The warden calls it from the signal domain it shares with the
+/// sandbox, where that is exactly the sandbox's processes.
+pub fn kill_everything_reachable() {
+    // SAFETY: kill(2) has no memory-safety preconditions.
+    unsafe { libc::kill(-1, libc::SIGKILL) };
 }
 
 #[cfg(test)]

@@ -10,29 +10,41 @@ use rustix::io::Errno;
 /// listener fd (Linux ≥ 5.0; no_new_privs must be set).
 pub fn seccomp_listener(program: &[(u16, u8, u8, u32)]) -> Result<OwnedFd, Errno> {
     faked!("seccomp", Ok(super::fake::fd()));
+    seccomp_install(program, true).and_then(|fd| fd.ok_or(Errno::INVAL))
+}
+
+/// `seccomp(SECCOMP_SET_MODE_FILTER)` of one program, with a new listener
+/// when asked.
+pub fn seccomp_install(program: &[(u16, u8, u8, u32)], listener: bool) -> Result<Option<OwnedFd>, Errno> {
     let mut filters: Vec<libc::sock_filter> = program
         .iter()
         .map(|&(code, jt, jf, k)| libc::sock_filter { code, jt, jf, k })
         .collect();
     let prog = libc::sock_fprog {
-        len: filters.len() as u16,
+        len: u16::try_from(filters.len()).map_err(|_| Errno::INVAL)?,
         filter: filters.as_mut_ptr(),
     };
+    let flags = if listener {
+        libc::SECCOMP_FILTER_FLAG_NEW_LISTENER
+    } else {
+        0
+    };
     // SAFETY: `prog` points at `filters`, alive for the call; the kernel
-    // copies the program and returns a new fd that nothing else owns.
+    // copies the program and, with a listener, returns a new fd that
+    // nothing else owns.
     let fd = unsafe {
         libc::syscall(
             libc::SYS_seccomp,
             libc::SECCOMP_SET_MODE_FILTER,
-            libc::SECCOMP_FILTER_FLAG_NEW_LISTENER,
+            flags,
             &prog as *const libc::sock_fprog,
         )
     };
     if fd < 0 {
         return Err(Errno::from_raw_os_error(last_errno()));
     }
-    // SAFETY: a new descriptor the kernel just returned.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    // SAFETY: with a listener, a new descriptor the kernel just returned.
+    Ok(listener.then(|| unsafe { OwnedFd::from_raw_fd(fd as i32) }))
 }
 
 /// One notification: who asked, for which syscall, with which arguments.
@@ -151,13 +163,9 @@ pub fn join_new_session_keyring() -> Result<(), rustix::io::Errno> {
     Ok(())
 }
 
-/// A fork whose child sends its parent no signal when it exits (exit
-/// signal 0): `waitpid(-1)` without `__WALL` never returns it and no SIGCHLD
-/// arrives, so the command qwrap becomes never sees the warden. When the
-/// parent exits the kernel reparents the child with SIGCHLD restored, and
-/// init (or a subreaper) reaps it. `Ok(None)` in the child.
-pub fn fork_quiet() -> Result<Option<i32>, Errno> {
-    // The fake answers as the parent: the warden is the child.
-    faked!("clone", Ok(Some(1)));
-    super::raw_clone(0)
+/// Whether a notification is still pending: the caller has not died (and
+/// its pid been reused) since it was received.
+pub fn notif_id_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
+    // SAFETY: ID_VALID reads the u64 we pass, of the size the ioctl encodes.
+    unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0 }
 }

@@ -231,19 +231,26 @@ pub struct HostHelpers {
     socket_dir: Option<PathBuf>,
     /// `--network proxied`: the port of a loopback server that greets.
     egress_target: Option<u16>,
+    /// The greeter's process.
+    greeter: Option<rustix::process::Pid>,
 }
 
 /// A loopback server that writes a greeting to each client, for the
-/// egress-listed check; it ends with verify.
-fn greeter() -> Option<u16> {
+/// egress-listed check: a process of its own (verify forks the probe
+/// later, which only a single-threaded process may), killed with verify.
+fn greeter() -> Option<(u16, rustix::process::Pid)> {
     let l = std::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, 0)).ok()?;
     let port = l.local_addr().ok()?.port();
-    std::thread::spawn(move || {
-        for mut c in l.incoming().flatten() {
-            let _ = std::io::Write::write_all(&mut c, egress_checks::GREETING);
+    match crate::sys::fork().ok()? {
+        Some(pid) => Some((port, rustix::process::Pid::from_raw(pid)?)),
+        None => {
+            let _ = crate::sys::kernel::die_with_parent();
+            for mut c in l.incoming().flatten() {
+                let _ = std::io::Write::write_all(&mut c, egress_checks::GREETING);
+            }
+            std::process::exit(0)
         }
-    });
-    Some(port)
+    }
 }
 
 impl HostHelpers {
@@ -258,8 +265,11 @@ impl HostHelpers {
             .spawn()
             .ok();
         h.abstract_socket = abstract_listener(&tag).ok().map(|fd| (fd, tag.clone()));
-        if policy.network == NetworkMode::Proxied {
-            h.egress_target = greeter();
+        if policy.network == NetworkMode::Proxied
+            && let Some((port, pid)) = greeter()
+        {
+            h.egress_target = Some(port);
+            h.greeter = Some(pid);
         }
         if let Some(dir) = socket_dir(policy, &tag) {
             match std::os::unix::net::UnixListener::bind(dir.join("s")) {
@@ -283,6 +293,10 @@ impl Drop for HostHelpers {
         }
         if let Some(d) = &self.socket_dir {
             std::fs::remove_dir_all(d).ok();
+        }
+        if let Some(pid) = self.greeter {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            let _ = rustix::process::waitpid(Some(pid), rustix::process::WaitOptions::empty());
         }
     }
 }

@@ -1,0 +1,191 @@
+use crate::plan::filter_rules::*;
+
+fn arch() -> Arch {
+    Arch::from_target(std::env::consts::ARCH).unwrap()
+}
+
+#[test]
+fn built_programs_are_the_rules_compiled() {
+    let a = arch();
+    type Built<'a> = (&'a str, &'a [(u16, u8, u8, u32)]);
+    let built: [Built; 5] = [
+        ("PROGRAM", &super::PROGRAM[..]),
+        ("NOTIFY_PROGRAM", &super::NOTIFY_PROGRAM[..]),
+        ("NOTIFY_ROOT_PROGRAM", &super::NOTIFY_ROOT_PROGRAM[..]),
+        ("NOTIFY_UNSCOPED_PROGRAM", &super::NOTIFY_UNSCOPED_PROGRAM[..]),
+        (
+            "NOTIFY_UNSCOPED_ROOT_PROGRAM",
+            &super::NOTIFY_UNSCOPED_ROOT_PROGRAM[..],
+        ),
+    ];
+    let profiles = Profile::all();
+    assert_eq!(profiles.len(), built.len());
+    for (name, profile) in profiles {
+        let prog = built.iter().find(|(n, _)| *n == name).unwrap().1;
+        assert_eq!(compile(a, &rules(a, profile)), prog.to_vec(), "{name}");
+    }
+    assert_eq!(DENIED_IOCTLS[0].0 as u64, libc::TIOCSTI);
+    assert_eq!(DENIED_IOCTLS[1].0 as u64, libc::TIOCLINUX);
+    assert_eq!(OWNER_IOCTLS[2].0 as u64, libc::FIOASYNC);
+    assert_eq!(SET_ID_BITS[0].0, libc::S_ISUID);
+    assert_eq!(SET_ID_BITS[1].0, libc::S_ISGID);
+}
+
+/// The table is the whole x86_64 syscall table: numbers 0-334 and 424 to
+/// its end, each once, named as libc names the ones it knows.
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn the_table_is_the_whole_syscall_table() {
+    let t = table();
+    let nrs: Vec<i64> = t.iter().map(|s| s.nr).collect();
+    let want: Vec<i64> = (0..=334).chain(424..i64::from(FIRST_UNKNOWN)).collect();
+    assert_eq!(nrs, want);
+    for (nr, name) in [
+        (libc::SYS_kill, "kill"),
+        (libc::SYS_clone3, "clone3"),
+        (libc::SYS_io_uring_setup, "io_uring_setup"),
+        (libc::SYS_fsetxattr, "fsetxattr"),
+        (libc::SYS_pidfd_send_signal, "pidfd_send_signal"),
+        (libc::SYS_fchmodat2, "fchmodat2"),
+        (libc::SYS_set_mempolicy_home_node, "set_mempolicy_home_node"),
+    ] {
+        assert_eq!(t.iter().find(|s| s.nr == nr).unwrap().name, name);
+    }
+    let known = [
+        "kernel",
+        "-",
+        "ioctl",
+        "setid-mode",
+        "setid-create",
+        "enosys",
+        "xattr",
+        "target",
+        "setpriority",
+        "ioprio",
+        "signal",
+        "fork",
+        "pidfd-signal",
+        "clone3",
+        "clone",
+        "fcntl",
+    ];
+    for s in &t {
+        assert!(
+            known.contains(&s.rule),
+            "{} has an unknown rule {}",
+            s.name,
+            s.rule
+        );
+        // A call in one of the classes has a rule, and the kernel's say how.
+        assert_eq!(s.class == "-", s.rule == "-", "{}", s.name);
+        assert_eq!(s.rule == "kernel", s.held != "-", "{}", s.name);
+        if !matches!(s.rule, "kernel" | "-") {
+            let some = Profile::all()
+                .into_iter()
+                .any(|(_, p)| !cases(s.rule, s.name, p).is_empty());
+            assert!(some, "{}: rule {} holds nothing in any profile", s.name, s.rule);
+        }
+    }
+}
+
+/// The running kernel has no syscall past the table: if it had, the
+/// filter would refuse it (ENOSYS) and the table needs the new row.
+#[test]
+fn the_kernel_has_nothing_past_the_table() {
+    for nr in FIRST_UNKNOWN..FIRST_UNKNOWN + 8 {
+        // SAFETY-free: an unknown number with no pointer arguments.
+        let r = rustix::io::Errno::from_raw_os_error(probe(nr));
+        assert_eq!(r, rustix::io::Errno::NOSYS, "syscall {nr} exists on this kernel");
+    }
+}
+
+fn probe(nr: u32) -> i32 {
+    crate::sys::unknown_syscall_errno(nr)
+}
+
+/// The program decides as the rules say, run through an interpreter.
+#[test]
+#[cfg(target_arch = "x86_64")]
+fn decisions() {
+    let p = &super::NOTIFY_PROGRAM[..];
+    let old = &super::NOTIFY_UNSCOPED_PROGRAM[..];
+    let root = &super::NOTIFY_ROOT_PROGRAM[..];
+    let plain = &super::PROGRAM[..];
+    let x86 = 0xc000_003e;
+    let call = |prog: &[Insn], nr: u32, args: [u64; 6]| run(prog, x86, nr, args);
+    let a = |v: &[u64]| {
+        let mut out = [0u64; 6];
+        out[..v.len()].copy_from_slice(v);
+        out
+    };
+    assert_eq!(call(p, 16, a(&[1, 0x5412])), EPERM); // TIOCSTI
+    assert_eq!(call(p, 16, a(&[1, 0x5413])), RET_ALLOW); // TIOCGWINSZ
+    assert_eq!(call(p, 90, a(&[0, 0o4755])), EPERM); // chmod setuid
+    assert_eq!(call(p, 90, a(&[0, 0o755])), RET_ALLOW);
+    assert_eq!(call(p, 91, a(&[3, 0o2775])), EPERM); // fchmod setgid
+    assert_eq!(call(p, 257, a(&[0, 0, 0o101, 0o4755])), EPERM); // openat O_CREAT setuid
+    assert_eq!(call(p, 257, a(&[0, 0, 0o1, 0o4755])), RET_ALLOW); // no O_CREAT
+    assert_eq!(call(p, 257, a(&[0, 0, 0o101, 0o644])), RET_ALLOW);
+    for prog in [p, old, root, plain] {
+        assert_eq!(call(prog, 437, a(&[])), ENOSYS); // openat2
+        for nr in [425, 426, 427] {
+            assert_eq!(call(prog, nr, a(&[])), ENOSYS); // io_uring
+        }
+        assert_eq!(call(prog, FIRST_UNKNOWN, a(&[])), ENOSYS);
+        assert_eq!(call(prog, 600, a(&[])), ENOSYS);
+        assert_eq!(call(prog, 0, a(&[])), RET_ALLOW); // read
+    }
+    assert_eq!(call(p, 302, a(&[0])), RET_ALLOW); // prlimit64 self
+    assert_eq!(call(p, 302, a(&[1234])), RET_USER_NOTIF);
+    assert_eq!(call(p, 141, a(&[0, 0, 5])), RET_ALLOW); // setpriority self
+    assert_eq!(call(p, 141, a(&[0, 99, 5])), RET_USER_NOTIF);
+    assert_eq!(call(p, 141, a(&[2, 0, 5])), RET_USER_NOTIF); // PRIO_USER
+    assert_eq!(call(p, 251, a(&[1, 0, 0])), RET_ALLOW); // ioprio self
+    assert_eq!(call(p, 251, a(&[3, 0, 0])), RET_USER_NOTIF);
+    // Signals, SIGIO owners and forks: the kernel's (Landlock) with the
+    // scope, the warden's (or refused) without.
+    assert_eq!(call(p, 62, a(&[1, 15])), RET_ALLOW);
+    assert_eq!(call(old, 62, a(&[1, 15])), RET_USER_NOTIF);
+    assert_eq!(call(p, 424, a(&[3, 15])), RET_ALLOW);
+    assert_eq!(call(old, 424, a(&[3, 15])), ENOSYS); // pidfd_send_signal
+    assert_eq!(call(old, 72, a(&[3, 8, 1])), RET_USER_NOTIF); // F_SETOWN
+    assert_eq!(call(old, 72, a(&[3, 15, 0x7000])), EPERM); // F_SETOWN_EX
+    assert_eq!(call(old, 72, a(&[3, 4, 0o20000])), EPERM); // F_SETFL O_ASYNC
+    assert_eq!(call(old, 72, a(&[3, 4, 0o4000])), RET_ALLOW); // F_SETFL O_NONBLOCK
+    assert_eq!(call(old, 72, a(&[3, 1, 0])), RET_ALLOW); // F_GETFD
+    assert_eq!(call(p, 72, a(&[3, 15, 0x7000])), RET_ALLOW);
+    for cmd in [0x8901, 0x8902, 0x5452] {
+        assert_eq!(call(old, 16, a(&[3, cmd])), EPERM);
+        assert_eq!(call(p, 16, a(&[3, cmd])), RET_ALLOW);
+    }
+    assert_eq!(call(old, 57, a(&[])), RET_USER_NOTIF); // fork
+    assert_eq!(call(old, 58, a(&[])), RET_USER_NOTIF); // vfork
+    assert_eq!(call(old, 56, a(&[0x11])), RET_USER_NOTIF); // clone(SIGCHLD)
+    assert_eq!(call(old, 56, a(&[0x3d0f00])), RET_ALLOW); // a thread
+    assert_eq!(call(old, 435, a(&[])), ENOSYS); // clone3
+    assert_eq!(call(p, 57, a(&[])), RET_ALLOW);
+    assert_eq!(call(p, 435, a(&[])), RET_ALLOW);
+    // Extended attributes: refused to root, whose file capabilities would
+    // hold on the host.
+    for nr in [188, 189, 190, 463] {
+        assert_eq!(call(root, nr, a(&[])), EPERM);
+        assert_eq!(call(p, nr, a(&[])), RET_ALLOW);
+    }
+    // Another ABI is killed; x32 calls fail with ENOSYS.
+    assert_eq!(run(p, 0x4000_0003, 0, a(&[])), RET_KILL_PROCESS);
+    assert_eq!(call(p, 0x4000_0000 + 90, a(&[0, 0o4755])), ENOSYS);
+    // Without the warden, nothing is handed over.
+    assert_eq!(call(plain, 302, a(&[1234])), RET_ALLOW);
+    assert_eq!(call(plain, 90, a(&[0, 0o4755])), EPERM);
+}
+
+#[test]
+fn the_description_names_every_rule_call() {
+    let a = arch();
+    for (name, p) in Profile::all() {
+        let text = describe(a, p);
+        for r in rules(a, p) {
+            assert!(text.contains(r.name), "{name}: {} missing from {text}", r.name);
+        }
+    }
+}

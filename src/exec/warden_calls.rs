@@ -1,0 +1,205 @@
+//! What the warden decides for one trapped call: whom it is aimed at, by
+//! the rule the syscall table gives it (plan::filter_rules), so that the
+//! filter and the warden read one list. Only arguments passed in registers
+//! are read: nothing the caller could change after the check.
+
+use crate::plan::filter_rules::{Arch, rule_of};
+use crate::sys::Notification;
+use rustix::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+
+/// Who a trapped call is aimed at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Target {
+    Pid(i32),
+    Group(i32),
+    /// Everything of the user's (kill(-1), PRIO_USER, IOPRIO_WHO_USER).
+    Everyone,
+    /// Nothing outside the caller (pid 0 and the like).
+    Caller,
+    /// A new process (fork, vfork, clone without CLONE_THREAD): allowed
+    /// while the command lives, held once it has exited.
+    NewProcess,
+}
+
+/// The rules whose calls the warden decodes (a unit test holds this to
+/// every rule that can return USER_NOTIF).
+pub(super) const DECODED: [&str; 6] = ["signal", "target", "setpriority", "ioprio", "fcntl", "fork"];
+
+/// The target of a trapped call (`clone` traps only new processes).
+pub(super) fn target(n: &Notification) -> Target {
+    let a = n.args;
+    let int = |x: u64| x as u32 as i32;
+    let nr = i64::from(n.nr);
+    let rule = rule_of(Arch::HERE, nr);
+    if !DECODED.contains(&rule) && rule != "clone" {
+        return Target::Everyone;
+    }
+    match rule {
+        "signal" if nr == libc::SYS_kill => match int(a[0]) {
+            0 => Target::Group(0),
+            -1 => Target::Everyone,
+            p if p < 0 => Target::Group(-p),
+            p => Target::Pid(p),
+        },
+        // PRIO_PROCESS 0, PRIO_PGRP 1, PRIO_USER 2.
+        "setpriority" => match (a[0], int(a[1])) {
+            (0, 0) => Target::Caller,
+            (0, p) => Target::Pid(p),
+            (1, g) => Target::Group(g),
+            _ => Target::Everyone,
+        },
+        // IOPRIO_WHO_PROCESS 1, _PGRP 2, _USER 3.
+        "ioprio" => match (a[0], int(a[1])) {
+            (1, 0) => Target::Caller,
+            (1, p) => Target::Pid(p),
+            (2, g) => Target::Group(g),
+            _ => Target::Everyone,
+        },
+        // Only F_SETOWN comes here; its owner is the register argument.
+        "fcntl" => match int(a[2]) {
+            0 => Target::Caller,
+            p if p < 0 => Target::Group(-p),
+            p => Target::Pid(p),
+        },
+        "fork" | "clone" => Target::NewProcess,
+        // tkill(tid), tgkill(tgid, …), rt_sigqueueinfo(pid, …),
+        // rt_tgsigqueueinfo(tgid, …), prlimit64(pid), sched_*(pid),
+        // migrate_pages(pid), move_pages(pid).
+        "signal" | "target" => match int(a[0]) {
+            0 => Target::Caller,
+            p => Target::Pid(p),
+        },
+        _ => Target::Everyone,
+    }
+}
+
+/// The sandbox's user namespace, and the question whether a process is in
+/// it or in one made inside it (any depth).
+pub(super) struct Sandbox {
+    dev: u64,
+    ino: u64,
+    /// The reaper: inside, but no call of the sandbox may reach it.
+    pub(super) spare: Option<i32>,
+}
+
+impl Sandbox {
+    /// The user namespace of `pid` (the command, before it runs).
+    pub(super) fn of(pid: i32) -> Option<Sandbox> {
+        let m = std::fs::metadata(format!("/proc/{pid}/ns/user")).ok()?;
+        Some(Sandbox {
+            dev: m.dev(),
+            ino: m.ino(),
+            spare: None,
+        })
+    }
+
+    /// Whether `pid` lives in the sandbox's user namespace or in one made
+    /// inside it: the owners are walked up with NS_GET_PARENT, which stops
+    /// (EPERM) at the warden's own namespace.
+    pub(super) fn holds(&self, pid: i32) -> Option<bool> {
+        let f = std::fs::File::open(format!("/proc/{pid}/ns/user")).ok()?;
+        let mut ns: OwnedFd = f.into();
+        for _ in 0..33 {
+            let st = rustix::fs::fstat(&ns).ok()?;
+            if st.st_dev == self.dev && st.st_ino == self.ino {
+                return Some(true);
+            }
+            match crate::sys::ns_get_parent(ns.as_fd()) {
+                Ok(parent) => ns = parent,
+                Err(_) => return Some(false),
+            }
+        }
+        Some(false)
+    }
+
+    /// Whether the call may go on: every process it reaches is inside.
+    pub(super) fn allows(&self, n: &Notification, command_alive: bool) -> bool {
+        match target(n) {
+            Target::Caller => true,
+            Target::NewProcess => command_alive,
+            Target::Pid(p) | Target::Group(p) if Some(p) == self.spare => false,
+            Target::Pid(p) => self.holds(p).unwrap_or(true),
+            Target::Group(0) => group_of(n.pid as i32).is_some_and(|g| self.group_inside(g)),
+            Target::Group(g) => self.group_inside(g),
+            Target::Everyone => false,
+        }
+    }
+
+    /// Every member of the process group is inside (a process gone
+    /// meanwhile counts as inside: the kernel answers ESRCH for it).
+    fn group_inside(&self, group: i32) -> bool {
+        processes().all(|p| group_of(p) != Some(group) || self.holds(p).unwrap_or(true))
+    }
+}
+
+/// The processes in /proc.
+pub(super) fn processes() -> impl Iterator<Item = i32> {
+    std::fs::read_dir("/proc")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+}
+
+/// The process group of a process, from /proc/PID/stat (after the comm).
+fn group_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(2)?.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::plan::filter_rules::{Profile, RET_USER_NOTIF, cases, table};
+
+    /// Every rule that can hand a call to the warden is one it decodes, and
+    /// it decodes no other: the two lists are the table's.
+    #[test]
+    fn the_warden_decodes_exactly_the_rules_that_notify() {
+        let mut notifying: Vec<&str> = Vec::new();
+        for s in table() {
+            for (_, p) in Profile::all() {
+                if cases(s.rule, s.name, p).iter().any(|(_, a)| *a == RET_USER_NOTIF)
+                    && !notifying.contains(&s.rule)
+                {
+                    notifying.push(s.rule);
+                }
+            }
+        }
+        // clone is decoded with fork (a new process).
+        let mut decoded: Vec<&str> = DECODED.to_vec();
+        decoded.push("clone");
+        notifying.sort_unstable();
+        decoded.sort_unstable();
+        assert_eq!(notifying, decoded);
+    }
+
+    #[test]
+    #[cfg(target_arch = "x86_64")]
+    fn targets() {
+        let n = |nr: i32, args: &[u64]| {
+            let mut a = [0u64; 6];
+            a[..args.len()].copy_from_slice(args);
+            Notification {
+                id: 1,
+                pid: 1,
+                nr,
+                args: a,
+            }
+        };
+        assert_eq!(target(&n(62, &[(-1i64) as u64, 9])), Target::Everyone);
+        assert_eq!(target(&n(62, &[(-7i64) as u64, 9])), Target::Group(7));
+        assert_eq!(target(&n(62, &[0, 9])), Target::Group(0));
+        assert_eq!(target(&n(62, &[42, 9])), Target::Pid(42));
+        assert_eq!(target(&n(200, &[42, 9])), Target::Pid(42)); // tkill
+        assert_eq!(target(&n(72, &[3, 8, 42])), Target::Pid(42)); // F_SETOWN
+        assert_eq!(target(&n(72, &[3, 8, (-42i64) as u64])), Target::Group(42));
+        assert_eq!(target(&n(302, &[0])), Target::Caller);
+        assert_eq!(target(&n(141, &[2, 0])), Target::Everyone);
+        assert_eq!(target(&n(57, &[])), Target::NewProcess);
+        assert_eq!(target(&n(56, &[17])), Target::NewProcess);
+        assert_eq!(target(&n(0, &[])), Target::Everyone);
+    }
+}
