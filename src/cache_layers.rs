@@ -3,7 +3,6 @@
 //! holds is never removed.
 
 use std::fmt::Write as _;
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 /// What `qwrap cache` was asked.
@@ -88,18 +87,52 @@ fn held(lock: &Path) -> bool {
     !crate::host::caches::slot_free(lock)
 }
 
-/// rm -rf that first makes each directory writable: go's module cache and
-/// overlayfs's work directory leave directories the owner cannot write.
+/// rm -rf that first makes each directory writable (go's module cache and
+/// overlayfs's work directory leave directories the owner cannot write),
+/// walking with descriptors it holds and never following a link: a writer
+/// that survives and swaps a directory for a symlink (into the home) meets
+/// O_NOFOLLOW, and only the link is removed.
 fn remove(dir: &Path) -> std::io::Result<()> {
-    let meta = std::fs::symlink_metadata(dir)?;
-    if !meta.is_dir() {
-        return std::fs::remove_file(dir);
+    use rustix::fs::{AtFlags, CWD, Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rustix::fs::openat(CWD, dir, flags, Mode::empty()) {
+        Ok(fd) => {
+            empty(&fd)?;
+            Ok(rustix::fs::unlinkat(CWD, dir, AtFlags::REMOVEDIR)?)
+        }
+        Err(rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
+            Ok(rustix::fs::unlinkat(CWD, dir, AtFlags::empty())?)
+        }
+        Err(e) => Err(e.into()),
     }
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))?;
-    for e in std::fs::read_dir(dir)? {
-        remove(&e?.path())?;
+}
+
+/// Removes everything in an open directory, relative to it.
+fn empty(fd: &rustix::fd::OwnedFd) -> std::io::Result<()> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    rustix::fs::fchmod(fd, Mode::from_raw_mode(0o700))?;
+    let mut names = Vec::new();
+    for e in rustix::fs::Dir::read_from(fd)? {
+        let e = e?;
+        let n = e.file_name().to_owned();
+        if n.as_bytes() != b"." && n.as_bytes() != b".." {
+            names.push(n);
+        }
     }
-    std::fs::remove_dir(dir)
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    for n in names {
+        match rustix::fs::openat(fd, n.as_c_str(), flags, Mode::empty()) {
+            Ok(sub) => {
+                empty(&sub)?;
+                rustix::fs::unlinkat(fd, n.as_c_str(), AtFlags::REMOVEDIR)?;
+            }
+            Err(rustix::io::Errno::NOTDIR | rustix::io::Errno::LOOP) => {
+                rustix::fs::unlinkat(fd, n.as_c_str(), AtFlags::empty())?;
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
+    Ok(())
 }
 
 fn size(dir: &Path) -> u64 {
@@ -119,6 +152,27 @@ fn size(dir: &Path) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    /// A directory swapped for a symlink into the home: the link goes, the
+    /// home's files stay, their modes unchanged.
+    #[test]
+    fn clean_never_follows_a_link() {
+        let base = tempfile::tempdir().unwrap();
+        let home = base.path().join("home");
+        std::fs::create_dir_all(home.join("keep")).unwrap();
+        std::fs::write(home.join("keep/f"), "x").unwrap();
+        std::fs::set_permissions(home.join("keep"), std::fs::Permissions::from_mode(0o555)).unwrap();
+        let set = base.path().join("proj-0123");
+        std::fs::create_dir_all(set.join("0/.cache/upper")).unwrap();
+        std::os::unix::fs::symlink(&home, set.join("0/.cache/upper/swapped")).unwrap();
+        clean(std::slice::from_ref(&set));
+        assert!(!set.exists());
+        assert!(home.join("keep/f").exists());
+        let mode = std::fs::metadata(home.join("keep")).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o555);
+        std::fs::set_permissions(home.join("keep"), std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
 
     #[test]
     fn clean_removes_unwritable_trees_and_keeps_held_slots() {

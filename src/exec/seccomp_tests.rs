@@ -189,3 +189,24 @@ fn the_description_names_every_rule_call() {
         }
     }
 }
+
+/// docs/security.md carries the table as the code reads it
+/// (`QWRAP_WRITE_DOCS=1` writes it there).
+#[test]
+fn the_security_doc_carries_the_syscall_table() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/security.md");
+    let doc = std::fs::read_to_string(&path).unwrap();
+    let (start, end) = ("<!-- syscall table: begin -->\n", "<!-- syscall table: end -->");
+    let a = doc.find(start).expect("the table's begin marker") + start.len();
+    let b = doc.find(end).expect("the table's end marker");
+    let want = doc_table();
+    if std::env::var_os("QWRAP_WRITE_DOCS").is_some() {
+        std::fs::write(&path, format!("{}{}{}", &doc[..a], want, &doc[b..])).unwrap();
+        return;
+    }
+    assert_eq!(
+        &doc[a..b],
+        want,
+        "docs/security.md's syscall table differs: QWRAP_WRITE_DOCS=1 cargo test"
+    );
+}

@@ -449,3 +449,56 @@ pub fn run(prog: &[Insn], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
         }
     }
 }
+
+/// How a rule holds its calls, in the words of docs/security.md's table:
+/// on Linux ≥ 6.12 (Landlock's signal scope) and before.
+fn held(s: &Syscall) -> (String, String) {
+    let warden = "the warden: allowed when every target is the sandbox's, EPERM otherwise";
+    let both = |t: &str| (t.to_string(), t.to_string());
+    match s.rule {
+        "kernel" => both(s.held),
+        "signal" => ("Landlock signal scope (EPERM)".into(), warden.into()),
+        "pidfd-signal" => (
+            "Landlock signal scope (EPERM)".into(),
+            "ENOSYS (its target is a descriptor another thread could swap; callers fall back to kill)".into(),
+        ),
+        "fcntl" => (
+            "Landlock signal scope: SIGIO and SIGURG reach only the sandbox".into(),
+            "F_SETOWN: the warden; F_SETOWN_EX and F_SETFL with O_ASYNC: EPERM (the owner is in the caller's memory; a terminal's owner is its foreground group)".into(),
+        ),
+        "ioctl" => (
+            "TIOCSTI, TIOCLINUX: EPERM; SIGIO owners: Landlock signal scope".into(),
+            "TIOCSTI, TIOCLINUX, FIOSETOWN, SIOCSPGRP, FIOASYNC: EPERM".into(),
+        ),
+        "target" | "setpriority" | "ioprio" => both(warden),
+        "fork" | "clone" => (
+            "allowed: the reaper's kill(-1) from the outer signal domain ends every process".into(),
+            "the warden: allowed while the command lives, held once it has exited (threads are not trapped)".into(),
+        ),
+        "clone3" => (
+            "allowed (as fork)".into(),
+            "ENOSYS: its flags are in memory; callers fall back to clone".into(),
+        ),
+        "setid-mode" | "setid-create" => both("EPERM with S_ISUID or S_ISGID in the mode"),
+        "enosys" => both("ENOSYS (callers fall back; io_uring is a syscall table seccomp cannot see)"),
+        "xattr" => both("root: EPERM (a file capability from a nested user namespace would hold on the host); others: the kernel writes a capability rooted at the caller's uid, which grants nothing on the host"),
+        _ => both("-"),
+    }
+}
+
+/// docs/security.md's table: every call of the four classes and how it
+/// is held, in the table's order (a test holds the document to it).
+pub fn doc_table() -> String {
+    let mut out = String::from(
+        "| call (x86_64 nr) | class | Linux ≥ 6.12 | before 6.12, or `--landlock off` |\n|---|---|---|---|\n",
+    );
+    for s in table().iter().filter(|s| s.class != "-") {
+        let (now, before) = held(s);
+        out += &format!(
+            "| `{}` ({}) | {} | {} | {} |\n",
+            s.name, s.nr, s.class, now, before
+        );
+    }
+    out += &format!("| every number from {FIRST_UNKNOWN} on | - | ENOSYS | ENOSYS |\n");
+    out
+}

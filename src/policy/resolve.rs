@@ -366,7 +366,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         }
         None => None,
     };
-    let removed_variables = secrets::removed_variables(caller.env.keys(), &keep_env, &req.setenv);
+    let removed_variables = secrets::removed_variables(caller.env.iter(), &keep_env, &req.setenv);
     let mut env_rules = EnvRules::build(s.tmp.value, &req.setenv, &req.unsetenv);
     env_rules.unset.extend(removed_variables.iter().cloned());
 

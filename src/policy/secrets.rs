@@ -94,27 +94,75 @@ pub fn default_hidden(home: &Path) -> Vec<(PathBuf, &'static str)> {
 }
 
 /// Name parts that mark a variable as a credential: it ends with one of
-/// these (`GITHUB_TOKEN`), or holds one of the inner words.
-const SECRET_SUFFIXES: [&str; 8] = [
+/// these (`GITHUB_TOKEN`, `MYSQL_PWD`, `SENTRY_DSN`, `CI_JOB_JWT`), or holds
+/// one of the inner words (npm's `npm_config_//host/:_authToken`). The
+/// anchor is what secret scanners key on (gitleaks' generic rule, GitHub
+/// secret scanning's names).
+const SECRET_SUFFIXES: [&str; 13] = [
     "_TOKEN",
     "_KEY",
     "_SECRET",
     "_PASSWORD",
     "_PASSWD",
+    "_PWD",
+    "_PASSPHRASE",
     "_PAT",
     "_CREDENTIALS",
     "_AUTH",
+    "_JWT",
+    "_DSN",
+    "_COOKIE",
 ];
-const SECRET_WORDS: [&str; 6] = [
+const SECRET_WORDS: [&str; 9] = [
     "SECRET",
     "PASSWORD",
+    "PASSPHRASE",
     "API_KEY",
     "APIKEY",
     "PRIVATE_KEY",
     "ACCESS_KEY",
+    "AUTHTOKEN",
+    "CREDENTIAL",
 ];
 /// Credential variables whose names match no pattern above.
-const SECRET_NAMES: [&str; 4] = ["AWS_SESSION_TOKEN", "GH_TOKEN", "GITHUB_TOKEN", "NPM_TOKEN"];
+const SECRET_NAMES: [&str; 7] = [
+    "AWS_SESSION_TOKEN",
+    "GH_TOKEN",
+    "GITHUB_TOKEN",
+    "NPM_TOKEN",
+    "TOKEN",
+    "JWT",
+    "PASSWD",
+];
+/// Value prefixes of tokens whose issuers publish their shape (GitHub
+/// secret scanning's partner patterns, gitleaks' rules), each with the
+/// shortest value that counts.
+const TOKEN_PREFIXES: [(&str, usize); 24] = [
+    ("ghp_", 40),
+    ("gho_", 40),
+    ("ghu_", 40),
+    ("ghs_", 40),
+    ("ghr_", 40),
+    ("github_pat_", 40),
+    ("glpat-", 26),
+    ("glcbt-", 26),
+    ("xoxb-", 20),
+    ("xoxp-", 20),
+    ("xoxa-", 20),
+    ("xapp-", 20),
+    ("sk-", 24),
+    ("sk_live_", 24),
+    ("rk_live_", 24),
+    ("sk_test_", 24),
+    ("AKIA", 20),
+    ("ASIA", 20),
+    ("AIza", 39),
+    ("npm_", 40),
+    ("pypi-", 40),
+    ("hf_", 30),
+    ("dop_v1_", 40),
+    ("shpat_", 38),
+];
 /// Look-alikes that point at sockets or programs, not secrets.
 const NOT_SECRETS: [&str; 3] = ["SSH_AUTH_SOCK", "GPG_AGENT_INFO", "SSH_ASKPASS"];
 
@@ -129,6 +177,31 @@ pub fn looks_secret(name: &OsStr) -> bool {
         || SECRET_WORDS.iter().any(|w| n.contains(w))
 }
 
+/// Whether a value is a credential whatever its name: a URL with a
+/// password (`postgres://u:pw@host/db`, `redis://:pw@host`), a token of a
+/// published shape, a JSON Web Token, or a private key block.
+pub fn looks_secret_value(value: &OsStr) -> bool {
+    let v = value.to_string_lossy();
+    let v = v.trim();
+    if let Some((_, rest)) = v.split_once("://") {
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        if let Some((userinfo, _)) = authority.rsplit_once('@')
+            && userinfo.split_once(':').is_some_and(|(_, pw)| !pw.is_empty())
+        {
+            return true;
+        }
+    }
+    let token_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    if TOKEN_PREFIXES
+        .iter()
+        .any(|(p, min)| v.starts_with(p) && v.len() >= *min && v.chars().all(token_char))
+    {
+        return true;
+    }
+    let jwt = v.starts_with("eyJ") && v.len() >= 30 && v.split('.').count() == 3 && v.chars().all(token_char);
+    jwt || (v.contains("-----BEGIN") && v.contains("PRIVATE KEY"))
+}
+
 /// Whether `keep` (names, `*`, or `PREFIX*`) keeps the variable.
 pub fn kept(name: &OsStr, keep: &[String]) -> bool {
     let n = name.to_string_lossy();
@@ -138,16 +211,21 @@ pub fn kept(name: &OsStr, keep: &[String]) -> bool {
     })
 }
 
-/// The caller's variables removed from the command's environment.
+/// The caller's variables removed from the command's environment: by name
+/// or by value.
 pub fn removed_variables<'a>(
-    env: impl IntoIterator<Item = &'a OsString>,
+    env: impl IntoIterator<Item = (&'a OsString, &'a OsString)>,
     keep: &[String],
     set: &[(OsString, OsString)],
 ) -> Vec<OsString> {
     let mut v: Vec<OsString> = env
         .into_iter()
-        .filter(|k| looks_secret(k) && !kept(k, keep) && !set.iter().any(|(s, _)| s == *k))
-        .cloned()
+        .filter(|(k, val)| {
+            (looks_secret(k) || looks_secret_value(val))
+                && !kept(k, keep)
+                && !set.iter().any(|(s, _)| s == *k)
+        })
+        .map(|(k, _)| k.clone())
         .collect();
     v.sort();
     v
@@ -253,14 +331,52 @@ mod tests {
         }
     }
 
+    /// The shapes the review found reaching the command, and ordinary
+    /// variables that must not be lost.
+    #[test]
+    fn credential_shapes_by_name_and_value() {
+        let secret = |n: &str, v: &str| looks_secret(OsStr::new(n)) || looks_secret_value(OsStr::new(v));
+        for (n, v) in [
+            ("npm_config_//registry.npmjs.org/:_authToken", "abc"),
+            ("DATABASE_URL", "postgres://app:hunter2@db.internal:5432/app"),
+            ("REDIS_URL", "redis://:s3cret@cache:6379/0"),
+            ("MYSQL_PWD", "x"),
+            ("SSH_PASSPHRASE", "x"),
+            ("CI_JOB_JWT", "x"),
+            ("SENTRY_DSN", "https://abc@o1.ingest.sentry.io/1"),
+            ("TOKEN", "x"),
+            ("DEPLOY", "ghp_0123456789abcdefghijklmnopqrstuvwxyzAB"),
+            ("X", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2lnbmF0dXJl"),
+            ("X", "AKIAIOSFODNN7EXAMPLE"),
+            ("X", "-----BEGIN OPENSSH PRIVATE KEY-----\nb3Bl"),
+        ] {
+            assert!(secret(n, v), "{n}={v}");
+        }
+        for (n, v) in [
+            ("EDITOR", "vim"),
+            ("HOMEPAGE_URL", "https://example.org"),
+            ("PATH", "/usr/bin:/bin"),
+            ("PWD", "/home/u"),
+            ("OLDPWD", "/home"),
+            ("GIT_URL", "https://user@example.org/r.git"),
+            ("DESKTOP_SESSION", "gnome"),
+            ("SKIP", "sk-short"),
+            ("HTTP_PROXY", "http://127.0.0.1:3128"),
+        ] {
+            assert!(!secret(n, v), "{n}={v}");
+        }
+    }
+
     #[test]
     fn keeping_and_removing() {
-        let env: Vec<OsString> = ["PATH", "OPENAI_API_KEY", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY"]
+        let env: Vec<(OsString, OsString)> = ["PATH", "OPENAI_API_KEY", "GH_TOKEN", "AWS_SECRET_ACCESS_KEY"]
             .iter()
-            .map(OsString::from)
+            .map(|n| (OsString::from(n), OsString::from("x")))
             .collect();
+        let env: Vec<(&OsString, &OsString)> = env.iter().map(|(k, v)| (k, v)).collect();
+        let env = env.as_slice();
         assert_eq!(
-            removed_variables(&env, &[], &[]),
+            removed_variables(env.iter().copied(), &[], &[]),
             vec![
                 OsString::from("AWS_SECRET_ACCESS_KEY"),
                 "GH_TOKEN".into(),
@@ -268,13 +384,17 @@ mod tests {
             ]
         );
         assert_eq!(
-            removed_variables(&env, &["OPENAI_API_KEY".into(), "AWS_*".into()], &[]),
+            removed_variables(
+                env.iter().copied(),
+                &["OPENAI_API_KEY".into(), "AWS_*".into()],
+                &[]
+            ),
             vec![OsString::from("GH_TOKEN")]
         );
-        assert!(removed_variables(&env, &["*".into()], &[]).is_empty());
+        assert!(removed_variables(env.iter().copied(), &["*".into()], &[]).is_empty());
         // A value the user sets with --setenv is theirs to pass.
         assert_eq!(
-            removed_variables(&env, &[], &[("GH_TOKEN".into(), "x".into())]),
+            removed_variables(env.iter().copied(), &[], &[("GH_TOKEN".into(), "x".into())]),
             vec![OsString::from("AWS_SECRET_ACCESS_KEY"), "OPENAI_API_KEY".into()]
         );
     }

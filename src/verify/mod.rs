@@ -5,6 +5,7 @@ mod cache_check;
 mod canary;
 mod egress_checks;
 mod git_check;
+mod leftover_check;
 pub mod probe;
 mod probe_args;
 mod reach;
@@ -190,6 +191,7 @@ pub fn probe_args(policy: &Policy, layers: &plan::Layers, helpers: &HostHelpers)
         closed_network: policy.network.private(),
         caches: cache_check::targets(&layers.caches),
         cache_tag: Some(format!(".qwrap-verify-cache-{}", std::process::id())),
+        leftover_tag: (!policy.settings.keep_background.value).then(leftover_check::tag),
         proxied: policy.network == NetworkMode::Proxied,
         proxy_target: helpers.egress_target.map(|port| format!("127.0.0.1:{port}")),
         host_has_nonlo: host_ifs.iter().any(|i| i != "lo"),
@@ -363,6 +365,9 @@ pub fn battery(
     let mut checks = parse_probe_output(&text)?;
     if let Some(tag) = &args.cache_tag {
         cache_check::settle(&mut checks, &layers.caches, tag);
+    }
+    if let Some(tag) = &args.leftover_tag {
+        leftover_check::settle(&mut checks, tag);
     }
     checks.push(if policy.git.checkout == Checkout::None {
         Check::skip(

@@ -71,6 +71,10 @@ impl ProbeArgs {
             v.push("--cache-tag".into());
             v.push(t.into());
         }
+        if let Some(t) = &self.leftover_tag {
+            v.push("--leftover-tag".into());
+            v.push(t.into());
+        }
         if self.proxied {
             v.push("--proxied".into());
         }
@@ -127,6 +131,9 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     }
     checks.push(nested_remount());
     checks.push(tiocsti());
+    if let Some(t) = &a.leftover_tag {
+        checks.push(super::leftover_check::start(t));
+    }
     checks
 }
 

@@ -54,6 +54,9 @@ pub struct ProbeArgs {
     pub caches: Vec<PathBuf>,
     #[arg(long)]
     pub cache_tag: Option<String>,
+    /// The name (comm) the leftover check's processes carry.
+    #[arg(long)]
+    pub leftover_tag: Option<String>,
     /// `--network proxied`: check the proxy.
     #[arg(long)]
     pub proxied: bool,

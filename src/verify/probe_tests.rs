@@ -50,6 +50,7 @@ fn args_round_trip_shape() {
         scoped: false,
         caches: vec![],
         cache_tag: None,
+        leftover_tag: None,
         proxied: false,
         proxy_target: None,
     };
@@ -99,6 +100,7 @@ fn every_argument_is_parsed_back_by_the_one_definition() {
         scoped: true,
         caches: vec!["/h/.cache".into()],
         cache_tag: Some(".t".into()),
+        leftover_tag: None,
         proxied: true,
         proxy_target: Some("127.0.0.1:9".into()),
     };
