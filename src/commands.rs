@@ -43,7 +43,15 @@ pub struct Output {
 /// require` and unmaskable sockets fail closed here (exit 125).
 pub fn load(inv: &Invocation) -> Result<(Plan, Vec<String>), Fatal> {
     let caller = Caller::from_process();
-    let (policy, notes) = policy::load(inv, &caller).map_err(load_error)?;
+    let (policy, mut notes) = policy::load(inv, &caller).map_err(load_error)?;
+    // A cache that cannot be reached is said on every run, not only in inspect.
+    notes.extend(
+        policy
+            .dropped
+            .iter()
+            .filter(|d| d.why.contains("cannot be reached"))
+            .map(|d| format!("{}: {}", d.path.display(), d.why)),
+    );
     let host = host::probe(policy.cache_set.as_deref(), &policy.overlay_caches())
         .map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
     let plan = plan::build(&policy, &host).map_err(|r| Fatal::new(r.message, EXIT_SETUP as u8))?;

@@ -7,6 +7,7 @@ mod common;
 use common::*;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 #[track_caller]
@@ -325,5 +326,31 @@ fn broken_worktree_pointers_grant_nothing_and_still_run() {
             assert!(!out.contains(".ssh  ["), "{out}");
             ok(&f.qwrap(&["run", "--", "true"]).output().unwrap());
         }
+    }
+}
+
+/// HOME pointing at a directory the user cannot read (as `sudo` without
+/// -H leaves it): the sandbox still starts, says the cache cannot be
+/// reached, and the command runs.
+#[test]
+fn an_unreadable_home_leaves_the_cache_out_and_runs() {
+    // Root reads any home; the unprivileged caller is the case.
+    for who in Who::all().into_iter().filter(|w| *w == Who::User) {
+        let f = Fixture::new(who);
+        let locked = f.mkdir("locked");
+        f.mkdir("locked/inner");
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o000)).unwrap();
+        let o = f
+            .qwrap(&["run", "--", "sh", "-c", "echo ran"])
+            .env("HOME", locked.join("inner"))
+            .output()
+            .unwrap();
+        std::fs::set_permissions(&locked, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(ok(&o).trim(), "ran", "{who:?}");
+        assert!(
+            stderr(&o).contains("cannot be reached"),
+            "{who:?}: {}",
+            stderr(&o)
+        );
     }
 }

@@ -162,6 +162,19 @@ impl<'a> Resolver<'a> {
                     return Ok(());
                 }
             },
+            // A home this user cannot read (HOME as `sudo` without -H
+            // leaves it): no cache can be made or seen there, and the
+            // sandbox goes on without it.
+            Err(e) if e.kind() == std::io::ErrorKind::PermissionDenied => {
+                self.dropped.push(Dropped {
+                    path: path.to_path_buf(),
+                    why: format!(
+                        "{source}: cannot be reached ({}): no cache there (is HOME a directory this user cannot read, as `sudo` without -H leaves it?)",
+                        super::io_text(&e)
+                    ),
+                });
+                return Ok(());
+            }
             Err(e) => {
                 return Err(PolicyError::BadPath {
                     path: path.to_path_buf(),
