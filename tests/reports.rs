@@ -70,7 +70,7 @@ fn an_old_kernel_is_reported_as_it_is() {
 }
 
 #[test]
-fn the_git_gap_can_be_accepted_by_name() {
+fn a_checkout_promotes_and_a_failure_can_be_accepted_by_name() {
     for who in Who::all() {
         let f = Fixture::new(who);
         let git = |args: &[&str]| {
@@ -85,13 +85,28 @@ fn the_git_gap_can_be_accepted_by_name() {
         f.write("ws/a", "a\n", 0o644);
         git(&["add", "a"]);
         git(&["commit", "-qm", "a"]);
+        let o = f.qwrap(&["receipt"]).output().unwrap();
+        let out = stdout(&o);
+        assert_eq!(o.status.code(), Some(0), "{who:?}: {out}");
+        assert!(out.contains("builtin_verify: pass\n"), "{out}");
+        assert!(out.contains("result: promote\n"), "{out}");
+        // A failure (abstract sockets with Landlock off and the network
+        // open) holds the rollout until it is accepted by name.
+        let o = f.qwrap(&["receipt", "--landlock", "off"]).output().unwrap();
+        assert!(stdout(&o).contains("result: hold\n"), "{}", stdout(&o));
         let o = f
-            .qwrap(&["receipt", "--accept-degraded", "git-pointers"])
+            .qwrap(&[
+                "receipt",
+                "--landlock",
+                "off",
+                "--accept-degraded",
+                "abstract-socket",
+            ])
             .output()
             .unwrap();
         let out = stdout(&o);
         assert_eq!(o.status.code(), Some(0), "{who:?}: {out}");
-        assert!(out.contains("accepted_degradations: git-pointers\n"), "{out}");
+        assert!(out.contains("accepted_degradations: abstract-socket\n"), "{out}");
         assert!(out.contains("result: promote\n"), "{out}");
     }
 }

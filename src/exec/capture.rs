@@ -21,6 +21,12 @@ pub struct Captured {
 /// /dev/null and stdout+stderr captured, and waits for it. Used by inspect and
 /// verify, which must observe a real sandbox without becoming one.
 pub fn capture(plan: &Plan) -> Result<Captured, Errno> {
+    capture_with(plan, &mut |_| {})
+}
+
+/// As `capture`, showing `on_output` all the output so far each time more
+/// arrives, while the sandbox still runs.
+pub fn capture_with(plan: &Plan, on_output: &mut dyn FnMut(&[u8])) -> Result<Captured, Errno> {
     use rustix::pipe::{PipeFlags, pipe_with};
     let (r, w) = pipe_with(PipeFlags::CLOEXEC)?;
     let devnull = k::open("/dev/null", OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())?;
@@ -44,7 +50,10 @@ pub fn capture(plan: &Plan) -> Result<Captured, Errno> {
     loop {
         match k::read(&r, &mut buf) {
             Ok(0) => break,
-            Ok(n) => output.extend_from_slice(&buf[..n]),
+            Ok(n) => {
+                output.extend_from_slice(&buf[..n]);
+                on_output(&output);
+            }
             Err(Errno::INTR) => continue,
             Err(e) => return Err(e),
         }

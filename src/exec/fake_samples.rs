@@ -67,9 +67,10 @@ pub(super) fn variant(step: &Step) -> usize {
         Step::DisableUserns => 54,
         Step::NestUserNamespace { .. } => 55,
         Step::StartReaper => 56,
+        Step::HandGitDirs { .. } => 57,
     }
 }
-pub(super) const VARIANTS: usize = 57;
+pub(super) const VARIANTS: usize = 58;
 
 pub(super) fn p(s: &str) -> PathBuf {
     PathBuf::from(s)
@@ -123,6 +124,7 @@ pub(super) fn run_steps() -> Vec<Step> {
                 allow: Default::default(),
                 log: Some(p("/q/egress.log")),
             }),
+            git: vec![p("/q/ws/.git")],
             scoped: true,
         },
         Step::Unshare { ns: all },
@@ -238,6 +240,9 @@ pub(super) fn run_steps() -> Vec<Step> {
         Step::SealFds {
             keep: vec![0, 1, 2],
             closed: vec![],
+        },
+        Step::HandGitDirs {
+            dirs: vec![p("/q/ws/.git")],
         },
         Step::StartReaper,
         Step::Landlock {

@@ -6,6 +6,7 @@ mod caps;
 mod capture;
 mod command;
 mod error;
+mod git_sync;
 mod hidden;
 mod hints;
 mod in_root;
@@ -29,7 +30,7 @@ mod fake_samples;
 #[cfg(test)]
 mod fake_tests;
 
-pub use capture::{Captured, capture};
+pub use capture::{Captured, capture, capture_with};
 pub use error::{EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_SETUP, SetupError};
 
 use crate::host::mountinfo;
@@ -244,6 +245,7 @@ impl Executor {
             | Step::Landlock { .. }
             | Step::Seccomp
             | Step::StartReaper
+            | Step::HandGitDirs { .. }
             | Step::CallerSeccomp { .. }
             | Step::ReopenFd { .. }
             | Step::SealFds { .. }

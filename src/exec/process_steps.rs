@@ -9,6 +9,7 @@ impl Executor {
                 keep_background,
                 watch,
                 egress,
+                git,
                 scoped,
             } => {
                 self.warden = Some(warden::start(
@@ -16,6 +17,7 @@ impl Executor {
                     watch,
                     &self.held,
                     egress.as_ref(),
+                    git,
                     *scoped,
                 )?)
             }
@@ -60,6 +62,16 @@ impl Executor {
             Step::NoNewPrivs => k::set_no_new_privs()?,
             Step::Landlock { abi, paths, scoped } => landlock::apply(*abi, paths, *scoped)?,
             Step::Seccomp => seccomp::apply()?,
+            Step::HandGitDirs { dirs } => {
+                let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
+                for d in dirs {
+                    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+                    let fd = k::open(d, flags, Mode::empty())
+                        .map_err(|e| Fail::with(e, d.display().to_string()))?;
+                    warden::hand_over_git_dir(link, fd)?;
+                }
+                warden::wait_for_git_dirs(link)?;
+            }
             Step::StartReaper => {
                 let reaper = reap::start()?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;

@@ -18,6 +18,7 @@ use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
 use std::path::PathBuf;
 
+use super::git_sync::{GitSync, Kind, Pair};
 use super::reap::Reaper;
 use super::warden_calls::Sandbox;
 
@@ -35,6 +36,7 @@ pub(super) fn start(
     watch: &[PathBuf],
     hold: &[OwnedFd],
     egress: Option<&Egress>,
+    git: &[PathBuf],
     scoped: bool,
 ) -> Result<Link, super::Fail> {
     let (ours, theirs) = k::seqpacket_pair()?;
@@ -43,7 +45,7 @@ pub(super) fn start(
     // qwrap's stderr, kept only while the command's exit ends the warden:
     // with --keep-background it would hold a caller's pipe open.
     let watched = pointers::open(watch);
-    let report = (!keep_background && !watched.is_empty())
+    let report = (!keep_background && (!watched.is_empty() || !git.is_empty()))
         .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
         .flatten();
     // The log is opened here, where the caller's rights apply.
@@ -77,10 +79,11 @@ pub(super) fn start(
                 command,
                 keep_background,
                 &watched,
-                report.as_ref(),
+                report,
                 proxy,
                 held,
                 reaper,
+                git.to_vec(),
             );
             sys::exit_now(code)
         }
@@ -90,6 +93,22 @@ pub(super) fn start(
 /// Hands the listener to the warden.
 pub(super) fn hand_over(link: Link, listener: OwnedFd) -> Result<(), Errno> {
     send_fd(&link.socket, listener, b'L')
+}
+
+/// Hands one of the sandbox's own git dir levels to the warden.
+pub(super) fn hand_over_git_dir(link: &Link, dir: OwnedFd) -> Result<(), Errno> {
+    send_fd(&link.socket, dir, b'G')
+}
+
+/// Waits until the warden has filled the sandbox's own git dir levels.
+pub(super) fn wait_for_git_dirs(link: &Link) -> Result<(), Errno> {
+    let mut b = [0u8; 1];
+    match k::read(&link.socket, &mut b)? {
+        1 if b[0] == b'A' => Ok(()),
+        // The recording fake reads nothing.
+        0 if crate::sys::fake::takes("read") => Ok(()),
+        _ => Err(Errno::PIPE),
+    }
 }
 
 /// Hands a pidfd of the reaper to the warden, which refuses every trapped
@@ -114,11 +133,16 @@ fn run(
     command: rustix::process::Pid,
     keep_background: bool,
     watched: &[pointers::Watched],
-    report: Option<&OwnedFd>,
+    report: Option<OwnedFd>,
     mut proxy: Option<proxy::Config>,
     mut held: Vec<OwnedFd>,
     reaper: Reaper,
+    git: Vec<PathBuf>,
 ) -> i32 {
+    let mut report_dup = report.as_ref().and_then(|r| k::fcntl_dupfd_cloexec(r, 3).ok());
+    let report = report.as_ref();
+    let mut own_git: Vec<OwnedFd> = Vec::new();
+    let mut sync: Option<GitSync> = None;
     let Ok(pidfd) = k::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
         return 1;
     };
@@ -129,6 +153,25 @@ fn run(
     let listener = loop {
         match receive(&link) {
             Some((b'R', pidfd)) => reaper_pid = pidfd_pid(&pidfd),
+            Some((b'G', dir)) => {
+                own_git.push(dir);
+                if own_git.len() == git.len() {
+                    let pairs: Vec<Pair> = git
+                        .iter()
+                        .zip(own_git.drain(..))
+                        .filter_map(|(host, own)| {
+                            let kind = if host.ends_with("objects/info") {
+                                Kind::ObjectsInfo
+                            } else {
+                                Kind::Top
+                            };
+                            Pair::new(host.clone(), own, kind).ok()
+                        })
+                        .collect();
+                    sync = GitSync::new(pairs, report_dup.take()).ok();
+                    let _ = k::write(&link, b"A");
+                }
+            }
             Some((b'P', socket)) => {
                 if let Some(config) = proxy.take() {
                     let listener = std::net::TcpListener::from(socket);
@@ -150,16 +193,35 @@ fn run(
     sandbox.spare = reaper_pid;
     let mut command_alive = true;
     loop {
+        let inotify = sync.as_ref().map(GitSync::fd);
         let mut fds = vec![PollFd::new(&listener, PollFlags::IN)];
+        if let Some(fd) = &inotify {
+            fds.push(PollFd::new(fd, PollFlags::IN));
+        }
         if command_alive {
             fds.push(PollFd::new(&pidfd, PollFlags::IN));
         }
-        match rustix::event::poll(&mut fds, None) {
+        // A write that waits for a git lock is tried again soon.
+        let retry = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: 50_000_000,
+        };
+        let timeout = sync.as_ref().is_some_and(GitSync::waiting).then_some(&retry);
+        match rustix::event::poll(&mut fds, timeout) {
             Ok(_) | Err(Errno::INTR) => {}
             Err(_) => return 1,
         }
         let listener_ready = fds[0].revents();
-        let exited = command_alive && !fds[1].revents().is_empty();
+        let git_ready = sync.is_some() && !fds[1].revents().is_empty();
+        let exited = command_alive && !fds[fds.len() - 1].revents().is_empty();
+        drop(fds);
+        if let Some(s) = &mut sync {
+            if git_ready {
+                s.on_events();
+            } else if s.waiting() {
+                s.flush();
+            }
+        }
         if exited {
             command_alive = false;
             // At once: every process left is killed before anything else.
@@ -171,6 +233,9 @@ fn run(
             }
             pointers::audit(watched, report);
             if !keep_background {
+                if let Some(s) = &mut sync {
+                    s.last();
+                }
                 finish(serving.as_deref());
                 return 0;
             }
@@ -184,6 +249,9 @@ fn run(
             // it started are gone (with --keep-background, the last of the
             // leftovers too).
             pointers::audit(watched, report);
+            if let Some(s) = &mut sync {
+                s.last();
+            }
             finish(serving.as_deref());
             return 0;
         }

@@ -110,6 +110,20 @@ pub fn layout(
         }
     }));
     ops.extend(policy.pinned.iter().map(|p| MountOp::Writable(p.clone())));
+    // Each git dir's top level (and objects/info) is a tmpfs of the
+    // sandbox's own, the host's refs, logs and objects bound in: a bind of
+    // the git dir itself gives way to it.
+    for g in &policy.git_layouts {
+        ops.retain(|o| !matches!(o, MountOp::Writable(p) if *p == g.dir));
+        for own in g.own() {
+            ops.push(MountOp::Tmpfs {
+                path: own,
+                mode: 0o755,
+                size: None,
+            });
+        }
+        ops.extend(g.shared.iter().map(|s| MountOp::Writable(s.clone())));
+    }
     ops.extend(policy.read_only.iter().map(|r| MountOp::ReadOnly(r.path.clone())));
     ops.extend(
         policy

@@ -117,6 +117,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
             allow: crate::egress::AllowList(policy.allowed_domains.iter().map(|d| d.value.clone()).collect()),
             log: policy.egress_log.clone(),
         }),
+        git: policy.git_layouts.iter().flat_map(|g| g.own()).collect(),
         scoped: layers.landlock_abi >= LANDLOCK_SCOPE_ABI && !policy.settings.keep_background.value,
     });
     b.push(Step::Unshare {
@@ -188,6 +189,11 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
             }
             b.push(Step::EnterRoot { new_root });
         }
+    }
+    if !policy.git_layouts.is_empty() {
+        b.push(Step::HandGitDirs {
+            dirs: policy.git_layouts.iter().flat_map(|g| g.own()).collect(),
+        });
     }
     let mut env = policy.env.clone();
     if proxied {

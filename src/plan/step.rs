@@ -112,6 +112,11 @@ pub enum Step {
         /// `--network proxied`: the proxy the warden serves.
         #[serde(skip_serializing_if = "Option::is_none")]
         egress: Option<Egress>,
+        /// The host git dirs (and objects/info) whose sandbox-own copies the
+        /// warden keeps in step (exec/git_sync.rs), in the order
+        /// `HandGitDirs` sends them.
+        #[serde(serialize_with = "crate::lossy::paths")]
+        git: Vec<PathBuf>,
         /// Landlock's signal scope is there: the warden and the sandbox
         /// share a signal domain, and the warden's kill(-1) ends the
         /// sandbox (otherwise forks go through the warden and it walks /proc).
@@ -251,6 +256,13 @@ pub enum Step {
         scoped: bool,
     },
     Seccomp,
+    /// The sandbox's own git dir levels (tmpfs, mounted), opened inside and
+    /// handed to the warden, which fills them from the host's and keeps
+    /// both in step; the setup waits for it to have filled them.
+    HandGitDirs {
+        #[serde(serialize_with = "crate::lossy::paths")]
+        dirs: Vec<PathBuf>,
+    },
     /// The reaper (Landlock ABI ≥ 6): a Landlock domain that only scopes
     /// signals, a detached process in it that kills every process of the
     /// sandbox (whose ruleset nests inside) when the command exits.

@@ -76,6 +76,7 @@ impl Step {
             Step::DropCapabilities { .. } => "drop every capability but those kept".into(),
             Step::NoNewPrivs => "set no_new_privs".into(),
             Step::Landlock { .. } => "apply the Landlock ruleset".into(),
+            Step::HandGitDirs { .. } => "hand the sandbox's own git dir levels to the warden".into(),
             Step::StartReaper => "start the reaper that ends the sandbox with the command".into(),
             Step::Seccomp => "install the seccomp filter".into(),
             Step::ReopenFd { fd, path } => format!("open fd {fd} again through {}", path.display()),

@@ -63,6 +63,7 @@ impl fmt::Display for Step {
                 keep_background,
                 watch,
                 egress,
+                git,
                 scoped,
             } => {
                 write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
@@ -89,6 +90,14 @@ impl fmt::Display for Step {
                         f,
                         "; serves the egress proxy to {} listed destinations",
                         e.allow.0.len()
+                    )?;
+                }
+                if !git.is_empty() {
+                    let names: Vec<String> = git.iter().map(|p| q(p)).collect();
+                    write!(
+                        f,
+                        "; keeps the sandbox's own {} in step with the host's for git's allow-listed files, from open(each, O_RDONLY|O_DIRECTORY) and inotify_init1(), reporting on fcntl(2, F_DUPFD_CLOEXEC)",
+                        names.join(", ")
                     )?;
                 }
                 if !watch.is_empty() {
@@ -322,6 +331,14 @@ impl fmt::Display for Step {
                         ""
                     },
                     beneath.join(", ")
+                )
+            }
+            Step::HandGitDirs { dirs } => {
+                let names: Vec<String> = dirs.iter().map(|d| q(d)).collect();
+                write!(
+                    f,
+                    "open(each of {}, O_RDONLY|O_DIRECTORY); sendmsg(warden, SCM_RIGHTS each); read(warden) = the warden has copied in the host's files (it then keeps git's allow-listed files in step both ways, under git's locks, with inotify)",
+                    names.join(", ")
                 )
             }
             Step::StartReaper => write!(

@@ -48,6 +48,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         absent_pointers: vec![],
         pinned: vec![],
         worktree_configs: vec![],
+        git_layouts: vec![],
         keep_fds: vec![],
         socket_vars: vec![],
         hidden: vec![],
@@ -100,6 +101,7 @@ fn starts_with_namespaces_and_identity_maps() {
                 keep_background: false,
                 watch: vec![],
                 egress: None,
+                git: vec![],
                 scoped: true,
             },
             Step::Unshare {

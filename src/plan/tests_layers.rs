@@ -154,6 +154,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             keep_background: false,
             watch: vec![],
             egress: None,
+            git: vec![],
             scoped: true,
         }
     );

@@ -1,15 +1,18 @@
-//! What keeps a later, unconfined host `git` from running code planted
-//! inside: the git dirs a commit needs stay writable (objects, refs, logs,
-//! index, HEAD, lock files and state dirs all live there), but
+//! What keeps a host `git`, now or later, from running code planted inside
+//! or reading anything but git's own data:
 //!
-//! - every git dir, the `modules/` and `worktrees/` dirs leading to the
-//!   others, and each submodule's checkout are mount points, so that none
-//!   of them can be renamed, replaced or removed (EBUSY);
-//! - in each git dir, what chooses code or other git dirs is read-only:
-//!   `config`, `config.worktree`, `hooks/`, `commondir`, `gitdir`,
-//!   `objects/info/alternates`, and the directory `core.hooksPath` names;
-//! - the checkout's `.git` file and each submodule's `.git` file are
-//!   read-only (a file mount point cannot be renamed or removed either).
+//! - the top level of every git dir (the checkout's, a linked worktree's
+//!   and its common dir, each submodule's under `modules/`, each
+//!   `worktrees/NAME`) and its `objects/info` are the sandbox's own: a
+//!   tmpfs the warden keeps in step with the host's for git's allow-listed
+//!   files only (exec/git_sync.rs); `refs/`, `logs/`, `objects/` (and
+//!   `lfs/`) are the host's, bound in. Nothing the sandbox makes there
+//!   (`commondir`, `gitdir`, `config`, `hooks/`, a FIFO, any new name)
+//!   reaches the host;
+//! - each submodule's checkout is a mount point (it cannot be renamed,
+//!   replaced or removed), and the checkout's `.git` file, each
+//!   submodule's `.git` file and the directory `core.hooksPath` names are
+//!   read-only.
 //!
 //! The walk is bounded: a repository with thousands of submodules gets the
 //! first [`MAX_GIT_DIRS`] guarded and a note.
@@ -23,18 +26,51 @@ pub const MAX_GIT_DIRS: usize = 256;
 /// Deepest nesting of `modules/` walked.
 const MAX_DEPTH: usize = 8;
 
-/// Files in a git dir that choose code, configuration or another git dir.
-const POINTERS: [&str; 5] = [
-    "config",
-    "config.worktree",
-    "commondir",
-    "gitdir",
-    "objects/info/alternates",
-];
+/// One git dir as the sandbox sees it: its top level the sandbox's own,
+/// the host's `shared` subdirectories bound in, its `objects/info` the
+/// sandbox's own too when `objects_info`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct GitLayout {
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub dir: PathBuf,
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub shared: Vec<PathBuf>,
+    pub objects_info: bool,
+}
+
+/// Subdirectories of a git dir that stay the host's.
+const SHARED: [&str; 4] = ["refs", "logs", "objects", "lfs"];
+
+impl GitLayout {
+    fn of(dir: &Path) -> GitLayout {
+        let shared: Vec<PathBuf> = SHARED
+            .iter()
+            .map(|s| dir.join(s))
+            .filter(|p| fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
+            .collect();
+        let objects_info = fs::symlink_metadata(dir.join("objects/info")).is_ok_and(|m| m.is_dir());
+        GitLayout {
+            dir: dir.to_path_buf(),
+            shared,
+            objects_info,
+        }
+    }
+
+    /// The sandbox's own directories: the top level, and objects/info.
+    pub fn own(&self) -> Vec<PathBuf> {
+        let mut v = vec![self.dir.clone()];
+        if self.objects_info {
+            v.push(self.dir.join("objects/info"));
+        }
+        v
+    }
+}
 
 /// The guard for one checkout.
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Guard {
+    /// Every git dir, laid out as the sandbox sees it.
+    pub layouts: Vec<GitLayout>,
     /// Directories bound over themselves, writable.
     pub pins: Vec<PathBuf>,
     /// Files and directories made read-only.
@@ -76,12 +112,8 @@ pub fn guard(info: &GitInfo) -> Guard {
         Checkout::LinkedWorktree => info.roots[1].clone(),
         Checkout::Normal | Checkout::Submodule => info.roots[0].clone(),
     };
-    let dot_git = top.join(".git");
     if info.checkout != Checkout::Normal {
-        g.protect(dot_git);
-        // The worktree's own admin dir (COMMON/worktrees/NAME).
-        g.pin(info.roots[0].clone());
-        guard_dir(&mut g, &info.roots[0], false, false, top);
+        g.protect(top.join(".git"));
     }
     let mut queue = vec![(common, 0usize)];
     let mut seen = 0usize;
@@ -93,60 +125,24 @@ pub fn guard(info: &GitInfo) -> Guard {
             ));
             break;
         }
-        g.pin(dir.clone());
-        let submodule = depth > 0 || info.checkout == Checkout::Submodule;
-        guard_dir(&mut g, &dir, true, submodule, top);
+        g.layouts.push(GitLayout::of(&dir));
+        if let Some(hp) = read_small(&dir.join("config")).and_then(|t| core_key(&t, "hookspath")) {
+            let hp = if hp.is_absolute() { hp } else { top.join(hp) };
+            if let Ok(real) = fs::canonicalize(&hp) {
+                g.protect(real);
+            }
+        }
         for wt in subdirs(&dir.join("worktrees")) {
-            g.pin(dir.join("worktrees"));
-            g.pin(wt.clone());
-            guard_dir(&mut g, &wt, false, false, top);
+            g.layouts.push(GitLayout::of(&wt));
         }
         if depth < MAX_DEPTH {
-            let modules = dir.join("modules");
-            for m in module_git_dirs(&modules, MAX_DEPTH) {
-                let mut p = m.as_path();
-                while let Some(parent) = p.parent() {
-                    g.pin(parent.to_path_buf());
-                    if parent == modules {
-                        break;
-                    }
-                    p = parent;
-                }
+            for m in module_git_dirs(&dir.join("modules"), MAX_DEPTH) {
                 submodule_checkout(&mut g, &m);
                 queue.push((m, depth + 1));
             }
         }
     }
     g
-}
-
-/// The pointer files of one git dir; `common` dirs also own hooks.
-fn guard_dir(g: &mut Guard, dir: &Path, common: bool, submodule: bool, top: &Path) {
-    for name in POINTERS {
-        let p = dir.join(name);
-        if submodule && name == "config" && read_small(&p).and_then(|t| core_key(&t, "worktree")).is_some() {
-            g.protect(p.clone());
-            g.worktree_configs.push(p);
-        } else if fs::symlink_metadata(&p).is_ok() {
-            g.protect(p);
-        } else if !g.absent.contains(&p) {
-            g.absent.push(p);
-        }
-    }
-    if !common {
-        return;
-    }
-    let hooks = dir.join("hooks");
-    if fs::symlink_metadata(&hooks).is_err() {
-        g.create.push(hooks.clone());
-    }
-    g.protect(hooks);
-    if let Some(hp) = read_small(&dir.join("config")).and_then(|t| core_key(&t, "hookspath")) {
-        let hp = if hp.is_absolute() { hp } else { top.join(hp) };
-        if let Ok(real) = fs::canonicalize(&hp) {
-            g.protect(real);
-        }
-    }
 }
 
 /// A submodule's checkout (its git dir's `core.worktree`): the directory is
@@ -298,32 +294,22 @@ mod tests {
             roots: vec![git.clone()],
             note: None,
         };
+        fs::create_dir_all(git.join("objects/info")).unwrap();
+        fs::create_dir_all(git.join("refs")).unwrap();
         let g = guard(&info);
-        for p in [
-            &git,
-            &git.join("worktrees"),
-            &git.join("worktrees/w1"),
-            &git.join("modules"),
-            &git.join("modules/lib"),
-            &sub,
-            &base.join("repo/lib/a"),
-        ] {
-            assert!(g.pins.contains(p), "{p:?} not pinned: {:?}", g.pins);
+        // Every git dir is laid out: the common dir, the worktree's admin
+        // dir, the submodule's; the host's refs and objects bound in.
+        let dirs: Vec<&PathBuf> = g.layouts.iter().map(|l| &l.dir).collect();
+        for p in [&git, &git.join("worktrees/w1"), &sub] {
+            assert!(dirs.contains(&p), "{p:?} not laid out: {dirs:?}");
         }
-        for p in [
-            git.join("config"),
-            git.join("hooks"),
-            git.join("worktrees/w1/commondir"),
-            git.join("worktrees/w1/gitdir"),
-            sub.join("config"),
-            sub.join("hooks"),
-            base.join("repo/lib/a/.git"),
-        ] {
-            assert!(g.protect.contains(&p), "{p:?} not protected: {:?}", g.protect);
-        }
-        // The submodule's config sets core.worktree: shown without it.
-        assert_eq!(g.worktree_configs, vec![sub.join("config")]);
-        assert!(g.create.is_empty(), "{:?}", g.create);
+        let top = g.layouts.iter().find(|l| l.dir == git).unwrap();
+        assert_eq!(top.shared, vec![git.join("refs"), git.join("objects")]);
+        assert_eq!(top.own(), vec![git.clone(), git.join("objects/info")]);
+        // The submodule's checkout is pinned, its .git file read-only; the
+        // git dirs' own files are the sandbox's copies, nothing to protect.
+        assert_eq!(g.pins, vec![base.join("repo/lib/a")]);
+        assert_eq!(g.protect, vec![base.join("repo/lib/a/.git")]);
         assert_eq!(
             guard(&GitInfo {
                 checkout: Checkout::None,

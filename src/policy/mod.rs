@@ -21,7 +21,7 @@ pub mod view;
 
 pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
-pub use git_guard::without_core_worktree;
+pub use git_guard::{GitLayout, without_core_worktree};
 pub use load::{Invocation, LoadError, load};
 pub use modes::{CacheMode, LandlockMode, NetworkMode, TmpMode, ViewMode};
 pub use resolve::resolve;
@@ -214,6 +214,9 @@ pub struct Policy {
     /// themselves so that they cannot be renamed, replaced or removed.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub pinned: Vec<PathBuf>,
+    /// The git dirs whose top level is the sandbox's own, kept in step
+    /// with the host's by the warden (off with allow_git_config).
+    pub git_layouts: Vec<GitLayout>,
     /// Host sockets left reachable.
     #[serde(serialize_with = "crate::lossy::sourced_paths")]
     pub allowed_sockets: Vec<Sourced<PathBuf>>,

@@ -2,6 +2,7 @@
 //! filesystem is read only to canonicalise paths and to find the checkout,
 //! the credential stores and the view; never the workspace's contents.
 
+use super::GitLayout;
 use super::*;
 
 /// Resolves a request against the caller's facts.
@@ -196,6 +197,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     let protected: Vec<PathBuf> = guard.protect.into_iter().filter(|p| in_roots(p)).collect();
     let create_before: Vec<PathBuf> = guard.create.into_iter().filter(|p| in_roots(p)).collect();
     let absent_pointers: Vec<PathBuf> = guard.absent.into_iter().filter(|p| in_roots(p)).collect();
+    let git_layouts: Vec<GitLayout> = guard.layouts.into_iter().filter(|l| in_roots(&l.dir)).collect();
     // Pins that are roots themselves are mount points already.
     let pinned: Vec<PathBuf> = guard
         .pins
@@ -385,6 +387,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         create_before,
         absent_pointers,
         pinned,
+        git_layouts,
         worktree_configs,
         allowed_sockets,
         env: env_rules,

@@ -76,8 +76,8 @@ pub(super) fn run(inv: &Invocation, caller: &Caller, policy: &Policy, host: &Hos
 
 fn commit_inside(inv: &Invocation, caller: &Caller, host: &HostFacts, wt: &Path) -> Check {
     let script = format!(
-        "f=$(git ls-files | head -n 1) && [ -n \"$f\" ] || {{ echo 'no tracked file'; exit 3; }}
-         echo qwrap-canary >> \"$f\" &&
+        "f=$(git ls-files | head -n 1); [ -n \"$f\" ] || f=.qwrap-canary
+         echo qwrap-canary >> \"$f\" && git add -- \"$f\" &&
          git -c user.name=qwrap-verify -c user.email=verify@qwrap.invalid -c commit.gpgsign=false \
              commit -q --no-verify -a -m '{MESSAGE}' && git log -1 --format=%s"
     );

@@ -1,19 +1,29 @@
-//! The in-sandbox check of the git guard: no git dir can be renamed away (a
-//! swapped `.git` would carry planted hooks), and no pointer file can be
-//! created where none exists (an absent `commondir` would send a later host
-//! `git` to a common dir of the command's making). The second is a known
-//! gap (docs/security.md): the warden moves such a file aside when the
-//! command exits, but while the command runs a host git would follow it,
-//! so the check reports it as the failure it is.
+//! The git guard, proven while the sandbox runs: inside, no git dir can be
+//! renamed away (a swapped `.git` would carry planted hooks), and the probe
+//! plants in each git dir what a host git would follow or run (`commondir`,
+//! `gitdir`, `config.worktree`, a config key, a hook, a new name,
+//! `objects/info/alternates`, a FIFO named `ORIG_HEAD`, a symlink named
+//! `packed-refs`); then it waits while verify looks at the host's git dirs
+//! from outside, and only then goes on. Nothing planted may be there.
 
 use super::Check;
 use crate::errno::errno_text;
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 const N: &str = "git-pointers";
-const T: &str = "git dirs cannot be swapped, git pointers cannot change";
+const T: &str = "git dirs cannot be swapped; nothing planted in them reaches the host's";
+/// What the probe writes into every planted file.
+const MARK: &str = "qwrap-verify-planted";
+/// The line the probe prints once it has planted.
+const PLANTED: &str = "qwrap-probe: git planted\n";
+/// What the probe waits for: verify has looked.
+const LOOKED: &str = ".qwrap-verify-git-looked";
+const SETTLING: &str = "planted; settled from outside";
 
-pub fn check(git_dirs: &[PathBuf], tag: &str) -> Check {
+/// In the probe.
+pub fn check(git_dirs: &[PathBuf], tag: &str, workspace: &Path) -> Check {
     if git_dirs.is_empty() {
         return Check::skip(
             N,
@@ -45,25 +55,115 @@ pub fn check(git_dirs: &[PathBuf], tag: &str) -> Check {
             }
         }
     }
-    for d in git_dirs.iter().filter(|d| d.join("HEAD").is_file()) {
-        let pointer = d.join("commondir");
-        if std::fs::symlink_metadata(&pointer).is_ok() {
-            continue;
+    for d in git_dirs {
+        plant(d);
+    }
+    let mut out = std::io::stdout();
+    let _ = out.write_all(PLANTED.as_bytes());
+    let _ = out.flush();
+    let looked = workspace.join(LOOKED);
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while !looked.exists() && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let _ = std::fs::remove_file(&looked);
+    Check::skip(N, T, SETTLING.into())
+}
+
+/// Every route a host git would follow or run, planted in one git dir (its
+/// top level is the sandbox's own; errors are ignored: a route that cannot
+/// even be planted is closed).
+fn plant(d: &Path) {
+    for n in ["commondir", "gitdir", "config.worktree", "qwrap-verify-new"] {
+        let _ = std::fs::write(d.join(n), MARK);
+    }
+    let _ = std::fs::create_dir_all(d.join("hooks"));
+    let _ = std::fs::write(d.join("hooks/qwrap-verify-hook"), MARK);
+    if let Ok(mut c) = std::fs::OpenOptions::new().append(true).open(d.join("config")) {
+        let _ = writeln!(
+            c,
+            "[extensions]\n\tworktreeConfig = true\n[qwrap]\n\tplanted = {MARK}"
+        );
+    }
+    let _ = std::fs::write(d.join("objects/info/alternates"), MARK);
+    let fifo = d.join("ORIG_HEAD.qwrap-verify");
+    let _ = rustix::fs::mknodat(
+        rustix::fs::CWD,
+        &fifo,
+        rustix::fs::FileType::Fifo,
+        rustix::fs::Mode::from_raw_mode(0o644),
+        0,
+    );
+    let _ = std::fs::rename(&fifo, d.join("ORIG_HEAD"));
+    let link = d.join("packed-refs.qwrap-verify");
+    let _ = std::os::unix::fs::symlink("/etc/passwd", &link);
+    let _ = std::fs::rename(&link, d.join("packed-refs"));
+}
+
+/// Outside: whether the probe has planted.
+pub fn planted(output: &[u8]) -> bool {
+    output.windows(PLANTED.len()).any(|w| w == PLANTED.as_bytes())
+}
+
+/// Outside, while the probe waits: the host's git dirs hold nothing it
+/// planted. Then tells the probe to go on.
+pub fn look_on_host(git_dirs: &[PathBuf], workspace: &Path) -> Check {
+    // Long enough for the warden to have copied what it would copy.
+    std::thread::sleep(Duration::from_millis(200));
+    let mut found = Vec::new();
+    for d in git_dirs {
+        for n in [
+            "commondir",
+            "gitdir",
+            "config.worktree",
+            "config",
+            "objects/info/alternates",
+        ] {
+            if std::fs::read(d.join(n)).is_ok_and(|c| c.windows(MARK.len()).any(|w| w == MARK.as_bytes())) {
+                found.push(d.join(n));
+            }
         }
-        if super::create(&pointer).is_ok() {
-            let _ = std::fs::remove_file(&pointer);
-            return Check::fail(
-                N,
-                T,
-                "no new pointer files",
-                format!(
-                    "{} could be created: a host git running meanwhile would follow it (a known gap; qwrap moves it aside when the command exits)",
-                    pointer.display()
-                ),
-            );
+        for n in ["qwrap-verify-new", "hooks/qwrap-verify-hook"] {
+            if std::fs::symlink_metadata(d.join(n)).is_ok() {
+                found.push(d.join(n));
+            }
+        }
+        for n in ["ORIG_HEAD", "packed-refs"] {
+            if std::fs::symlink_metadata(d.join(n)).is_ok_and(|m| !m.is_file()) {
+                found.push(d.join(n));
+            }
         }
     }
-    Check::pass(N, T)
+    let _ = std::fs::write(workspace.join(LOOKED), "");
+    if found.is_empty() {
+        Check::pass(N, T)
+    } else {
+        let list: Vec<String> = found.iter().map(|p| p.display().to_string()).collect();
+        Check::fail(
+            N,
+            T,
+            "nothing planted inside in the host's git dirs",
+            format!("on the host while the sandbox ran: {}", list.join(", ")),
+        )
+    }
+}
+
+/// Puts what verify saw on the host in the probe's place.
+pub fn settle(checks: &mut [Check], seen: Option<Check>) {
+    let Some(c) = checks.iter_mut().find(|c| c.name == N) else {
+        return;
+    };
+    if c.got.as_deref() != Some(SETTLING) {
+        return;
+    }
+    *c = seen.unwrap_or_else(|| {
+        Check::fail(
+            N,
+            T,
+            "verify looks at the host while the probe waits",
+            "the probe planted, but its output never said so".into(),
+        )
+    });
 }
 
 fn file_name(p: &Path) -> String {

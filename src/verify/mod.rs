@@ -134,12 +134,22 @@ pub fn run_in_sandbox(
     host: &HostFacts,
     command: Vec<OsString>,
 ) -> Result<String, NoSandbox> {
+    run_in_sandbox_with(policy, host, command, &mut |_| {})
+}
+
+/// As `run_in_sandbox`, showing `on_output` the output as it arrives.
+pub fn run_in_sandbox_with(
+    policy: &Policy,
+    host: &HostFacts,
+    command: Vec<OsString>,
+    on_output: &mut dyn FnMut(&[u8]),
+) -> Result<String, NoSandbox> {
     let mut p = policy.clone();
     p.command = command;
     p.env.set.retain(|(k, _)| k != "LC_ALL");
     p.env.set.insert(0, ("LC_ALL".into(), "C".into()));
     let plan = plan::build(&p, &host.as_captured()).map_err(|r| NoSandbox::Refused(r.message))?;
-    let out = exec::capture(&plan).map_err(|e| NoSandbox::Fork(e.to_string()))?;
+    let out = exec::capture_with(&plan, on_output).map_err(|e| NoSandbox::Fork(e.to_string()))?;
     let text = String::from_utf8_lossy(&out.output).into_owned();
     match out.code {
         Some(c) if c == exec::EXIT_SETUP => Err(NoSandbox::Setup(text.trim_end().to_string())),
@@ -204,18 +214,7 @@ pub fn probe_args(policy: &Policy, layers: &plan::Layers, helpers: &HostHelpers)
             .filter(|p| layers.masked_sockets.contains(p)),
         protected: policy.protected.clone(),
         // With --allow-git-config the guard is off and nothing is claimed.
-        git_dirs: if policy.settings.allow_git_config.value {
-            Vec::new()
-        } else {
-            policy
-                .git
-                .roots
-                .iter()
-                .chain(&policy.pinned)
-                .filter(|p| p.is_dir())
-                .cloned()
-                .collect()
-        },
+        git_dirs: policy.git_layouts.iter().map(|g| g.dir.clone()).collect(),
         hidden: policy.hidden.iter().map(|h| h.path.clone()).collect(),
         absent: outside_the_view(policy),
         scoped: layers.landlock_scopes.is_applied(),
@@ -360,9 +359,23 @@ pub fn battery(
             .allowed_domains
             .push(crate::policy::Sourced::new(rule, "verify"));
     }
-    let text = run_in_sandbox(&policy_for_probe, &host, self_command(args.to_args()))?;
+    // The git check plants inside, then waits while verify looks at the
+    // host's git dirs (the sandbox still running), then goes on.
+    let mut seen_on_host: Option<Check> = None;
+    let mut on_output = |out: &[u8]| {
+        if seen_on_host.is_none() && git_check::planted(out) {
+            seen_on_host = Some(git_check::look_on_host(&args.git_dirs, &args.workspace));
+        }
+    };
+    let text = run_in_sandbox_with(
+        &policy_for_probe,
+        &host,
+        self_command(args.to_args()),
+        &mut on_output,
+    )?;
     drop(helpers);
     let mut checks = parse_probe_output(&text)?;
+    git_check::settle(&mut checks, seen_on_host);
     if let Some(tag) = &args.cache_tag {
         cache_check::settle(&mut checks, &layers.caches, tag);
     }

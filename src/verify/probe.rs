@@ -118,7 +118,7 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     ));
     checks.push(masked_socket(a.masked_socket.as_deref()));
     checks.push(protected(&a.protected, &tag));
-    checks.push(super::git_check::check(&a.git_dirs, &tag));
+    checks.push(super::git_check::check(&a.git_dirs, &tag, &a.workspace));
     checks.push(hidden(&a.hidden));
     if let Some(p) = &a.absent {
         checks.push(absent(p));

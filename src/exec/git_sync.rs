@@ -1,0 +1,613 @@
+//! The git guard's live half, run by the warden outside the sandbox. Inside,
+//! the top level of each git dir (and its `objects/info`) is the sandbox's
+//! own small tmpfs; `refs/`, `logs/` and `objects/` are the host's. Git's
+//! own files at those levels are copied both ways as they change:
+//!
+//! - only names on git's allow-list ([`synced`]), only regular files and
+//!   directories, read with O_NOFOLLOW|O_NONBLOCK relative to descriptors
+//!   the warden holds (a link or FIFO made inside is never followed, never
+//!   copied, never blocks);
+//! - every write takes git's lock on the side it writes (`NAME.lock`,
+//!   created exclusively, then renamed into place), so that neither side's
+//!   git is torn; a lock held there defers the write;
+//! - each name's last copied content is remembered: a side that changed it
+//!   since is copied to the other; both sides changed it: the host's wins,
+//!   and qwrap says so.
+//!
+//! Everything else the sandbox writes at those levels (`commondir`,
+//! `gitdir`, `config`, `config.worktree`, `hooks/`, `info/`,
+//! `objects/info/alternates`, any new name) stays in its tmpfs and is gone
+//! with it. The config, hooks and info the sandbox starts with are copies of
+//! the host's.
+
+use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::io::Errno;
+use std::collections::{BTreeSet, HashMap};
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// Top-level files of a git dir that are git's own data.
+const TOP_FILES: [&str; 18] = [
+    "index",
+    "HEAD",
+    "packed-refs",
+    "COMMIT_EDITMSG",
+    "MERGE_MSG",
+    "MERGE_MODE",
+    "MERGE_RR",
+    "SQUASH_MSG",
+    "TAG_EDITMSG",
+    "NOTES_EDITMSG",
+    "NOTES_MERGE_REF",
+    "EDIT_DESCRIPTION",
+    "description",
+    "shallow",
+    "gc.pid",
+    "gc.log",
+    "AUTO_MERGE",
+    "FETCH_HEAD",
+];
+/// State directories, copied whole (regular files and directories).
+const STATE_DIRS: [&str; 6] = [
+    "rebase-merge",
+    "rebase-apply",
+    "sequencer",
+    "rr-cache",
+    "NOTES_MERGE_PARTIAL",
+    "NOTES_MERGE_WORKTREE",
+];
+/// Copied in once, never back: what chooses code or another git dir.
+const COPIED_IN: [&str; 6] = [
+    "config",
+    "config.worktree",
+    "commondir",
+    "gitdir",
+    "hooks",
+    "info",
+];
+
+/// Which level of a git dir an own directory stands for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Kind {
+    Top,
+    ObjectsInfo,
+}
+
+/// What is copied both ways at `rel` (a path below the level), if anything.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Shape {
+    File,
+    Dir,
+}
+
+/// Whether `rel` is git's own data at this level.
+pub(super) fn synced(kind: Kind, rel: &Path) -> Option<Shape> {
+    let parts: Vec<&OsStr> = rel.iter().collect();
+    let name = parts.last()?.to_str()?;
+    if name.ends_with(".lock") || name.is_empty() {
+        return None;
+    }
+    let first = parts[0].to_str()?;
+    match kind {
+        Kind::Top if parts.len() == 1 => {
+            if STATE_DIRS.contains(&name) {
+                Some(Shape::Dir)
+            } else if TOP_FILES.contains(&name)
+                || (name.ends_with("_HEAD") && name.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
+                || name.starts_with("BISECT_")
+                || (name.starts_with("sharedindex.") && name[12..].chars().all(|c| c.is_ascii_hexdigit()))
+            {
+                Some(Shape::File)
+            } else {
+                None
+            }
+        }
+        // Inside a state directory: files and directories of any name.
+        Kind::Top if STATE_DIRS.contains(&first) => Some(Shape::File),
+        Kind::ObjectsInfo if parts.len() == 1 => match name {
+            "commit-graph" | "packs" => Some(Shape::File),
+            "commit-graphs" => Some(Shape::Dir),
+            _ => None,
+        },
+        Kind::ObjectsInfo if first == "commit-graphs" && parts.len() == 2 => Some(Shape::File),
+        _ => None,
+    }
+}
+
+/// One side's view of a name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum State {
+    Absent,
+    File {
+        hash: u64,
+        data: Vec<u8>,
+        mode: u32,
+    },
+    Dir,
+    /// A link, FIFO, socket or device: never copied.
+    Other,
+}
+
+/// The content last copied, by name: the base both sides are compared to.
+const DIR_BASE: u64 = u64::MAX;
+
+/// A host git dir level and the sandbox's own copy of it.
+pub(super) struct Pair {
+    pub(super) host_path: PathBuf,
+    host: OwnedFd,
+    own: OwnedFd,
+    kind: Kind,
+    base: HashMap<PathBuf, u64>,
+}
+
+impl Pair {
+    /// `own`: the sandbox's directory, as the executor opened it inside.
+    pub(super) fn new(host_path: PathBuf, own: OwnedFd, kind: Kind) -> Result<Pair, Errno> {
+        let host = rustix::fs::open(&host_path, dir_flags(), Mode::empty())?;
+        Ok(Pair {
+            host_path,
+            host,
+            own,
+            kind,
+            base: HashMap::new(),
+        })
+    }
+
+    fn root(&self, own: bool) -> BorrowedFd<'_> {
+        if own { self.own.as_fd() } else { self.host.as_fd() }
+    }
+
+    /// Copies in what the sandbox starts with and is never copied back.
+    pub(super) fn populate(&mut self) {
+        let names: &[&str] = match self.kind {
+            Kind::Top => &COPIED_IN,
+            Kind::ObjectsInfo => &["alternates"],
+        };
+        for n in names {
+            copy_in(self.host.as_fd(), self.own.as_fd(), Path::new(n), 0);
+        }
+    }
+}
+
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// The directory `rel` below `root`, walked without following a link.
+fn open_dir(root: BorrowedFd<'_>, rel: &Path) -> Result<OwnedFd, Errno> {
+    let mut fd = rustix::fs::openat(root, ".", dir_flags(), Mode::empty())?;
+    for c in rel.iter() {
+        fd = rustix::fs::openat(&fd, c, dir_flags(), Mode::empty())?;
+    }
+    Ok(fd)
+}
+
+/// The names in a directory (none when it cannot be opened).
+fn names(root: BorrowedFd<'_>, rel: &Path) -> Vec<OsString> {
+    let Ok(fd) = open_dir(root, rel) else {
+        return Vec::new();
+    };
+    let Ok(dir) = rustix::fs::Dir::read_from(&fd) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .map(|e| OsStr::from_bytes(e.file_name().to_bytes()).to_os_string())
+        .filter(|n| n != "." && n != "..")
+        .collect()
+}
+
+fn state(root: BorrowedFd<'_>, rel: &Path) -> State {
+    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return State::Absent;
+    };
+    let Ok(dir) = open_dir(root, parent) else {
+        return State::Absent;
+    };
+    let st = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(_) => return State::Absent,
+    };
+    match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+        rustix::fs::FileType::Directory => State::Dir,
+        rustix::fs::FileType::RegularFile => {
+            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            let Ok(fd) = rustix::fs::openat(&dir, name, flags, Mode::empty()) else {
+                return State::Absent;
+            };
+            // The file opened is the one checked: a swap in between shows here.
+            match rustix::fs::fstat(&fd) {
+                Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() => {}
+                _ => return State::Other,
+            }
+            let mut data = Vec::new();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match rustix::io::read(&fd, &mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => data.extend_from_slice(&buf[..n]),
+                    Err(Errno::INTR) => {}
+                    Err(_) => return State::Other,
+                }
+            }
+            State::File {
+                hash: hash(&data),
+                data,
+                mode: st.st_mode & 0o777,
+            }
+        }
+        _ => State::Other,
+    }
+}
+
+fn hash(data: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    data.hash(&mut h);
+    h.finish()
+}
+
+/// Creates the missing directories of `rel` below `root` (never through a
+/// link) and returns the last.
+fn make_dirs(root: BorrowedFd<'_>, rel: &Path) -> Result<OwnedFd, Errno> {
+    let mut fd = rustix::fs::openat(root, ".", dir_flags(), Mode::empty())?;
+    for c in rel.iter() {
+        match rustix::fs::mkdirat(&fd, c, Mode::from_raw_mode(0o755)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => return Err(e),
+        }
+        fd = rustix::fs::openat(&fd, c, dir_flags(), Mode::empty())?;
+    }
+    Ok(fd)
+}
+
+fn lock_name(name: &OsStr) -> OsString {
+    let mut l = name.to_os_string();
+    l.push(".lock");
+    l
+}
+
+/// Writes `data` at `rel` the way git does: `NAME.lock` created exclusively
+/// (AGAIN while another holds it), written, renamed into place.
+fn put(root: BorrowedFd<'_>, rel: &Path, data: &[u8], mode: u32) -> Result<(), Errno> {
+    let dir = make_dirs(root, rel.parent().unwrap_or(Path::new("")))?;
+    let name = rel.file_name().ok_or(Errno::INVAL)?;
+    let lock = lock_name(name);
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = match rustix::fs::openat(&dir, lock.as_os_str(), flags, Mode::from_raw_mode(mode)) {
+        Err(Errno::EXIST) => return Err(Errno::AGAIN),
+        r => r?,
+    };
+    let mut rest = data;
+    while !rest.is_empty() {
+        match rustix::io::write(&fd, rest) {
+            Ok(n) => rest = &rest[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => {
+                let _ = rustix::fs::unlinkat(&dir, lock.as_os_str(), AtFlags::empty());
+                return Err(e);
+            }
+        }
+    }
+    let _ = rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode));
+    rustix::fs::renameat(&dir, lock.as_os_str(), &dir, name)
+}
+
+/// Removes the file at `rel` under its lock, or the directory at `rel` with
+/// everything in it (never through a link).
+fn remove(root: BorrowedFd<'_>, rel: &Path, is_dir: bool) -> Result<(), Errno> {
+    let dir = open_dir(root, rel.parent().unwrap_or(Path::new("")))?;
+    let name = rel.file_name().ok_or(Errno::INVAL)?;
+    if is_dir {
+        if let Ok(sub) = rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()) {
+            for n in names(sub.as_fd(), Path::new("")) {
+                let p = Path::new(&n);
+                let d = matches!(state(sub.as_fd(), p), State::Dir);
+                let _ = remove(sub.as_fd(), p, d);
+            }
+        }
+        return rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR);
+    }
+    let lock = lock_name(name);
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rustix::fs::openat(&dir, lock.as_os_str(), flags, Mode::from_raw_mode(0o600)) {
+        Err(Errno::EXIST) => return Err(Errno::AGAIN),
+        r => drop(r?),
+    }
+    let r = rustix::fs::unlinkat(&dir, name, AtFlags::empty());
+    let _ = rustix::fs::unlinkat(&dir, lock.as_os_str(), AtFlags::empty());
+    r
+}
+
+/// Copies a host file or directory (regular files and directories, any
+/// depth up to 8) into the sandbox's own side, once.
+fn copy_in(host: BorrowedFd<'_>, own: BorrowedFd<'_>, rel: &Path, depth: usize) {
+    match state(host, rel) {
+        State::File { data, mode, .. } => {
+            let _ = put(own, rel, &data, mode);
+        }
+        State::Dir if depth < 8 => {
+            let _ = make_dirs(own, rel);
+            for n in names(host, rel) {
+                // git never runs the sample hooks: not worth a copy each.
+                if rel == Path::new("hooks") && n.as_bytes().ends_with(b".sample") {
+                    continue;
+                }
+                copy_in(host, own, &rel.join(n), depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// What one reconcile of a name did (for the report and the retries).
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Done {
+    Nothing,
+    Copied,
+    /// Both sides changed it: the host's was kept.
+    Conflict,
+    /// A lock on the side to write is held: try again later.
+    Deferred,
+    /// Made inside as something that is never copied (a link, a FIFO).
+    Refused,
+}
+
+impl Pair {
+    /// Brings one directory level into agreement; returns the directories
+    /// below it to look at too and what was done, by name.
+    pub(super) fn reconcile(&mut self, rel_dir: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, Done)>) {
+        let mut all: BTreeSet<OsString> = BTreeSet::new();
+        all.extend(names(self.host.as_fd(), rel_dir));
+        all.extend(names(self.own.as_fd(), rel_dir));
+        let mut below = Vec::new();
+        let mut done = Vec::new();
+        for n in all {
+            let rel = rel_dir.join(&n);
+            let Some(shape) = synced(self.kind, &rel) else {
+                continue;
+            };
+            let d = self.one(&rel, shape, &mut below);
+            if d != Done::Nothing {
+                done.push((rel, d));
+            }
+        }
+        (below, done)
+    }
+
+    fn one(&mut self, rel: &Path, shape: Shape, below: &mut Vec<PathBuf>) -> Done {
+        let h = state(self.host.as_fd(), rel);
+        let s = state(self.own.as_fd(), rel);
+        let base = self.base.get(rel).copied();
+        // Directories only where git keeps them (a state dir and below).
+        let dir_ok = shape == Shape::Dir || rel.iter().count() > 1;
+        let result = match (&h, &s) {
+            (_, State::Other) => return Done::Refused,
+            (_, State::Dir) if !dir_ok => return Done::Refused,
+            (State::Other, _) => return Done::Nothing,
+            (State::Dir, _) if !dir_ok => return Done::Nothing,
+            (State::Dir, State::Dir) => {
+                self.base.insert(rel.to_path_buf(), DIR_BASE);
+                below.push(rel.to_path_buf());
+                return Done::Nothing;
+            }
+            (State::Dir, State::Absent) | (State::Absent, State::Dir) => {
+                let host_has = matches!(h, State::Dir);
+                if base == Some(DIR_BASE) {
+                    // Removed on the other side since the last look.
+                    self.base.remove(rel);
+                    remove(self.root(!host_has), rel, true)
+                } else {
+                    self.base.insert(rel.to_path_buf(), DIR_BASE);
+                    below.push(rel.to_path_buf());
+                    make_dirs(self.root(host_has), rel).map(drop)
+                }
+            }
+            (State::File { hash: hh, .. }, State::File { hash: sh, .. }) if hh == sh => {
+                self.base.insert(rel.to_path_buf(), *hh);
+                return Done::Nothing;
+            }
+            (
+                State::File {
+                    hash: hh,
+                    data: hd,
+                    mode: hm,
+                },
+                State::File {
+                    hash: sh,
+                    data: sd,
+                    mode: sm,
+                },
+            ) => {
+                if base == Some(*hh) {
+                    self.copy(false, rel, sd, *sm, *sh)
+                } else {
+                    let r = self.copy(true, rel, hd, *hm, *hh);
+                    if base != Some(*sh) && r.is_ok() {
+                        return Done::Conflict;
+                    }
+                    r
+                }
+            }
+            (State::File { hash, data, mode }, State::Absent) => {
+                if base == Some(*hash) {
+                    self.base.remove(rel);
+                    remove(self.host.as_fd(), rel, false)
+                } else {
+                    self.copy(true, rel, data, *mode, *hash)
+                }
+            }
+            (State::Absent, State::File { hash, data, mode }) => {
+                if base == Some(*hash) {
+                    self.base.remove(rel);
+                    remove(self.own.as_fd(), rel, false)
+                } else {
+                    self.copy(false, rel, data, *mode, *hash)
+                }
+            }
+            (State::Absent, State::Absent) => {
+                self.base.remove(rel);
+                return Done::Nothing;
+            }
+            _ => return Done::Nothing,
+        };
+        match result {
+            Ok(()) => Done::Copied,
+            Err(Errno::AGAIN) => Done::Deferred,
+            Err(_) => Done::Nothing,
+        }
+    }
+
+    /// Copies one side's content to the other (`to_own`: host to sandbox).
+    fn copy(&mut self, to_own: bool, rel: &Path, data: &[u8], mode: u32, hash: u64) -> Result<(), Errno> {
+        put(self.root(to_own), rel, data, mode)?;
+        self.base.insert(rel.to_path_buf(), hash);
+        Ok(())
+    }
+}
+
+/// Every pair, the inotify descriptor that watches both sides, and what is
+/// left to look at.
+pub(super) struct GitSync {
+    pairs: Vec<Pair>,
+    inotify: OwnedFd,
+    watches: HashMap<i32, (usize, PathBuf)>,
+    dirty: BTreeSet<(usize, PathBuf)>,
+    report: Option<OwnedFd>,
+    said: BTreeSet<PathBuf>,
+}
+
+impl GitSync {
+    /// Starts watching; the first reconcile copies the host's files in.
+    pub(super) fn new(pairs: Vec<Pair>, report: Option<OwnedFd>) -> Result<GitSync, Errno> {
+        use rustix::fs::inotify;
+        let fd = inotify::init(inotify::CreateFlags::NONBLOCK | inotify::CreateFlags::CLOEXEC)?;
+        let mut s = GitSync {
+            pairs,
+            inotify: fd,
+            watches: HashMap::new(),
+            dirty: BTreeSet::new(),
+            report,
+            said: BTreeSet::new(),
+        };
+        for i in 0..s.pairs.len() {
+            s.pairs[i].populate();
+            s.watch(i, Path::new(""));
+            s.dirty.insert((i, PathBuf::new()));
+        }
+        s.flush();
+        Ok(s)
+    }
+
+    pub(super) fn fd(&self) -> BorrowedFd<'_> {
+        self.inotify.as_fd()
+    }
+
+    /// Watches a directory level on both sides.
+    fn watch(&mut self, i: usize, rel: &Path) {
+        use rustix::fs::inotify::{WatchFlags as W, add_watch};
+        let mask = W::CLOSE_WRITE
+            | W::MOVED_TO
+            | W::MOVED_FROM
+            | W::CREATE
+            | W::DELETE
+            | W::ONLYDIR
+            | W::DONT_FOLLOW;
+        for own in [false, true] {
+            let fd = self.pairs[i].root(own).as_raw_fd();
+            let path = Path::new(&format!("/proc/self/fd/{fd}")).join(rel);
+            if let Ok(wd) = add_watch(&self.inotify, &path, mask) {
+                self.watches.insert(wd, (i, rel.to_path_buf()));
+            }
+        }
+    }
+
+    /// Takes what inotify says changed.
+    pub(super) fn on_events(&mut self) {
+        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
+        let mut reader = rustix::fs::inotify::Reader::new(&self.inotify, &mut buf);
+        let mut marks = Vec::new();
+        while let Ok(e) = reader.next() {
+            if e.events()
+                .contains(rustix::fs::inotify::ReadFlags::QUEUE_OVERFLOW)
+            {
+                marks.extend((0..self.pairs.len()).map(|i| (i, PathBuf::new())));
+            } else if let Some(w) = self.watches.get(&e.wd()) {
+                marks.push(w.clone());
+            }
+        }
+        self.dirty.extend(marks);
+        self.flush();
+    }
+
+    /// Whether a write waits for a lock.
+    pub(super) fn waiting(&self) -> bool {
+        !self.dirty.is_empty()
+    }
+
+    /// Reconciles what is dirty; what waits for a lock stays dirty.
+    pub(super) fn flush(&mut self) {
+        let mut again = BTreeSet::new();
+        while let Some(d) = self.dirty.pop_first() {
+            let (i, rel) = d;
+            let (below, done) = self.pairs[i].reconcile(&rel);
+            for b in below {
+                if !self.watches.values().any(|(j, r)| *j == i && *r == b) {
+                    self.watch(i, &b);
+                }
+                self.dirty.insert((i, b));
+            }
+            for (name, what) in done {
+                match what {
+                    Done::Deferred => {
+                        again.insert((i, rel.clone()));
+                    }
+                    Done::Conflict => self.say(
+                        i,
+                        &name,
+                        "changed on the host and inside at once: the host's kept",
+                    ),
+                    Done::Refused => self.say(
+                        i,
+                        &name,
+                        "made inside as a link, FIFO or device: not copied to the host",
+                    ),
+                    _ => {}
+                }
+            }
+        }
+        self.dirty = again;
+    }
+
+    /// Reconciles everything, for the last time (the sandbox is gone):
+    /// waits up to two seconds for locks held on the host.
+    pub(super) fn last(&mut self) {
+        self.on_events();
+        for i in 0..self.pairs.len() {
+            self.dirty.insert((i, PathBuf::new()));
+        }
+        let deadline = Instant::now() + Duration::from_secs(2);
+        self.flush();
+        while self.waiting() && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+            self.flush();
+        }
+    }
+
+    fn say(&mut self, i: usize, rel: &Path, what: &str) {
+        let path = self.pairs[i].host_path.join(rel);
+        if !self.said.insert(path.clone()) {
+            return;
+        }
+        if let Some(r) = &self.report {
+            let line = format!("qwrap: git: {}: {what}\n", path.display());
+            let _ = rustix::io::write(r, line.as_bytes());
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "git_sync_tests.rs"]
+mod tests;

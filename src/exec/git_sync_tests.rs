@@ -1,0 +1,200 @@
+use super::*;
+use std::fs;
+use std::os::unix::fs::PermissionsExt;
+
+/// A host git dir with git's files and pointers, and an empty own side.
+fn pair(kind: Kind) -> (tempfile::TempDir, PathBuf, PathBuf, Pair) {
+    let d = tempfile::tempdir().unwrap();
+    let host = d.path().join("host");
+    let own = d.path().join("own");
+    fs::create_dir_all(host.join("hooks")).unwrap();
+    fs::create_dir_all(&own).unwrap();
+    fs::write(host.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    fs::write(host.join("index"), "DIRC…").unwrap();
+    fs::write(host.join("config"), "[core]\n").unwrap();
+    fs::write(host.join("hooks/pre-commit"), "#!/bin/sh\n").unwrap();
+    fs::set_permissions(host.join("hooks/pre-commit"), fs::Permissions::from_mode(0o755)).unwrap();
+    let fd = rustix::fs::open(&own, dir_flags(), Mode::empty()).unwrap();
+    let p = Pair::new(host.clone(), fd, kind).unwrap();
+    (d, host, own, p)
+}
+
+fn sync(p: &mut Pair) -> Vec<(PathBuf, Done)> {
+    let mut all = Vec::new();
+    let mut todo = vec![PathBuf::new()];
+    while let Some(r) = todo.pop() {
+        let (below, done) = p.reconcile(&r);
+        todo.extend(below);
+        all.extend(done);
+    }
+    all
+}
+
+#[test]
+fn git_data_goes_both_ways_and_nothing_else_reaches_the_host() {
+    let (_d, host, own, mut p) = pair(Kind::Top);
+    p.populate();
+    sync(&mut p);
+    assert_eq!(
+        fs::read_to_string(own.join("HEAD")).unwrap(),
+        "ref: refs/heads/main\n"
+    );
+    assert_eq!(fs::read_to_string(own.join("config")).unwrap(), "[core]\n");
+    let mode = fs::metadata(own.join("hooks/pre-commit"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o755);
+    // Inside: git's data, and what must never leave.
+    fs::write(own.join("ORIG_HEAD"), "abc\n").unwrap();
+    fs::write(own.join("HEAD"), "ref: refs/heads/topic\n").unwrap();
+    fs::create_dir_all(own.join("rebase-merge/sub")).unwrap();
+    fs::write(own.join("rebase-merge/sub/done"), "pick 1\n").unwrap();
+    for n in [
+        "commondir",
+        "gitdir",
+        "config.worktree",
+        "qwrap-new-name",
+        "index.lock",
+    ] {
+        fs::write(own.join(n), "/evil\n").unwrap();
+    }
+    fs::write(own.join("config"), "[core]\n\tfsmonitor = touch /x\n").unwrap();
+    fs::write(own.join("hooks/post-commit"), "evil").unwrap();
+    rustix::fs::mknodat(
+        rustix::fs::CWD,
+        own.join("FETCH_HEAD"),
+        rustix::fs::FileType::Fifo,
+        Mode::from_raw_mode(0o644),
+        0,
+    )
+    .unwrap();
+    std::os::unix::fs::symlink("/etc/passwd", own.join("packed-refs")).unwrap();
+    let done = sync(&mut p);
+    assert_eq!(fs::read_to_string(host.join("ORIG_HEAD")).unwrap(), "abc\n");
+    assert_eq!(
+        fs::read_to_string(host.join("HEAD")).unwrap(),
+        "ref: refs/heads/topic\n"
+    );
+    assert_eq!(
+        fs::read_to_string(host.join("rebase-merge/sub/done")).unwrap(),
+        "pick 1\n"
+    );
+    for n in [
+        "commondir",
+        "gitdir",
+        "config.worktree",
+        "qwrap-new-name",
+        "index.lock",
+        "FETCH_HEAD",
+        "packed-refs",
+        "hooks/post-commit",
+    ] {
+        assert!(
+            fs::symlink_metadata(host.join(n)).is_err(),
+            "{n} reached the host"
+        );
+    }
+    assert_eq!(fs::read_to_string(host.join("config")).unwrap(), "[core]\n");
+    assert!(
+        done.iter()
+            .any(|(n, d)| n == Path::new("FETCH_HEAD") && *d == Done::Refused),
+        "{done:?}"
+    );
+    // The host's changes come in (once the sandbox's own lock on the
+    // index is gone); a removal goes out.
+    fs::write(host.join("index"), "DIRC2").unwrap();
+    let done = sync(&mut p);
+    assert!(
+        done.iter()
+            .any(|(n, d)| n == Path::new("index") && *d == Done::Deferred),
+        "{done:?}"
+    );
+    fs::remove_file(own.join("index.lock")).unwrap();
+    fs::remove_file(own.join("ORIG_HEAD")).unwrap();
+    fs::remove_dir_all(own.join("rebase-merge")).unwrap();
+    sync(&mut p);
+    assert_eq!(fs::read_to_string(own.join("index")).unwrap(), "DIRC2");
+    assert!(!host.join("ORIG_HEAD").exists());
+    assert!(!host.join("rebase-merge").exists());
+}
+
+#[test]
+fn a_lock_held_defers_and_both_changed_keeps_the_hosts() {
+    let (_d, host, own, mut p) = pair(Kind::Top);
+    sync(&mut p);
+    fs::write(own.join("HEAD"), "inside\n").unwrap();
+    fs::write(host.join("HEAD.lock"), "").unwrap();
+    let done = sync(&mut p);
+    assert!(done.iter().any(|(_, d)| *d == Done::Deferred), "{done:?}");
+    assert_eq!(
+        fs::read_to_string(host.join("HEAD")).unwrap(),
+        "ref: refs/heads/main\n"
+    );
+    fs::remove_file(host.join("HEAD.lock")).unwrap();
+    sync(&mut p);
+    assert_eq!(fs::read_to_string(host.join("HEAD")).unwrap(), "inside\n");
+    // Both change: the host's wins on both sides.
+    fs::write(own.join("HEAD"), "inside-again\n").unwrap();
+    fs::write(host.join("HEAD"), "host\n").unwrap();
+    let done = sync(&mut p);
+    assert!(done.iter().any(|(_, d)| *d == Done::Conflict), "{done:?}");
+    assert_eq!(fs::read_to_string(own.join("HEAD")).unwrap(), "host\n");
+}
+
+#[test]
+fn objects_info_keeps_alternates_inside() {
+    let (_d, host, own, mut p) = pair(Kind::ObjectsInfo);
+    fs::write(host.join("alternates"), "/host/other/objects\n").unwrap();
+    p.populate();
+    sync(&mut p);
+    assert_eq!(
+        fs::read_to_string(own.join("alternates")).unwrap(),
+        "/host/other/objects\n"
+    );
+    fs::write(own.join("alternates"), "/evil/objects\n").unwrap();
+    fs::write(own.join("commit-graph"), "CGPH").unwrap();
+    sync(&mut p);
+    assert_eq!(
+        fs::read_to_string(host.join("alternates")).unwrap(),
+        "/host/other/objects\n"
+    );
+    assert_eq!(fs::read_to_string(host.join("commit-graph")).unwrap(), "CGPH");
+}
+
+#[test]
+fn the_allow_list() {
+    let yes = [
+        "index",
+        "HEAD",
+        "ORIG_HEAD",
+        "CHERRY_PICK_HEAD",
+        "packed-refs",
+        "BISECT_LOG",
+        "sharedindex.0a1b",
+        "rebase-merge",
+        "rebase-merge/x/y",
+    ];
+    for n in yes {
+        assert!(synced(Kind::Top, Path::new(n)).is_some(), "{n}");
+    }
+    let no = [
+        "config",
+        "commondir",
+        "gitdir",
+        "config.worktree",
+        "hooks",
+        "info",
+        "index.lock",
+        "evil_HEAD",
+        "sharedindex.zz",
+        "objects",
+        "refs",
+        "x",
+    ];
+    for n in no {
+        assert!(synced(Kind::Top, Path::new(n)).is_none(), "{n}");
+    }
+    assert!(synced(Kind::ObjectsInfo, Path::new("alternates")).is_none());
+    assert!(synced(Kind::ObjectsInfo, Path::new("commit-graphs/graph-1.graph")).is_some());
+}
