@@ -529,3 +529,34 @@ fn a_rebase_stopped_inside_continues_on_the_host() {
         }
     }
 }
+
+/// git-lfs inside (when installed): its store is the host's, made first
+/// where the repository uses lfs and has none yet.
+#[test]
+fn git_lfs_objects_reach_the_host() {
+    if !std::path::Path::new("/usr/bin/git-lfs").exists() {
+        eprintln!("SKIP git-lfs: not installed");
+        return;
+    }
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            let setup = format!(
+                "set -e; {GIT} init -q -b main; {GIT} commit -q --allow-empty -m x
+                 printf '*.bin filter=lfs diff=lfs merge=lfs -text\\n' > .gitattributes
+                 {GIT} add .gitattributes; {GIT} commit -qm attrs"
+            );
+            ok(&f.command("sh").args(["-c", &setup]).output().unwrap());
+            let inside = format!(
+                "set -e; git lfs install --local >/dev/null; head -c 2000 /dev/urandom > big.bin
+                 {GIT} add big.bin; {GIT} commit -qm big; echo lfs-ok"
+            );
+            let o = f.run_sh(api, &[], &inside);
+            assert!(stdout(&o).contains("lfs-ok"), "{who:?} {api}: {}", stderr(&o));
+            let listed = ok(&f.command("git").args(["lfs", "ls-files"]).output().unwrap());
+            assert!(listed.contains("big.bin"), "{who:?} {api}: {listed}");
+            let o = f.command("git").args(["lfs", "fsck"]).output().unwrap();
+            assert!(o.status.success(), "{who:?} {api}: {}{}", stdout(&o), stderr(&o));
+        }
+    }
+}

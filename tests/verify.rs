@@ -381,6 +381,26 @@ fn receipt_is_filled_in() {
     }
 }
 
+/// verify passes in a repository without a commit or a tracked file and in
+/// a submodule's checkout, as in a checkout and a linked worktree.
+#[test]
+fn verify_passes_in_an_empty_repository_and_a_submodule() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let script = "set -e
+            git -c user.name=t -c user.email=t@t init -q -b main lib && cd lib && git -c user.name=t -c user.email=t@t commit -q --allow-empty -m l && cd ..
+            git init -q -b main super && cd super && git -c user.name=t -c user.email=t@t -c protocol.file.allow=always submodule -q add ../lib lib
+            git -c user.name=t -c user.email=t@t commit -qm sub && cd .. && git init -q -b main empty";
+        ok(&f.command("sh").args(["-c", script]).output().unwrap());
+        for dir in ["empty", "super/lib", "super"] {
+            let o = qwrap_in(&f, &f.ws().join(dir), &["verify"]);
+            let out = stdout(&o);
+            assert_eq!(o.status.code(), Some(0), "{who:?} {dir}: {out}{}", stderr(&o));
+            assert!(!out.contains("FAIL"), "{who:?} {dir}: {out}");
+        }
+    }
+}
+
 #[test]
 fn nested_run_is_refused_clearly() {
     for who in Who::all() {

@@ -125,7 +125,16 @@ pub fn guard(info: &GitInfo) -> Guard {
             ));
             break;
         }
-        g.layouts.push(GitLayout::of(&dir));
+        let mut layout = GitLayout::of(&dir);
+        // git-lfs keeps its store in the common dir: the host's, made
+        // first where a repository that uses it has none yet (a store made
+        // inside the sandbox's own top level would end with it).
+        let lfs = dir.join("lfs");
+        if !layout.shared.contains(&lfs) && uses_lfs(top, &dir) {
+            g.create.push(lfs.clone());
+            layout.shared.push(lfs);
+        }
+        g.layouts.push(layout);
         if let Some(hp) = read_small(&dir.join("config")).and_then(|t| core_key(&t, "hookspath")) {
             let hp = if hp.is_absolute() { hp } else { top.join(hp) };
             if let Ok(real) = fs::canonicalize(&hp) {
@@ -143,6 +152,13 @@ pub fn guard(info: &GitInfo) -> Guard {
         }
     }
     g
+}
+
+/// Whether a repository uses git-lfs: its config names it, or its
+/// top-level `.gitattributes` has an lfs filter.
+fn uses_lfs(top: &Path, dir: &Path) -> bool {
+    read_small(&dir.join("config")).is_some_and(|c| c.contains("lfs"))
+        || read_small(&top.join(".gitattributes")).is_some_and(|a| a.contains("filter=lfs"))
 }
 
 /// A submodule's checkout (its git dir's `core.worktree`): the directory is
