@@ -527,6 +527,71 @@ pub fn kill_everything_reachable() {
     unsafe { libc::kill(-1, libc::SIGKILL) };
 }
 
+/// Every route to a signal verify knows, aimed at `pid` with signal 0 (or
+/// setting a socket's SIGIO owner to it): each call's result, by name.
+/// `owners`: also the calls that set a file's owner (the kernel's to
+/// refuse only at delivery where Landlock scopes signals).
+pub fn signal_routes(pid: i32, owners: bool) -> Vec<(&'static str, Result<(), Errno>)> {
+    let res = |r: libc::c_long| {
+        if r < 0 {
+            Err(Errno::from_raw_os_error(last_errno()))
+        } else {
+            Ok(())
+        }
+    };
+    let mut v = Vec::new();
+    // SAFETY: signal 0 is only a permission check; no pointer arguments.
+    v.push(("kill", res(unsafe { libc::syscall(libc::SYS_kill, pid, 0) })));
+    // SAFETY: as above.
+    v.push((
+        "tgkill",
+        res(unsafe { libc::syscall(libc::SYS_tgkill, pid, pid, 0) }),
+    ));
+    // SAFETY: pidfd_open takes no pointer; the fd is closed below.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) };
+    if pidfd >= 0 {
+        // SAFETY: a NULL siginfo asks the kernel to fill it in.
+        let r = unsafe { libc::syscall(libc::SYS_pidfd_send_signal, pidfd, 0, std::ptr::null::<u8>(), 0) };
+        v.push(("pidfd_send_signal", res(r)));
+        // SAFETY: a descriptor this function opened and nothing else owns.
+        unsafe { libc::close(pidfd as i32) };
+    }
+    if !owners {
+        return v;
+    }
+    let Ok((a, _b)) = rustix::net::socketpair(
+        rustix::net::AddressFamily::UNIX,
+        rustix::net::SocketType::STREAM,
+        rustix::net::SocketFlags::CLOEXEC,
+        None,
+    ) else {
+        return v;
+    };
+    let fd = a.as_raw_fd();
+    let owner_ex: [libc::c_int; 2] = [1, pid]; // F_OWNER_PID
+    let one: libc::c_int = 1;
+    // SAFETY: fcntl on a socket this function owns; F_SETOWN takes an int.
+    v.push((
+        "F_SETOWN",
+        res(unsafe { libc::fcntl(fd, libc::F_SETOWN, pid) }.into()),
+    ));
+    // SAFETY: F_SETOWN_EX reads a struct f_owner_ex that outlives the call.
+    v.push((
+        "F_SETOWN_EX",
+        res(unsafe { libc::fcntl(fd, 15, owner_ex.as_ptr()) }.into()),
+    ));
+    // SAFETY: the ioctls read one int that outlives the call.
+    v.push(("FIOSETOWN", res(unsafe { libc::ioctl(fd, 0x8901, &pid) }.into())));
+    // SAFETY: as above.
+    v.push(("SIOCSPGRP", res(unsafe { libc::ioctl(fd, 0x8902, &pid) }.into())));
+    // SAFETY: as above.
+    v.push((
+        "FIOASYNC",
+        res(unsafe { libc::ioctl(fd, libc::FIOASYNC, &one) }.into()),
+    ));
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

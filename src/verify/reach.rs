@@ -5,33 +5,41 @@ use super::Check;
 use crate::errno::errno_text;
 use std::path::Path;
 
-/// Measured on every kernel: Landlock's scope refuses the signal where it
-/// exists, the warden everywhere else.
+/// Measured on every kernel, by every route verify knows: the kill family
+/// and a pidfd (Landlock's scope refuses them where it exists, the warden or
+/// the filter everywhere else), and without the scope the calls that set a
+/// file's SIGIO owner (refused by the filter; with the scope the kernel
+/// refuses the signal itself at delivery).
 pub(super) fn signal(pid: Option<u32>, scoped: bool) -> Check {
     const N: &str = "signal-host";
-    const T: &str = "a host process cannot be signalled";
-    let Some(pid) = pid.and_then(|p| rustix::process::Pid::from_raw(p as i32)) else {
+    const T: &str = "a host process cannot be signalled (every route)";
+    let Some(pid) = pid.filter(|&p| p > 0) else {
         return Check::skip(N, T, "no host process to try".into());
     };
     let by = if scoped {
         "Landlock scope"
     } else {
-        "the warden, without Landlock's signal scope"
+        "the warden and the filter, without Landlock's signal scope"
     };
-    match rustix::process::test_kill_process(pid) {
-        Err(e) if e == rustix::io::Errno::PERM => Check::pass(N, T),
-        Err(e) => Check::fail(
+    let through: Vec<String> = crate::sys::signal_routes(pid as i32, !scoped)
+        .into_iter()
+        .filter(
+            |(_, r)| !matches!(r, Err(e) if *e == rustix::io::Errno::PERM || *e == rustix::io::Errno::NOSYS),
+        )
+        .map(|(name, r)| match r {
+            Ok(()) => format!("{name} succeeded"),
+            Err(e) => format!("{name}: {}", errno_text(e.raw_os_error())),
+        })
+        .collect();
+    if through.is_empty() {
+        Check::pass(N, T)
+    } else {
+        Check::fail(
             N,
             T,
             &errno_text(libc::EPERM),
-            format!("{} ({by})", errno_text(e.raw_os_error())),
-        ),
-        Ok(()) => Check::fail(
-            N,
-            T,
-            &errno_text(libc::EPERM),
-            format!("kill(pid, 0) succeeded ({by})"),
-        ),
+            format!("{} ({by})", through.join(", ")),
+        )
     }
 }
 

@@ -35,6 +35,26 @@ for API in new legacy; do
     sleep 0.5
     if [ -d /proc/$SP ] && [ "$(sed 's/.*) //' /proc/$SP/stat | cut -d' ' -f1)" != Z ]; then pass signal-host; else fail signal-host "the host process died"; fi
     kill $SP 2>/dev/null; wait $SP 2>/dev/null
+    # No setuid file through io_uring (seccomp cannot see its OPENAT).
+    if [ -x /qw/uring ]; then
+        qwrap run -- /qw/uring qw-suid >/dev/null 2>&1
+        if [ -e qw-suid ] && [ -n "$(find qw-suid -perm -2000 -o -perm -4000)" ]; then
+            fail io-uring-setuid "$(ls -l qw-suid)"
+        else
+            pass io-uring-setuid
+        fi
+        rm -f qw-suid
+    else
+        echo "QW: SKIP $WHO $API io-uring-setuid: no helper"
+    fi
+    # A child in a user namespace made inside and a PID hopper are gone
+    # when qwrap returns: neither writes its marker afterwards.
+    rm -f qw-nested qw-hopper
+    printf '%s\n' '[ "$(date +%s)" -ge "$2" ] && { touch "$1"; exit 0; }' 'sh "$0" "$1" "$2" & exit 0' > qw-hop.sh
+    qwrap run -- sh -c "unshare -U sh -c 'sleep 1; touch qw-nested' & sh qw-hop.sh qw-hopper \$((\$(date +%s) + 1)) & sleep 0.3" >/dev/null 2>&1
+    sleep 2.5
+    if [ -e qw-nested ] || [ -e qw-hopper ]; then fail leftovers-nested-and-hopper "$(ls qw-nested qw-hopper 2>/dev/null | tr '\n' ' ')"; else pass leftovers-nested-and-hopper; fi
+    rm -f qw-nested qw-hopper qw-hop.sh
     # What the command leaves behind is killed when it exits.
     qwrap run -- sh -c 'setsid sh -c "sleep 301 &" </dev/null >/dev/null 2>&1' 2>/dev/null
     left=yes
