@@ -62,15 +62,14 @@ pub(super) fn variant(step: &Step) -> usize {
         Step::BlockOnFd { .. } => 49,
         Step::LockFile { .. } => 50,
         Step::PrepareCaches { .. } => 51,
-        Step::CopyGitConfig { .. } => 52,
-        Step::MakeOverlay { .. } => 53,
-        Step::DisableUserns => 54,
-        Step::NestUserNamespace { .. } => 55,
-        Step::StartReaper => 56,
-        Step::HandGitDirs { .. } => 57,
+        Step::MakeOverlay { .. } => 52,
+        Step::DisableUserns => 53,
+        Step::NestUserNamespace { .. } => 54,
+        Step::StartReaper => 55,
+        Step::HandGitDirs { .. } => 56,
     }
 }
-pub(super) const VARIANTS: usize = 58;
+pub(super) const VARIANTS: usize = 57;
 
 pub(super) fn p(s: &str) -> PathBuf {
     PathBuf::from(s)
@@ -113,13 +112,8 @@ pub(super) fn run_steps() -> Vec<Step> {
             marked: vec![p("/q/layer/overlaid")],
             lock: Some(p("/q/slot.lock")),
         },
-        Step::CopyGitConfig {
-            source: p("/q/ws/.git/modules/lib/config"),
-            copy: p("/q/state/config"),
-        },
         Step::StartWarden {
             keep_background: false,
-            watch: vec![p("/q/ws/.git/commondir")],
             egress: Some(Egress {
                 allow: Default::default(),
                 log: Some(p("/q/egress.log")),

@@ -16,7 +16,6 @@ mod mount_point;
 mod mounts_steps;
 mod namespaces_steps;
 mod overlay;
-mod pointers;
 mod process_steps;
 mod reap;
 mod remount;
@@ -199,7 +198,6 @@ impl Executor {
         match step {
             Step::CreateHostDir { .. }
             | Step::PrepareCaches { .. }
-            | Step::CopyGitConfig { .. }
             | Step::MakeMountsSlave
             | Step::CloneTree { .. }
             | Step::SetTreeAttr { .. }

@@ -51,26 +51,6 @@ impl Executor {
                     self.held.push(fd);
                 }
             }
-            Step::CopyGitConfig { source, copy } => {
-                let fail = |e: std::io::Error, p: &Path| {
-                    Fail::with(
-                        Errno::from_io_error(&e).unwrap_or(Errno::IO),
-                        p.display().to_string(),
-                    )
-                };
-                let text = k::read_file(source)
-                    .and_then(|b| String::from_utf8(b).map_err(|_| std::io::ErrorKind::InvalidData.into()))
-                    .map_err(|e| fail(e, source))?;
-                if let Some(dir) = copy.parent() {
-                    mkdir_parents(dir).map_err(|e| Fail::with(e, format!("mkdir {}", dir.display())))?;
-                }
-                // Another sandbox may read the copy meanwhile: it is
-                // replaced whole.
-                let tmp = copy.with_extension(k::getpid().as_raw_nonzero().to_string());
-                k::write_file(&tmp, crate::policy::without_core_worktree(&text).as_bytes())
-                    .map_err(|e| fail(e, &tmp))?;
-                k::rename(&tmp, copy).map_err(|e| fail(e, copy))?;
-            }
             Step::MakeMountsSlave => {
                 k::mount_change(
                     "/",

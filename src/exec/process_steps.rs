@@ -7,14 +7,12 @@ impl Executor {
         match step {
             Step::StartWarden {
                 keep_background,
-                watch,
                 egress,
                 git,
                 scoped,
             } => {
                 self.warden = Some(warden::start(
                     *keep_background,
-                    watch,
                     &self.held,
                     egress.as_ref(),
                     git,

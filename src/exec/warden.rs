@@ -8,7 +8,6 @@
 //! otherwise. When the command exits it kills what the command left behind
 //! (reap.rs; unless --keep-background), then exits itself.
 
-use super::pointers;
 use crate::egress::proxy;
 use crate::plan::Egress;
 use crate::sys::kernel as k;
@@ -27,13 +26,12 @@ pub(super) struct Link {
     pub(super) socket: OwnedFd,
 }
 
-/// Starts the warden. `watch`: git pointer files that do not exist yet,
-/// moved aside when the command exits if it created them.
-/// `hold`: locks kept for the sandbox's life (the warden outlives it).
-/// `egress`: the proxy to serve once its socket is handed over.
+/// Starts the warden. `hold`: locks kept for the sandbox's life (the
+/// warden outlives it). `egress`: the proxy to serve once its socket is
+/// handed over. `git`: the host git dir levels whose sandbox-own copies it
+/// keeps in step.
 pub(super) fn start(
     keep_background: bool,
-    watch: &[PathBuf],
     hold: &[OwnedFd],
     egress: Option<&Egress>,
     git: &[PathBuf],
@@ -41,11 +39,10 @@ pub(super) fn start(
 ) -> Result<Link, super::Fail> {
     let (ours, theirs) = k::seqpacket_pair()?;
     let command = k::getpid();
-    // Opened before the command can run. The warden says what it moved on
-    // qwrap's stderr, kept only while the command's exit ends the warden:
-    // with --keep-background it would hold a caller's pipe open.
-    let watched = pointers::open(watch);
-    let report = (!keep_background && (!watched.is_empty() || !git.is_empty()))
+    // The warden says what it could not copy on qwrap's stderr, kept only
+    // while the command's exit ends the warden: with --keep-background it
+    // would hold a caller's pipe open.
+    let report = (!keep_background && !git.is_empty())
         .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
         .flatten();
     // The log is opened here, where the caller's rights apply.
@@ -66,8 +63,7 @@ pub(super) fn start(
         }
         None => {
             drop(ours);
-            let mut keep = pointers::raw_fds(&watched);
-            keep.push(theirs.as_raw_fd());
+            let mut keep = vec![theirs.as_raw_fd()];
             keep.extend(report.as_ref().map(|r| r.as_raw_fd()));
             keep.extend(held.iter().map(|h| h.as_raw_fd()));
             keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
@@ -78,7 +74,6 @@ pub(super) fn start(
                 theirs,
                 command,
                 keep_background,
-                &watched,
                 report,
                 proxy,
                 held,
@@ -132,15 +127,13 @@ fn run(
     link: OwnedFd,
     command: rustix::process::Pid,
     keep_background: bool,
-    watched: &[pointers::Watched],
     report: Option<OwnedFd>,
     mut proxy: Option<proxy::Config>,
     mut held: Vec<OwnedFd>,
     reaper: Reaper,
     git: Vec<PathBuf>,
 ) -> i32 {
-    let mut report_dup = report.as_ref().and_then(|r| k::fcntl_dupfd_cloexec(r, 3).ok());
-    let report = report.as_ref();
+    let mut report = report;
     let mut own_git: Vec<OwnedFd> = Vec::new();
     let mut sync: Option<GitSync> = None;
     let Ok(pidfd) = k::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
@@ -168,7 +161,7 @@ fn run(
                             Pair::new(host.clone(), own, kind).ok()
                         })
                         .collect();
-                    sync = GitSync::new(pairs, report_dup.take()).ok();
+                    sync = GitSync::new(pairs, report.take()).ok();
                     let _ = k::write(&link, b"A");
                 }
             }
@@ -231,7 +224,6 @@ fn run(
                 // sandbox as soon as nothing of this one can write to it.
                 held.clear();
             }
-            pointers::audit(watched, report);
             if !keep_background {
                 if let Some(s) = &mut sync {
                     s.last();
@@ -248,7 +240,6 @@ fn run(
             // No process holds the filter any more: the command and all
             // it started are gone (with --keep-background, the last of the
             // leftovers too).
-            pointers::audit(watched, report);
             if let Some(s) = &mut sync {
                 s.last();
             }

@@ -125,15 +125,6 @@ pub fn layout(
         ops.extend(g.shared.iter().map(|s| MountOp::Writable(s.clone())));
     }
     ops.extend(policy.read_only.iter().map(|r| MountOp::ReadOnly(r.path.clone())));
-    ops.extend(
-        policy
-            .worktree_configs
-            .iter()
-            .map(|(path, copy)| MountOp::FileFrom {
-                path: path.clone(),
-                source: copy.clone(),
-            }),
-    );
     // The masks come from the assessment, which leaves out what the view
     // does not show.
     ops.extend(masks.iter().map(|m| MountOp::Mask(m.clone())));

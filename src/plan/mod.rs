@@ -103,16 +103,9 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     if let Some(step) = caches::prepare(policy, host, &layers.caches) {
         b.push(step);
     }
-    for (source, copy) in &policy.worktree_configs {
-        b.push(Step::CopyGitConfig {
-            source: source.clone(),
-            copy: copy.clone(),
-        });
-    }
     let proxied = policy.network == NetworkMode::Proxied;
     b.push(Step::StartWarden {
         keep_background: policy.settings.keep_background.value,
-        watch: policy.absent_pointers.clone(),
         egress: proxied.then(|| Egress {
             allow: crate::egress::AllowList(policy.allowed_domains.iter().map(|d| d.value.clone()).collect()),
             log: policy.egress_log.clone(),

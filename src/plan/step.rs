@@ -106,9 +106,6 @@ pub enum Step {
     /// Starts the warden (before the namespaces, so that it stays outside).
     StartWarden {
         keep_background: bool,
-        /// Git pointer files that do not exist yet: moved aside when the
-        /// command exits if it created them.
-        watch: Vec<PathBuf>,
         /// `--network proxied`: the proxy the warden serves.
         #[serde(skip_serializing_if = "Option::is_none")]
         egress: Option<Egress>,
@@ -406,15 +403,6 @@ pub enum Step {
         marked: Vec<PathBuf>,
         #[serde(serialize_with = "crate::lossy::opt_path")]
         lock: Option<PathBuf>,
-    },
-    /// Before the sandbox, on the host: a submodule's git config copied
-    /// without `core.worktree` (through a temporary file and a rename), to
-    /// be shown read-only in its place.
-    CopyGitConfig {
-        #[serde(serialize_with = "crate::lossy::path")]
-        source: PathBuf,
-        #[serde(serialize_with = "crate::lossy::path")]
-        copy: PathBuf,
     },
     /// A detached overlay mount of host directories (resolved now, before
     /// anything covers them), attached later as a cloned tree is.

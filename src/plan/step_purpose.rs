@@ -9,9 +9,6 @@ impl Step {
             Step::PrepareCaches { .. } => {
                 "make the cache directories and claim the workspace's layer slot".into()
             }
-            Step::CopyGitConfig { source, .. } => {
-                format!("copy {} without core.worktree", source.display())
-            }
             Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
             Step::StartWarden { .. } => "start the warden outside the sandbox".into(),
             Step::ListenEgress { .. } => "hand the egress proxy's socket to the warden".into(),

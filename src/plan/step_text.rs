@@ -24,14 +24,6 @@ impl fmt::Display for Step {
                 f,
                 "socket(AF_INET, SOCK_STREAM); setsockopt(SO_REUSEADDR); bind(127.0.0.1:{port}); listen(); sendmsg(<warden>, SCM_RIGHTS): the warden serves it from outside"
             ),
-            Step::CopyGitConfig { source, copy } => write!(
-                f,
-                "open({}, O_RDONLY) and read() it; mkdir({}, 0700); open({}.<getpid()>, O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0600) and write() it without core.worktree; rename(it, {}) on the host",
-                q(source),
-                q(copy.parent().unwrap_or(copy)),
-                q(copy),
-                q(copy)
-            ),
             Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
             Step::PrepareCaches {
                 create,
@@ -61,7 +53,6 @@ impl fmt::Display for Step {
             }
             Step::StartWarden {
                 keep_background,
-                watch,
                 egress,
                 git,
                 scoped,
@@ -97,14 +88,6 @@ impl fmt::Display for Step {
                     write!(
                         f,
                         "; keeps the sandbox's own {} in step with the host's for git's allow-listed files, from open(each, O_RDONLY|O_DIRECTORY) and inotify_init1(), reporting on fcntl(2, F_DUPFD_CLOEXEC)",
-                        names.join(", ")
-                    )?;
-                }
-                if !watch.is_empty() {
-                    let names: Vec<String> = watch.iter().map(|p| q(p)).collect();
-                    write!(
-                        f,
-                        "; then moves aside any of {} the command created, through their directories opened first (open O_PATH) and reporting on fcntl(2, F_DUPFD_CLOEXEC)",
                         names.join(", ")
                     )?;
                 }

@@ -45,9 +45,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         new_session: false,
         protected: vec![],
         create_before: vec![],
-        absent_pointers: vec![],
         pinned: vec![],
-        worktree_configs: vec![],
         git_layouts: vec![],
         keep_fds: vec![],
         socket_vars: vec![],
@@ -99,7 +97,6 @@ fn starts_with_namespaces_and_identity_maps() {
         &[
             Step::StartWarden {
                 keep_background: false,
-                watch: vec![],
                 egress: None,
                 git: vec![],
                 scoped: true,

@@ -152,7 +152,6 @@ fn protected_dirs_are_created_first_and_new_session_last() {
         p.steps[1],
         Step::StartWarden {
             keep_background: false,
-            watch: vec![],
             egress: None,
             git: vec![],
             scoped: true,

@@ -78,13 +78,6 @@ pub struct Guard {
     /// Hooks directories that do not exist yet: created (empty) on the host
     /// first, so that they can be made read-only.
     pub create: Vec<PathBuf>,
-    /// Pointer files that do not exist: no mount can guard them; the
-    /// warden moves aside what the command creates there.
-    pub absent: Vec<PathBuf>,
-    /// Submodule git dirs' `config` files that set `core.worktree`: shown
-    /// read-only without that key, which `git submodule update` would
-    /// otherwise rewrite (git writes it only where it is set).
-    pub worktree_configs: Vec<PathBuf>,
     /// Why the walk stopped early, when it did.
     pub note: Option<String>,
 }
@@ -208,52 +201,6 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
     v
 }
 
-/// A git config without `core.worktree`: only lines are taken away, so the
-/// result chooses no code the original does not. A key's continuation
-/// lines (after a trailing backslash) go with it; a continuation of
-/// another key is never read as a key.
-pub fn without_core_worktree(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut in_core = false;
-    let mut continued = false;
-    let mut dropping = false;
-    for line in text.split_inclusive('\n') {
-        let body = line.trim_end_matches(['\n', '\r']);
-        let is_continuation = continued;
-        continued = body.ends_with('\\') && !body.ends_with("\\\\");
-        if is_continuation {
-            if !dropping {
-                out.push_str(line);
-            }
-            continue;
-        }
-        dropping = false;
-        let mut l = body.trim_start();
-        if let Some(rest) = l.strip_prefix('[') {
-            let (section, after) = rest.split_once(']').unwrap_or((rest, ""));
-            in_core = section.trim().eq_ignore_ascii_case("core");
-            l = after.trim_start();
-            if l.is_empty() {
-                out.push_str(line);
-                continue;
-            }
-        }
-        let key = l.split(['=', ' ', '\t', ';', '#']).next().unwrap_or_default();
-        if in_core && key.eq_ignore_ascii_case("worktree") {
-            dropping = true;
-            // A section header on the same line stays.
-            if body.trim_start().starts_with('[') {
-                let header_end = body.find(']').map_or(0, |i| i + 1);
-                out.push_str(&body[..header_end]);
-                out.push('\n');
-            }
-            continue;
-        }
-        out.push_str(line);
-    }
-    out
-}
-
 fn read_small(p: &Path) -> Option<String> {
     if fs::metadata(p).ok()?.len() > 1 << 20 {
         return None;
@@ -264,25 +211,6 @@ fn read_small(p: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn core_worktree_is_taken_out_and_nothing_else() {
-        let text = "[core]\n\trepositoryformatversion = 0\n\tworktree = ../../../lib\n\tbare = false\n[remote \"origin\"]\n\turl = x\n\tworktree = stays\n";
-        assert_eq!(
-            without_core_worktree(text),
-            "[core]\n\trepositoryformatversion = 0\n\tbare = false\n[remote \"origin\"]\n\turl = x\n\tworktree = stays\n"
-        );
-        // Case, a header on the key's line, continuation lines, a
-        // continuation that looks like a key.
-        assert_eq!(
-            without_core_worktree("[CORE] WorkTree = a\\\n  b\n\tfsmonitor = x\\\nworktree = kept\n"),
-            "[CORE]\n\tfsmonitor = x\\\nworktree = kept\n"
-        );
-        assert_eq!(
-            without_core_worktree("[core]\nworktreex = 1\n"),
-            "[core]\nworktreex = 1\n"
-        );
-    }
 
     #[test]
     fn normal_checkout_with_a_submodule_and_a_worktree() {

@@ -21,7 +21,7 @@ pub mod view;
 
 pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
-pub use git_guard::{GitLayout, without_core_worktree};
+pub use git_guard::GitLayout;
 pub use load::{Invocation, LoadError, load};
 pub use modes::{CacheMode, LandlockMode, NetworkMode, TmpMode, ViewMode};
 pub use resolve::resolve;
@@ -201,15 +201,6 @@ pub struct Policy {
     /// host before the sandbox starts, so that they can be made read-only.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub create_before: Vec<PathBuf>,
-    /// Git pointer files (commondir, gitdir, …) that do not exist: moved
-    /// aside by the warden when the command exits if it created them.
-    #[serde(serialize_with = "crate::lossy::paths")]
-    pub absent_pointers: Vec<PathBuf>,
-    /// Submodule git configs that set `core.worktree`, and the copy without
-    /// it (made before the sandbox starts) that is shown read-only in their
-    /// place, so that `git submodule update` has nothing to rewrite.
-    #[serde(skip)]
-    pub worktree_configs: Vec<(PathBuf, PathBuf)>,
     /// Git dirs and submodule checkouts inside writable roots, bound over
     /// themselves so that they cannot be renamed, replaced or removed.
     #[serde(serialize_with = "crate::lossy::paths")]

@@ -196,7 +196,6 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     let in_roots = |p: &Path| writable_roots.iter().any(|r| p.starts_with(&r.path));
     let protected: Vec<PathBuf> = guard.protect.into_iter().filter(|p| in_roots(p)).collect();
     let create_before: Vec<PathBuf> = guard.create.into_iter().filter(|p| in_roots(p)).collect();
-    let absent_pointers: Vec<PathBuf> = guard.absent.into_iter().filter(|p| in_roots(p)).collect();
     let git_layouts: Vec<GitLayout> = guard.layouts.into_iter().filter(|l| in_roots(&l.dir)).collect();
     // Pins that are roots themselves are mount points already.
     let pinned: Vec<PathBuf> = guard
@@ -204,24 +203,9 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         .into_iter()
         .filter(|p| in_roots(p) && !writable_roots.iter().any(|r| r.path == *p))
         .collect();
-    // Submodule configs that set core.worktree are shown read-only from a
-    // copy without it; the rest of the protected paths are bound over
-    // themselves.
-    let worktree_configs: Vec<(PathBuf, PathBuf)> = guard
-        .worktree_configs
-        .iter()
-        .filter(|p| in_roots(p))
-        .filter_map(|p| {
-            Some((
-                p.clone(),
-                toolchains::config_copy(home.as_deref(), &env, p, &writable_roots)?,
-            ))
-        })
-        .collect();
     ro_specs.extend(
         protected
             .iter()
-            .filter(|p| !worktree_configs.iter().any(|(t, _)| t == *p))
             .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "protected git path")),
     );
     let mut read_only: Vec<ReadOnlyPath> = Vec::new();
@@ -385,10 +369,8 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         new_session: s.new_session.value,
         protected,
         create_before,
-        absent_pointers,
         pinned,
         git_layouts,
-        worktree_configs,
         allowed_sockets,
         env: env_rules,
         keep_fds: req.keep_fds.clone(),

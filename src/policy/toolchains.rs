@@ -87,25 +87,9 @@ pub(super) fn layer_set(
     None
 }
 
-/// Where the copy of a submodule's config without `core.worktree` is
-/// kept: `${XDG_STATE_HOME:-~/.local/state}/qwrap/git-config/NAME-HASH`,
-/// out of the command's reach (None where no such place exists).
-pub(super) fn config_copy(
-    home: Option<&Path>,
-    env: &dyn Fn(&str) -> Option<OsString>,
-    config: &Path,
-    roots: &[WritableRoot],
-) -> Option<PathBuf> {
-    let name = config.parent().map_or_else(|| set_name(config), set_name);
-    let copy = state_dir(home, env("XDG_STATE_HOME"))?
-        .join("git-config")
-        .join(name);
-    (!roots.iter().any(|r| copy.starts_with(&r.path))).then_some(copy)
-}
-
 /// qwrap's state directory, `${XDG_STATE_HOME:-~/.local/state}/qwrap`
-/// (its existing part canonical), where the cache layers and the git
-/// config copies are kept; None without a home directory.
+/// (its existing part canonical), where the cache layers are kept; None
+/// without a home directory.
 pub fn state_dir(home: Option<&Path>, state_home: Option<OsString>) -> Option<PathBuf> {
     let state = state_home
         .map(PathBuf::from)

@@ -199,23 +199,7 @@ impl Inspect {
             allowed_domains: policy.allowed_domains.clone(),
             target_dir: policy.workspace.clone(),
             writable_roots: policy.writable_roots.clone(),
-            read_only: policy
-                .read_only
-                .iter()
-                .cloned()
-                .chain(policy.worktree_configs.iter().filter_map(|(path, _)| {
-                    Some(ReadOnlyPath {
-                        path: path.clone(),
-                        within: policy
-                            .writable_roots
-                            .iter()
-                            .find(|r| path.starts_with(&r.path))?
-                            .path
-                            .clone(),
-                        source: "protected git path, shown from a copy without core.worktree".into(),
-                    })
-                }))
-                .collect(),
+            read_only: policy.read_only.to_vec(),
             dropped: policy.dropped.clone(),
             git: policy.git.clone(),
             temp: policy.tmp,
