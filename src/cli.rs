@@ -138,9 +138,14 @@ pub struct PolicyArgs {
     /// Leave git hooks, config and pointer files in writable roots writable.
     #[arg(long)]
     pub allow_git_config: bool,
-    /// Leave this host Unix socket reachable (repeatable).
+    /// Leave this host Unix socket reachable (repeatable), wherever it lies
+    /// (under the private /tmp it is shown at its own path).
     #[arg(long, value_name = "PATH")]
     pub allow_socket: Vec<PathBuf>,
+    /// Pass the user's ssh agent: `--allow-socket "$SSH_AUTH_SOCK"`, and
+    /// SSH_AUTH_SOCK kept.
+    #[arg(long)]
+    pub ssh_agent: bool,
     /// Make this path unreadable inside, besides the default hidden set of
     /// credential stores (repeatable).
     #[arg(long, value_name = "PATH")]

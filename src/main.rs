@@ -138,6 +138,15 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
                 for d in plan.layers.iter().flat_map(|l| l.degraded()) {
                     eprintln!("qwrap: degraded: {d}");
                 }
+                if plan
+                    .layers
+                    .iter()
+                    .any(|l| l.masked_variables.iter().any(|v| v == "SSH_AUTH_SOCK"))
+                {
+                    eprintln!(
+                        "qwrap: note: SSH_AUTH_SOCK is unset inside (the agent's socket is masked): --ssh-agent passes it"
+                    );
+                }
             }
             let trace = std::env::var("QWRAP_TRACE").unwrap_or_default();
             let opts = exec::Options {
@@ -190,7 +199,12 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             no_die_with_parent: x.no_die_with_parent,
             new_session: x.new_session,
             allow_git_config: a.allow_git_config,
-            allow_socket: a.allow_socket.clone(),
+            allow_socket: a
+                .allow_socket
+                .iter()
+                .cloned()
+                .chain(ssh_agent(a.ssh_agent))
+                .collect(),
             include: a.include.clone(),
             read_only: a.ro.clone(),
             profile: a.profile.clone(),
@@ -251,4 +265,17 @@ fn probe_cmd(p: ProbeCli) -> ExitCode {
     let checks = verify::probe::run(&p.args);
     outln!("{}", serde_json::to_string(&checks).expect("checks serialise"));
     0
+}
+
+/// `--ssh-agent`: the agent's socket, from SSH_AUTH_SOCK (a note when
+/// there is none to pass).
+fn ssh_agent(asked: bool) -> Option<std::path::PathBuf> {
+    if !asked {
+        return None;
+    }
+    let sock = std::env::var_os("SSH_AUTH_SOCK").filter(|s| !s.is_empty());
+    if sock.is_none() {
+        eprintln!("qwrap: note: --ssh-agent: SSH_AUTH_SOCK is not set, so there is no agent to pass");
+    }
+    sock.map(std::path::PathBuf::from)
 }

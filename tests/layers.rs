@@ -101,7 +101,7 @@ except OSError as e:
 }
 
 #[test]
-fn host_sockets_outside_roots_are_masked() {
+fn host_sockets_are_masked_in_roots_too() {
     for who in Who::all() {
         for api in APIS {
             let f = Fixture::new(who);
@@ -123,10 +123,19 @@ fn host_sockets_outside_roots_are_masked() {
             let out = ok(&f.run_sh(api, &[], &script));
             assert_eq!(
                 out.lines().collect::<Vec<_>>(),
-                ["Connection refused", "connected"],
+                ["Connection refused", "Connection refused"],
                 "{who:?} {api}"
             );
-            let allowed = f.run_sh(api, &["--allow-socket", outside.to_str().unwrap()], &script);
+            let allowed = f.run_sh(
+                api,
+                &[
+                    "--allow-socket",
+                    outside.to_str().unwrap(),
+                    "--allow-socket",
+                    inside.to_str().unwrap(),
+                ],
+                &script,
+            );
             assert_eq!(
                 ok(&allowed).lines().collect::<Vec<_>>(),
                 ["connected", "connected"],

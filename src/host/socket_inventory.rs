@@ -105,6 +105,12 @@ fn resolve(bound: &[Bound], caller_uid: u32) -> Inventory {
             })
         };
         let name = Path::new(OsStr::from_bytes(&b.name));
+        // A socket under a directory this user cannot search (another
+        // user's tmux, agent or runtime dir, 0700) cannot be connected to
+        // from the sandbox either: nothing to mask, nothing to report.
+        if name.is_absolute() && rustix::fs::lstat(name).err() == Some(rustix::io::Errno::ACCESS) {
+            continue;
+        }
         let mut found = (name.is_absolute() && is_it(name)).then(|| name.to_path_buf());
         if found.is_none() {
             let held = holders.get_or_insert_with(socket_holders).get(&b.ino);

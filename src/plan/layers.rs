@@ -80,8 +80,7 @@ pub struct Layers {
     /// Host sockets that will be masked.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub masked_sockets: Vec<PathBuf>,
-    /// Host sockets left reachable because they lie in a writable root or
-    /// were allowed by name.
+    /// Host sockets left reachable because they were allowed by name.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub reachable_sockets: Vec<PathBuf>,
     /// The caller's variables that name a masked socket: unset inside.
@@ -178,7 +177,13 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
         masked_variables: policy
             .socket_vars
             .iter()
-            .filter(|(_, p)| masked_sockets.contains(p))
+            .filter(|(_, p)| {
+                masked_sockets.contains(p)
+                    // Under the private /tmp, where only allowed sockets are shown.
+                    || (policy.tmp == TmpMode::Private
+                        && p.starts_with("/tmp")
+                        && !policy.allowed_sockets.iter().any(|a| a.value == *p))
+            })
             .map(|(v, _)| v.clone())
             .collect(),
         masked_sockets,
@@ -227,8 +232,11 @@ fn missing_landlock(policy: &Policy, layers: &Layers) -> Option<String> {
     .map(|(name, s)| format!("--landlock require: {name} {s}"))
 }
 
-/// Splits the host's sockets into those to mask and those left reachable.
-/// Sockets under the private /tmp or under /dev are hidden already.
+/// Splits the host's sockets into those to mask and those left reachable
+/// (allowed by name). Sockets under the private /tmp or under /dev are
+/// hidden already, and so are those at the top of a git dir (the
+/// sandbox's own); one inside a writable root is masked as any other: a
+/// tmux, agent or language server socket there would take commands.
 fn sockets(policy: &Policy, inventory: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let hidden =
         |p: &Path| p.starts_with("/dev") || (policy.tmp == TmpMode::Private && p.starts_with("/tmp"));
@@ -239,9 +247,15 @@ fn sockets(policy: &Policy, inventory: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf
         if hidden(s) || !policy.shows(s) {
             continue;
         }
-        let in_root = policy.writable_roots.iter().any(|r| s.starts_with(&r.path));
+        let own_git = policy
+            .git_layouts
+            .iter()
+            .any(|g| s.parent().is_some_and(|p| g.own().iter().any(|o| o == p)));
+        if own_git {
+            continue;
+        }
         let allowed = policy.allowed_sockets.iter().any(|a| &a.value == s);
-        if in_root || allowed {
+        if allowed {
             reachable.push(s.clone());
         } else {
             masked.push(s.clone());

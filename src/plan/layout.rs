@@ -125,6 +125,17 @@ pub fn layout(
         ops.extend(g.shared.iter().map(|s| MountOp::Writable(s.clone())));
     }
     ops.extend(policy.read_only.iter().map(|r| MountOp::ReadOnly(r.path.clone())));
+    // An allowed socket under the private /tmp is shown at its own path
+    // (elsewhere the host's view shows it already).
+    if policy.tmp == TmpMode::Private && !minimal {
+        ops.extend(
+            policy
+                .allowed_sockets
+                .iter()
+                .filter(|a| a.value.starts_with("/tmp") && std::fs::symlink_metadata(&a.value).is_ok())
+                .map(|a| MountOp::HostFile(a.value.clone())),
+        );
+    }
     // The masks come from the assessment, which leaves out what the view
     // does not show.
     ops.extend(masks.iter().map(|m| MountOp::Mask(m.clone())));

@@ -1,0 +1,168 @@
+//! Sockets in daily use: a tmux server whose socket lies in a writable root
+//! (the host's /tmp with `--tmp host`) takes no command from inside; the
+//! ssh agent passes with `--ssh-agent` (its socket under the private /tmp
+//! shown at its own path) and is unset inside without it, with a note;
+//! another user's socket that the caller cannot reach anyway stops
+//! nothing and warns of nothing. With real tmux and ssh-agent, as root and
+//! unprivileged.
+
+mod common;
+
+use common::*;
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Stdio;
+
+fn have(bin: &str) -> bool {
+    Path::new("/usr/bin").join(bin).exists()
+}
+
+#[test]
+fn tmux_in_a_writable_root_takes_no_command() {
+    if !have("tmux") {
+        eprintln!("SKIP tmux: not installed");
+        return;
+    }
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let sock = f.ws().join("tmux.sock");
+        let marker = f.ws().join("ESCAPED");
+        let start = f
+            .command("tmux")
+            .arg("-S")
+            .arg(&sock)
+            .args(["new-session", "-d", "-s", "main", "sh"])
+            .env("TERM", "xterm")
+            .output()
+            .unwrap();
+        ok(&start);
+        let script = format!(
+            "tmux -S '{}' send-keys -t main 'touch {}' Enter 2>&1; echo tried",
+            sock.display(),
+            marker.display()
+        );
+        for api in APIS {
+            let o = f.run_sh(api, &[], &script);
+            assert!(stdout(&o).contains("tried"), "{who:?} {api}: {}", stderr(&o));
+        }
+        // --tmp host makes /tmp a writable root: its sockets are masked too.
+        let o = f.run_sh("new", &["--tmp", "host"], &script);
+        assert!(stdout(&o).contains("tried"), "{who:?}: {}", stderr(&o));
+        std::thread::sleep(std::time::Duration::from_millis(300));
+        let _ = f.command("tmux").arg("-S").arg(&sock).arg("kill-server").output();
+        assert!(
+            !marker.exists(),
+            "{who:?}: a command typed through tmux ran on the host"
+        );
+    }
+}
+
+#[test]
+fn the_ssh_agent_passes_with_ssh_agent() {
+    if !have("ssh-agent") {
+        eprintln!("SKIP ssh-agent: not installed");
+        return;
+    }
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let dir = tempfile::Builder::new()
+            .prefix("qwrap-test-agent-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let sock = dir.path().join("agent.sock");
+        let mut agent = f
+            .command("ssh-agent")
+            .arg("-D")
+            .arg("-a")
+            .arg(&sock)
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        for _ in 0..100 {
+            if sock.exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        // ssh-add -l: 1 = an agent with no identities, 2 = no agent.
+        let probe = "ssh-add -l >/dev/null 2>&1; echo \"rc=$? sock=$SSH_AUTH_SOCK\"";
+        for api in APIS {
+            let o = f
+                .qwrap(&["run", "--ssh-agent", "--", "sh", "-c", probe])
+                .env("SSH_AUTH_SOCK", &sock)
+                .env("QWRAP_MOUNT_API", api)
+                .output()
+                .unwrap();
+            assert!(
+                stdout(&o).starts_with("rc=1 sock=/tmp/"),
+                "{who:?} {api}: {}{}",
+                stdout(&o),
+                stderr(&o)
+            );
+            let o = f
+                .qwrap(&["run", "--", "sh", "-c", probe])
+                .env("SSH_AUTH_SOCK", &sock)
+                .env("QWRAP_MOUNT_API", api)
+                .output()
+                .unwrap();
+            assert_eq!(stdout(&o).trim(), "rc=2 sock=", "{who:?} {api}");
+            assert!(
+                stderr(&o).contains("--ssh-agent"),
+                "{who:?} {api}: {}",
+                stderr(&o)
+            );
+        }
+        let _ = agent.kill();
+        let _ = agent.wait();
+    }
+}
+
+/// Another user's socket in a directory the caller cannot search: the
+/// sandbox starts, and says nothing of it.
+#[test]
+fn another_users_unreachable_socket_stops_nothing() {
+    if !rustix::process::getuid().is_root() || !have("setpriv") {
+        eprintln!("SKIP another user's socket: needs root and setpriv to make one");
+        return;
+    }
+    let dir = tempfile::Builder::new()
+        .prefix("qwrap-test-other-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::os::unix::fs::chown(dir.path(), Some(4242), Some(4242)).unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let sock = dir.path().join("s");
+    let listen = format!(
+        "import socket, time\ns = socket.socket(socket.AF_UNIX)\ns.bind('{}')\ns.listen()\nprint('up', flush=True)\ntime.sleep(30)",
+        sock.display()
+    );
+    let mut other = std::process::Command::new("setpriv")
+        .args([
+            "--reuid",
+            "4242",
+            "--regid",
+            "4242",
+            "--clear-groups",
+            "/usr/bin/python3",
+            "-c",
+            &listen,
+        ])
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(other.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    assert_eq!(line.trim(), "up");
+    let f = Fixture::new(Who::User);
+    let o = f.run_sh("new", &[], "echo ran");
+    let _ = other.kill();
+    let _ = other.wait();
+    assert_eq!(ok(&o).trim(), "ran");
+    assert!(!stderr(&o).contains("not masked"), "{}", stderr(&o));
+    assert!(!stderr(&o).contains("degraded: host socket"), "{}", stderr(&o));
+}
