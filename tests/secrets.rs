@@ -274,3 +274,53 @@ fn minimal_view() {
         }
     }
 }
+
+/// `bash -ic` inside reads ~/.bashrc: its credential assignments are gone
+/// (the file sourced from it too), the rest works, `--show` shows the
+/// original, and inspect names what was removed.
+#[test]
+fn shell_startup_files_lose_their_credentials() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.write(
+            "home/.bashrc",
+            "export OPENAI_API_KEY=sk-0123456789abcdefghijklmnop\nalias qwll='echo aliased'\nsource ~/.env-secrets\n",
+            0o644,
+        );
+        f.write(
+            "home/.env-secrets",
+            "export DATABASE_URL=postgres://app:hunter2@db/app\n",
+            0o600,
+        );
+        let script = "echo \"key=$OPENAI_API_KEY db=$DATABASE_URL\"; qwll; grep -c hunter2 ~/.env-secrets";
+        for api in APIS {
+            let o = f
+                .qwrap(&["run", "--", "bash", "-ic", script])
+                .env("QWRAP_MOUNT_API", api)
+                .output()
+                .unwrap();
+            let out = stdout(&o);
+            assert!(
+                out.contains("key= db=\naliased\n0\n"),
+                "{who:?} {api}: {out}{}",
+                stderr(&o)
+            );
+        }
+        let bashrc = f.home().join(".bashrc");
+        let o = f
+            .qwrap(&["run", "--show"])
+            .arg(&bashrc)
+            .args(["--", "bash", "-ic", "echo key=$OPENAI_API_KEY"])
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&o).contains("key=sk-0123456789abcdefghijklmnop"),
+            "{who:?}: {}",
+            stdout(&o)
+        );
+        let text = ok(&f.qwrap(&["inspect"]).output().unwrap());
+        assert!(text.contains(": OPENAI_API_KEY  [--show"), "{who:?}: {text}");
+        assert!(text.contains(": DATABASE_URL  [--show"), "{who:?}: {text}");
+        assert!(!text.contains("hunter2") && !text.contains("sk-0123"), "{who:?}");
+    }
+}

@@ -67,9 +67,10 @@ pub(super) fn variant(step: &Step) -> usize {
         Step::NestUserNamespace { .. } => 54,
         Step::StartReaper => 55,
         Step::HandGitDirs { .. } => 56,
+        Step::WriteHostFile { .. } => 57,
     }
 }
-pub(super) const VARIANTS: usize = 57;
+pub(super) const VARIANTS: usize = 58;
 
 pub(super) fn p(s: &str) -> PathBuf {
     PathBuf::from(s)
@@ -111,6 +112,10 @@ pub(super) fn run_steps() -> Vec<Step> {
             layers: vec![p("/q/layer")],
             marked: vec![p("/q/layer/overlaid")],
             lock: Some(p("/q/slot.lock")),
+        },
+        Step::WriteHostFile {
+            path: p("/q/state/rc/bashrc-0011"),
+            text: "alias g=git\n".into(),
         },
         Step::StartWarden {
             keep_background: false,

@@ -197,6 +197,7 @@ impl Executor {
     fn run(&mut self, step: &Step) -> Result<(), Fail> {
         match step {
             Step::CreateHostDir { .. }
+            | Step::WriteHostFile { .. }
             | Step::PrepareCaches { .. }
             | Step::MakeMountsSlave
             | Step::CloneTree { .. }

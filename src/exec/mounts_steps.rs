@@ -51,6 +51,23 @@ impl Executor {
                     self.held.push(fd);
                 }
             }
+            Step::WriteHostFile { path, text } => {
+                let fail = |e: std::io::Error, p: &Path| {
+                    Fail::with(
+                        Errno::from_io_error(&e).unwrap_or(Errno::IO),
+                        p.display().to_string(),
+                    )
+                };
+                if let Some(dir) = path.parent() {
+                    mkdir_parents(dir).map_err(|e| Fail::with(e, format!("mkdir {}", dir.display())))?;
+                }
+                if k::read_file(path).ok().as_deref() != Some(text.as_bytes()) {
+                    // Another sandbox may read it meanwhile: replaced whole.
+                    let tmp = path.with_extension(k::getpid().as_raw_nonzero().to_string());
+                    k::write_file(&tmp, text.as_bytes()).map_err(|e| fail(e, &tmp))?;
+                    k::rename(&tmp, path).map_err(|e| fail(e, path))?;
+                }
+            }
             Step::MakeMountsSlave => {
                 k::mount_change(
                     "/",

@@ -136,6 +136,17 @@ pub fn layout(
                 .map(|a| MountOp::HostFile(a.value.clone())),
         );
     }
+    // Shell start-up files without their credential assignments.
+    ops.extend(
+        policy
+            .redacted_rc
+            .iter()
+            .filter(|r| policy.shows(&r.path))
+            .map(|r| MountOp::FileFrom {
+                path: r.path.clone(),
+                source: r.copy.clone(),
+            }),
+    );
     // The masks come from the assessment, which leaves out what the view
     // does not show.
     ops.extend(masks.iter().map(|m| MountOp::Mask(m.clone())));

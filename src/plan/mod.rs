@@ -103,6 +103,12 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     if let Some(step) = caches::prepare(policy, host, &layers.caches) {
         b.push(step);
     }
+    for r in &policy.redacted_rc {
+        b.push(Step::WriteHostFile {
+            path: r.copy.clone(),
+            text: r.text.clone(),
+        });
+    }
     let proxied = policy.network == NetworkMode::Proxied;
     b.push(Step::StartWarden {
         keep_background: policy.settings.keep_background.value,

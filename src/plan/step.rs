@@ -404,6 +404,16 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::opt_path")]
         lock: Option<PathBuf>,
     },
+    /// Before the sandbox, on the host: a file written whole (through a
+    /// temporary file and a rename) unless it is there already (its name
+    /// is its content's hash): a shell start-up file without its
+    /// credential assignments, to be shown read-only in its place.
+    WriteHostFile {
+        #[serde(serialize_with = "crate::lossy::path")]
+        path: PathBuf,
+        #[serde(skip)]
+        text: String,
+    },
     /// A detached overlay mount of host directories (resolved now, before
     /// anything covers them), attached later as a cloned tree is.
     MakeOverlay {

@@ -9,6 +9,7 @@ impl Step {
             Step::PrepareCaches { .. } => {
                 "make the cache directories and claim the workspace's layer slot".into()
             }
+            Step::WriteHostFile { path, .. } => format!("write {} before the sandbox starts", path.display()),
             Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
             Step::StartWarden { .. } => "start the warden outside the sandbox".into(),
             Step::ListenEgress { .. } => "hand the egress proxy's socket to the warden".into(),

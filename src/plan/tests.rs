@@ -47,6 +47,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         create_before: vec![],
         pinned: vec![],
         git_layouts: vec![],
+        redacted_rc: vec![],
         keep_fds: vec![],
         socket_vars: vec![],
         hidden: vec![],

@@ -11,6 +11,7 @@ mod load;
 mod modes;
 mod passwd;
 pub mod profile;
+pub mod rc_files;
 mod resolve;
 mod roots;
 pub mod secrets;
@@ -208,6 +209,8 @@ pub struct Policy {
     /// The git dirs whose top level is the sandbox's own, kept in step
     /// with the host's by the warden (off with allow_git_config).
     pub git_layouts: Vec<GitLayout>,
+    /// Shell start-up files shown with their credential assignments removed.
+    pub redacted_rc: Vec<rc_files::Redacted>,
     /// Host sockets left reachable.
     #[serde(serialize_with = "crate::lossy::sourced_paths")]
     pub allowed_sockets: Vec<Sourced<PathBuf>>,

@@ -269,6 +269,17 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     }
 
     let (hidden, shown) = secrets::hidden_paths(s, &homes, &writable_roots, &env, cwd, &mut dropped);
+    let show: Vec<PathBuf> = s
+        .show
+        .iter()
+        .filter_map(|x| spec_path(&x.value, home.as_deref(), &env, cwd).ok())
+        .collect();
+    let rc_state = toolchains::state_dir(home.as_deref(), env("XDG_STATE_HOME"));
+    let redacted_rc: Vec<rc_files::Redacted> = rc_files::redact(&homes, &show, rc_state.as_deref())
+        .into_iter()
+        .filter(|r| !hidden.iter().any(|h| r.path.starts_with(&h.path)))
+        .filter(|r| !writable_roots.iter().any(|w| r.copy.starts_with(&w.path)))
+        .collect();
     let view_entries = match s.view.value {
         ViewMode::Host => Vec::new(),
         ViewMode::Minimal => {
@@ -375,6 +386,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         env: env_rules,
         keep_fds: req.keep_fds.clone(),
         hidden,
+        redacted_rc,
         shown,
         view: s.view.value,
         view_entries,

@@ -109,6 +109,9 @@ pub struct Inspect {
     /// environment (never their values).
     #[serde(serialize_with = "crate::lossy::os_strings")]
     pub removed_variables: Vec<std::ffi::OsString>,
+    /// Shell start-up files shown without their credential assignments
+    /// (the names removed, never the values).
+    pub redacted_rc: Vec<crate::policy::rc_files::Redacted>,
     pub notes: Vec<String>,
 }
 
@@ -215,6 +218,7 @@ impl Inspect {
             hidden: policy.hidden.clone(),
             shown: policy.shown.clone(),
             removed_variables: policy.removed_variables.clone(),
+            redacted_rc: policy.redacted_rc.clone(),
             notes,
         }
     }
@@ -374,6 +378,22 @@ impl Inspect {
                 names.join(" ")
             }
         );
+        let _ = writeln!(
+            o,
+            "Shell start-up files redacted (credential assignments removed):"
+        );
+        if self.redacted_rc.is_empty() {
+            let _ = writeln!(o, "  (none)");
+        }
+        for r in &self.redacted_rc {
+            let _ = writeln!(
+                o,
+                "  {}: {}  [--show {} shows it]",
+                r.path.display(),
+                r.names.join(" "),
+                r.path.display()
+            );
+        }
         let _ = writeln!(o, "Kernel: Linux {}", self.kernel);
         let _ = writeln!(o, "Settings:");
         for s in &self.settings {

@@ -1,0 +1,236 @@
+//! Secrets in shell start-up files: an interactive shell inside reads
+//! `~/.bashrc` and friends (they must stay readable), and many export API
+//! keys there. Each such file (and what it sources from the home) is shown
+//! with the assignments of credential variables replaced by a comment that
+//! says qwrap removed them; the rest of the file is unchanged. The same
+//! rules as the environment's decide (secrets.rs). `--show FILE` shows the
+//! original.
+
+use super::secrets::{looks_secret, looks_secret_value};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// The start-up files read from the home directory.
+const RC_FILES: [&str; 7] = [
+    ".bashrc",
+    ".bash_profile",
+    ".profile",
+    ".zshrc",
+    ".zshenv",
+    ".zprofile",
+    ".config/fish/config.fish",
+];
+
+/// One file shown redacted: where, the copy shown over it, what went.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Redacted {
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub path: PathBuf,
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub copy: PathBuf,
+    /// The variables whose assignments were removed (names, not values).
+    pub names: Vec<String>,
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// The start-up files of each home that assign a credential, redacted;
+/// `state`: where the copies are kept (None: no redaction possible, and
+/// nothing is claimed).
+pub fn redact(homes: &[PathBuf], show: &[PathBuf], state: Option<&Path>) -> Vec<Redacted> {
+    let Some(state) = state else { return Vec::new() };
+    let mut out: Vec<Redacted> = Vec::new();
+    for home in homes {
+        let mut files: Vec<PathBuf> = RC_FILES.iter().map(|f| home.join(f)).collect();
+        let mut i = 0;
+        while i < files.len() && files.len() < 64 {
+            let f = files[i].clone();
+            i += 1;
+            let Some(text) = read_small(&f) else { continue };
+            // What it sources from the home is read by the shell too.
+            for s in sourced(&text, home) {
+                if !files.contains(&s) {
+                    files.push(s);
+                }
+            }
+            let real = std::fs::canonicalize(&f).unwrap_or(f.clone());
+            if show.contains(&f) || show.contains(&real) || out.iter().any(|r| r.path == real) {
+                continue;
+            }
+            let (redacted, names) = redact_text(&text);
+            if names.is_empty() {
+                continue;
+            }
+            let name = real
+                .file_name()
+                .map_or_else(|| "rc".into(), |n| n.to_string_lossy().into_owned());
+            let copy = state.join("rc").join(format!(
+                "{}-{:016x}",
+                name.trim_start_matches('.'),
+                fnv(redacted.as_bytes())
+            ));
+            out.push(Redacted {
+                path: real,
+                copy,
+                names,
+                text: redacted,
+            });
+        }
+    }
+    out
+}
+
+fn read_small(p: &Path) -> Option<String> {
+    let m = std::fs::metadata(p).ok()?;
+    (m.is_file() && m.len() <= 1 << 20).then(|| std::fs::read_to_string(p).ok())?
+}
+
+fn fnv(data: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in data {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// Files a start-up file sources from the home: `source F`, `. F` with F
+/// as `~/…`, `$HOME/…`, `${HOME}/…` or relative to the home.
+fn sourced(text: &str, home: &Path) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for line in text.lines() {
+        let l = line.trim_start();
+        let rest = l.strip_prefix("source ").or_else(|| l.strip_prefix(". "));
+        let Some(arg) = rest.and_then(|r| r.split_whitespace().next()) else {
+            continue;
+        };
+        let arg = arg.trim_matches(['"', '\'']);
+        let rel = arg
+            .strip_prefix("~/")
+            .or_else(|| arg.strip_prefix("$HOME/"))
+            .or_else(|| arg.strip_prefix("${HOME}/"));
+        let p = match rel {
+            Some(r) => home.join(r),
+            None if !arg.starts_with('/') && !arg.contains('$') => home.join(arg),
+            None => continue,
+        };
+        if p.starts_with(home) && !p.components().any(|c| c.as_os_str() == "..") {
+            v.push(p);
+        }
+    }
+    v
+}
+
+/// The text with each credential assignment replaced, and the names.
+pub fn redact_text(text: &str) -> (String, Vec<String>) {
+    let mut out = String::with_capacity(text.len());
+    let mut names = Vec::new();
+    for line in text.split_inclusive('\n') {
+        match assignment(line) {
+            Some((name, value))
+                if looks_secret(OsStr::new(&name))
+                    || looks_secret_value(OsStr::new(value.trim_matches(['"', '\'']))) =>
+            {
+                let indent = &line[..line.len() - line.trim_start().len()];
+                out.push_str(&format!(
+                    "{indent}# qwrap removed the assignment of {name} here (a credential; qwrap run --show FILE shows it)\n"
+                ));
+                if !names.contains(&name) {
+                    names.push(name);
+                }
+            }
+            _ => out.push_str(line),
+        }
+    }
+    (out, names)
+}
+
+/// `NAME=VALUE` after `export`, `declare -x`, `typeset -x`, `readonly` or
+/// nothing (sh), or fish's `set [-gxU…] NAME VALUE`: the name and value.
+fn assignment(line: &str) -> Option<(String, &str)> {
+    let mut l = line.trim();
+    if l.starts_with('#') {
+        return None;
+    }
+    if let Some(rest) = l.strip_prefix("set ") {
+        let mut words = rest.split_whitespace().skip_while(|w| w.starts_with('-'));
+        let name = words.next()?;
+        let value = rest[rest.find(name)? + name.len()..].trim();
+        return valid(name).then(|| (name.to_string(), value));
+    }
+    for prefix in [
+        "export ",
+        "declare -x ",
+        "declare -gx ",
+        "typeset -x ",
+        "readonly ",
+        "local ",
+    ] {
+        if let Some(rest) = l.strip_prefix(prefix) {
+            l = rest.trim_start();
+            break;
+        }
+    }
+    let (name, value) = l.split_once('=')?;
+    valid(name).then(|| (name.to_string(), value))
+}
+
+fn valid(name: &str) -> bool {
+    !name.is_empty()
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_assignments_go_and_the_rest_stays() {
+        let text = "# my rc\nexport PATH=$PATH:~/bin\nexport OPENAI_API_KEY=sk-abc\n  GITHUB_TOKEN=\"ghp_x\"\nalias ll='ls -l'\nexport DATABASE_URL=postgres://u:pw@db/app\nset -gx ANTHROPIC_API_KEY xyz\ndeclare -x EDITOR=vim\n";
+        let (out, names) = redact_text(text);
+        assert_eq!(
+            names,
+            [
+                "OPENAI_API_KEY",
+                "GITHUB_TOKEN",
+                "DATABASE_URL",
+                "ANTHROPIC_API_KEY"
+            ]
+        );
+        assert!(
+            !out.contains("sk-abc") && !out.contains("ghp_x") && !out.contains("pw@") && !out.contains("xyz")
+        );
+        assert!(
+            out.contains("export PATH=$PATH:~/bin\n")
+                && out.contains("alias ll='ls -l'\n")
+                && out.contains("declare -x EDITOR=vim\n")
+        );
+        assert!(out.contains("  # qwrap removed the assignment of GITHUB_TOKEN here"));
+        assert_eq!(out.lines().count(), text.lines().count());
+    }
+
+    #[test]
+    fn sourced_files_are_followed_within_the_home() {
+        let d = tempfile::tempdir().unwrap();
+        let home = d.path();
+        std::fs::write(
+            home.join(".bashrc"),
+            "source ~/.secrets\n. \"$HOME/.aliases\"\n. /etc/bash_completion\n",
+        )
+        .unwrap();
+        std::fs::write(
+            home.join(".secrets"),
+            "export STRIPE_KEY=sk_live_0123456789abcdefghijkl\n",
+        )
+        .unwrap();
+        std::fs::write(home.join(".aliases"), "alias g=git\n").unwrap();
+        let state = home.join("state");
+        let r = redact(&[home.to_path_buf()], &[], Some(&state));
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].path, std::fs::canonicalize(home.join(".secrets")).unwrap());
+        assert_eq!(r[0].names, ["STRIPE_KEY"]);
+        // --show takes it out.
+        assert!(redact(&[home.to_path_buf()], &[home.join(".secrets")], Some(&state)).is_empty());
+    }
+}
