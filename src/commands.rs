@@ -44,14 +44,23 @@ pub struct Output {
 pub fn load(inv: &Invocation) -> Result<(Plan, Vec<String>), Fatal> {
     let caller = Caller::from_process();
     let (policy, mut notes) = policy::load(inv, &caller).map_err(load_error)?;
-    // A cache that cannot be reached is said on every run, not only in inspect.
+    // A cache that cannot be reached, or a root the user named that is
+    // not there, is said on every run, not only in inspect.
     notes.extend(
         policy
             .dropped
             .iter()
-            .filter(|d| d.why.contains("cannot be reached"))
-            .map(|d| format!("{}: {}", d.path.display(), d.why)),
+            .filter(|d| d.why.contains("cannot be reached") || d.why.starts_with("--include"))
+            .map(|d| format!("{}: {} (left out)", d.path.display(), d.why)),
     );
+    if policy.network != policy::NetworkMode::Proxied
+        && let Some(d) = policy.allowed_domains.first()
+    {
+        notes.push(format!(
+            "--allow-domain {} (from {}) applies to --network proxied only; the network here is {}",
+            d.value, d.source, policy.network
+        ));
+    }
     let host = host::probe(policy.cache_set.as_deref(), &policy.overlay_caches())
         .map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
     let plan = plan::build(&policy, &host).map_err(|r| Fatal::new(r.message, EXIT_SETUP as u8))?;

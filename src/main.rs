@@ -231,6 +231,7 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
         unsetenv: x.unsetenv.clone(),
         keep_fds: x.keep_fd.clone(),
         command,
+        quiet: x.quiet,
     }
 }
 

@@ -27,6 +27,8 @@ pub struct Config {
     /// Connections being served, so that the warden lets them finish
     /// (and be logged) before it exits.
     pub active: AtomicUsize,
+    /// qwrap's stderr, where each refusal is said once per destination.
+    pub say: Option<Mutex<(std::fs::File, std::collections::HashSet<String>)>>,
 }
 
 impl Config {
@@ -35,7 +37,14 @@ impl Config {
             allow,
             log: log.map(Mutex::new),
             active: AtomicUsize::new(0),
+            say: None,
         }
+    }
+
+    /// Says refusals on `stderr` (a duplicate of qwrap's).
+    pub fn saying(mut self, stderr: std::fs::File) -> Self {
+        self.say = Some(Mutex::new((stderr, std::collections::HashSet::new())));
+        self
     }
 
     /// Waits up to `limit` for the connections being served to end.
@@ -363,6 +372,14 @@ fn test_resolver(_: &str, _: u16) -> Option<Vec<SocketAddr>> {
 }
 
 fn log(cfg: &Config, e: &Entry) {
+    if e.verdict != "allowed"
+        && let Some(say) = &cfg.say
+        && let Ok(mut s) = say.lock()
+        && s.1.insert(e.destination.clone())
+    {
+        let line = format!("qwrap: egress refused: {}: {}\n", e.destination, e.reason);
+        let _ = s.0.write_all(line.as_bytes());
+    }
     let Some(file) = &cfg.log else { return };
     let time = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -122,6 +122,7 @@ pub(super) fn run_steps() -> Vec<Step> {
             egress: Some(Egress {
                 allow: Default::default(),
                 log: Some(p("/q/egress.log")),
+                say: true,
             }),
             git: vec![p("/q/ws/.git")],
             scoped: true,

@@ -594,6 +594,40 @@ impl GitSync {
             std::thread::sleep(Duration::from_millis(20));
             self.flush();
         }
+        self.say_what_was_not_kept();
+    }
+
+    /// The config and hooks the sandbox changed in its own copy end with
+    /// it: says so, and how to keep them.
+    fn say_what_was_not_kept(&mut self) {
+        for i in 0..self.pairs.len() {
+            if self.pairs[i].kind != Kind::Top {
+                continue;
+            }
+            let p = &self.pairs[i];
+            let read = |own: bool, rel: &str| match state(p.root(own), Path::new(rel)) {
+                State::File { data, .. } => Some(data),
+                _ => None,
+            };
+            let mut changed = Vec::new();
+            if read(true, "config") != read(false, "config") {
+                changed.push("config".to_string());
+            }
+            for n in names(p.own.as_fd(), Path::new("hooks")) {
+                let rel = format!("hooks/{}", n.to_string_lossy());
+                if read(true, &rel) != read(false, &rel) {
+                    changed.push(rel);
+                }
+            }
+            for c in changed {
+                let what = if c == "config" {
+                    "changed inside and not kept (run the same git config on the host, or use --allow-git-config)"
+                } else {
+                    "written inside and not kept (install the hook on the host, or use --allow-git-config)"
+                };
+                self.say(i, Path::new(&c), what);
+            }
+        }
     }
 
     fn say(&mut self, i: usize, rel: &Path, what: &str) {

@@ -45,6 +45,10 @@ pub(super) fn start(
     let report = (!keep_background && !git.is_empty())
         .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
         .flatten();
+    // The proxy's refusals, said on qwrap's stderr (same rule).
+    let say = egress
+        .filter(|e| e.say && !keep_background)
+        .and_then(|_| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok());
     // The log is opened here, where the caller's rights apply.
     let log = match egress.and_then(|e| e.log.as_ref()) {
         Some(path) => Some(k::open_append(path).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?),
@@ -67,8 +71,15 @@ pub(super) fn start(
             keep.extend(report.as_ref().map(|r| r.as_raw_fd()));
             keep.extend(held.iter().map(|h| h.as_raw_fd()));
             keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
+            keep.extend(say.as_ref().map(|s| s.as_raw_fd()));
             sys::detach_warden(&keep);
-            let proxy = egress.map(|e| proxy::Config::new(e.allow.clone(), log));
+            let proxy = egress.map(|e| {
+                let c = proxy::Config::new(e.allow.clone(), log);
+                match say {
+                    Some(fd) => c.saying(std::fs::File::from(fd)),
+                    None => c,
+                }
+            });
             let reaper = if scoped { Reaper::Scoped } else { Reaper::Scan };
             let code = run(
                 theirs,

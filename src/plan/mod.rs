@@ -115,6 +115,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
         egress: proxied.then(|| Egress {
             allow: crate::egress::AllowList(policy.allowed_domains.iter().map(|d| d.value.clone()).collect()),
             log: policy.egress_log.clone(),
+            say: !policy.quiet && !policy.settings.keep_background.value,
         }),
         git: policy.git_layouts.iter().flat_map(|g| g.own()).collect(),
         scoped: layers.landlock_abi >= LANDLOCK_SCOPE_ABI && !policy.settings.keep_background.value,
@@ -196,10 +197,15 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     }
     let mut env = policy.env.clone();
     if proxied {
+        // The proxy's variables, but where the user said otherwise with
+        // --setenv or --unsetenv (docs/security.md: --setenv always wins).
         for (k, v) in crate::egress::proxy_variables() {
-            env.unset.retain(|u| u != k);
-            env.set.retain(|(s, _)| s != k);
-            env.set.push((k.into(), v.into()));
+            let said = policy.user_env_names.iter().any(|n| n == k);
+            if !said {
+                env.unset.retain(|u| u != k);
+                env.set.retain(|(s, _)| s != k);
+                env.set.push((k.into(), v.into()));
+            }
         }
     }
     for v in &layers.masked_variables {

@@ -28,6 +28,9 @@ pub struct Egress {
     /// Opened (append) before the warden starts.
     #[serde(serialize_with = "crate::lossy::opt_path")]
     pub log: Option<PathBuf>,
+    /// Each refusal said once per destination on qwrap's stderr (not with
+    /// --quiet).
+    pub say: bool,
 }
 
 /// Which identity map.

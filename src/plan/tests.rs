@@ -48,6 +48,8 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         pinned: vec![],
         git_layouts: vec![],
         redacted_rc: vec![],
+        user_env_names: vec![],
+        quiet: false,
         keep_fds: vec![],
         socket_vars: vec![],
         hidden: vec![],

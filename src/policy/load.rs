@@ -28,6 +28,9 @@ pub struct Invocation {
     pub unsetenv: Vec<OsString>,
     pub keep_fds: Vec<i32>,
     pub command: Vec<OsString>,
+    /// `--quiet`: no notes on stderr while the command runs (the egress
+    /// proxy's refusals).
+    pub quiet: bool,
 }
 
 /// Reads the config files, merges the settings and resolves the policy. A
@@ -63,7 +66,8 @@ pub fn load(inv: &Invocation, caller: &Caller) -> Result<(Policy, Vec<String>), 
             keep_fds: inv.keep_fds.clone(),
             command: inv.command.clone(),
         };
-        let policy = resolve(&request, caller)?;
+        let mut policy = resolve(&request, caller)?;
+        policy.quiet = inv.quiet;
         let before = configs.len();
         ignore(&mut configs, &|p| {
             policy.writable_roots.iter().any(|r| p.starts_with(&r.path))

@@ -215,6 +215,11 @@ pub struct Policy {
     #[serde(serialize_with = "crate::lossy::sourced_paths")]
     pub allowed_sockets: Vec<Sourced<PathBuf>>,
     pub env: EnvRules,
+    /// The variables the user named with --setenv or --unsetenv: theirs,
+    /// whatever qwrap would set.
+    pub user_env_names: Vec<String>,
+    /// `--quiet`.
+    pub quiet: bool,
     /// Inherited descriptors kept whatever they are (`--keep-fd`).
     pub keep_fds: Vec<i32>,
     /// Paths unreadable inside: the default credential stores that exist
@@ -291,7 +296,7 @@ pub enum PolicyError {
         relation: &'static str,
     },
     #[error(
-        "writable root {path} (from {source_name}) is inside the home directory {home} and no built-in root covers it"
+        "writable root {path} (from {source_name}) is inside the home directory {home} and no built-in root covers it\nhint: inside the home directory only the workspace and qwrap's built-in roots (caches, a profile's state dirs) are writable: run qwrap with --workspace {path} (or from there) to work in it, or move what must be shared out of the home directory"
     )]
     InsideHome {
         path: PathBuf,

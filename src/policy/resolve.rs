@@ -365,6 +365,12 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     };
     let removed_variables = secrets::removed_variables(caller.env.iter(), &keep_env, &req.setenv);
     let mut env_rules = EnvRules::build(s.tmp.value, &req.setenv, &req.unsetenv);
+    let user_env_names: Vec<String> = req
+        .setenv
+        .iter()
+        .map(|(k, _)| k.to_string_lossy().into_owned())
+        .chain(req.unsetenv.iter().map(|k| k.to_string_lossy().into_owned()))
+        .collect();
     env_rules.unset.extend(removed_variables.iter().cloned());
 
     Ok(Policy {
@@ -387,6 +393,8 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         keep_fds: req.keep_fds.clone(),
         hidden,
         redacted_rc,
+        user_env_names,
+        quiet: false,
         shown,
         view: s.view.value,
         view_entries,

@@ -447,6 +447,12 @@ pub fn verify_text(r: &Report) -> String {
                 let _ = writeln!(o, "  got: {}", c.got.as_deref().unwrap_or(""));
                 if c.outcome == Outcome::Accepted {
                     let _ = writeln!(o, "  accepted: accept_degraded names {:?}", c.name);
+                } else {
+                    let _ = writeln!(
+                        o,
+                        "  to accept it for a rollout: --accept-degraded {} (config: accept_degraded = [\"{}\"])",
+                        c.name, c.name
+                    );
                 }
             }
         }

@@ -124,11 +124,16 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         backend_reported: format!("{} {}", inspect.backend.name, inspect.backend.version),
         enforcement_reported: inspect.enforcement.level.into(),
         network_mode: policy.network.to_string(),
-        allowed_domains: policy
-            .allowed_domains
-            .iter()
-            .map(|d| d.value.to_string())
-            .collect(),
+        // Only where they mean something: a proxied network.
+        allowed_domains: if policy.network == crate::policy::NetworkMode::Proxied {
+            policy
+                .allowed_domains
+                .iter()
+                .map(|d| d.value.to_string())
+                .collect()
+        } else {
+            Vec::new()
+        },
         writable_roots: policy
             .writable_roots
             .iter()
