@@ -132,3 +132,19 @@ fn git_config_and_hooks_changed_inside_are_said_not_kept() {
         assert!(remotes.trim().is_empty(), "{who:?}: {remotes}");
     }
 }
+
+/// A tool's own state directory a profile names is made on its first run
+/// (qwen -p in a fresh home wrote to ~/.qwen and failed before).
+#[test]
+fn a_profiles_missing_state_dir_is_made() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let o = f.run_sh(
+            "new",
+            &["--profile", "qwen"],
+            "mkdir -p ~/.qwen/extension-store && echo ok > ~/.qwen/extension-store/f && echo wrote",
+        );
+        assert_eq!(ok(&o).trim(), "wrote", "{who:?}: {}", stderr(&o));
+        assert!(f.home().join(".qwen/extension-store/f").exists(), "{who:?}");
+    }
+}

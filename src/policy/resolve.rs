@@ -136,7 +136,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
                     // judge it; the template's own default is built in.
                     match profile::expand(t, home.as_deref(), &|_| None) {
                         Ok(default) if default == path => {
-                            resolver.add_builtin_if_exists(&path, RootReason::Profile, &src)?
+                            resolver.add_builtin_or_create(&path, RootReason::Profile, &src)?
                         }
                         default => resolver.add_from_variable(
                             &path,
@@ -174,7 +174,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         resolver.add_include(path, src)?;
     }
 
-    let (mut writable_roots, mut dropped) = resolver.finish();
+    let (mut writable_roots, mut dropped, made_roots) = resolver.finish();
     dropped.extend(dropped_templates);
     let cache_set = toolchains::layer_set(
         home.as_deref(),
@@ -195,7 +195,10 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     }
     let in_roots = |p: &Path| writable_roots.iter().any(|r| p.starts_with(&r.path));
     let protected: Vec<PathBuf> = guard.protect.into_iter().filter(|p| in_roots(p)).collect();
-    let create_before: Vec<PathBuf> = guard.create.into_iter().filter(|p| in_roots(p)).collect();
+    let create_before: Vec<PathBuf> = made_roots
+        .into_iter()
+        .chain(guard.create.into_iter().filter(|p| in_roots(p)))
+        .collect();
     let git_layouts: Vec<GitLayout> = guard.layouts.into_iter().filter(|l| in_roots(&l.dir)).collect();
     // Pins that are roots themselves are mount points already.
     let pinned: Vec<PathBuf> = guard

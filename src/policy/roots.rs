@@ -72,6 +72,9 @@ pub(super) struct Resolver<'a> {
     /// Git dirs found but not granted (at or above home): an explicit
     /// `--include` of one of them is accepted.
     withheld_git: Vec<PathBuf>,
+    /// Built-in roots that do not exist yet and are made before the
+    /// sandbox starts (a tool's own state directory, on its first run).
+    pub(super) create: Vec<PathBuf>,
 }
 
 impl<'a> Resolver<'a> {
@@ -79,6 +82,7 @@ impl<'a> Resolver<'a> {
         Self {
             homes,
             roots: Vec::new(),
+            create: Vec::new(),
             dropped: Vec::new(),
             withheld_git: Vec::new(),
         }
@@ -272,6 +276,32 @@ impl<'a> Resolver<'a> {
         }
     }
 
+    /// A built-in root a shipped profile names (a tool's own state
+    /// directory): made before the sandbox when it does not exist yet and
+    /// can be made inside an existing home (the tool's first run), instead
+    /// of being dropped.
+    pub(super) fn add_builtin_or_create(
+        &mut self,
+        path: &Path,
+        reason: RootReason,
+        source: &str,
+    ) -> Result<(), PolicyError> {
+        if std::fs::symlink_metadata(path).is_err()
+            && let Ok(p) = creatable_in_home(path, self.homes)
+        {
+            self.check_home(&p, source)?;
+            self.create.push(p.clone());
+            self.roots.push(WritableRoot {
+                path: p,
+                reason,
+                source: format!("{source} (made now: it did not exist)"),
+                cache: None,
+            });
+            return Ok(());
+        }
+        self.add_builtin_if_exists(path, reason, source)
+    }
+
     /// A user-requested root: refused inside home unless a built-in covers it.
     pub(super) fn add_include(&mut self, path: &Path, source: &str) -> Result<(), PolicyError> {
         let Some(real) = self.canonical_dir(path, source)? else {
@@ -301,7 +331,7 @@ impl<'a> Resolver<'a> {
     /// written through inside an overlaid cache stays a root of its own
     /// (mounted over the cache), so that its writes reach the host; a cache
     /// inside a root written through is that root.
-    pub(super) fn finish(self) -> (Vec<WritableRoot>, Vec<Dropped>) {
+    pub(super) fn finish(self) -> (Vec<WritableRoot>, Vec<Dropped>, Vec<PathBuf>) {
         let mut roots = self.roots;
         // Stable: of two identical paths the first (built-in) keeps its reason.
         roots.sort_by(|a, b| a.path.cmp(&b.path));
@@ -316,7 +346,7 @@ impl<'a> Resolver<'a> {
                 merged.push(root);
             }
         }
-        (merged, self.dropped)
+        (merged, self.dropped, self.create)
     }
 
     fn canonical_dir(&mut self, path: &Path, source: &str) -> Result<Option<PathBuf>, PolicyError> {
