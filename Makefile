@@ -10,7 +10,7 @@ STATIC_BIN := target/$(TARGET)/release/qwrap
 BIN ?= $(firstword $(wildcard $(STATIC_BIN) target/release/qwrap))
 GENERATED = $(dir $(BIN))qwrap-generated
 
-.PHONY: build test lint static install install-test smoke clean bench fuzz fuzz-smoke deb deb-test kernel-test bwrap-suite
+.PHONY: build test lint static install uninstall install-test smoke clean bench fuzz fuzz-smoke deb deb-test kernel-test bwrap-suite
 
 build:
 	$(CARGO) build --release
@@ -42,6 +42,11 @@ install:
 	@test -n "$(BIN)" -a -x "$(BIN)" || { echo "nothing built: run make (or make static) first" >&2; exit 1; }
 	@test -d "$(GENERATED)/man" || { echo "no generated man pages beside $(BIN): rebuild with make" >&2; exit 1; }
 	sh scripts/install.sh "$(BIN)" "$(GENERATED)" "$(DESTDIR)" "$(PREFIX)"
+
+# Removes what `make install` installed (same DESTDIR and PREFIX), its
+# AppArmor profile included.
+uninstall:
+	sh scripts/uninstall.sh "$(DESTDIR)" "$(PREFIX)"
 
 # Installs into a scratch DESTDIR and checks man, completions and the binary.
 install-test: build

@@ -23,6 +23,15 @@ if command -v fish >/dev/null; then
     fish -c "source '$root/share/fish/vendor_completions.d/qwrap.fish'; complete -C 'qwrap ru'" | grep -q run \
         || { echo "install-test: fish completion does not load" >&2; exit 1; }
 fi
-grep -q "profile qwrap /usr/local/bin/qwrap " "$root/share/qwrap/apparmor/qwrap"
+grep -q "profile usr.local.bin.qwrap /usr/local/bin/qwrap " "$root/share/qwrap/apparmor/usr.local.bin.qwrap"
 test -f "$root/share/doc/qwrap/bwrap-compat.md"
+# No internal command in the completions, and the modes complete.
+! grep -q "__probe" "$root/share/bash-completion/completions/qwrap" \
+    || { echo "install-test: __probe in the bash completion" >&2; exit 1; }
+grep -q "open closed proxied" "$root/share/bash-completion/completions/qwrap" \
+    || { echo "install-test: no values for --network in the bash completion" >&2; exit 1; }
+# make uninstall takes it all away again.
+make -s uninstall DESTDIR="$dest" PREFIX=/usr/local >/dev/null
+left=$(find "$dest" -type f | head -n 5)
+[ -z "$left" ] || { echo "install-test: left after uninstall: $left" >&2; exit 1; }
 echo "install-test: ok"

@@ -16,15 +16,19 @@ doc=$root/share/doc/qwrap
 for f in README.md CHANGELOG.md config.example.toml LICENSE-MIT LICENSE-APACHE docs/*.md; do
     install -D -m 0644 "$f" "$doc/$(basename "$f")"
 done
-# The AppArmor profile names the path the binary is installed at.
-profile=$root/share/qwrap/apparmor/qwrap
+# The AppArmor profile names the path the binary is installed at, and is
+# named after it (usr.local.bin.qwrap, as AppArmor names profiles by
+# path): the Debian package's own (/etc/apparmor.d/qwrap, for /usr/bin)
+# and this one never overwrite each other.
+name=$(echo "$prefix/bin/qwrap" | sed 's|^/||; s|/|.|g')
+profile=$root/share/qwrap/apparmor/$name
 mkdir -p "$(dirname "$profile")"
-sed "s|@QWRAP_BIN@|$prefix/bin/qwrap|" packaging/apparmor/qwrap > "$profile"
+sed "s|@QWRAP_BIN@|$prefix/bin/qwrap|; s|^profile qwrap |profile $name |" packaging/apparmor/qwrap > "$profile"
 chmod 0644 "$profile"
 if [ -z "$dest" ] && [ -d /etc/apparmor.d ] && [ -w /etc/apparmor.d ]; then
-    install -m 0644 "$profile" /etc/apparmor.d/qwrap
+    install -m 0644 "$profile" "/etc/apparmor.d/$name"
     if command -v apparmor_parser >/dev/null && [ -d /sys/kernel/security/apparmor ]; then
-        apparmor_parser -r /etc/apparmor.d/qwrap || echo "install: could not load /etc/apparmor.d/qwrap" >&2
+        apparmor_parser -r "/etc/apparmor.d/$name" || echo "install: could not load /etc/apparmor.d/$name" >&2
     fi
 fi
 echo "installed qwrap into $root (man qwrap, qwrap --help)"

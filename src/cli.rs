@@ -21,7 +21,7 @@ Environment:
 Config: ~/.config/qwrap/config.toml, /etc/qwrap/config.toml (man 5 qwrap.toml).";
 
 const AFTER_HELP: &str = "\
-As bwrap: `qwrap bwrap ARGS…`, or qwrap installed under the name `bwrap`, takes
+As bwrap: `qwrap bwrap ARGS...`, or qwrap installed under the name `bwrap`, takes
 bubblewrap's command line (man qwrap-bwrap).
 
 Examples (cd into your project first: the workspace is the current directory):
@@ -100,9 +100,6 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "ARGS")]
         args: Vec<OsString>,
     },
-    /// The in-sandbox probe that verify re-executes (internal).
-    #[command(name = "__probe", hide = true)]
-    Probe(ProbeCli),
 }
 
 /// What the sandbox is: the options run, plan, inspect, verify and receipt
@@ -125,15 +122,15 @@ pub struct PolicyArgs {
     /// open: the host's network; closed: a private network with only lo;
     /// proxied: only lo and a proxy to the --allow-domain destinations
     /// [default: open].
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", value_parser = ["open", "closed", "proxied"])]
     pub network: Option<String>,
     /// private: a fresh tmpfs on /tmp; host: the host's $TMPDIR is writable
     /// [default: private].
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", value_parser = ["private", "host"])]
     pub tmp: Option<String>,
     /// require: fail unless every Landlock layer applies; best-effort: apply
     /// what the kernel offers; off [default: best-effort].
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", value_parser = ["require", "best-effort", "off"])]
     pub landlock: Option<String>,
     /// Leave git hooks, config and pointer files in writable roots writable.
     #[arg(long)]
@@ -155,12 +152,12 @@ pub struct PolicyArgs {
     pub show: Vec<PathBuf>,
     /// host: the whole host read-only; minimal: only system directories,
     /// the writable roots and exposed paths exist [default: host].
-    #[arg(long, value_name = "VIEW")]
+    #[arg(long, value_name = "VIEW", value_parser = ["host", "minimal"])]
     pub view: Option<String>,
     /// overlay: caches outside the workspace are overlaid, writes stay in
     /// the workspace's own layer; private: a fresh tmpfs per run; shared:
     /// written through to the host [default: overlay].
-    #[arg(long, value_name = "MODE")]
+    #[arg(long, value_name = "MODE", value_parser = ["overlay", "private", "shared"])]
     pub cache: Option<String>,
     /// Do not apply the toolchain profiles (rust, node, python, go) that
     /// the workspace's files call for.
@@ -250,9 +247,12 @@ pub struct SandboxArgs {
     pub command: Vec<OsString>,
 }
 
-/// The hidden `__probe` subcommand: the probe's arguments (one definition,
-/// shared with the library) and its one-shot attempts.
-#[derive(Args)]
+/// `qwrap __probe`, the in-sandbox probe verify re-executes: parsed before
+/// the public command line, so that no help, man page or completion shows
+/// it. The probe's arguments (one definition, shared with the library) and
+/// its one-shot attempts.
+#[derive(clap::Parser)]
+#[command(name = "qwrap __probe")]
 pub struct ProbeCli {
     #[arg(long)]
     pub noop: bool,

@@ -53,6 +53,12 @@ fn qwrap_main(started: std::time::Instant) -> ExitCode {
     if let Some(args) = bwrap_args() {
         return qwrap::bwrap::main(args).clamp(0, 255) as u8;
     }
+    // The internal probe, before the public command line.
+    if std::env::args_os().nth(1).is_some_and(|a| a == "__probe") {
+        use clap::Parser;
+        let args = std::env::args_os().skip(1);
+        return probe_cmd(ProbeCli::parse_from(args));
+    }
     let cli = parse_cli();
     match dispatch(cli, started) {
         Ok(code) => code,
@@ -124,7 +130,42 @@ fn exit_with_tip(e: clap::Error, sub: Option<&str>) -> ! {
         eprintln!("\ntip: the command goes after `--`: qwrap {sub} [OPTIONS] -- {arg} …");
         std::process::exit(i32::from(EXIT_USAGE));
     }
+    // A mistyped command word: the nearest one, as git says it.
+    if e.kind() == ErrorKind::InvalidSubcommand
+        && let Some(word) = sub
+        && let Some(near) = nearest_command(word)
+    {
+        eprint!("{}", e.render());
+        eprintln!("\ntip: did you mean `qwrap {near}`?");
+        std::process::exit(i32::from(EXIT_USAGE));
+    }
     e.exit()
+}
+
+/// The public command nearest `word` (at most two edits away).
+fn nearest_command(word: &str) -> Option<String> {
+    use clap::CommandFactory;
+    let distance = |a: &str, b: &str| {
+        let (a, b): (Vec<char>, Vec<char>) = (a.chars().collect(), b.chars().collect());
+        let mut prev: Vec<usize> = (0..=b.len()).collect();
+        for (i, ca) in a.iter().enumerate() {
+            let mut cur = vec![i + 1];
+            for (j, cb) in b.iter().enumerate() {
+                let sub = prev[j] + usize::from(ca != cb);
+                cur.push(sub.min(prev[j + 1] + 1).min(cur[j] + 1));
+            }
+            prev = cur;
+        }
+        prev[b.len()]
+    };
+    Cli::command()
+        .get_subcommands()
+        .filter(|c| !c.is_hide_set())
+        .map(|c| c.get_name().to_string())
+        .map(|n| (distance(word, &n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, n)| n)
 }
 
 fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
@@ -178,7 +219,6 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
         Command::Inspect { policy, json, .. } => report(commands::inspect(subject(&policy), json)?),
         Command::Verify { policy, json } => report(commands::verify(subject(&policy), json)?),
         Command::Receipt { policy, json } => report(commands::receipt(subject(&policy), json)?),
-        Command::Probe(p) => Ok(probe_cmd(p)),
         Command::Cache { action } => report(commands::cache(match action {
             cli::CacheAction::List => qwrap::cache_layers::Request::List,
             cli::CacheAction::Clean { workspace, all } => {
