@@ -208,6 +208,10 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
             let (plan, _) = commands::load(&invocation(&sandbox.policy, &sandbox.exec, sandbox.command))?;
             if json {
                 outln!("{}", plan.to_json());
+            } else if rustix::termios::isatty(rustix::stdio::stdout()) {
+                // For a person: long steps wrapped at their calls. For a
+                // pipe: one step a line, to grep.
+                out!("{}", plan.wrapped(100));
             } else {
                 out!("{plan}");
             }

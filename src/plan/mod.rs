@@ -79,6 +79,30 @@ impl Plan {
     }
 }
 
+impl Plan {
+    /// The plan with each step's text wrapped at `width` columns, between
+    /// its calls (`; `), continuation lines indented under the text.
+    pub fn wrapped(&self, width: usize) -> String {
+        let mut out = String::new();
+        for (i, step) in self.steps.iter().enumerate() {
+            let mut line = format!("{i:>3}  ");
+            let indent = line.len();
+            let text = step.to_string();
+            for (k, part) in text.split_inclusive("; ").enumerate() {
+                if k > 0 && line.len() + part.len() > width {
+                    out.push_str(line.trim_end());
+                    out.push('\n');
+                    line = " ".repeat(indent + 2);
+                }
+                line.push_str(part);
+            }
+            out.push_str(&line);
+            out.push('\n');
+        }
+        out
+    }
+}
+
 impl fmt::Display for Plan {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         for (i, step) in self.steps.iter().enumerate() {
