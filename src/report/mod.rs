@@ -327,7 +327,21 @@ impl Inspect {
             let _ = writeln!(o, "  (none)");
         }
         for p in &l.masked_sockets {
-            let _ = writeln!(o, "  {}  [masked]", p.display());
+            // A live socket in a writable root: masked now, but one bound
+            // there while the sandbox runs would not be (security.md).
+            match self.writable_roots.iter().find(|r| p.starts_with(&r.path)) {
+                Some(r) => {
+                    let _ = writeln!(
+                        o,
+                        "  {}  [masked; in the writable root {}]",
+                        p.display(),
+                        r.path.display()
+                    );
+                }
+                None => {
+                    let _ = writeln!(o, "  {}  [masked]", p.display());
+                }
+            }
         }
         for p in &l.reachable_sockets {
             let _ = writeln!(o, "  {}  [reachable]", p.display());
