@@ -53,8 +53,12 @@ pub fn load(inv: &Invocation) -> Result<(Plan, Vec<String>), Fatal> {
             .filter(|d| d.why.contains("cannot be reached") || d.why.starts_with("--include"))
             .map(|d| format!("{}: {} (left out)", d.path.display(), d.why)),
     );
+    // The user's own (a profile's list applies whenever it is proxied).
     if policy.network != policy::NetworkMode::Proxied
-        && let Some(d) = policy.allowed_domains.first()
+        && let Some(d) = policy
+            .allowed_domains
+            .iter()
+            .find(|d| !d.source.starts_with("profile"))
     {
         notes.push(format!(
             "--allow-domain {} (from {}) applies to --network proxied only; the network here is {}",

@@ -105,10 +105,11 @@ fn resolve(bound: &[Bound], caller_uid: u32) -> Inventory {
             })
         };
         let name = Path::new(OsStr::from_bytes(&b.name));
-        // A socket under a directory this user cannot search (another
-        // user's tmux, agent or runtime dir, 0700) cannot be connected to
-        // from the sandbox either: nothing to mask, nothing to report.
-        if name.is_absolute() && rustix::fs::lstat(name).err() == Some(rustix::io::Errno::ACCESS) {
+        // A socket under a directory this user cannot search without
+        // capabilities (another user's tmux, agent or runtime dir, 0700)
+        // cannot be connected to from the sandbox, which has none (root's
+        // included): nothing to mask, nothing to report.
+        if name.is_absolute() && !searchable_without_caps(name) {
             continue;
         }
         let mut found = (name.is_absolute() && is_it(name)).then(|| name.to_path_buf());
@@ -155,6 +156,34 @@ fn resolve(bound: &[Bound], caller_uid: u32) -> Inventory {
         }
     }
     inv
+}
+
+/// Whether every directory on the way to `path` lets this process's uid
+/// (or one of its groups) search it by its mode bits alone, as a process
+/// without capabilities needs (a directory that cannot be read counts as
+/// not searchable).
+fn searchable_without_caps(path: &Path) -> bool {
+    let uid = rustix::process::getuid().as_raw();
+    let gid = rustix::process::getgid().as_raw();
+    let groups: Vec<u32> = rustix::process::getgroups()
+        .map(|g| g.iter().map(|g| g.as_raw()).collect())
+        .unwrap_or_default();
+    let mut dir = path.parent();
+    while let Some(d) = dir {
+        let Ok(st) = rustix::fs::stat(d) else { return false };
+        let bit = if st.st_uid == uid {
+            0o100
+        } else if st.st_gid == gid || groups.contains(&st.st_gid) {
+            0o010
+        } else {
+            0o001
+        };
+        if st.st_mode & bit == 0 {
+            return false;
+        }
+        dir = d.parent();
+    }
+    true
 }
 
 /// Socket inode → the (pid, fd) holding it, from every /proc/PID/fd this
