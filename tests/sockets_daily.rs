@@ -201,3 +201,22 @@ fn another_users_unreachable_socket_stops_nothing() {
         );
     }
 }
+
+/// A socket whose file its program removed after binding (still listening)
+/// has no path left: root's sandbox starts (nothing to mask). An
+/// unprivileged caller cannot ask the kernel where such a file is, and
+/// fails closed instead (tests/sockets_unresolved.rs).
+#[test]
+fn a_listening_socket_whose_file_is_gone_stops_nothing() {
+    if !rustix::process::getuid().is_root() {
+        eprintln!("SKIP a removed socket: the kernel answers where it is only to root");
+        return;
+    }
+    let f = Fixture::new(Who::Root);
+    let sock = f.path().join("gone.sock");
+    let l = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+    std::fs::remove_file(&sock).unwrap();
+    let o = f.run_sh("new", &[], "echo ran");
+    drop(l);
+    assert_eq!(ok(&o).trim(), "ran", "{}", stderr(&o));
+}

@@ -411,5 +411,23 @@ fn nested_run_is_refused_clearly() {
         assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
         assert!(stderr(&o).contains("nested"), "{}", stderr(&o));
         assert!(!marker.exists());
+        // Inside a sandbox qwrap did not make, the hint says so.
+        if std::path::Path::new("/usr/bin/bwrap").exists() {
+            let ws = f.ws();
+            let ws = ws.to_str().unwrap();
+            let o = f
+                .command("bwrap")
+                .args(["--ro-bind", "/", "/", "--dev", "/dev", "--bind", ws, ws, "--"])
+                .arg(qwrap())
+                .args(["run", "--", "touch"])
+                .arg(&marker)
+                .output()
+                .unwrap();
+            if !stderr(&o).contains("setting up uid map") && !stderr(&o).contains("bwrap:") {
+                assert_eq!(o.status.code(), Some(125), "{}", stderr(&o));
+                assert!(stderr(&o).contains("inside another sandbox"), "{}", stderr(&o));
+                assert!(!marker.exists());
+            }
+        }
     }
 }

@@ -20,9 +20,15 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
             Some("/proc is not mounted here (or not procfs): qwrap needs /proc/self/uid_map".into())
         }
         Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::EROFS => Some(
-            "/proc is read-only here, as inside a qwrap sandbox: a nested qwrap sandbox \
-             cannot write its user namespace's id maps, so qwrap does not run nested"
-                .into(),
+            if std::env::var_os("SANDBOX").is_some_and(|v| v == "qwrap") {
+                "/proc is read-only here, inside a qwrap sandbox (SANDBOX=qwrap): a nested qwrap sandbox \
+                 cannot write its user namespace's id maps, so qwrap does not run nested"
+                    .into()
+            } else {
+                "/proc is read-only here, as inside another sandbox (a container, bubblewrap with the \
+                 host's /proc): qwrap cannot write its user namespace's id maps; run it outside that sandbox"
+                    .into()
+            },
         ),
         Step::StartWarden { egress: Some(e), .. } if e.log.is_some() && raw != libc::ENOSYS => Some(format!(
             "the egress log {} must be a file the caller can open for appending",

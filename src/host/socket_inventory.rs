@@ -113,6 +113,7 @@ fn resolve(bound: &[Bound], caller_uid: u32) -> Inventory {
             continue;
         }
         let mut found = (name.is_absolute() && is_it(name)).then(|| name.to_path_buf());
+        let mut gone = false;
         if found.is_none() {
             let held = holders.get_or_insert_with(socket_holders).get(&b.ino);
             for &(pid, fd) in held.into_iter().flatten() {
@@ -124,10 +125,16 @@ fn resolve(bound: &[Bound], caller_uid: u32) -> Inventory {
                 // Beside the holder, where a relative name was bound from.
                 let beside = std::fs::read_link(proc.join("cwd")).map(|cwd| cwd.join(name));
                 // Or asked of the kernel (root: the holder moved on since).
-                let asked = || {
-                    crate::sys::unix_socket_file(pid, fd)
-                        .ok()
-                        .and_then(|f| std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).ok())
+                // A file removed since (no link left) leaves no path to
+                // the socket: nothing to mask.
+                let mut removed = false;
+                let mut asked = || {
+                    let f = crate::sys::unix_socket_file(pid, fd).ok()?;
+                    if rustix::fs::fstat(&f).is_ok_and(|st| st.st_nlink == 0) {
+                        removed = true;
+                        return None;
+                    }
+                    std::fs::read_link(format!("/proc/self/fd/{}", f.as_raw_fd())).ok()
                 };
                 if let Some(cand) = beside
                     .ok()
@@ -137,7 +144,14 @@ fn resolve(bound: &[Bound], caller_uid: u32) -> Inventory {
                     found = Some(cand);
                     break;
                 }
+                if removed {
+                    gone = true;
+                    break;
+                }
             }
+        }
+        if gone {
+            continue;
         }
         match found {
             Some(p) if !inv.paths.contains(&p) => inv.paths.push(p),
@@ -164,6 +178,13 @@ fn resolve(bound: &[Bound], caller_uid: u32) -> Inventory {
 /// not searchable).
 fn searchable_without_caps(path: &Path) -> bool {
     let uid = rustix::process::getuid().as_raw();
+    // Not root: the kernel's own answer (it compares the real ids, which
+    // a user namespace of a caller's making may show as the overflow uid).
+    if uid != 0 {
+        return path
+            .parent()
+            .is_some_and(|p| rustix::fs::access(p, rustix::fs::Access::EXEC_OK).is_ok());
+    }
     let gid = rustix::process::getgid().as_raw();
     let groups: Vec<u32> = rustix::process::getgroups()
         .map(|g| g.iter().map(|g| g.as_raw()).collect())
