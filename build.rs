@@ -42,7 +42,7 @@ fn man_pages_and_completions() {
     clap_mangen::Man::new(cmd.clone())
         .render(&mut page)
         .expect("man page renders");
-    std::fs::write(man.join("qwrap.1"), page).expect("OUT_DIR is writable");
+    std::fs::write(man.join("qwrap.1"), no_hyphenation(page)).expect("OUT_DIR is writable");
     for sub in cmd
         .get_subcommands()
         .filter(|s| !s.is_hide_set() && s.get_name() != "bwrap")
@@ -55,7 +55,7 @@ fn man_pages_and_completions() {
         clap_mangen::Man::new(sub)
             .render(&mut page)
             .expect("man page renders");
-        std::fs::write(man.join(format!("{name}.1")), page).expect("OUT_DIR is writable");
+        std::fs::write(man.join(format!("{name}.1")), no_hyphenation(page)).expect("OUT_DIR is writable");
     }
     for shell in [Shell::Bash, Shell::Zsh, Shell::Fish] {
         let mut c = cmd.clone();
@@ -67,6 +67,22 @@ fn man_pages_and_completions() {
         let _ = std::fs::remove_file(&link);
         let _ = std::os::unix::fs::symlink(&out, &link);
     }
+}
+
+/// A man page that never breaks a word at a line's end ("direc-tory"):
+/// paths and option names must stay whole. `.nh` after the title line.
+fn no_hyphenation(page: Vec<u8>) -> Vec<u8> {
+    let text = String::from_utf8_lossy(&page);
+    let mut out = String::with_capacity(text.len() + 4);
+    let mut done = false;
+    for line in text.split_inclusive('\n') {
+        out.push_str(line);
+        if !done && line.starts_with(".TH ") {
+            out.push_str(".nh\n");
+            done = true;
+        }
+    }
+    out.into_bytes()
 }
 
 fn seccomp_program() {

@@ -14,7 +14,11 @@ sh scripts/install.sh "$bin" "$gen" "$pkg" /usr >/dev/null
 # Debian's layout: man pages compressed, the profile in /etc, the licence
 # in copyright.
 gzip -9n "$pkg"/usr/share/man/man1/*.1 "$pkg"/usr/share/man/man5/*.5
-install -D -m 0644 "$pkg/usr/share/qwrap/apparmor/qwrap" "$pkg/etc/apparmor.d/qwrap"
+# The package's own profile: /etc/apparmor.d/qwrap, profile qwrap, for
+# /usr/bin/qwrap (make install's are named after their path).
+mkdir -p "$pkg/etc/apparmor.d"
+sed "s|@QWRAP_BIN@|/usr/bin/qwrap|" packaging/apparmor/qwrap > "$pkg/etc/apparmor.d/qwrap"
+chmod 0644 "$pkg/etc/apparmor.d/qwrap"
 rm -r "$pkg/usr/share/qwrap"
 gzip -9n "$pkg/usr/share/doc/qwrap/CHANGELOG.md"
 cat > "$pkg/usr/share/doc/qwrap/copyright" <<COPYRIGHT
