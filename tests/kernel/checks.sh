@@ -51,8 +51,10 @@ for API in new legacy; do
     # when qwrap returns: neither writes its marker afterwards.
     rm -f qw-nested qw-hopper
     printf '%s\n' '[ "$(date +%s)" -ge "$2" ] && { touch "$1"; exit 0; }' 'sh "$0" "$1" "$2" & exit 0' > qw-hop.sh
-    qwrap run -- sh -c "unshare -U sh -c 'sleep 1; touch qw-nested' & sh qw-hop.sh qw-hopper \$((\$(date +%s) + 1)) & sleep 0.3" >/dev/null 2>&1
-    sleep 2.5
+    # The hopper's deadline: at least a second after the command exits
+    # (date counts whole seconds).
+    qwrap run -- sh -c "unshare -U sh -c 'sleep 1.5; touch qw-nested' & sh qw-hop.sh qw-hopper \$((\$(date +%s) + 2)) & sleep 0.3" >/dev/null 2>&1
+    sleep 3.5
     if [ -e qw-nested ] || [ -e qw-hopper ]; then fail leftovers-nested-and-hopper "$(ls qw-nested qw-hopper 2>/dev/null | tr '\n' ' ')"; else pass leftovers-nested-and-hopper; fi
     rm -f qw-nested qw-hopper qw-hop.sh
     # What the command leaves behind is killed when it exits.
