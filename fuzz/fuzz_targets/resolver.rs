@@ -125,8 +125,14 @@ fuzz_target!(|input: Input| {
             !real_home.starts_with(&r.path),
             "{r:?} is home or an ancestor of {real_home:?}"
         );
-        // A missing cache is made before the sandbox starts.
-        assert!(r.path.is_dir() || r.cache.as_ref().is_some_and(|c| c.missing), "{r:?}");
+        // A missing cache, or a profile's missing state dir, is made
+        // before the sandbox starts.
+        assert!(
+            r.path.is_dir()
+                || r.cache.as_ref().is_some_and(|c| c.missing)
+                || policy.create_before.contains(&r.path),
+            "{r:?}"
+        );
         // Roots do not nest, except one written through inside a cache
         // that is not (it is mounted over the cache).
         let overlaid = |w: &qwrap::policy::WritableRoot| {
