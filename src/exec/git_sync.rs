@@ -303,9 +303,10 @@ fn remove(root: BorrowedFd<'_>, rel: &Path, is_dir: bool) -> Result<(), Errno> {
     if is_dir {
         if let Ok(sub) = rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()) {
             for n in names(sub.as_fd(), Path::new("")) {
-                let p = Path::new(&n);
-                let d = matches!(state(sub.as_fd(), p), State::Dir);
-                let _ = remove(sub.as_fd(), p, d);
+                let d = rustix::fs::statat(&sub, n.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+                    rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
+                });
+                let _ = remove(sub.as_fd(), Path::new(&n), d);
             }
         }
         return rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR);

@@ -82,7 +82,7 @@ pub(super) fn signal_domain() -> Result<(), Fail> {
         fake::takes("landlock_restrict_self");
         return Ok(());
     }
-    k::set_no_new_privs()?;
+    // no_new_privs: set by the NoNewPrivs step before, and by the crate.
     let refer = AccessFs::Refer;
     let root = PathFd::new("/").map_err(|e| err("open /", &e))?;
     let status = Ruleset::default()

@@ -38,11 +38,10 @@ pub(super) enum Reaper {
 }
 
 impl Reaper {
-    /// Kills every leftover; returns how many passes it took.
-    pub(super) fn kill_all(&self, sandbox: &Sandbox, listener: &OwnedFd) -> usize {
-        match self {
-            Reaper::Scoped if empties(listener) => 0,
-            _ => scan(sandbox),
+    /// Kills every leftover.
+    pub(super) fn kill_all(&self, sandbox: &Sandbox, listener: &OwnedFd) {
+        if !matches!(self, Reaper::Scoped) || !empties(listener) {
+            scan(sandbox);
         }
     }
 }
@@ -114,17 +113,15 @@ pub(super) fn start() -> Result<OwnedFd, Fail> {
     }
 }
 
-fn scan(sandbox: &Sandbox) -> usize {
+fn scan(sandbox: &Sandbox) {
     let me = std::process::id() as i32;
     let deadline = Instant::now() + Duration::from_secs(5);
-    let mut passes = 0;
     loop {
-        passes += 1;
         let left: Vec<i32> = processes()
             .filter(|&p| p != me && sandbox.holds(p) == Some(true))
             .collect();
         if left.is_empty() || Instant::now() > deadline {
-            return passes;
+            return;
         }
         for p in left {
             if let Some(pid) = rustix::process::Pid::from_raw(p) {

@@ -39,16 +39,14 @@ pub(super) fn start(
 ) -> Result<Link, super::Fail> {
     let (ours, theirs) = k::seqpacket_pair()?;
     let command = k::getpid();
-    // The warden says what it could not copy on qwrap's stderr, kept only
-    // while the command's exit ends the warden: with --keep-background it
-    // would hold a caller's pipe open.
-    let report = (!keep_background && !git.is_empty())
+    // What the warden says (the git copies it could not make, the proxy's
+    // refusals) goes to qwrap's stderr, kept only while the command's exit
+    // ends the warden: with --keep-background it would hold a caller's
+    // pipe open.
+    let says = !git.is_empty() || egress.is_some_and(|e| e.say);
+    let report = (!keep_background && says)
         .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
         .flatten();
-    // The proxy's refusals, said on qwrap's stderr (same rule).
-    let say = egress
-        .filter(|e| e.say && !keep_background)
-        .and_then(|_| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok());
     // The log is opened here, where the caller's rights apply.
     let log = match egress.and_then(|e| e.log.as_ref()) {
         Some(path) => Some(k::open_append(path).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?),
@@ -71,11 +69,10 @@ pub(super) fn start(
             keep.extend(report.as_ref().map(|r| r.as_raw_fd()));
             keep.extend(held.iter().map(|h| h.as_raw_fd()));
             keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
-            keep.extend(say.as_ref().map(|s| s.as_raw_fd()));
             sys::detach_warden(&keep);
             let proxy = egress.map(|e| {
                 let c = proxy::Config::new(e.allow.clone(), log);
-                match say {
+                match report.as_ref().filter(|_| e.say).and_then(|r| r.try_clone().ok()) {
                     Some(fd) => c.saying(std::fs::File::from(fd)),
                     None => c,
                 }
@@ -138,13 +135,12 @@ fn run(
     link: OwnedFd,
     command: rustix::process::Pid,
     keep_background: bool,
-    report: Option<OwnedFd>,
+    mut report: Option<OwnedFd>,
     mut proxy: Option<proxy::Config>,
     mut held: Vec<OwnedFd>,
     reaper: Reaper,
     git: Vec<PathBuf>,
 ) -> i32 {
-    let mut report = report;
     let mut own_git: Vec<OwnedFd> = Vec::new();
     let mut sync: Option<GitSync> = None;
     let Ok(pidfd) = k::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
@@ -234,13 +230,7 @@ fn run(
                 // The cache layer slot is free for the workspace's next
                 // sandbox as soon as nothing of this one can write to it.
                 held.clear();
-            }
-            if !keep_background {
-                if let Some(s) = &mut sync {
-                    s.last();
-                }
-                finish(serving.as_deref());
-                return 0;
+                return finish(sync.as_mut(), serving.as_deref());
             }
         }
         if listener_ready.contains(PollFlags::IN) {
@@ -251,11 +241,7 @@ fn run(
             // No process holds the filter any more: the command and all
             // it started are gone (with --keep-background, the last of the
             // leftovers too).
-            if let Some(s) = &mut sync {
-                s.last();
-            }
-            finish(serving.as_deref());
-            return 0;
+            return finish(sync.as_mut(), serving.as_deref());
         }
     }
 }
@@ -276,12 +262,17 @@ fn answer(listener: &OwnedFd, sandbox: &Sandbox, n: &Notification, command_alive
     let _ = sys::notif_send(listener.as_fd(), n.id, refuse);
 }
 
-/// Lets the proxy's last connections end and be logged (at most a
-/// second: the command is gone, its peers hang up soon).
-fn finish(serving: Option<&proxy::Config>) {
+/// The sandbox is gone: the git copies made a last time, the proxy's last
+/// connections let end and be logged (at most a second: the command is
+/// gone, its peers hang up soon). The warden's exit code.
+fn finish(sync: Option<&mut GitSync>, serving: Option<&proxy::Config>) -> i32 {
+    if let Some(s) = sync {
+        s.last();
+    }
     if let Some(c) = serving {
         c.drain(std::time::Duration::from_secs(1));
     }
+    0
 }
 
 /// The process a pidfd of ours refers to ("Pid:" in its fdinfo).

@@ -127,14 +127,8 @@ pub fn layout(
     ops.extend(policy.read_only.iter().map(|r| MountOp::ReadOnly(r.path.clone())));
     // An allowed socket under the private /tmp is shown at its own path
     // (elsewhere the host's view shows it already).
-    if policy.tmp == TmpMode::Private && !minimal {
-        ops.extend(
-            policy
-                .allowed_sockets
-                .iter()
-                .filter(|a| a.value.starts_with("/tmp") && std::fs::symlink_metadata(&a.value).is_ok())
-                .map(|a| MountOp::HostFile(a.value.clone())),
-        );
+    if !minimal {
+        ops.extend(policy.tmp_sockets.iter().map(|p| MountOp::HostFile(p.clone())));
     }
     // Shell start-up files without their credential assignments.
     ops.extend(

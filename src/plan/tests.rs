@@ -48,6 +48,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         pinned: vec![],
         git_layouts: vec![],
         redacted_rc: vec![],
+        tmp_sockets: vec![],
         user_env_names: vec![],
         quiet: false,
         keep_fds: vec![],

@@ -214,6 +214,10 @@ pub struct Policy {
     /// Host sockets left reachable.
     #[serde(serialize_with = "crate::lossy::sourced_paths")]
     pub allowed_sockets: Vec<Sourced<PathBuf>>,
+    /// The allowed sockets under the private /tmp that exist: shown there
+    /// at their own path.
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub tmp_sockets: Vec<PathBuf>,
     pub env: EnvRules,
     /// The variables the user named with --setenv or --unsetenv: theirs,
     /// whatever qwrap would set.

@@ -2,7 +2,6 @@
 //! filesystem is read only to canonicalise paths and to find the checkout,
 //! the credential stores and the view; never the workspace's contents.
 
-use super::GitLayout;
 use super::*;
 
 /// Resolves a request against the caller's facts.
@@ -271,12 +270,15 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         }
     }
 
-    let (hidden, shown) = secrets::hidden_paths(s, &homes, &writable_roots, &env, cwd, &mut dropped);
-    let show: Vec<PathBuf> = s
-        .show
+    let show = secrets::show_paths(s, home.as_deref(), &env, cwd);
+    let tmp_sockets: Vec<PathBuf> = allowed_sockets
         .iter()
-        .filter_map(|x| spec_path(&x.value, home.as_deref(), &env, cwd).ok())
+        .map(|a| a.value.clone())
+        .filter(|p| {
+            s.tmp.value == TmpMode::Private && p.starts_with("/tmp") && std::fs::symlink_metadata(p).is_ok()
+        })
         .collect();
+    let (hidden, shown) = secrets::hidden_paths(s, &homes, &writable_roots, &env, cwd, &show, &mut dropped);
     let rc_state = toolchains::state_dir(home.as_deref(), env("XDG_STATE_HOME"));
     let redacted_rc: Vec<rc_files::Redacted> = rc_files::redact(&homes, &show, rc_state.as_deref())
         .into_iter()
@@ -392,6 +394,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         pinned,
         git_layouts,
         allowed_sockets,
+        tmp_sockets,
         env: env_rules,
         keep_fds: req.keep_fds.clone(),
         hidden,

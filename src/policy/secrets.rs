@@ -234,17 +234,32 @@ pub fn removed_variables<'a>(
 /// The hidden paths: the default set for each home directory, less
 /// `--show`, plus `--hide` (profiles' and config's included). Only paths
 /// that exist can be covered; one that holds a writable root cannot be.
+/// The paths `--show` names (config `show`), canonical: taken out of the
+/// hidden set, and shown as they are when redaction would apply.
+pub(super) fn show_paths(
+    s: &Settings,
+    home: Option<&Path>,
+    env: &dyn Fn(&str) -> Option<OsString>,
+    cwd: &Path,
+) -> Vec<PathBuf> {
+    s.show
+        .iter()
+        .filter_map(|x| spec_path(&x.value, home, env, cwd).ok())
+        .map(|p| canonical_or_self(&p))
+        .collect()
+}
+
 pub(super) fn hidden_paths(
     s: &Settings,
     homes: &[PathBuf],
     roots: &[WritableRoot],
     env: &dyn Fn(&str) -> Option<OsString>,
     cwd: &Path,
+    show: &[PathBuf],
     dropped: &mut Vec<Dropped>,
 ) -> (Vec<HiddenPath>, Vec<PathBuf>) {
     let home = homes.first().map(PathBuf::as_path);
     let resolve = |spec: &PathSpec| spec_path(spec, home, env, cwd).map(|p| canonical_or_self(&p));
-    let show: Vec<PathBuf> = s.show.iter().filter_map(|x| resolve(&x.value).ok()).collect();
     let mut wanted: Vec<(PathBuf, String)> = Vec::new();
     let mut shown = Vec::new();
     for h in homes {

@@ -342,7 +342,8 @@ pub fn fork_detached() -> Result<Option<()>, Errno> {
                 }
             }
         }
-        None => match raw_clone(libc::SIGCHLD as u64) {
+        // A child just forked has one thread: no second check.
+        None => match raw_clone_unchecked(libc::SIGCHLD as u64) {
             Ok(None) => Ok(None),
             // SAFETY: _exit ends the intermediate at once, running no Rust
             // destructors twice.
@@ -368,10 +369,15 @@ pub fn ns_get_parent(ns: BorrowedFd<'_>) -> Result<rustix::fd::OwnedFd, Errno> {
 /// clone(2) without CLONE_VM, with the given flags and exit signal.
 fn raw_clone(flags: u64) -> Result<Option<i32>, Errno> {
     single_threaded()?;
+    raw_clone_unchecked(flags)
+}
+
+/// `raw_clone` where the caller knows it has one thread.
+fn raw_clone_unchecked(flags: u64) -> Result<Option<i32>, Errno> {
     // SAFETY: without CLONE_VM the child gets a copy of the address space,
-    // exactly as with fork(2); the process has one thread (checked just
-    // above), so that copy is consistent. A NULL stack means "the current
-    // stack, copied".
+    // exactly as with fork(2); the process has one thread (checked by the
+    // caller: `raw_clone`, or a child just forked), so that copy is
+    // consistent. A NULL stack means "the current stack, copied".
     let ret = unsafe {
         libc::syscall(
             libc::SYS_clone,
