@@ -101,24 +101,40 @@ fn a_masked_ssh_agent_is_unset_inside() {
     }
 }
 
-/// Under a real pty: `tty` names the terminal (at /dev/console, read-only),
-/// and the terminal works.
+/// Under a real pty: `tty` names the terminal as it is named outside (a
+/// pty of a number other ptys sit below), the terminal works, and a pty
+/// made inside gets a name of the sandbox's own devpts.
 #[test]
 fn tty_names_the_callers_terminal() {
-    let py = "import os,pty,sys\npid,fd=pty.fork()\nif pid==0:\n    os.execvp(sys.argv[1],sys.argv[1:])\nout=b''\nwhile True:\n    try:\n        d=os.read(fd,4096)\n    except OSError:\n        break\n    if not d: break\n    out+=d\nos.waitpid(pid,0)\nsys.stdout.write(out.decode(errors='replace'))\n";
+    let py = "import os,pty,sys\nheld=[os.openpty() for _ in range(3)]\npid,fd=pty.fork()\nif pid==0:\n    os.execvp(sys.argv[1],sys.argv[1:])\nout=b''\nwhile True:\n    try:\n        d=os.read(fd,4096)\n    except OSError:\n        break\n    if not d: break\n    out+=d\nos.waitpid(pid,0)\nsys.stdout.write(out.decode(errors='replace'))\n";
+    let inner = "import os;m,s=os.openpty();print(os.ttyname(s))";
     for who in Who::all() {
         for api in APIS {
             let f = Fixture::new(who);
+            let script = format!(
+                "echo outside $(tty); {} run -- sh -c 'echo inside $(tty); test -t 1 && echo is-a-tty; echo inner $(python3 -c \"{inner}\")'",
+                qwrap().display()
+            );
             let o = f
                 .command("python3")
-                .args(["-c", py])
-                .arg(qwrap())
-                .args(["run", "--", "sh", "-c", "tty; test -t 1 && echo is-a-tty"])
+                .args(["-c", py, "sh", "-c", &script])
                 .env("QWRAP_MOUNT_API", api)
                 .output()
                 .unwrap();
             let out = stdout(&o);
-            assert!(out.contains("/dev/console"), "{who:?} {api}: {out}");
+            let name = |tag: &str| {
+                out.lines()
+                    .find_map(|l| l.trim().strip_prefix(tag).map(str::to_string))
+                    .unwrap_or_default()
+            };
+            let outside = name("outside ");
+            assert!(
+                outside.starts_with("/dev/pts/") && outside != "/dev/pts/0",
+                "{who:?} {api}: {out}"
+            );
+            assert_eq!(name("inside "), outside, "{who:?} {api}: {out}");
+            // The sandbox's own devpts hands out its lowest free number.
+            assert_eq!(name("inner "), "/dev/pts/0", "{who:?} {api}: {out}");
             assert!(out.contains("is-a-tty"), "{who:?} {api}: {out}");
             assert!(!out.contains("not a tty"), "{who:?} {api}: {out}");
         }

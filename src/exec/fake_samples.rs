@@ -68,9 +68,10 @@ pub(super) fn variant(step: &Step) -> usize {
         Step::StartReaper => 55,
         Step::HandGitDirs { .. } => 56,
         Step::WriteHostFile { .. } => 57,
+        Step::ClaimPty { .. } => 58,
     }
 }
-pub(super) const VARIANTS: usize = 58;
+pub(super) const VARIANTS: usize = 59;
 
 pub(super) fn p(s: &str) -> PathBuf {
     PathBuf::from(s)
@@ -199,6 +200,10 @@ pub(super) fn run_steps() -> Vec<Step> {
         },
         Step::MountDevpts {
             target: p("/dev/pts"),
+        },
+        Step::ClaimPty {
+            target: p("/dev/pts/0"),
+            index: 0,
         },
         Step::AttachTree {
             tree: 1,

@@ -207,6 +207,7 @@ impl Executor {
             | Step::MakeMountPoint { .. }
             | Step::Symlink { .. }
             | Step::MountDevpts { .. }
+            | Step::ClaimPty { .. }
             | Step::SetPathAttr { .. }
             | Step::BindMount { .. }
             | Step::MakeTreePrivate { .. }

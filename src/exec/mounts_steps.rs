@@ -193,6 +193,11 @@ impl Executor {
                     c"newinstance,ptmxmode=0666,mode=620",
                 )?;
             }
+            Step::ClaimPty { target, index } => {
+                let held = claim_pty(&target.with_file_name("ptmx"), *index)?;
+                let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
+                warden::hand_over_terminal_name(link, held)?;
+            }
             Step::SetPathAttr {
                 target,
                 recursive,
@@ -339,4 +344,24 @@ fn mkdir_parents(dir: &Path) -> Result<(), Errno> {
         }
         Err(e) => Err(e),
     }
+}
+
+/// Opens `ptmx` until the pty numbered `index` exists (a fresh devpts hands
+/// out the lowest free number); returns that one, closing the rest.
+fn claim_pty(ptmx: &Path, index: u32) -> Result<OwnedFd, Errno> {
+    let mut below = Vec::new();
+    for _ in 0..=index {
+        let pty = k::open(
+            ptmx,
+            OFlags::RDWR | OFlags::NOCTTY | OFlags::CLOEXEC,
+            Mode::empty(),
+        )?;
+        match k::pty_number(&pty)? {
+            n if n == index => return Ok(pty),
+            n if n < index => below.push(pty),
+            // Taken already: the name is not free to show the terminal.
+            _ => return Err(Errno::EXIST),
+        }
+    }
+    Err(Errno::EXIST)
 }

@@ -114,6 +114,12 @@ pub(super) fn wait_for_git_dirs(link: &Link) -> Result<(), Errno> {
     }
 }
 
+/// Hands the pty whose name shows the caller's terminal to the warden,
+/// which holds it as long as the sandbox lives.
+pub(super) fn hand_over_terminal_name(link: &Link, pty: OwnedFd) -> Result<(), Errno> {
+    send_fd(&link.socket, pty, b'T')
+}
+
 /// Hands a pidfd of the reaper to the warden, which refuses every trapped
 /// call aimed at it.
 pub(super) fn hand_over_reaper(link: &Link, reaper: OwnedFd) -> Result<(), Errno> {
@@ -153,6 +159,7 @@ fn run(
     let listener = loop {
         match receive(&link) {
             Some((b'R', pidfd)) => reaper_pid = pidfd_pid(&pidfd),
+            Some((b'T', pty)) => held.push(pty),
             Some((b'G', dir)) => {
                 own_git.push(dir);
                 if own_git.len() == git.len() {

@@ -64,6 +64,7 @@ pub fn layout(
         }
     }
     ops.extend(console.map(|c| MountOp::Console(c.to_path_buf())));
+    ops.extend(console.and_then(terminal_name));
     if policy.tmp == TmpMode::Private {
         let tmp = Path::new("/tmp");
         ops.push(MountOp::Tmpfs {
@@ -163,4 +164,15 @@ pub fn layout(
 
 fn depth(p: &Path) -> usize {
     p.components().count()
+}
+
+/// The caller's terminal at its own name, when it is a pty of the host's
+/// /dev/pts (a console or serial line keeps only /dev/console).
+fn terminal_name(tty: &Path) -> Option<MountOp> {
+    let index = tty.strip_prefix("/dev/pts").ok()?.to_str()?.parse().ok()?;
+    Some(MountOp::TerminalName {
+        path: tty.to_path_buf(),
+        tty: tty.to_path_buf(),
+        index,
+    })
 }

@@ -160,7 +160,13 @@ impl Builder {
                         flags: Flags::RDONLY_NOSUID_NODEV,
                     });
                 }
-                MountOp::Console(tty) => {
+                MountOp::Console(tty) | MountOp::TerminalName { tty, .. } => {
+                    if let MountOp::TerminalName { index, .. } = op {
+                        self.push(Step::ClaimPty {
+                            target: target.clone(),
+                            index: *index,
+                        });
+                    }
                     self.push(Step::BindMount {
                         role: Role::Device,
                         source: host(tty),

@@ -80,6 +80,10 @@ pub enum MountOp {
     Mask(PathBuf),
     /// The caller's terminal (a host path), read-only at /dev/console.
     Console(PathBuf),
+    /// The caller's terminal, a host pty, read-only at its own name
+    /// (`path`, /dev/pts/N) in the sandbox's devpts, whose pty `index` is
+    /// claimed for it first (`Step::ClaimPty`).
+    TerminalName { path: PathBuf, tty: PathBuf, index: u32 },
     /// An empty, mode-0000, read-only directory (`dir`) or file over a
     /// hidden path.
     Hidden { path: PathBuf, dir: bool },
@@ -144,7 +148,8 @@ impl MountOp {
             | MountOp::Proc { path, .. }
             | MountOp::File { path, .. }
             | MountOp::BindData { path, .. }
-            | MountOp::Chmod { path, .. } => path,
+            | MountOp::Chmod { path, .. }
+            | MountOp::TerminalName { path, .. } => path,
             MountOp::Console(_) => Path::new("/dev/console"),
         }
     }
@@ -163,7 +168,11 @@ impl MountOp {
     /// file otherwise).
     pub fn mounts_on_a_directory(&self) -> bool {
         match self {
-            MountOp::HostFile(_) | MountOp::FileFrom { .. } | MountOp::Console(_) | MountOp::Mask(_) => false,
+            MountOp::HostFile(_)
+            | MountOp::FileFrom { .. }
+            | MountOp::Console(_)
+            | MountOp::TerminalName { .. }
+            | MountOp::Mask(_) => false,
             MountOp::Hidden { dir, .. } => *dir,
             MountOp::Bind { dir, .. } => *dir,
             MountOp::BindData { .. } | MountOp::File { .. } | MountOp::Link { .. } => false,
@@ -179,7 +188,7 @@ impl MountOp {
             | MountOp::HostFile(_)
             | MountOp::FileFrom { .. } => Role::ReadOnlyPath,
             MountOp::Mask(_) => Role::SocketMask,
-            MountOp::Console(_) => Role::Device,
+            MountOp::Console(_) | MountOp::TerminalName { .. } => Role::Device,
             MountOp::Hidden { .. } => Role::Hidden,
             MountOp::Bind { .. }
             | MountOp::Overlay {

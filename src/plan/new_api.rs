@@ -73,7 +73,14 @@ impl Builder {
                 | MountOp::HostFile(_)
                 | MountOp::Mask(_)
                 | MountOp::Console(_)
+                | MountOp::TerminalName { .. }
                 | MountOp::Bind { .. } => {
+                    if let MountOp::TerminalName { index, .. } = op {
+                        self.push(Step::ClaimPty {
+                            target: target.clone(),
+                            index: *index,
+                        });
+                    }
                     // In place, the host tree is the root already.
                     if matches!(op, MountOp::HostRoot) && !shape.staged {
                         continue;
@@ -197,7 +204,7 @@ impl Builder {
                 .chain(console.clone())
                 .map(|node| self.clone_tree(Role::Device, &node, false))
                 .collect(),
-            MountOp::Console(tty) => {
+            MountOp::Console(tty) | MountOp::TerminalName { tty, .. } => {
                 vec![self.clone_with(Role::Device, tty, false, Flags::RDONLY_NOSUID, false)]
             }
             MountOp::Mask(_) => vec![self.clone_tree(Role::SocketMask, Path::new("/dev/null"), false)],

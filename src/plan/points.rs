@@ -26,9 +26,10 @@ impl Builder {
             if !self.made.insert(dir.clone()) {
                 continue;
             }
-            // A file's mount point is an empty file; a link makes itself.
+            // A file's mount point is an empty file; a link makes itself,
+            // a terminal's name is claimed.
             let last = k + 1 == n;
-            if last && matches!(ops[i], MountOp::Link { .. }) {
+            if last && matches!(ops[i], MountOp::Link { .. } | MountOp::TerminalName { .. }) {
                 continue;
             }
             if last && matches!(ops[i], MountOp::Console(_) | MountOp::HostFile(_)) {

@@ -183,6 +183,17 @@ pub enum Step {
         #[serde(serialize_with = "crate::lossy::path")]
         link: PathBuf,
     },
+    /// Opens `ptmx` beside `target` in the sandbox's own devpts until its
+    /// pty number `index` exists, so that the caller's terminal can be
+    /// bound over that name (ttyname(3) inside then names the terminal as
+    /// outside); the ptys below it are closed again, the one at `index`
+    /// handed to the warden, which holds it (its name would vanish with
+    /// the last descriptor of it).
+    ClaimPty {
+        #[serde(serialize_with = "crate::lossy::path")]
+        target: PathBuf,
+        index: u32,
+    },
     MountDevpts {
         #[serde(serialize_with = "crate::lossy::path")]
         target: PathBuf,

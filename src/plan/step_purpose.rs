@@ -43,6 +43,7 @@ impl Step {
             Step::MakeMountPoint { path, dir: true, .. } => format!("create directory {}", path.display()),
             Step::MakeMountPoint { path, .. } => format!("create mount point {}", path.display()),
             Step::Symlink { link, .. } => format!("create symlink {}", link.display()),
+            Step::ClaimPty { target, .. } => format!("claim {} in the sandbox's devpts", target.display()),
             Step::MountDevpts { target } => format!("mount devpts on {}", target.display()),
             Step::SetPathAttr {
                 target,

@@ -186,6 +186,11 @@ impl fmt::Display for Step {
                 false => write!(f, "mknod({}, S_IFREG|{mode:04o})", q(path)),
             },
             Step::Symlink { target, link } => write!(f, "symlink({}, {})", q(target), q(link)),
+            Step::ClaimPty { target, index } => write!(
+                f,
+                "open({}, O_RDWR|O_NOCTTY|O_CLOEXEC) and ioctl(TIOCGPTN) until it answers {index} (the ptys below it closed again); sendmsg(warden, SCM_RIGHTS the pty at {index}), which holds it",
+                q(&target.with_file_name("ptmx"))
+            ),
             Step::MountDevpts { target } => write!(
                 f,
                 "mount(\"devpts\", {}, \"devpts\", MS_NOSUID|MS_NOEXEC, \"newinstance,ptmxmode=0666,mode=620\")",

@@ -212,6 +212,45 @@ fn inherited_descriptors_are_reopened_and_sealed() {
 }
 
 #[test]
+fn the_callers_pty_is_shown_at_its_own_name_after_claiming_it() {
+    use crate::host::{FdKind, InheritedFd};
+    for api in [MountApi::New, MountApi::Legacy] {
+        let mut h = host(api);
+        h.fds = vec![InheritedFd {
+            fd: 0,
+            kind: FdKind::Terminal,
+            target: "/dev/pts/4".into(),
+        }];
+        let p = build(
+            &policy(&["/home/u/proj"], &[], NetworkMode::Open, TmpMode::Private),
+            &h,
+        );
+        let devpts = position(&p, |s| matches!(s, Step::MountDevpts { .. }));
+        let claim = position(
+            &p,
+            |s| matches!(s, Step::ClaimPty { target, index: 4 } if target.ends_with("dev/pts/4")),
+        );
+        let shown = p
+            .steps
+            .iter()
+            .rposition(|s| match s {
+                Step::AttachTree { target, .. } | Step::BindMount { target, .. } => {
+                    target.ends_with("dev/pts/4")
+                }
+                _ => false,
+            })
+            .unwrap();
+        assert!(devpts < claim && claim < shown, "{api:?}: {p}");
+        // No mount point is made for it: the claim makes the name.
+        assert!(
+            !p.steps
+                .iter()
+                .any(|s| matches!(s, Step::MakeMountPoint { path, .. } if path.ends_with("dev/pts/4")))
+        );
+    }
+}
+
+#[test]
 fn the_warden_takes_signals_where_landlock_cannot_scope_them() {
     let pol = policy(&["/w"], &[], NetworkMode::Open, TmpMode::Private);
     for (abi, signals) in [(7, false), (6, false), (5, true), (0, true)] {

@@ -408,6 +408,16 @@ pub fn seqpacket_pair() -> R<(OwnedFd, OwnedFd)> {
     )
 }
 
+/// A pty master's number (TIOCGPTN), as ptsname(3) reads it.
+pub fn pty_number<Fd: AsFd>(master: Fd) -> R<u32> {
+    faked!("ioctl", Ok(0));
+    let name = rustix::pty::ptsname(master, Vec::new())?;
+    name.to_str()
+        .ok()
+        .and_then(|n| n.rsplit('/').next()?.parse().ok())
+        .ok_or(rustix::io::Errno::INVAL)
+}
+
 /// Sends a descriptor with a one-byte message (SCM_RIGHTS).
 pub fn send_fd<Fd: AsFd>(socket: Fd, kind: u8, fd: rustix::fd::BorrowedFd<'_>) -> R<usize> {
     use rustix::net::{SendAncillaryBuffer, SendAncillaryMessage, SendFlags};
