@@ -12,7 +12,7 @@ pub const RUN_ABOUT: &str = "Run CMD in a sandbox: the host read-only, the writa
 pub const ENVIRONMENT: &str = "\
 Environment:
   QWRAP_NETWORK, QWRAP_TMP, QWRAP_LANDLOCK   default --network, --tmp, --landlock
-  QWRAP_VIEW, QWRAP_CACHE                    default --view, --cache
+  QWRAP_VIEW, QWRAP_CACHE, QWRAP_PID         default --view, --cache, --pid
   QWRAP_INCLUDE, QWRAP_ALLOW_SOCKET          extra roots and sockets, ':'-separated
   QWRAP_PROFILE                              profiles, ','-separated
   QWRAP_SYSTEM_CONFIG                        the system config (default /etc/qwrap/config.toml)
@@ -124,6 +124,11 @@ pub struct PolicyArgs {
     /// [default: open].
     #[arg(long, value_name = "MODE", value_parser = ["open", "closed", "proxied"])]
     pub network: Option<String>,
+    /// shared: the host's PID namespace; private: a new one with its own
+    /// /proc (host processes invisible; nested sandboxes such as bwrap,
+    /// Chromium's and qwrap work inside) [default: shared].
+    #[arg(long, value_name = "MODE", value_parser = ["shared", "private"])]
+    pub pid: Option<String>,
     /// private: a fresh tmpfs on /tmp; host: the host's $TMPDIR is writable
     /// [default: private].
     #[arg(long, value_name = "MODE", value_parser = ["private", "host"])]

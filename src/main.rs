@@ -239,6 +239,7 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
         cli: CliSettings {
             network: a.network.clone(),
             tmp: a.tmp.clone(),
+            pid: a.pid.clone(),
             landlock: a.landlock.clone(),
             no_die_with_parent: x.no_die_with_parent,
             new_session: x.new_session,

@@ -131,9 +131,9 @@ fn die_with_parent_comes_first_and_arms_every_fork() {
 fn pid_namespace_mounts_proc_and_starts_an_init() {
     let p = plan(&["--unshare-pid", "--proc", "/proc", "true"], 1000);
     assert!(p.steps.iter().any(|s| matches!(s, Step::MountProc { .. })));
-    assert!(p.steps.contains(&Step::PidOneInit));
+    assert!(p.steps.iter().any(|s| matches!(s, Step::PidOneInit { .. })));
     let p = plan(&["--unshare-pid", "--as-pid-1", "true"], 1000);
-    assert!(!p.steps.contains(&Step::PidOneInit));
+    assert!(!p.steps.iter().any(|s| matches!(s, Step::PidOneInit { .. })));
     // Without a PID namespace /proc is the host's, bound.
     let p = plan(&["--proc", "/proc", "true"], 1000);
     assert!(!p.steps.iter().any(|s| matches!(s, Step::MountProc { .. })));

@@ -209,6 +209,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
         info_fd: c.info_fd,
         json_status_fd: c.json_status_fd,
         join,
+        forward_signals: false,
     });
     if let Some(fd) = c.userns_fd {
         s.push(Step::JoinNamespace { fd, pid: false });
@@ -304,7 +305,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             // Armed before the monitor's fork.
             die_with_parent: false,
             new_session: c.new_session,
-            pid_one: ns.pid && !c.as_pid_1,
+            pid_one: (ns.pid && !c.as_pid_1).then(crate::plan::PidOne::default),
             block_fd: c.block_fd,
             argv: c.command.clone(),
             argv0: c.argv0.clone(),

@@ -113,6 +113,7 @@ pub(super) fn layers(
         abi: ctx.landlock_abi,
         paths: writable,
         scoped: ctx.landlock_abi >= LANDLOCK_SCOPE_ABI,
+        filesystem: true,
     });
     Ok((landlock, Filter::Plain))
 }

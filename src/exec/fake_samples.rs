@@ -58,7 +58,7 @@ pub(super) fn variant(step: &Step) -> usize {
         Step::Chmod { .. } => 45,
         Step::Chdir { .. } => 46,
         Step::CallerSeccomp { .. } => 47,
-        Step::PidOneInit => 48,
+        Step::PidOneInit { .. } => 48,
         Step::BlockOnFd { .. } => 49,
         Step::LockFile { .. } => 50,
         Step::PrepareCaches { .. } => 51,
@@ -69,9 +69,12 @@ pub(super) fn variant(step: &Step) -> usize {
         Step::HandGitDirs { .. } => 56,
         Step::WriteHostFile { .. } => 57,
         Step::ClaimPty { .. } => 58,
+        Step::HandInit => 59,
+        Step::SeccompPrivatePid { .. } => 60,
+        Step::LandlockScopes { .. } => 61,
     }
 }
-pub(super) const VARIANTS: usize = 59;
+pub(super) const VARIANTS: usize = 62;
 
 pub(super) fn p(s: &str) -> PathBuf {
     PathBuf::from(s)
@@ -127,6 +130,7 @@ pub(super) fn run_steps() -> Vec<Step> {
             }),
             git: vec![p("/q/ws/.git")],
             scoped: true,
+            notes: true,
         },
         Step::Unshare { ns: all },
         Step::NewSessionKeyring,
@@ -326,6 +330,7 @@ pub(super) fn bwrap_steps() -> Vec<Step> {
             info_fd: Some(7),
             json_status_fd: Some(8),
             join: false,
+            forward_signals: false,
         },
         Step::SetHostname { name: "box".into() },
         Step::MakeMountPoint {
@@ -373,7 +378,10 @@ pub(super) fn bwrap_steps() -> Vec<Step> {
         Step::CallerSeccomp {
             programs: vec![vec![0u8; 8]],
         },
-        Step::PidOneInit {},
+        Step::PidOneInit {
+            forward_signals: false,
+            wait_all: false,
+        },
         Step::Exec {
             argv: vec!["true".into()],
             argv0: Some("sh".into()),
@@ -393,6 +401,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
         info_fd,
         json_status_fd: None,
         join,
+        forward_signals: false,
     };
     vec![
         vec![
@@ -413,5 +422,37 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
             Step::ForkIntoPidNamespace { new_pidns: true },
         ],
         vec![monitor(false, Some(7))],
+        // run --pid private: the monitor relays signals, PID 1 is the
+        // warden's to watch.
+        vec![
+            Step::StartWarden {
+                keep_background: false,
+                egress: None,
+                git: vec![],
+                scoped: true,
+                notes: false,
+            },
+            Step::CloneMonitor {
+                ns: Namespaces {
+                    user: true,
+                    pid: true,
+                    ..Default::default()
+                },
+                info_fd: None,
+                json_status_fd: None,
+                join: false,
+                forward_signals: true,
+            },
+            Step::LandlockScopes { abi: 7 },
+            Step::SeccompPrivatePid {
+                unscoped: true,
+                root: true,
+            },
+            Step::HandInit,
+            Step::PidOneInit {
+                forward_signals: true,
+                wait_all: true,
+            },
+        ],
     ]
 }

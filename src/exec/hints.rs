@@ -21,14 +21,25 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
         }
         Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::EROFS => Some(
             if std::env::var_os("SANDBOX").is_some_and(|v| v == "qwrap") {
-                "/proc is read-only here, inside a qwrap sandbox (SANDBOX=qwrap): a nested qwrap sandbox \
-                 cannot write its user namespace's id maps, so qwrap does not run nested"
+                "/proc is read-only here, inside a qwrap sandbox (SANDBOX=qwrap) of the shared PID mode: \
+                 a nested sandbox cannot write its user namespace's id maps there; start the outer one \
+                 with `qwrap run --pid private`, where qwrap (either mode), bwrap and Chromium's sandbox \
+                 run nested"
                     .into()
             } else {
                 "/proc is read-only here, as inside another sandbox (a container, bubblewrap with the \
                  host's /proc): qwrap cannot write its user namespace's id maps; run it outside that sandbox"
                     .into()
             },
+        ),
+        // Root in a user namespace other than the host's: the kernel maps
+        // uid 0 into a nested one only for a creator that had CAP_SETFCAP.
+        Step::WriteIdMap { outside: 0, .. } if raw == libc::EPERM && !crate::host::initial_user_namespace() => Some(
+            "uid 0 of a user namespace other than the host's (as root in a sandbox) may map itself into a \
+             nested one only if it held CAP_SETFCAP, which a sandbox of root's drops (a file capability \
+             written through the nested namespace would hold outside): run the outer sandbox as an \
+             ordinary user"
+                .into(),
         ),
         Step::StartWarden { egress: Some(e), .. } if e.log.is_some() && raw != libc::ENOSYS => Some(format!(
             "the egress log {} must be a file the caller can open for appending",
@@ -104,6 +115,7 @@ mod tests {
             info_fd: None,
             json_status_fd: None,
             join,
+            forward_signals: false,
         }
     }
 

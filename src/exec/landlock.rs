@@ -106,6 +106,33 @@ pub(super) fn signal_domain() -> Result<(), Fail> {
     Ok(())
 }
 
+/// `run --pid private`'s domain: only the scopes (signals, abstract
+/// sockets). It handles no filesystem access, so mount(2) stays allowed to
+/// the nested sandboxes the mode is for.
+pub(super) fn scopes_only(abi: u32) -> Result<(), Fail> {
+    let err = |what: &str, e: &dyn std::fmt::Display| Fail::with(Errno::INVAL, format!("{what}: {e}"));
+    if fake::takes("landlock_create_ruleset") {
+        fake::takes("prctl");
+        fake::takes("landlock_restrict_self");
+        return Ok(());
+    }
+    let status = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .scope(Scope::from_all(ABI::from(abi as i32)))
+        .map_err(|e| err("scope", &e))?
+        .create()
+        .map_err(|e| err("landlock_create_ruleset", &e))?
+        .restrict_self()
+        .map_err(|e| err("landlock_restrict_self", &e))?;
+    if status.ruleset != RulesetStatus::FullyEnforced {
+        return Err(Fail::with(
+            Errno::NOTSUP,
+            format!("scopes only {:?}", status.ruleset),
+        ));
+    }
+    Ok(())
+}
+
 /// The fds 0-2 that are files the caller handed over for writing (a
 /// terminal, a log file), by their /proc/self/fd links.
 fn writable_stdio() -> Vec<PathBuf> {

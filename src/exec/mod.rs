@@ -251,7 +251,10 @@ impl Executor {
             | Step::SealFds { .. }
             | Step::DieWithParent
             | Step::NewSession
-            | Step::PidOneInit
+            | Step::PidOneInit { .. }
+            | Step::HandInit
+            | Step::SeccompPrivatePid { .. }
+            | Step::LandlockScopes { .. }
             | Step::BlockOnFd { .. }
             | Step::LockFile { .. }
             | Step::Exec { .. } => self.process_step(step),

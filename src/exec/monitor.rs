@@ -66,6 +66,7 @@ pub(super) fn clone(
     json_status_fd: Option<i32>,
     die_with_parent: bool,
     join: bool,
+    forward_signals: bool,
 ) -> Result<Link, Errno> {
     let pipe = || k::pipe_cloexec();
     let ready = if join { Some(pipe()?) } else { None };
@@ -119,6 +120,11 @@ pub(super) fn clone(
     }
     if let Some(fd) = json_status_fd {
         let _ = sys::write_inherited_fd(fd, info_json(sandbox, &ids, false).as_bytes());
+    }
+    if forward_signals {
+        // Best effort: without it qwrap dies of a signal the command
+        // would have got.
+        let _ = sys::forward_signals_to(child, true);
     }
     let code = wait_for(child);
     // Both bytes are written before the sandbox exits, so they are there by
@@ -188,25 +194,40 @@ pub(super) fn fork_into_pidns(new_pidns: bool, die_with_parent: bool, link: &mut
 /// exits, then exits as it did. Returns in the command's process.
 /// The caller's seccomp filters bind it too, as in bubblewrap: an
 /// unfiltered process beside the command would be a way around them.
-pub(super) fn pid_one(die_with_parent: bool, filters: &[Vec<libc::sock_filter>]) -> Result<(), Errno> {
+pub(super) fn pid_one(
+    die_with_parent: bool,
+    filters: &[Vec<libc::sock_filter>],
+    forward_signals: bool,
+    wait_all: bool,
+) -> Result<(), Errno> {
     let Some(command) = sys::fork()? else {
         if die_with_parent {
             k::die_with_parent()?;
         }
         return Ok(());
     };
+    if forward_signals && let Err(e) = sys::forward_signals_to(command, true) {
+        eprintln!("qwrap: PID 1: pass signals on: rt_sigaction: {e}");
+    }
     let command = Pid::from_raw(command).ok_or(Errno::SRCH)?;
     if let Err(e) = sys::apply_filters(filters) {
         eprintln!("bwrap: PID 1: install the caller's seccomp filters: prctl(PR_SET_SECCOMP): {e}");
         let _ = k::kill_process(command, Signal::KILL);
         std::process::exit(1);
     }
+    let mut code = None;
     loop {
         match k::wait(WaitOptions::empty()) {
             Ok(Some((pid, status))) if pid == command => {
-                std::process::exit(exit_code(status.exit_status(), status.terminating_signal()))
+                let c = exit_code(status.exit_status(), status.terminating_signal());
+                if !wait_all {
+                    std::process::exit(c)
+                }
+                code = Some(c);
             }
             Ok(_) | Err(Errno::INTR) => continue,
+            // No child left (--keep-background: the last one is gone).
+            Err(Errno::CHILD) if code.is_some() => std::process::exit(code.unwrap_or(1)),
             Err(_) => std::process::exit(1),
         }
     }

@@ -30,7 +30,19 @@ impl Executor {
                 info_fd,
                 json_status_fd,
                 join,
-            } => self.monitor = monitor::clone(*ns, *info_fd, *json_status_fd, self.die_with_parent, *join)?,
+                forward_signals,
+            } => {
+                self.monitor = monitor::clone(
+                    *ns,
+                    *info_fd,
+                    *json_status_fd,
+                    self.die_with_parent,
+                    *join,
+                    *forward_signals,
+                )?;
+                // The monitor: in a new PID namespace it has no pid here.
+                self.parent = k::getppid();
+            }
             Step::JoinNamespace { fd, pid } => sys::setns_inherited_fd(*fd, *pid)?,
             Step::ForkIntoPidNamespace { new_pidns } => {
                 monitor::fork_into_pidns(*new_pidns, self.die_with_parent, &mut self.monitor)?

@@ -10,6 +10,7 @@ impl Executor {
                 egress,
                 git,
                 scoped,
+                notes,
             } => {
                 self.warden = Some(warden::start(
                     *keep_background,
@@ -17,6 +18,7 @@ impl Executor {
                     egress.as_ref(),
                     git,
                     *scoped,
+                    *notes,
                 )?)
             }
             Step::ListenEgress { port } => {
@@ -89,7 +91,17 @@ impl Executor {
                 }
             }
             Step::NewSession => new_session(self.die_with_parent)?,
-            Step::PidOneInit => monitor::pid_one(self.die_with_parent, &self.filters)?,
+            Step::PidOneInit {
+                forward_signals,
+                wait_all,
+            } => monitor::pid_one(self.die_with_parent, &self.filters, *forward_signals, *wait_all)?,
+            Step::HandInit => {
+                let me = k::pidfd_open(k::getpid(), rustix::process::PidfdFlags::empty())?;
+                let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
+                warden::hand_over_init(link, me)?;
+            }
+            Step::SeccompPrivatePid { unscoped, root } => seccomp::apply_private_pid(*unscoped, *root)?,
+            Step::LandlockScopes { abi } => landlock::scopes_only(*abi)?,
             Step::BlockOnFd { fd } => sys::block_on_fd(*fd)?,
             Step::LockFile { path } => {
                 let fd = k::open(path, OFlags::RDONLY, Mode::empty())?;
@@ -158,7 +170,7 @@ fn new_session(die_with_parent: bool) -> Result<(), Errno> {
                 Ok(())
             }
             Some(pid) => {
-                sys::forward_signals_to(pid)?;
+                sys::forward_signals_to(pid, false)?;
                 let status = wait_child(pid)?;
                 sys::exit_like(status.exit_status(), status.terminating_signal())
             }

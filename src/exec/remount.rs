@@ -44,9 +44,17 @@ impl Executor {
             self.mounts = Some(parsed);
         }
         let mounts = self.mounts.as_deref().unwrap_or_default();
-        for m in mounts
+        // Of mounts stacked on one point only the last is reached by path:
+        // a covered one's flags must not be applied to the one above it.
+        let mut top = std::collections::HashMap::new();
+        for (i, m) in mounts.iter().enumerate() {
+            top.insert(&m.mount_point, i);
+        }
+        for (_, m) in mounts
             .iter()
-            .filter(|m| m.mount_point.starts_with(source) && m.mount_point != source)
+            .enumerate()
+            .filter(|(i, m)| top.get(&m.mount_point) == Some(i))
+            .filter(|(_, m)| m.mount_point.starts_with(source) && m.mount_point != source)
         {
             let Ok(rel) = m.mount_point.strip_prefix(source) else {
                 continue;

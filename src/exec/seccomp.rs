@@ -7,7 +7,8 @@
 
 use super::Fail;
 
-// `PROGRAM` and `NOTIFY[_UNSCOPED][_ROOT]_PROGRAM: [(u16, u8, u8, u32); N]`,
+// `PROGRAM`, `NOTIFY[_UNSCOPED][_ROOT]_PROGRAM` and
+// `PIDNS[_UNSCOPED][_ROOT]_PROGRAM: [(u16, u8, u8, u32); N]`,
 // written by build.rs for each of `Profile::all()`.
 include!(concat!(env!("OUT_DIR"), "/seccomp_bpf.rs"));
 
@@ -16,6 +17,19 @@ include!(concat!(env!("OUT_DIR"), "/seccomp_bpf.rs"));
 pub(super) fn apply() -> Result<(), Fail> {
     crate::sys::kernel::seccomp_filter(&PROGRAM)
         .map_err(|e| Fail::with(e, "seccomp(SECCOMP_SET_MODE_FILTER)"))
+}
+
+/// Installs `run`'s filter for a private PID namespace: no notifications
+/// (no host process can be named from inside); `unscoped`: the SIGIO owner
+/// calls refused; `root`: extended attributes refused.
+pub(super) fn apply_private_pid(unscoped: bool, root: bool) -> Result<(), Fail> {
+    let program: &[(u16, u8, u8, u32)] = match (unscoped, root) {
+        (false, false) => &PIDNS_PROGRAM,
+        (false, true) => &PIDNS_ROOT_PROGRAM,
+        (true, false) => &PIDNS_UNSCOPED_PROGRAM,
+        (true, true) => &PIDNS_UNSCOPED_ROOT_PROGRAM,
+    };
+    crate::sys::kernel::seccomp_filter(program).map_err(|e| Fail::with(e, "seccomp(SECCOMP_SET_MODE_FILTER)"))
 }
 
 /// Installs the whole filter, the warden's rules included, and returns its

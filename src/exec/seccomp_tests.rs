@@ -8,7 +8,7 @@ fn arch() -> Arch {
 fn built_programs_are_the_rules_compiled() {
     let a = arch();
     type Built<'a> = (&'a str, &'a [(u16, u8, u8, u32)]);
-    let built: [Built; 5] = [
+    let built: [Built; 9] = [
         ("PROGRAM", &super::PROGRAM[..]),
         ("NOTIFY_PROGRAM", &super::NOTIFY_PROGRAM[..]),
         ("NOTIFY_ROOT_PROGRAM", &super::NOTIFY_ROOT_PROGRAM[..]),
@@ -16,6 +16,13 @@ fn built_programs_are_the_rules_compiled() {
         (
             "NOTIFY_UNSCOPED_ROOT_PROGRAM",
             &super::NOTIFY_UNSCOPED_ROOT_PROGRAM[..],
+        ),
+        ("PIDNS_PROGRAM", &super::PIDNS_PROGRAM[..]),
+        ("PIDNS_ROOT_PROGRAM", &super::PIDNS_ROOT_PROGRAM[..]),
+        ("PIDNS_UNSCOPED_PROGRAM", &super::PIDNS_UNSCOPED_PROGRAM[..]),
+        (
+            "PIDNS_UNSCOPED_ROOT_PROGRAM",
+            &super::PIDNS_UNSCOPED_ROOT_PROGRAM[..],
         ),
     ];
     let profiles = Profile::all();
@@ -68,6 +75,7 @@ fn the_table_is_the_whole_syscall_table() {
         "clone3",
         "clone",
         "fcntl",
+        "unshare",
     ];
     for s in &t {
         assert!(
@@ -76,9 +84,15 @@ fn the_table_is_the_whole_syscall_table() {
             s.name,
             s.rule
         );
-        // A call in one of the classes has a rule, and the kernel's say how.
+        // A call in one of the classes has a rule, and the kernel's (and
+        // unshare, the kernel's but for a note) say how.
         assert_eq!(s.class == "-", s.rule == "-", "{}", s.name);
-        assert_eq!(s.rule == "kernel", s.held != "-", "{}", s.name);
+        assert_eq!(
+            matches!(s.rule, "kernel" | "unshare"),
+            s.held != "-",
+            "{}",
+            s.name
+        );
         if !matches!(s.rule, "kernel" | "-") {
             let some = Profile::all()
                 .into_iter()

@@ -36,6 +36,7 @@ pub(super) fn start(
     egress: Option<&Egress>,
     git: &[PathBuf],
     scoped: bool,
+    notes: bool,
 ) -> Result<Link, super::Fail> {
     let (ours, theirs) = k::seqpacket_pair()?;
     let command = k::getpid();
@@ -45,6 +46,9 @@ pub(super) fn start(
     // pipe open.
     let says = !git.is_empty() || egress.is_some_and(|e| e.say);
     let report = (!keep_background && says)
+        .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
+        .flatten();
+    let notes = notes
         .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
         .flatten();
     // The log is opened here, where the caller's rights apply.
@@ -67,6 +71,7 @@ pub(super) fn start(
             drop(ours);
             let mut keep = vec![theirs.as_raw_fd()];
             keep.extend(report.as_ref().map(|r| r.as_raw_fd()));
+            keep.extend(notes.as_ref().map(|r| r.as_raw_fd()));
             keep.extend(held.iter().map(|h| h.as_raw_fd()));
             keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
             sys::detach_warden(&keep);
@@ -87,6 +92,7 @@ pub(super) fn start(
                 held,
                 reaper,
                 git.to_vec(),
+                notes,
             );
             sys::exit_now(code)
         }
@@ -120,6 +126,12 @@ pub(super) fn hand_over_terminal_name(link: &Link, pty: OwnedFd) -> Result<(), E
     send_fd(&link.socket, pty, b'T')
 }
 
+/// Hands a pidfd of PID 1 of the sandbox's own PID namespace to the
+/// warden: no seccomp listener comes, and the sandbox ends with it.
+pub(super) fn hand_over_init(link: &Link, init: OwnedFd) -> Result<(), Errno> {
+    send_fd(&link.socket, init, b'I')
+}
+
 /// Hands a pidfd of the reaper to the warden, which refuses every trapped
 /// call aimed at it.
 pub(super) fn hand_over_reaper(link: &Link, reaper: OwnedFd) -> Result<(), Errno> {
@@ -146,6 +158,7 @@ fn run(
     mut held: Vec<OwnedFd>,
     reaper: Reaper,
     git: Vec<PathBuf>,
+    mut notes: Option<OwnedFd>,
 ) -> i32 {
     let mut own_git: Vec<OwnedFd> = Vec::new();
     let mut sync: Option<GitSync> = None;
@@ -188,6 +201,13 @@ fn run(
                         .stack_size(256 * 1024)
                         .spawn(move || proxy::serve(listener, config));
                 }
+            }
+            // A private PID namespace: no listener; the sandbox lives as
+            // long as its PID 1.
+            Some((b'I', init)) => {
+                let code = watch(&init, sync.as_mut());
+                held.clear();
+                return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref()));
             }
             Some((_, l)) => break l,
             // qwrap failed before the command ran: nothing to do.
@@ -242,6 +262,11 @@ fn run(
         }
         if listener_ready.contains(PollFlags::IN) {
             if let Ok(n) = sys::notif_recv(listener.as_fd()) {
+                if super::warden_calls::makes_user_namespace(&n)
+                    && let Some(fd) = notes.take()
+                {
+                    let _ = k::write(&fd, NESTED_NOTE.as_bytes());
+                }
                 answer(&listener, &sandbox, &n, command_alive);
             }
         } else if listener_ready.intersects(PollFlags::HUP | PollFlags::ERR) {
@@ -252,6 +277,44 @@ fn run(
         }
     }
 }
+
+/// Keeps the git copies in step until the process behind `pidfd` exits;
+/// Some(exit code) when polling fails.
+fn watch(pidfd: &OwnedFd, mut sync: Option<&mut GitSync>) -> Option<i32> {
+    loop {
+        let inotify = sync.as_ref().map(|s| s.fd());
+        let mut fds = vec![PollFd::new(pidfd, PollFlags::IN)];
+        if let Some(fd) = &inotify {
+            fds.push(PollFd::new(fd, PollFlags::IN));
+        }
+        let retry = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: 50_000_000,
+        };
+        let timeout = sync.as_ref().is_some_and(|s| s.waiting()).then_some(&retry);
+        match rustix::event::poll(&mut fds, timeout) {
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(_) => return Some(1),
+        }
+        let exited = !fds[0].revents().is_empty();
+        let git_ready = fds.len() > 1 && !fds[1].revents().is_empty();
+        drop(fds);
+        if let Some(s) = sync.as_deref_mut() {
+            if git_ready {
+                s.on_events();
+            } else if s.waiting() {
+                s.flush();
+            }
+        }
+        if exited {
+            return None;
+        }
+    }
+}
+
+/// Said once, when the command makes a user namespace in the shared PID
+/// mode.
+const NESTED_NOTE: &str = "qwrap: note: the command made a user namespace, which cannot be given its id maps here (/proc is the host's, read-only): nested sandboxes (bwrap, Chromium's sandbox, unshare -r, qwrap) work under `qwrap run --pid private`\n";
 
 /// Answers one notification: a fork after the command has exited is held
 /// (never answered: its caller is about to be killed), anything aimed

@@ -24,7 +24,15 @@ pub(super) enum Target {
 
 /// The rules whose calls the warden decodes (a unit test holds this to
 /// every rule that can return USER_NOTIF).
-pub(super) const DECODED: [&str; 6] = ["signal", "target", "setpriority", "ioprio", "fcntl", "fork"];
+pub(super) const DECODED: [&str; 7] = [
+    "signal",
+    "target",
+    "setpriority",
+    "ioprio",
+    "fcntl",
+    "fork",
+    "unshare",
+];
 
 /// The target of a trapped call (`clone` traps only new processes).
 pub(super) fn target(n: &Notification) -> Target {
@@ -63,6 +71,8 @@ pub(super) fn target(n: &Notification) -> Target {
             p => Target::Pid(p),
         },
         "fork" | "clone" => Target::NewProcess,
+        // Only with CLONE_NEWUSER: the caller's own namespace.
+        "unshare" => Target::Caller,
         // tkill(tid), tgkill(tgid, …), rt_sigqueueinfo(pid, …),
         // rt_tgsigqueueinfo(tgid, …), prlimit64(pid), sched_*(pid),
         // migrate_pages(pid), move_pages(pid).
@@ -72,6 +82,13 @@ pub(super) fn target(n: &Notification) -> Target {
         },
         _ => Target::Everyone,
     }
+}
+
+/// Whether a trapped call makes a user namespace (unshare, clone with
+/// CLONE_NEWUSER).
+pub(super) fn makes_user_namespace(n: &Notification) -> bool {
+    let nr = i64::from(n.nr);
+    (nr == libc::SYS_unshare || nr == libc::SYS_clone) && n.args[0] & libc::CLONE_NEWUSER as u64 != 0
 }
 
 /// The sandbox's user namespace, and the question whether a process is in

@@ -142,16 +142,21 @@ impl HostFacts {
     }
 }
 
+/// Whether this process is in the host's user namespace (its uid map the
+/// whole range; assumed so where /proc cannot say).
+pub fn initial_user_namespace() -> bool {
+    std::fs::read_to_string("/proc/self/uid_map")
+        .map(|m| m.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"])
+        .unwrap_or(true)
+}
+
 /// Whether this process already runs inside a qwrap sandbox: `SANDBOX=qwrap`,
 /// or a user namespace whose /dev has exactly a qwrap sandbox's entries.
 pub fn inside_qwrap(sandbox_dev: &[&str]) -> bool {
     if std::env::var_os("SANDBOX").is_some_and(|v| v == "qwrap") {
         return true;
     }
-    let full_map = std::fs::read_to_string("/proc/self/uid_map")
-        .map(|m| m.split_whitespace().collect::<Vec<_>>() == ["0", "0", "4294967295"])
-        .unwrap_or(true);
-    if full_map {
+    if initial_user_namespace() {
         return false;
     }
     let mut dev: Vec<String> = std::fs::read_dir("/dev")

@@ -36,7 +36,25 @@ pub enum Filter {
     },
     /// bwrap mode's layers: terminal injection and setuid bits refused.
     Plain,
+    /// `run --pid private`: `run`'s rules less the warden's, which a
+    /// private PID namespace makes the kernel's (SIGIO owners refused where
+    /// unscoped).
+    PrivatePid {
+        unscoped: bool,
+        root: bool,
+    },
     None,
+}
+
+/// PID 1 of a new PID namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct PidOne {
+    /// `run`: signals from outside go on to the command.
+    pub forward_signals: bool,
+    /// --keep-background: PID 1 stays until every process is gone.
+    pub wait_all: bool,
+    /// `run`: the warden ends with PID 1 (`HandInit`).
+    pub hand_to_warden: bool,
 }
 
 /// Landlock: write-type access beneath `paths` only, and scopes.
@@ -45,6 +63,9 @@ pub struct LandlockRules {
     pub abi: u32,
     pub paths: Vec<PathBuf>,
     pub scoped: bool,
+    /// False: only the scopes (`run --pid private`, where nested sandboxes
+    /// must mount).
+    pub filesystem: bool,
 }
 
 /// The descriptors that reach the command: kept, and closed with why.
@@ -75,8 +96,8 @@ pub struct Confinement {
     /// `run`: die with the parent (bwrap mode arms it before its first fork).
     pub die_with_parent: bool,
     pub new_session: bool,
-    /// bwrap mode: PID 1 of the new PID namespace forks the command.
-    pub pid_one: bool,
+    /// PID 1 of the new PID namespace forks the command.
+    pub pid_one: Option<PidOne>,
     /// bwrap mode's `--block-fd`.
     pub block_fd: Option<i32>,
     pub argv: Vec<OsString>,
@@ -100,12 +121,21 @@ impl Confinement {
         if self.reaper {
             s.push(Step::StartReaper);
         }
-        if let Some(LandlockRules { abi, paths, scoped }) = self.landlock {
-            s.push(Step::Landlock { abi, paths, scoped });
+        match self.landlock {
+            Some(LandlockRules {
+                abi,
+                filesystem: false,
+                ..
+            }) => s.push(Step::LandlockScopes { abi }),
+            Some(LandlockRules {
+                abi, paths, scoped, ..
+            }) => s.push(Step::Landlock { abi, paths, scoped }),
+            None => {}
         }
         match self.filter {
             Filter::Warden { signals, root } => s.push(Step::SeccompNotify { signals, root }),
             Filter::Plain => s.push(Step::Seccomp),
+            Filter::PrivatePid { unscoped, root } => s.push(Step::SeccompPrivatePid { unscoped, root }),
             Filter::None => {}
         }
         if !self.caller_filters.is_empty() {
@@ -119,8 +149,14 @@ impl Confinement {
         if self.new_session {
             s.push(Step::NewSession);
         }
-        if self.pid_one {
-            s.push(Step::PidOneInit);
+        if let Some(one) = self.pid_one {
+            if one.hand_to_warden {
+                s.push(Step::HandInit);
+            }
+            s.push(Step::PidOneInit {
+                forward_signals: one.forward_signals,
+                wait_all: one.wait_all,
+            });
         }
         if let Some(fd) = self.block_fd {
             s.push(Step::BlockOnFd { fd });
@@ -156,13 +192,14 @@ mod tests {
                 abi: 7,
                 paths: vec!["/w".into()],
                 scoped: true,
+                filesystem: true,
             }),
             reaper: false,
             filter: Filter::Plain,
             caller_filters: vec![vec![0; 8]],
             die_with_parent: true,
             new_session: true,
-            pid_one: true,
+            pid_one: Some(PidOne::default()),
             block_fd: Some(9),
             argv: vec!["true".into()],
             argv0: None,
@@ -185,7 +222,7 @@ mod tests {
             at(|s| matches!(s, Step::CallerSeccomp { .. })),
             at(|s| matches!(s, Step::DieWithParent)),
             at(|s| matches!(s, Step::NewSession)),
-            at(|s| matches!(s, Step::PidOneInit)),
+            at(|s| matches!(s, Step::PidOneInit { .. })),
             at(|s| matches!(s, Step::BlockOnFd { .. })),
             at(|s| matches!(s, Step::Exec { .. })),
         ];

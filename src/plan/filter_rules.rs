@@ -45,6 +45,7 @@ const O_CREAT: u32 = 0o100;
 const O_TMPFILE_BIT: u32 = 0o20000000;
 const O_ASYNC: u32 = 0o20000;
 const CLONE_THREAD: u32 = 0x10000;
+const CLONE_NEWUSER: u32 = 0x1000_0000;
 const F_SETFL: u32 = 4;
 const F_SETOWN: u32 = 8;
 const F_SETOWN_EX: u32 = 15;
@@ -187,23 +188,28 @@ impl Profile {
         root: false,
     };
 
-    /// Every profile build.rs compiles, with its constant's name.
+    /// Every profile build.rs compiles, with its constant's name: bwrap
+    /// mode's, then `run`'s with the warden (`NOTIFY…`) and with a private
+    /// PID namespace (`PIDNS…`).
     pub fn all() -> Vec<(String, Profile)> {
         let mut v = vec![("PROGRAM".to_string(), Profile::PLAIN)];
-        for unscoped in [false, true] {
-            for root in [false, true] {
-                v.push((
-                    format!(
-                        "NOTIFY{}{}_PROGRAM",
-                        if unscoped { "_UNSCOPED" } else { "" },
-                        if root { "_ROOT" } else { "" }
-                    ),
-                    Profile {
-                        warden: true,
-                        unscoped,
-                        root,
-                    },
-                ));
+        for warden in [true, false] {
+            for unscoped in [false, true] {
+                for root in [false, true] {
+                    v.push((
+                        format!(
+                            "{}{}{}_PROGRAM",
+                            if warden { "NOTIFY" } else { "PIDNS" },
+                            if unscoped { "_UNSCOPED" } else { "" },
+                            if root { "_ROOT" } else { "" }
+                        ),
+                        Profile {
+                            warden,
+                            unscoped,
+                            root,
+                        },
+                    ));
+                }
             }
         }
         v
@@ -231,7 +237,9 @@ pub fn cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
                 .iter()
                 .map(|&(c, _)| (vec![Cond::Eq(1, c)], EPERM))
                 .collect();
-            if held_by_warden {
+            // A terminal's SIGIO owner is its foreground process group,
+            // which can hold host processes in any PID namespace.
+            if p.unscoped {
                 v.extend(OWNER_IOCTLS.iter().map(|&(c, _)| (vec![Cond::Eq(1, c)], EPERM)));
             }
             v
@@ -259,8 +267,18 @@ pub fn cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
         "signal" | "fork" if held_by_warden => vec![(vec![], RET_USER_NOTIF)],
         "pidfd-signal" | "clone3" if held_by_warden => vec![(vec![], ENOSYS)],
         "clone" if held_by_warden => vec![(vec![Cond::NoBit(0, CLONE_THREAD)], RET_USER_NOTIF)],
+        // A user namespace made in the shared PID mode cannot be given its
+        // id maps (/proc is the host's): the warden says what would work.
+        "clone" | "unshare" if p.warden => vec![(vec![Cond::AnyBit(0, CLONE_NEWUSER)], RET_USER_NOTIF)],
         "fcntl" if held_by_warden => vec![
             (vec![Cond::Eq(1, F_SETOWN)], RET_USER_NOTIF),
+            (vec![Cond::Eq(1, F_SETOWN_EX)], EPERM),
+            (vec![Cond::Eq(1, F_SETFL), Cond::AnyBit(2, O_ASYNC)], EPERM),
+        ],
+        // A private PID namespace: an owner given by pid is one of the
+        // sandbox's; O_ASYNC on a terminal would make its foreground group
+        // the owner.
+        "fcntl" if p.unscoped => vec![
             (vec![Cond::Eq(1, F_SETOWN_EX)], EPERM),
             (vec![Cond::Eq(1, F_SETFL), Cond::AnyBit(2, O_ASYNC)], EPERM),
         ],
@@ -272,7 +290,7 @@ pub fn cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
 pub fn summary(rule: &str, p: Profile) -> Option<&'static str> {
     let held_by_warden = p.warden && p.unscoped;
     Some(match rule {
-        "ioctl" if held_by_warden => "(TIOCSTI|TIOCLINUX|FIOSETOWN|SIOCSPGRP|FIOASYNC) = EPERM",
+        "ioctl" if p.unscoped => "(TIOCSTI|TIOCLINUX|FIOSETOWN|SIOCSPGRP|FIOASYNC) = EPERM",
         "ioctl" => "(TIOCSTI|TIOCLINUX) = EPERM",
         "setid-mode" => "(mode & (S_ISUID|S_ISGID)) = EPERM",
         "setid-create" => "(O_CREAT|O_TMPFILE, mode & (S_ISUID|S_ISGID)) = EPERM",
@@ -283,7 +301,9 @@ pub fn summary(rule: &str, p: Profile) -> Option<&'static str> {
         "signal" | "fork" if held_by_warden => " = USER_NOTIF",
         "pidfd-signal" | "clone3" if held_by_warden => " = ENOSYS",
         "clone" if held_by_warden => "(not CLONE_THREAD) = USER_NOTIF",
+        "clone" | "unshare" if p.warden => "(CLONE_NEWUSER) = USER_NOTIF",
         "fcntl" if held_by_warden => "(F_SETOWN) = USER_NOTIF, (F_SETOWN_EX, F_SETFL|O_ASYNC) = EPERM",
+        "fcntl" if p.unscoped => "(F_SETOWN_EX, F_SETFL|O_ASYNC) = EPERM",
         _ => return None,
     })
 }
@@ -457,6 +477,10 @@ fn held(s: &Syscall) -> (String, String) {
     let both = |t: &str| (t.to_string(), t.to_string());
     match s.rule {
         "kernel" => both(s.held),
+        "unshare" => both(&format!(
+            "{}; with CLONE_NEWUSER in the shared PID mode, the warden lets it go on and says once that the new namespace cannot be given its id maps there (--pid private can)",
+            s.held
+        )),
         "signal" => ("Landlock signal scope (EPERM)".into(), warden.into()),
         "pidfd-signal" => (
             "Landlock signal scope (EPERM)".into(),
@@ -472,7 +496,7 @@ fn held(s: &Syscall) -> (String, String) {
         ),
         "target" | "setpriority" | "ioprio" => both(warden),
         "fork" | "clone" => (
-            "allowed: the reaper's kill(-1) from the outer signal domain ends every process".into(),
+            "allowed: the reaper's kill(-1) from the outer signal domain ends every process (clone with CLONE_NEWUSER: as unshare)".into(),
             "the warden: allowed while the command lives, held once it has exited (threads are not trapped)".into(),
         ),
         "clone3" => (

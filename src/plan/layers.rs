@@ -3,7 +3,7 @@
 //! inspect reports exactly what run applies.
 
 use crate::host::HostFacts;
-use crate::policy::{LandlockMode, NetworkMode, Policy, TmpMode};
+use crate::policy::{LandlockMode, NetworkMode, PidMode, Policy, TmpMode};
 use serde::Serialize;
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -63,6 +63,10 @@ pub struct Layers {
     pub landlock_filesystem: LayerState,
     /// Landlock: signals and abstract Unix sockets scoped to the sandbox.
     pub landlock_scopes: LayerState,
+    /// Host processes: whose PID namespace, and what keeps them out of reach.
+    pub processes: LayerState,
+    /// `--pid private`: the command has a PID namespace of its own.
+    pub private_pid: bool,
     /// seccomp: TIOCSTI and TIOCLINUX refused.
     pub seccomp: LayerState,
     /// Git hooks and config read-only.
@@ -133,6 +137,28 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
             },
         ),
     };
+    // A domain that handles filesystem access forbids mount(2), which the
+    // nested sandboxes of a private PID namespace make.
+    let private_pid = policy.settings.pid.value == PidMode::Private;
+    let landlock_filesystem = match landlock_filesystem {
+        LayerState::Applied(_) if private_pid => LayerState::Off(format!(
+            "--pid private (from {}): a Landlock domain that handles file access forbids mount(2), which nested sandboxes make; writes outside the roots are held by the read-only mounts alone",
+            policy.settings.pid.source
+        )),
+        other => other,
+    };
+    let processes = if private_pid {
+        LayerState::Applied("a PID namespace of its own with its own /proc: host processes can be neither seen nor named; what is left behind dies with its PID 1".into())
+    } else {
+        LayerState::Applied(format!(
+            "the host's PID namespace: host processes are visible, not reachable ({})",
+            if abi >= LANDLOCK_SCOPE_ABI && policy.landlock != LandlockMode::Off {
+                "Landlock's signal scope and the warden"
+            } else {
+                "the warden"
+            }
+        ))
+    };
     let protected_paths = if policy.settings.allow_git_config.value {
         LayerState::Off(format!(
             "allow_git_config from {}",
@@ -168,6 +194,8 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
         caches,
         landlock_filesystem,
         landlock_scopes,
+        processes,
+        private_pid,
         seccomp: LayerState::Applied(
             "ioctl TIOCSTI and TIOCLINUX, setuid and setgid mode bits fail with EPERM".into(),
         ),

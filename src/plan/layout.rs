@@ -63,6 +63,13 @@ pub fn layout(
             });
         }
     }
+    if policy.settings.pid.value == crate::policy::PidMode::Private {
+        // The PID namespace's own /proc: no host process in it.
+        ops.push(MountOp::Proc {
+            path: PathBuf::from("/proc"),
+            own: true,
+        });
+    }
     ops.extend(console.map(|c| MountOp::Console(c.to_path_buf())));
     ops.extend(console.and_then(terminal_name));
     if policy.tmp == TmpMode::Private {

@@ -20,7 +20,7 @@ mod step_purpose;
 mod step_text;
 
 pub use caches::{CacheHow, CacheMount};
-pub use confine::{Confinement, Filter, LandlockRules, Seal, identity};
+pub use confine::{Confinement, Filter, LandlockRules, PidOne, Seal, identity};
 pub use layers::Refused;
 pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths};
 use layers::{assess, missing_required, unmaskable_sockets};
@@ -30,7 +30,7 @@ pub use overlay::{overlay_config, overlay_options};
 pub use step::{Ambient, Egress, Flags, IdMap, Namespaces, OverlayUpper, Role, Step, TreeId};
 
 use crate::host::{HostFacts, MountApi};
-use crate::policy::{NetworkMode, Policy, ViewMode};
+use crate::policy::{NetworkMode, PidMode, Policy, ViewMode};
 use serde::Serialize;
 use std::collections::BTreeSet;
 use std::fmt;
@@ -134,6 +134,8 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
         });
     }
     let proxied = policy.network == NetworkMode::Proxied;
+    let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
+    let private_pid = policy.settings.pid.value == PidMode::Private;
     b.push(Step::StartWarden {
         keep_background: policy.settings.keep_background.value,
         egress: proxied.then(|| Egress {
@@ -143,15 +145,28 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
         }),
         git: policy.git_layouts.iter().flat_map(|g| g.own()).collect(),
         scoped: layers.landlock_abi >= LANDLOCK_SCOPE_ABI && !policy.settings.keep_background.value,
+        notes: !policy.quiet && !policy.settings.keep_background.value && !private_pid,
     });
-    b.push(Step::Unshare {
-        ns: Namespaces {
-            user: true,
-            net: policy.network.private(),
-            ipc: !policy.settings.share_ipc.value,
-            ..Namespaces::default()
-        },
-    });
+    let ns = Namespaces {
+        user: true,
+        pid: private_pid,
+        net: policy.network.private(),
+        ipc: !policy.settings.share_ipc.value,
+        ..Namespaces::default()
+    };
+    if private_pid {
+        // qwrap stays outside as the command's stand-in: it relays signals
+        // and exits as the command does.
+        b.push(Step::CloneMonitor {
+            ns,
+            info_fd: None,
+            json_status_fd: None,
+            join: false,
+            forward_signals: true,
+        });
+    } else {
+        b.push(Step::Unshare { ns });
+    }
     b.steps
         .extend(identity((host.uid, host.uid), (host.gid, host.gid)));
     if policy.network.private() {
@@ -250,22 +265,38 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
                 keep: fds.keep,
                 closed: fds.closed,
             }),
-            landlock: (layers.landlock_abi > 0).then(|| LandlockRules {
+            // With a private PID namespace only the scopes: a domain that
+            // handles filesystem access forbids mount(2) to nested sandboxes.
+            landlock: (layers.landlock_abi > 0 && (!private_pid || scoped)).then(|| LandlockRules {
                 abi: layers.landlock_abi,
                 paths: landlock_paths(policy),
-                scoped: layers.landlock_abi >= LANDLOCK_SCOPE_ABI,
+                scoped,
+                filesystem: !private_pid,
             }),
-            reaper: layers.landlock_abi >= LANDLOCK_SCOPE_ABI && !policy.settings.keep_background.value,
+            // A private PID namespace's leftovers die with its PID 1.
+            reaper: scoped && !policy.settings.keep_background.value && !private_pid,
             // One filter, the warden's rules included. Signals are the
-            // kernel's to refuse where Landlock scopes them.
-            filter: Filter::Warden {
-                signals: layers.landlock_abi < LANDLOCK_SCOPE_ABI,
-                root: host.uid == 0,
+            // kernel's to refuse where Landlock scopes them, and every call
+            // aimed at a process where host processes cannot be named.
+            filter: if private_pid {
+                Filter::PrivatePid {
+                    unscoped: !scoped,
+                    root: host.uid == 0,
+                }
+            } else {
+                Filter::Warden {
+                    signals: !scoped,
+                    root: host.uid == 0,
+                }
             },
             caller_filters: Vec::new(),
             die_with_parent: policy.die_with_parent,
             new_session: policy.new_session,
-            pid_one: false,
+            pid_one: private_pid.then_some(PidOne {
+                forward_signals: true,
+                wait_all: policy.settings.keep_background.value,
+                hand_to_warden: true,
+            }),
             block_fd: None,
             argv: policy.command.clone(),
             argv0: None,

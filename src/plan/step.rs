@@ -118,6 +118,9 @@ pub enum Step {
         /// share a signal domain, and the warden's kill(-1) ends the
         /// sandbox (otherwise forks go through the warden and it walks /proc).
         scoped: bool,
+        /// The warden may say on qwrap's stderr what the command meets and
+        /// how to get past it (a user namespace it cannot map).
+        notes: bool,
     },
     /// `--network proxied`: the proxy's listening socket, made in the
     /// sandbox's network namespace and handed to the warden, which serves
@@ -319,8 +322,9 @@ pub enum Step {
         argv0: Option<OsString>,
         env: EnvRules,
     },
-    /// bwrap mode: fork into new namespaces; the parent stays outside as the
-    /// monitor that reports and relays the exit status.
+    /// Fork into new namespaces (bwrap mode; `run --pid private`); the
+    /// parent stays outside as the monitor that reports and relays the exit
+    /// status.
     CloneMonitor {
         ns: Namespaces,
         info_fd: Option<i32>,
@@ -328,6 +332,10 @@ pub enum Step {
         /// Plain fork: the child joins or makes its namespaces itself and
         /// tells the monitor its pid when they are ready.
         join: bool,
+        /// `run`: the signals sent to qwrap (HUP, INT, QUIT, TERM, USR1,
+        /// USR2) go on to the sandbox's PID 1, which passes them to the
+        /// command: qwrap stays the command's stand-in for the caller.
+        forward_signals: bool,
     },
     /// `setns(fd)`: joins a user or PID namespace handed over by fd.
     JoinNamespace {
@@ -388,8 +396,31 @@ pub enum Step {
         programs: Vec<Vec<u8>>,
     },
     /// PID 1 of a new PID namespace: fork the command, reap every child,
-    /// exit as the command does.
-    PidOneInit,
+    /// exit as the command does (`wait_all`: once every process is gone,
+    /// for --keep-background). `forward_signals`: what a process outside
+    /// sends it goes on to the command.
+    PidOneInit {
+        forward_signals: bool,
+        wait_all: bool,
+    },
+    /// `run --pid private`: a pidfd of this process (the PID namespace's
+    /// init-to-be) handed to the warden, which ends with it: the namespace
+    /// and everything in it die with its PID 1.
+    HandInit,
+    /// `run --pid private`: the seccomp filter without the warden's
+    /// notifications (a process inside cannot name a host process); with
+    /// `unscoped` the SIGIO owner calls refused, with `root` extended
+    /// attributes.
+    SeccompPrivatePid {
+        unscoped: bool,
+        root: bool,
+    },
+    /// `run --pid private`: a Landlock domain that only scopes signals and
+    /// abstract sockets (one that handles filesystem access would forbid
+    /// the mounts nested sandboxes make).
+    LandlockScopes {
+        abi: u32,
+    },
     BlockOnFd {
         fd: i32,
     },

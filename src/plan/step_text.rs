@@ -8,6 +8,9 @@ use super::step_args::{join_flags, q};
 use std::fmt;
 
 /// The child of a fork after DieWithParent dies with its parent too.
+/// How a process outside the command passes signals on (`run --pid
+/// private`: the monitor, then PID 1).
+const FORWARD: &str = "rt_sigaction(HUP, INT, QUIT, TERM, USR1, USR2, WINCH, CONT: SA_SIGINFO, a handler that passes each one a process sent (si_code <= 0, not a terminal's) on with kill)";
 const DYING_CHILD: &str = " (after die-with-parent: prctl(PR_SET_PDEATHSIG, SIGKILL) in the child)";
 
 /// A child that goes on while its monitor writes reports first waits for it.
@@ -64,8 +67,12 @@ impl fmt::Display for Step {
                 egress,
                 git,
                 scoped,
+                notes,
             } => {
                 write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
+                if *notes {
+                    write!(f, "fcntl(stderr, F_DUPFD_CLOEXEC) for its notes; ")?;
+                }
                 if let Some(l) = egress.as_ref().and_then(|e| e.log.as_ref()) {
                     write!(f, "open({}, O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, 0600); ", q(l))?;
                 }
@@ -383,6 +390,7 @@ impl fmt::Display for Step {
                 join,
                 info_fd,
                 json_status_fd,
+                forward_signals,
             } => {
                 let reports = info_fd.is_some() || json_status_fd.is_some();
                 if *join || reports {
@@ -397,7 +405,7 @@ impl fmt::Display for Step {
                         format!("{}|", ns.names())
                     }
                 )?;
-                write!(f, "{DYING_CHILD}")?;
+                write!(f, "{DYING_CHILD}; in the child getppid() = the monitor")?;
                 if reports {
                     write!(f, ", statx of /proc/CHILD/ns/* for the namespace ids")?;
                     if !*join {
@@ -406,6 +414,9 @@ impl fmt::Display for Step {
                 }
                 if *join || json_status_fd.is_some() {
                     write!(f, ", read of the reports (fcntl O_NONBLOCK once the child ended)")?;
+                }
+                if *forward_signals {
+                    write!(f, " (the monitor: {FORWARD})")?;
                 }
                 Ok(())
             }
@@ -488,9 +499,44 @@ impl fmt::Display for Step {
                 "{} program(s) kept for the command (installed just before execve: prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER))",
                 programs.len()
             ),
-            Step::PidOneInit => write!(
+            Step::PidOneInit {
+                forward_signals,
+                wait_all,
+            } => {
+                write!(f, "{ONE_THREAD}fork()")?;
+                if *forward_signals {
+                    write!(f, " (PID 1: {FORWARD})")?;
+                }
+                write!(
+                    f,
+                    "; PID 1 waits for every child and exits as the command does{}",
+                    if *wait_all {
+                        ", once no process is left"
+                    } else {
+                        " (its exit ends every process left)"
+                    }
+                )?;
+                write!(f, "{DYING_CHILD}")
+            }
+            Step::HandInit => write!(
                 f,
-                "{ONE_THREAD}fork(); PID 1 waits for every child and exits as the command does{DYING_CHILD}"
+                "pidfd_open(getpid()); sendmsg(warden, SCM_RIGHTS pidfd, \"I\") (the warden ends when PID 1 does)"
+            ),
+            Step::SeccompPrivatePid { unscoped, root } => write!(
+                f,
+                "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {})",
+                filter_rules::describe(
+                    filter_rules::Arch::HERE,
+                    filter_rules::Profile {
+                        warden: false,
+                        unscoped: *unscoped,
+                        root: *root,
+                    }
+                )
+            ),
+            Step::LandlockScopes { abi } => write!(
+                f,
+                "landlock_create_ruleset(ABI {abi}, handled_access_fs=0, scoped=SIGNAL|ABSTRACT_UNIX_SOCKET); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self()"
             ),
             Step::BlockOnFd { fd } => write!(f, "read({fd}, 1 byte)"),
             Step::LockFile { path } => write!(f, "fcntl(open({}, O_RDONLY), F_SETLK, F_RDLCK)", q(path)),

@@ -104,6 +104,7 @@ fn starts_with_namespaces_and_identity_maps() {
                 egress: None,
                 git: vec![],
                 scoped: true,
+                notes: true,
             },
             Step::Unshare {
                 ns: Namespaces {

@@ -156,6 +156,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             egress: None,
             git: vec![],
             scoped: true,
+            notes: true,
         }
     );
     assert_eq!(

@@ -148,6 +148,41 @@ impl fmt::Display for ViewMode {
     }
 }
 
+/// Whose PID namespace the command runs in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PidMode {
+    /// The host's: the caller's tools see and wait for the command as
+    /// usual; the warden keeps the command's hands off host processes.
+    Shared,
+    /// A new one, with its own /proc: host processes cannot be seen or
+    /// named, and user namespaces made inside can be given their maps
+    /// (nested sandboxes work).
+    Private,
+}
+
+impl FromStr for PidMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "shared" => Ok(Self::Shared),
+            "private" => Ok(Self::Private),
+            other => Err(format!(
+                "invalid pid mode {other:?}: expected \"shared\" or \"private\""
+            )),
+        }
+    }
+}
+
+impl fmt::Display for PidMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Shared => "shared",
+            Self::Private => "private",
+        })
+    }
+}
+
 /// What a write to a cache directory outside the workspace does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -9,7 +9,7 @@ use super::profile::{self, ProfileDef};
 pub(super) use super::sourced::err;
 use super::sourced::scalar;
 pub use super::sourced::{SettingsError, Sourced};
-use super::{CacheMode, LandlockMode, NetworkMode, TmpMode, ViewMode};
+use super::{CacheMode, LandlockMode, NetworkMode, PidMode, TmpMode, ViewMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -28,6 +28,7 @@ pub enum PathSpec {
 #[derive(Debug, Clone, Default)]
 pub struct CliSettings {
     pub network: Option<String>,
+    pub pid: Option<String>,
     pub tmp: Option<String>,
     pub landlock: Option<String>,
     pub no_die_with_parent: bool,
@@ -59,6 +60,7 @@ pub use super::config_files::{ConfigText, config_paths, read_configs};
 #[serde(deny_unknown_fields)]
 struct ConfigFile {
     network: Option<String>,
+    pid: Option<String>,
     tmp: Option<String>,
     landlock: Option<String>,
     die_with_parent: Option<bool>,
@@ -99,6 +101,8 @@ struct ConfigFile {
 #[derive(Debug, Clone, Serialize)]
 pub struct Settings {
     pub network: Sourced<NetworkMode>,
+    /// The host's PID namespace or a private one.
+    pub pid: Sourced<PidMode>,
     pub tmp: Sourced<TmpMode>,
     pub landlock: Sourced<LandlockMode>,
     pub die_with_parent: Sourced<bool>,
@@ -145,6 +149,7 @@ pub struct Settings {
 pub const ENV_NETWORK: &str = "QWRAP_NETWORK";
 pub const ENV_TMP: &str = "QWRAP_TMP";
 pub const ENV_VIEW: &str = "QWRAP_VIEW";
+pub const ENV_PID: &str = "QWRAP_PID";
 pub const ENV_CACHE: &str = "QWRAP_CACHE";
 pub const ENV_INCLUDE: &str = "QWRAP_INCLUDE";
 pub const ENV_PROFILE: &str = "QWRAP_PROFILE";
@@ -369,6 +374,15 @@ impl Settings {
             None,
             ViewMode::Host,
         )?;
+        let pid = scalar(
+            cli.pid.as_deref(),
+            "--pid",
+            env_str(ENV_PID)?,
+            ENV_PID,
+            parsed.iter().map(|(n, f)| (n, f.pid.as_deref())),
+            None,
+            PidMode::Shared,
+        )?;
         let cache = scalar(
             cli.cache.as_deref(),
             "--cache",
@@ -438,6 +452,7 @@ impl Settings {
         };
         Ok(Settings {
             network,
+            pid,
             tmp,
             landlock,
             die_with_parent,

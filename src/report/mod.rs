@@ -136,6 +136,11 @@ impl Inspect {
                 source: s.network.source.clone(),
             },
             SettingLine {
+                name: "pid",
+                value: s.pid.value.to_string(),
+                source: s.pid.source.clone(),
+            },
+            SettingLine {
                 name: "tmp",
                 value: s.tmp.value.to_string(),
                 source: s.tmp.source.clone(),
@@ -314,6 +319,7 @@ impl Inspect {
         for (name, state) in [
             ("landlock filesystem", &l.landlock_filesystem),
             ("landlock scopes", &l.landlock_scopes),
+            ("host processes", &l.processes),
             ("seccomp", &l.seccomp),
             ("protected git paths", &l.protected_paths),
             ("host socket masks", &l.socket_masks),

@@ -42,6 +42,8 @@ pub struct Receipt {
     pub accepted_degradations: Vec<String>,
     /// `host` (the whole host read-only, less the hidden paths) or
     /// `minimal` (only the system directories, roots and exposed paths).
+    /// `shared` or `private` (--pid).
+    pub pid_namespace: String,
     pub view: String,
     /// `overlay`, `private` or `shared`.
     pub cache_mode: String,
@@ -161,6 +163,7 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         degraded_layers: inspect.layers.degraded(),
         skipped_checks: verify.map(|r| r.skipped_names()).unwrap_or_default(),
         accepted_degradations: verify.map(|r| r.accepted.clone()).unwrap_or_default(),
+        pid_namespace: policy.settings.pid.value.to_string(),
         view: policy.view.to_string(),
         cache_mode: policy.settings.cache.value.to_string(),
         caches: inspect

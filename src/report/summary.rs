@@ -8,14 +8,16 @@ pub fn boundary(l: &Layers) -> String {
     if l.landlock_filesystem.is_applied() {
         parts.push("Landlock (writes only beneath the writable roots)".into());
     }
-    if l.landlock_scopes.is_applied() {
-        parts.push("host processes visible but not signalable; host abstract sockets unreachable".into());
+    parts.push(if l.private_pid {
+        "host processes invisible (a PID namespace of its own)".to_string()
     } else {
-        parts.push(
-            "host processes visible and signalable; host abstract sockets reachable with the network open"
-                .into(),
-        );
-    }
+        "host processes visible but not signalable".to_string()
+    });
+    parts.push(if l.landlock_scopes.is_applied() {
+        "host abstract sockets unreachable".to_string()
+    } else {
+        "host abstract sockets reachable with the network open".to_string()
+    });
     parts.push(format!(
         "{} host Unix sockets masked, {} reachable",
         l.masked_sockets.len(),

@@ -196,10 +196,16 @@ pub fn fork() -> Result<Option<i32>, Errno> {
 }
 
 static FORWARD_TO: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
+static FORWARD_KERNEL_SENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
 
-extern "C" fn forward(sig: libc::c_int) {
+extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     let pid = FORWARD_TO.load(std::sync::atomic::Ordering::Relaxed);
-    if pid > 0 {
+    // SAFETY: the kernel hands an SA_SIGINFO handler a valid siginfo_t.
+    let code = unsafe { info.as_ref() }.map_or(0, |i| i.si_code);
+    // SI_USER, SI_QUEUE, SI_TKILL (<= 0): a process sent it; above 0 the
+    // kernel did (a terminal's ^C reaches the child itself already).
+    let by_process = code <= 0;
+    if pid > 0 && (by_process || FORWARD_KERNEL_SENT.load(std::sync::atomic::Ordering::Relaxed)) {
         // SAFETY: kill(2) is async-signal-safe.
         unsafe { libc::kill(pid, sig) };
     }
@@ -218,17 +224,20 @@ pub const FORWARDED_SIGNALS: [i32; 8] = [
 ];
 
 /// Makes this process pass the usual termination and job-control signals on
-/// to `child`.
-pub fn forward_signals_to(child: i32) -> Result<(), Errno> {
+/// to `child`; `only_sent_by_processes`: not those the kernel sends (a
+/// terminal's, which reach a child in the same process group by
+/// themselves).
+pub fn forward_signals_to(child: i32, only_sent_by_processes: bool) -> Result<(), Errno> {
     faked!("rt_sigaction", Ok(()));
     FORWARD_TO.store(child, std::sync::atomic::Ordering::Relaxed);
+    FORWARD_KERNEL_SENT.store(!only_sent_by_processes, std::sync::atomic::Ordering::Relaxed);
     for sig in FORWARDED_SIGNALS {
         // SAFETY: the handler only reads an atomic and calls kill(2), both
         // async-signal-safe; the sigaction struct is fully initialised.
         let ret = unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = forward as *const () as usize;
-            sa.sa_flags = libc::SA_RESTART;
+            sa.sa_flags = libc::SA_RESTART | libc::SA_SIGINFO;
             libc::sigemptyset(&mut sa.sa_mask);
             libc::sigaction(sig, &sa, std::ptr::null_mut())
         };
