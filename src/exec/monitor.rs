@@ -22,6 +22,10 @@ pub(super) struct Link {
     /// With a report to write: the monitor closes its end once it has read
     /// the namespace ids, which a child that ended at once would not leave.
     go: Option<OwnedFd>,
+    /// `run --pid private`: PID 1 writes how the command ended here, and
+    /// the monitor ends the same way at once (the leftovers of
+    /// --keep-background may keep PID 1 running).
+    pub ended: Option<OwnedFd>,
 }
 
 impl Link {
@@ -77,6 +81,7 @@ pub(super) fn clone(
     };
     let reports = info_fd.is_some() || json_status_fd.is_some();
     let go = if reports { Some(pipe()?) } else { None };
+    let ended = if forward_signals { Some(pipe()?) } else { None };
     let flags = if join { 0 } else { ns.clone_flags() };
     let Some(child) = sys::clone_fork(flags)? else {
         if die_with_parent {
@@ -87,6 +92,7 @@ pub(super) fn clone(
             started: started.map(|(_, w)| w),
             announced: false,
             go: go.map(|(r, _)| r),
+            ended: ended.map(|(_, w)| w),
         };
         // Joining: the child waits once it has reported its pid instead.
         if !join {
@@ -121,10 +127,15 @@ pub(super) fn clone(
     if let Some(fd) = json_status_fd {
         let _ = sys::write_inherited_fd(fd, info_json(sandbox, &ids, false).as_bytes());
     }
-    if forward_signals {
+    if let Some((r, w)) = ended {
+        drop(w);
         // Best effort: without it qwrap dies of a signal the command
         // would have got.
         let _ = sys::forward_signals_to(child, true);
+        if let Some((code, signal)) = read_ended(&r) {
+            sys::exit_like(code, signal)
+        }
+        // PID 1 ended before the command ran (a failed setup).
     }
     let code = wait_for(child);
     // Both bytes are written before the sandbox exits, so they are there by
@@ -138,6 +149,26 @@ pub(super) fn clone(
         let _ = sys::write_inherited_fd(fd, format!("{{ \"exit-code\": {code} }}\n").as_bytes());
     }
     std::process::exit(code)
+}
+
+/// How the command ended, as PID 1 wrote it (`c CODE` or `s SIGNAL`);
+/// None when the pipe closed without it.
+fn read_ended(r: &OwnedFd) -> Option<(Option<i32>, Option<i32>)> {
+    let mut buf = [0u8; 16];
+    let n = loop {
+        match k::read(r, &mut buf) {
+            Err(Errno::INTR) => continue,
+            other => break other.ok()?,
+        }
+    };
+    let text = std::str::from_utf8(&buf[..n]).ok()?;
+    let (kind, value) = text.split_once(' ')?;
+    let value: i32 = value.trim().parse().ok()?;
+    match kind {
+        "c" => Some((Some(value), None)),
+        "s" => Some((None, Some(value))),
+        _ => None,
+    }
 }
 
 /// Tells the monitor which pid holds the sandbox's namespaces.
@@ -199,8 +230,10 @@ pub(super) fn pid_one(
     filters: &[Vec<libc::sock_filter>],
     forward_signals: bool,
     wait_all: bool,
+    ended: Option<OwnedFd>,
 ) -> Result<(), Errno> {
     let Some(command) = sys::fork()? else {
+        drop(ended);
         if die_with_parent {
             k::die_with_parent()?;
         }
@@ -220,6 +253,23 @@ pub(super) fn pid_one(
         match k::wait(WaitOptions::empty()) {
             Ok(Some((pid, status))) if pid == command => {
                 let c = exit_code(status.exit_status(), status.terminating_signal());
+                if let Some(w) = &ended {
+                    let said = match status.terminating_signal() {
+                        Some(s) => format!("s {s}"),
+                        None => format!("c {c}"),
+                    };
+                    if wait_all {
+                        // The monitor goes now; PID 1 stays for what is
+                        // left, holding none of the caller's pipes open.
+                        let _ = k::outlive_parent();
+                        for fd in 0..3 {
+                            if let Ok(null) = k::open("/dev/null", rustix::fs::OFlags::RDWR, rustix::fs::Mode::empty()) {
+                                let _ = sys::dup_onto(null, fd);
+                            }
+                        }
+                    }
+                    let _ = k::write(w, said.as_bytes());
+                }
                 if !wait_all {
                     std::process::exit(c)
                 }

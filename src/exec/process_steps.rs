@@ -94,7 +94,13 @@ impl Executor {
             Step::PidOneInit {
                 forward_signals,
                 wait_all,
-            } => monitor::pid_one(self.die_with_parent, &self.filters, *forward_signals, *wait_all)?,
+            } => monitor::pid_one(
+                self.die_with_parent,
+                &self.filters,
+                *forward_signals,
+                *wait_all,
+                self.monitor.ended.take(),
+            )?,
             Step::HandInit => {
                 let me = k::pidfd_open(k::getpid(), rustix::process::PidfdFlags::empty())?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
@@ -129,15 +135,22 @@ impl Executor {
 }
 
 /// Opens `path` with fd's access mode (and O_APPEND/O_NONBLOCK) and puts it
-/// at fd. A character device must be the same device as before; anything
-/// else is being replaced by `path` (/dev/null).
+/// at fd. A character device must be the same device as before, a file or
+/// directory the same file; anything else is being replaced by `path`
+/// (/dev/null).
 fn reopen_fd(fd: i32, path: &Path) -> Result<(), Errno> {
-    let (flags, old_dev) = sys::with_inherited_fd(fd, |b| {
+    use rustix::fs::FileType;
+    let (flags, old_dev, old_file) = sys::with_inherited_fd(fd, |b| {
         let flags = k::fcntl_getfl(b)?;
         let st = k::fstat(b)?;
-        let is_char =
-            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::CharacterDevice;
-        Ok::<_, Errno>((flags, is_char.then_some(st.st_rdev)))
+        let kind = FileType::from_raw_mode(st.st_mode);
+        let is_char = kind == FileType::CharacterDevice;
+        let is_file = matches!(kind, FileType::RegularFile | FileType::Directory);
+        Ok::<_, Errno>((
+            flags,
+            is_char.then_some(st.st_rdev),
+            is_file.then_some((st.st_dev, st.st_ino)),
+        ))
     })??;
     let keep = OFlags::RWMODE | OFlags::APPEND | OFlags::NONBLOCK;
     let new = k::open(
@@ -149,6 +162,12 @@ fn reopen_fd(fd: i32, path: &Path) -> Result<(), Errno> {
         && k::fstat(&new)?.st_rdev != dev
     {
         return Err(Errno::XDEV);
+    }
+    if let Some(file) = old_file {
+        let st = k::fstat(&new)?;
+        if (st.st_dev, st.st_ino) != file {
+            return Err(Errno::XDEV);
+        }
     }
     sys::dup_onto(new, fd)
 }

@@ -52,6 +52,23 @@ pub struct InheritedFd {
     /// empty for a device whose path no longer leads to it.
     #[serde(serialize_with = "crate::lossy::path")]
     pub target: PathBuf,
+    /// Opened for writing.
+    pub writable: bool,
+    /// A file or directory no name leads to any more (link count 0).
+    pub unlinked: bool,
+}
+
+impl InheritedFd {
+    /// A descriptor opened read-only, its name still linked.
+    pub fn new(fd: i32, kind: FdKind, target: impl Into<PathBuf>) -> Self {
+        InheritedFd {
+            fd,
+            kind,
+            target: target.into(),
+            writable: false,
+            unlinked: false,
+        }
+    }
 }
 
 /// The open descriptors without close-on-exec, in order.
@@ -69,7 +86,7 @@ pub fn inventory() -> Vec<InheritedFd> {
 
 fn inspect(fd: i32) -> Option<InheritedFd> {
     use rustix::fs::FileType;
-    let (kind, access) = crate::sys::with_inherited_fd(fd, |b| {
+    let kind = crate::sys::with_inherited_fd(fd, |b| {
         let flags = rustix::io::fcntl_getfd(b).ok()?;
         if flags.contains(rustix::io::FdFlags::CLOEXEC) {
             return None;
@@ -86,9 +103,10 @@ fn inspect(fd: i32) -> Option<InheritedFd> {
             FileType::Socket => socket_kind(b),
             _ => FdKind::Other,
         };
-        Some((kind, access))
+        Some((kind, access, st.st_nlink == 0))
     })
     .ok()??;
+    let (kind, access, unlinked) = (kind.0, kind.1, kind.2);
     let mut target = std::fs::read_link(format!("/proc/self/fd/{fd}")).unwrap_or_default();
     // A device is reopened by its path: the path must still lead to it (a
     // console after switch_root reads "/dev/console (deleted)"), and the
@@ -98,7 +116,28 @@ fn inspect(fd: i32) -> Option<InheritedFd> {
     {
         target = PathBuf::new();
     }
-    Some(InheritedFd { fd, kind, target })
+    // A file or directory is reopened by its path (--pid private) only
+    // where the path still leads to it.
+    if matches!(kind, FdKind::RegularFile | FdKind::Directory) && !same_file(fd, &target) {
+        target = PathBuf::new();
+    }
+    Some(InheritedFd {
+        fd,
+        kind,
+        target,
+        writable: access != rustix::fs::OFlags::RDONLY,
+        unlinked,
+    })
+}
+
+fn same_file(fd: i32, path: &std::path::Path) -> bool {
+    let Ok(by_path) = rustix::fs::stat(path) else {
+        return false;
+    };
+    crate::sys::with_inherited_fd(fd, |b| {
+        rustix::fs::fstat(b).is_ok_and(|st| st.st_dev == by_path.st_dev && st.st_ino == by_path.st_ino)
+    })
+    .unwrap_or(false)
 }
 
 fn may_open(path: &std::path::Path, access: rustix::fs::OFlags) -> bool {

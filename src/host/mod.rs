@@ -126,11 +126,7 @@ impl HostFacts {
     /// The same host as a sandbox run by `exec::capture` sees it: stdin
     /// from /dev/null, stdout and stderr a pipe, nothing else inherited.
     pub fn as_captured(&self) -> HostFacts {
-        let fd = |fd, kind, target: &str| InheritedFd {
-            fd,
-            kind,
-            target: target.into(),
-        };
+        let fd = |fd, kind, target: &str| InheritedFd::new(fd, kind, target);
         HostFacts {
             fds: vec![
                 fd(0, FdKind::CharDevice, "/dev/null"),

@@ -14,6 +14,12 @@
 //!   finds it: the sandbox's own /dev/pts holds none of the host's.
 //! - fds 3 and up: pipes and connected stream sockets (a jobserver, an IPC
 //!   channel) stay; everything else is closed at exec, unless `--keep-fd`.
+//! - Where no Landlock file rules hold (`--pid private`), a file or
+//!   directory that stays (read-only on 0-2, or kept) could be opened again
+//!   for writing through /proc/self/fd, on the host's writable mount: it too
+//!   is opened again through a read-only bind of its own path. One no name
+//!   leads to any more reaches nothing else and stays; one whose name leads
+//!   elsewhere cannot be sealed, and the sandbox does not start.
 
 use crate::host::{FdKind, InheritedFd};
 use std::path::PathBuf;
@@ -32,13 +38,33 @@ pub struct FdPlan {
     /// The caller's terminal (on fds 0-2), shown read-only at /dev/console
     /// so that ttyname(3) finds it inside.
     pub console: Option<PathBuf>,
+    /// Files that would stay writable through /proc/self/fd, with why.
+    pub unsealable: Vec<String>,
 }
 
-pub fn plan(fds: &[InheritedFd], keep_fds: &[i32]) -> FdPlan {
+/// `seal_files`: no Landlock file rules hold, so files and directories that
+/// stay are reopened read-only too.
+pub fn plan(fds: &[InheritedFd], keep_fds: &[i32], seal_files: bool) -> FdPlan {
     let mut p = FdPlan::default();
     let null = PathBuf::from("/dev/null");
     for f in fds {
         let kept = keep_fds.contains(&f.fd);
+        let file = matches!(f.kind, FdKind::RegularFile | FdKind::Directory);
+        let stays = (f.fd >= 3 && kept) || (f.fd < 3 && f.kind == FdKind::RegularFile);
+        if seal_files && file && stays && !f.writable && !f.unlinked {
+            if f.target.as_os_str().is_empty() {
+                p.unsealable.push(format!("fd {} ({}, its name leads elsewhere now)", f.fd, f.kind));
+            } else {
+                if !p.binds.contains(&f.target) {
+                    p.binds.push(f.target.clone());
+                }
+                p.reopen.push((f.fd, f.target.clone()));
+                if f.fd >= 3 {
+                    p.keep.push(f.fd);
+                }
+            }
+            continue;
+        }
         let passes = matches!(f.kind, FdKind::Pipe | FdKind::ConnectedSocket);
         if f.fd >= 3 {
             if kept || passes {
@@ -78,11 +104,7 @@ mod tests {
     use super::*;
 
     fn fd(fd: i32, kind: FdKind, target: &str) -> InheritedFd {
-        InheritedFd {
-            fd,
-            kind,
-            target: target.into(),
-        }
+        InheritedFd::new(fd, kind, target)
     }
 
     #[test]
@@ -99,7 +121,7 @@ mod tests {
             fd(8, FdKind::Other, "anon_inode:[pidfd]"),
             fd(9, FdKind::CharDevice, "/dev/kvm"),
         ];
-        let p = plan(&fds, &[9]);
+        let p = plan(&fds, &[9], false);
         assert_eq!(
             p.binds,
             vec![PathBuf::from("/dev/pts/3"), PathBuf::from("/dev/null")]
@@ -122,7 +144,7 @@ mod tests {
     fn devices_without_a_path_the_caller_may_open_stay() {
         // Output written to them is not lost to /dev/null.
         let fds = [fd(0, FdKind::Terminal, ""), fd(1, FdKind::CharDevice, "")];
-        let p = plan(&fds, &[]);
+        let p = plan(&fds, &[], false);
         assert_eq!(p, FdPlan::default());
     }
 
@@ -133,6 +155,33 @@ mod tests {
             fd(1, FdKind::RegularFile, "/var/log/x"),
             fd(2, FdKind::ConnectedSocket, "socket:[2]"),
         ];
-        assert_eq!(plan(&fds, &[]), FdPlan::default());
+        assert_eq!(plan(&fds, &[], false), FdPlan::default());
+    }
+
+    #[test]
+    fn without_landlock_files_that_stay_are_reopened_read_only() {
+        let mut written = fd(1, FdKind::RegularFile, "/var/log/x");
+        written.writable = true;
+        let mut gone = fd(2, FdKind::RegularFile, "/tmp/sh-thd (deleted)");
+        gone.unlinked = true;
+        let fds = [
+            fd(0, FdKind::RegularFile, "/home/u/.bashrc"),
+            written,
+            gone,
+            fd(3, FdKind::Directory, "/home/u"),
+            fd(4, FdKind::RegularFile, ""),
+            fd(5, FdKind::RegularFile, "/etc/hosts"),
+        ];
+        let p = plan(&fds, &[3, 4], true);
+        assert_eq!(p.binds, vec![PathBuf::from("/home/u/.bashrc"), PathBuf::from("/home/u")]);
+        assert_eq!(
+            p.reopen,
+            vec![(0, PathBuf::from("/home/u/.bashrc")), (3, PathBuf::from("/home/u"))]
+        );
+        assert_eq!(p.keep, vec![3]);
+        assert_eq!(p.unsealable.len(), 1);
+        assert!(p.unsealable[0].starts_with("fd 4"));
+        // fd 5, not kept, is closed as always.
+        assert_eq!(p.closed.iter().map(|c| c.0).collect::<Vec<_>>(), vec![5]);
     }
 }

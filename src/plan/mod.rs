@@ -120,6 +120,16 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     if let Some(message) = missing_required(policy, &layers).or_else(|| unmaskable_sockets(host)) {
         return Err(Box::new(Refused { message, layers }));
     }
+    let private_pid = policy.settings.pid.value == PidMode::Private;
+    // Before any mount changes, while the host's paths are in view.
+    let fds = fds::plan(&host.fds, &policy.keep_fds, private_pid);
+    if !fds.unsealable.is_empty() {
+        let message = format!(
+            "--pid private: inherited {} cannot be opened again read-only by its name, and without Landlock's file rules it would stay writable through /proc/self/fd; pass it another way (a pipe), or use the shared PID mode",
+            fds.unsealable.join(", ")
+        );
+        return Err(Box::new(Refused { message, layers }));
+    }
     let mut b = Builder::default();
     for path in &policy.create_before {
         b.push(Step::CreateHostDir { path: path.clone() });
@@ -135,7 +145,6 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     }
     let proxied = policy.network == NetworkMode::Proxied;
     let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
-    let private_pid = policy.settings.pid.value == PidMode::Private;
     b.push(Step::StartWarden {
         keep_background: policy.settings.keep_background.value,
         egress: proxied.then(|| Egress {
@@ -181,8 +190,6 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
         b.push(Step::NewSessionKeyring);
     }
     b.push(Step::MakeMountsSlave);
-    // Before any mount changes, while the host's device paths are in view.
-    let fds = fds::plan(&host.fds, &policy.keep_fds);
     for path in &fds.binds {
         b.push(Step::BindMount {
             role: Role::InheritedDevice,

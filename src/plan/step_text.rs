@@ -396,6 +396,9 @@ impl fmt::Display for Step {
                 if *join || reports {
                     write!(f, "pipe2(O_CLOEXEC) for the child's reports; ")?;
                 }
+                if *forward_signals {
+                    write!(f, "pipe2(O_CLOEXEC) for how the command ended; ")?;
+                }
                 write!(
                     f,
                     "{ONE_THREAD}clone({}SIGCHLD); the parent waits as the monitor",
@@ -416,7 +419,10 @@ impl fmt::Display for Step {
                     write!(f, ", read of the reports (fcntl O_NONBLOCK once the child ended)")?;
                 }
                 if *forward_signals {
-                    write!(f, " (the monitor: {FORWARD})")?;
+                    write!(
+                        f,
+                        " (the monitor: {FORWARD}; it ends as PID 1 says the command ended, by the same exit code or signal)"
+                    )?;
                 }
                 Ok(())
             }
@@ -516,6 +522,17 @@ impl fmt::Display for Step {
                         " (its exit ends every process left)"
                     }
                 )?;
+                if *forward_signals {
+                    write!(
+                        f,
+                        " (when the command ends it says how on the monitor's pipe{})",
+                        if *wait_all {
+                            ", after prctl(PR_SET_PDEATHSIG, 0): the monitor goes, PID 1 stays"
+                        } else {
+                            ""
+                        }
+                    )?;
+                }
                 write!(f, "{DYING_CHILD}")
             }
             Step::HandInit => write!(

@@ -178,16 +178,8 @@ fn inherited_descriptors_are_reopened_and_sealed() {
     use crate::host::{FdKind, InheritedFd};
     let mut h = host(MountApi::New);
     h.fds = vec![
-        InheritedFd {
-            fd: 0,
-            kind: FdKind::CharDevice,
-            target: "/dev/pts/4".into(),
-        },
-        InheritedFd {
-            fd: 3,
-            kind: FdKind::Directory,
-            target: "/home/u".into(),
-        },
+        InheritedFd::new(0, FdKind::CharDevice, "/dev/pts/4"),
+        InheritedFd::new(3, FdKind::Directory, "/home/u"),
     ];
     let p = build(
         &policy(&["/home/u/proj"], &[], NetworkMode::Open, TmpMode::Private),
@@ -217,11 +209,7 @@ fn the_callers_pty_is_shown_at_its_own_name_after_claiming_it() {
     use crate::host::{FdKind, InheritedFd};
     for api in [MountApi::New, MountApi::Legacy] {
         let mut h = host(api);
-        h.fds = vec![InheritedFd {
-            fd: 0,
-            kind: FdKind::Terminal,
-            target: "/dev/pts/4".into(),
-        }];
+        h.fds = vec![InheritedFd::new(0, FdKind::Terminal, "/dev/pts/4")];
         let p = build(
             &policy(&["/home/u/proj"], &[], NetworkMode::Open, TmpMode::Private),
             &h,

@@ -296,6 +296,12 @@ pub fn getppid() -> Option<Pid> {
     rustix::process::getppid()
 }
 
+/// No signal when the parent dies (PR_SET_PDEATHSIG, 0).
+pub fn outlive_parent() -> R<()> {
+    faked!("prctl", Ok(()));
+    rustix::process::set_parent_process_death_signal(None)
+}
+
 pub fn die_with_parent() -> R<()> {
     faked!("prctl", Ok(()));
     rustix::process::set_parent_process_death_signal(Some(Signal::KILL))

@@ -218,6 +218,7 @@ pub fn probe_args(policy: &Policy, layers: &plan::Layers, helpers: &HostHelpers)
         hidden: policy.hidden.iter().map(|h| h.path.clone()).collect(),
         absent: outside_the_view(policy),
         scoped: layers.landlock_scopes.is_applied(),
+        private_pid: layers.private_pid,
     }
 }
 

@@ -63,6 +63,9 @@ impl ProbeArgs {
         if self.scoped {
             v.push("--scoped".into());
         }
+        if self.private_pid {
+            v.push("--private-pid".into());
+        }
         for c in &self.caches {
             v.push("--cache".into());
             v.push(c.clone().into());
@@ -102,15 +105,15 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
         ),
         None => Check::skip("home-write", "home write", "no home directory".into()),
     });
-    checks.push(pid_namespace(&a.host_pidns));
+    checks.push(pid_namespace(&a.host_pidns, a.private_pid));
     checks.push(network(a.closed_network, a.host_has_nonlo));
     checks.push(dev_listing());
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     checks.push(capabilities(&status));
     checks.push(no_new_privs(&status));
-    checks.push(signal(a.host_pid, a.scoped));
+    checks.push(signal(a.host_pid, a.scoped, a.private_pid));
     checks.push(host_proc(a.host_pid));
-    checks.push(host_limits(a.host_pid));
+    checks.push(host_limits(a.host_pid, a.private_pid));
     checks.push(abstract_socket(
         a.abstract_name.as_deref(),
         a.scoped,
@@ -351,19 +354,21 @@ fn must_be_erofs(name: &str, what: &str, path: &Path) -> Check {
     }
 }
 
-fn pid_namespace(host: &str) -> Check {
+/// The PID namespace is the one the mode says: the host's, or (`--pid
+/// private`) one of its own.
+fn pid_namespace(host: &str, private: bool) -> Check {
     let inside = std::fs::read_link("/proc/self/ns/pid")
         .map(|p| p.display().to_string())
         .unwrap_or_else(|e| e.to_string());
-    if inside == host {
-        Check::pass("pid-namespace", "PID namespace shared with the host")
+    let (title, holds, expected) = if private {
+        ("PID namespace of its own (--pid private)", inside != host, format!("not {host}"))
     } else {
-        Check::fail(
-            "pid-namespace",
-            "PID namespace shared with the host",
-            host,
-            inside,
-        )
+        ("PID namespace shared with the host", inside == host, host.to_string())
+    };
+    if holds {
+        Check::pass("pid-namespace", title)
+    } else {
+        Check::fail("pid-namespace", title, &expected, inside)
     }
 }
 

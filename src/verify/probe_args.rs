@@ -49,6 +49,9 @@ pub struct ProbeArgs {
     /// Whether Landlock scopes signals and abstract sockets.
     #[arg(long)]
     pub scoped: bool,
+    /// `--pid private`: the sandbox has a PID namespace of its own.
+    #[arg(long)]
+    pub private_pid: bool,
     /// Caches to write a file into (`cache-isolated`), and its name.
     #[arg(long = "cache")]
     pub caches: Vec<PathBuf>,

@@ -10,22 +10,29 @@ use std::path::Path;
 /// the filter everywhere else), and without the scope the calls that set a
 /// file's SIGIO owner (refused by the filter; with the scope the kernel
 /// refuses the signal itself at delivery).
-pub(super) fn signal(pid: Option<u32>, scoped: bool) -> Check {
+pub(super) fn signal(pid: Option<u32>, scoped: bool, private_pid: bool) -> Check {
     const N: &str = "signal-host";
     const T: &str = "a host process cannot be signalled (every route)";
     let Some(pid) = pid.filter(|&p| p > 0) else {
         return Check::skip(N, T, "no host process to try".into());
     };
-    let by = if scoped {
+    if private_pid && !numbers_no_process(pid) {
+        return Check::skip(N, T, format!("the host process's number {pid} names one of the sandbox's here"));
+    }
+    // With a PID namespace of its own the number names no process here.
+    let held = |e: rustix::io::Errno| {
+        e == rustix::io::Errno::PERM || e == rustix::io::Errno::NOSYS || (private_pid && e == rustix::io::Errno::SRCH)
+    };
+    let by = if private_pid {
+        "a PID namespace of its own"
+    } else if scoped {
         "Landlock scope"
     } else {
         "the warden and the filter, without Landlock's signal scope"
     };
     let through: Vec<String> = crate::sys::signal_routes(pid as i32, !scoped)
         .into_iter()
-        .filter(
-            |(_, r)| !matches!(r, Err(e) if *e == rustix::io::Errno::PERM || *e == rustix::io::Errno::NOSYS),
-        )
+        .filter(|(_, r)| !matches!(r, Err(e) if held(*e)))
         .map(|(name, r)| match r {
             Ok(()) => format!("{name} succeeded"),
             Err(e) => format!("{name}: {}", errno_text(e.raw_os_error())),
@@ -45,12 +52,24 @@ pub(super) fn signal(pid: Option<u32>, scoped: bool) -> Check {
 
 /// A host process's limits and priority cannot be changed (the warden):
 /// asked to set what they already are, so that nothing changes either way.
-pub(super) fn host_limits(pid: Option<u32>) -> Check {
+pub(super) fn host_limits(pid: Option<u32>, private_pid: bool) -> Check {
     const N: &str = "host-limits";
     const T: &str = "a host process's limits and priority cannot be changed";
     let Some(pid) = pid else {
         return Check::skip(N, T, "no host process to try".into());
     };
+    if private_pid {
+        if !numbers_no_process(pid) {
+            return Check::skip(N, T, format!("the host process's number {pid} names one of the sandbox's here"));
+        }
+        let p = rustix::process::Pid::from_raw(pid as i32);
+        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+        let prlimit = rustix::process::prlimit(p, rustix::process::Resource::Nofile, limit);
+        return match prlimit {
+            Err(rustix::io::Errno::SRCH) => Check::pass(N, T),
+            other => Check::fail(N, T, &errno_text(libc::ESRCH), result_text(other.map(drop))),
+        };
+    }
     let Some(p) = rustix::process::Pid::from_raw(pid as i32) else {
         return Check::skip(N, T, "no host process to try".into());
     };
@@ -71,6 +90,12 @@ pub(super) fn host_limits(pid: Option<u32>) -> Check {
             ),
         ),
     }
+}
+
+/// In a PID namespace of its own: no process of the sandbox's has this
+/// number (the host's process is then out of reach by number).
+fn numbers_no_process(pid: u32) -> bool {
+    !std::path::Path::new(&format!("/proc/{pid}")).exists()
 }
 
 fn result_text(r: Result<(), rustix::io::Errno>) -> String {

@@ -45,6 +45,11 @@ impl Who {
     }
 }
 
+/// Whether the suite runs in the private PID mode (`make test-private-pid`).
+pub fn private_pid() -> bool {
+    std::env::var_os("QWRAP_PID").is_some_and(|v| v == "private")
+}
+
 /// Both mount API paths.
 pub const APIS: [&str; 2] = ["new", "legacy"];
 
@@ -151,6 +156,11 @@ impl Fixture {
             .env("HOME", self.home())
             .env("LC_ALL", "C")
             .stdin(Stdio::null());
+        // `make test-private-pid` runs the boundary suites again in the
+        // private PID mode.
+        if let Some(pid) = std::env::var_os("QWRAP_PID") {
+            c.env("QWRAP_PID", pid);
+        }
         if rustix::process::getuid().is_root() && self.who == Who::User {
             c.uid(USER_UID).gid(USER_GID);
         }
