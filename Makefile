@@ -10,7 +10,7 @@ STATIC_BIN := target/$(TARGET)/release/qwrap
 BIN ?= $(firstword $(wildcard $(STATIC_BIN) target/release/qwrap))
 GENERATED = $(dir $(BIN))qwrap-generated
 
-.PHONY: build test lint static install uninstall install-test smoke clean bench fuzz fuzz-smoke deb deb-test kernel-test bwrap-suite
+.PHONY: build test test-private-pid lint static install uninstall install-test smoke clean bench fuzz fuzz-smoke deb deb-test kernel-test bwrap-suite
 
 build:
 	$(CARGO) build --release
@@ -19,6 +19,15 @@ build:
 # namespaces (as root they run again as an unprivileged uid).
 test:
 	$(CARGO) test --features fault-injection --no-fail-fast
+	$(MAKE) test-private-pid
+
+# The boundary suites again with --pid private (QWRAP_PID reaches every
+# sandbox the tests start): each layer must hold in that mode too.
+PRIVATE_PID_SUITES = boundary hostile host_processes layers leftovers setuid_routes verify secrets \
+	sockets_daily git_guard egress caches run run_process plan_calls daily_messages
+test-private-pid:
+	QWRAP_PID=private $(CARGO) test --features fault-injection --no-fail-fast \
+		$(addprefix --test ,$(PRIVATE_PID_SUITES))
 
 lint:
 	$(CARGO) fmt --all -- --check

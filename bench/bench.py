@@ -222,6 +222,13 @@ def run(work):
                   100 if QUICK else 1000, 30, ws)
     rows.append(("start-up, `--network proxied` (the proxy's socket handed to the warden)", t["qwrap"], t["bwrap"], "", None))
     rows.append(("start-up, `--network closed`", t["closed"], t["bwrap"], "", None))
+
+    log("--pid private")
+    # Like with like: bubblewrap with a PID namespace and a /proc of its own.
+    bwrap_pid = " ".join(bwrap_argv[:6] + ["--unshare-pid", "--proc", "/proc"] + bwrap_argv[6:])
+    t = hyperfine({"qwrap": f"{qwrap} run --pid private -- /bin/true", "bwrap": bwrap_pid},
+                  100 if QUICK else 1000, 30, ws)
+    rows.append(("start-up, `--pid private` (vs bwrap with `--unshare-pid --proc /proc`)", t["qwrap"], t["bwrap"], "", None))
     direct, proxied = egress_throughput(qwrap, ws, 64 if QUICK else 512)
     rows.append(("throughput over loopback, direct", f"{direct:.0f} MiB/s", None, "", None))
     rows.append(("throughput through the proxy's CONNECT", f"{proxied:.0f} MiB/s", None, "", None))

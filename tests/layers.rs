@@ -209,7 +209,11 @@ fn inherited_descriptors_cannot_be_reopened_for_writing() {
         if private_pid() {
             // No Landlock file rules there: the kept file is opened again
             // through a read-only bind of its name instead.
-            assert!(stderr(&o).contains("Read-only file system"), "{who:?}: {}", stderr(&o));
+            assert!(
+                stderr(&o).contains("Read-only file system"),
+                "{who:?}: {}",
+                stderr(&o)
+            );
             assert_eq!(std::fs::read_to_string(&secret).unwrap(), "host data\n");
             continue;
         }

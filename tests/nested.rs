@@ -211,7 +211,10 @@ fn leftovers_end_with_pid_one_unless_kept() {
         let started = Instant::now();
         let o = f.run_sh("new", &["--pid", "private", "--keep-background"], &script);
         ok(&o);
-        assert!(started.elapsed() < Duration::from_millis(900), "{who:?}: qwrap waited");
+        assert!(
+            started.elapsed() < Duration::from_millis(900),
+            "{who:?}: qwrap waited"
+        );
         assert!(!ws.join("late").exists(), "{who:?}");
         let t0 = Instant::now();
         while !ws.join("late").exists() && t0.elapsed() < Duration::from_secs(5) {
@@ -227,8 +230,19 @@ fn inherited_files_stay_read_only_without_landlock_file_rules() {
         for api in APIS {
             let f = Fixture::new(who);
             let victim = f.write("victim.txt", "host data\n", 0o666);
-            let script = "cat >/dev/null; echo tampered >> /proc/self/fd/0; echo tampered >> /proc/self/fd/3; true";
-            let mut c = f.qwrap(&["run", "--pid", "private", "--keep-fd", "3", "--", "sh", "-c", script]);
+            let script =
+                "cat >/dev/null; echo tampered >> /proc/self/fd/0; echo tampered >> /proc/self/fd/3; true";
+            let mut c = f.qwrap(&[
+                "run",
+                "--pid",
+                "private",
+                "--keep-fd",
+                "3",
+                "--",
+                "sh",
+                "-c",
+                script,
+            ]);
             c.env("QWRAP_MOUNT_API", api);
             c.stdin(std::fs::File::open(&victim).unwrap());
             let keep = std::fs::File::open(&victim).unwrap();

@@ -185,6 +185,8 @@ fn every_call_the_executor_makes_is_in_the_printed_step() {
             ("closed network", "new", &["--network", "closed"][..]),
             ("closed network, legacy", "legacy", &["--network", "closed"][..]),
             ("minimal view", "new", &["--view", "minimal"][..]),
+            ("private pid", "new", &["--pid", "private"][..]),
+            ("private pid, legacy", "legacy", &["--pid", "private"][..]),
             (
                 "proxied network",
                 "new",
@@ -213,9 +215,13 @@ fn every_call_the_executor_makes_is_in_the_printed_step() {
                 .unwrap();
             assert!(o.status.success(), "{who:?} {name}: {}", stderr(&o));
             let steps = attribute(&std::fs::read_to_string(&log).unwrap());
-            // The harness sees what it must: the namespaces made, the command run.
+            // The harness sees what it must: the namespaces made (by a
+            // clone with a PID namespace), the command run.
             let made = |call: &str| steps.values().any(|(_, calls)| calls.contains(call));
-            assert!(made("unshare") && made("execve"), "{who:?} {name}: {steps:?}");
+            assert!(
+                (made("unshare") || made("clone")) && made("execve"),
+                "{who:?} {name}: {steps:?}"
+            );
             assert!(steps.len() > 40, "{who:?} {name}: {} steps", steps.len());
             if name == "default" {
                 assert!(made("mkdir") || made("mkdirat"), "the hooks directory: {steps:?}");

@@ -145,12 +145,12 @@ fn user_namespaces_forbidden_fails_closed() {
             .unwrap();
         let err = stderr(&o);
         assert_eq!(o.status.code(), Some(125), "{who:?}: {err}");
-        assert!(
-            err.contains(
-                "qwrap: create user and mount namespaces: unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWIPC)"
-            ),
-            "{err}"
-        );
+        let step = if private_pid() {
+            "qwrap: create the sandbox's namespaces: pipe2(O_CLOEXEC) for how the command ended"
+        } else {
+            "qwrap: create user and mount namespaces: unshare(CLONE_NEWUSER|CLONE_NEWNS|CLONE_NEWIPC)"
+        };
+        assert!(err.contains(step), "{err}");
         assert!(
             err.contains("hint: ") && err.contains("user.max_user_namespaces is 0"),
             "{err}"
@@ -189,17 +189,43 @@ fn spawn_under_shell(f: &Fixture, opts: &str) -> (std::process::Child, u32) {
     BufReader::new(sh.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let pid: u32 = line.trim().parse().unwrap();
-    // Wait until qwrap has become sleep, so the parent-death signal is armed.
+    let qwrap_pid: u32 = line.trim().parse().unwrap();
+    // Wait until the command is sleep, so the parent-death signals are
+    // armed: qwrap itself, or (--pid private) the grandchild of qwrap,
+    // which stays outside, under its PID 1.
     let start = Instant::now();
-    while std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|c| c.trim() != "sleep")
-        .unwrap_or(true)
-    {
+    loop {
+        let pid = if private_pid() {
+            grandchild(qwrap_pid)
+        } else {
+            Some(qwrap_pid)
+        };
+        if let Some(pid) = pid.filter(|p| comm(*p).as_deref() == Some("sleep")) {
+            return (sh, pid);
+        }
         assert!(start.elapsed() < Duration::from_secs(5), "qwrap did not exec");
         std::thread::sleep(Duration::from_millis(10));
     }
-    (sh, pid)
+}
+
+fn comm(pid: u32) -> Option<String> {
+    std::fs::read_to_string(format!("/proc/{pid}/comm"))
+        .ok()
+        .map(|c| c.trim().to_string())
+}
+
+fn parent(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// A process whose parent's parent is `pid`.
+fn grandchild(pid: u32) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|&p| parent(p).and_then(parent) == Some(pid))
 }
 
 #[test]

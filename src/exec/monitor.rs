@@ -263,7 +263,9 @@ pub(super) fn pid_one(
                         // left, holding none of the caller's pipes open.
                         let _ = k::outlive_parent();
                         for fd in 0..3 {
-                            if let Ok(null) = k::open("/dev/null", rustix::fs::OFlags::RDWR, rustix::fs::Mode::empty()) {
+                            if let Ok(null) =
+                                k::open("/dev/null", rustix::fs::OFlags::RDWR, rustix::fs::Mode::empty())
+                            {
                                 let _ = sys::dup_onto(null, fd);
                             }
                         }

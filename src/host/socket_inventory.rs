@@ -112,6 +112,11 @@ fn resolve(bound: &[Bound], caller_uid: u32) -> Inventory {
         if name.is_absolute() && !searchable_without_caps(name) {
             continue;
         }
+        // /dev/null at its name: masked already by a sandbox this process
+        // runs in (a nested qwrap), and out of reach.
+        if name.is_absolute() && masked_by_null(name) {
+            continue;
+        }
         let mut found = (name.is_absolute() && is_it(name)).then(|| name.to_path_buf());
         let mut gone = false;
         if found.is_none() {
@@ -170,6 +175,15 @@ fn resolve(bound: &[Bound], caller_uid: u32) -> Inventory {
         }
     }
     inv
+}
+
+/// Whether `path` is the null device (a socket mask's bind).
+fn masked_by_null(path: &Path) -> bool {
+    rustix::fs::stat(path).is_ok_and(|st| {
+        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::CharacterDevice
+            && rustix::fs::major(st.st_rdev) == 1
+            && rustix::fs::minor(st.st_rdev) == 3
+    })
 }
 
 /// Whether every directory on the way to `path` lets this process's uid

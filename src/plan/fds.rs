@@ -53,7 +53,8 @@ pub fn plan(fds: &[InheritedFd], keep_fds: &[i32], seal_files: bool) -> FdPlan {
         let stays = (f.fd >= 3 && kept) || (f.fd < 3 && f.kind == FdKind::RegularFile);
         if seal_files && file && stays && !f.writable && !f.unlinked {
             if f.target.as_os_str().is_empty() {
-                p.unsealable.push(format!("fd {} ({}, its name leads elsewhere now)", f.fd, f.kind));
+                p.unsealable
+                    .push(format!("fd {} ({}, its name leads elsewhere now)", f.fd, f.kind));
             } else {
                 if !p.binds.contains(&f.target) {
                     p.binds.push(f.target.clone());
@@ -173,10 +174,16 @@ mod tests {
             fd(5, FdKind::RegularFile, "/etc/hosts"),
         ];
         let p = plan(&fds, &[3, 4], true);
-        assert_eq!(p.binds, vec![PathBuf::from("/home/u/.bashrc"), PathBuf::from("/home/u")]);
+        assert_eq!(
+            p.binds,
+            vec![PathBuf::from("/home/u/.bashrc"), PathBuf::from("/home/u")]
+        );
         assert_eq!(
             p.reopen,
-            vec![(0, PathBuf::from("/home/u/.bashrc")), (3, PathBuf::from("/home/u"))]
+            vec![
+                (0, PathBuf::from("/home/u/.bashrc")),
+                (3, PathBuf::from("/home/u"))
+            ]
         );
         assert_eq!(p.keep, vec![3]);
         assert_eq!(p.unsealable.len(), 1);

@@ -165,7 +165,11 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     };
     if private_pid {
         // qwrap stays outside as the command's stand-in: it relays signals
-        // and exits as the command does.
+        // and exits as the command does. It dies with its parent, and PID 1
+        // with it (armed in the clone's child).
+        if policy.die_with_parent {
+            b.push(Step::DieWithParent);
+        }
         b.push(Step::CloneMonitor {
             ns,
             info_fd: None,
@@ -297,7 +301,8 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
                 }
             },
             caller_filters: Vec::new(),
-            die_with_parent: policy.die_with_parent,
+            // With a monitor, armed before its fork.
+            die_with_parent: policy.die_with_parent && !private_pid,
             new_session: policy.new_session,
             pid_one: private_pid.then_some(PidOne {
                 forward_signals: true,

@@ -361,9 +361,17 @@ fn pid_namespace(host: &str, private: bool) -> Check {
         .map(|p| p.display().to_string())
         .unwrap_or_else(|e| e.to_string());
     let (title, holds, expected) = if private {
-        ("PID namespace of its own (--pid private)", inside != host, format!("not {host}"))
+        (
+            "PID namespace of its own (--pid private)",
+            inside != host,
+            format!("not {host}"),
+        )
     } else {
-        ("PID namespace shared with the host", inside == host, host.to_string())
+        (
+            "PID namespace shared with the host",
+            inside == host,
+            host.to_string(),
+        )
     };
     if holds {
         Check::pass("pid-namespace", title)

@@ -17,11 +17,17 @@ pub(super) fn signal(pid: Option<u32>, scoped: bool, private_pid: bool) -> Check
         return Check::skip(N, T, "no host process to try".into());
     };
     if private_pid && !numbers_no_process(pid) {
-        return Check::skip(N, T, format!("the host process's number {pid} names one of the sandbox's here"));
+        return Check::skip(
+            N,
+            T,
+            format!("the host process's number {pid} names one of the sandbox's here"),
+        );
     }
     // With a PID namespace of its own the number names no process here.
     let held = |e: rustix::io::Errno| {
-        e == rustix::io::Errno::PERM || e == rustix::io::Errno::NOSYS || (private_pid && e == rustix::io::Errno::SRCH)
+        e == rustix::io::Errno::PERM
+            || e == rustix::io::Errno::NOSYS
+            || (private_pid && e == rustix::io::Errno::SRCH)
     };
     let by = if private_pid {
         "a PID namespace of its own"
@@ -60,7 +66,11 @@ pub(super) fn host_limits(pid: Option<u32>, private_pid: bool) -> Check {
     };
     if private_pid {
         if !numbers_no_process(pid) {
-            return Check::skip(N, T, format!("the host process's number {pid} names one of the sandbox's here"));
+            return Check::skip(
+                N,
+                T,
+                format!("the host process's number {pid} names one of the sandbox's here"),
+            );
         }
         let p = rustix::process::Pid::from_raw(pid as i32);
         let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
