@@ -194,18 +194,26 @@ fn spawn_under_shell(f: &Fixture, opts: &str) -> (std::process::Child, u32) {
     // armed: qwrap itself, or (--pid private) the grandchild of qwrap,
     // which stays outside, under its PID 1.
     let start = Instant::now();
-    loop {
+    let command = loop {
         let pid = if private_pid() {
             grandchild(qwrap_pid)
         } else {
             Some(qwrap_pid)
         };
         if let Some(pid) = pid.filter(|p| comm(*p).as_deref() == Some("sleep")) {
-            return (sh, pid);
+            break Some(pid);
         }
-        assert!(start.elapsed() < Duration::from_secs(5), "qwrap did not exec");
+        if start.elapsed() > Duration::from_secs(5) {
+            break None;
+        }
         std::thread::sleep(Duration::from_millis(10));
-    }
+    };
+    let Some(pid) = command else {
+        sh.kill().ok();
+        sh.wait().ok();
+        panic!("qwrap did not exec");
+    };
+    (sh, pid)
 }
 
 fn comm(pid: u32) -> Option<String> {
