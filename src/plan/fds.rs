@@ -14,7 +14,8 @@
 //!   finds it: the sandbox's own /dev/pts holds none of the host's.
 //! - fds 3 and up: pipes and connected stream sockets (a jobserver, an IPC
 //!   channel) stay; everything else is closed at exec, unless `--keep-fd`.
-//! - Where no Landlock file rules hold (`--pid private`), a file or
+//! - Where no Landlock file rules hold (`--pid private`, `--landlock off`,
+//!   a kernel without Landlock), a file or
 //!   directory that stays (read-only on 0-2, or kept) could be opened again
 //!   for writing through /proc/self/fd, on the host's writable mount: it too
 //!   is opened again through a read-only bind of its own path. One no name

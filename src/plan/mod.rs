@@ -121,12 +121,16 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
         return Err(Box::new(Refused { message, layers }));
     }
     let private_pid = policy.settings.pid.value == PidMode::Private;
-    // Before any mount changes, while the host's paths are in view.
-    let fds = fds::plan(&host.fds, &policy.keep_fds, private_pid);
+    // Before any mount changes, while the host's paths are in view. Where
+    // Landlock's file rules do not hold (--pid private, --landlock off, an
+    // old kernel), files that stay are sealed by a read-only bind instead.
+    let seal_files = !layers.landlock_filesystem.is_applied();
+    let fds = fds::plan(&host.fds, &policy.keep_fds, seal_files);
     if !fds.unsealable.is_empty() {
         let message = format!(
-            "--pid private: inherited {} cannot be opened again read-only by its name, and without Landlock's file rules it would stay writable through /proc/self/fd; pass it another way (a pipe), or use the shared PID mode",
-            fds.unsealable.join(", ")
+            "inherited {} cannot be opened again read-only by its name, and without Landlock's file rules ({}) it would stay writable through /proc/self/fd; pass it another way (a pipe)",
+            fds.unsealable.join(", "),
+            layers.landlock_filesystem
         );
         return Err(Box::new(Refused { message, layers }));
     }
