@@ -100,6 +100,30 @@ for API in new legacy; do
             *) fail cache-isolated "$state / $(echo "$out" | tr '\n' ' ')" ;;
         esac
     fi
+    # --pid private: host processes unseen, the host still read-only, a
+    # read-only stdin file not writable through /proc/self/fd (Landlock's
+    # file rules are off in that mode, and absent before Linux 5.13), and,
+    # unprivileged, a nested user namespace given its maps.
+    # The file lies outside the workspace (beside it), read-only inside.
+    IN="$WS/../qw-stdin-$WHO"
+    echo host-data > "$IN"
+    n=$(qwrap run --pid private -- sh -c "touch /etc/qw-pp; echo x >> /proc/self/fd/0; ls /proc | grep -c '^[0-9]'" < "$IN" 2>/dev/null | tail -n 1)
+    if [ -e /etc/qw-pp ]; then
+        fail pid-private "/etc/qw-pp was created"; rm -f /etc/qw-pp
+    elif [ "$(cat "$IN")" != host-data ]; then
+        fail pid-private "stdin's file was written"
+    elif [ "${n:-99}" -ge 8 ]; then
+        fail pid-private "$n processes in view"
+    else
+        pass pid-private
+    fi
+    qwrap run -- sh -c 'echo x >> /proc/self/fd/0' < "$IN" 2>/dev/null
+    [ "$(cat "$IN")" = host-data ] && pass stdin-sealed || fail stdin-sealed "stdin's file was written"
+    rm -f "$IN"
+    if [ "$WHO" = user ]; then
+        out=$(qwrap run --quiet --pid private -- unshare -Ur id -u 2>&1)
+        [ "$out" = 0 ] && pass pid-private-nested || fail pid-private-nested "$(echo "$out" | tr '\n' ' ')"
+    fi
     # --network proxied: verify's three egress checks from inside (no route
     # around the proxy, an unlisted name refused, a listed loopback server
     # reached through it).
