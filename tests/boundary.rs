@@ -165,6 +165,7 @@ fn variables_cannot_make_home_paths_writable() {
 #[test]
 fn home_from_passwd_stays_protected() {
     if !rustix::process::getuid().is_root() {
+        eprintln!("SKIP the account's home from /etc/passwd: needs root (root's home)");
         return;
     }
     let f = Fixture::new(Who::Root);
@@ -274,6 +275,7 @@ fn sockets_are_masked_whatever_their_bound_name() {
 #[test]
 fn a_device_the_caller_may_not_open_stays_usable() {
     if !rustix::process::getuid().is_root() {
+        eprintln!("SKIP a device the caller may not open: needs root to make one");
         return;
     }
     let dir = tempfile::tempdir().unwrap();

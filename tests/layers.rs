@@ -210,7 +210,11 @@ fn inherited_descriptors_cannot_be_reopened_for_writing() {
         // through a read-only bind of its name instead.
         let o = run(&["--keep-fd", "3", "--landlock", "off"]);
         assert!(!stdout(&o).contains("wrote"), "{who:?}: {}", stderr(&o));
-        assert!(stderr(&o).contains("Read-only file system"), "{who:?}: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("Read-only file system"),
+            "{who:?}: {}",
+            stderr(&o)
+        );
         assert_eq!(std::fs::read_to_string(&secret).unwrap(), "host data\n");
         // Control: outside a sandbox the reopen writes the host file.
         let file = std::fs::File::open(&secret).unwrap();

@@ -145,7 +145,8 @@ fn no_capabilities_no_new_privs_same_ids() {
 #[test]
 fn setuid_root_binary_gains_nothing() {
     if !rustix::process::getuid().is_root() {
-        return; // only root can make the setuid-root fixture
+        eprintln!("SKIP a setuid-root binary: only root can make the fixture");
+        return;
     }
     let f = Fixture::new(Who::User);
     let id = f.path().join("suid-id");

@@ -61,7 +61,6 @@ pub struct HostFacts {
     pub caches: caches::CacheFacts,
 }
 
-/// Probes the running kernel. Cheap: one failing syscall and two getters.
 /// A setting in the environment that the host probe cannot use.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ProbeError {
@@ -71,8 +70,10 @@ pub enum ProbeError {
     LandlockCap(String),
 }
 
-/// `cache_set`: the workspace's cache layers, when it has overlaid caches;
-/// `caches`: those caches (path, layer name).
+/// Probes the host: the kernel's mount API and Landlock ABI, the
+/// inherited descriptors, the bound Unix sockets (a netlink dump), the
+/// caches' filesystems. `cache_set`: the workspace's cache layers, when it
+/// has overlaid caches; `caches`: those caches (path, layer name).
 pub fn probe(
     cache_set: Option<&std::path::Path>,
     caches: &[(std::path::PathBuf, String)],

@@ -1,7 +1,7 @@
 //! The one vocabulary of mount operations both front ends produce: `run`'s
 //! layout (the host tree in place, roles that say why each mount is there)
 //! and bwrap mode's options (an empty root, in argument order). The
-//! lowerings in new_api.rs, staged.rs and legacy.rs turn a list of them
+//! lowerings in new_api.rs and legacy.rs (with points.rs) turn a list of them
 //! into Steps. Paths are as seen inside.
 
 use super::{OverlayUpper, Role};

@@ -450,17 +450,6 @@ fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
 }
 
 #[test]
-fn deterministic() {
-    let pol = policy(&["/w", "/x"], &["/w/r"], NetworkMode::Closed, TmpMode::Private);
-    for api in [MountApi::New, MountApi::Legacy] {
-        assert_eq!(
-            build(&pol, &host(api)).to_string(),
-            build(&pol, &host(api)).to_string()
-        );
-    }
-}
-
-#[test]
 fn no_die_with_parent_drops_the_step() {
     let mut pol = policy(&["/w"], &[], NetworkMode::Open, TmpMode::Private);
     pol.die_with_parent = false;

@@ -1,7 +1,10 @@
 //! Policy: what the user asked for, resolved and validated. Pure data.
 //!
-//! Resolution reads the filesystem only to canonicalise paths; it never reads
-//! anything from the workspace, which the confined process can write.
+//! Resolution reads the filesystem to canonicalise paths, and the workspace
+//! (which the confined process can write) only for what it must know of it:
+//! which toolchain marker files exist (profile detection) and where its git
+//! dirs are (pointer files, each checked against the filesystem). No
+//! setting and no path to grant is taken from the workspace's contents.
 
 mod config_files;
 mod env;
