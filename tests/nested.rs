@@ -245,17 +245,13 @@ fn inherited_files_stay_read_only_without_landlock_file_rules() {
             ]);
             c.env("QWRAP_MOUNT_API", api);
             c.stdin(std::fs::File::open(&victim).unwrap());
-            let keep = std::fs::File::open(&victim).unwrap();
-            use std::os::fd::AsRawFd;
-            let raw = keep.as_raw_fd();
-            // SAFETY (test): dup2 in the child before exec, onto fd 3.
+            // SAFETY: dup2 in the child before exec, async-signal-safe: fd 3
+            // a second descriptor of the same read-only open.
             unsafe {
                 use std::os::unix::process::CommandExt;
-                c.pre_exec(move || {
-                    if libc::dup2(raw, 3) < 0 {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                    Ok(())
+                c.pre_exec(|| match libc::dup2(0, 3) {
+                    -1 => Err(std::io::Error::last_os_error()),
+                    _ => Ok(()),
                 });
             }
             let o = c.output().unwrap();
