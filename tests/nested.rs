@@ -230,8 +230,7 @@ fn inherited_files_stay_read_only_without_landlock_file_rules() {
         for api in APIS {
             let f = Fixture::new(who);
             let victim = f.write("victim.txt", "host data\n", 0o666);
-            let script =
-                "cat >/dev/null; echo tampered >> /proc/self/fd/0; echo tampered >> /proc/self/fd/3; true";
+            let script = "cat >/dev/null; echo tampered >> /proc/self/fd/0; echo tampered >> /proc/self/fd/3; test -e /proc/self/fd/3 && echo fd3-there";
             let mut c = f.qwrap(&[
                 "run",
                 "--pid",
@@ -255,7 +254,7 @@ fn inherited_files_stay_read_only_without_landlock_file_rules() {
                 });
             }
             let o = c.output().unwrap();
-            ok(&o);
+            assert!(ok(&o).contains("fd3-there"), "{who:?} {api}: {}", stderr(&o));
             assert_eq!(
                 std::fs::read_to_string(&victim).unwrap(),
                 "host data\n",
