@@ -29,10 +29,16 @@ fuzz_target!(|data: &[u8]| {
     if let Parsed::Done((host, port), used) = socks_request(data) {
         assert!(used <= data.len() && port != 0 && !host.is_empty());
     }
-    // A nameserver's answer: never read past the buffer.
+    // A nameserver's answer: never read past the buffer; an answer counts
+    // only for the question asked.
     if data.len() >= 2 {
+        use qwrap::egress::dns::{RecordType, Reply, answer};
         let id = u16::from_be_bytes([data[0], data[1]]);
-        let _ = qwrap::egress::dns::answer(data, id);
+        for qtype in [RecordType::A, RecordType::AAAA] {
+            if let Some(Reply::Found(ips)) = answer(data, id, "example.com", qtype) {
+                assert!(ips.iter().all(|ip| ip.is_ipv4() == (qtype == RecordType::A)));
+            }
+        }
     }
     if let Ok(text) = std::str::from_utf8(data)
         && let Ok(rule) = text.parse::<Rule>()

@@ -2,16 +2,19 @@
 //! static binary's glibc can only resolve with the NSS modules of its own
 //! version installed, which a host of another distribution lacks. The
 //! proxy reads /etc/hosts, then asks the nameservers of /etc/resolv.conf
-//! over UDP for A and AAAA records. Names are asked as given (no search
-//! domains): clients name the hosts they reach in full.
+//! over UDP for A and AAAA records (over TCP when an answer is truncated).
+//! Names are asked as given (no search domains): clients name the hosts
+//! they reach in full. The messages are hickory-proto's: an answer counts
+//! only with the query's random id and the very question asked.
 
+use hickory_proto::op::{Message, MessageType, Query, ResponseCode};
+pub use hickory_proto::rr::RecordType;
+use hickory_proto::rr::{DNSClass, Name, RData};
 use std::io;
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr, UdpSocket};
 use std::time::Duration;
 
 const TIMEOUT: Duration = Duration::from_secs(3);
-const TYPE_A: u16 = 1;
-const TYPE_AAAA: u16 = 28;
 
 /// The addresses of `name` (normalised, lower case) on `port`.
 pub fn resolve(name: &str, port: u16) -> io::Result<Vec<SocketAddr>> {
@@ -64,7 +67,19 @@ pub fn nameservers(text: &str) -> Vec<SocketAddr> {
     v
 }
 
-/// A and AAAA from one nameserver.
+/// What a nameserver said to one question.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Reply {
+    /// The A or AAAA records of the answer (CNAMEs followed by the server).
+    Found(Vec<IpAddr>),
+    /// The RCODE of a failure (3: no such name).
+    Failed(u16),
+    /// The answer did not fit in UDP: ask again over TCP.
+    Truncated,
+}
+
+/// A and AAAA from one nameserver: over UDP, and over TCP when an answer
+/// was truncated.
 fn ask(server: SocketAddr, name: &str) -> io::Result<Vec<IpAddr>> {
     let local: SocketAddr = if server.is_ipv4() {
         (Ipv4Addr::UNSPECIFIED, 0).into()
@@ -75,105 +90,98 @@ fn ask(server: SocketAddr, name: &str) -> io::Result<Vec<IpAddr>> {
     sock.connect(server)?;
     sock.set_read_timeout(Some(TIMEOUT))?;
     let mut ips = Vec::new();
-    for qtype in [TYPE_A, TYPE_AAAA] {
-        // std's hasher keys come from the OS's randomness.
-        let id = {
-            use std::hash::{BuildHasher, Hasher};
-            std::collections::hash_map::RandomState::new()
-                .build_hasher()
-                .finish() as u16
-        };
-        sock.send(&query(id, name, qtype)?)?;
+    for qtype in [RecordType::A, RecordType::AAAA] {
+        let (id, q) = query(name, qtype)?;
+        sock.send(&q)?;
         let mut buf = [0u8; 1500];
-        // Answers to other ids (late replies) are skipped.
+        // Answers to other ids or questions (late replies) are skipped.
+        let mut reply = None;
         for _ in 0..4 {
             let n = sock.recv(&mut buf)?;
-            match answer(&buf[..n], id) {
-                Some(Ok(found)) => {
-                    ips.extend(found);
-                    break;
-                }
-                // NXDOMAIN: no such name, no need to ask for AAAA.
-                Some(Err(3)) => return Ok(ips),
-                Some(Err(_)) => break,
-                None => continue,
+            if let Some(r) = answer(&buf[..n], id, name, qtype) {
+                reply = Some(r);
+                break;
             }
+        }
+        let reply = match reply {
+            Some(Reply::Truncated) => over_tcp(server, &q, id, name, qtype)?,
+            Some(r) => r,
+            None => continue,
+        };
+        match reply {
+            Reply::Found(found) => ips.extend(found),
+            // NXDOMAIN: no such name, no need to ask for AAAA.
+            Reply::Failed(3) => return Ok(ips),
+            Reply::Failed(_) | Reply::Truncated => {}
         }
     }
     Ok(ips)
 }
 
-/// A recursive query for `name`.
-pub fn query(id: u16, name: &str, qtype: u16) -> io::Result<Vec<u8>> {
-    let mut q = Vec::with_capacity(32 + name.len());
-    q.extend(id.to_be_bytes());
-    q.extend([0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0]);
-    for label in name.split('.').filter(|l| !l.is_empty()) {
-        let len = u8::try_from(label.len())
-            .ok()
-            .filter(|l| *l <= 63)
-            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "label too long"))?;
-        q.push(len);
-        q.extend(label.as_bytes());
-    }
-    q.push(0);
-    q.extend(qtype.to_be_bytes());
-    q.extend(1u16.to_be_bytes());
-    Ok(q)
+/// The same question over TCP (RFC 7766: a two-byte length before each
+/// message).
+fn over_tcp(server: SocketAddr, q: &[u8], id: u16, name: &str, qtype: RecordType) -> io::Result<Reply> {
+    use std::io::{Read, Write};
+    let mut tcp = std::net::TcpStream::connect_timeout(&server, TIMEOUT)?;
+    tcp.set_read_timeout(Some(TIMEOUT))?;
+    let len =
+        u16::try_from(q.len()).map_err(|_| io::Error::new(io::ErrorKind::InvalidInput, "query too long"))?;
+    let mut framed = len.to_be_bytes().to_vec();
+    framed.extend(q);
+    tcp.write_all(&framed)?;
+    let mut len = [0u8; 2];
+    tcp.read_exact(&mut len)?;
+    let mut buf = vec![0u8; usize::from(u16::from_be_bytes(len))];
+    tcp.read_exact(&mut buf)?;
+    answer(&buf, id, name, qtype)
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidData, "not an answer to the question"))
 }
 
-/// The A and AAAA records of a response with this id: None when it is not
-/// one (another id, not a response, malformed); the RCODE when it failed.
-pub fn answer(buf: &[u8], id: u16) -> Option<Result<Vec<IpAddr>, u8>> {
-    if buf.len() < 12 || u16::from_be_bytes([buf[0], buf[1]]) != id || buf[2] & 0x80 == 0 {
+/// A recursive query for `name`, with a random id (the id and the query).
+pub fn query(name: &str, qtype: RecordType) -> io::Result<(u16, Vec<u8>)> {
+    let invalid = |e: &dyn std::fmt::Display| io::Error::new(io::ErrorKind::InvalidInput, e.to_string());
+    let owner = Name::from_ascii(name).map_err(|e| invalid(&e))?;
+    let mut m = Message::query();
+    m.metadata.recursion_desired = true;
+    m.add_query(Query::query(owner, qtype));
+    let bytes = m.to_vec().map_err(|e| invalid(&e))?;
+    Ok((m.metadata.id, bytes))
+}
+
+/// What a response says to the question asked (`id`, `name`, `qtype`):
+/// None when it is not a response to it (another id, not a response,
+/// another question, malformed).
+pub fn answer(buf: &[u8], id: u16, name: &str, qtype: RecordType) -> Option<Reply> {
+    let m = Message::from_vec(buf).ok()?;
+    if m.metadata.id != id || m.metadata.message_type != MessageType::Response {
         return None;
     }
-    let rcode = buf[3] & 0x0f;
-    if rcode != 0 {
-        return Some(Err(rcode));
+    let asked = Name::from_ascii(name).ok()?;
+    let same_question = matches!(
+        m.queries.as_slice(),
+        [q] if q.query_type() == qtype && q.query_class() == DNSClass::IN && q.name().eq_ignore_root(&asked)
+    );
+    if !same_question {
+        return None;
     }
-    let qd = u16::from_be_bytes([buf[4], buf[5]]);
-    let an = u16::from_be_bytes([buf[6], buf[7]]);
-    let mut at = 12;
-    for _ in 0..qd {
-        at = skip_name(buf, at)? + 4;
+    if m.metadata.truncation {
+        return Some(Reply::Truncated);
     }
-    let mut ips = Vec::new();
-    for _ in 0..an {
-        at = skip_name(buf, at)?;
-        let head = buf.get(at..at + 10)?;
-        let rtype = u16::from_be_bytes([head[0], head[1]]);
-        let class = u16::from_be_bytes([head[2], head[3]]);
-        let len = usize::from(u16::from_be_bytes([head[8], head[9]]));
-        let data = buf.get(at + 10..at + 10 + len)?;
-        match (rtype, class, len) {
-            (TYPE_A, 1, 4) => ips.push(IpAddr::V4(Ipv4Addr::new(data[0], data[1], data[2], data[3]))),
-            (TYPE_AAAA, 1, 16) => {
-                let mut o = [0u8; 16];
-                o.copy_from_slice(data);
-                ips.push(IpAddr::V6(Ipv6Addr::from(o)));
-            }
-            _ => {}
-        }
-        at += 10 + len;
+    let code = m.metadata.response_code;
+    if code != ResponseCode::NoError {
+        return Some(Reply::Failed(u16::from(code)));
     }
-    Some(Ok(ips))
-}
-
-/// The offset after a (possibly compressed) name.
-fn skip_name(buf: &[u8], mut at: usize) -> Option<usize> {
-    loop {
-        let len = *buf.get(at)?;
-        match len {
-            0 => return Some(at + 1),
-            l if l & 0xc0 == 0xc0 => {
-                buf.get(at + 1)?;
-                return Some(at + 2);
-            }
-            l if l & 0xc0 == 0 => at += 1 + usize::from(l),
-            _ => return None,
-        }
-    }
+    let ips = m
+        .answers
+        .iter()
+        .filter(|r| r.dns_class == DNSClass::IN)
+        .filter_map(|r| match &r.data {
+            RData::A(a) if qtype == RecordType::A => Some(IpAddr::V4(a.0)),
+            RData::AAAA(a) if qtype == RecordType::AAAA => Some(IpAddr::V6(a.0)),
+            _ => None,
+        })
+        .collect();
+    Some(Reply::Found(ips))
 }
 
 #[cfg(test)]
@@ -201,27 +209,115 @@ mod tests {
         assert_eq!(nameservers(""), vec!["127.0.0.1:53".parse().unwrap()]);
     }
 
+    fn response(q: &[u8], with: impl FnOnce(&mut Message)) -> Vec<u8> {
+        let mut m = Message::from_vec(q).unwrap();
+        m.metadata.message_type = MessageType::Response;
+        with(&mut m);
+        m.to_vec().unwrap()
+    }
+
     #[test]
     fn a_response_is_read() {
-        let q = query(0x1234, "a.example.com", TYPE_A).unwrap();
-        let mut r = q.clone();
-        r[2] = 0x81;
-        r[3] = 0x80;
-        r[7] = 2;
-        // A CNAME (compressed owner), then the A record.
-        r.extend([0xc0, 12, 0, 5, 0, 1, 0, 0, 0, 60, 0, 2, 0xc0, 12]);
-        r.extend([0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 60, 0, 4, 93, 184, 216, 34]);
+        use hickory_proto::rr::Record;
+        use hickory_proto::rr::rdata::{A, CNAME};
+        let (id, q) = query("a.example.com", RecordType::A).unwrap();
+        let owner = Name::from_ascii("a.example.com").unwrap();
+        let r = response(&q, |m| {
+            let target = Name::from_ascii("b.example.com").unwrap();
+            m.answers.push(Record::from_rdata(
+                owner.clone(),
+                60,
+                RData::CNAME(CNAME(target.clone())),
+            ));
+            m.answers
+                .push(Record::from_rdata(target, 60, RData::A(A::new(93, 184, 216, 34))));
+        });
         assert_eq!(
-            answer(&r, 0x1234),
-            Some(Ok(vec!["93.184.216.34".parse().unwrap()]))
+            answer(&r, id, "a.example.com", RecordType::A),
+            Some(Reply::Found(vec!["93.184.216.34".parse().unwrap()]))
         );
-        assert_eq!(answer(&r, 0x9999), None, "another id");
-        assert_eq!(answer(&r[..r.len() - 2], 0x1234), None, "truncated");
-        let mut nx = q.clone();
-        nx[2] = 0x81;
-        nx[3] = 0x83;
-        assert_eq!(answer(&nx, 0x1234), Some(Err(3)));
-        assert_eq!(answer(&q, 0x1234), None, "a query is not an answer");
-        assert!(query(1, &"x".repeat(64), TYPE_A).is_err());
+        // The name compares without regard to case, as DNS names do.
+        assert!(answer(&r, id, "A.Example.COM", RecordType::A).is_some());
+        assert_eq!(
+            answer(&r, id.wrapping_add(1), "a.example.com", RecordType::A),
+            None,
+            "another id"
+        );
+        assert_eq!(
+            answer(&r, id, "other.example.com", RecordType::A),
+            None,
+            "another question"
+        );
+        assert_eq!(
+            answer(&r, id, "a.example.com", RecordType::AAAA),
+            None,
+            "another type"
+        );
+        assert_eq!(
+            answer(&r[..r.len() - 2], id, "a.example.com", RecordType::A),
+            None,
+            "truncated bytes"
+        );
+        assert_eq!(
+            answer(&q, id, "a.example.com", RecordType::A),
+            None,
+            "a query is not an answer"
+        );
+        let nx = response(&q, |m| m.metadata.response_code = ResponseCode::NXDomain);
+        assert_eq!(
+            answer(&nx, id, "a.example.com", RecordType::A),
+            Some(Reply::Failed(3))
+        );
+        let tc = response(&q, |m| m.metadata.truncation = true);
+        assert_eq!(
+            answer(&tc, id, "a.example.com", RecordType::A),
+            Some(Reply::Truncated)
+        );
+        assert!(query(&"x".repeat(64), RecordType::A).is_err());
+        // Ids are not all alike.
+        let ids: std::collections::BTreeSet<u16> =
+            (0..8).map(|_| query("x.org", RecordType::A).unwrap().0).collect();
+        assert!(ids.len() > 1);
+    }
+
+    #[test]
+    fn a_truncated_answer_is_asked_again_over_tcp() {
+        use hickory_proto::rr::Record;
+        use hickory_proto::rr::rdata::A;
+        use std::io::{Read, Write};
+        // A nameserver on loopback that truncates over UDP and answers
+        // over TCP.
+        let udp = UdpSocket::bind("127.0.0.1:0").unwrap();
+        let port = udp.local_addr().unwrap().port();
+        let tcp = std::net::TcpListener::bind(("127.0.0.1", port)).unwrap();
+        let server = std::thread::spawn(move || {
+            for _ in 0..2 {
+                let mut buf = [0u8; 512];
+                let (n, from) = udp.recv_from(&mut buf).unwrap();
+                let r = response(&buf[..n], |m| m.metadata.truncation = true);
+                udp.send_to(&r, from).unwrap();
+                let (mut s, _) = tcp.accept().unwrap();
+                let mut len = [0u8; 2];
+                s.read_exact(&mut len).unwrap();
+                let mut q = vec![0u8; usize::from(u16::from_be_bytes(len))];
+                s.read_exact(&mut q).unwrap();
+                let r = response(&q, |m| {
+                    let asked = m.queries[0].clone();
+                    if asked.query_type() == RecordType::A {
+                        m.answers.push(Record::from_rdata(
+                            asked.name().clone(),
+                            60,
+                            RData::A(A::new(10, 1, 2, 3)),
+                        ));
+                    }
+                });
+                let mut framed = (r.len() as u16).to_be_bytes().to_vec();
+                framed.extend(r);
+                s.write_all(&framed).unwrap();
+            }
+        });
+        let found = ask(SocketAddr::from(([127, 0, 0, 1], port)), "big.example").unwrap();
+        server.join().unwrap();
+        assert_eq!(found, vec!["10.1.2.3".parse::<IpAddr>().unwrap()]);
     }
 }
