@@ -6,6 +6,7 @@ mod caps;
 mod capture;
 mod command;
 mod error;
+mod git_files;
 mod git_sync;
 mod hidden;
 mod hints;

@@ -1,4 +1,5 @@
 use crate::plan::filter_rules::*;
+use crate::plan::filter_text::*;
 
 fn arch() -> Arch {
     Arch::from_target(std::env::consts::ARCH).unwrap()

@@ -286,28 +286,6 @@ pub fn cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
     }
 }
 
-/// What a rule does in a profile, in the words `qwrap plan` prints.
-pub fn summary(rule: &str, p: Profile) -> Option<&'static str> {
-    let held_by_warden = p.warden && p.unscoped;
-    Some(match rule {
-        "ioctl" if p.unscoped => "(TIOCSTI|TIOCLINUX|FIOSETOWN|SIOCSPGRP|FIOASYNC) = EPERM",
-        "ioctl" => "(TIOCSTI|TIOCLINUX) = EPERM",
-        "setid-mode" => "(mode & (S_ISUID|S_ISGID)) = EPERM",
-        "setid-create" => "(O_CREAT|O_TMPFILE, mode & (S_ISUID|S_ISGID)) = EPERM",
-        "enosys" => " = ENOSYS",
-        "xattr" if p.root => " = EPERM",
-        "target" if p.warden => "(pid != 0) = USER_NOTIF",
-        "setpriority" | "ioprio" if p.warden => "(not the caller) = USER_NOTIF",
-        "signal" | "fork" if held_by_warden => " = USER_NOTIF",
-        "pidfd-signal" | "clone3" if held_by_warden => " = ENOSYS",
-        "clone" if held_by_warden => "(not CLONE_THREAD) = USER_NOTIF",
-        "clone" | "unshare" if p.warden => "(CLONE_NEWUSER) = USER_NOTIF",
-        "fcntl" if held_by_warden => "(F_SETOWN) = USER_NOTIF, (F_SETOWN_EX, F_SETFL|O_ASYNC) = EPERM",
-        "fcntl" if p.unscoped => "(F_SETOWN_EX, F_SETFL|O_ASYNC) = EPERM",
-        _ => return None,
-    })
-}
-
 /// Every rule of a profile, from the table.
 pub fn rules(arch: Arch, p: Profile) -> Vec<Rules> {
     table()
@@ -322,27 +300,6 @@ pub fn rules(arch: Arch, p: Profile) -> Vec<Rules> {
             })
         })
         .collect()
-}
-
-/// The filter in the words `qwrap plan` prints: the calls of each rule and
-/// what it does, in the table's order, then the rest.
-pub fn describe(arch: Arch, p: Profile) -> String {
-    let mut groups: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
-    for s in table() {
-        if s.nr_on(arch) < 0 || summary(s.rule, p).is_none() {
-            continue;
-        }
-        match groups.iter_mut().find(|(r, _)| *r == s.rule) {
-            Some((_, names)) => names.push(s.name),
-            None => groups.push((s.rule, vec![s.name])),
-        }
-    }
-    let mut parts: Vec<String> = groups
-        .iter()
-        .map(|(rule, names)| format!("{}{}", names.join("/"), summary(rule, p).unwrap_or_default()))
-        .collect();
-    parts.push(format!("syscalls >= {FIRST_UNKNOWN} = ENOSYS, otherwise allow"));
-    format!("{{{}}}", parts.join(", "))
 }
 
 const LD_W_ABS: u16 = 0x20;
@@ -468,61 +425,4 @@ pub fn run(prog: &[Insn], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
             _ => panic!("unknown instruction {code:#x}"),
         }
     }
-}
-
-/// How a rule holds its calls, in the words of docs/security.md's table:
-/// on Linux ≥ 6.12 (Landlock's signal scope) and before.
-fn held(s: &Syscall) -> (String, String) {
-    let warden = "the warden: allowed when every target is the sandbox's, EPERM otherwise";
-    let both = |t: &str| (t.to_string(), t.to_string());
-    match s.rule {
-        "kernel" => both(s.held),
-        "unshare" => both(&format!(
-            "{}; with CLONE_NEWUSER in the shared PID mode, the warden lets it go on and says once that the new namespace cannot be given its id maps there (--pid private can)",
-            s.held
-        )),
-        "signal" => ("Landlock signal scope (EPERM)".into(), warden.into()),
-        "pidfd-signal" => (
-            "Landlock signal scope (EPERM)".into(),
-            "ENOSYS (its target is a descriptor another thread could swap; callers fall back to kill)".into(),
-        ),
-        "fcntl" => (
-            "Landlock signal scope: SIGIO and SIGURG reach only the sandbox".into(),
-            "F_SETOWN: the warden; F_SETOWN_EX and F_SETFL with O_ASYNC: EPERM (the owner is in the caller's memory; a terminal's owner is its foreground group)".into(),
-        ),
-        "ioctl" => (
-            "TIOCSTI, TIOCLINUX: EPERM; SIGIO owners: Landlock signal scope".into(),
-            "TIOCSTI, TIOCLINUX, FIOSETOWN, SIOCSPGRP, FIOASYNC: EPERM".into(),
-        ),
-        "target" | "setpriority" | "ioprio" => both(warden),
-        "fork" | "clone" => (
-            "allowed: the reaper's kill(-1) from the outer signal domain ends every process (clone with CLONE_NEWUSER: as unshare)".into(),
-            "the warden: allowed while the command lives, held once it has exited (threads are not trapped)".into(),
-        ),
-        "clone3" => (
-            "allowed (as fork)".into(),
-            "ENOSYS: its flags are in memory; callers fall back to clone".into(),
-        ),
-        "setid-mode" | "setid-create" => both("EPERM with S_ISUID or S_ISGID in the mode"),
-        "enosys" => both("ENOSYS (callers fall back; io_uring is a syscall table seccomp cannot see)"),
-        "xattr" => both("root: EPERM (a file capability from a nested user namespace would hold on the host); others: the kernel writes a capability rooted at the caller's uid, which grants nothing on the host"),
-        _ => both("-"),
-    }
-}
-
-/// docs/security.md's table: every call of the four classes and how it
-/// is held, in the table's order (a test holds the document to it).
-pub fn doc_table() -> String {
-    let mut out = String::from(
-        "| call (x86_64 nr) | class | Linux ≥ 6.12 | before 6.12, or `--landlock off` |\n|---|---|---|---|\n",
-    );
-    for s in table().iter().filter(|s| s.class != "-") {
-        let (now, before) = held(s);
-        out += &format!(
-            "| `{}` ({}) | {} | {} | {} |\n",
-            s.name, s.nr, s.class, now, before
-        );
-    }
-    out += &format!("| every number from {FIRST_UNKNOWN} on | - | ENOSYS | ENOSYS |\n");
-    out
 }

@@ -6,6 +6,7 @@ mod caches;
 mod confine;
 mod fds;
 pub mod filter_rules;
+pub mod filter_text;
 mod json;
 mod layers;
 mod layout;
@@ -18,6 +19,7 @@ mod step;
 mod step_args;
 mod step_purpose;
 mod step_text;
+mod step_text_process;
 
 pub use caches::{CacheHow, CacheMount};
 pub use confine::{Confinement, Filter, LandlockRules, PidOne, Seal, identity};

@@ -150,3 +150,14 @@ pub(super) fn join_flags(parts: Vec<String>) -> String {
         parts.join("|")
     }
 }
+
+/// The child of a fork after DieWithParent dies with its parent too.
+pub(super) const DYING_CHILD: &str =
+    " (after die-with-parent: prctl(PR_SET_PDEATHSIG, SIGKILL) in the child)";
+
+/// A child that goes on while its monitor writes reports first waits for it.
+pub(super) const WAIT_FOR_MONITOR: &str =
+    " (with --info-fd or --json-status-fd: then read(go pipe) until the monitor has read the namespace ids)";
+
+/// What precedes every fork: the kernel's thread count, which must be one.
+pub(super) const ONE_THREAD: &str = "openat(\"/proc/self/stat\"); read() = one thread; ";

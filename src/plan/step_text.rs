@@ -2,23 +2,10 @@
 //! each (tests/plan_calls.rs holds them to a trace, exec/fake_tests.rs to
 //! the executor's code).
 
-use super::filter_rules;
 use super::step::{Ambient, IdMap, Role, Step};
-use super::step_args::{join_flags, q};
+use super::step_args::{ONE_THREAD, join_flags, q};
+use super::{filter_rules, filter_text};
 use std::fmt;
-
-/// The child of a fork after DieWithParent dies with its parent too.
-/// How a process outside the command passes signals on (`run --pid
-/// private`: the monitor, then PID 1).
-const FORWARD: &str = "rt_sigaction(HUP, INT, QUIT, TERM, USR1, USR2, WINCH, CONT: SA_SIGINFO, a handler that passes each one a process sent (si_code <= 0, not a terminal's) on with kill)";
-const DYING_CHILD: &str = " (after die-with-parent: prctl(PR_SET_PDEATHSIG, SIGKILL) in the child)";
-
-/// A child that goes on while its monitor writes reports first waits for it.
-const WAIT_FOR_MONITOR: &str =
-    " (with --info-fd or --json-status-fd: then read(go pipe) until the monitor has read the namespace ids)";
-
-/// What precedes every fork: the kernel's thread count, which must be one.
-const ONE_THREAD: &str = "openat(\"/proc/self/stat\"); read() = one thread; ";
 
 impl fmt::Display for Step {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -113,7 +100,7 @@ impl fmt::Display for Step {
             Step::SeccompNotify { signals, root } => write!(
                 f,
                 "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {}); sendmsg(warden, SCM_RIGHTS listener)",
-                filter_rules::describe(
+                filter_text::describe(
                     filter_rules::Arch::HERE,
                     filter_rules::Profile {
                         warden: true,
@@ -351,7 +338,7 @@ impl fmt::Display for Step {
             Step::Seccomp => write!(
                 f,
                 "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {})",
-                filter_rules::describe(filter_rules::Arch::HERE, filter_rules::Profile::PLAIN)
+                filter_text::describe(filter_rules::Arch::HERE, filter_rules::Profile::PLAIN)
             ),
             Step::MakeHiddenSource { tree } => write!(
                 f,
@@ -377,68 +364,6 @@ impl fmt::Display for Step {
                     closed.join(", ")
                 )
             }
-            Step::DieWithParent => write!(
-                f,
-                "prctl(PR_SET_PDEATHSIG, SIGKILL); getppid() is still the parent"
-            ),
-            Step::NewSession => write!(
-                f,
-                "setsid(); a group leader ({ONE_THREAD}) forks first and stays as a supervisor that forwards signals{DYING_CHILD}"
-            ),
-            Step::CloneMonitor {
-                ns,
-                join,
-                info_fd,
-                json_status_fd,
-                forward_signals,
-            } => {
-                let reports = info_fd.is_some() || json_status_fd.is_some();
-                if *join || reports {
-                    write!(f, "pipe2(O_CLOEXEC) for the child's reports; ")?;
-                }
-                if *forward_signals {
-                    write!(f, "pipe2(O_CLOEXEC) for how the command ended; ")?;
-                }
-                write!(
-                    f,
-                    "{ONE_THREAD}clone({}SIGCHLD); the parent waits as the monitor",
-                    if *join {
-                        String::new()
-                    } else {
-                        format!("{}|", ns.names())
-                    }
-                )?;
-                write!(f, "{DYING_CHILD}; in the child getppid() = the monitor")?;
-                if reports {
-                    write!(f, ", statx of /proc/CHILD/ns/* for the namespace ids")?;
-                    if !*join {
-                        write!(f, "; the child read(go pipe) until the monitor has them")?;
-                    }
-                }
-                if *join || json_status_fd.is_some() {
-                    write!(f, ", read of the reports (fcntl O_NONBLOCK once the child ended)")?;
-                }
-                if *forward_signals {
-                    write!(
-                        f,
-                        " (the monitor: {FORWARD}; it ends as PID 1 says the command ended, by the same exit code or signal)"
-                    )?;
-                }
-                Ok(())
-            }
-            Step::JoinNamespace { fd, pid } => write!(
-                f,
-                "setns({fd}, {})",
-                if *pid { "CLONE_NEWPID" } else { "CLONE_NEWUSER" }
-            ),
-            Step::ForkIntoPidNamespace { new_pidns } => write!(
-                f,
-                "{}{ONE_THREAD}fork(); the parent reports the child's pid to the monitor and waits{DYING_CHILD}{WAIT_FOR_MONITOR}",
-                if *new_pidns { "unshare(CLONE_NEWPID); " } else { "" },
-            ),
-            Step::NotifyMonitor => write!(f, "write(ready pipe, getpid()){WAIT_FOR_MONITOR}"),
-            Step::AssertUsernsDisabled => write!(f, "unshare(CLONE_NEWUSER) fails"),
-            Step::SetHostname { name } => write!(f, "sethostname({name:?})"),
             Step::MakeMountPoint {
                 path,
                 dir,
@@ -500,71 +425,23 @@ impl fmt::Display for Step {
                 let c: Vec<String> = candidates.iter().map(|p| q(p)).collect();
                 write!(f, "chdir(the first of {})", c.join(", "))
             }
-            Step::CallerSeccomp { programs } => write!(
-                f,
-                "{} program(s) kept for the command (installed just before execve: prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER))",
-                programs.len()
-            ),
-            Step::PidOneInit {
-                forward_signals,
-                wait_all,
-            } => {
-                write!(f, "{ONE_THREAD}fork()")?;
-                if *forward_signals {
-                    write!(f, " (PID 1: {FORWARD})")?;
-                }
-                write!(
-                    f,
-                    "; PID 1 waits for every child and exits as the command does{}",
-                    if *wait_all {
-                        ", once no process is left"
-                    } else {
-                        " (its exit ends every process left)"
-                    }
-                )?;
-                if *forward_signals {
-                    write!(
-                        f,
-                        " (when the command ends it says how on the monitor's pipe{})",
-                        if *wait_all {
-                            ", after prctl(PR_SET_PDEATHSIG, 0): the monitor goes, PID 1 stays"
-                        } else {
-                            ""
-                        }
-                    )?;
-                }
-                write!(f, "{DYING_CHILD}")
-            }
-            Step::HandInit => write!(
-                f,
-                "pidfd_open(getpid()); sendmsg(warden, SCM_RIGHTS pidfd, \"I\") (the warden ends when PID 1 does)"
-            ),
-            Step::SeccompPrivatePid { unscoped, root } => write!(
-                f,
-                "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {})",
-                filter_rules::describe(
-                    filter_rules::Arch::HERE,
-                    filter_rules::Profile {
-                        warden: false,
-                        unscoped: *unscoped,
-                        root: *root,
-                    }
-                )
-            ),
-            Step::LandlockScopes { abi } => write!(
-                f,
-                "landlock_create_ruleset(ABI {abi}, handled_access_fs=0, scoped=SIGNAL|ABSTRACT_UNIX_SOCKET); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self()"
-            ),
-            Step::BlockOnFd { fd } => write!(f, "read({fd}, 1 byte)"),
-            Step::LockFile { path } => write!(f, "fcntl(open({}, O_RDONLY), F_SETLK, F_RDLCK)", q(path)),
-            Step::DisableUserns => write!(
-                f,
-                "open(\"/proc\", O_PATH) = proc (kept); openat(proc, \"sys/user/max_user_namespaces\", O_WRONLY); write(\"1\")"
-            ),
-            Step::NestUserNamespace { uid, gid } => write!(
-                f,
-                "unshare(CLONE_NEWUSER); openat(proc, \"self/uid_map\"); write(\"{uid} {uid} 1\"); openat(proc, \"self/gid_map\"); write(\"{gid} {gid} 1\")"
-            ),
+            Step::DieWithParent
+            | Step::NewSession
+            | Step::CloneMonitor { .. }
+            | Step::JoinNamespace { .. }
+            | Step::ForkIntoPidNamespace { .. }
+            | Step::NotifyMonitor
+            | Step::AssertUsernsDisabled
+            | Step::SetHostname { .. }
+            | Step::CallerSeccomp { .. }
+            | Step::PidOneInit { .. }
+            | Step::HandInit
+            | Step::SeccompPrivatePid { .. }
+            | Step::LandlockScopes { .. }
+            | Step::BlockOnFd { .. }
+            | Step::LockFile { .. }
+            | Step::DisableUserns
+            | Step::NestUserNamespace { .. } => super::step_text_process::write(self, f),
             Step::Exec { argv, env, .. } => {
                 let args: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
                 let mut changes: Vec<String> = env

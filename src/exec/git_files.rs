@@ -1,0 +1,196 @@
+//! The git guard's file primitives, relative to descriptors the warden
+//! holds: a name's state (regular files and directories only, read with
+//! O_NOFOLLOW|O_NONBLOCK), a write under git's lock (`NAME.lock` created
+//! exclusively, then renamed into place), a removal, the first copy in.
+
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{AtFlags, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// One side's view of a name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum State {
+    Absent,
+    File {
+        hash: u64,
+        data: Vec<u8>,
+        mode: u32,
+    },
+    Dir,
+    /// A link, FIFO, socket or device: never copied.
+    Other,
+}
+
+pub(super) fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// The directory `rel` below `root`, walked without following a link.
+pub(super) fn open_dir(root: BorrowedFd<'_>, rel: &Path) -> Result<OwnedFd, Errno> {
+    let mut fd = rustix::fs::openat(root, ".", dir_flags(), Mode::empty())?;
+    for c in rel.iter() {
+        fd = rustix::fs::openat(&fd, c, dir_flags(), Mode::empty())?;
+    }
+    Ok(fd)
+}
+
+/// The names in a directory (none when it cannot be opened).
+pub(super) fn names(root: BorrowedFd<'_>, rel: &Path) -> Vec<OsString> {
+    let Ok(fd) = open_dir(root, rel) else {
+        return Vec::new();
+    };
+    let Ok(dir) = rustix::fs::Dir::read_from(&fd) else {
+        return Vec::new();
+    };
+    dir.flatten()
+        .map(|e| OsStr::from_bytes(e.file_name().to_bytes()).to_os_string())
+        .filter(|n| n != "." && n != "..")
+        .collect()
+}
+
+pub(super) fn state(root: BorrowedFd<'_>, rel: &Path) -> State {
+    let (Some(parent), Some(name)) = (rel.parent(), rel.file_name()) else {
+        return State::Absent;
+    };
+    let Ok(dir) = open_dir(root, parent) else {
+        return State::Absent;
+    };
+    let st = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+        Ok(st) => st,
+        Err(_) => return State::Absent,
+    };
+    match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+        rustix::fs::FileType::Directory => State::Dir,
+        rustix::fs::FileType::RegularFile => {
+            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+            let Ok(fd) = rustix::fs::openat(&dir, name, flags, Mode::empty()) else {
+                return State::Absent;
+            };
+            // The file opened is the one checked: a swap in between shows here.
+            match rustix::fs::fstat(&fd) {
+                Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() => {}
+                _ => return State::Other,
+            }
+            let mut data = Vec::new();
+            let mut buf = vec![0u8; 64 * 1024];
+            loop {
+                match rustix::io::read(&fd, &mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => data.extend_from_slice(&buf[..n]),
+                    Err(Errno::INTR) => {}
+                    Err(_) => return State::Other,
+                }
+            }
+            State::File {
+                hash: hash(&data),
+                data,
+                mode: st.st_mode & 0o777,
+            }
+        }
+        _ => State::Other,
+    }
+}
+
+pub(super) fn hash(data: &[u8]) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    data.hash(&mut h);
+    h.finish()
+}
+
+/// Creates the missing directories of `rel` below `root` (never through a
+/// link) and returns the last.
+pub(super) fn make_dirs(root: BorrowedFd<'_>, rel: &Path) -> Result<OwnedFd, Errno> {
+    let mut fd = rustix::fs::openat(root, ".", dir_flags(), Mode::empty())?;
+    for c in rel.iter() {
+        match rustix::fs::mkdirat(&fd, c, Mode::from_raw_mode(0o755)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => return Err(e),
+        }
+        fd = rustix::fs::openat(&fd, c, dir_flags(), Mode::empty())?;
+    }
+    Ok(fd)
+}
+
+pub(super) fn lock_name(name: &OsStr) -> OsString {
+    let mut l = name.to_os_string();
+    l.push(".lock");
+    l
+}
+
+/// Writes `data` at `rel` the way git does: `NAME.lock` created exclusively
+/// (AGAIN while another holds it), written, renamed into place.
+pub(super) fn put(root: BorrowedFd<'_>, rel: &Path, data: &[u8], mode: u32) -> Result<(), Errno> {
+    let dir = make_dirs(root, rel.parent().unwrap_or(Path::new("")))?;
+    let name = rel.file_name().ok_or(Errno::INVAL)?;
+    let lock = lock_name(name);
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let fd = match rustix::fs::openat(&dir, lock.as_os_str(), flags, Mode::from_raw_mode(mode)) {
+        Err(Errno::EXIST) => return Err(Errno::AGAIN),
+        r => r?,
+    };
+    let mut rest = data;
+    while !rest.is_empty() {
+        match rustix::io::write(&fd, rest) {
+            Ok(n) => rest = &rest[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => {
+                let _ = rustix::fs::unlinkat(&dir, lock.as_os_str(), AtFlags::empty());
+                return Err(e);
+            }
+        }
+    }
+    let _ = rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode));
+    rustix::fs::renameat(&dir, lock.as_os_str(), &dir, name)
+}
+
+/// Removes the file at `rel` under its lock, or the directory at `rel` with
+/// everything in it (never through a link).
+pub(super) fn remove(root: BorrowedFd<'_>, rel: &Path, is_dir: bool) -> Result<(), Errno> {
+    let dir = open_dir(root, rel.parent().unwrap_or(Path::new("")))?;
+    let name = rel.file_name().ok_or(Errno::INVAL)?;
+    if is_dir {
+        if let Ok(sub) = rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()) {
+            for n in names(sub.as_fd(), Path::new("")) {
+                let d = rustix::fs::statat(&sub, n.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+                    rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
+                });
+                let _ = remove(sub.as_fd(), Path::new(&n), d);
+            }
+        }
+        return rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR);
+    }
+    let lock = lock_name(name);
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    match rustix::fs::openat(&dir, lock.as_os_str(), flags, Mode::from_raw_mode(0o600)) {
+        Err(Errno::EXIST) => return Err(Errno::AGAIN),
+        r => drop(r?),
+    }
+    let r = rustix::fs::unlinkat(&dir, name, AtFlags::empty());
+    let _ = rustix::fs::unlinkat(&dir, lock.as_os_str(), AtFlags::empty());
+    r
+}
+
+/// Copies a host file or directory (regular files and directories, any
+/// depth up to 8) into the sandbox's own side, once.
+pub(super) fn copy_in(host: BorrowedFd<'_>, own: BorrowedFd<'_>, rel: &Path, depth: usize) {
+    match state(host, rel) {
+        State::File { data, mode, .. } => {
+            let _ = put(own, rel, &data, mode);
+        }
+        State::Dir if depth < 8 => {
+            let _ = make_dirs(own, rel);
+            for n in names(host, rel) {
+                // git never runs the sample hooks: not worth a copy each.
+                if rel == Path::new("hooks") && n.as_bytes().ends_with(b".sample") {
+                    continue;
+                }
+                copy_in(host, own, &rel.join(n), depth + 1);
+            }
+        }
+        _ => {}
+    }
+}
