@@ -4,7 +4,8 @@
 //!
 //! Policy → Plan → execute: [`policy`] resolves what the user asked for,
 //! [`plan`] turns it into ordered setup steps (pure), and [`exec`] makes the
-//! syscalls. `unsafe` lives only in [`sys`].
+//! syscalls; [`supervise`] holds the processes beside the sandbox (the
+//! warden and its jobs). `unsafe` lives only in [`sys`].
 
 #![deny(unsafe_code)]
 
@@ -19,6 +20,7 @@ mod lossy;
 pub mod plan;
 pub mod policy;
 pub mod report;
+pub mod supervise;
 #[allow(unsafe_code)]
 pub mod sys;
 pub mod verify;

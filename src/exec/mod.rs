@@ -6,8 +6,6 @@ mod caps;
 mod capture;
 mod command;
 mod error;
-mod git_files;
-mod git_sync;
 mod hidden;
 mod hints;
 mod in_root;
@@ -22,8 +20,6 @@ mod reap;
 mod remount;
 mod reroot;
 mod seccomp;
-mod warden;
-mod warden_calls;
 
 #[cfg(test)]
 mod fake_samples;
@@ -169,7 +165,7 @@ struct Executor {
     /// bwrap mode: the caller's seccomp programs, installed just before execve.
     filters: Vec<Vec<libc::sock_filter>>,
     /// The link to the warden, until the listener is handed over.
-    warden: Option<warden::Link>,
+    warden: Option<crate::supervise::warden::Link>,
     /// What hidden paths are covered with.
     hidden: Option<hidden::Source>,
     /// Locks the warden holds for the sandbox's life (the cache layer slot).

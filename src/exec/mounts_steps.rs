@@ -196,7 +196,7 @@ impl Executor {
             Step::ClaimPty { target, index } => {
                 let held = claim_pty(&target.with_file_name("ptmx"), *index)?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
-                warden::hand_over_terminal_name(link, held)?;
+                crate::supervise::warden::hand_over_terminal_name(link, held)?;
             }
             Step::SetPathAttr {
                 target,

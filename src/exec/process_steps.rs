@@ -12,7 +12,7 @@ impl Executor {
                 scoped,
                 notes,
             } => {
-                self.warden = Some(warden::start(
+                self.warden = Some(crate::supervise::warden::start(
                     *keep_background,
                     &self.held,
                     egress.as_ref(),
@@ -29,12 +29,12 @@ impl Executor {
                     )
                 })?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
-                warden::hand_over_egress(link, listener)?;
+                crate::supervise::warden::hand_over_egress(link, listener)?;
             }
             Step::SeccompNotify { signals, root } => {
                 let listener = seccomp::notify_listener(*signals, *root)?;
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
-                warden::hand_over(link, listener)?;
+                crate::supervise::warden::hand_over(link, listener)?;
             }
             Step::Chdir { candidates } => {
                 let mut last = Errno::NOENT;
@@ -68,14 +68,14 @@ impl Executor {
                     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
                     let fd = k::open(d, flags, Mode::empty())
                         .map_err(|e| Fail::with(e, d.display().to_string()))?;
-                    warden::hand_over_git_dir(link, fd)?;
+                    crate::supervise::warden::hand_over_git_dir(link, fd)?;
                 }
-                warden::wait_for_git_dirs(link)?;
+                crate::supervise::warden::wait_for_git_dirs(link)?;
             }
             Step::StartReaper => {
                 let reaper = reap::start()?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
-                warden::hand_over_reaper(link, reaper)?;
+                crate::supervise::warden::hand_over_reaper(link, reaper)?;
             }
             Step::CallerSeccomp { programs } => {
                 // Installed as the last thing before execve.
@@ -104,7 +104,7 @@ impl Executor {
             Step::HandInit => {
                 let me = k::pidfd_open(k::getpid(), rustix::process::PidfdFlags::empty())?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
-                warden::hand_over_init(link, me)?;
+                crate::supervise::warden::hand_over_init(link, me)?;
             }
             Step::SeccompPrivatePid { unscoped, root } => seccomp::apply_private_pid(*unscoped, *root)?,
             Step::LandlockScopes { abi } => landlock::scopes_only(*abi)?,

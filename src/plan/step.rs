@@ -110,7 +110,7 @@ pub enum Step {
         #[serde(skip_serializing_if = "Option::is_none")]
         egress: Option<Egress>,
         /// The host git dirs (and objects/info) whose sandbox-own copies the
-        /// warden keeps in step (exec/git_sync.rs), in the order
+        /// warden keeps in step (supervise/git_sync.rs), in the order
         /// `HandGitDirs` sends them.
         #[serde(serialize_with = "crate::lossy::paths")]
         git: Vec<PathBuf>,

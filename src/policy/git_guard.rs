@@ -5,7 +5,7 @@
 //!   and its common dir, each submodule's under `modules/`, each
 //!   `worktrees/NAME`) and its `objects/info` are the sandbox's own: a
 //!   tmpfs the warden keeps in step with the host's for git's allow-listed
-//!   files only (exec/git_sync.rs); `refs/`, `logs/`, `objects/` (and
+//!   files only (supervise/git_sync.rs); `refs/`, `logs/`, `objects/` (and
 //!   `lfs/`) are the host's, bound in. Nothing the sandbox makes there
 //!   (`commondir`, `gitdir`, `config`, `hooks/`, a FIFO, any new name)
 //!   reaches the host;

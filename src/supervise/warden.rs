@@ -17,27 +17,27 @@ use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
 use std::path::PathBuf;
 
+use super::calls::Sandbox;
 use super::git_sync::{GitSync, Kind, Pair};
-use super::reap::Reaper;
-use super::warden_calls::Sandbox;
+use super::leftovers::Reaper;
 
 /// qwrap's side of a started warden: the socket it listens on.
-pub(super) struct Link {
-    pub(super) socket: OwnedFd,
+pub(crate) struct Link {
+    pub(crate) socket: OwnedFd,
 }
 
 /// Starts the warden. `hold`: locks kept for the sandbox's life (the
 /// warden outlives it). `egress`: the proxy to serve once its socket is
 /// handed over. `git`: the host git dir levels whose sandbox-own copies it
 /// keeps in step.
-pub(super) fn start(
+pub(crate) fn start(
     keep_background: bool,
     hold: &[OwnedFd],
     egress: Option<&Egress>,
     git: &[PathBuf],
     scoped: bool,
     notes: bool,
-) -> Result<Link, super::Fail> {
+) -> Result<Link, Errno> {
     let (ours, theirs) = k::seqpacket_pair()?;
     let command = k::getpid();
     // What the warden says (the git copies it could not make, the proxy's
@@ -100,17 +100,17 @@ pub(super) fn start(
 }
 
 /// Hands the listener to the warden.
-pub(super) fn hand_over(link: Link, listener: OwnedFd) -> Result<(), Errno> {
+pub(crate) fn hand_over(link: Link, listener: OwnedFd) -> Result<(), Errno> {
     send_fd(&link.socket, listener, b'L')
 }
 
 /// Hands one of the sandbox's own git dir levels to the warden.
-pub(super) fn hand_over_git_dir(link: &Link, dir: OwnedFd) -> Result<(), Errno> {
+pub(crate) fn hand_over_git_dir(link: &Link, dir: OwnedFd) -> Result<(), Errno> {
     send_fd(&link.socket, dir, b'G')
 }
 
 /// Waits until the warden has filled the sandbox's own git dir levels.
-pub(super) fn wait_for_git_dirs(link: &Link) -> Result<(), Errno> {
+pub(crate) fn wait_for_git_dirs(link: &Link) -> Result<(), Errno> {
     let mut b = [0u8; 1];
     match k::read(&link.socket, &mut b)? {
         1 if b[0] == b'A' => Ok(()),
@@ -122,24 +122,24 @@ pub(super) fn wait_for_git_dirs(link: &Link) -> Result<(), Errno> {
 
 /// Hands the pty whose name shows the caller's terminal to the warden,
 /// which holds it as long as the sandbox lives.
-pub(super) fn hand_over_terminal_name(link: &Link, pty: OwnedFd) -> Result<(), Errno> {
+pub(crate) fn hand_over_terminal_name(link: &Link, pty: OwnedFd) -> Result<(), Errno> {
     send_fd(&link.socket, pty, b'T')
 }
 
 /// Hands a pidfd of PID 1 of the sandbox's own PID namespace to the
 /// warden: no seccomp listener comes, and the sandbox ends with it.
-pub(super) fn hand_over_init(link: &Link, init: OwnedFd) -> Result<(), Errno> {
+pub(crate) fn hand_over_init(link: &Link, init: OwnedFd) -> Result<(), Errno> {
     send_fd(&link.socket, init, b'I')
 }
 
 /// Hands a pidfd of the reaper to the warden, which refuses every trapped
 /// call aimed at it.
-pub(super) fn hand_over_reaper(link: &Link, reaper: OwnedFd) -> Result<(), Errno> {
+pub(crate) fn hand_over_reaper(link: &Link, reaper: OwnedFd) -> Result<(), Errno> {
     send_fd(&link.socket, reaper, b'R')
 }
 
 /// Hands the egress proxy's listening socket to the warden.
-pub(super) fn hand_over_egress(link: &Link, listener: OwnedFd) -> Result<(), Errno> {
+pub(crate) fn hand_over_egress(link: &Link, listener: OwnedFd) -> Result<(), Errno> {
     send_fd(&link.socket, listener, b'P')
 }
 
@@ -262,7 +262,7 @@ fn run(
         }
         if listener_ready.contains(PollFlags::IN) {
             if let Ok(n) = sys::notif_recv(listener.as_fd()) {
-                if super::warden_calls::makes_user_namespace(&n)
+                if super::calls::makes_user_namespace(&n)
                     && let Some(fd) = notes.take()
                 {
                     let _ = k::write(&fd, NESTED_NOTE.as_bytes());
@@ -321,7 +321,7 @@ const NESTED_NOTE: &str = "qwrap: note: the command made a user namespace, which
 /// outside is refused, the rest goes on, if its caller is still the one
 /// that asked (the /proc reads above took time).
 fn answer(listener: &OwnedFd, sandbox: &Sandbox, n: &Notification, command_alive: bool) {
-    if !command_alive && super::warden_calls::target(n) == super::warden_calls::Target::NewProcess {
+    if !command_alive && super::calls::target(n) == super::calls::Target::NewProcess {
         return;
     }
     let refuse = (!sandbox.allows(n, command_alive)).then_some(libc::EPERM);

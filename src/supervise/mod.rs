@@ -1,0 +1,11 @@
+//! The processes beside the sandbox, outside it: the warden (seccomp
+//! notifications, the leftovers' end, the locks it holds, the egress proxy's
+//! host) and its jobs — the trapped calls it decodes, the leftovers it ends,
+//! the git dirs it keeps in step. The executor starts the warden and hands
+//! it what it needs over one socket (warden.rs: `Link` and `hand_over_*`).
+
+mod calls;
+mod git_files;
+mod git_sync;
+mod leftovers;
+pub mod warden;
