@@ -189,6 +189,23 @@ fn signals_and_the_exit_status_pass_through_qwrap() {
         let status = child.wait().unwrap();
         assert_eq!(status.code(), Some(7), "{who:?}");
         assert!(ws.join("got-term").exists(), "{who:?}");
+        // A TERM sent while the sandbox is still being set up is not lost:
+        // the command gets it when it starts (or qwrap dies of it first).
+        for _ in 0..5 {
+            let script = format!("sleep 1; touch {}/finished", ws.display());
+            let mut c = f.qwrap(&["run", "--pid", "private", "--", "sh", "-c", &script]);
+            let child = c.spawn().unwrap();
+            Command::new("kill")
+                .args(["-TERM", &child.id().to_string()])
+                .status()
+                .unwrap();
+            let out = child.wait_with_output().unwrap();
+            assert_eq!(out.status.signal(), Some(15), "{who:?}: {:?}", out.status);
+            assert!(
+                !ws.join("finished").exists(),
+                "{who:?}: the command ran to its end"
+            );
+        }
     }
 }
 

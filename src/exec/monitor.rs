@@ -83,6 +83,13 @@ pub(super) fn clone(
     let go = if reports { Some(pipe()?) } else { None };
     let ended = if forward_signals { Some(pipe()?) } else { None };
     let flags = if join { 0 } else { ns.clone_flags() };
+    if forward_signals {
+        // Before the clone, so that neither side has a moment without the
+        // handler: a signal for the command that comes during setup is kept
+        // (PID 1 of a new PID namespace would otherwise ignore it) and
+        // passed on once the command runs.
+        sys::hold_signals()?;
+    }
     let Some(child) = sys::clone_fork(flags)? else {
         if die_with_parent {
             k::die_with_parent()?;
@@ -234,6 +241,9 @@ pub(super) fn pid_one(
 ) -> Result<(), Errno> {
     let Some(command) = sys::fork()? else {
         drop(ended);
+        if forward_signals {
+            sys::stop_forwarding();
+        }
         if die_with_parent {
             k::die_with_parent()?;
         }

@@ -10,6 +10,10 @@ use std::fmt;
 /// private`: the monitor, then PID 1).
 const FORWARD: &str = "rt_sigaction(HUP, INT, QUIT, TERM, USR1, USR2, WINCH, CONT: SA_SIGINFO, a handler that passes each one a process sent (si_code <= 0, not a terminal's) on with kill)";
 
+/// The handlers set before the monitor's clone, so that neither side is
+/// ever without them.
+const FORWARD_HELD: &str = "rt_sigaction(the same signals, SA_SIGINFO: one a process sends is kept until there is a command to pass it to)";
+
 /// A process step's text; the others are step_text.rs's.
 pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     match step {
@@ -33,7 +37,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 write!(f, "pipe2(O_CLOEXEC) for the child's reports; ")?;
             }
             if *forward_signals {
-                write!(f, "pipe2(O_CLOEXEC) for how the command ended; ")?;
+                write!(f, "pipe2(O_CLOEXEC) for how the command ended; {FORWARD_HELD}; ")?;
             }
             write!(
                 f,

@@ -35,6 +35,8 @@ pub fn fork() -> Result<Option<i32>, Errno> {
 
 static FORWARD_TO: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 static FORWARD_KERNEL_SENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+/// A signal that came before there was a child to pass it to.
+static PENDING: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
 extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc::c_void) {
     let pid = FORWARD_TO.load(std::sync::atomic::Ordering::Relaxed);
@@ -43,9 +45,14 @@ extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
     // SI_USER, SI_QUEUE, SI_TKILL (<= 0): a process sent it; above 0 the
     // kernel did (a terminal's ^C reaches the child itself already).
     let by_process = code <= 0;
-    if pid > 0 && (by_process || FORWARD_KERNEL_SENT.load(std::sync::atomic::Ordering::Relaxed)) {
+    if !(by_process || FORWARD_KERNEL_SENT.load(std::sync::atomic::Ordering::Relaxed)) {
+        return;
+    }
+    if pid > 0 {
         // SAFETY: kill(2) is async-signal-safe.
         unsafe { libc::kill(pid, sig) };
+    } else {
+        PENDING.store(sig, std::sync::atomic::Ordering::Relaxed);
     }
 }
 
@@ -61,17 +68,45 @@ pub const FORWARDED_SIGNALS: [i32; 8] = [
     libc::SIGCONT,
 ];
 
+/// Until `forward_signals_to` names a child, the signals it passes on are
+/// kept (the last one), so that one sent while the sandbox is being set up
+/// reaches the command once it runs (PID 1 of a new PID namespace would
+/// otherwise ignore it).
+pub fn hold_signals() -> Result<(), Errno> {
+    forward_signals_to(0, true)
+}
+
+/// In a child that is to become the command: the signals' default actions
+/// back, and one kept meanwhile raised, so that nothing sent to it before
+/// its execve is swallowed by the handler it inherited.
+pub fn stop_forwarding() {
+    if fake::takes("rt_sigaction") {
+        return;
+    }
+    for sig in FORWARDED_SIGNALS {
+        // SAFETY: restoring a default disposition has no memory-safety
+        // preconditions.
+        unsafe { libc::signal(sig, libc::SIG_DFL) };
+    }
+    let pending = PENDING.swap(0, std::sync::atomic::Ordering::Relaxed);
+    if pending != 0 {
+        // SAFETY: as above; the signal is this process's own.
+        unsafe { libc::kill(libc::getpid(), pending) };
+    }
+}
+
 /// Makes this process pass the usual termination and job-control signals on
-/// to `child`; `only_sent_by_processes`: not those the kernel sends (a
-/// terminal's, which reach a child in the same process group by
-/// themselves).
+/// to `child` (and the one kept since `hold_signals`, at once);
+/// `only_sent_by_processes`: not those the kernel sends (a terminal's, which
+/// reach a child in the same process group by themselves).
 pub fn forward_signals_to(child: i32, only_sent_by_processes: bool) -> Result<(), Errno> {
     faked!("rt_sigaction", Ok(()));
     FORWARD_TO.store(child, std::sync::atomic::Ordering::Relaxed);
     FORWARD_KERNEL_SENT.store(!only_sent_by_processes, std::sync::atomic::Ordering::Relaxed);
     for sig in FORWARDED_SIGNALS {
-        // SAFETY: the handler only reads an atomic and calls kill(2), both
-        // async-signal-safe; the sigaction struct is fully initialised.
+        // SAFETY: the handler only loads and stores atomics and calls
+        // kill(2), all async-signal-safe; the sigaction struct is fully
+        // initialised.
         let ret = unsafe {
             let mut sa: libc::sigaction = std::mem::zeroed();
             sa.sa_sigaction = forward as *const () as usize;
@@ -82,6 +117,11 @@ pub fn forward_signals_to(child: i32, only_sent_by_processes: bool) -> Result<()
         if ret != 0 {
             return Err(Errno::from_raw_os_error(last_errno()));
         }
+    }
+    let pending = PENDING.swap(0, std::sync::atomic::Ordering::Relaxed);
+    if child > 0 && pending != 0 {
+        // SAFETY: kill(2) has no memory-safety preconditions.
+        unsafe { libc::kill(child, pending) };
     }
     Ok(())
 }
