@@ -17,15 +17,14 @@ use std::path::PathBuf;
 pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fail> {
     let abi = ABI::from(abi as i32);
     let write = AccessFs::from_write(abi);
-    let err = |what: &str, e: &dyn std::fmt::Display| Fail::with(Errno::INVAL, format!("{what}: {e}"));
     let mut ruleset = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(write)
-        .map_err(|e| err("handle_access", &e))?;
+        .map_err(|e| fail("handle_access", &e))?;
     if scoped {
         ruleset = ruleset
             .scope(Scope::from_all(abi))
-            .map_err(|e| err("scope", &e))?;
+            .map_err(|e| fail("scope", &e))?;
     }
     // Where the terminals handed over on fds 0-2 are (see below).
     let stdio = writable_stdio();
@@ -39,26 +38,28 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fai
         fake::takes("landlock_restrict_self");
         return Ok(());
     }
-    let mut created = ruleset.create().map_err(|e| err("landlock_create_ruleset", &e))?;
+    let mut created = ruleset
+        .create()
+        .map_err(|e| fail("landlock_create_ruleset", &e))?;
     for p in paths {
-        let fd = PathFd::new(p).map_err(|e| err(&format!("open {}", p.display()), &e))?;
+        let fd = PathFd::new(p).map_err(|e| fail(&format!("open {}", p.display()), &e))?;
         created = created
             .add_rule(PathBeneath::new(fd, write))
-            .map_err(|e| err(&format!("landlock_add_rule {}", p.display()), &e))?;
+            .map_err(|e| fail(&format!("landlock_add_rule {}", p.display()), &e))?;
     }
     // Files the caller handed over on fds 0-2 for writing (a terminal, a log
     // file) stay writable when re-opened through /dev/stdout or
     // /proc/self/fd: the process can write them through the fd anyway.
     let file_write = AccessFs::from_file(abi) & write;
     for link in &stdio {
-        let pfd = PathFd::new(link).map_err(|e| err(&format!("open {}", link.display()), &e))?;
+        let pfd = PathFd::new(link).map_err(|e| fail(&format!("open {}", link.display()), &e))?;
         created = created
             .add_rule(PathBeneath::new(pfd, file_write))
-            .map_err(|e| err(&format!("landlock_add_rule {}", link.display()), &e))?;
+            .map_err(|e| fail(&format!("landlock_add_rule {}", link.display()), &e))?;
     }
     let status = created
         .restrict_self()
-        .map_err(|e| err("landlock_restrict_self", &e))?;
+        .map_err(|e| fail("landlock_restrict_self", &e))?;
     if status.ruleset != RulesetStatus::FullyEnforced {
         return Err(Fail::with(
             Errno::NOTSUP,
@@ -74,7 +75,6 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fai
 /// the reaper's kill(-1) reaches exactly the sandbox's processes and the
 /// sandbox cannot signal or trace the reaper.
 pub(super) fn signal_domain() -> Result<(), Fail> {
-    let err = |what: &str, e: &dyn std::fmt::Display| Fail::with(Errno::INVAL, format!("{what}: {e}"));
     if fake::takes("landlock_create_ruleset") {
         fake::takes("openat");
         fake::takes("landlock_add_rule");
@@ -84,19 +84,19 @@ pub(super) fn signal_domain() -> Result<(), Fail> {
     }
     // no_new_privs: set by the NoNewPrivs step before, and by the crate.
     let refer = AccessFs::Refer;
-    let root = PathFd::new("/").map_err(|e| err("open /", &e))?;
+    let root = PathFd::new("/").map_err(|e| fail("open /", &e))?;
     let status = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .handle_access(refer)
-        .map_err(|e| err("handle_access", &e))?
+        .map_err(|e| fail("handle_access", &e))?
         .scope(Scope::Signal)
-        .map_err(|e| err("scope", &e))?
+        .map_err(|e| fail("scope", &e))?
         .create()
-        .map_err(|e| err("landlock_create_ruleset", &e))?
+        .map_err(|e| fail("landlock_create_ruleset", &e))?
         .add_rule(PathBeneath::new(root, refer))
-        .map_err(|e| err("landlock_add_rule /", &e))?
+        .map_err(|e| fail("landlock_add_rule /", &e))?
         .restrict_self()
-        .map_err(|e| err("landlock_restrict_self", &e))?;
+        .map_err(|e| fail("landlock_restrict_self", &e))?;
     if status.ruleset != RulesetStatus::FullyEnforced {
         return Err(Fail::with(
             Errno::NOTSUP,
@@ -110,7 +110,6 @@ pub(super) fn signal_domain() -> Result<(), Fail> {
 /// sockets). It handles no filesystem access, so mount(2) stays allowed to
 /// the nested sandboxes the mode is for.
 pub(super) fn scopes_only(abi: u32) -> Result<(), Fail> {
-    let err = |what: &str, e: &dyn std::fmt::Display| Fail::with(Errno::INVAL, format!("{what}: {e}"));
     if fake::takes("landlock_create_ruleset") {
         fake::takes("prctl");
         fake::takes("landlock_restrict_self");
@@ -119,11 +118,11 @@ pub(super) fn scopes_only(abi: u32) -> Result<(), Fail> {
     let status = Ruleset::default()
         .set_compatibility(CompatLevel::HardRequirement)
         .scope(Scope::from_all(ABI::from(abi as i32)))
-        .map_err(|e| err("scope", &e))?
+        .map_err(|e| fail("scope", &e))?
         .create()
-        .map_err(|e| err("landlock_create_ruleset", &e))?
+        .map_err(|e| fail("landlock_create_ruleset", &e))?
         .restrict_self()
-        .map_err(|e| err("landlock_restrict_self", &e))?;
+        .map_err(|e| fail("landlock_restrict_self", &e))?;
     if status.ruleset != RulesetStatus::FullyEnforced {
         return Err(Fail::with(
             Errno::NOTSUP,
@@ -131,6 +130,25 @@ pub(super) fn scopes_only(abi: u32) -> Result<(), Fail> {
         ));
     }
     Ok(())
+}
+
+/// A failure of the landlock crate, with the errno the kernel gave where
+/// there was one (EINVAL where the crate refused before any call: an
+/// access the ABI lacks, a rule without access).
+fn fail(what: &str, e: &(dyn std::error::Error + 'static)) -> Fail {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    let mut errno = Errno::INVAL;
+    while let Some(c) = cause {
+        if let Some(raw) = c
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::raw_os_error)
+        {
+            errno = Errno::from_raw_os_error(raw);
+            break;
+        }
+        cause = c.source();
+    }
+    Fail::with(errno, format!("{what}: {e}"))
 }
 
 /// The fds 0-2 that are files the caller handed over for writing (a
@@ -167,5 +185,23 @@ fn std_fd(fd: i32) -> rustix::fd::BorrowedFd<'static> {
         0 => rustix::stdio::stdin(),
         1 => rustix::stdio::stdout(),
         _ => rustix::stdio::stderr(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_landlock_failure_keeps_the_kernels_errno() {
+        let e = PathFd::new("/nonexistent/qwrap").unwrap_err();
+        let f = fail("open /nonexistent/qwrap", &e);
+        assert_eq!(f.errno, Errno::NOENT, "{:?}", f.detail);
+        assert!(
+            f.detail
+                .as_deref()
+                .unwrap_or_default()
+                .starts_with("open /nonexistent/qwrap: ")
+        );
     }
 }
