@@ -57,16 +57,7 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fai
             .add_rule(PathBeneath::new(pfd, file_write))
             .map_err(|e| fail(&format!("landlock_add_rule {}", link.display()), &e))?;
     }
-    let status = created
-        .restrict_self()
-        .map_err(|e| fail("landlock_restrict_self", &e))?;
-    if status.ruleset != RulesetStatus::FullyEnforced {
-        return Err(Fail::with(
-            Errno::NOTSUP,
-            format!("ruleset only {:?}", status.ruleset),
-        ));
-    }
-    Ok(())
+    enforced(created.restrict_self(), "ruleset")
 }
 
 /// The reaper's domain: it handles only reparenting (REFER), granted
@@ -95,15 +86,8 @@ pub(super) fn signal_domain() -> Result<(), Fail> {
         .map_err(|e| fail("landlock_create_ruleset", &e))?
         .add_rule(PathBeneath::new(root, refer))
         .map_err(|e| fail("landlock_add_rule /", &e))?
-        .restrict_self()
-        .map_err(|e| fail("landlock_restrict_self", &e))?;
-    if status.ruleset != RulesetStatus::FullyEnforced {
-        return Err(Fail::with(
-            Errno::NOTSUP,
-            format!("signal domain only {:?}", status.ruleset),
-        ));
-    }
-    Ok(())
+        .restrict_self();
+    enforced(status, "signal domain")
 }
 
 /// `run --pid private`'s domain: only the scopes (signals, abstract
@@ -121,12 +105,21 @@ pub(super) fn scopes_only(abi: u32) -> Result<(), Fail> {
         .map_err(|e| fail("scope", &e))?
         .create()
         .map_err(|e| fail("landlock_create_ruleset", &e))?
-        .restrict_self()
-        .map_err(|e| fail("landlock_restrict_self", &e))?;
+        .restrict_self();
+    enforced(status, "scopes")
+}
+
+/// The ruleset restricts this process as asked, or the step fails: the ABI
+/// was probed, so less than full enforcement is an error (fail closed).
+fn enforced(
+    status: Result<landlock::RestrictionStatus, landlock::RulesetError>,
+    what: &str,
+) -> Result<(), Fail> {
+    let status = status.map_err(|e| fail("landlock_restrict_self", &e))?;
     if status.ruleset != RulesetStatus::FullyEnforced {
         return Err(Fail::with(
             Errno::NOTSUP,
-            format!("scopes only {:?}", status.ruleset),
+            format!("{what} only {:?}", status.ruleset),
         ));
     }
     Ok(())

@@ -7,15 +7,16 @@
 
 use super::Fail;
 
-// `PROGRAM`, `NOTIFY[_UNSCOPED][_ROOT]_PROGRAM` and
-// `PIDNS[_UNSCOPED][_ROOT]_PROGRAM: [(u16, u8, u8, u32); N]`,
+// `PROGRAM` (no warden, scoped, not root: bwrap mode's, and a private PID
+// namespace's), `NOTIFY[_UNSCOPED][_ROOT]_PROGRAM` and the other
+// `PIDNS_…_PROGRAM`s: `[(u16, u8, u8, u32); N]`,
 // written by build.rs for each of `Profile::all()`.
 include!(concat!(env!("OUT_DIR"), "/seccomp_bpf.rs"));
 
 /// Installs the filter without the warden's rules (bwrap mode's layers; no
 /// no_new_privs needed beyond what the caller set).
 pub(super) fn apply() -> Result<(), Fail> {
-    crate::sys::kernel::seccomp_filter(&PROGRAM)
+    crate::sys::kernel::seccomp_filter(program(false, false, false))
         .map_err(|e| Fail::with(e, "seccomp(SECCOMP_SET_MODE_FILTER)"))
 }
 
@@ -23,29 +24,29 @@ pub(super) fn apply() -> Result<(), Fail> {
 /// (no host process can be named from inside); `unscoped`: the SIGIO owner
 /// calls refused; `root`: extended attributes refused.
 pub(super) fn apply_private_pid(unscoped: bool, root: bool) -> Result<(), Fail> {
-    let program: &[(u16, u8, u8, u32)] = match (unscoped, root) {
-        (false, false) => &PIDNS_PROGRAM,
-        (false, true) => &PIDNS_ROOT_PROGRAM,
-        (true, false) => &PIDNS_UNSCOPED_PROGRAM,
-        (true, true) => &PIDNS_UNSCOPED_ROOT_PROGRAM,
-    };
-    crate::sys::kernel::seccomp_filter(program).map_err(|e| Fail::with(e, "seccomp(SECCOMP_SET_MODE_FILTER)"))
+    crate::sys::kernel::seccomp_filter(program(false, unscoped, root))
+        .map_err(|e| Fail::with(e, "seccomp(SECCOMP_SET_MODE_FILTER)"))
 }
 
 /// Installs the whole filter, the warden's rules included, and returns its
 /// listener. `unscoped`: no Landlock signal scope (signals, SIGIO owners
 /// and forks are held here); `root`: extended attributes refused.
 pub(super) fn notify_listener(unscoped: bool, root: bool) -> Result<rustix::fd::OwnedFd, Fail> {
-    crate::sys::seccomp_listener(program(unscoped, root))
+    crate::sys::seccomp_listener(program(true, unscoped, root))
         .map_err(|e| Fail::with(e, "seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)"))
 }
 
-fn program(unscoped: bool, root: bool) -> &'static [(u16, u8, u8, u32)] {
-    match (unscoped, root) {
-        (false, false) => &NOTIFY_PROGRAM,
-        (false, true) => &NOTIFY_ROOT_PROGRAM,
-        (true, false) => &NOTIFY_UNSCOPED_PROGRAM,
-        (true, true) => &NOTIFY_UNSCOPED_ROOT_PROGRAM,
+/// The compiled program of a profile (`Profile { warden, unscoped, root }`).
+fn program(warden: bool, unscoped: bool, root: bool) -> &'static [(u16, u8, u8, u32)] {
+    match (warden, unscoped, root) {
+        (false, false, false) => &PROGRAM,
+        (false, false, true) => &PIDNS_ROOT_PROGRAM,
+        (false, true, false) => &PIDNS_UNSCOPED_PROGRAM,
+        (false, true, true) => &PIDNS_UNSCOPED_ROOT_PROGRAM,
+        (true, false, false) => &NOTIFY_PROGRAM,
+        (true, false, true) => &NOTIFY_ROOT_PROGRAM,
+        (true, true, false) => &NOTIFY_UNSCOPED_PROGRAM,
+        (true, true, true) => &NOTIFY_UNSCOPED_ROOT_PROGRAM,
     }
 }
 

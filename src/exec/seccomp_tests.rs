@@ -9,7 +9,7 @@ fn arch() -> Arch {
 fn built_programs_are_the_rules_compiled() {
     let a = arch();
     type Built<'a> = (&'a str, &'a [(u16, u8, u8, u32)]);
-    let built: [Built; 9] = [
+    let built: [Built; 8] = [
         ("PROGRAM", &super::PROGRAM[..]),
         ("NOTIFY_PROGRAM", &super::NOTIFY_PROGRAM[..]),
         ("NOTIFY_ROOT_PROGRAM", &super::NOTIFY_ROOT_PROGRAM[..]),
@@ -18,7 +18,6 @@ fn built_programs_are_the_rules_compiled() {
             "NOTIFY_UNSCOPED_ROOT_PROGRAM",
             &super::NOTIFY_UNSCOPED_ROOT_PROGRAM[..],
         ),
-        ("PIDNS_PROGRAM", &super::PIDNS_PROGRAM[..]),
         ("PIDNS_ROOT_PROGRAM", &super::PIDNS_ROOT_PROGRAM[..]),
         ("PIDNS_UNSCOPED_PROGRAM", &super::PIDNS_UNSCOPED_PROGRAM[..]),
         (

@@ -5,6 +5,18 @@
 
 use super::filter_rules::{Arch, FIRST_UNKNOWN, Profile, Syscall, table};
 
+/// The filter of a profile on this architecture, as `qwrap plan` prints it.
+pub fn described(warden: bool, unscoped: bool, root: bool) -> String {
+    describe(
+        Arch::HERE,
+        Profile {
+            warden,
+            unscoped,
+            root,
+        },
+    )
+}
+
 /// What a rule does in a profile, in the words `qwrap plan` prints.
 pub fn summary(rule: &str, p: Profile) -> Option<&'static str> {
     let held_by_warden = p.warden && p.unscoped;

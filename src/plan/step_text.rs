@@ -2,9 +2,9 @@
 //! each (tests/plan_calls.rs holds them to a trace, exec/fake_tests.rs to
 //! the executor's code).
 
+use super::filter_text;
 use super::step::{Ambient, IdMap, Role, Step};
 use super::step_args::{ONE_THREAD, join_flags, q};
-use super::{filter_rules, filter_text};
 use std::fmt;
 
 impl fmt::Display for Step {
@@ -100,14 +100,7 @@ impl fmt::Display for Step {
             Step::SeccompNotify { signals, root } => write!(
                 f,
                 "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {}); sendmsg(warden, SCM_RIGHTS listener)",
-                filter_text::describe(
-                    filter_rules::Arch::HERE,
-                    filter_rules::Profile {
-                        warden: true,
-                        unscoped: *signals,
-                        root: *root,
-                    }
-                )
+                filter_text::described(true, *signals, *root)
             ),
             Step::DenySetgroups => write!(f, "openat(\"/proc/self/setgroups\", O_WRONLY); write(\"deny\")"),
             Step::WriteIdMap { map, inside, outside } => {
@@ -338,7 +331,7 @@ impl fmt::Display for Step {
             Step::Seccomp => write!(
                 f,
                 "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {})",
-                filter_text::describe(filter_rules::Arch::HERE, filter_rules::Profile::PLAIN)
+                filter_text::described(false, false, false)
             ),
             Step::MakeHiddenSource { tree } => write!(
                 f,

@@ -1,9 +1,9 @@
 //! The printed calls of the process steps: the monitor, PID 1, the
 //! sessions, joining namespaces, the last layers before exec.
 
+use super::filter_text;
 use super::step::Step;
 use super::step_args::{DYING_CHILD, ONE_THREAD, WAIT_FOR_MONITOR, q};
-use super::{filter_rules, filter_text};
 use std::fmt;
 
 /// How a process outside the command passes signals on (`run --pid
@@ -121,14 +121,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         Step::SeccompPrivatePid { unscoped, root } => write!(
             f,
             "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {})",
-            filter_text::describe(
-                filter_rules::Arch::HERE,
-                filter_rules::Profile {
-                    warden: false,
-                    unscoped: *unscoped,
-                    root: *root,
-                }
-            )
+            filter_text::described(false, *unscoped, *root)
         ),
         Step::LandlockScopes { abi } => write!(
             f,

@@ -359,6 +359,26 @@ impl GitSync {
     }
 
     /// Whether a write waits for a lock.
+    /// How long the warden's poll may wait: a write that waits for a git
+    /// lock is tried again soon; otherwise until something happens.
+    pub(super) fn retry(&self) -> Option<&'static rustix::event::Timespec> {
+        const RETRY: rustix::event::Timespec = rustix::event::Timespec {
+            tv_sec: 0,
+            tv_nsec: 50_000_000,
+        };
+        self.waiting().then_some(&RETRY)
+    }
+
+    /// After a poll: the events read when `ready`, else the deferred
+    /// writes tried again.
+    pub(super) fn tend(&mut self, ready: bool) {
+        if ready {
+            self.on_events();
+        } else if self.waiting() {
+            self.flush();
+        }
+    }
+
     pub(super) fn waiting(&self) -> bool {
         !self.dirty.is_empty()
     }

@@ -45,10 +45,10 @@ pub(crate) fn start(
     // ends the warden: with --keep-background it would hold a caller's
     // pipe open.
     let says = !git.is_empty() || egress.is_some_and(|e| e.say);
-    let report = (!keep_background && says)
-        .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
-        .flatten();
-    let notes = notes
+    let reports = !keep_background && says;
+    // One descriptor of it for everything the warden says; its copies are
+    // made in the warden, not on the command's way to exec.
+    let stderr = (reports || notes)
         .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
         .flatten();
     // The log is opened here, where the caller's rights apply.
@@ -70,11 +70,12 @@ pub(crate) fn start(
         None => {
             drop(ours);
             let mut keep = vec![theirs.as_raw_fd()];
-            keep.extend(report.as_ref().map(|r| r.as_raw_fd()));
-            keep.extend(notes.as_ref().map(|r| r.as_raw_fd()));
+            keep.extend(stderr.as_ref().map(|r| r.as_raw_fd()));
             keep.extend(held.iter().map(|h| h.as_raw_fd()));
             keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
             sys::detach_warden(&keep);
+            let notes = stderr.as_ref().filter(|_| notes).and_then(|r| r.try_clone().ok());
+            let report = stderr.filter(|_| reports);
             let proxy = egress.map(|e| {
                 let c = proxy::Config::new(e.allow.clone(), log);
                 match report.as_ref().filter(|_| e.say).and_then(|r| r.try_clone().ok()) {
@@ -228,12 +229,7 @@ fn run(
         if command_alive {
             fds.push(PollFd::new(&pidfd, PollFlags::IN));
         }
-        // A write that waits for a git lock is tried again soon.
-        let retry = rustix::event::Timespec {
-            tv_sec: 0,
-            tv_nsec: 50_000_000,
-        };
-        let timeout = sync.as_ref().is_some_and(GitSync::waiting).then_some(&retry);
+        let timeout = sync.as_ref().and_then(GitSync::retry);
         match rustix::event::poll(&mut fds, timeout) {
             Ok(_) | Err(Errno::INTR) => {}
             Err(_) => return 1,
@@ -243,11 +239,7 @@ fn run(
         let exited = command_alive && !fds[fds.len() - 1].revents().is_empty();
         drop(fds);
         if let Some(s) = &mut sync {
-            if git_ready {
-                s.on_events();
-            } else if s.waiting() {
-                s.flush();
-            }
+            s.tend(git_ready);
         }
         if exited {
             command_alive = false;
@@ -287,11 +279,7 @@ fn watch(pidfd: &OwnedFd, mut sync: Option<&mut GitSync>) -> Option<i32> {
         if let Some(fd) = &inotify {
             fds.push(PollFd::new(fd, PollFlags::IN));
         }
-        let retry = rustix::event::Timespec {
-            tv_sec: 0,
-            tv_nsec: 50_000_000,
-        };
-        let timeout = sync.as_ref().is_some_and(|s| s.waiting()).then_some(&retry);
+        let timeout = sync.as_ref().and_then(|s| s.retry());
         match rustix::event::poll(&mut fds, timeout) {
             Ok(_) | Err(Errno::INTR) => {}
             Err(_) => return Some(1),
@@ -300,11 +288,7 @@ fn watch(pidfd: &OwnedFd, mut sync: Option<&mut GitSync>) -> Option<i32> {
         let git_ready = fds.len() > 1 && !fds[1].revents().is_empty();
         drop(fds);
         if let Some(s) = sync.as_deref_mut() {
-            if git_ready {
-                s.on_events();
-            } else if s.waiting() {
-                s.flush();
-            }
+            s.tend(git_ready);
         }
         if exited {
             return None;

@@ -16,12 +16,8 @@ pub(super) fn signal(pid: Option<u32>, scoped: bool, private_pid: bool) -> Check
     let Some(pid) = pid.filter(|&p| p > 0) else {
         return Check::skip(N, T, "no host process to try".into());
     };
-    if private_pid && !numbers_no_process(pid) {
-        return Check::skip(
-            N,
-            T,
-            format!("the host process's number {pid} names one of the sandbox's here"),
-        );
+    if let Some(skip) = private_pid.then(|| taken_inside(N, T, pid)).flatten() {
+        return skip;
     }
     // With a PID namespace of its own the number names no process here.
     let held = |e: rustix::io::Errno| {
@@ -64,27 +60,21 @@ pub(super) fn host_limits(pid: Option<u32>, private_pid: bool) -> Check {
     let Some(pid) = pid else {
         return Check::skip(N, T, "no host process to try".into());
     };
+    let Some(p) = rustix::process::Pid::from_raw(pid as i32) else {
+        return Check::skip(N, T, "no host process to try".into());
+    };
+    if let Some(skip) = private_pid.then(|| taken_inside(N, T, pid)).flatten() {
+        return skip;
+    }
+    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
+    let prlimit = rustix::process::prlimit(Some(p), rustix::process::Resource::Nofile, limit);
+    // In a PID namespace of its own the host's number names nothing.
     if private_pid {
-        if !numbers_no_process(pid) {
-            return Check::skip(
-                N,
-                T,
-                format!("the host process's number {pid} names one of the sandbox's here"),
-            );
-        }
-        let p = rustix::process::Pid::from_raw(pid as i32);
-        let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-        let prlimit = rustix::process::prlimit(p, rustix::process::Resource::Nofile, limit);
         return match prlimit {
             Err(rustix::io::Errno::SRCH) => Check::pass(N, T),
             other => Check::fail(N, T, &errno_text(libc::ESRCH), result_text(other.map(drop))),
         };
     }
-    let Some(p) = rustix::process::Pid::from_raw(pid as i32) else {
-        return Check::skip(N, T, "no host process to try".into());
-    };
-    let limit = rustix::process::getrlimit(rustix::process::Resource::Nofile);
-    let prlimit = rustix::process::prlimit(Some(p), rustix::process::Resource::Nofile, limit);
     let nice = rustix::process::getpriority_process(Some(p)).unwrap_or(0);
     let renice = rustix::process::setpriority_process(Some(p), nice);
     match (prlimit, renice) {
@@ -102,10 +92,16 @@ pub(super) fn host_limits(pid: Option<u32>, private_pid: bool) -> Check {
     }
 }
 
-/// In a PID namespace of its own: no process of the sandbox's has this
-/// number (the host's process is then out of reach by number).
-fn numbers_no_process(pid: u32) -> bool {
-    !std::path::Path::new(&format!("/proc/{pid}")).exists()
+/// In a PID namespace of its own, a SKIP when a process of the sandbox's
+/// has the host process's number (which otherwise names nothing here).
+fn taken_inside(name: &str, title: &str, pid: u32) -> Option<Check> {
+    std::path::Path::new(&format!("/proc/{pid}")).exists().then(|| {
+        Check::skip(
+            name,
+            title,
+            format!("the host process's number {pid} names one of the sandbox's here"),
+        )
+    })
 }
 
 fn result_text(r: Result<(), rustix::io::Errno>) -> String {
