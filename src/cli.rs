@@ -13,6 +13,7 @@ pub const ENVIRONMENT: &str = "\
 Environment:
   QWRAP_NETWORK, QWRAP_TMP, QWRAP_LANDLOCK   default --network, --tmp, --landlock
   QWRAP_VIEW, QWRAP_CACHE, QWRAP_PID         default --view, --cache, --pid
+  QWRAP_HOME                                 default --home
   QWRAP_INCLUDE, QWRAP_ALLOW_SOCKET          extra roots and sockets, ':'-separated
   QWRAP_PROFILE                              profiles, ','-separated
   QWRAP_SYSTEM_CONFIG                        the system config (default /etc/qwrap/config.toml)
@@ -164,6 +165,11 @@ pub struct PolicyArgs {
     /// written through to the host [default: overlay].
     #[arg(long, value_name = "MODE", value_parser = ["overlay", "private", "shared"])]
     pub cache: Option<String>,
+    /// readonly: the home directory is the host's, read-only; overlay: an
+    /// overlay of it whose writes stay in the workspace's layer (tools'
+    /// state under ~/.config, ~/.local; never the host's) [default: readonly].
+    #[arg(long, value_name = "MODE", value_parser = ["readonly", "overlay"])]
+    pub home: Option<String>,
     /// Do not apply the toolchain profiles (rust, node, python, go) that
     /// the workspace's files call for.
     #[arg(long)]

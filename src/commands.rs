@@ -65,8 +65,7 @@ pub fn load(inv: &Invocation) -> Result<(Plan, Vec<String>), Fatal> {
             d.value, d.source, policy.network
         ));
     }
-    let host = host::probe(policy.cache_set.as_deref(), &policy.overlay_caches())
-        .map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
+    let host = host::probe(&policy.cache_request()).map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
     let plan = plan::build(&policy, &host).map_err(|r| Fatal::new(r.message, EXIT_SETUP as u8))?;
     Ok((plan, notes))
 }
@@ -95,8 +94,7 @@ fn subject(mut inv: Invocation) -> Result<Subject, Fatal> {
     inv.command = verify::self_command(["--noop".into()]);
     let caller = Caller::from_process();
     let (policy, mut notes) = policy::load(&inv, &caller).map_err(load_error)?;
-    let host = host::probe(policy.cache_set.as_deref(), &policy.overlay_caches())
-        .map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
+    let host = host::probe(&policy.cache_request()).map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
     if host::inside_qwrap(&plan::dev_entries()) {
         notes.push("Already inside a qwrap sandbox: this report describes a nested sandbox".into());
     }

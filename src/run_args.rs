@@ -35,6 +35,7 @@ pub fn parse_run_fast(mut argv: impl Iterator<Item = OsString>) -> Option<Sandbo
             "--network" if p.network.is_none() => p.network = Some(text(value()?)?),
             "--tmp" if p.tmp.is_none() => p.tmp = Some(text(value()?)?),
             "--pid" if p.pid.is_none() => p.pid = Some(text(value()?)?),
+            "--home" if p.home.is_none() => p.home = Some(text(value()?)?),
             "--landlock" if p.landlock.is_none() => p.landlock = Some(text(value()?)?),
             "--allow-socket" => p.allow_socket.push(value()?.into()),
             "--unsetenv" => x.unsetenv.push(value()?),

@@ -195,7 +195,7 @@ fn concurrent_sandboxes_of_one_workspace_use_separate_layers() {
         }
         let plan = ok(&f.qwrap(&["plan", "--", "true"]).output().unwrap());
         assert!(
-            plan.contains("/1/.cache/upper"),
+            plan.contains("/1/%home/upper"),
             "{who:?}: slot 1 while slot 0 is held: {plan}"
         );
         let o = f.run_sh("new", &[], "cat ~/.cache/f");

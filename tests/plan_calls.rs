@@ -168,6 +168,11 @@ fn every_call_the_executor_makes_is_in_the_printed_step() {
         let f = Fixture::new(who);
         f.mkdir("home/.ssh");
         f.write("home/.ssh/id_ed25519", "key\n", 0o600);
+        // Two caches holding files: one overlay of the home serves both.
+        for c in [".cache", ".npm"] {
+            f.mkdir(&format!("home/{c}"));
+            f.write(&format!("home/{c}/held"), "x\n", 0o644);
+        }
         // A checkout without a hooks directory (the first run makes it),
         // with a submodule (its config is shown from a copy).
         let git = "git -c user.name=t -c user.email=t@t -c protocol.file.allow=always";
@@ -187,6 +192,8 @@ fn every_call_the_executor_makes_is_in_the_printed_step() {
             ("minimal view", "new", &["--view", "minimal"][..]),
             ("private pid", "new", &["--pid", "private"][..]),
             ("private pid, legacy", "legacy", &["--pid", "private"][..]),
+            ("overlaid home", "new", &["--home", "overlay"][..]),
+            ("overlaid home, legacy", "legacy", &["--home", "overlay"][..]),
             (
                 "proxied network",
                 "new",

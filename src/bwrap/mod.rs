@@ -48,7 +48,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
     for w in &config.warnings {
         eprintln!("{}bwrap: {w}", if level_prefix { "<4>" } else { "" });
     }
-    let host = match crate::host::probe(None, &[]) {
+    let host = match crate::host::probe(&Default::default()) {
         Ok(h) => h,
         Err(e) => return fail(&e.to_string()),
     };

@@ -72,9 +72,10 @@ pub(super) fn variant(step: &Step) -> usize {
         Step::HandInit => 59,
         Step::SeccompPrivatePid { .. } => 60,
         Step::LandlockScopes { .. } => 61,
+        Step::HomeCaches { .. } => 62,
     }
 }
-pub(super) const VARIANTS: usize = 62;
+pub(super) const VARIANTS: usize = 63;
 
 pub(super) fn p(s: &str) -> PathBuf {
     PathBuf::from(s)
@@ -179,6 +180,16 @@ pub(super) fn run_steps() -> Vec<Step> {
                 work: p("/q/layer/work"),
             },
             userxattr: true,
+        },
+        Step::HomeCaches {
+            home: p("/q/home"),
+            upper: p("/q/home-layer/upper"),
+            work: p("/q/home-layer/work"),
+            userxattr: true,
+            parts: vec![crate::plan::OverlayPart {
+                tree: 4,
+                path: p("/q/home/.npm"),
+            }],
         },
         Step::MountTmpfs {
             target: p("/tmp"),

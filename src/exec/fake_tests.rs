@@ -92,7 +92,6 @@ fn vocabulary() -> BTreeSet<&'static str> {
         "newfstatat",
         "fcntl",
         "flock",
-        "ftruncate",
         "renameat2",
         "read",
         "write",

@@ -219,7 +219,8 @@ impl Executor {
             | Step::ReadOnlyInPlace { .. }
             | Step::CopyFdToFile { .. }
             | Step::Chmod { .. }
-            | Step::MakeOverlay { .. } => self.mount_step(step),
+            | Step::MakeOverlay { .. }
+            | Step::HomeCaches { .. } => self.mount_step(step),
             Step::Unshare { .. }
             | Step::NewSessionKeyring
             | Step::DenySetgroups

@@ -44,9 +44,12 @@ impl Executor {
                     // The command's pid (qwrap's, which it takes over): the
                     // next sandbox of the workspace waits for this slot once
                     // that process is gone, instead of taking another.
-                    let pid = format!("{}\n", k::getpid().as_raw_nonzero());
-                    k::ftruncate(&fd, 0)
-                        .and_then(|()| k::pwrite(&fd, pid.as_bytes(), 0).map(drop))
+                    // Always ten digits wide, so that it covers any pid
+                    // written before: a truncation costs half a
+                    // millisecond on a journalling filesystem.
+                    let pid = format!("{:>10}\n", k::getpid().as_raw_nonzero());
+                    k::pwrite(&fd, pid.as_bytes(), 0)
+                        .map(drop)
                         .map_err(|e| Fail::with(e, format!("write {}", l.display())))?;
                     self.held.push(fd);
                 }
@@ -303,6 +306,13 @@ impl Executor {
             } => {
                 *self.slot(*tree)? = Some(overlay::make(lower, upper, *userxattr, &self.proc_dir())?);
             }
+            Step::HomeCaches {
+                home,
+                upper,
+                work,
+                userxattr,
+                parts,
+            } => self.home_caches(home, upper, work, *userxattr, parts)?,
             _ => return Err(Errno::INVAL.into()),
         }
         Ok(())
@@ -331,7 +341,7 @@ fn attr_bits(f: &Flags) -> u64 {
 }
 
 /// mkdir -p with mode 0700: the directory, making missing parents first.
-fn mkdir_parents(dir: &Path) -> Result<(), Errno> {
+pub(super) fn mkdir_parents(dir: &Path) -> Result<(), Errno> {
     match k::mkdir(dir, Mode::from_raw_mode(0o700)) {
         Ok(()) => Ok(()),
         Err(Errno::EXIST) if dir.is_dir() => Ok(()),

@@ -1,13 +1,15 @@
-//! bwrap mode's overlays, made detached with the new mount API while the
-//! host's directories are still where the caller named them.
+//! Overlays, made detached with the new mount API while the host's
+//! directories are still where the caller named them: bwrap mode's, and
+//! the one overlay of the home that serves `run`'s caches.
 
-use super::Fail;
-use crate::plan::{OverlayUpper, overlay_config};
+use super::{Executor, Fail};
+use crate::plan::{OverlayPart, OverlayUpper, overlay_config};
 use crate::sys::kernel as k;
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
+use rustix::fs::CWD;
 use rustix::fs::Mode;
 use rustix::io::Errno;
-use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags};
+use rustix::mount::{FsMountFlags, FsOpenFlags, MountAttrFlags, MoveMountFlags, OpenTreeFlags, UnmountFlags};
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
@@ -50,6 +52,81 @@ pub(super) fn make(
         MountAttrFlags::MOUNT_ATTR_NOSUID | MountAttrFlags::MOUNT_ATTR_NODEV,
     )
     .map_err(|e| Fail::with(e, kernel_log(&fs)))
+}
+
+impl Executor {
+    /// `Step::HomeCaches`: one overlay of the home, each cache's subtree
+    /// cloned from it; an overlay per cache where the home's is refused.
+    pub(super) fn home_caches(
+        &mut self,
+        home: &Path,
+        upper: &Path,
+        work: &Path,
+        userxattr: bool,
+        parts: &[OverlayPart],
+    ) -> Result<(), Fail> {
+        let proc = self.proc_dir();
+        let dirs = OverlayUpper::Dirs {
+            upper: upper.to_path_buf(),
+            work: work.to_path_buf(),
+        };
+        let rel = |p: &Path| {
+            p.strip_prefix(home)
+                .map(Path::to_path_buf)
+                .map_err(|_| Errno::INVAL)
+        };
+        let overlay = match make(&[home.to_path_buf()], &dirs, userxattr, &proc) {
+            Ok(fd) => fd,
+            // A host mount beneath the home: overlayfs may not hide it in
+            // a user namespace. The same upper directories, per cache.
+            Err(f) if f.errno == Errno::INVAL => {
+                for (n, p) in parts.iter().enumerate() {
+                    let (up, wk) = (
+                        upper.join(rel(&p.path)?),
+                        work.with_file_name(format!("work-{n}")),
+                    );
+                    for d in [&up, &wk] {
+                        super::mounts_steps::mkdir_parents(d)
+                            .map_err(|e| Fail::with(e, format!("mkdir {}", d.display())))?;
+                    }
+                    let one = OverlayUpper::Dirs { upper: up, work: wk };
+                    *self.slot(p.tree)? = Some(make(std::slice::from_ref(&p.path), &one, userxattr, &proc)?);
+                }
+                return Ok(());
+            }
+            Err(f) => return Err(f),
+        };
+        let flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC;
+        // Linux 6.15 clones from a detached mount; before, the overlay is
+        // attached over the home for the moment it takes.
+        let first = parts.first().ok_or(Errno::INVAL)?;
+        match k::open_tree(overlay.as_fd(), &rel(&first.path)?, flags) {
+            Ok(tree) => {
+                *self.slot(first.tree)? = Some(tree);
+                for p in &parts[1..] {
+                    *self.slot(p.tree)? = Some(k::open_tree(overlay.as_fd(), &rel(&p.path)?, flags)?);
+                }
+                return Ok(());
+            }
+            Err(Errno::INVAL) => {}
+            Err(e) => return Err(e.into()),
+        }
+        k::move_mount(
+            overlay.as_fd(),
+            "",
+            CWD,
+            home,
+            MoveMountFlags::MOVE_MOUNT_F_EMPTY_PATH,
+        )?;
+        let cloned = parts.iter().try_for_each(|p| {
+            *self.slot(p.tree)? = Some(k::open_tree(CWD, &p.path, flags)?);
+            Ok::<(), Fail>(())
+        });
+        // Detached whatever happened: nothing else may see through it.
+        let detached = k::unmount(home, UnmountFlags::DETACH);
+        cloned?;
+        Ok(detached?)
+    }
 }
 
 fn upper_tmpfs() -> Result<OwnedFd, Errno> {

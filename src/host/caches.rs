@@ -18,6 +18,32 @@ pub struct CacheFacts {
     /// was never overlaid: the layer alone is bound there, which costs
     /// nothing, where an overlay mount costs half a millisecond.
     pub bare: Vec<PathBuf>,
+    /// The home directory, when the caches inside it (on its own mount)
+    /// are served by one overlay of it: overlayfs's cost is per mount
+    /// (about a millisecond at its creation), not per directory.
+    pub home_layer: Option<PathBuf>,
+    /// The caches that one overlay serves: inside the home and on the
+    /// home's own mount (a cache that is a mount of its own, or lies
+    /// elsewhere, gets an overlay of its own).
+    pub in_home: Vec<PathBuf>,
+    /// `--home overlay`: the host's mounts beneath the home (read from the
+    /// mount table, in this mode only). In a user namespace overlayfs
+    /// refuses a lower layer with mounts beneath it (it would hide them):
+    /// any there, and the home stays read-only.
+    pub whole_home: Option<Vec<PathBuf>>,
+}
+
+/// What the planner asks of the host for a workspace's caches.
+#[derive(Debug, Clone, Default)]
+pub struct CacheRequest<'a> {
+    /// The workspace's layer set (None: nothing is overlaid).
+    pub set: Option<&'a Path>,
+    /// The caches to overlay: path and layer name.
+    pub caches: Vec<(PathBuf, String)>,
+    /// The home directory, one overlay of which serves the caches in it.
+    pub home: Option<&'a Path>,
+    /// `--home overlay`: the whole home is overlaid.
+    pub whole_home: bool,
 }
 
 impl CacheFacts {
@@ -27,26 +53,36 @@ impl CacheFacts {
             overlay_unavailable: None,
             slot: None,
             bare: Vec::new(),
+            home_layer: None,
+            in_home: Vec::new(),
+            whole_home: None,
         }
     }
 }
+
+/// The layer of the one overlay of the home directory: `%` cannot begin a
+/// cache's layer name (`layer_name` escapes it), so no cache's layer is
+/// named alike.
+pub const HOME_LAYER: &str = "%home";
 
 /// The marker a layer gets once it is an overlay's upper layer: it may then
 /// hold whiteouts, and is never bound bare again.
 pub const OVERLAID: &str = "overlaid";
 
 /// Probes for a workspace's layer set (`set`) and its overlaid caches
-/// (path, layer name). Cheap: uname, one statfs, a non-blocking lock
-/// attempt per slot in use, and a directory read and a stat per cache.
-pub fn probe(set: Option<&Path>, caches: &[(PathBuf, String)]) -> CacheFacts {
-    let Some(set) = set else {
+/// (path, layer name); `home`: the home directory, whose one overlay
+/// serves the caches inside it. Cheap: uname, one statfs, a non-blocking
+/// lock attempt per slot in use, and a directory read and a statx per
+/// cache.
+pub fn probe(req: &CacheRequest) -> CacheFacts {
+    let (caches, home) = (&req.caches, req.home);
+    let Some(set) = req.set else {
         return CacheFacts::none();
     };
     if let Some(why) = overlay_unavailable(set) {
         return CacheFacts {
             overlay_unavailable: Some(why),
-            slot: None,
-            bare: Vec::new(),
+            ..CacheFacts::none()
         };
     }
     let lock = |n: usize| set.join(format!("{n}.lock"));
@@ -57,20 +93,39 @@ pub fn probe(set: Option<&Path>, caches: &[(PathBuf, String)]) -> CacheFacts {
     let slot = (0..SLOTS).find(|&n| {
         slot_free(&lock(n))
             || (command_gone(&lock(n))
-                && (0..200).any(|_| {
-                    std::thread::sleep(std::time::Duration::from_millis(5));
+                && (0..4000).any(|_| {
+                    // Checked often: the slot is usually let go within a
+                    // millisecond, and every run started right after
+                    // another waits for it.
+                    std::thread::sleep(std::time::Duration::from_micros(250));
                     slot_free(&lock(n))
                 }))
     });
+    let in_home: Vec<PathBuf> = home
+        .and_then(|h| Some((h, mount_id(h)?)))
+        .map(|(h, id)| {
+            caches
+                .iter()
+                .map(|(p, _)| p)
+                .filter(|p| p.starts_with(h) && *p != h && mount_id(nearest_existing(p)) == Some(id))
+                .cloned()
+                .collect()
+        })
+        .unwrap_or_default();
+    let empty = |p: &Path| std::fs::read_dir(p).map_or(true, |mut d| d.next().is_none());
     let bare = slot.map_or_else(Vec::new, |n| {
-        caches
+        let never_overlaid = |layer: &str| !set.join(n.to_string()).join(layer).join(OVERLAID).exists();
+        let mut bare: Vec<PathBuf> = caches
             .iter()
-            .filter(|(path, layer)| {
-                let empty = std::fs::read_dir(path).map_or(true, |mut d| d.next().is_none());
-                empty && !set.join(n.to_string()).join(layer).join(OVERLAID).exists()
-            })
+            .filter(|(path, layer)| !in_home.contains(path) && empty(path) && never_overlaid(layer))
             .map(|(path, _)| path.clone())
-            .collect()
+            .collect();
+        // The home's caches are bound bare only all together: once one of
+        // them needs the overlay, it serves them all at no further cost.
+        if !req.whole_home && in_home.iter().all(|p| empty(p)) && never_overlaid(HOME_LAYER) {
+            bare.extend(in_home.iter().cloned());
+        }
+        bare
     });
     CacheFacts {
         overlay_unavailable: slot
@@ -78,7 +133,57 @@ pub fn probe(set: Option<&Path>, caches: &[(PathBuf, String)]) -> CacheFacts {
             .then(|| format!("all {SLOTS} layer slots of this workspace are in use by running sandboxes")),
         slot,
         bare,
+        home_layer: (req.whole_home || !in_home.is_empty())
+            .then(|| home.map(Path::to_path_buf))
+            .flatten(),
+        in_home,
+        whole_home: req
+            .whole_home
+            .then(|| home.map(mounts_beneath).unwrap_or_default()),
     }
+}
+
+/// The mount points strictly beneath `dir`, the topmost of each subtree.
+/// A table that cannot be read or parsed counts as one there is (the
+/// overlay would fail, or hide it).
+fn mounts_beneath(dir: &Path) -> Vec<PathBuf> {
+    let table = std::fs::read("/proc/self/mountinfo").map_err(|_| ());
+    let Ok(entries) = table.and_then(|t| super::mountinfo::parse(&t).map_err(|_| ())) else {
+        return vec![PathBuf::from("/proc/self/mountinfo (unreadable)")];
+    };
+    let mut v: Vec<PathBuf> = entries
+        .into_iter()
+        .map(|m| m.mount_point)
+        .filter(|p| p.starts_with(dir) && p != dir)
+        .collect();
+    v.sort();
+    v.dedup();
+    let mut kept: Vec<PathBuf> = Vec::new();
+    for p in v {
+        if !kept.iter().any(|k| p.starts_with(k)) {
+            kept.push(p);
+        }
+    }
+    kept
+}
+
+/// The id of the mount `p` is on (statx, Linux 5.8); None where the kernel
+/// does not say.
+fn mount_id(p: &Path) -> Option<u64> {
+    use rustix::fs::{AtFlags, CWD, StatxFlags, statx};
+    let st = statx(CWD, p, AtFlags::empty(), StatxFlags::MNT_ID).ok()?;
+    (st.stx_mask & StatxFlags::MNT_ID.bits() != 0).then_some(st.stx_mnt_id)
+}
+
+/// `p` or its nearest existing ancestor: a missing cache is made there.
+fn nearest_existing(mut p: &Path) -> &Path {
+    while !p.exists() {
+        match p.parent() {
+            Some(up) => p = up,
+            None => break,
+        }
+    }
+    p
 }
 
 fn overlay_unavailable(set: &Path) -> Option<String> {

@@ -72,12 +72,8 @@ pub enum ProbeError {
 
 /// Probes the host: the kernel's mount API and Landlock ABI, the
 /// inherited descriptors, the bound Unix sockets (a netlink dump), the
-/// caches' filesystems. `cache_set`: the workspace's cache layers, when it
-/// has overlaid caches; `caches`: those caches (path, layer name).
-pub fn probe(
-    cache_set: Option<&std::path::Path>,
-    caches: &[(std::path::PathBuf, String)],
-) -> Result<HostFacts, ProbeError> {
+/// caches' filesystems and layer slot (`caches`: what the policy overlays).
+pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
     let (mount_api, mount_api_reason) = match std::env::var(FORCE_MOUNT_API_ENV).as_deref() {
         Ok("legacy") => (MountApi::Legacy, "forced by QWRAP_MOUNT_API=legacy"),
         Ok("new") | Ok("") | Err(_) => {
@@ -101,7 +97,7 @@ pub fn probe(
         landlock_abi_capped: cap.is_some(),
         unix_sockets: probe_sockets(),
         fds: fds::inventory(),
-        caches: caches::probe(cache_set, caches),
+        caches: caches::probe(caches),
     })
 }
 

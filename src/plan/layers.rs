@@ -36,6 +36,7 @@ impl Layers {
             ("protected git paths", &self.protected_paths),
             ("host socket masks", &self.socket_masks),
             ("caches", &self.cache_isolation),
+            ("home", &self.home),
         ]
         .iter()
         .filter_map(|(name, s)| match s {
@@ -79,6 +80,11 @@ pub struct Layers {
     pub egress: LayerState,
     /// Each cache root and how it is mounted.
     pub caches: Vec<super::caches::CacheMount>,
+    /// The home directory: read-only, or overlaid.
+    pub home: LayerState,
+    /// `--home overlay`, where it can be had.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub home_overlay: Option<super::caches::HomeOverlay>,
     /// The Landlock ABI the plan uses (0: none).
     pub landlock_abi: u32,
     /// Host sockets that will be masked.
@@ -188,7 +194,10 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
         LayerState::Applied(counts)
     };
     let caches = super::caches::cache_mounts(policy, host);
+    let (home, home_overlay) = super::caches::home_layer(policy, host);
     Layers {
+        home,
+        home_overlay,
         egress: egress(policy),
         cache_isolation: super::caches::cache_layer(&caches),
         caches,
@@ -296,9 +305,11 @@ fn sockets(policy: &Policy, inventory: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf
     (masked, reachable)
 }
 
-/// The directories Landlock lets the sandbox write beneath.
-pub fn landlock_paths(policy: &Policy) -> Vec<PathBuf> {
+/// The directories Landlock lets the sandbox write beneath (the home, when
+/// it is overlaid: its writes land in the workspace's layer).
+pub fn landlock_paths(policy: &Policy, home: Option<&super::caches::HomeOverlay>) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = policy.writable_roots.iter().map(|r| r.path.clone()).collect();
+    v.extend(home.map(|h| h.home.clone()));
     v.push(PathBuf::from("/dev"));
     if policy.tmp == TmpMode::Private {
         v.push(PathBuf::from("/tmp"));

@@ -26,6 +26,7 @@ pub fn layout(
     masks: &[PathBuf],
     console: Option<&Path>,
     caches: &[CacheMount],
+    home: Option<&super::caches::HomeOverlay>,
 ) -> Vec<MountOp> {
     let minimal = policy.view == ViewMode::Minimal;
     // The minimal view starts from an empty tmpfs (made read-only last).
@@ -95,8 +96,26 @@ pub fn layout(
             }
         }
     }
-    ops.extend(policy.writable_roots.iter().map(|r| {
-        match caches.iter().find(|c| c.path == r.path).map(|c| &c.how) {
+    // --home overlay: the home's overlay at the home itself (the caches in
+    // it are part of it).
+    if let Some(h) = home {
+        ops.push(MountOp::Overlay {
+            path: h.home.clone(),
+            lower: vec![h.home.clone()],
+            upper: OverlayUpper::Dirs {
+                upper: h.upper.clone(),
+                work: h.work.clone(),
+            },
+        });
+    }
+    let in_whole_home =
+        |how: Option<&CacheHow>| home.is_some() && matches!(how, Some(CacheHow::InHome { .. }));
+    ops.extend(policy.writable_roots.iter().filter_map(|r| {
+        let how = caches.iter().find(|c| c.path == r.path).map(|c| &c.how);
+        if in_whole_home(how) {
+            return None;
+        }
+        Some(match how {
             Some(CacheHow::Overlay { upper, work }) => MountOp::Overlay {
                 path: r.path.clone(),
                 lower: vec![r.path.clone()],
@@ -104,6 +123,12 @@ pub fn layout(
                     upper: upper.clone(),
                     work: work.clone(),
                 },
+            },
+            Some(CacheHow::InHome { home, upper, work }) => MountOp::InHomeLayer {
+                path: r.path.clone(),
+                home: home.clone(),
+                upper: upper.clone(),
+                work: work.clone(),
             },
             Some(CacheHow::Bare { upper }) => MountOp::Layer {
                 path: r.path.clone(),
@@ -115,7 +140,7 @@ pub fn layout(
                 size: None,
             },
             Some(CacheHow::Shared) | None => MountOp::Writable(r.path.clone()),
-        }
+        })
     }));
     ops.extend(policy.pinned.iter().map(|p| MountOp::Writable(p.clone())));
     // Each git dir's top level (and objects/info) is a tmpfs of the

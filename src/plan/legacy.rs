@@ -49,6 +49,7 @@ impl Builder {
         let table = under(&old_root, Path::new("/proc/self/mountinfo"));
         let host = |p: &Path| under(&old_root, p);
         let hidden = self.hidden_source(ops);
+        let in_home = self.split_home_overlay(ops, &host, shape.userxattr);
         for (i, op) in ops.iter().enumerate() {
             let target = under(&new_root, op.path());
             if shape.ensure_points {
@@ -116,6 +117,15 @@ impl Builder {
                     host(source),
                     Flags::bind(*readonly, *devices),
                 ),
+                MountOp::InHomeLayer { .. } => {
+                    if let Some(&tree) = in_home.get(&i) {
+                        self.push(Step::AttachTree {
+                            tree,
+                            role: op.role(),
+                            target,
+                        });
+                    }
+                }
                 MountOp::Overlay { lower, upper, .. } => {
                     // After the pivot every host path is under the old root.
                     let upper = match upper {

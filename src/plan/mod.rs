@@ -29,7 +29,7 @@ use layers::{assess, missing_required, unmaskable_sockets};
 pub use layout::{DEVICES, dev_entries, layout};
 pub use mount_op::{DevStyle, MountOp, Shape};
 pub use overlay::{overlay_config, overlay_options};
-pub use step::{Ambient, Egress, Flags, IdMap, Namespaces, OverlayUpper, Role, Step, TreeId};
+pub use step::{Ambient, Egress, Flags, IdMap, Namespaces, OverlayPart, OverlayUpper, Role, Step, TreeId};
 
 use crate::host::{HostFacts, MountApi};
 use crate::policy::{NetworkMode, PidMode, Policy, ViewMode};
@@ -71,13 +71,12 @@ impl Plan {
     pub fn tree_count(&self) -> usize {
         self.steps
             .iter()
-            .filter(|s| {
-                matches!(
-                    s,
-                    Step::CloneTree { .. } | Step::MakeHiddenSource { .. } | Step::MakeOverlay { .. }
-                )
+            .map(|s| match s {
+                Step::CloneTree { .. } | Step::MakeHiddenSource { .. } | Step::MakeOverlay { .. } => 1,
+                Step::HomeCaches { parts, .. } => parts.len(),
+                _ => 0,
             })
-            .count()
+            .sum()
     }
 }
 
@@ -140,7 +139,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
     for path in &policy.create_before {
         b.push(Step::CreateHostDir { path: path.clone() });
     }
-    if let Some(step) = caches::prepare(policy, host, &layers.caches) {
+    if let Some(step) = caches::prepare(policy, host, &layers.caches, layers.home_overlay.as_ref()) {
         b.push(step);
     }
     for r in &policy.redacted_rc {
@@ -226,6 +225,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
         &layers.masked_sockets,
         fds.console.as_deref(),
         &layers.caches,
+        layers.home_overlay.as_ref(),
     );
     // The minimal view assembles a new root, as the legacy path does.
     let minimal = policy.view == ViewMode::Minimal;
@@ -286,7 +286,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<Plan, Box<Refused>> {
             // handles filesystem access forbids mount(2) to nested sandboxes.
             landlock: (layers.landlock_abi > 0 && (!private_pid || scoped)).then(|| LandlockRules {
                 abi: layers.landlock_abi,
-                paths: landlock_paths(policy),
+                paths: landlock_paths(policy, layers.home_overlay.as_ref()),
                 scoped,
                 filesystem: !private_pid,
             }),

@@ -76,6 +76,15 @@ pub enum MountOp {
         lower: Vec<PathBuf>,
         upper: OverlayUpper,
     },
+    /// A cache inside `home`: its subtree of the one overlay of the home
+    /// (`upper` and `work` the home layer's), which serves every such
+    /// cache — overlayfs costs per mount, not per directory.
+    InHomeLayer {
+        path: PathBuf,
+        home: PathBuf,
+        upper: PathBuf,
+        work: PathBuf,
+    },
     /// /dev/null over a host Unix socket.
     Mask(PathBuf),
     /// The caller's terminal (a host path), read-only at /dev/console.
@@ -139,6 +148,7 @@ impl MountOp {
             MountOp::Dev { path, .. }
             | MountOp::Tmpfs { path, .. }
             | MountOp::Overlay { path, .. }
+            | MountOp::InHomeLayer { path, .. }
             | MountOp::FileFrom { path, .. }
             | MountOp::Layer { path, .. }
             | MountOp::Hidden { path, .. }

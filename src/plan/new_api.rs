@@ -18,7 +18,16 @@ impl Builder {
     /// caller enters it once its other steps are in).
     pub(super) fn mounts_new_api(&mut self, ops: &[MountOp], shape: Shape) -> Option<PathBuf> {
         let hidden = self.hidden_source(ops);
-        let trees: Vec<Vec<usize>> = ops.iter().map(|op| self.sources(op, shape)).collect();
+        let in_home = self.split_home_overlay(ops, &|p: &Path| p.to_path_buf(), shape.userxattr);
+        let trees: Vec<Vec<usize>> = ops
+            .iter()
+            .enumerate()
+            .map(|(i, op)| {
+                in_home
+                    .get(&i)
+                    .map_or_else(|| self.sources(op, shape), |t| vec![*t])
+            })
+            .collect();
         let root = if shape.staged {
             self.push(Step::MountTmpfs {
                 target: PathBuf::from(STAGING),
@@ -66,6 +75,7 @@ impl Builder {
                 MountOp::HostRoot
                 | MountOp::Writable(_)
                 | MountOp::Overlay { .. }
+                | MountOp::InHomeLayer { .. }
                 | MountOp::FileFrom { .. }
                 | MountOp::Layer { .. }
                 | MountOp::ReadOnly(_)

@@ -1,7 +1,11 @@
-//! bwrap mode's overlays: the options overlayfs is given, with its escaping.
+//! Overlays: the options overlayfs is given, with its escaping, and the
+//! one overlay of the home that serves every cache inside it.
 
-use super::step::OverlayUpper;
+use super::step::{OverlayPart, OverlayUpper, TreeId};
+use super::{Builder, MountOp, Step};
+use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::path::PathBuf;
 
 /// `(key, value)` pairs for fsconfig, in order. `tmp_root` names the tmpfs
@@ -36,6 +40,50 @@ pub fn overlay_config(
         out.push(("userxattr", Vec::new()));
     }
     out
+}
+
+impl Builder {
+    /// The trees of the caches inside the home (`MountOp::InHomeLayer`),
+    /// by operation index: one overlay of the home, made and split into
+    /// them now, while every host path is as named. `host` maps a path to
+    /// where the host's tree is (the legacy path's old root).
+    pub(super) fn split_home_overlay(
+        &mut self,
+        ops: &[MountOp],
+        host: &dyn Fn(&Path) -> PathBuf,
+        userxattr: bool,
+    ) -> HashMap<usize, TreeId> {
+        let mut trees = HashMap::new();
+        let mut parts = Vec::new();
+        let mut layer = None;
+        for (i, op) in ops.iter().enumerate() {
+            if let MountOp::InHomeLayer {
+                path,
+                home,
+                upper,
+                work,
+            } = op
+            {
+                layer.get_or_insert((home, upper, work));
+                trees.insert(i, self.trees);
+                parts.push(OverlayPart {
+                    tree: self.trees,
+                    path: host(path),
+                });
+                self.trees += 1;
+            }
+        }
+        if let Some((home, upper, work)) = layer {
+            self.push(Step::HomeCaches {
+                home: host(home),
+                upper: host(upper),
+                work: host(work),
+                userxattr,
+                parts,
+            });
+        }
+        trees
+    }
 }
 
 /// The options as one mount(2)-style string, for the printed plan.

@@ -1,7 +1,7 @@
 //! One setup step: the syscall it makes and why. Steps print in syscall form,
 //! so `qwrap plan` reads like an strace of the setup.
 
-pub use super::step_args::{Ambient, Egress, Flags, IdMap, OverlayUpper};
+pub use super::step_args::{Ambient, Egress, Flags, IdMap, Namespaces, OverlayPart, OverlayUpper, Role};
 use crate::policy::EnvRules;
 use serde::Serialize;
 use std::ffi::OsString;
@@ -9,91 +9,6 @@ use std::path::PathBuf;
 
 /// Index of a detached mount tree (an `open_tree` fd) held by the executor.
 pub type TreeId = usize;
-
-/// What a cloned tree is for: it explains the step, and a `Bind` follows
-/// a symlink at its target as bubblewrap's binds do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Role {
-    HostRoot,
-    WritableRoot,
-    ReadOnlyPath,
-    Device,
-    /// /dev/null over a host Unix socket, so that `connect()` is refused.
-    SocketMask,
-    /// The device an inherited descriptor refers to, bound read-only over
-    /// itself so that the descriptor can be opened again through it.
-    InheritedDevice,
-    /// An empty, mode-0000 file or directory over a hidden path.
-    Hidden,
-    /// bwrap mode's `--bind`/`--ro-bind`: its destination may be a symlink
-    /// made by `--symlink`, followed as `mount(2)` follows it.
-    Bind,
-}
-
-impl Role {
-    pub(super) fn noun(self) -> &'static str {
-        match self {
-            Self::HostRoot => "the host tree",
-            Self::WritableRoot => "writable root",
-            Self::ReadOnlyPath => "read-only path",
-            Self::Device => "host device",
-            Self::SocketMask => "socket mask",
-            Self::InheritedDevice => "inherited descriptor's device",
-            Self::Hidden => "hidden path",
-            Self::Bind => "bind",
-        }
-    }
-}
-
-/// Namespaces made by `CloneMonitor` or `Unshare`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
-pub struct Namespaces {
-    pub user: bool,
-    pub pid: bool,
-    pub net: bool,
-    pub ipc: bool,
-    pub uts: bool,
-    pub cgroup: bool,
-}
-
-impl Namespaces {
-    /// The `CLONE_NEW*` flags, the mount namespace always included.
-    pub fn clone_flags(&self) -> u64 {
-        let mut f = libc::CLONE_NEWNS as u64;
-        for (on, flag) in [
-            (self.user, libc::CLONE_NEWUSER),
-            (self.pid, libc::CLONE_NEWPID),
-            (self.net, libc::CLONE_NEWNET),
-            (self.ipc, libc::CLONE_NEWIPC),
-            (self.uts, libc::CLONE_NEWUTS),
-            (self.cgroup, libc::CLONE_NEWCGROUP),
-        ] {
-            if on {
-                f |= flag as u64;
-            }
-        }
-        f
-    }
-
-    pub(super) fn names(&self) -> String {
-        let mut v = Vec::new();
-        for (on, n) in [
-            (self.user, "CLONE_NEWUSER"),
-            (true, "CLONE_NEWNS"),
-            (self.pid, "CLONE_NEWPID"),
-            (self.net, "CLONE_NEWNET"),
-            (self.ipc, "CLONE_NEWIPC"),
-            (self.uts, "CLONE_NEWUTS"),
-            (self.cgroup, "CLONE_NEWCGROUP"),
-        ] {
-            if on {
-                v.push(n);
-            }
-        }
-        v.join("|")
-    }
-}
 
 /// One setup step. The executor runs exactly these, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -466,6 +381,21 @@ pub enum Step {
         upper: OverlayUpper,
         /// In a user namespace: trusted xattrs are out of reach.
         userxattr: bool,
+    },
+    /// The caches inside the home from one overlay of it (upper layer
+    /// `upper`): each cache's subtree cloned from it into its tree. Where
+    /// the kernel refuses that overlay (EINVAL: a host mount beneath the
+    /// home, which an overlay in a user namespace may not hide), one
+    /// overlay per cache over the same upper directories instead.
+    HomeCaches {
+        #[serde(serialize_with = "crate::lossy::path")]
+        home: PathBuf,
+        #[serde(serialize_with = "crate::lossy::path")]
+        upper: PathBuf,
+        #[serde(serialize_with = "crate::lossy::path")]
+        work: PathBuf,
+        userxattr: bool,
+        parts: Vec<OverlayPart>,
     },
     /// Allows one user namespace below the sandbox's own: the one
     /// `NestUserNamespace` makes. Keeps /proc open for that step.

@@ -1,4 +1,5 @@
-//! The values steps carry: mount flags, overlay layers, identity maps, the
+//! The values steps carry: mount flags, overlay layers, identity maps,
+//! namespaces, the roles of cloned trees, the
 //! egress proxy's configuration.
 
 use serde::Serialize;
@@ -19,6 +20,15 @@ pub enum OverlayUpper {
     Tmpfs,
     /// Nowhere: the overlay is read-only.
     ReadOnly,
+}
+
+/// One cache's tree cloned from the home's overlay (`HomeCaches`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct OverlayPart {
+    pub tree: super::step::TreeId,
+    /// The cache's path: inside the home, where the overlay lies then.
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub path: PathBuf,
 }
 
 /// The proxy the warden serves with `--network proxied`.
@@ -161,3 +171,88 @@ pub(super) const WAIT_FOR_MONITOR: &str =
 
 /// What precedes every fork: the kernel's thread count, which must be one.
 pub(super) const ONE_THREAD: &str = "openat(\"/proc/self/stat\"); read() = one thread; ";
+
+/// What a cloned tree is for: it explains the step, and a `Bind` follows
+/// a symlink at its target as bubblewrap's binds do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Role {
+    HostRoot,
+    WritableRoot,
+    ReadOnlyPath,
+    Device,
+    /// /dev/null over a host Unix socket, so that `connect()` is refused.
+    SocketMask,
+    /// The device an inherited descriptor refers to, bound read-only over
+    /// itself so that the descriptor can be opened again through it.
+    InheritedDevice,
+    /// An empty, mode-0000 file or directory over a hidden path.
+    Hidden,
+    /// bwrap mode's `--bind`/`--ro-bind`: its destination may be a symlink
+    /// made by `--symlink`, followed as `mount(2)` follows it.
+    Bind,
+}
+
+impl Role {
+    pub(super) fn noun(self) -> &'static str {
+        match self {
+            Self::HostRoot => "the host tree",
+            Self::WritableRoot => "writable root",
+            Self::ReadOnlyPath => "read-only path",
+            Self::Device => "host device",
+            Self::SocketMask => "socket mask",
+            Self::InheritedDevice => "inherited descriptor's device",
+            Self::Hidden => "hidden path",
+            Self::Bind => "bind",
+        }
+    }
+}
+
+/// Namespaces made by `CloneMonitor` or `Unshare`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Namespaces {
+    pub user: bool,
+    pub pid: bool,
+    pub net: bool,
+    pub ipc: bool,
+    pub uts: bool,
+    pub cgroup: bool,
+}
+
+impl Namespaces {
+    /// The `CLONE_NEW*` flags, the mount namespace always included.
+    pub fn clone_flags(&self) -> u64 {
+        let mut f = libc::CLONE_NEWNS as u64;
+        for (on, flag) in [
+            (self.user, libc::CLONE_NEWUSER),
+            (self.pid, libc::CLONE_NEWPID),
+            (self.net, libc::CLONE_NEWNET),
+            (self.ipc, libc::CLONE_NEWIPC),
+            (self.uts, libc::CLONE_NEWUTS),
+            (self.cgroup, libc::CLONE_NEWCGROUP),
+        ] {
+            if on {
+                f |= flag as u64;
+            }
+        }
+        f
+    }
+
+    pub(super) fn names(&self) -> String {
+        let mut v = Vec::new();
+        for (on, n) in [
+            (self.user, "CLONE_NEWUSER"),
+            (true, "CLONE_NEWNS"),
+            (self.pid, "CLONE_NEWPID"),
+            (self.net, "CLONE_NEWNET"),
+            (self.ipc, "CLONE_NEWIPC"),
+            (self.uts, "CLONE_NEWUTS"),
+            (self.cgroup, "CLONE_NEWCGROUP"),
+        ] {
+            if on {
+                v.push(n);
+            }
+        }
+        v.join("|")
+    }
+}

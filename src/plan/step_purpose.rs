@@ -107,6 +107,12 @@ impl Step {
             Step::LockFile { path } => format!("lock {}", path.display()),
             Step::DisableUserns => "disable user namespaces inside".into(),
             Step::NestUserNamespace { .. } => "enter the nested user namespace".into(),
+            Step::HomeCaches { home, parts, .. } => format!(
+                "make one overlay of {2} for its {0} cache{1}",
+                parts.len(),
+                if parts.len() == 1 { "" } else { "s" },
+                home.display()
+            ),
             Step::MakeOverlay { lower, .. } => format!(
                 "make an overlay of {}",
                 lower

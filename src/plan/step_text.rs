@@ -43,7 +43,7 @@ impl fmt::Display for Step {
                 }
                 if let Some(l) = lock {
                     calls.push(format!(
-                        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB); ftruncate(<lock>, 0); pwrite(<lock>, getpid())",
+                        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB); pwrite(<lock>, getpid() ten digits wide)",
                         q(l)
                     ));
                 }
@@ -412,6 +412,38 @@ impl fmt::Display for Step {
                     f,
                     "fsopen(\"overlay\"); fsconfig(\"{}\"); fsmount() -> tree {tree}",
                     crate::plan::overlay_options(lower, upper, *userxattr, "<tmpfs>")
+                )
+            }
+            Step::HomeCaches {
+                home,
+                upper,
+                work,
+                userxattr,
+                parts,
+            } => {
+                let dirs = crate::plan::OverlayUpper::Dirs {
+                    upper: upper.clone(),
+                    work: work.clone(),
+                };
+                write!(
+                    f,
+                    "fsopen(\"overlay\"); fsconfig(\"{}\"); fsmount() = <home overlay>",
+                    crate::plan::overlay_options(std::slice::from_ref(home), &dirs, *userxattr, "")
+                )?;
+                for p in parts {
+                    let rel = p.path.strip_prefix(home).unwrap_or(&p.path);
+                    write!(
+                        f,
+                        "; open_tree(<home overlay>, {}, OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC) -> tree {}",
+                        q(rel),
+                        p.tree
+                    )?;
+                }
+                write!(
+                    f,
+                    " (before Linux 6.15, EINVAL from a detached mount: move_mount(<home overlay>, \"\", AT_FDCWD, {0}, MOVE_MOUNT_F_EMPTY_PATH), open_tree(AT_FDCWD, each path, OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC), umount2({0}, MNT_DETACH)) \
+                     (EINVAL from fsconfig, a host mount beneath the home: per cache, mkdir(UPPER/its path), mkdir(LAYER/work-N), fsopen(\"overlay\"), fsconfig(lowerdir=its path, upperdir=UPPER/its path, workdir=LAYER/work-N), fsmount() -> its tree)",
+                    q(home)
                 )
             }
             Step::Chdir { candidates } => {

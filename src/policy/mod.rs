@@ -27,7 +27,7 @@ pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
 pub use git_guard::GitLayout;
 pub use load::{Invocation, LoadError, load};
-pub use modes::{CacheMode, LandlockMode, NetworkMode, PidMode, TmpMode, ViewMode};
+pub use modes::{CacheMode, HomeMode, LandlockMode, NetworkMode, PidMode, TmpMode, ViewMode};
 pub use resolve::resolve;
 pub use roots::{CacheRoot, RootReason, WritableRoot};
 pub use settings::{CliSettings, PathSpec, Settings, Sourced};
@@ -275,15 +275,21 @@ impl Policy {
         self.view == ViewMode::Host || view::shows(&self.writable_roots, &self.view_entries, p)
     }
 
-    /// The caches to overlay: their paths and layer names.
-    pub fn overlay_caches(&self) -> Vec<(PathBuf, String)> {
-        self.writable_roots
-            .iter()
-            .filter_map(|r| {
-                let c = r.cache.as_ref().filter(|c| c.mode == CacheMode::Overlay)?;
-                Some((r.path.clone(), c.layer.clone()))
-            })
-            .collect()
+    /// What the host is asked about the caches to overlay.
+    pub fn cache_request(&self) -> crate::host::caches::CacheRequest<'_> {
+        crate::host::caches::CacheRequest {
+            set: self.cache_set.as_deref(),
+            caches: self
+                .writable_roots
+                .iter()
+                .filter_map(|r| {
+                    let c = r.cache.as_ref().filter(|c| c.mode == CacheMode::Overlay)?;
+                    Some((r.path.clone(), c.layer.clone()))
+                })
+                .collect(),
+            home: self.home.as_deref(),
+            whole_home: self.settings.home.value == HomeMode::Overlay,
+        }
     }
 }
 
@@ -320,6 +326,8 @@ pub enum PolicyError {
     BadDomain { source_name: String, why: String },
     #[error("no command given")]
     NoCommand,
+    #[error("{0}")]
+    Conflict(String),
 }
 
 fn spec_path(

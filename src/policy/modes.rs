@@ -183,6 +183,40 @@ impl fmt::Display for PidMode {
     }
 }
 
+/// What the home directory is inside.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum HomeMode {
+    /// The host's, read-only (the writable roots and caches aside).
+    ReadOnly,
+    /// An overlay of the host's whose writes stay in the workspace's layer:
+    /// tools that keep state under ~/.config or ~/.local work; nothing
+    /// reaches the host's home.
+    Overlay,
+}
+
+impl FromStr for HomeMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "readonly" => Ok(Self::ReadOnly),
+            "overlay" => Ok(Self::Overlay),
+            other => Err(format!(
+                "invalid home mode {other:?}: expected \"readonly\" or \"overlay\""
+            )),
+        }
+    }
+}
+
+impl fmt::Display for HomeMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::ReadOnly => "readonly",
+            Self::Overlay => "overlay",
+        })
+    }
+}
+
 /// What a write to a cache directory outside the workspace does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -61,9 +61,24 @@ pub fn shipped() -> BTreeMap<String, ProfileDef> {
 /// shipped text's `detect = [...]` lines without parsing it all (a run
 /// parses the profiles only when one of these files is there).
 pub fn shipped_detect_files() -> Vec<&'static str> {
+    shipped_lists("detect")
+}
+
+/// Every shipped profile's caches (templates, each once), read as the
+/// detect files are: those that exist are caches of every sandbox.
+pub fn shipped_caches() -> Vec<&'static str> {
+    let mut all = shipped_lists("cache");
+    let mut seen = std::collections::BTreeSet::new();
+    all.retain(|c| seen.insert(*c));
+    all
+}
+
+/// The items of the shipped text's one-line `KEY = [...]` lists.
+fn shipped_lists(key: &str) -> Vec<&'static str> {
+    let start = format!("{key} = [");
     SHIPPED
         .lines()
-        .filter_map(|l| l.trim().strip_prefix("detect = ["))
+        .filter_map(|l| l.trim().strip_prefix(start.as_str()))
         .filter_map(|l| l.strip_suffix(']'))
         .flat_map(|l| l.split(','))
         .map(|f| f.trim().trim_matches('"'))
@@ -153,6 +168,17 @@ mod tests {
         assert!(expand("${A-B}", h, &env).is_err());
         // `~user` is not expanded and so is not absolute.
         assert!(expand("~root/x", h, &env).is_err());
+    }
+
+    #[test]
+    fn the_quick_scan_finds_every_shipped_cache() {
+        let mut parsed: Vec<String> = shipped().values().flat_map(|d| d.cache.clone()).collect();
+        parsed.sort();
+        parsed.dedup();
+        let mut scanned: Vec<String> = shipped_caches().into_iter().map(String::from).collect();
+        scanned.sort();
+        assert_eq!(parsed, scanned);
+        assert!(scanned.len() >= 5, "{scanned:?}");
     }
 
     #[test]

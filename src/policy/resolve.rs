@@ -160,6 +160,22 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         );
     }
 
+    // Every known tool's cache that exists on the host, whether or not its
+    // profile applies (`npx` in a directory without package.json): one
+    // overlay of the home serves them all, so they cost next to nothing.
+    // Never made on the host: a profile that applies makes its own.
+    if s.detect.value {
+        for t in profile::shipped_caches() {
+            if let Ok(path) = profile::expand(t, home.as_deref(), &env)
+                && path.is_dir()
+            {
+                let default = profile::expand(t, home.as_deref(), &|_| None).ok();
+                let by_variable = (default.as_ref() != Some(&path)).then_some(default.as_deref());
+                resolver.add_known_cache(&path, cache_mode, by_variable)?;
+            }
+        }
+    }
+
     for inc in &s.include {
         match spec_path(&inc.value, home.as_deref(), &env, cwd) {
             Ok(path) => user_includes.push((path, inc.source.clone())),
@@ -181,6 +197,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         &workspace,
         &mut writable_roots,
         &mut dropped,
+        s.home.value == HomeMode::Overlay,
     );
 
     ro_specs.extend(s.read_only.iter().cloned());
@@ -285,6 +302,12 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         .filter(|r| !hidden.iter().any(|h| r.path.starts_with(&h.path)))
         .filter(|r| !writable_roots.iter().any(|w| r.copy.starts_with(&w.path)))
         .collect();
+    if s.home.value == HomeMode::Overlay && s.view.value == ViewMode::Minimal {
+        return Err(PolicyError::Conflict(format!(
+            "--home overlay (from {}) shows the whole home directory, and --view minimal (from {}) none of it: choose one",
+            s.home.source, s.view.source
+        )));
+    }
     let view_entries = match s.view.value {
         ViewMode::Host => Vec::new(),
         ViewMode::Minimal => {

@@ -225,6 +225,29 @@ impl<'a> Resolver<'a> {
         Ok(())
     }
 
+    /// A known tool's cache that exists, unless a root covers it already
+    /// (its profile applied, or a root holds it).
+    pub(super) fn add_known_cache(
+        &mut self,
+        path: &Path,
+        mode: CacheMode,
+        default: Option<Option<&Path>>,
+    ) -> Result<(), PolicyError> {
+        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if self
+            .roots
+            .iter()
+            .any(|r| real.starts_with(&r.path) || r.path.starts_with(&real))
+        {
+            return Ok(());
+        }
+        let dropped = self.dropped.len();
+        // Not asked for: one that cannot be had is left out silently.
+        let _ = self.add_cache(&real, mode, default, true, "known tool cache");
+        self.dropped.truncate(dropped);
+        Ok(())
+    }
+
     fn home_holding(&self, real: &Path) -> Option<&'a Path> {
         self.homes
             .iter()

@@ -9,7 +9,7 @@ use super::profile::{self, ProfileDef};
 pub(super) use super::sourced::err;
 use super::sourced::scalar;
 pub use super::sourced::{SettingsError, Sourced};
-use super::{CacheMode, LandlockMode, NetworkMode, PidMode, TmpMode, ViewMode};
+use super::{CacheMode, HomeMode, LandlockMode, NetworkMode, PidMode, TmpMode, ViewMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -43,6 +43,7 @@ pub struct CliSettings {
     pub keep_env: Vec<String>,
     pub view: Option<String>,
     pub cache: Option<String>,
+    pub home: Option<String>,
     pub no_detect: bool,
     pub allow_domain: Vec<String>,
     pub egress_log: Option<PathBuf>,
@@ -85,6 +86,7 @@ struct ConfigFile {
     keep_env: Vec<String>,
     view: Option<String>,
     cache: Option<String>,
+    home: Option<String>,
     detect: Option<bool>,
     #[serde(default)]
     allow_domains: Vec<String>,
@@ -127,6 +129,8 @@ pub struct Settings {
     pub view: Sourced<ViewMode>,
     /// What writes to cache directories outside the workspace do.
     pub cache: Sourced<CacheMode>,
+    /// The home directory read-only, or overlaid.
+    pub home: Sourced<HomeMode>,
     /// Apply the toolchain profiles whose marker files the workspace holds.
     pub detect: Sourced<bool>,
     /// `--network proxied`: the destinations the proxy connects to.
@@ -151,6 +155,7 @@ pub const ENV_TMP: &str = "QWRAP_TMP";
 pub const ENV_VIEW: &str = "QWRAP_VIEW";
 pub const ENV_PID: &str = "QWRAP_PID";
 pub const ENV_CACHE: &str = "QWRAP_CACHE";
+pub const ENV_HOME: &str = "QWRAP_HOME";
 pub const ENV_INCLUDE: &str = "QWRAP_INCLUDE";
 pub const ENV_PROFILE: &str = "QWRAP_PROFILE";
 pub const ENV_LANDLOCK: &str = "QWRAP_LANDLOCK";
@@ -392,6 +397,15 @@ impl Settings {
             None,
             CacheMode::Overlay,
         )?;
+        let home = scalar(
+            cli.home.as_deref(),
+            "--home",
+            env_str(ENV_HOME)?,
+            ENV_HOME,
+            parsed.iter().map(|(n, f)| (n, f.home.as_deref())),
+            None,
+            HomeMode::ReadOnly,
+        )?;
         let flag = |get: fn(&ConfigFile) -> Option<bool>, cli_set: Option<(bool, &str)>, default: bool| {
             let mut v = Sourced::new(default, "default");
             for (name, f) in &parsed {
@@ -470,6 +484,7 @@ impl Settings {
             keep_env,
             view,
             cache,
+            home,
             detect,
             allow_domains,
             egress_log,

@@ -55,9 +55,10 @@ pub(super) fn layer_set(
     workspace: &Path,
     roots: &mut [WritableRoot],
     dropped: &mut Vec<Dropped>,
+    home_overlay: bool,
 ) -> Option<PathBuf> {
     let overlaid = |r: &WritableRoot| r.cache.as_ref().is_some_and(|c| c.mode == CacheMode::Overlay);
-    if !roots.iter().any(overlaid) {
+    if !home_overlay && !roots.iter().any(overlaid) {
         return None;
     }
     let set = state_dir(home, env("XDG_STATE_HOME")).map(|s| s.join("caches").join(set_name(workspace)));

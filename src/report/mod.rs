@@ -129,47 +129,33 @@ impl Inspect {
         notes: Vec<String>,
     ) -> Self {
         let s = &policy.settings;
+        let line = |name: &'static str, value: String, source: &String| SettingLine {
+            name,
+            value,
+            source: source.clone(),
+        };
         let mut settings = vec![
-            SettingLine {
-                name: "network",
-                value: s.network.value.to_string(),
-                source: s.network.source.clone(),
-            },
-            SettingLine {
-                name: "pid",
-                value: s.pid.value.to_string(),
-                source: s.pid.source.clone(),
-            },
-            SettingLine {
-                name: "tmp",
-                value: s.tmp.value.to_string(),
-                source: s.tmp.source.clone(),
-            },
-            SettingLine {
-                name: "die_with_parent",
-                value: s.die_with_parent.value.to_string(),
-                source: s.die_with_parent.source.clone(),
-            },
-            SettingLine {
-                name: "landlock",
-                value: s.landlock.value.to_string(),
-                source: s.landlock.source.clone(),
-            },
-            SettingLine {
-                name: "new_session",
-                value: s.new_session.value.to_string(),
-                source: s.new_session.source.clone(),
-            },
-            SettingLine {
-                name: "allow_git_config",
-                value: s.allow_git_config.value.to_string(),
-                source: s.allow_git_config.source.clone(),
-            },
-            SettingLine {
-                name: "cache",
-                value: s.cache.value.to_string(),
-                source: s.cache.source.clone(),
-            },
+            line("network", s.network.value.to_string(), &s.network.source),
+            line("pid", s.pid.value.to_string(), &s.pid.source),
+            line("tmp", s.tmp.value.to_string(), &s.tmp.source),
+            line(
+                "die_with_parent",
+                s.die_with_parent.value.to_string(),
+                &s.die_with_parent.source,
+            ),
+            line("landlock", s.landlock.value.to_string(), &s.landlock.source),
+            line(
+                "new_session",
+                s.new_session.value.to_string(),
+                &s.new_session.source,
+            ),
+            line(
+                "allow_git_config",
+                s.allow_git_config.value.to_string(),
+                &s.allow_git_config.source,
+            ),
+            line("cache", s.cache.value.to_string(), &s.cache.source),
+            line("home", s.home.value.to_string(), &s.home.source),
         ];
         settings.extend(s.allow_socket.iter().map(|i| SettingLine {
             name: "allow_socket",
@@ -324,6 +310,7 @@ impl Inspect {
             ("protected git paths", &l.protected_paths),
             ("host socket masks", &l.socket_masks),
             ("caches", &l.cache_isolation),
+            ("home", &l.home),
             ("egress", &l.egress),
         ] {
             let _ = writeln!(o, "  {name}: {state}");

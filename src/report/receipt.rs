@@ -40,11 +40,13 @@ pub struct Receipt {
     pub skipped_checks: Vec<String>,
     /// Failed checks the policy accepts (`accept_degraded`), by name.
     pub accepted_degradations: Vec<String>,
-    /// `host` (the whole host read-only, less the hidden paths) or
-    /// `minimal` (only the system directories, roots and exposed paths).
     /// `shared` or `private` (--pid).
     pub pid_namespace: String,
+    /// `host` (the whole host read-only, less the hidden paths) or
+    /// `minimal` (only the system directories, roots and exposed paths).
     pub view: String,
+    /// `readonly`, or `overlay` (--home) where the overlay is had.
+    pub home: String,
     /// `overlay`, `private` or `shared`.
     pub cache_mode: String,
     /// Each cache root and how it is mounted (`PATH: overlay`).
@@ -165,6 +167,11 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         accepted_degradations: verify.map(|r| r.accepted.clone()).unwrap_or_default(),
         pid_namespace: policy.settings.pid.value.to_string(),
         view: policy.view.to_string(),
+        home: if inspect.layers.home_overlay.is_some() {
+            "overlay".into()
+        } else {
+            "readonly".into()
+        },
         cache_mode: policy.settings.cache.value.to_string(),
         caches: inspect
             .layers
@@ -172,7 +179,9 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
             .iter()
             .map(|c| {
                 let how = match &c.how {
-                    crate::plan::CacheHow::Overlay { .. } | crate::plan::CacheHow::Bare { .. } => "overlay",
+                    crate::plan::CacheHow::Overlay { .. }
+                    | crate::plan::CacheHow::InHome { .. }
+                    | crate::plan::CacheHow::Bare { .. } => "overlay",
                     crate::plan::CacheHow::Private { .. } => "private",
                     crate::plan::CacheHow::Shared => "shared (written through)",
                 };
@@ -235,7 +244,7 @@ impl Receipt {
 }
 
 /// Field order, as in the rollout checklist.
-const FIELDS: [&str; 29] = [
+const FIELDS: [&str; 31] = [
     "date",
     "host",
     "qwrap_version",
@@ -258,7 +267,9 @@ const FIELDS: [&str; 29] = [
     "degraded_layers",
     "skipped_checks",
     "accepted_degradations",
+    "pid_namespace",
     "view",
+    "home",
     "cache_mode",
     "caches",
     "hidden_paths",
@@ -285,5 +296,21 @@ mod tests {
         f.sort();
         f.dedup();
         assert_eq!(f.len(), FIELDS.len());
+    }
+
+    #[test]
+    fn every_field_is_in_the_text() {
+        let schema = include_str!("receipt.rs");
+        let start = schema.find("pub struct Receipt {").unwrap();
+        let body = &schema[start..start + schema[start..].find("\n}").unwrap()];
+        let mut fields: Vec<&str> = body
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("pub ")?.split_once(':').map(|(n, _)| n))
+            .filter(|n| !n.contains(' ') && *n != "masked_sockets")
+            .collect();
+        fields.sort_unstable();
+        let mut listed = FIELDS.to_vec();
+        listed.sort_unstable();
+        assert_eq!(fields, listed, "a field the text receipt leaves out");
     }
 }

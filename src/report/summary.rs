@@ -4,7 +4,11 @@ use crate::plan::Layers;
 
 /// What the sandbox confines, in one line, from the layers that hold.
 pub fn boundary(l: &Layers) -> String {
-    let mut parts = vec!["filesystem mounts (the host read-only outside the writable roots)".to_string()];
+    let mut parts = vec![if l.home_overlay.is_some() {
+        "filesystem mounts (the host read-only outside the writable roots; the home overlaid: its writes stay in the workspace's layer)".to_string()
+    } else {
+        "filesystem mounts (the host read-only outside the writable roots)".to_string()
+    }];
     if l.landlock_filesystem.is_applied() {
         parts.push("Landlock (writes only beneath the writable roots)".into());
     }
@@ -45,9 +49,19 @@ pub(super) fn cache_text(c: &crate::plan::CacheMount) -> String {
             "; overlay, writes kept in {}{created}",
             upper.parent().unwrap_or(upper).display()
         ),
+        CacheHow::InHome { upper, .. } => format!(
+            "; overlay (one overlay of the home serves every cache in it), writes kept in {}{created}",
+            upper.parent().unwrap_or(upper).display()
+        ),
         CacheHow::Bare { upper } => format!(
             "; overlay (the host's is empty: its layer alone), writes kept in {}{created}",
-            upper.parent().unwrap_or(upper).display()
+            // `LAYER/upper`, or `LAYER/upper/REL` in the home's layer.
+            upper
+                .ancestors()
+                .find(|a| a.file_name().is_some_and(|n| n == "upper"))
+                .and_then(std::path::Path::parent)
+                .unwrap_or(upper)
+                .display()
         ),
         CacheHow::Private { why: None } => format!("; private tmpfs{created}"),
         CacheHow::Private { why: Some(w) } => format!("; private tmpfs, not overlaid: {w}{created}"),

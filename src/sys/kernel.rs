@@ -112,11 +112,6 @@ pub fn flock<Fd: AsFd>(fd: Fd, op: FlockOperation) -> R<()> {
     rustix::fs::flock(fd, op)
 }
 
-pub fn ftruncate<Fd: AsFd>(fd: Fd, len: u64) -> R<()> {
-    faked!("ftruncate", Ok(()));
-    rustix::fs::ftruncate(fd, len)
-}
-
 pub fn renameat_noreplace<Fd: AsFd, P: Arg, Q: Arg>(dir: Fd, from: P, to: Q) -> R<()> {
     faked!("renameat2", Ok(()));
     rustix::fs::renameat_with(&dir, from, &dir, to, RenameFlags::NOREPLACE)

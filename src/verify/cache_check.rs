@@ -10,6 +10,25 @@ use std::path::{Path, PathBuf};
 const N: &str = "cache-isolated";
 const T: &str = "a write to a cache stays off the host";
 
+/// The caches, and the home when it is overlaid (`--home overlay`: its
+/// writes must stay off the host as a cache's do).
+pub(super) fn with_home(layers: &crate::plan::Layers) -> Vec<CacheMount> {
+    let mut v = layers.caches.clone();
+    if let Some(h) = &layers.home_overlay {
+        v.push(CacheMount {
+            path: h.home.clone(),
+            source: "--home overlay".into(),
+            created: false,
+            how: CacheHow::InHome {
+                home: h.home.clone(),
+                upper: h.upper.clone(),
+                work: h.work.clone(),
+            },
+        });
+    }
+    v
+}
+
 /// The caches to write into from inside (all but the shared ones).
 pub(super) fn targets(caches: &[CacheMount]) -> Vec<PathBuf> {
     caches
@@ -44,8 +63,15 @@ pub(super) fn settle(checks: &mut Vec<Check>, caches: &[CacheMount], tag: &str) 
             reached.push(on_host.display().to_string());
             let _ = std::fs::remove_file(&on_host);
         }
-        if let CacheHow::Overlay { upper, .. } | CacheHow::Bare { upper } = &c.how {
-            let _ = std::fs::remove_file(Path::new(upper).join(tag));
+        match &c.how {
+            CacheHow::Overlay { upper, .. } | CacheHow::Bare { upper } => {
+                let _ = std::fs::remove_file(Path::new(upper).join(tag));
+            }
+            CacheHow::InHome { home, upper, .. } => {
+                let rel = c.path.strip_prefix(home).unwrap_or(Path::new(""));
+                let _ = std::fs::remove_file(upper.join(rel).join(tag));
+            }
+            _ => {}
         }
     }
     let check = if caches.is_empty() {

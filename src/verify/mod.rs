@@ -199,7 +199,8 @@ pub fn probe_args(policy: &Policy, layers: &plan::Layers, helpers: &HostHelpers)
             .map(|p| p.display().to_string())
             .unwrap_or_default(),
         closed_network: policy.network.private(),
-        caches: cache_check::targets(&layers.caches),
+        caches: cache_check::targets(&cache_check::with_home(layers)),
+        home_overlaid: layers.home_overlay.is_some(),
         cache_tag: Some(format!(".qwrap-verify-cache-{}", std::process::id())),
         leftover_tag: (!policy.settings.keep_background.value).then(leftover_check::tag),
         proxied: policy.network == NetworkMode::Proxied,
@@ -378,7 +379,7 @@ pub fn battery(
     let mut checks = parse_probe_output(&text)?;
     git_check::settle(&mut checks, seen_on_host);
     if let Some(tag) = &args.cache_tag {
-        cache_check::settle(&mut checks, &layers.caches, tag);
+        cache_check::settle(&mut checks, &cache_check::with_home(&layers), tag);
     }
     if let Some(tag) = &args.leftover_tag {
         leftover_check::settle(&mut checks, tag);

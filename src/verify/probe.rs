@@ -66,6 +66,9 @@ impl ProbeArgs {
         if self.private_pid {
             v.push("--private-pid".into());
         }
+        if self.home_overlaid {
+            v.push("--home-overlaid".into());
+        }
         for c in &self.caches {
             v.push("--cache".into());
             v.push(c.clone().into());
@@ -97,6 +100,11 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
         must_be_erofs("outside-write", "outside write", &a.outside.join(&tag)),
     ];
     checks.push(match &a.home {
+        Some(_) if a.home_overlaid => Check::skip(
+            "home-write",
+            "home write",
+            "--home overlay: a write lands in the workspace's layer; cache-isolated checks that it stays off the host".into(),
+        ),
         Some(h) if h.is_dir() => must_be_erofs("home-write", "home write", &h.join(&tag)),
         Some(h) => Check::skip(
             "home-write",

@@ -52,6 +52,9 @@ pub struct ProbeArgs {
     /// `--pid private`: the sandbox has a PID namespace of its own.
     #[arg(long)]
     pub private_pid: bool,
+    /// `--home overlay`: writes to the home land in the workspace's layer.
+    #[arg(long)]
+    pub home_overlaid: bool,
     /// Caches to write a file into (`cache-isolated`), and its name.
     #[arg(long = "cache")]
     pub caches: Vec<PathBuf>,
