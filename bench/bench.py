@@ -20,63 +20,11 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-STATIC = os.path.join(ROOT, "target/x86_64-unknown-linux-gnu/release/qwrap")
-IS_ROOT = os.geteuid() == 0
-USER = (65534, 65534)
+from common import (IS_ROOT, LAYERS, QUICK, ROOT, STATIC, as_user, breakdown, chown_user, ensure_tools, hyperfine,
+                    log)
+from like import like_with_like, print_like
+
 MOUNT_COUNTS = [0, 100, 1000, 5000]
-QUICK = os.environ.get("QWRAP_BENCH_QUICK") == "1"
-
-
-def log(msg):
-    print(f"bench: {msg}", file=sys.stderr, flush=True)
-
-
-def ensure_tools():
-    missing = [p for p, exe in (("bubblewrap", "bwrap"), ("hyperfine", "hyperfine"), ("time", "/usr/bin/time"))
-               if not shutil.which(exe)]
-    if not missing:
-        return
-    if not IS_ROOT:
-        sys.exit(f"bench: missing {' '.join(missing)}; install them (apt-get install {' '.join(missing)})")
-    log(f"installing {' '.join(missing)}")
-    subprocess.run(["apt-get", "update", "-qq"], check=True)
-    subprocess.run(["apt-get", "install", "-y", "-qq", *missing], check=True,
-                   env={**os.environ, "DEBIAN_FRONTEND": "noninteractive"})
-
-
-def as_user(cmd, home="/nonexistent"):
-    """The command as the unprivileged benchmark user."""
-    if not IS_ROOT:
-        return ["env", f"HOME={home}", *cmd]
-    return ["setpriv", f"--reuid={USER[0]}", f"--regid={USER[1]}", "--clear-groups",
-            "env", f"HOME={home}", *cmd]
-
-
-def chown_user(path):
-    if IS_ROOT:
-        os.chown(path, *USER)
-
-
-def hyperfine(cases, runs, warmup, cwd, env=None, wrap=None, home="/nonexistent"):
-    """Median wall time in ms of each case (name -> argv string), one
-    hyperfine run so that the cases are measured side by side."""
-    out = tempfile.NamedTemporaryFile(suffix=".json", delete=False, dir="/var/tmp")
-    out.close()
-    os.chmod(out.name, 0o666)
-    cmd = ["hyperfine", "-N", "--style", "none", "--runs", str(runs), "--warmup", str(warmup),
-           "--export-json", out.name]
-    for name, c in cases.items():
-        cmd += ["-n", name, c]
-    cmd = as_user(cmd, home)
-    if wrap:
-        cmd = wrap(cmd)
-    subprocess.run(cmd, cwd=cwd, check=True, env={**os.environ, **(env or {})},
-                   stdout=subprocess.DEVNULL)
-    with open(out.name) as f:
-        data = json.load(f)
-    os.unlink(out.name)
-    return {r["command"]: r["median"] * 1000 for r in data["results"]}
 
 
 def peak_rss_kib(argv, cwd):
@@ -117,6 +65,8 @@ def main():
     ensure_tools()
     log("building the static binary")
     subprocess.run(["make", "-s", "static"], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
+    log("building bench/layers.c, qwrap's default layers and nothing else")
+    subprocess.run(["cc", "-O2", "-static", "-o", LAYERS, os.path.join(ROOT, "bench/layers.c")], check=True)
     work = tempfile.mkdtemp(prefix="qwrap-bench-", dir="/var/tmp")
     os.chmod(work, 0o755)
     try:
@@ -139,6 +89,11 @@ def run(work):
     bwrap = " ".join(bwrap_argv)
     rows = []
     runs = 40 if QUICK else 300
+    layers = os.path.join(work, "layers")
+    shutil.copy(LAYERS, layers)
+    os.chmod(layers, 0o755)
+    n = 100 if QUICK else 1000
+    like = like_with_like(work, qwrap, layers, n)
 
     log("start-up")
     # For scale: util-linux's unshare making the same user and mount
@@ -210,8 +165,8 @@ def run(work):
         target = ""
         met = None
         if n == 5000:
-            target = "≤ 0.05× bwrap"
-            met = t["qwrap"] <= 0.05 * t["bwrap"]
+            target = "≤ 0.03× bwrap"
+            met = t["qwrap"] <= 0.03 * t["bwrap"]
         rows.append((f"{n} host mounts, new mount API", t["qwrap"], t["bwrap"], target, met))
         rows.append((f"{n} host mounts, legacy path", legacy, t["bwrap"],
                      "≤ 0.5× bwrap" if n == 5000 else "", (legacy <= 0.5 * t["bwrap"]) if n == 5000 else None))
@@ -247,8 +202,12 @@ def run(work):
     log("start-up, step by step")
     steps = breakdown(qwrap, ws, 50 if QUICK else 300)
 
+    print_like(like)
     print_table(rows, growth, size_q, size_b, rss_q, rss_b)
     print_breakdown(steps, *startup)
+    print()
+    print("The realistic home (the first table's second group), step by step:")
+    print_breakdown(like["steps"], like["wall"], startup[1])
 
 
 SECRET_FILES = [".ssh/id_ed25519", ".ssh/id_rsa", ".gnupg/secring.gpg", ".aws/credentials", ".kube/config",
@@ -320,25 +279,6 @@ def make_secret_home(home):
             chown_user(os.path.join(dirpath, n))
     chown_user(home)
     return len(SECRET_FILES) + len(SECRET_DIRS)
-
-
-TIME_LINE = re.compile(r"qwrap: time: (?:step +(\d+)|(prepare) \(.*?\)|(setup steps))\s+([\d.]+) µs\s*(.*)")
-
-
-def breakdown(qwrap, ws, runs):
-    """Median µs of each part of `run -- /bin/true`, from QWRAP_TRACE=time
-    (the executor's own clock around each Plan step), in plan order."""
-    seen = {}
-    for _ in range(runs):
-        r = subprocess.run(as_user([qwrap, "run", "--", "/bin/true"]), cwd=ws, check=True,
-                           capture_output=True, text=True, env={**os.environ, "QWRAP_TRACE": "time"})
-        for line in r.stderr.splitlines():
-            m = TIME_LINE.match(line)
-            if m:
-                step, prepare, setup, us, purpose = m.groups()
-                name = f"{step:>2} {purpose}" if step else (prepare or setup)
-                seen.setdefault(name, []).append(float(us))
-    return [(name, sorted(v)[len(v) // 2]) for name, v in seen.items()]
 
 
 def print_breakdown(steps, wall_ms, true_ms):

@@ -31,6 +31,7 @@ pub enum CacheHow {
     /// A subtree of the one overlay of the home directory (`home`, whose
     /// layer's `upper` and `work` these are): one overlay mount serves
     /// every cache inside the home.
+    #[serde(rename = "home_overlay")]
     InHome {
         #[serde(serialize_with = "crate::lossy::path")]
         home: PathBuf,

@@ -471,3 +471,6 @@ fn under_joins_absolute_paths() {
 
 #[path = "tests_layers.rs"]
 mod layers;
+
+#[path = "tests_home.rs"]
+mod home;

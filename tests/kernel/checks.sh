@@ -100,6 +100,34 @@ for API in new legacy; do
             *) fail cache-isolated "$state / $(echo "$out" | tr '\n' ' ')" ;;
         esac
     fi
+    # Two caches holding files: one overlay of the home serves both (before
+    # Linux 6.15 it is attached over the home for the moment its subtrees
+    # are cloned); --home overlay keeps a write in the home off the host.
+    mkdir -p "$HOME/.npm"; echo held > "$HOME/.npm/held"; echo held > "$HOME/.cache/held"
+    out=$(qwrap run -- sh -c 'echo a > ~/.cache/qw-one && echo b > ~/.npm/qw-one && cat ~/.cache/qw-one ~/.npm/qw-one ~/.npm/held' 2>&1); rc=$?
+    state=$(qwrap inspect 2>/dev/null | grep '^  caches: ')
+    if [ -e "$HOME/.cache/qw-one" ] || [ -e "$HOME/.npm/qw-one" ]; then
+        fail cache-one-overlay "a write reached the host"; rm -f "$HOME/.cache/qw-one" "$HOME/.npm/qw-one"
+    elif [ $rc -ne 0 ] || [ "$(echo "$out" | tr '\n' ' ')" != "a b held " ]; then
+        fail cache-one-overlay "rc=$rc: $(echo "$out" | tr '\n' ' ')"
+    else
+        case "$state" in
+            *"(1 overlay mount)"*) pass "cache-one-overlay" ;;
+            *"caches: degraded"*) pass "cache-one-overlay (private tmpfs, reported)" ;;
+            *) fail cache-one-overlay "$state" ;;
+        esac
+    fi
+    out=$(qwrap run --home overlay -- sh -c 'echo h > ~/qw-home && cat ~/qw-home' 2>&1); rc=$?
+    if [ -e "$HOME/qw-home" ]; then
+        fail home-overlay "the write reached the host"; rm -f "$HOME/qw-home"
+    elif [ $rc -eq 0 ] && [ "$out" = h ]; then
+        pass home-overlay
+    elif [ $rc -ne 0 ] && echo "$out" | grep -q "degraded: home"; then
+        pass "home-overlay (read-only, reported)"
+    else
+        fail home-overlay "rc=$rc: $(echo "$out" | tr '\n' ' ')"
+    fi
+    rm -f "$HOME/.npm/held" "$HOME/.cache/held"
     # --pid private: host processes unseen, the host still read-only, a
     # read-only stdin file not writable through /proc/self/fd (Landlock's
     # file rules are off in that mode, and absent before Linux 5.13), and,
