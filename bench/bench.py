@@ -5,7 +5,7 @@ same run and printed as one table of medians and ratios; then what qwrap's
 start-up consists of, the Plan's steps with their share.
 
 Runs every measurement as an unprivileged user (nobody when started as root).
-Installs Debian's bubblewrap and hyperfine when they are missing and it can.
+Installs Debian's bubblewrap and GNU time when they are missing and it can.
 Timings are reported, never asserted: the targets column says whether this
 machine met each goal.
 """
@@ -20,8 +20,8 @@ import subprocess
 import sys
 import tempfile
 
-from common import (IS_ROOT, LAYERS, QUICK, ROOT, STATIC, as_user, breakdown, chown_user, ensure_tools, hyperfine,
-                    log)
+from common import (IS_ROOT, LAYERS, QUICK, ROOT, STATIC, as_user, breakdown, chown_user, ensure_tools, log,
+                    side_by_side)
 from like import like_with_like, print_like
 
 MOUNT_COUNTS = [0, 100, 1000, 5000]
@@ -99,7 +99,7 @@ def run(work):
     # For scale: util-linux's unshare making the same user and mount
     # namespaces and running the command, with no sandbox at all (it is
     # dynamically linked, so not a strict floor for the static qwrap).
-    t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap, "true": "/bin/true",
+    t = side_by_side({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap, "true": "/bin/true",
                    "unshare": "unshare -Urm /bin/true"},
                   100 if QUICK else 1000, 30, ws)
     startup = (t["qwrap"], t["true"])
@@ -111,10 +111,10 @@ def run(work):
     log("start-up with the default hidden set")
     home = os.path.join(work, "home")
     hidden = make_secret_home(home)
-    t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws, home=home)
+    t = side_by_side({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws, home=home)
     rows.append((f"start-up, a home holding the {hidden} default hidden paths", t["qwrap"], t["bwrap"],
                  "≤ 0.6× bwrap", t["qwrap"] <= 0.6 * t["bwrap"]))
-    t = hyperfine({"qwrap": f"{qwrap} run --view minimal -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws)
+    t = side_by_side({"qwrap": f"{qwrap} run --view minimal -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws)
     rows.append(("start-up, `--view minimal`", t["qwrap"], t["bwrap"], "", None))
 
     log("start-up with overlaid caches")
@@ -140,15 +140,15 @@ def run(work):
     with open(os.path.join(rust_ws, "Cargo.toml"), "w") as fh:
         fh.write("[package]\nname = \"b\"\n")
     chown_user(rust_ws)
-    t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "private": f"{qwrap} run --cache private -- /bin/true",
+    t = side_by_side({"qwrap": f"{qwrap} run -- /bin/true", "private": f"{qwrap} run --cache private -- /bin/true",
                    "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws, home=cache_home)
     rows.append(("start-up, `~/.cache` overlaid (it holds a file)", t["qwrap"], t["bwrap"],
                  "≤ 0.6× bwrap", t["qwrap"] <= 0.6 * t["bwrap"]))
     rows.append(("start-up, `~/.cache` as a private tmpfs (`--cache private`)", t["private"], t["bwrap"], "", None))
-    t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, rust_ws,
+    t = side_by_side({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, rust_ws,
                   home=cache_home)
     rows.append(("start-up, a Rust workspace: two caches overlaid, one bare", t["qwrap"], t["bwrap"], "", None))
-    t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws,
+    t = side_by_side({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws,
                   home=fresh_home)
     rows.append(("start-up, a fresh home: `~/.cache` made empty, its layer bound bare", t["qwrap"], t["bwrap"], "", None))
 
@@ -158,8 +158,8 @@ def run(work):
         r = 10 if n >= 5000 else (30 if n >= 1000 else (20 if QUICK else 100))
         w = 2 if n >= 1000 else 10
         wrap = in_mount_namespace(n, mnt)
-        t = hyperfine({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, r, w, ws, wrap=wrap)
-        legacy = hyperfine({"legacy": f"{qwrap} run -- /bin/true"}, r, w, ws,
+        t = side_by_side({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, r, w, ws, wrap=wrap)
+        legacy = side_by_side({"legacy": f"{qwrap} run -- /bin/true"}, r, w, ws,
                            env={"QWRAP_MOUNT_API": "legacy"}, wrap=wrap)["legacy"]
         growth[n] = (t["qwrap"], legacy, t["bwrap"])
         target = ""
@@ -172,7 +172,7 @@ def run(work):
                      "≤ 0.5× bwrap" if n == 5000 else "", (legacy <= 0.5 * t["bwrap"]) if n == 5000 else None))
 
     log("--network proxied")
-    t = hyperfine({"qwrap": f"{qwrap} run --network proxied --allow-domain example.com -- /bin/true",
+    t = side_by_side({"qwrap": f"{qwrap} run --network proxied --allow-domain example.com -- /bin/true",
                    "closed": f"{qwrap} run --network closed -- /bin/true", "bwrap": bwrap},
                   100 if QUICK else 1000, 30, ws)
     rows.append(("start-up, `--network proxied` (the proxy's socket handed to the warden)", t["qwrap"], t["bwrap"], "", None))
@@ -181,7 +181,7 @@ def run(work):
     log("--pid private")
     # Like with like: bubblewrap with a PID namespace and a /proc of its own.
     bwrap_pid = " ".join(bwrap_argv[:6] + ["--unshare-pid", "--proc", "/proc"] + bwrap_argv[6:])
-    t = hyperfine({"qwrap": f"{qwrap} run --pid private -- /bin/true", "bwrap": bwrap_pid},
+    t = side_by_side({"qwrap": f"{qwrap} run --pid private -- /bin/true", "bwrap": bwrap_pid},
                   100 if QUICK else 1000, 30, ws)
     rows.append(("start-up, `--pid private` (vs bwrap with `--unshare-pid --proc /proc`)", t["qwrap"], t["bwrap"], "", None))
     direct, proxied = egress_throughput(qwrap, ws, 64 if QUICK else 512)
@@ -189,7 +189,7 @@ def run(work):
     rows.append(("throughput through the proxy's CONNECT", f"{proxied:.0f} MiB/s", None, "", None))
 
     log("verify and inspect")
-    t = hyperfine({"verify": f"{qwrap} verify", "inspect": f"{qwrap} inspect"}, 20 if QUICK else 50, 5, ws)
+    t = side_by_side({"verify": f"{qwrap} verify", "inspect": f"{qwrap} inspect"}, 20 if QUICK else 50, 5, ws)
     rows.append(("`qwrap verify` (no canary: not a checkout)", t["verify"], None, "< 250 ms", t["verify"] < 250))
     rows.append(("`qwrap inspect`", t["inspect"], None, "", None))
 

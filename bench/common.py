@@ -6,7 +6,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 STATIC = os.path.join(ROOT, "target/x86_64-unknown-linux-gnu/release/qwrap")
@@ -24,7 +23,7 @@ def log(msg):
 
 
 def ensure_tools():
-    missing = [p for p, exe in (("bubblewrap", "bwrap"), ("hyperfine", "hyperfine"), ("time", "/usr/bin/time"))
+    missing = [p for p, exe in (("bubblewrap", "bwrap"), ("time", "/usr/bin/time"))
                if not shutil.which(exe)]
     if not missing:
         return
@@ -49,25 +48,19 @@ def chown_user(path):
         os.chown(path, *USER)
 
 
-def hyperfine(cases, runs, warmup, cwd, env=None, wrap=None, home="/nonexistent"):
-    """Median wall time in ms of each case (name -> argv string), one
-    hyperfine run so that the cases are measured side by side."""
-    out = tempfile.NamedTemporaryFile(suffix=".json", delete=False, dir="/var/tmp")
-    out.close()
-    os.chmod(out.name, 0o666)
-    cmd = ["hyperfine", "-N", "--style", "none", "--runs", str(runs), "--warmup", str(warmup),
-           "--export-json", out.name]
-    for name, c in cases.items():
-        cmd += ["-n", name, c]
-    cmd = as_user(cmd, home)
+def side_by_side(cases, runs, warmup, cwd, env=None, wrap=None, home="/nonexistent"):
+    """Median wall time in ms of each case (name -> argv list, or a string
+    split on spaces). The cases' runs are interleaved, in a shuffled order
+    each round, so that a machine whose speed drifts during the measurement
+    (a VM's neighbours) weighs on every case alike; the timing loop runs as
+    the benchmark user (inside `wrap`, when given)."""
+    argvs = {n: (c.split() if isinstance(c, str) else c) for n, c in cases.items()}
+    cmd = as_user(["python3", "-c", INTERLEAVE, json.dumps(argvs), str(runs), str(warmup)], home)
     if wrap:
         cmd = wrap(cmd)
-    subprocess.run(cmd, cwd=cwd, check=True, env={**os.environ, **(env or {})},
-                   stdout=subprocess.DEVNULL)
-    with open(out.name) as f:
-        data = json.load(f)
-    os.unlink(out.name)
-    return {r["command"]: r["median"] * 1000 for r in data["results"]}
+    out = subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, text=True,
+                         env={**os.environ, **(env or {})}).stdout
+    return json.loads(out)
 
 
 TIME_LINE = re.compile(r"qwrap: time: (?:step +(\d+)|(prepare) \(.*?\)|(setup steps))\s+([\d.]+) µs\s*(.*)")
@@ -111,12 +104,3 @@ for i in range(warmup + runs):
 print(json.dumps({n: sorted(v)[len(v) // 2] for n, v in seen.items()}))
 """
 
-
-def interleaved(cases, runs, cwd, home="/nonexistent", warmup=20):
-    """Median wall time in ms of each case (name -> argv list), the cases'
-    runs interleaved in a shuffled order each round, so that a machine
-    whose speed drifts during the measurement weighs on every case alike.
-    The timing loop itself runs as the benchmark user."""
-    out = subprocess.run(as_user(["python3", "-c", INTERLEAVE, json.dumps(cases), str(runs), str(warmup)], home),
-                         cwd=cwd, check=True, capture_output=True, text=True).stdout
-    return json.loads(out)

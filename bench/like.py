@@ -8,7 +8,7 @@ import os
 import shutil
 import subprocess
 
-from common import NEW_BWRAP, QUICK, as_user, breakdown, chown_user, interleaved, log
+from common import NEW_BWRAP, QUICK, as_user, breakdown, chown_user, log, side_by_side
 
 # Six credential files a developer's home holds.
 CREDENTIALS = [".ssh/id_ed25519", ".ssh/id_rsa", ".aws/credentials", ".netrc", ".git-credentials",
@@ -101,8 +101,8 @@ def like_with_like(work, qwrap, layers, n):
         chown_user(d)
     subprocess.run(as_user([qwrap, "run", "--", "/bin/true"], fresh), cwd=fresh_ws, check=True)
     c_fresh = layers_argv(layers, inspect(qwrap, fresh_ws, fresh))
-    t = interleaved({"qwrap": [qwrap, "run", "--", "/bin/true"], "c": c_fresh,
-                     "bwrap": narrow(fresh_ws) + ["/bin/true"]}, n, fresh_ws, home=fresh)
+    t = side_by_side({"qwrap": [qwrap, "run", "--", "/bin/true"], "c": c_fresh,
+                     "bwrap": narrow(fresh_ws) + ["/bin/true"]}, n, 20, fresh_ws, home=fresh)
     rows.append(("a fresh home (`~/.cache` made, empty: its layer bound bare) vs bubblewrap's narrow line",
                  t["qwrap"], t["c"], t["bwrap"], "≤ 0.75× bwrap", t["qwrap"] <= 0.75 * t["bwrap"]))
 
@@ -118,7 +118,7 @@ def like_with_like(work, qwrap, layers, n):
     newer = bwrap_with_overlay()
     if newer:
         cases["same"] = same_policy_bwrap(newer, work, report)
-    t = interleaved(cases, n, ws, home=home)
+    t = side_by_side(cases, n, 20, ws, home=home)
     home_wall = t["qwrap"]
     caches = len(report["layers"]["caches"])
     what = f"a Rust + Node workspace, {caches} caches (3 holding files), {len(report['hidden'])} hidden files"
@@ -138,9 +138,9 @@ def like_with_like(work, qwrap, layers, n):
     os.makedirs(plain_ws)
     chown_user(plain_ws)
     line = narrow(plain_ws) + ["/bin/true"]
-    t = interleaved({"qwrap": [qwrap, "bwrap", *line[1:]], "bwrap": line,
+    t = side_by_side({"qwrap": [qwrap, "bwrap", *line[1:]], "bwrap": line,
                      "closed": [qwrap, "run", "--network", "closed", "--", "/bin/true"],
-                     "bwrap-net": line[:-1] + ["--unshare-net", "/bin/true"]}, n, plain_ws)
+                     "bwrap-net": line[:-1] + ["--unshare-net", "/bin/true"]}, n, 20, plain_ws)
     rows.append(("bwrap mode running bubblewrap's narrow line (`qwrap bwrap ARGS`)", t["qwrap"], None, t["bwrap"],
                  "≤ 0.65× bwrap", t["qwrap"] <= 0.65 * t["bwrap"]))
     rows.append(("`--network closed` vs bubblewrap's narrow line with `--unshare-net`", t["closed"], None,
