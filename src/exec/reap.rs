@@ -20,7 +20,6 @@
 
 use super::Fail;
 use crate::sys;
-use crate::sys::fake;
 use crate::sys::kernel as k;
 use rustix::event::{PollFd, PollFlags};
 use rustix::fd::{AsRawFd, OwnedFd};
@@ -37,31 +36,15 @@ pub(super) fn start() -> Result<OwnedFd, Fail> {
     let outside = k::getppid();
     super::landlock::signal_domain()?;
     let watch = k::pidfd_open(command, rustix::process::PidfdFlags::empty())?;
-    let (r, w) = k::pipe_cloexec()?;
-    match sys::fork_detached()? {
-        Some(()) => {
-            drop(w);
-            let mut b = [0u8; 4];
-            let n = k::read(&r, &mut b)?;
-            // The recording fake reads nothing and stands for the reaper.
-            if n != 4 && !fake::takes("read") {
-                return Err(Errno::CHILD.into());
-            }
-            let pid =
-                rustix::process::Pid::from_raw(i32::from_ne_bytes(b)).unwrap_or(rustix::process::Pid::INIT);
-            Ok(k::pidfd_open(pid, rustix::process::PidfdFlags::empty())?)
+    let (_, reaper) = sys::spawn_detached(|| {
+        let _ = k::setsid();
+        sys::detach_warden(&[watch.as_raw_fd()]);
+        let mut fds = [PollFd::new(&watch, PollFlags::IN)];
+        while !matches!(rustix::event::poll(&mut fds, None), Ok(n) if n > 0) {}
+        if outside.is_some_and(|o| k::test_kill_process(o) == Err(Errno::PERM)) {
+            sys::kill_everything_reachable();
         }
-        None => {
-            let _ = k::setsid();
-            let _ = k::write(&w, &(std::process::id() as i32).to_ne_bytes());
-            drop((r, w));
-            sys::detach_warden(&[watch.as_raw_fd()]);
-            let mut fds = [PollFd::new(&watch, PollFlags::IN)];
-            while !matches!(rustix::event::poll(&mut fds, None), Ok(n) if n > 0) {}
-            if outside.is_some_and(|o| k::test_kill_process(o) == Err(Errno::PERM)) {
-                sys::kill_everything_reachable();
-            }
-            sys::exit_now(0)
-        }
-    }
+        sys::exit_now(0)
+    })?;
+    Ok(reaper)
 }

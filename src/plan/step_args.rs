@@ -172,6 +172,15 @@ pub(super) const WAIT_FOR_MONITOR: &str =
 /// What precedes every fork: the kernel's thread count, which must be one.
 pub(super) const ONE_THREAD: &str = "openat(\"/proc/self/stat\"); read() = one thread; ";
 
+/// How the warden and the reaper are started: one copy of the address
+/// space, no child of the command (sys/spawn.rs).
+pub(super) const DETACHED: &str = "mmap(8 MiB stack); mprotect(its lowest page, PROT_NONE); \
+     clone(CLONE_VM|CLONE_VFORK|CLONE_FILES) = an intermediate on that stack, in which clone(CLONE_PIDFD) = ";
+
+/// What follows `DETACHED`'s process, back in the caller.
+pub(super) const DETACHED_END: &str =
+    "; the intermediate exits (wait4), its pidfd is here; munmap(the stack)";
+
 /// What a cloned tree is for: it explains the step, and a `Bind` follows
 /// a symlink at its target as bubblewrap's binds do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]

@@ -4,7 +4,7 @@
 
 use super::filter_text;
 use super::step::{Ambient, IdMap, Role, Step};
-use super::step_args::{ONE_THREAD, join_flags, q};
+use super::step_args::{DETACHED, DETACHED_END, ONE_THREAD, join_flags, q};
 use std::fmt;
 
 impl fmt::Display for Step {
@@ -65,7 +65,7 @@ impl fmt::Display for Step {
                 }
                 write!(
                     f,
-                    "{ONE_THREAD}fork(); fork() = the warden, whose parent exits at once (wait4), so that it is no child of the command (outside the sandbox; {}",
+                    "{ONE_THREAD}{DETACHED}the warden{DETACHED_END}, so that it is no child of the command (outside the sandbox; {}",
                     match (keep_background, scoped) {
                         (true, _) => "leaves the command's leftovers running",
                         (false, true) =>
@@ -326,7 +326,7 @@ impl fmt::Display for Step {
             }
             Step::StartReaper => write!(
                 f,
-                "getpid() = the command; getppid() = a process outside; landlock_create_ruleset(handled=REFER, scoped=SIGNAL); open(\"/\", O_PATH); fstat; landlock_add_rule(PATH_BENEATH, REFER, \"/\"); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self(); pidfd_open(the command); pipe2(O_CLOEXEC); {ONE_THREAD}fork(); fork() = the reaper (its parent exits at once, wait4; in it: a session of its own, poll of the command's pidfd, then, if the process outside is out of its reach, kill(-1, SIGKILL)); read(pipe) = its pid; pidfd_open(the reaper); sendmsg(warden, SCM_RIGHTS pidfd)"
+                "getpid() = the command; getppid() = a process outside; landlock_create_ruleset(handled=REFER, scoped=SIGNAL); open(\"/\", O_PATH); fstat; landlock_add_rule(PATH_BENEATH, REFER, \"/\"); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self(); pidfd_open(the command); {ONE_THREAD}{DETACHED}the reaper (in it: a session of its own, poll of the command's pidfd, then, if the process outside is out of its reach, kill(-1, SIGKILL)){DETACHED_END}; sendmsg(warden, SCM_RIGHTS pidfd)"
             ),
             Step::Seccomp => write!(
                 f,

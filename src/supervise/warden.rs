@@ -62,42 +62,39 @@ pub(crate) fn start(
         .iter()
         .map(|h| k::fcntl_dupfd_cloexec(h, 3))
         .collect::<Result<_, _>>()?;
-    match sys::fork_detached()? {
-        Some(()) => {
-            drop(theirs);
-            Ok(Link { socket: ours })
-        }
-        None => {
-            drop(ours);
-            let mut keep = vec![theirs.as_raw_fd()];
-            keep.extend(stderr.as_ref().map(|r| r.as_raw_fd()));
-            keep.extend(held.iter().map(|h| h.as_raw_fd()));
-            keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
-            sys::detach_warden(&keep);
-            let notes = stderr.as_ref().filter(|_| notes).and_then(|r| r.try_clone().ok());
-            let report = stderr.filter(|_| reports);
-            let proxy = egress.map(|e| {
-                let c = proxy::Config::new(e.allow.clone(), log);
-                match report.as_ref().filter(|_| e.say).and_then(|r| r.try_clone().ok()) {
-                    Some(fd) => c.saying(std::fs::File::from(fd)),
-                    None => c,
-                }
-            });
-            let reaper = if scoped { Reaper::Scoped } else { Reaper::Scan };
-            let code = run(
-                theirs,
-                command,
-                keep_background,
-                report,
-                proxy,
-                held,
-                reaper,
-                git.to_vec(),
-                notes,
-            );
-            sys::exit_now(code)
-        }
-    }
+    // The warden: a process of its own, no child of the command. What it
+    // takes is moved into it; this process's copies close when the closure
+    // is dropped here.
+    sys::spawn_detached(move || {
+        let mut keep = vec![theirs.as_raw_fd()];
+        keep.extend(stderr.as_ref().map(|r| r.as_raw_fd()));
+        keep.extend(held.iter().map(|h| h.as_raw_fd()));
+        keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
+        sys::detach_warden(&keep);
+        let notes = stderr.as_ref().filter(|_| notes).and_then(|r| r.try_clone().ok());
+        let report = stderr.filter(|_| reports);
+        let proxy = egress.map(|e| {
+            let c = proxy::Config::new(e.allow.clone(), log);
+            match report.as_ref().filter(|_| e.say).and_then(|r| r.try_clone().ok()) {
+                Some(fd) => c.saying(std::fs::File::from(fd)),
+                None => c,
+            }
+        });
+        let reaper = if scoped { Reaper::Scoped } else { Reaper::Scan };
+        let code = run(
+            theirs,
+            command,
+            keep_background,
+            report,
+            proxy,
+            held,
+            reaper,
+            git.to_vec(),
+            notes,
+        );
+        sys::exit_now(code)
+    })?;
+    Ok(Link { socket: ours })
 }
 
 /// Hands the listener to the warden.

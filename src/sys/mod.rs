@@ -8,6 +8,7 @@ mod fds;
 pub mod kernel;
 mod notify;
 mod process;
+mod spawn;
 
 pub use exec::{apply_filters, exec_after_filters};
 
@@ -17,6 +18,7 @@ pub use notify::{
     seccomp_install, seccomp_listener,
 };
 pub use process::*;
+pub use spawn::spawn_detached;
 
 /// The errno the kernel answers to syscall `nr` with no arguments (for a
 /// number no kernel knows: ENOSYS).

@@ -151,7 +151,7 @@ pub fn clone_fork(flags: u64) -> Result<Option<i32>, Errno> {
 }
 
 /// The recording fake's record of `single_threaded`'s two calls.
-fn fake_thread_count() {
+pub(super) fn fake_thread_count() {
     if fake::takes("openat") {
         fake::takes("read");
     }
@@ -179,37 +179,6 @@ pub fn single_threaded() -> Result<(), Errno> {
         .and_then(|n| n.parse::<u32>().ok())
         .ok_or(Errno::IO)?;
     if threads == 1 { Ok(()) } else { Err(Errno::BUSY) }
-}
-
-/// A child that is not this process's child: an intermediate forks it and
-/// exits at once (reaped here), so the kernel hands it to init or the
-/// nearest subreaper, and whatever this process becomes (the command)
-/// never sees it among its children. `Ok(None)` in that grandchild.
-pub fn fork_detached() -> Result<Option<()>, Errno> {
-    // The fake answers as the parent: the grandchild is the warden.
-    fake_thread_count();
-    faked!("clone", Ok(Some(())));
-    match raw_clone(libc::SIGCHLD as u64)? {
-        Some(mid) => {
-            let mid = rustix::process::Pid::from_raw(mid).ok_or(Errno::SRCH)?;
-            loop {
-                match rustix::process::waitpid(Some(mid), rustix::process::WaitOptions::empty()) {
-                    Ok(Some((_, st))) if st.exit_status() == Some(0) => return Ok(Some(())),
-                    Ok(Some(_)) => return Err(Errno::CHILD),
-                    Ok(None) | Err(Errno::INTR) => continue,
-                    Err(e) => return Err(e),
-                }
-            }
-        }
-        // A child just forked has one thread: no second check.
-        None => match raw_clone_unchecked(libc::SIGCHLD as u64) {
-            Ok(None) => Ok(None),
-            // SAFETY: _exit ends the intermediate at once, running no Rust
-            // destructors twice.
-            Ok(Some(_)) => unsafe { libc::_exit(0) },
-            Err(_) => unsafe { libc::_exit(1) },
-        },
-    }
 }
 
 /// clone(2) without CLONE_VM, with the given flags and exit signal.
