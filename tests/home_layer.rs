@@ -63,6 +63,35 @@ fn the_caches_in_the_home_share_one_overlay() {
     }
 }
 
+/// Before Linux 6.15 a detached mount cannot be cloned from: the overlay is
+/// attached over the home for the moment the clones take, and detached
+/// again. Taken here on any kernel by a test switch: the same caches, and
+/// no overlay left over the home.
+#[test]
+fn before_linux_6_15_the_overlay_is_attached_and_detached_again() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            busy_home(&f);
+            let home = f.home().display().to_string();
+            let script = format!(
+                "{OVERLAYS}; awk '$5 == \"{home}\"' /proc/self/mountinfo; echo new > ~/.npm/new && cat ~/.cache/held ~/.npm/new"
+            );
+            let o = f
+                .qwrap(&["run", "--", "sh", "-c", &script])
+                .env("QWRAP_MOUNT_API", api)
+                .env("QWRAP_TEST_NO_DETACHED_CLONE", "1")
+                .output()
+                .unwrap();
+            assert_eq!(ok(&o), "1 4\nc\nnew\n", "{who:?} {api}");
+            assert_eq!(
+                listing(&f.home().join(".npm")),
+                BTreeSet::from(["held".to_string()])
+            );
+        }
+    }
+}
+
 /// npm's cache is writable where no package.json calls for the node
 /// profile (`npx` in a fresh directory), because it exists on the host; it
 /// stays off the host. `--no-detect` leaves it read-only, and a missing
@@ -262,4 +291,82 @@ fn the_reports_name_the_overlaid_home() {
         .unwrap();
     assert_eq!(o.status.code(), Some(125));
     assert!(stderr(&o).contains("--view minimal"), "{}", stderr(&o));
+}
+
+/// The home's overlay has the whole home as its lower layer, credentials
+/// included; a cache is only a subtree of it. overlayfs's own xattrs in the
+/// upper layer could lead a directory elsewhere in that lower layer (a
+/// redirect to `/.ssh`) or hide its lower content (opaque): setting them
+/// through the overlay is refused, and no later run sees anything of the
+/// home outside the cache through it.
+#[test]
+fn overlay_xattrs_cannot_lead_a_cache_elsewhere_in_the_home() {
+    for who in Who::all() {
+        for home_mode in [&[][..], &["--home", "overlay"][..]] {
+            let f = Fixture::new(who);
+            busy_home(&f);
+            f.mkdir("home/.ssh");
+            f.write("home/.ssh/config", "Host secret-host\n", 0o600);
+            let script = r#"
+import os
+for d in ("~/.cache/x", "~/.npm/y"):
+    d = os.path.expanduser(d)
+    os.makedirs(d, exist_ok=True)
+    for name, value in (("user.overlay.redirect", b"/.ssh"), ("user.overlay.opaque", b"y"),
+                        ("trusted.overlay.redirect", b"/.ssh"), ("user.overlay.origin", b"x")):
+        try:
+            os.setxattr(d, name, value)
+            print("SET", name, d)
+        except OSError:
+            pass
+"#;
+            let o = f
+                .command(qwrap())
+                .args(["run"])
+                .args(home_mode)
+                .args(["--", "python3", "-c", script])
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{who:?} {home_mode:?}: {}", stderr(&o));
+            let out = ok(&f.run_sh(
+                "new",
+                home_mode,
+                "find ~/.cache/x ~/.npm/y -mindepth 1 | wc -l; cat ~/.cache/x/config ~/.npm/y/config 2>/dev/null; true",
+            ));
+            assert_eq!(
+                out.trim(),
+                "0",
+                "{who:?} {home_mode:?}: ~/.ssh seen through a cache"
+            );
+            assert_eq!(
+                listing(&f.home().join(".cache")),
+                BTreeSet::from(["held".to_string()])
+            );
+            // On the host, in the layer: what was set through the overlay is
+            // stored escaped (`user.overlay.overlay.*`, Linux 6.7), never as
+            // the overlay's own xattr.
+            let upper = std::process::Command::new("find")
+                .arg(f.home().join(".local/state/qwrap/caches"))
+                .args(["-path", "*/upper/.cache/x"])
+                .output()
+                .unwrap();
+            for dir in stdout(&upper).lines() {
+                let names = std::process::Command::new("python3")
+                    .args([
+                        "-c",
+                        "import os, sys; print('\\n'.join(os.listxattr(sys.argv[1])))",
+                        dir,
+                    ])
+                    .output()
+                    .unwrap();
+                let names = stdout(&names);
+                assert!(
+                    !names
+                        .lines()
+                        .any(|l| l == "user.overlay.redirect" || l == "user.overlay.opaque"),
+                    "{who:?} {home_mode:?}: {names}"
+                );
+            }
+        }
+    }
 }

@@ -100,7 +100,12 @@ impl Executor {
         // Linux 6.15 clones from a detached mount; before, the overlay is
         // attached over the home for the moment it takes.
         let first = parts.first().ok_or(Errno::INVAL)?;
-        match k::open_tree(overlay.as_fd(), &rel(&first.path)?, flags) {
+        let detached = if older_kernel_forced() {
+            Err(Errno::INVAL)
+        } else {
+            k::open_tree(overlay.as_fd(), &rel(&first.path)?, flags)
+        };
+        match detached {
             Ok(tree) => {
                 *self.slot(first.tree)? = Some(tree);
                 for p in &parts[1..] {
@@ -127,6 +132,14 @@ impl Executor {
         cloned?;
         Ok(detached?)
     }
+}
+
+/// Tests take the path of kernels before 6.15 on any kernel with this
+/// variable set (builds with fault injection only).
+pub const NO_DETACHED_CLONE_ENV: &str = "QWRAP_TEST_NO_DETACHED_CLONE";
+
+fn older_kernel_forced() -> bool {
+    cfg!(feature = "fault-injection") && std::env::var_os(NO_DETACHED_CLONE_ENV).is_some()
 }
 
 fn upper_tmpfs() -> Result<OwnedFd, Errno> {
