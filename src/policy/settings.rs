@@ -335,16 +335,23 @@ impl Settings {
             }
         }
 
-        // Scalars: the highest-priority source that sets one wins.
-        let network = scalar(
-            cli.network.as_deref(),
-            "--network",
-            env_str(ENV_NETWORK)?,
-            ENV_NETWORK,
-            parsed.iter().map(|(n, f)| (n, f.network.as_deref())),
-            None,
-            NetworkMode::Open,
-        )?;
+        // Scalars: the highest-priority source that sets one wins. A setting
+        // whose flag, variable and config key share its name, with no
+        // profile's default:
+        macro_rules! setting {
+            ($field:ident, $flag:literal, $env:expr, $default:expr) => {
+                scalar(
+                    cli.$field.as_deref(),
+                    $flag,
+                    env_str($env)?,
+                    $env,
+                    parsed.iter().map(|(n, f)| (n, f.$field.as_deref())),
+                    None,
+                    $default,
+                )?
+            };
+        }
+        let network = setting!(network, "--network", ENV_NETWORK, NetworkMode::Open);
         let profile_tmp = profiles.iter().find_map(|p| {
             let def = &profile_defs[&p.value];
             def.value
@@ -361,51 +368,11 @@ impl Settings {
             profile_tmp,
             TmpMode::Private,
         )?;
-        let landlock = scalar(
-            cli.landlock.as_deref(),
-            "--landlock",
-            env_str(ENV_LANDLOCK)?,
-            ENV_LANDLOCK,
-            parsed.iter().map(|(n, f)| (n, f.landlock.as_deref())),
-            None,
-            LandlockMode::BestEffort,
-        )?;
-        let view = scalar(
-            cli.view.as_deref(),
-            "--view",
-            env_str(ENV_VIEW)?,
-            ENV_VIEW,
-            parsed.iter().map(|(n, f)| (n, f.view.as_deref())),
-            None,
-            ViewMode::Host,
-        )?;
-        let pid = scalar(
-            cli.pid.as_deref(),
-            "--pid",
-            env_str(ENV_PID)?,
-            ENV_PID,
-            parsed.iter().map(|(n, f)| (n, f.pid.as_deref())),
-            None,
-            PidMode::Shared,
-        )?;
-        let cache = scalar(
-            cli.cache.as_deref(),
-            "--cache",
-            env_str(ENV_CACHE)?,
-            ENV_CACHE,
-            parsed.iter().map(|(n, f)| (n, f.cache.as_deref())),
-            None,
-            CacheMode::Overlay,
-        )?;
-        let home = scalar(
-            cli.home.as_deref(),
-            "--home",
-            env_str(ENV_HOME)?,
-            ENV_HOME,
-            parsed.iter().map(|(n, f)| (n, f.home.as_deref())),
-            None,
-            HomeMode::ReadOnly,
-        )?;
+        let landlock = setting!(landlock, "--landlock", ENV_LANDLOCK, LandlockMode::BestEffort);
+        let view = setting!(view, "--view", ENV_VIEW, ViewMode::Host);
+        let pid = setting!(pid, "--pid", ENV_PID, PidMode::Shared);
+        let cache = setting!(cache, "--cache", ENV_CACHE, CacheMode::Overlay);
+        let home = setting!(home, "--home", ENV_HOME, HomeMode::ReadOnly);
         let flag = |get: fn(&ConfigFile) -> Option<bool>, cli_set: Option<(bool, &str)>, default: bool| {
             let mut v = Sourced::new(default, "default");
             for (name, f) in &parsed {

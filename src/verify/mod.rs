@@ -1,6 +1,7 @@
 //! `qwrap verify`: a battery of checks run inside a real sandbox built from the
 //! same policy and plan as `run`, plus the linked-worktree commit canary.
 
+mod attempts;
 mod cache_check;
 mod canary;
 mod egress_checks;

@@ -2,6 +2,7 @@
 //! built from the policy under test, observing from inside. It prints its
 //! checks as one JSON line.
 
+use super::attempts::{nested_remount, tiocsti};
 use super::reach::{abstract_socket, host_limits, host_proc, masked_socket, signal};
 use super::{Check, Outcome};
 use crate::errno::errno_text;
@@ -9,6 +10,7 @@ use crate::plan::dev_entries;
 use rustix::fs::{Mode, OFlags};
 use std::path::{Path, PathBuf};
 
+pub use super::attempts::{nested_remount_attempt, tiocsti_attempt};
 pub use super::probe_args::ProbeArgs;
 
 impl ProbeArgs {
@@ -190,99 +192,6 @@ fn protected(paths: &[PathBuf], tag: &str) -> Check {
         }
     }
     Check::pass(N, &format!("{T} ({} paths)", paths.len()))
-}
-
-/// A nested user and mount namespace must not be able to make / writable
-/// again: the read-only flag is locked.
-fn nested_remount() -> Check {
-    const N: &str = "nested-remount";
-    const T: &str = "a nested namespace cannot remount / read-write";
-    let out = std::process::Command::new("/proc/self/exe")
-        .args([super::PROBE_COMMAND, "--nested-remount"])
-        .output();
-    match out {
-        Ok(o) => {
-            let text = String::from_utf8_lossy(&o.stdout).trim().to_string();
-            if text.starts_with("refused") {
-                Check::pass(N, T)
-            } else {
-                Check::fail(N, T, "EPERM", text)
-            }
-        }
-        Err(e) => Check::fail(N, T, "a child process", e.to_string()),
-    }
-}
-
-/// Runs in a child of the probe: tries to clear read-only on / from a fresh
-/// user and mount namespace. Prints `refused: …` or what succeeded.
-pub fn nested_remount_attempt() -> String {
-    if let Err(e) = crate::sys::unshare_user_mount() {
-        return format!("refused: unshare: {e}");
-    }
-    let attr = crate::sys::MountAttr {
-        attr_clr: crate::sys::MOUNT_ATTR_RDONLY,
-        ..Default::default()
-    };
-    let setattr = crate::sys::mount_setattr(rustix::fs::CWD, c"/", crate::sys::AT_RECURSIVE, &attr);
-    let remount = rustix::mount::mount_remount("/", rustix::mount::MountFlags::BIND, "");
-    match (setattr, remount) {
-        (Err(a), Err(b)) => format!("refused: mount_setattr: {a}; mount: {b}"),
-        (Ok(()), _) => "mount_setattr(/, clear RDONLY) succeeded".into(),
-        (_, Ok(())) => "mount(/, MS_REMOUNT|MS_BIND) without MS_RDONLY succeeded".into(),
-    }
-}
-
-/// TIOCSTI on a real pty that is the controlling terminal must fail EPERM.
-/// Runs in a child: taking a controlling terminal changes the session.
-fn tiocsti() -> Check {
-    let out = std::process::Command::new("/proc/self/exe")
-        .args([super::PROBE_COMMAND, "--tiocsti"])
-        .stdin(std::process::Stdio::null())
-        .output();
-    let text = out
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    text.lines()
-        .rev()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| Check::fail("tiocsti", "TIOCSTI refused on a real pty", "a result", text))
-}
-
-/// The child's half of [`tiocsti`]: prints the check as JSON.
-pub fn tiocsti_attempt() -> String {
-    serde_json::to_string(&tiocsti_check()).expect("check serialises")
-}
-
-fn tiocsti_check() -> Check {
-    const N: &str = "tiocsti";
-    const T: &str = "TIOCSTI refused on a real pty";
-    use rustix::pty::{OpenptFlags, grantpt, openpt, ptsname, unlockpt};
-    let master = match openpt(OpenptFlags::RDWR | OpenptFlags::NOCTTY) {
-        Ok(m) => m,
-        Err(e) => return Check::fail(N, T, "a pty", format!("openpt: {e}")),
-    };
-    let slave = grantpt(&master)
-        .and_then(|_| unlockpt(&master))
-        .and_then(|_| ptsname(&master, Vec::new()))
-        .and_then(|name| rustix::fs::open(name.as_c_str(), OFlags::RDWR | OFlags::NOCTTY, Mode::empty()));
-    let slave = match slave {
-        Ok(s) => s,
-        Err(e) => return Check::fail(N, T, "a pty", format!("opening the pty: {e}")),
-    };
-    // Session leaders (after --new-session) cannot start another session.
-    let _ = rustix::process::setsid();
-    if let Err(e) = rustix::process::ioctl_tiocsctty(&slave) {
-        return Check::skip(N, T, format!("cannot make the pty the controlling terminal: {e}"));
-    }
-    let check = match crate::sys::tiocsti(rustix::fd::AsFd::as_fd(&slave), b'x') {
-        Err(e) if e == rustix::io::Errno::PERM => Check::pass(N, T),
-        Err(e) => Check::fail(N, T, &errno_text(libc::EPERM), errno_text(e.raw_os_error())),
-        Ok(()) => Check::fail(N, T, &errno_text(libc::EPERM), "a byte was injected".into()),
-    };
-    // Closing the pty hangs up this session; report first.
-    std::mem::forget(master);
-    std::mem::forget(slave);
-    check
 }
 
 /// Every hidden path refuses to be read (or listed) with EACCES.
