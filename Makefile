@@ -87,7 +87,7 @@ clean:
 	$(CARGO) clean
 
 # Start-up, mount-count growth, verify/inspect, size and RSS beside bubblewrap
-# (installs bubblewrap and hyperfine if missing). QWRAP_BENCH_QUICK=1 for
+# (installs bubblewrap and GNU time if missing). QWRAP_BENCH_QUICK=1 for
 # fewer runs.
 bench:
 	python3 bench/bench.py

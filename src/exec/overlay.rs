@@ -136,7 +136,7 @@ impl Executor {
 
 /// Tests take the path of kernels before 6.15 on any kernel with this
 /// variable set (builds with fault injection only).
-pub const NO_DETACHED_CLONE_ENV: &str = "QWRAP_TEST_NO_DETACHED_CLONE";
+const NO_DETACHED_CLONE_ENV: &str = "QWRAP_TEST_NO_DETACHED_CLONE";
 
 fn older_kernel_forced() -> bool {
     cfg!(feature = "fault-injection") && std::env::var_os(NO_DETACHED_CLONE_ENV).is_some()

@@ -18,13 +18,10 @@ pub struct CacheFacts {
     /// was never overlaid: the layer alone is bound there, which costs
     /// nothing, where an overlay mount costs half a millisecond.
     pub bare: Vec<PathBuf>,
-    /// The home directory, when the caches inside it (on its own mount)
-    /// are served by one overlay of it: overlayfs's cost is per mount
-    /// (about a millisecond at its creation), not per directory.
-    pub home_layer: Option<PathBuf>,
-    /// The caches that one overlay serves: inside the home and on the
-    /// home's own mount (a cache that is a mount of its own, or lies
-    /// elsewhere, gets an overlay of its own).
+    /// The caches that one overlay of the home serves (overlayfs's cost is
+    /// per mount, about a millisecond at its creation, not per directory):
+    /// inside the home and on the home's own mount (a cache that is a
+    /// mount of its own, or lies elsewhere, gets an overlay of its own).
     pub in_home: Vec<PathBuf>,
     /// `--home overlay`: the host's mounts beneath the home (read from the
     /// mount table, in this mode only). In a user namespace overlayfs
@@ -53,7 +50,6 @@ impl CacheFacts {
             overlay_unavailable: None,
             slot: None,
             bare: Vec::new(),
-            home_layer: None,
             in_home: Vec::new(),
             whole_home: None,
         }
@@ -133,9 +129,6 @@ pub fn probe(req: &CacheRequest) -> CacheFacts {
             .then(|| format!("all {SLOTS} layer slots of this workspace are in use by running sandboxes")),
         slot,
         bare,
-        home_layer: (req.whole_home || !in_home.is_empty())
-            .then(|| home.map(Path::to_path_buf))
-            .flatten(),
         in_home,
         whole_home: req
             .whole_home

@@ -5,7 +5,7 @@ use super::{LayerState, Step};
 use crate::host::HostFacts;
 use crate::policy::{CacheMode, HomeMode, Policy};
 use serde::Serialize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One cache root and how it is mounted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -28,18 +28,10 @@ pub enum CacheHow {
         #[serde(serialize_with = "crate::lossy::path")]
         work: PathBuf,
     },
-    /// A subtree of the one overlay of the home directory (`home`, whose
-    /// layer's `upper` and `work` these are): one overlay mount serves
-    /// every cache inside the home.
+    /// A subtree of the one overlay of the home directory: one overlay
+    /// mount serves every cache inside the home.
     #[serde(rename = "home_overlay")]
-    InHome {
-        #[serde(serialize_with = "crate::lossy::path")]
-        home: PathBuf,
-        #[serde(serialize_with = "crate::lossy::path")]
-        upper: PathBuf,
-        #[serde(serialize_with = "crate::lossy::path")]
-        work: PathBuf,
-    },
+    InHome(HomeOverlay),
     /// The host's directory is empty and the layer was never overlaid: the
     /// layer's `upper` alone, bound writable (an overlay of nothing, for
     /// a fraction of its cost).
@@ -53,7 +45,9 @@ pub enum CacheHow {
     Shared,
 }
 
-/// `--home overlay`: the home's overlay, mounted at the home itself.
+/// The one overlay of the home: its layer's `upper` and `work`. Mounted at
+/// the home itself with `--home overlay`; else the caches inside the home
+/// are subtrees of it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct HomeOverlay {
     #[serde(serialize_with = "crate::lossy::path")]
@@ -127,44 +121,13 @@ pub fn cache_mounts(policy: &Policy, host: &HostFacts) -> Vec<CacheMount> {
                 CacheMode::Shared => CacheHow::Shared,
                 CacheMode::Private => CacheHow::Private { why: None },
                 CacheMode::Overlay => match (&policy.cache_set, facts.slot) {
-                    (Some(set), Some(slot)) if facts.overlay_unavailable.is_none() => {
-                        let slot = set.join(slot.to_string());
-                        let in_home = facts
-                            .home_layer
-                            .as_ref()
-                            .filter(|_| facts.in_home.contains(&r.path));
-                        if let Some(home) = in_home {
-                            let layer = slot.join(crate::host::caches::HOME_LAYER);
-                            let rel = r.path.strip_prefix(home).unwrap_or(&r.path);
-                            return Some(CacheMount {
-                                path: r.path.clone(),
-                                source: r.source.clone(),
-                                created: c.missing,
-                                how: if facts.bare.contains(&r.path) {
-                                    CacheHow::Bare {
-                                        upper: layer.join("upper").join(rel),
-                                    }
-                                } else {
-                                    CacheHow::InHome {
-                                        home: home.clone(),
-                                        upper: layer.join("upper"),
-                                        work: layer.join("work"),
-                                    }
-                                },
-                            });
-                        }
-                        let layer = slot.join(&c.layer);
-                        if facts.bare.contains(&r.path) {
-                            CacheHow::Bare {
-                                upper: layer.join("upper"),
-                            }
-                        } else {
-                            CacheHow::Overlay {
-                                upper: layer.join("upper"),
-                                work: layer.join("work"),
-                            }
-                        }
-                    }
+                    (Some(set), Some(slot)) if facts.overlay_unavailable.is_none() => in_slot(
+                        &set.join(slot.to_string()),
+                        policy.home.as_ref().filter(|_| facts.in_home.contains(&r.path)),
+                        facts.bare.contains(&r.path),
+                        &r.path,
+                        &c.layer,
+                    ),
                     _ => CacheHow::Private {
                         why: Some(
                             facts
@@ -183,6 +146,36 @@ pub fn cache_mounts(policy: &Policy, host: &HostFacts) -> Vec<CacheMount> {
             })
         })
         .collect()
+}
+
+/// An overlaid cache's mount in its `slot`: a subtree of the home's one
+/// layer when it lies inside the `home` (on its mount), else a layer of its
+/// own (`layer`); its layer's directory alone while the host's is empty
+/// (`bare`).
+fn in_slot(slot: &Path, home: Option<&PathBuf>, bare: bool, path: &Path, layer: &str) -> CacheHow {
+    match home {
+        Some(home) => {
+            let layer = slot.join(crate::host::caches::HOME_LAYER);
+            if bare {
+                CacheHow::Bare {
+                    upper: layer.join("upper").join(path.strip_prefix(home).unwrap_or(path)),
+                }
+            } else {
+                CacheHow::InHome(HomeOverlay {
+                    home: home.clone(),
+                    upper: layer.join("upper"),
+                    work: layer.join("work"),
+                })
+            }
+        }
+        None if bare => CacheHow::Bare {
+            upper: slot.join(layer).join("upper"),
+        },
+        None => CacheHow::Overlay {
+            upper: slot.join(layer).join("upper"),
+            work: slot.join(layer).join("work"),
+        },
+    }
 }
 
 /// The step that makes what the caches need on the host before the
@@ -211,7 +204,7 @@ pub(super) fn prepare(
         .into_iter()
         .collect();
     for m in mounts {
-        if let CacheHow::Overlay { upper, .. } | CacheHow::InHome { upper, .. } = &m.how
+        if let CacheHow::Overlay { upper, .. } | CacheHow::InHome(HomeOverlay { upper, .. }) = &m.how
             && let Some(l) = upper.parent()
             && !layers.iter().any(|x| x == l)
         {
@@ -226,7 +219,7 @@ pub(super) fn prepare(
         || mounts.iter().any(|m| {
             matches!(
                 m.how,
-                CacheHow::Overlay { .. } | CacheHow::InHome { .. } | CacheHow::Bare { .. }
+                CacheHow::Overlay { .. } | CacheHow::InHome(_) | CacheHow::Bare { .. }
             )
         });
     let lock = match (&policy.cache_set, host.caches.slot) {
@@ -268,7 +261,7 @@ pub fn cache_layer(mounts: &[CacheMount]) -> LayerState {
         .filter(|m| {
             matches!(
                 m.how,
-                CacheHow::Overlay { .. } | CacheHow::InHome { .. } | CacheHow::Bare { .. }
+                CacheHow::Overlay { .. } | CacheHow::InHome(_) | CacheHow::Bare { .. }
             )
         })
         .count();
@@ -276,7 +269,7 @@ pub fn cache_layer(mounts: &[CacheMount]) -> LayerState {
         .iter()
         .filter(|m| matches!(m.how, CacheHow::Overlay { .. }))
         .count()
-        + usize::from(mounts.iter().any(|m| matches!(m.how, CacheHow::InHome { .. })));
+        + usize::from(mounts.iter().any(|m| matches!(m.how, CacheHow::InHome(_))));
     LayerState::Applied(if overlaid > 0 {
         format!(
             "{overlaid} overlaid ({mounts_made} overlay mount{}): writes stay in the workspace's layer, the host's caches are unchanged",

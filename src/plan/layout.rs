@@ -108,8 +108,7 @@ pub fn layout(
             },
         });
     }
-    let in_whole_home =
-        |how: Option<&CacheHow>| home.is_some() && matches!(how, Some(CacheHow::InHome { .. }));
+    let in_whole_home = |how: Option<&CacheHow>| home.is_some() && matches!(how, Some(CacheHow::InHome(_)));
     ops.extend(policy.writable_roots.iter().filter_map(|r| {
         let how = caches.iter().find(|c| c.path == r.path).map(|c| &c.how);
         if in_whole_home(how) {
@@ -124,11 +123,9 @@ pub fn layout(
                     work: work.clone(),
                 },
             },
-            Some(CacheHow::InHome { home, upper, work }) => MountOp::InHomeLayer {
+            Some(CacheHow::InHome(layer)) => MountOp::InHomeLayer {
                 path: r.path.clone(),
-                home: home.clone(),
-                upper: upper.clone(),
-                work: work.clone(),
+                layer: layer.clone(),
             },
             Some(CacheHow::Bare { upper }) => MountOp::Layer {
                 path: r.path.clone(),

@@ -21,7 +21,7 @@ mod step_purpose;
 mod step_text;
 mod step_text_process;
 
-pub use caches::{CacheHow, CacheMount};
+pub use caches::{CacheHow, CacheMount, HomeOverlay};
 pub use confine::{Confinement, Filter, LandlockRules, PidOne, Seal, identity};
 pub use layers::Refused;
 pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths};

@@ -76,14 +76,12 @@ pub enum MountOp {
         lower: Vec<PathBuf>,
         upper: OverlayUpper,
     },
-    /// A cache inside `home`: its subtree of the one overlay of the home
-    /// (`upper` and `work` the home layer's), which serves every such
-    /// cache — overlayfs costs per mount, not per directory.
+    /// A cache inside the home: its subtree of the home's one overlay,
+    /// which serves every such cache — overlayfs costs per mount, not per
+    /// directory.
     InHomeLayer {
         path: PathBuf,
-        home: PathBuf,
-        upper: PathBuf,
-        work: PathBuf,
+        layer: super::HomeOverlay,
     },
     /// /dev/null over a host Unix socket.
     Mask(PathBuf),

@@ -57,14 +57,8 @@ impl Builder {
         let mut parts = Vec::new();
         let mut layer = None;
         for (i, op) in ops.iter().enumerate() {
-            if let MountOp::InHomeLayer {
-                path,
-                home,
-                upper,
-                work,
-            } = op
-            {
-                layer.get_or_insert((home, upper, work));
+            if let MountOp::InHomeLayer { path, layer: l } = op {
+                layer.get_or_insert(l);
                 trees.insert(i, self.trees);
                 parts.push(OverlayPart {
                     tree: self.trees,
@@ -73,11 +67,11 @@ impl Builder {
                 self.trees += 1;
             }
         }
-        if let Some((home, upper, work)) = layer {
+        if let Some(l) = layer {
             self.push(Step::HomeCaches {
-                home: host(home),
-                upper: host(upper),
-                work: host(work),
+                home: host(&l.home),
+                upper: host(&l.upper),
+                work: host(&l.work),
                 userxattr,
                 parts,
             });

@@ -29,7 +29,6 @@ fn with_caches(home_mode: HomeMode) -> (Policy, HostFacts) {
     }
     let mut h = host(MountApi::New);
     h.caches.slot = Some(0);
-    h.caches.home_layer = Some("/home/u".into());
     h.caches.in_home = vec!["/home/u/.cache".into(), "/home/u/.npm".into()];
     h.caches.whole_home = (home_mode == HomeMode::Overlay).then(Vec::new);
     (pol, h)

@@ -118,8 +118,8 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
                 Ok(path) => {
                     // Where a variable chose the path, the include rules
                     // judge it, or its template's own default.
-                    let default = profile::expand(t, home.as_deref(), &|_| None).ok();
-                    let by_variable = (default.as_ref() != Some(&path)).then_some(default.as_deref());
+                    let default = variable_default(t, home.as_deref(), &path);
+                    let by_variable = default.as_ref().map(Option::as_deref);
                     resolver.add_cache(&path, cache_mode, by_variable, def.source == "shipped", &src)?
                 }
                 Err(why) => dropped_templates.push(Dropped {
@@ -166,12 +166,9 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     // Never made on the host: a profile that applies makes its own.
     if s.detect.value {
         for t in profile::shipped_caches() {
-            if let Ok(path) = profile::expand(t, home.as_deref(), &env)
-                && path.is_dir()
-            {
-                let default = profile::expand(t, home.as_deref(), &|_| None).ok();
-                let by_variable = (default.as_ref() != Some(&path)).then_some(default.as_deref());
-                resolver.add_known_cache(&path, cache_mode, by_variable)?;
+            if let Ok(path) = profile::expand(t, home.as_deref(), &env) {
+                let default = variable_default(t, home.as_deref(), &path);
+                resolver.add_known_cache(&path, cache_mode, default.as_ref().map(Option::as_deref));
             }
         }
     }
@@ -445,4 +442,12 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         home,
         command: req.command.clone(),
     })
+}
+
+/// Where a variable chose a cache's path (`path` is not what the template
+/// names without variables): `Some` of that default, which the path must
+/// lie within; `None` when no variable chose it.
+fn variable_default(template: &str, home: Option<&Path>, path: &Path) -> Option<Option<PathBuf>> {
+    let default = profile::expand(template, home, &|_| None).ok();
+    (default.as_deref() != Some(path)).then_some(default)
 }

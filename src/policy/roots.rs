@@ -187,6 +187,20 @@ impl<'a> Resolver<'a> {
                 });
             }
         };
+        self.push_cache(real, missing, mode, default, trusted, source)
+    }
+
+    /// `add_cache` once the path is resolved (`real`, canonical, or where
+    /// it is made when `missing`).
+    fn push_cache(
+        &mut self,
+        real: PathBuf,
+        missing: bool,
+        mode: CacheMode,
+        default: Option<Option<&Path>>,
+        trusted: bool,
+        source: &str,
+    ) -> Result<(), PolicyError> {
         self.check_home(&real, source)?;
         let in_home = self.home_holding(&real).is_some() && !self.covered(&real);
         if let Some(default) = default {
@@ -225,27 +239,23 @@ impl<'a> Resolver<'a> {
         Ok(())
     }
 
-    /// A known tool's cache that exists, unless a root covers it already
-    /// (its profile applied, or a root holds it).
-    pub(super) fn add_known_cache(
-        &mut self,
-        path: &Path,
-        mode: CacheMode,
-        default: Option<Option<&Path>>,
-    ) -> Result<(), PolicyError> {
-        let real = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        if self
+    /// A known tool's cache, when it exists as a directory and no root
+    /// covers it already (its profile applied, or a root holds it). Not
+    /// asked for: one that cannot be had is left out silently.
+    pub(super) fn add_known_cache(&mut self, path: &Path, mode: CacheMode, default: Option<Option<&Path>>) {
+        let Ok(real) = std::fs::canonicalize(path) else {
+            return;
+        };
+        let covered = self
             .roots
             .iter()
-            .any(|r| real.starts_with(&r.path) || r.path.starts_with(&real))
-        {
-            return Ok(());
+            .any(|r| real.starts_with(&r.path) || r.path.starts_with(&real));
+        if covered || !real.is_dir() {
+            return;
         }
         let dropped = self.dropped.len();
-        // Not asked for: one that cannot be had is left out silently.
-        let _ = self.add_cache(&real, mode, default, true, "known tool cache");
+        let _ = self.push_cache(real, false, mode, default, true, "known tool cache");
         self.dropped.truncate(dropped);
-        Ok(())
     }
 
     fn home_holding(&self, real: &Path) -> Option<&'a Path> {

@@ -180,7 +180,7 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
             .map(|c| {
                 let how = match &c.how {
                     crate::plan::CacheHow::Overlay { .. }
-                    | crate::plan::CacheHow::InHome { .. }
+                    | crate::plan::CacheHow::InHome(_)
                     | crate::plan::CacheHow::Bare { .. } => "overlay",
                     crate::plan::CacheHow::Private { .. } => "private",
                     crate::plan::CacheHow::Shared => "shared (written through)",

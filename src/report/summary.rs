@@ -49,9 +49,9 @@ pub(super) fn cache_text(c: &crate::plan::CacheMount) -> String {
             "; overlay, writes kept in {}{created}",
             upper.parent().unwrap_or(upper).display()
         ),
-        CacheHow::InHome { upper, .. } => format!(
+        CacheHow::InHome(h) => format!(
             "; overlay (one overlay of the home serves every cache in it), writes kept in {}{created}",
-            upper.parent().unwrap_or(upper).display()
+            h.upper.parent().unwrap_or(&h.upper).display()
         ),
         CacheHow::Bare { upper } => format!(
             "; overlay (the host's is empty: its layer alone), writes kept in {}{created}",

@@ -19,11 +19,7 @@ pub(super) fn with_home(layers: &crate::plan::Layers) -> Vec<CacheMount> {
             path: h.home.clone(),
             source: "--home overlay".into(),
             created: false,
-            how: CacheHow::InHome {
-                home: h.home.clone(),
-                upper: h.upper.clone(),
-                work: h.work.clone(),
-            },
+            how: CacheHow::InHome(h.clone()),
         });
     }
     v
@@ -67,9 +63,9 @@ pub(super) fn settle(checks: &mut Vec<Check>, caches: &[CacheMount], tag: &str) 
             CacheHow::Overlay { upper, .. } | CacheHow::Bare { upper } => {
                 let _ = std::fs::remove_file(Path::new(upper).join(tag));
             }
-            CacheHow::InHome { home, upper, .. } => {
-                let rel = c.path.strip_prefix(home).unwrap_or(Path::new(""));
-                let _ = std::fs::remove_file(upper.join(rel).join(tag));
+            CacheHow::InHome(h) => {
+                let rel = c.path.strip_prefix(&h.home).unwrap_or(Path::new(""));
+                let _ = std::fs::remove_file(h.upper.join(rel).join(tag));
             }
             _ => {}
         }
