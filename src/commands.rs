@@ -39,9 +39,18 @@ pub struct Output {
     pub code: u8,
 }
 
-/// The plan for `run` and `plan`, with the policy's notes; `--landlock
-/// require` and unmaskable sockets fail closed here (exit 125).
-pub fn load(inv: &Invocation) -> Result<(Plan, Vec<String>), Fatal> {
+/// What `run` and `plan` start from.
+pub struct Loaded {
+    pub plan: Plan,
+    /// The layers as assessed on this host (for the degraded lines).
+    pub layers: Layers,
+    /// The policy's notes.
+    pub notes: Vec<String>,
+}
+
+/// The plan for `run` and `plan`, its layers and the policy's notes;
+/// `--landlock require` and unmaskable sockets fail closed here (exit 125).
+pub fn load(inv: &Invocation) -> Result<Loaded, Fatal> {
     let caller = Caller::from_process();
     let (policy, mut notes) = policy::load(inv, &caller).map_err(load_error)?;
     // A cache that cannot be reached, or a root the user named that is
@@ -66,8 +75,8 @@ pub fn load(inv: &Invocation) -> Result<(Plan, Vec<String>), Fatal> {
         ));
     }
     let host = host::probe(&policy.cache_request()).map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
-    let plan = plan::build(&policy, &host).map_err(|r| Fatal::new(r.message, EXIT_SETUP as u8))?;
-    Ok((plan, notes))
+    let (plan, layers) = plan::build(&policy, &host).map_err(|r| Fatal::new(r.message, EXIT_SETUP as u8))?;
+    Ok(Loaded { plan, layers, notes })
 }
 
 fn load_error(e: LoadError) -> Fatal {
@@ -99,11 +108,7 @@ fn subject(mut inv: Invocation) -> Result<Subject, Fatal> {
         notes.push("Already inside a qwrap sandbox: this report describes a nested sandbox".into());
     }
     let (layers, refused) = match plan::build(&policy, &host) {
-        Ok(p) => (
-            p.layers
-                .ok_or_else(|| Fatal::new("a run plan without its layers", EXIT_SETUP as u8))?,
-            None,
-        ),
+        Ok((_, layers)) => (layers, None),
         Err(r) => (r.layers, Some(r.message)),
     };
     Ok(Subject {

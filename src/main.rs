@@ -171,19 +171,16 @@ fn nearest_command(word: &str) -> Option<String> {
 fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
     match cli.command {
         Command::Run(args) => {
-            let (plan, notes) = commands::load(&invocation(&args.policy, &args.exec, args.command))?;
+            let commands::Loaded { plan, layers, notes } =
+                commands::load(&invocation(&args.policy, &args.exec, args.command))?;
             for n in notes {
                 eprintln!("qwrap: note: {n}");
             }
             if !args.exec.quiet {
-                for d in plan.layers.iter().flat_map(|l| l.degraded()) {
+                for d in layers.degraded() {
                     eprintln!("qwrap: degraded: {d}");
                 }
-                if plan
-                    .layers
-                    .iter()
-                    .any(|l| l.masked_variables.iter().any(|v| v == "SSH_AUTH_SOCK"))
-                {
+                if layers.masked_variables.iter().any(|v| v == "SSH_AUTH_SOCK") {
                     eprintln!(
                         "qwrap: note: SSH_AUTH_SOCK is unset inside (the agent's socket is masked): --ssh-agent passes it"
                     );
@@ -205,7 +202,7 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
             Ok(err.exit_code() as u8)
         }
         Command::Plan { sandbox, json } => {
-            let (plan, _) = commands::load(&invocation(&sandbox.policy, &sandbox.exec, sandbox.command))?;
+            let plan = commands::load(&invocation(&sandbox.policy, &sandbox.exec, sandbox.command))?.plan;
             if json {
                 outln!("{}", plan.to_json());
             } else if rustix::termios::isatty(rustix::stdio::stdout()) {

@@ -1,11 +1,11 @@
 //! bwrap mode's filesystem options as the shared mount operations
-//! (`plan::MountOp`), in argument order; plan::mount_steps lowers them on
+//! (`plan::MountOp`), in argument order; plan::lower lowers them on
 //! either mount API. The only filesystem I/O here: whether a `-try`
 //! source exists, whether a source is a directory (what its mount point
 //! must be), and the paths `--bind-fd` names.
 
-use super::Context;
 use super::args::{Config, FsOp};
+use super::{Context, LowerError};
 use crate::plan::{DevStyle, MountOp, OverlayUpper};
 use std::path::{Path, PathBuf};
 
@@ -15,7 +15,7 @@ pub(super) fn mount_ops(
     c: &Config,
     ctx: &Context,
     own_proc: bool,
-) -> Result<(Vec<MountOp>, Vec<PathBuf>), String> {
+) -> Result<(Vec<MountOp>, Vec<PathBuf>), LowerError> {
     // Host paths, as the caller named them (relative to the working
     // directory, where there is one).
     let host = |p: &Path| match &ctx.cwd {
@@ -37,10 +37,7 @@ pub(super) fn mount_ops(
                     if optional {
                         continue;
                     }
-                    return Err(format!(
-                        "Can't find source path {}: No such file or directory",
-                        src.display()
-                    ));
+                    return Err(LowerError::MissingSource(src));
                 };
                 if !readonly {
                     writable.push(absolute(&dest));
@@ -130,14 +127,14 @@ pub(super) fn mount_ops(
 /// `--bind-fd`/`--ro-bind-fd` as the binds of the paths their fds name: the
 /// fd's mount lives in the caller's mount namespace, which a clone made
 /// inside the sandbox's cannot reach, but its path can.
-fn resolve_fd_binds(ops: &[FsOp]) -> Result<Vec<FsOp>, String> {
+fn resolve_fd_binds(ops: &[FsOp]) -> Result<Vec<FsOp>, LowerError> {
     ops.iter()
         .map(|op| match op {
             FsOp::BindFd { fd, dest, readonly } => {
                 let src = std::fs::read_link(format!("/proc/self/fd/{fd}"))
                     .ok()
                     .filter(|p| p.is_absolute())
-                    .ok_or_else(|| format!("Can't resolve fd {fd}: not an open file or directory"))?;
+                    .ok_or(LowerError::UnresolvableFd(*fd))?;
                 Ok(FsOp::Bind {
                     src,
                     dest: dest.clone(),

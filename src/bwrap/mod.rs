@@ -7,15 +7,17 @@
 
 pub mod args;
 mod config;
+mod error;
 mod filesystem;
 mod privileges;
 mod usage;
 
+pub use error::LowerError;
 use usage::usage;
 
 use crate::exec;
 use crate::host::{HostFacts, MountApi};
-use crate::plan::{Confinement, Namespaces, Plan, Shape, Step, identity};
+use crate::plan::{Confinement, Entry, Identity, Join, Namespaces, Plan, SandboxSpec, Shape, Step};
 use crate::policy::{EnvRules, LandlockMode};
 use args::{Config, EnvOp, Parsed};
 use std::collections::BTreeMap;
@@ -54,11 +56,11 @@ pub fn main(args: Vec<OsString>) -> i32 {
     };
     let ctx = match Context::new(&crate::policy::Caller::from_process(), &host) {
         Ok(c) => c,
-        Err(e) => return fail(&e),
+        Err(e) => return fail(&e.to_string()),
     };
     let plan = match lower(&config, &ctx) {
         Ok(p) => p,
-        Err(e) => return fail(&e),
+        Err(e) => return fail(&e.to_string()),
     };
     if let Some(line) = privileges::degraded(&ctx) {
         eprintln!("{line}");
@@ -119,12 +121,13 @@ pub struct Context {
 impl Context {
     /// The caller as bubblewrap sees it: `$HOME` as set (never
     /// /etc/passwd), a working directory only where it can be read.
-    pub fn new(caller: &crate::policy::Caller, host: &HostFacts) -> Result<Self, String> {
+    pub fn new(caller: &crate::policy::Caller, host: &HostFacts) -> Result<Self, LowerError> {
         let landlock = match caller.var(crate::policy::settings::ENV_LANDLOCK) {
-            Some(v) => v
-                .to_string_lossy()
-                .parse()
-                .map_err(|e| format!("{}={v:?}: {e}", crate::policy::settings::ENV_LANDLOCK))?,
+            Some(v) => v.to_string_lossy().parse().map_err(|e| LowerError::Setting {
+                name: crate::policy::settings::ENV_LANDLOCK,
+                value: v.to_os_string(),
+                reason: e,
+            })?,
             None => LandlockMode::BestEffort,
         };
         let stdout = rustix::stdio::stdout();
@@ -179,9 +182,15 @@ fn env_rules(ops: &[EnvOp]) -> EnvRules {
     }
 }
 
-/// Turns bubblewrap's options into the executor's steps. Pure but for
-/// looking at the host's source paths.
-pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
+/// Turns bubblewrap's options into the sandbox's spec, lowered to the
+/// executor's steps by the same function as `run`'s. Pure but for looking
+/// at the host's source paths.
+pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, LowerError> {
+    Ok(crate::plan::lower(spec(c, ctx)?))
+}
+
+/// bubblewrap's options as the sandbox's spec.
+pub fn spec(c: &Config, ctx: &Context) -> Result<SandboxSpec, LowerError> {
     let root = ctx.uid == 0;
     // With --userns the sandbox joins that user namespace instead of making
     // one, and its maps are the namespace's own.
@@ -194,75 +203,23 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
         cgroup: c.unshare_cgroup || c.unshare_cgroup_try,
     };
     if (c.uid.is_some() || c.gid.is_some()) && !ns.user {
-        return Err("--uid and --gid require --unshare-user".into());
+        return Err(LowerError::IdsWithoutUserns);
     }
-    // Joining needs the namespaces made in order (setns before unshare), so
-    // the monitor forks plainly and the child reports when it is ready.
-    let join = c.userns_fd.is_some() || c.pidns_fd.is_some();
-    let mut s: Vec<Step> = Vec::new();
-    if c.die_with_parent {
-        // The monitor, and every child that goes on from here.
-        s.push(Step::DieWithParent);
-    }
-    s.push(Step::CloneMonitor {
-        ns,
-        info_fd: c.info_fd,
-        json_status_fd: c.json_status_fd,
-        join,
-        forward_signals: false,
+    // Joining needs the namespaces made in order, so the monitor forks
+    // plainly and the child reports when it is ready.
+    let join = (c.userns_fd.is_some() || c.pidns_fd.is_some()).then_some(Join {
+        userns_fd: c.userns_fd,
+        pidns_fd: c.pidns_fd,
     });
-    if let Some(fd) = c.userns_fd {
-        s.push(Step::JoinNamespace { fd, pid: false });
-    }
-    if join {
-        // The PID namespace is made by the fork into it.
-        s.push(Step::Unshare {
-            ns: Namespaces { pid: false, ..ns },
-        });
-    }
-    if let Some(fd) = c.userns_block_fd {
-        // The caller reads the child's pid from --info-fd, writes its id
-        // maps, then writes to this fd.
-        s.push(Step::BlockOnFd { fd });
-    } else if ns.user {
-        s.extend(identity(
-            (c.uid.unwrap_or(ctx.uid), ctx.uid),
-            (c.gid.unwrap_or(ctx.gid), ctx.gid),
-        ));
-    }
-    if join {
-        if let Some(fd) = c.pidns_fd {
-            s.push(Step::JoinNamespace { fd, pid: true });
-        }
-        if ns.pid || c.pidns_fd.is_some() {
-            s.push(Step::ForkIntoPidNamespace { new_pidns: ns.pid });
-        } else {
-            s.push(Step::NotifyMonitor);
-        }
-    }
-    if c.disable_userns {
-        s.push(Step::DisableUserns);
-    }
-    if ns.net {
-        s.push(Step::LoopbackUp);
-    }
-    if let Some(h) = &c.hostname {
-        s.push(Step::SetHostname { name: h.clone() });
-    }
-    s.push(Step::MakeMountsSlave);
-
-    let (mounts, writable) = filesystem::mount_ops(c, ctx, ns.pid)?;
-    let shape = Shape {
-        staged: true,
-        ensure_points: true,
-        userxattr: ns.user || c.userns_fd.is_some(),
+    let identity = match c.userns_block_fd {
+        Some(block_fd) => Identity::CallerMaps { block_fd },
+        None if ns.user => Identity::Map {
+            uid: (c.uid.unwrap_or(ctx.uid), ctx.uid),
+            gid: (c.gid.unwrap_or(ctx.gid), ctx.gid),
+        },
+        None => Identity::None,
     };
-    let (fs_steps, new_root) = crate::plan::mount_steps(&mounts, ctx.mount_api, shape);
-    let new_root = new_root.ok_or("bwrap mode stages its root")?;
-    s.extend(fs_steps);
-    s.push(Step::EnterRoot {
-        new_root: new_root.clone(),
-    });
+    let (mounts, writable) = filesystem::mount_ops(c, ctx, ns.pid)?;
     let chdir = match &c.chdir {
         Some(d) => vec![d.clone()],
         None => [ctx.cwd.clone(), ctx.home.clone(), Some(PathBuf::from("/"))]
@@ -292,11 +249,37 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
         inside.push(Step::AssertUsernsDisabled);
     }
     let (landlock, filter) = privileges::layers(ctx, writable)?;
-    s.extend(
-        Confinement {
+    let in_userns = ns.user || c.userns_fd.is_some();
+    Ok(SandboxSpec {
+        host: Vec::new(),
+        ns,
+        entry: Entry::Monitor {
+            die_with_parent: c.die_with_parent,
+            info_fd: c.info_fd,
+            json_status_fd: c.json_status_fd,
+            forward_signals: false,
+            join,
+        },
+        identity,
+        disable_userns: c.disable_userns,
+        hostname: c.hostname.clone(),
+        egress_port: None,
+        session_keyring: false,
+        inherited: Vec::new(),
+        mounts,
+        mount_api: ctx.mount_api,
+        shape: Shape {
+            staged: true,
+            ensure_points: true,
+            userxattr: in_userns,
+        },
+        seal_root: false,
+        resolve_in_root: true,
+        in_root: Vec::new(),
+        confinement: Confinement {
             chdir,
             inside,
-            capabilities: privileges::capabilities(c, ctx, sandbox_uid, ns.user || c.userns_fd.is_some())?,
+            capabilities: privileges::capabilities(c, ctx, sandbox_uid, in_userns)?,
             seal: None,
             landlock,
             reaper: false,
@@ -310,14 +293,7 @@ pub fn lower(c: &Config, ctx: &Context) -> Result<Plan, String> {
             argv: c.command.clone(),
             argv0: c.argv0.clone(),
             env: env_rules(&c.env),
-        }
-        .steps(),
-    );
-    Ok(Plan {
-        mount_api: ctx.mount_api,
-        new_root: Some(new_root),
-        layers: None,
-        steps: s,
+        },
     })
 }
 

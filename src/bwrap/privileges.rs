@@ -2,8 +2,8 @@
 //! leaves them, and qwrap's own layers when `QWRAP_BWRAP_LAYERS=1` or
 //! `QWRAP_LANDLOCK=require` asks for them.
 
-use super::Context;
 use super::args::{self, Config};
+use super::{Context, LowerError};
 use crate::plan::{Ambient, Filter, LANDLOCK_SCOPE_ABI, LandlockRules, Step};
 use crate::policy::LandlockMode;
 use std::path::PathBuf;
@@ -20,7 +20,7 @@ pub(super) fn capabilities(
     ctx: &Context,
     sandbox_uid: u32,
     userns: bool,
-) -> Result<Vec<Step>, String> {
+) -> Result<Vec<Step>, LowerError> {
     let all: Vec<u32> = (0..args::CAPABILITIES.len() as u32).collect();
     let mut kept: Vec<u32> = if ctx.uid == 0 {
         all.iter()
@@ -83,13 +83,7 @@ pub(super) fn capabilities(
     // ambient; otherwise its exec empties the sets.
     let command_keeps = sandbox_uid == 0 || ambient == Ambient::Raise;
     if ctx.initramfs_root && userns && command_keeps && kept.contains(&CAP_SYS_ADMIN) {
-        return Err(
-            "the host's root is the initramfs (rootfs), so the sandbox's root is moved over it \
-             rather than pivoted, and a sandbox keeping CAP_SYS_ADMIN could unmount it and see the \
-             host's files; add --cap-drop CAP_SYS_ADMIN (or --cap-drop ALL), or boot with a real root \
-             filesystem (switch_root)"
-                .into(),
-        );
+        return Err(LowerError::InitramfsKeepsSysAdmin);
     }
     Ok(s)
 }
@@ -98,16 +92,15 @@ pub(super) fn capabilities(
 pub(super) fn layers(
     ctx: &Context,
     writable: Vec<PathBuf>,
-) -> Result<(Option<LandlockRules>, Filter), String> {
+) -> Result<(Option<LandlockRules>, Filter), LowerError> {
     let require = ctx.landlock == LandlockMode::Require;
     if !ctx.layers && !require {
         return Ok((None, Filter::None));
     }
     if require && ctx.landlock_abi < LANDLOCK_SCOPE_ABI {
-        return Err(format!(
-            "QWRAP_LANDLOCK=require: {}; unset QWRAP_LANDLOCK or set it to best-effort to run without",
-            shortfall(ctx.landlock_abi)
-        ));
+        return Err(LowerError::LandlockRequired {
+            shortfall: shortfall(ctx.landlock_abi),
+        });
     }
     let landlock = (ctx.landlock != LandlockMode::Off && ctx.landlock_abi > 0).then_some(LandlockRules {
         abi: ctx.landlock_abi,
@@ -178,7 +171,8 @@ mod tests {
         assert_eq!(filter, Filter::Plain);
         for abi in [0, 2, 5] {
             let e = layers(&ctx(abi, true, LandlockMode::Require), vec![]).unwrap_err();
-            assert!(e.starts_with("QWRAP_LANDLOCK=require: "), "{e}");
+            assert!(matches!(e, LowerError::LandlockRequired { .. }), "{e}");
+            assert!(e.to_string().starts_with("QWRAP_LANDLOCK=require: "), "{e}");
         }
     }
 
@@ -216,10 +210,9 @@ mod tests {
         cx.initramfs_root = true;
         cx.caps_permitted = u64::MAX;
         let keeps = config(&["--unshare-user", "--uid", "0", "--cap-add", "ALL", "true"]);
-        assert!(
-            capabilities(&keeps, &cx, 0, true)
-                .unwrap_err()
-                .contains("initramfs")
+        assert_eq!(
+            capabilities(&keeps, &cx, 0, true).unwrap_err(),
+            LowerError::InitramfsKeepsSysAdmin
         );
         let added = config(&[
             "--unshare-user",

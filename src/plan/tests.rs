@@ -1,4 +1,5 @@
 use super::*;
+use crate::policy::NetworkMode;
 use crate::policy::{
     Checkout, CliSettings, EnvRules, GitInfo, ReadOnlyPath, RootReason, Settings, TmpMode, WritableRoot,
 };
@@ -6,7 +7,7 @@ use std::ffi::OsString;
 
 /// The plan, for a policy and host that the tests expect to be accepted.
 fn build(policy: &Policy, host: &HostFacts) -> Plan {
-    super::build(policy, host).expect("accepted")
+    super::build(policy, host).expect("accepted").0
 }
 
 fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy {

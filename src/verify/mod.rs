@@ -149,7 +149,7 @@ pub fn run_in_sandbox_with(
     p.command = command;
     p.env.set.retain(|(k, _)| k != "LC_ALL");
     p.env.set.insert(0, ("LC_ALL".into(), "C".into()));
-    let plan = plan::build(&p, &host.as_captured()).map_err(|r| NoSandbox::Refused(r.message))?;
+    let (plan, _) = plan::build(&p, &host.as_captured()).map_err(|r| NoSandbox::Refused(r.message))?;
     let out = exec::capture_with(&plan, on_output).map_err(|e| NoSandbox::Fork(e.to_string()))?;
     let text = String::from_utf8_lossy(&out.output).into_owned();
     match out.code {
@@ -349,10 +349,7 @@ pub fn battery(
     // host.
     let mut host = host.clone();
     host.unix_sockets = crate::host::probe_sockets();
-    let layers = plan::build(policy, &host)
-        .map_err(|r| NoSandbox::Refused(r.message))?
-        .layers
-        .ok_or_else(|| NoSandbox::Refused("a run plan without its layers".into()))?;
+    let (_, layers) = plan::build(policy, &host).map_err(|r| NoSandbox::Refused(r.message))?;
     let args = probe_args(policy, &layers, &helpers);
     // The test server is listed for the probe's sandbox alone.
     let mut policy_for_probe = policy.clone();

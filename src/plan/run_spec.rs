@@ -1,0 +1,213 @@
+//! `run`'s front end: a Policy and the host's facts, with the layers as
+//! assessed, become the sandbox's spec (spec.rs lowers it).
+
+use super::caches;
+use super::fds::FdPlan;
+use super::spec::{Entry, Identity, SandboxSpec};
+use super::{
+    Ambient, Confinement, Egress, Filter, Flags, LANDLOCK_SCOPE_ABI, LandlockRules, Layers, PidOne, Role,
+    Seal, Shape, Step, landlock_paths, layout,
+};
+use crate::host::{HostFacts, MountApi};
+use crate::policy::{NetworkMode, PidMode, Policy, ViewMode};
+
+/// The spec of `run`'s sandbox.
+pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: FdPlan) -> SandboxSpec {
+    let private_pid = policy.settings.pid.value == PidMode::Private;
+    let keep_background = policy.settings.keep_background.value;
+    let proxied = policy.network == NetworkMode::Proxied;
+    let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
+
+    let mut prepare: Vec<Step> = policy
+        .create_before
+        .iter()
+        .map(|path| Step::CreateHostDir { path: path.clone() })
+        .collect();
+    prepare.extend(caches::prepare(
+        policy,
+        host,
+        &layers.caches,
+        layers.home_overlay.as_ref(),
+    ));
+    prepare.extend(policy.redacted_rc.iter().map(|r| Step::WriteHostFile {
+        path: r.copy.clone(),
+        text: r.text.clone(),
+    }));
+    prepare.push(Step::StartWarden {
+        keep_background,
+        egress: proxied.then(|| Egress {
+            allow: crate::egress::AllowList(policy.allowed_domains.iter().map(|d| d.value.clone()).collect()),
+            log: policy.egress_log.clone(),
+            say: !policy.quiet && !keep_background,
+        }),
+        git: policy.git_layouts.iter().flat_map(|g| g.own()).collect(),
+        scoped: scoped && !keep_background,
+        notes: !policy.quiet && !keep_background && !private_pid,
+    });
+
+    // Inherited devices bound read-only over themselves, files reopened.
+    let mut inherited = Vec::new();
+    for path in &fds.binds {
+        inherited.push(Step::BindMount {
+            role: Role::InheritedDevice,
+            source: path.clone(),
+            target: path.clone(),
+            recursive: false,
+        });
+        inherited.push(Step::Remount {
+            target: path.clone(),
+            flags: Flags {
+                rdonly: true,
+                nosuid: true,
+                noexec: true,
+                nodev: false,
+            },
+        });
+    }
+    inherited.extend(
+        fds.reopen
+            .into_iter()
+            .map(|(fd, path)| Step::ReopenFd { fd, path }),
+    );
+
+    // The minimal view assembles a new root, as the legacy path does.
+    let minimal = policy.view == ViewMode::Minimal;
+    SandboxSpec {
+        host: prepare,
+        ns: super::Namespaces {
+            user: true,
+            pid: private_pid,
+            net: policy.network.private(),
+            ipc: !policy.settings.share_ipc.value,
+            ..Default::default()
+        },
+        // With a PID namespace of its own qwrap stays outside as the
+        // command's stand-in: it relays signals and exits as the command
+        // does. It dies with its parent, and PID 1 with it.
+        entry: if private_pid {
+            Entry::Monitor {
+                die_with_parent: policy.die_with_parent,
+                info_fd: None,
+                json_status_fd: None,
+                forward_signals: true,
+                join: None,
+            }
+        } else {
+            Entry::Unshare
+        },
+        identity: Identity::Map {
+            uid: (host.uid, host.uid),
+            gid: (host.gid, host.gid),
+        },
+        disable_userns: false,
+        hostname: None,
+        egress_port: proxied.then_some(crate::egress::PROXY_PORT),
+        session_keyring: !policy.settings.share_keyring.value,
+        inherited,
+        mounts: layout(
+            policy,
+            &layers.masked_sockets,
+            fds.console.as_deref(),
+            &layers.caches,
+            layers.home_overlay.as_ref(),
+        ),
+        mount_api: if minimal { MountApi::Legacy } else { host.mount_api },
+        shape: Shape::RUN,
+        seal_root: minimal,
+        resolve_in_root: false,
+        in_root: if policy.git_layouts.is_empty() {
+            Vec::new()
+        } else {
+            vec![Step::HandGitDirs {
+                dirs: policy.git_layouts.iter().flat_map(|g| g.own()).collect(),
+            }]
+        },
+        confinement: confinement(
+            policy,
+            host,
+            layers,
+            Seal {
+                keep: fds.keep,
+                closed: fds.closed,
+            },
+        ),
+    }
+}
+
+/// What `run` confines the command with once its root is in place.
+fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -> Confinement {
+    let private_pid = policy.settings.pid.value == PidMode::Private;
+    let keep_background = policy.settings.keep_background.value;
+    let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
+    Confinement {
+        chdir: vec![policy.workspace.clone()],
+        inside: Vec::new(),
+        capabilities: vec![Step::DropCapabilities {
+            keep: Vec::new(),
+            bounding: true,
+            ambient: Ambient::Lower,
+        }],
+        seal: Some(seal),
+        // With a private PID namespace only the scopes: a domain that
+        // handles filesystem access forbids mount(2) to nested sandboxes.
+        landlock: (layers.landlock_abi > 0 && (!private_pid || scoped)).then(|| LandlockRules {
+            abi: layers.landlock_abi,
+            paths: landlock_paths(policy, layers.home_overlay.as_ref()),
+            scoped,
+            filesystem: !private_pid,
+        }),
+        // A private PID namespace's leftovers die with its PID 1.
+        reaper: scoped && !keep_background && !private_pid,
+        // One filter, the warden's rules included. Signals are the
+        // kernel's to refuse where Landlock scopes them, and every call
+        // aimed at a process where host processes cannot be named.
+        filter: if private_pid {
+            Filter::PrivatePid {
+                unscoped: !scoped,
+                root: host.uid == 0,
+            }
+        } else {
+            Filter::Warden {
+                signals: !scoped,
+                root: host.uid == 0,
+            }
+        },
+        caller_filters: Vec::new(),
+        // With a monitor, armed before its fork.
+        die_with_parent: policy.die_with_parent && !private_pid,
+        new_session: policy.new_session,
+        pid_one: private_pid.then_some(PidOne {
+            forward_signals: true,
+            wait_all: keep_background,
+            hand_to_warden: true,
+        }),
+        block_fd: None,
+        argv: policy.command.clone(),
+        argv0: None,
+        env: environment(policy, layers),
+    }
+}
+
+/// The command's environment: the policy's rules, the proxy's variables
+/// and the masked sockets' variables unset.
+fn environment(policy: &Policy, layers: &Layers) -> crate::policy::EnvRules {
+    let mut env = policy.env.clone();
+    if policy.network == NetworkMode::Proxied {
+        // The proxy's variables, but where the user said otherwise with
+        // --setenv or --unsetenv (docs/security.md: --setenv always wins).
+        for (k, v) in crate::egress::proxy_variables() {
+            let said = policy.user_env_names.iter().any(|n| n == k);
+            if !said {
+                env.unset.retain(|u| u != k);
+                env.set.retain(|(s, _)| s != k);
+                env.set.push((k.into(), v.into()));
+            }
+        }
+    }
+    for v in &layers.masked_variables {
+        if !env.unset.iter().any(|u| u == v.as_str()) && !env.set.iter().any(|(k, _)| k == v.as_str()) {
+            env.unset.push(v.into());
+        }
+    }
+    env
+}
