@@ -18,7 +18,7 @@ build:
 # The whole suite: unit tests and the integration tests that create real
 # namespaces (as root they run again as an unprivileged uid).
 test:
-	$(CARGO) test --features fault-injection --no-fail-fast
+	$(CARGO) test --workspace --features fault-injection --no-fail-fast
 	$(MAKE) test-private-pid
 
 # The boundary suites again with --pid private (QWRAP_PID reaches every
@@ -31,7 +31,7 @@ test-private-pid:
 
 lint:
 	$(CARGO) fmt --all -- --check
-	$(CARGO) clippy --all-targets --features fault-injection -- -D warnings
+	$(CARGO) clippy --workspace --all-targets --features fault-injection -- -D warnings
 
 # One static binary, no shared libraries: `file` says "statically linked".
 static:

@@ -1,4 +1,4 @@
-//! Every Step run against the recording fake (sys/fake.rs): the calls its
+//! Every Step run against the recording fake (qwrap-sys: fake.rs): the calls its
 //! code makes must be exactly the calls its printed form (`qwrap plan`, the
 //! trace) names. tests/plan_calls.rs holds the same texts to strace on the
 //! real kernel; this test covers every variant, failure paths aside, with

@@ -125,6 +125,15 @@ impl From<Errno> for Fail {
     }
 }
 
+impl From<crate::sys::SysError> for Fail {
+    fn from(e: crate::sys::SysError) -> Self {
+        Fail {
+            errno: e.errno,
+            detail: Some(e.to_string()),
+        }
+    }
+}
+
 impl Fail {
     /// A failure with what the call was about (the kernel's words, a path).
     fn with(errno: Errno, detail: impl Into<String>) -> Self {

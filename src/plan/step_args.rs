@@ -173,7 +173,7 @@ pub(super) const WAIT_FOR_MONITOR: &str =
 pub(super) const ONE_THREAD: &str = "openat(\"/proc/self/stat\"); read() = one thread; ";
 
 /// How the warden and the reaper are started: one copy of the address
-/// space, no child of the command (sys/spawn.rs).
+/// space, no child of the command (qwrap-sys: spawn.rs).
 pub(super) const DETACHED: &str = "mmap(8 MiB stack); mprotect(its lowest page, PROT_NONE); \
      clone(CLONE_VM|CLONE_VFORK|CLONE_FILES) = an intermediate on that stack, in which clone(CLONE_PIDFD) = ";
 

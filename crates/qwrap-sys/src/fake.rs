@@ -4,10 +4,10 @@
 //! that a test can hold each Step's printed form to the calls its code makes.
 //! Outside tests `takes` is a constant `false` and the checks compile away.
 
-#[cfg(test)]
+#[cfg(feature = "record")]
 use std::cell::RefCell;
 
-#[cfg(test)]
+#[cfg(feature = "record")]
 thread_local! {
     static LOG: RefCell<Option<Vec<&'static str>>> = const { RefCell::new(None) };
     static FAILING: RefCell<Vec<(&'static str, rustix::io::Errno)>> = const { RefCell::new(Vec::new()) };
@@ -15,7 +15,7 @@ thread_local! {
 
 /// Whether the fake answers the call (it is then recorded), and how: `Ok`
 /// for success, or the error a test asked for with `fail_next`.
-#[cfg(test)]
+#[cfg(feature = "record")]
 pub fn answer(name: &'static str) -> Option<Result<(), rustix::io::Errno>> {
     let on = LOG.with(|l| match l.borrow_mut().as_mut() {
         Some(log) => {
@@ -35,7 +35,7 @@ pub fn answer(name: &'static str) -> Option<Result<(), rustix::io::Errno>> {
     })
 }
 
-#[cfg(not(test))]
+#[cfg(not(feature = "record"))]
 #[inline(always)]
 pub const fn answer(_name: &'static str) -> Option<Result<(), rustix::io::Errno>> {
     None
@@ -49,37 +49,37 @@ pub fn takes(name: &'static str) -> bool {
 }
 
 /// The next call of that name fails with `errno`, once.
-#[cfg(test)]
+#[cfg(feature = "record")]
 pub fn fail_next(name: &'static str, errno: rustix::io::Errno) {
     FAILING.with(|f| f.borrow_mut().push((name, errno)));
 }
 
 /// Starts recording on this thread (any earlier record is dropped).
-#[cfg(test)]
+#[cfg(feature = "record")]
 pub fn start() {
     LOG.with(|l| *l.borrow_mut() = Some(Vec::new()));
 }
 
 /// What was recorded since the last `start` or `take`; recording goes on.
-#[cfg(test)]
+#[cfg(feature = "record")]
 pub fn take() -> Vec<&'static str> {
     LOG.with(|l| l.borrow_mut().as_mut().map(std::mem::take).unwrap_or_default())
 }
 
 /// Stops recording: calls reach the kernel again.
-#[cfg(test)]
+#[cfg(feature = "record")]
 pub fn stop() {
     LOG.with(|l| *l.borrow_mut() = None);
     FAILING.with(|f| f.borrow_mut().clear());
 }
 
 /// A descriptor to answer with: /dev/null, opened past the fake.
-#[cfg(test)]
+#[cfg(feature = "record")]
 pub fn fd() -> rustix::fd::OwnedFd {
     std::fs::File::open("/dev/null").expect("/dev/null").into()
 }
 
-#[cfg(not(test))]
+#[cfg(not(feature = "record"))]
 pub fn fd() -> rustix::fd::OwnedFd {
     unreachable!("the fake answers only in unit tests")
 }
@@ -111,7 +111,7 @@ pub fn statvfs() -> rustix::fs::StatVfs {
 /// Answers the enclosing function from the fake when a test records.
 macro_rules! faked {
     ($name:literal, $answer:expr) => {
-        match $crate::sys::fake::answer($name) {
+        match $crate::fake::answer($name) {
             None => {}
             Some(Ok(())) => return $answer,
             Some(Err(errno)) => return Err(errno.into()),

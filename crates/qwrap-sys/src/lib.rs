@@ -2,14 +2,17 @@
 //! unsafe. Every `unsafe` block of the crate lives here (`#![deny(unsafe_code)]`
 //! holds everywhere else).
 
+mod error;
 mod exec;
 pub mod fake;
 mod fds;
 pub mod kernel;
+pub mod landlock;
 mod notify;
 mod process;
 mod spawn;
 
+pub use error::SysError;
 pub use exec::{apply_filters, exec_after_filters};
 
 pub use fds::{close_others_at_exec, dup_onto, unix_socket_file, with_inherited_fd};
