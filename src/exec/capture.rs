@@ -1,9 +1,10 @@
 //! Running a plan in a forked child with its output captured: how inspect
 //! and verify observe a real sandbox without becoming one.
 
-use super::{EXIT_SETUP, Options, execute, wait_child};
+use super::{EXIT_SETUP, Options, execute};
 use crate::plan::Plan;
 use crate::sys::kernel as k;
+use crate::sys::wait_child;
 use rustix::fs::{Mode, OFlags};
 use rustix::io::Errno;
 

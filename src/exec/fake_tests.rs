@@ -145,6 +145,35 @@ fn vocabulary() -> BTreeSet<&'static str> {
     .collect()
 }
 
+/// The paths a step's calls were given that its text does not show. A
+/// temporary name shows the pid as `<getpid()>`; bwrap mode reaches a
+/// destination through the descriptor of its parent resolved inside the
+/// new root (`/proc/self/fd/N`), where the text shows the destination.
+/// Written bytes are not paths (the text gives their count or meaning).
+fn unprinted_paths(text: &str, records: &[fake::Call]) -> Vec<String> {
+    let pid = format!(".{}", std::process::id());
+    records
+        .iter()
+        .filter(|c| !matches!(c.name, "write" | "pwrite64" | "sethostname"))
+        .flat_map(|c| {
+            c.args
+                .split('"')
+                .skip(1)
+                .step_by(2)
+                .filter(|p| !p.is_empty() && !p.starts_with("/proc/self/fd/"))
+                .map(|p| p.replace(&pid, ".<getpid()>"))
+                .filter(|p| !text.contains(p.as_str()))
+                .map(|p| {
+                    format!(
+                        "`{text}`: {}({}) names {p:?}, which the text does not",
+                        c.name, c.args
+                    )
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// Runs each step against the fake and checks its calls against its text.
 /// Returns the problems found.
 fn check(steps: &[Step], new_root: Option<PathBuf>) -> Vec<String> {
@@ -158,8 +187,14 @@ fn check(steps: &[Step], new_root: Option<PathBuf>) -> Vec<String> {
             // What the kernel answers where user namespaces are disabled.
             fake::fail_next("unshare", Errno::PERM);
         }
+        if matches!(step, Step::HandGitDirs { .. }) {
+            // The warden's word that it filled the git dirs.
+            fake::script(fake::Scripted::Read(b"A".to_vec()));
+        }
         let result = ex.run(step);
-        let calls = fake::take();
+        let records = fake::take_calls();
+        problems.extend(unprinted_paths(&text, &records));
+        let calls: Vec<&'static str> = records.iter().map(|c| c.name).collect();
         match (step, result) {
             (_, Ok(())) => {}
             // The fake's execve answers ENOEXEC: the test goes on.

@@ -24,21 +24,6 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fai
     Ok(())
 }
 
-/// The reaper's domain: it handles only reparenting (REFER), granted
-/// beneath `/` (a domain otherwise denies every cross-directory rename and
-/// link), and scopes signals. The sandbox's ruleset nests inside it, so
-/// the reaper's kill(-1) reaches exactly the sandbox's processes and the
-/// sandbox cannot signal or trace the reaper.
-pub(super) fn signal_domain() -> Result<(), Fail> {
-    restrict_self(&Domain {
-        abi: crate::plan::LANDLOCK_SCOPE_ABI,
-        handle: Some(FsAccess::Refer),
-        scopes: Scopes::Signals,
-        beneath: vec![("/".into(), FsAccess::Refer)],
-    })?;
-    Ok(())
-}
-
 /// `run --pid private`'s domain: only the scopes (signals, abstract
 /// sockets). It handles no filesystem access, so mount(2) stays allowed to
 /// the nested sandboxes the mode is for.

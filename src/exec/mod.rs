@@ -10,13 +10,11 @@ mod hidden;
 mod hints;
 mod in_root;
 mod landlock;
-mod monitor;
 mod mount_point;
 mod mounts_steps;
 mod namespaces_steps;
 mod overlay;
 mod process_steps;
-mod reap;
 mod remount;
 mod reroot;
 mod seccomp;
@@ -164,7 +162,7 @@ struct Executor {
     /// The mount table, read once by the first legacy read-only remount.
     mounts: Option<Vec<mountinfo::MountEntry>>,
     /// bwrap mode: what the sandbox tells its monitor.
-    monitor: monitor::Link,
+    monitor: crate::supervise::monitor::Link,
     /// /proc as the sandbox started, for steps after the root has changed.
     proc: Option<OwnedFd>,
     /// bwrap mode: the new root, inside which destinations are resolved.
@@ -174,7 +172,7 @@ struct Executor {
     /// bwrap mode: the caller's seccomp programs, installed just before execve.
     filters: Vec<Vec<libc::sock_filter>>,
     /// The link to the warden, until the listener is handed over.
-    warden: Option<crate::supervise::warden::Link>,
+    warden: Option<crate::supervise::handover::Link>,
     /// What hidden paths are covered with.
     hidden: Option<hidden::Source>,
     /// Locks the warden holds for the sandbox's life (the cache layer slot).
@@ -188,7 +186,7 @@ impl Executor {
             parent: k::getppid(),
             die_with_parent: false,
             mounts: None,
-            monitor: monitor::Link::default(),
+            monitor: crate::supervise::monitor::Link::default(),
             proc: None,
             root: new_root.map(in_root::NewRoot::new),
             pwd: None,
@@ -330,16 +328,4 @@ fn write_at<Fd: rustix::fd::AsFd>(dir: &Fd, path: &str, data: &[u8]) -> Result<(
         return Err(Errno::IO);
     }
     Ok(())
-}
-
-/// Waits for one child to end, through interruptions.
-pub(super) fn wait_child(pid: i32) -> Result<rustix::process::WaitStatus, Errno> {
-    let child = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
-    loop {
-        match k::waitpid(Some(child), rustix::process::WaitOptions::empty()) {
-            Ok(Some((_, status))) => return Ok(status),
-            Ok(None) | Err(Errno::INTR) => continue,
-            Err(e) => return Err(e),
-        }
-    }
 }

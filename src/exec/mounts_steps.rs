@@ -66,8 +66,11 @@ impl Executor {
                 }
                 if k::read_file(path).ok().as_deref() != Some(text.as_bytes()) {
                     // Another sandbox may read it meanwhile: replaced whole.
-                    let tmp = path.with_extension(k::getpid().as_raw_nonzero().to_string());
-                    k::write_file(&tmp, text.as_bytes()).map_err(|e| fail(e, &tmp))?;
+                    let mut tmp = path.clone().into_os_string();
+                    tmp.push(format!(".{}", k::getpid().as_raw_nonzero()));
+                    let tmp = std::path::PathBuf::from(tmp);
+                    k::create_file(&tmp, text.as_bytes(), Mode::from_raw_mode(0o600))
+                        .map_err(|e| Fail::with(e, tmp.display().to_string()))?;
                     k::rename(&tmp, path).map_err(|e| fail(e, path))?;
                 }
             }
@@ -199,7 +202,7 @@ impl Executor {
             Step::ClaimPty { target, index } => {
                 let held = claim_pty(&target.with_file_name("ptmx"), *index)?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
-                crate::supervise::warden::hand_over_terminal_name(link, held)?;
+                link.hand_over(crate::supervise::handover::Handed::Terminal(held))?;
             }
             Step::SetPathAttr {
                 target,

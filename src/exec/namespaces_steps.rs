@@ -32,7 +32,7 @@ impl Executor {
                 join,
                 forward_signals,
             } => {
-                self.monitor = monitor::clone(
+                self.monitor = crate::supervise::monitor::clone(
                     *ns,
                     *info_fd,
                     *json_status_fd,
@@ -44,12 +44,14 @@ impl Executor {
                 self.parent = k::getppid();
             }
             Step::JoinNamespace { fd, pid } => sys::setns_inherited_fd(*fd, *pid)?,
-            Step::ForkIntoPidNamespace { new_pidns } => {
-                monitor::fork_into_pidns(*new_pidns, self.die_with_parent, &mut self.monitor)?
-            }
+            Step::ForkIntoPidNamespace { new_pidns } => crate::supervise::monitor::fork_into_pidns(
+                *new_pidns,
+                self.die_with_parent,
+                &mut self.monitor,
+            )?,
             Step::NotifyMonitor => {
                 if let Some(r) = self.monitor.ready.take() {
-                    monitor::notify(r, k::getpid().as_raw_nonzero().get())?;
+                    crate::supervise::monitor::notify(r, k::getpid().as_raw_nonzero().get())?;
                 }
                 self.monitor.wait_for_monitor();
             }

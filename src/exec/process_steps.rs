@@ -1,6 +1,7 @@
 //! The process steps: capabilities, no_new_privs, Landlock, seccomp, fds, session, the command.
 
 use super::*;
+use crate::supervise::handover::Handed;
 
 impl Executor {
     pub(super) fn process_step(&mut self, step: &Step) -> Result<(), Fail> {
@@ -29,12 +30,12 @@ impl Executor {
                     )
                 })?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
-                crate::supervise::warden::hand_over_egress(link, listener)?;
+                link.hand_over(Handed::Egress(listener))?;
             }
             Step::SeccompNotify { signals, root } => {
                 let listener = seccomp::notify_listener(*signals, *root)?;
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
-                crate::supervise::warden::hand_over(link, listener)?;
+                link.hand_over(Handed::Listener(listener))?;
             }
             Step::Chdir { candidates } => {
                 let mut last = Errno::NOENT;
@@ -68,14 +69,14 @@ impl Executor {
                     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
                     let fd = k::open(d, flags, Mode::empty())
                         .map_err(|e| Fail::with(e, d.display().to_string()))?;
-                    crate::supervise::warden::hand_over_git_dir(link, fd)?;
+                    link.hand_over(Handed::GitDir(fd))?;
                 }
-                crate::supervise::warden::wait_for_git_dirs(link)?;
+                link.wait_for_git_dirs()?;
             }
             Step::StartReaper => {
-                let reaper = reap::start()?;
+                let reaper = crate::supervise::reaper::start()?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
-                crate::supervise::warden::hand_over_reaper(link, reaper)?;
+                link.hand_over(Handed::Reaper(reaper))?;
             }
             Step::CallerSeccomp { programs } => {
                 // Installed as the last thing before execve.
@@ -94,7 +95,7 @@ impl Executor {
             Step::PidOneInit {
                 forward_signals,
                 wait_all,
-            } => monitor::pid_one(
+            } => crate::supervise::monitor::pid_one(
                 self.die_with_parent,
                 &self.filters,
                 *forward_signals,
@@ -104,7 +105,7 @@ impl Executor {
             Step::HandInit => {
                 let me = k::pidfd_open(k::getpid(), rustix::process::PidfdFlags::empty())?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
-                crate::supervise::warden::hand_over_init(link, me)?;
+                link.hand_over(Handed::Init(me))?;
             }
             Step::SeccompPrivatePid { unscoped, root } => seccomp::apply_private_pid(*unscoped, *root)?,
             Step::LandlockScopes { abi } => landlock::scopes_only(*abi)?,
@@ -193,7 +194,7 @@ fn new_session(die_with_parent: bool) -> Result<(), Errno> {
             }
             Some(pid) => {
                 sys::forward_signals_to(pid, false)?;
-                let status = wait_child(pid)?;
+                let status = crate::sys::wait_child(pid)?;
                 sys::exit_like(status.exit_status(), status.terminating_signal())
             }
         },

@@ -14,14 +14,18 @@ impl fmt::Display for Step {
                 f,
                 "socket(AF_INET, SOCK_STREAM); setsockopt(SO_REUSEADDR); bind(127.0.0.1:{port}); listen(); sendmsg(<warden>, SCM_RIGHTS): the warden serves it from outside"
             ),
-            Step::WriteHostFile { path, text } => write!(
-                f,
-                "mkdir(its directory, 0700); unless open({}) and read() find it already: open({}.<getpid()>, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600), write() {} bytes, rename(it, {}) on the host",
-                q(path),
-                q(path),
-                text.len(),
-                q(path)
-            ),
+            Step::WriteHostFile { path, text } => {
+                let mut temporary = path.clone().into_os_string();
+                temporary.push(".<getpid()>");
+                write!(
+                    f,
+                    "mkdir(its directory, 0700); unless open({}) and read() find it already: open({}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600), write() {} bytes, rename(it, {}) on the host",
+                    q(path),
+                    q(std::path::Path::new(&temporary)),
+                    text.len(),
+                    q(path)
+                )
+            }
             Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
             Step::PrepareCaches {
                 create,

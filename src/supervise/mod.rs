@@ -7,5 +7,8 @@
 mod calls;
 mod git_files;
 mod git_sync;
+pub(crate) mod handover;
 mod leftovers;
+pub(crate) mod monitor;
+pub(crate) mod reaper;
 pub mod warden;

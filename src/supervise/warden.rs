@@ -19,12 +19,8 @@ use std::path::PathBuf;
 
 use super::calls::Sandbox;
 use super::git_sync::{GitSync, Kind, Pair};
+use super::handover::{self, Handed, Link};
 use super::leftovers::Reaper;
-
-/// qwrap's side of a started warden: the socket it listens on.
-pub(crate) struct Link {
-    pub(crate) socket: OwnedFd,
-}
 
 /// Starts the warden. `hold`: locks kept for the sandbox's life (the
 /// warden outlives it). `egress`: the proxy to serve once its socket is
@@ -97,55 +93,6 @@ pub(crate) fn start(
     Ok(Link { socket: ours })
 }
 
-/// Hands the listener to the warden.
-pub(crate) fn hand_over(link: Link, listener: OwnedFd) -> Result<(), Errno> {
-    send_fd(&link.socket, listener, b'L')
-}
-
-/// Hands one of the sandbox's own git dir levels to the warden.
-pub(crate) fn hand_over_git_dir(link: &Link, dir: OwnedFd) -> Result<(), Errno> {
-    send_fd(&link.socket, dir, b'G')
-}
-
-/// Waits until the warden has filled the sandbox's own git dir levels.
-pub(crate) fn wait_for_git_dirs(link: &Link) -> Result<(), Errno> {
-    let mut b = [0u8; 1];
-    match k::read(&link.socket, &mut b)? {
-        1 if b[0] == b'A' => Ok(()),
-        // The recording fake reads nothing.
-        0 if crate::sys::fake::takes("read") => Ok(()),
-        _ => Err(Errno::PIPE),
-    }
-}
-
-/// Hands the pty whose name shows the caller's terminal to the warden,
-/// which holds it as long as the sandbox lives.
-pub(crate) fn hand_over_terminal_name(link: &Link, pty: OwnedFd) -> Result<(), Errno> {
-    send_fd(&link.socket, pty, b'T')
-}
-
-/// Hands a pidfd of PID 1 of the sandbox's own PID namespace to the
-/// warden: no seccomp listener comes, and the sandbox ends with it.
-pub(crate) fn hand_over_init(link: &Link, init: OwnedFd) -> Result<(), Errno> {
-    send_fd(&link.socket, init, b'I')
-}
-
-/// Hands a pidfd of the reaper to the warden, which refuses every trapped
-/// call aimed at it.
-pub(crate) fn hand_over_reaper(link: &Link, reaper: OwnedFd) -> Result<(), Errno> {
-    send_fd(&link.socket, reaper, b'R')
-}
-
-/// Hands the egress proxy's listening socket to the warden.
-pub(crate) fn hand_over_egress(link: &Link, listener: OwnedFd) -> Result<(), Errno> {
-    send_fd(&link.socket, listener, b'P')
-}
-
-fn send_fd(link: &OwnedFd, listener: OwnedFd, tag: u8) -> Result<(), Errno> {
-    k::send_fd(link, tag, listener.as_fd())?;
-    Ok(())
-}
-
 #[allow(clippy::too_many_arguments)]
 fn run(
     link: OwnedFd,
@@ -168,10 +115,10 @@ fn run(
     let mut serving: Option<std::sync::Arc<proxy::Config>> = None;
     let mut reaper_pid = None;
     let listener = loop {
-        match receive(&link) {
-            Some((b'R', pidfd)) => reaper_pid = pidfd_pid(&pidfd),
-            Some((b'T', pty)) => held.push(pty),
-            Some((b'G', dir)) => {
+        match handover::receive(&link) {
+            Some(Handed::Reaper(pidfd)) => reaper_pid = pidfd_pid(&pidfd),
+            Some(Handed::Terminal(pty)) => held.push(pty),
+            Some(Handed::GitDir(dir)) => {
                 own_git.push(dir);
                 if own_git.len() == git.len() {
                     let pairs: Vec<Pair> = git
@@ -187,10 +134,10 @@ fn run(
                         })
                         .collect();
                     sync = GitSync::new(pairs, report.take()).ok();
-                    let _ = k::write(&link, b"A");
+                    handover::git_dirs_filled(&link);
                 }
             }
-            Some((b'P', socket)) => {
+            Some(Handed::Egress(socket)) => {
                 if let Some(config) = proxy.take() {
                     let listener = std::net::TcpListener::from(socket);
                     let config = std::sync::Arc::new(config);
@@ -202,12 +149,12 @@ fn run(
             }
             // A private PID namespace: no listener; the sandbox lives as
             // long as its PID 1.
-            Some((b'I', init)) => {
+            Some(Handed::Init(init)) => {
                 let code = watch(&init, sync.as_mut());
                 held.clear();
                 return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref()));
             }
-            Some((_, l)) => break l,
+            Some(Handed::Listener(l)) => break l,
             // qwrap failed before the command ran: nothing to do.
             None => return 0,
         }
@@ -334,29 +281,4 @@ fn pidfd_pid(pidfd: &OwnedFd) -> Option<i32> {
         .trim()
         .parse()
         .ok()
-}
-
-/// A descriptor the executor sent, with its tag (`L`: the seccomp
-/// listener, `P`: the egress proxy's socket).
-fn receive(link: &OwnedFd) -> Option<(u8, OwnedFd)> {
-    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
-    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
-    let mut anc = RecvAncillaryBuffer::new(&mut space);
-    let mut byte = [0u8; 1];
-    let msg = rustix::net::recvmsg(
-        link,
-        &mut [std::io::IoSliceMut::new(&mut byte)],
-        &mut anc,
-        RecvFlags::CMSG_CLOEXEC,
-    )
-    .ok()?;
-    if msg.bytes == 0 {
-        return None;
-    }
-    anc.drain()
-        .find_map(|m| match m {
-            RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
-            _ => None,
-        })
-        .map(|fd| (byte[0], fd))
 }

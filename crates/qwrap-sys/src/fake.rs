@@ -1,35 +1,69 @@
-//! The recording fake behind the executor's calls (unit tests only): while a
-//! test records, every call through [`super::kernel`] and the raw calls of
-//! this module is written down by name and answered without the kernel, so
-//! that a test can hold each Step's printed form to the calls its code makes.
-//! Outside tests `takes` is a constant `false` and the checks compile away.
+//! The recording fake behind the executor's calls (the `record` feature,
+//! for qwrap's unit tests): while a test records, every call through
+//! [`super::kernel`], [`super::landlock`] and the raw calls of this crate is
+//! written down — its name and, where it has them, its arguments as strace
+//! would show them — and answered without the kernel, from what the test
+//! scripted: an errno for one call, the bytes the next `read` returns.
+//! Without the feature `answer` is a constant `None` and every check
+//! compiles away.
+
+use rustix::io::Errno;
+
+/// One call the fake answered.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Call {
+    pub name: &'static str,
+    /// Its arguments (empty where the seam does not describe them).
+    pub args: String,
+}
+
+/// What a test scripts for a later call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Scripted {
+    /// The next call of this name fails.
+    Fail(&'static str, Errno),
+    /// The next `read` returns these bytes (by default it reads nothing).
+    Read(Vec<u8>),
+}
 
 #[cfg(feature = "record")]
-use std::cell::RefCell;
+mod state {
+    use super::{Call, Scripted};
+    use std::cell::RefCell;
 
-#[cfg(feature = "record")]
-thread_local! {
-    static LOG: RefCell<Option<Vec<&'static str>>> = const { RefCell::new(None) };
-    static FAILING: RefCell<Vec<(&'static str, rustix::io::Errno)>> = const { RefCell::new(Vec::new()) };
+    thread_local! {
+        pub static LOG: RefCell<Option<Vec<Call>>> = const { RefCell::new(None) };
+        pub static SCRIPT: RefCell<Vec<Scripted>> = const { RefCell::new(Vec::new()) };
+    }
 }
 
 /// Whether the fake answers the call (it is then recorded), and how: `Ok`
-/// for success, or the error a test asked for with `fail_next`.
+/// for success, or the errno a test scripted.
+#[inline(always)]
+pub fn answer(name: &'static str) -> Option<Result<(), Errno>> {
+    answer_about(name, String::new)
+}
+
+/// `answer`, recording the call's arguments as `args` describes them
+/// (called only while a test records).
 #[cfg(feature = "record")]
-pub fn answer(name: &'static str) -> Option<Result<(), rustix::io::Errno>> {
-    let on = LOG.with(|l| match l.borrow_mut().as_mut() {
+pub fn answer_about(name: &'static str, args: impl FnOnce() -> String) -> Option<Result<(), Errno>> {
+    let on = state::LOG.with(|l| match l.borrow_mut().as_mut() {
         Some(log) => {
-            log.push(name);
+            log.push(Call { name, args: args() });
             true
         }
         None => false,
     });
     on.then(|| {
-        FAILING.with(|f| {
-            let mut f = f.borrow_mut();
-            match f.iter().position(|(n, _)| *n == name) {
-                Some(i) => Err(f.remove(i).1),
-                None => Ok(()),
+        state::SCRIPT.with(|s| {
+            let mut s = s.borrow_mut();
+            let failing = s
+                .iter()
+                .position(|a| matches!(a, Scripted::Fail(n, _) if *n == name));
+            match failing.map(|i| s.remove(i)) {
+                Some(Scripted::Fail(_, errno)) => Err(errno),
+                _ => Ok(()),
             }
         })
     })
@@ -37,7 +71,7 @@ pub fn answer(name: &'static str) -> Option<Result<(), rustix::io::Errno>> {
 
 #[cfg(not(feature = "record"))]
 #[inline(always)]
-pub const fn answer(_name: &'static str) -> Option<Result<(), rustix::io::Errno>> {
+pub fn answer_about(_name: &'static str, _args: impl FnOnce() -> String) -> Option<Result<(), Errno>> {
     None
 }
 
@@ -48,29 +82,68 @@ pub fn takes(name: &'static str) -> bool {
     answer(name).is_some()
 }
 
+/// What the fake's `read` returns into `buf`: the bytes a test scripted,
+/// or nothing (end of file).
+pub fn read_into(buf: &mut [u8]) -> usize {
+    #[cfg(feature = "record")]
+    {
+        let data = state::SCRIPT.with(|s| {
+            let mut s = s.borrow_mut();
+            let i = s.iter().position(|a| matches!(a, Scripted::Read(_)))?;
+            match s.remove(i) {
+                Scripted::Read(d) => Some(d),
+                Scripted::Fail(..) => None,
+            }
+        });
+        let data = data.unwrap_or_default();
+        let n = data.len().min(buf.len());
+        buf[..n].copy_from_slice(&data[..n]);
+        n
+    }
+    #[cfg(not(feature = "record"))]
+    {
+        let _ = buf;
+        0
+    }
+}
+
+/// Scripts a later answer.
+#[cfg(feature = "record")]
+pub fn script(what: Scripted) {
+    state::SCRIPT.with(|s| s.borrow_mut().push(what));
+}
+
 /// The next call of that name fails with `errno`, once.
 #[cfg(feature = "record")]
-pub fn fail_next(name: &'static str, errno: rustix::io::Errno) {
-    FAILING.with(|f| f.borrow_mut().push((name, errno)));
+pub fn fail_next(name: &'static str, errno: Errno) {
+    script(Scripted::Fail(name, errno));
 }
 
 /// Starts recording on this thread (any earlier record is dropped).
 #[cfg(feature = "record")]
 pub fn start() {
-    LOG.with(|l| *l.borrow_mut() = Some(Vec::new()));
+    state::LOG.with(|l| *l.borrow_mut() = Some(Vec::new()));
 }
 
-/// What was recorded since the last `start` or `take`; recording goes on.
+/// The calls recorded since the last `start` or `take_calls`; recording
+/// goes on.
+#[cfg(feature = "record")]
+pub fn take_calls() -> Vec<Call> {
+    state::LOG.with(|l| l.borrow_mut().as_mut().map(std::mem::take).unwrap_or_default())
+}
+
+/// The names of the calls recorded since the last `start` or `take`.
 #[cfg(feature = "record")]
 pub fn take() -> Vec<&'static str> {
-    LOG.with(|l| l.borrow_mut().as_mut().map(std::mem::take).unwrap_or_default())
+    take_calls().into_iter().map(|c| c.name).collect()
 }
 
-/// Stops recording: calls reach the kernel again.
+/// Stops recording: calls reach the kernel again; what was scripted and
+/// not used is dropped.
 #[cfg(feature = "record")]
 pub fn stop() {
-    LOG.with(|l| *l.borrow_mut() = None);
-    FAILING.with(|f| f.borrow_mut().clear());
+    state::LOG.with(|l| *l.borrow_mut() = None);
+    state::SCRIPT.with(|s| s.borrow_mut().clear());
 }
 
 /// A descriptor to answer with: /dev/null, opened past the fake.
@@ -108,10 +181,18 @@ pub fn statvfs() -> rustix::fs::StatVfs {
     }
 }
 
-/// Answers the enclosing function from the fake when a test records.
+/// Answers the enclosing function from the fake when a test records; with
+/// `args`, the call's arguments are recorded too.
 macro_rules! faked {
     ($name:literal, $answer:expr) => {
         match $crate::fake::answer($name) {
+            None => {}
+            Some(Ok(())) => return $answer,
+            Some(Err(errno)) => return Err(errno.into()),
+        }
+    };
+    ($name:literal, args: $args:expr, $answer:expr) => {
+        match $crate::fake::answer_about($name, || $args) {
             None => {}
             Some(Ok(())) => return $answer,
             Some(Err(errno)) => return Err(errno.into()),

@@ -22,12 +22,12 @@ use std::path::Path;
 type R<T> = Result<T, Errno>;
 
 pub fn open<P: Arg>(path: P, flags: OFlags, mode: Mode) -> R<OwnedFd> {
-    faked!("openat", Ok(fake::fd()));
+    faked!("openat", args: format!("{}, {flags:?}", q(&path)), Ok(fake::fd()));
     rustix::fs::open(path, flags, mode)
 }
 
 pub fn openat<P: Arg, Fd: AsFd>(dir: Fd, path: P, flags: OFlags, mode: Mode) -> R<OwnedFd> {
-    faked!("openat", Ok(fake::fd()));
+    faked!("openat", args: format!("dirfd, {}, {flags:?}", q(&path)), Ok(fake::fd()));
     rustix::fs::openat(dir, path, flags, mode)
 }
 
@@ -38,32 +38,32 @@ pub fn openat2<Fd: AsFd, P: Arg>(
     mode: Mode,
     resolve: ResolveFlags,
 ) -> R<OwnedFd> {
-    faked!("openat2", Ok(fake::fd()));
+    faked!("openat2", args: format!("dirfd, {}, {flags:?}, {resolve:?}", q(&path)), Ok(fake::fd()));
     rustix::fs::openat2(dir, path, flags, mode, resolve)
 }
 
 pub fn mkdir<P: Arg>(path: P, mode: Mode) -> R<()> {
-    faked!("mkdirat", Ok(()));
+    faked!("mkdirat", args: format!("{}, {:#o}", q(&path), mode.as_raw_mode()), Ok(()));
     rustix::fs::mkdir(path, mode)
 }
 
 pub fn mkdirat<P: Arg, Fd: AsFd>(dir: Fd, path: P, mode: Mode) -> R<()> {
-    faked!("mkdirat", Ok(()));
+    faked!("mkdirat", args: format!("dirfd, {}, {:#o}", q(&path), mode.as_raw_mode()), Ok(()));
     rustix::fs::mkdirat(dir, path, mode)
 }
 
 pub fn mknodat<P: Arg, Fd: AsFd>(dir: Fd, path: P, kind: FileType, mode: Mode, dev: u64) -> R<()> {
-    faked!("mknodat", Ok(()));
+    faked!("mknodat", args: format!("dirfd, {}, {kind:?}, {:#o}", q(&path), mode.as_raw_mode()), Ok(()));
     rustix::fs::mknodat(dir, path, kind, mode, dev)
 }
 
 pub fn symlink<P: Arg, Q: Arg>(target: P, path: Q) -> R<()> {
-    faked!("symlinkat", Ok(()));
+    faked!("symlinkat", args: format!("{}, {}", q(&target), q(&path)), Ok(()));
     rustix::fs::symlink(target, path)
 }
 
 pub fn chmod<P: Arg>(path: P, mode: Mode) -> R<()> {
-    faked!("fchmodat", Ok(()));
+    faked!("fchmodat", args: format!("{}, {:#o}", q(&path), mode.as_raw_mode()), Ok(()));
     rustix::fs::chmod(path, mode)
 }
 
@@ -73,7 +73,7 @@ pub fn fchmod<Fd: AsFd>(fd: Fd, mode: Mode) -> R<()> {
 }
 
 pub fn access<P: Arg>(path: P, access: Access) -> R<()> {
-    faked!("faccessat", Ok(()));
+    faked!("faccessat", args: format!("{}, {access:?}", q(&path)), Ok(()));
     rustix::fs::access(path, access)
 }
 
@@ -83,12 +83,12 @@ pub fn fstat<Fd: AsFd>(fd: Fd) -> R<Stat> {
 }
 
 pub fn statvfs<P: Arg>(path: P) -> R<rustix::fs::StatVfs> {
-    faked!("statfs", Ok(fake::statvfs()));
+    faked!("statfs", args: q(&path), Ok(fake::statvfs()));
     rustix::fs::statvfs(path)
 }
 
 pub fn statat<P: Arg, Fd: AsFd>(dir: Fd, path: P, flags: AtFlags) -> R<Stat> {
-    faked!("newfstatat", Ok(fake::stat()));
+    faked!("newfstatat", args: format!("dirfd, {}, {flags:?}", q(&path)), Ok(fake::stat()));
     rustix::fs::statat(dir, path, flags)
 }
 
@@ -113,54 +113,77 @@ pub fn flock<Fd: AsFd>(fd: Fd, op: FlockOperation) -> R<()> {
 }
 
 pub fn renameat_noreplace<Fd: AsFd, P: Arg, Q: Arg>(dir: Fd, from: P, to: Q) -> R<()> {
-    faked!("renameat2", Ok(()));
+    faked!("renameat2", args: format!("dirfd, {}, dirfd, {}, RENAME_NOREPLACE", q(&from), q(&to)), Ok(()));
     rustix::fs::renameat_with(&dir, from, &dir, to, RenameFlags::NOREPLACE)
 }
 
 /// Reads into `buf`; the fake reads nothing (end of file).
 pub fn read<Fd: AsFd>(fd: Fd, buf: &mut [u8]) -> R<usize> {
-    faked!("read", Ok(0));
+    faked!("read", Ok(fake::read_into(buf)));
     rustix::io::read(fd, buf)
 }
 
 pub fn write<Fd: AsFd>(fd: Fd, data: &[u8]) -> R<usize> {
-    faked!("write", Ok(data.len()));
+    faked!("write", args: format!("fd, {}", shown(data)), Ok(data.len()));
     rustix::io::write(fd, data)
 }
 
 pub fn pwrite<Fd: AsFd>(fd: Fd, data: &[u8], offset: u64) -> R<usize> {
-    faked!("pwrite64", Ok(data.len()));
+    faked!("pwrite64", args: format!("fd, {}, {offset}", shown(data)), Ok(data.len()));
     rustix::io::pwrite(fd, data, offset)
 }
 
 /// A whole file (open and read); the fake's is empty.
 pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    if fake::takes("openat") && fake::takes("read") {
+    if fake::answer_about("openat", || format!("{path:?}, O_RDONLY")).is_some() && fake::takes("read") {
         return Ok(Vec::new());
     }
     std::fs::read(path)
 }
 
-/// A whole file written (open with O_CREAT|O_TRUNC, write).
-pub fn write_file(path: &Path, data: &[u8]) -> std::io::Result<()> {
-    if fake::takes("openat") && fake::takes("write") {
-        return Ok(());
+/// A new file holding `data`, made exclusively (never through an existing
+/// name or link) with `mode`: open(O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC) and
+/// write until all is written.
+pub fn create_file(path: &Path, data: &[u8], mode: Mode) -> R<()> {
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::CLOEXEC;
+    let opened = fake::answer_about("openat", || {
+        format!(
+            "{path:?}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, {:#o}",
+            mode.as_raw_mode()
+        )
+    });
+    if let Some(r) = opened {
+        r?;
+        return match fake::answer_about("write", || format!("fd, {}", shown(data))) {
+            Some(Err(e)) => Err(e),
+            _ => Ok(()),
+        };
     }
-    std::fs::write(path, data)
+    let fd = rustix::fs::open(path, flags, mode)?;
+    let mut rest = data;
+    while !rest.is_empty() {
+        match rustix::io::write(&fd, rest) {
+            Ok(0) => return Err(Errno::IO),
+            Ok(n) => rest = &rest[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 pub fn rename(from: &Path, to: &Path) -> std::io::Result<()> {
-    faked!("rename", Ok(()));
+    faked!("rename", args: format!("{from:?}, {to:?}"), Ok(()));
     std::fs::rename(from, to)
 }
 
 pub fn read_link(path: &Path) -> std::io::Result<std::path::PathBuf> {
-    faked!("readlink", Err(std::io::Error::from_raw_os_error(libc::ENOENT)));
+    faked!("readlink", args: format!("{path:?}"), Err(std::io::Error::from_raw_os_error(libc::ENOENT)));
     std::fs::read_link(path)
 }
 
 pub fn exists(path: &Path) -> bool {
-    if fake::takes("statx") {
+    if fake::answer_about("statx", || format!("{path:?}")).is_some() {
         return false;
     }
     std::fs::metadata(path).is_ok()
@@ -169,7 +192,7 @@ pub fn exists(path: &Path) -> bool {
 /// A file opened for appending, made 0600 when missing.
 pub fn open_append(path: &Path) -> std::io::Result<std::fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    faked!("openat", Ok(std::fs::File::from(fake::fd())));
+    faked!("openat", args: format!("{path:?}, O_WRONLY|O_APPEND|O_CREAT"), Ok(std::fs::File::from(fake::fd())));
     std::fs::OpenOptions::new()
         .append(true)
         .create(true)
@@ -195,7 +218,7 @@ pub fn seccomp_filter(program: &[(u16, u8, u8, u32)]) -> R<()> {
 }
 
 pub fn open_tree<P: Arg, Fd: AsFd>(dir: Fd, path: P, flags: OpenTreeFlags) -> R<OwnedFd> {
-    faked!("open_tree", Ok(fake::fd()));
+    faked!("open_tree", args: format!("dirfd, {}, {flags:?}", q(&path)), Ok(fake::fd()));
     rustix::mount::open_tree(dir, path, flags)
 }
 
@@ -206,12 +229,12 @@ pub fn move_mount<P: Arg, Q: Arg, F: AsFd, T: AsFd>(
     tp: Q,
     flags: MoveMountFlags,
 ) -> R<()> {
-    faked!("move_mount", Ok(()));
+    faked!("move_mount", args: format!("fd, {}, fd, {}, {flags:?}", q(&fp), q(&tp)), Ok(()));
     rustix::mount::move_mount(from, fp, to, tp, flags)
 }
 
 pub fn fsopen<P: Arg>(fs: P, flags: FsOpenFlags) -> R<OwnedFd> {
-    faked!("fsopen", Ok(fake::fd()));
+    faked!("fsopen", args: q(&fs), Ok(fake::fd()));
     rustix::mount::fsopen(fs, flags)
 }
 
@@ -221,17 +244,17 @@ pub fn fsmount<Fd: AsFd>(fs: Fd, flags: FsMountFlags, attr: MountAttrFlags) -> R
 }
 
 pub fn fsconfig_set_string<K: Arg, V: Arg, Fd: AsFd>(fs: Fd, key: K, value: V) -> R<()> {
-    faked!("fsconfig", Ok(()));
+    faked!("fsconfig", args: format!("fd, FSCONFIG_SET_STRING, {}, {}", q(&key), q(&value)), Ok(()));
     rustix::mount::fsconfig_set_string(fs, key, value)
 }
 
 pub fn fsconfig_set_flag<K: Arg, Fd: AsFd>(fs: Fd, key: K) -> R<()> {
-    faked!("fsconfig", Ok(()));
+    faked!("fsconfig", args: format!("fd, FSCONFIG_SET_FLAG, {}", q(&key)), Ok(()));
     rustix::mount::fsconfig_set_flag(fs, key)
 }
 
 pub fn fsconfig_create<Fd: AsFd>(fs: Fd) -> R<()> {
-    faked!("fsconfig", Ok(()));
+    faked!("fsconfig", args: "fd, FSCONFIG_CMD_CREATE".into(), Ok(()));
     rustix::mount::fsconfig_create(fs)
 }
 
@@ -242,37 +265,37 @@ pub fn mount<'a, S: Arg, T: Arg, F: Arg, D: Into<Option<&'a CStr>>>(
     flags: MountFlags,
     data: D,
 ) -> R<()> {
-    faked!("mount", Ok(()));
+    faked!("mount", args: format!("{}, {}, {}, {flags:?}", q(&source), q(&target), q(&fstype)), Ok(()));
     rustix::mount::mount(source, target, fstype, flags, data)
 }
 
 pub fn mount_remount<T: Arg, D: Arg>(target: T, flags: MountFlags, data: D) -> R<()> {
-    faked!("mount", Ok(()));
+    faked!("mount", args: format!("NULL, {}, NULL, MS_REMOUNT|{flags:?}, {}", q(&target), q(&data)), Ok(()));
     rustix::mount::mount_remount(target, flags, data)
 }
 
 pub fn mount_change<T: Arg>(target: T, flags: MountPropagationFlags) -> R<()> {
-    faked!("mount", Ok(()));
+    faked!("mount", args: format!("NULL, {}, NULL, {flags:?}", q(&target)), Ok(()));
     rustix::mount::mount_change(target, flags)
 }
 
 pub fn mount_bind<S: Arg, T: Arg>(source: S, target: T) -> R<()> {
-    faked!("mount", Ok(()));
+    faked!("mount", args: format!("{}, {}, NULL, MS_BIND", q(&source), q(&target)), Ok(()));
     rustix::mount::mount_bind(source, target)
 }
 
 pub fn mount_bind_recursive<S: Arg, T: Arg>(source: S, target: T) -> R<()> {
-    faked!("mount", Ok(()));
+    faked!("mount", args: format!("{}, {}, NULL, MS_BIND|MS_REC", q(&source), q(&target)), Ok(()));
     rustix::mount::mount_bind_recursive(source, target)
 }
 
 pub fn mount_move<S: Arg, T: Arg>(source: S, target: T) -> R<()> {
-    faked!("mount", Ok(()));
+    faked!("mount", args: format!("{}, {}, NULL, MS_MOVE", q(&source), q(&target)), Ok(()));
     rustix::mount::mount_move(source, target)
 }
 
 pub fn unmount<T: Arg>(target: T, flags: UnmountFlags) -> R<()> {
-    faked!("umount2", Ok(()));
+    faked!("umount2", args: format!("{}, {flags:?}", q(&target)), Ok(()));
     rustix::mount::unmount(target, flags)
 }
 
@@ -303,17 +326,17 @@ pub fn die_with_parent() -> R<()> {
 }
 
 pub fn chdir<P: Arg>(path: P) -> R<()> {
-    faked!("chdir", Ok(()));
+    faked!("chdir", args: q(&path), Ok(()));
     rustix::process::chdir(path)
 }
 
 pub fn chroot<P: Arg>(path: P) -> R<()> {
-    faked!("chroot", Ok(()));
+    faked!("chroot", args: q(&path), Ok(()));
     rustix::process::chroot(path)
 }
 
 pub fn pivot_root<P: Arg, Q: Arg>(new_root: P, put_old: Q) -> R<()> {
-    faked!("pivot_root", Ok(()));
+    faked!("pivot_root", args: format!("{}, {}", q(&new_root), q(&put_old)), Ok(()));
     rustix::process::pivot_root(new_root, put_old)
 }
 
@@ -386,7 +409,7 @@ pub fn set_no_new_privs() -> R<()> {
 }
 
 pub fn sethostname(name: &[u8]) -> R<()> {
-    faked!("sethostname", Ok(()));
+    faked!("sethostname", args: shown(name), Ok(()));
     rustix::system::sethostname(name)
 }
 
@@ -438,4 +461,19 @@ pub fn send_fd<Fd: AsFd>(socket: Fd, kind: u8, fd: rustix::fd::BorrowedFd<'_>) -
 pub fn pipe_cloexec() -> R<(OwnedFd, OwnedFd)> {
     faked!("pipe2", Ok((fake::fd(), fake::fd())));
     rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
+}
+
+/// A path argument as the fake records it: quoted.
+fn q<P: Arg>(path: &P) -> String {
+    format!("{:?}", path.to_string_lossy())
+}
+
+/// Written bytes as the fake records them: quoted, at most 64 of them.
+fn shown(data: &[u8]) -> String {
+    let text = String::from_utf8_lossy(&data[..data.len().min(64)]).into_owned();
+    if data.len() > 64 {
+        format!("{text:?}...")
+    } else {
+        format!("{text:?}")
+    }
 }

@@ -327,3 +327,15 @@ pub fn signal_routes(pid: i32, owners: bool) -> Vec<(&'static str, Result<(), Er
     ));
     v
 }
+
+/// Waits for one child to end, through interruptions.
+pub fn wait_child(pid: i32) -> Result<rustix::process::WaitStatus, Errno> {
+    let child = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
+    loop {
+        match kernel::waitpid(Some(child), rustix::process::WaitOptions::empty()) {
+            Ok(Some((_, status))) => return Ok(status),
+            Ok(None) | Err(Errno::INTR) => continue,
+            Err(e) => return Err(e),
+        }
+    }
+}

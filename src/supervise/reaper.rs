@@ -18,9 +18,9 @@
 //!   is the sandbox's or one made inside it (NS_GET_PARENT), again until a
 //!   pass finds none. No process can be made meanwhile, so the passes end.
 
-use super::Fail;
-use crate::sys;
 use crate::sys::kernel as k;
+use crate::sys::landlock::{Domain, FsAccess, Scopes, restrict_self};
+use crate::sys::{self, SysError};
 use rustix::event::{PollFd, PollFlags};
 use rustix::fd::{AsRawFd, OwnedFd};
 use rustix::io::Errno;
@@ -31,11 +31,12 @@ use rustix::io::Errno;
 /// holds it), only the command's pidfd kept; when the command exits, and
 /// if a process outside (the caller) is indeed out of its signal reach,
 /// kill(-1, SIGKILL).
-pub(super) fn start() -> Result<OwnedFd, Fail> {
+pub(crate) fn start() -> Result<OwnedFd, crate::sys::SysError> {
     let command = k::getpid();
     let outside = k::getppid();
-    super::landlock::signal_domain()?;
-    let watch = k::pidfd_open(command, rustix::process::PidfdFlags::empty())?;
+    signal_domain()?;
+    let watch = k::pidfd_open(command, rustix::process::PidfdFlags::empty())
+        .map_err(|e| SysError::new("pidfd_open", format!("{}, 0", command.as_raw_nonzero()), e))?;
     let (_, reaper) = sys::spawn_detached(|| {
         let _ = k::setsid();
         sys::detach_warden(&[watch.as_raw_fd()]);
@@ -45,6 +46,21 @@ pub(super) fn start() -> Result<OwnedFd, Fail> {
             sys::kill_everything_reachable();
         }
         sys::exit_now(0)
-    })?;
+    })
+    .map_err(|e| SysError::new("clone", "CLONE_VM|CLONE_VFORK|CLONE_FILES, then CLONE_PIDFD", e))?;
     Ok(reaper)
+}
+
+/// The reaper's domain: it handles only reparenting (REFER), granted
+/// beneath `/` (a domain otherwise denies every cross-directory rename and
+/// link), and scopes signals. The sandbox's ruleset nests inside it, so
+/// the reaper's kill(-1) reaches exactly the sandbox's processes and the
+/// sandbox cannot signal or trace the reaper.
+fn signal_domain() -> Result<(), SysError> {
+    restrict_self(&Domain {
+        abi: crate::plan::LANDLOCK_SCOPE_ABI,
+        handle: Some(FsAccess::Refer),
+        scopes: Scopes::Signals,
+        beneath: vec![("/".into(), FsAccess::Refer)],
+    })
 }

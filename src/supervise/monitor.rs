@@ -1,6 +1,7 @@
-//! bwrap mode's extra processes: the monitor that stays outside the sandbox
-//! (reporting through --info-fd and --json-status-fd and exiting as the
-//! sandbox does), and PID 1 inside a new PID namespace.
+//! The monitor that stays outside the sandbox (bwrap mode's, reporting
+//! through --info-fd and --json-status-fd, and `run --pid private`'s
+//! stand-in for the command) and exits as the sandbox does, and PID 1
+//! inside a new PID namespace.
 
 use crate::plan::Namespaces;
 use crate::sys;
@@ -11,7 +12,7 @@ use rustix::process::{Pid, Signal, WaitOptions};
 
 /// What the sandbox side keeps of its monitor.
 #[derive(Default)]
-pub(super) struct Link {
+pub(crate) struct Link {
     /// With `join`: where to report the pid that holds the namespaces.
     pub ready: Option<OwnedFd>,
     /// With --json-status-fd: `S` here just before the command starts and
@@ -64,7 +65,7 @@ impl Link {
 /// when they are ready). Returns in the child; the parent never returns: it
 /// reports, waits and exits with the child's status (128 + the signal when
 /// it was killed, as bubblewrap does).
-pub(super) fn clone(
+pub(crate) fn clone(
     ns: Namespaces,
     info_fd: Option<i32>,
     json_status_fd: Option<i32>,
@@ -179,7 +180,7 @@ fn read_ended(r: &OwnedFd) -> Option<(Option<i32>, Option<i32>)> {
 }
 
 /// Tells the monitor which pid holds the sandbox's namespaces.
-pub(super) fn notify(ready: OwnedFd, pid: i32) -> Result<(), Errno> {
+pub(crate) fn notify(ready: OwnedFd, pid: i32) -> Result<(), Errno> {
     let text = pid.to_string();
     k::write(&ready, text.as_bytes())?;
     Ok(())
@@ -207,7 +208,7 @@ fn read_pid(r: &OwnedFd) -> Option<i32> {
 /// Forks into the PID namespace joined (or made: `new_pidns`) just before.
 /// Returns in the child; the parent reports the child's pid to the monitor,
 /// waits and exits as the child does.
-pub(super) fn fork_into_pidns(new_pidns: bool, die_with_parent: bool, link: &mut Link) -> Result<(), Errno> {
+pub(crate) fn fork_into_pidns(new_pidns: bool, die_with_parent: bool, link: &mut Link) -> Result<(), Errno> {
     let ready = link.ready.take();
     if new_pidns {
         sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWPID)?;
@@ -224,7 +225,7 @@ pub(super) fn fork_into_pidns(new_pidns: bool, die_with_parent: bool, link: &mut
     if let Some(r) = ready {
         notify(r, child)?;
     }
-    let status = super::wait_child(child)?;
+    let status = sys::wait_child(child)?;
     sys::exit_like(status.exit_status(), status.terminating_signal())
 }
 
@@ -232,7 +233,7 @@ pub(super) fn fork_into_pidns(new_pidns: bool, die_with_parent: bool, link: &mut
 /// exits, then exits as it did. Returns in the command's process.
 /// The caller's seccomp filters bind it too, as in bubblewrap: an
 /// unfiltered process beside the command would be a way around them.
-pub(super) fn pid_one(
+pub(crate) fn pid_one(
     die_with_parent: bool,
     filters: &[Vec<libc::sock_filter>],
     forward_signals: bool,
@@ -296,7 +297,7 @@ pub(super) fn pid_one(
 }
 
 fn wait_for(child: i32) -> i32 {
-    match super::wait_child(child) {
+    match sys::wait_child(child) {
         Ok(st) => exit_code(st.exit_status(), st.terminating_signal()),
         Err(_) => 1,
     }
