@@ -1,7 +1,6 @@
 //! Serialising paths that need not be UTF-8: reports and plans print them
 //! lossily (U+FFFD for invalid bytes) instead of failing.
 
-use crate::policy::Sourced;
 use serde::Serializer;
 use serde::ser::SerializeSeq;
 use std::path::{Path, PathBuf};
@@ -21,14 +20,6 @@ pub fn paths<S: Serializer>(v: &[PathBuf], s: S) -> Result<S::Ok, S::Error> {
     let mut seq = s.serialize_seq(Some(v.len()))?;
     for p in v {
         seq.serialize_element(&p.to_string_lossy())?;
-    }
-    seq.end()
-}
-
-pub fn sourced_paths<S: Serializer>(v: &[Sourced<PathBuf>], s: S) -> Result<S::Ok, S::Error> {
-    let mut seq = s.serialize_seq(Some(v.len()))?;
-    for p in v {
-        seq.serialize_element(&Sourced::new(p.value.to_string_lossy(), p.source.clone()))?;
     }
     seq.end()
 }

@@ -253,14 +253,25 @@ fn every_step_makes_exactly_the_calls_it_prints() {
 
 #[test]
 fn the_samples_cover_every_variant() {
-    let covered: BTreeSet<usize> = [run_steps(), legacy_steps(), bwrap_steps()]
+    let covered: BTreeSet<String> = [run_steps(), legacy_steps(), bwrap_steps()]
         .into_iter()
         .chain(join_steps())
         .flatten()
         .map(|s| variant(&s))
         .collect();
-    let missing: Vec<usize> = (0..VARIANTS).filter(|v| !covered.contains(v)).collect();
-    assert!(missing.is_empty(), "no sample for variants {missing:?}");
+    let all = all_variants();
+    assert!(
+        all.len() > 50,
+        "read only {} variants from plan/step.rs",
+        all.len()
+    );
+    let missing: Vec<&String> = all.difference(&covered).collect();
+    assert!(missing.is_empty(), "no sample for {missing:?}");
+    let unknown: Vec<&String> = covered.difference(&all).collect();
+    assert!(
+        unknown.is_empty(),
+        "samples of variants not read from plan/step.rs: {unknown:?}"
+    );
 }
 
 #[test]

@@ -8,6 +8,7 @@ mod command;
 mod error;
 mod hidden;
 mod hints;
+mod host_steps;
 mod in_root;
 mod landlock;
 mod mount_point;
@@ -28,7 +29,7 @@ pub use capture::{Captured, capture, capture_with};
 pub use error::{EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_SETUP, SetupError};
 
 use crate::host::mountinfo;
-use crate::plan::{Flags, Plan, Step};
+use crate::plan::{Family, Flags, Plan, Step};
 use crate::sys;
 use crate::sys::kernel as k;
 use rustix::fd::{AsFd, OwnedFd};
@@ -197,72 +198,13 @@ impl Executor {
         }
     }
 
-    /// One step, by family: mounts, namespaces and ids, the process.
+    /// One step, by its family.
     fn run(&mut self, step: &Step) -> Result<(), Fail> {
-        match step {
-            Step::CreateHostDir { .. }
-            | Step::WriteHostFile { .. }
-            | Step::PrepareCaches { .. }
-            | Step::MakeMountsSlave
-            | Step::CloneTree { .. }
-            | Step::SetTreeAttr { .. }
-            | Step::MountTmpfs { .. }
-            | Step::AttachTree { .. }
-            | Step::MakeMountPoint { .. }
-            | Step::Symlink { .. }
-            | Step::MountDevpts { .. }
-            | Step::ClaimPty { .. }
-            | Step::SetPathAttr { .. }
-            | Step::BindMount { .. }
-            | Step::MakeTreePrivate { .. }
-            | Step::RemountTree { .. }
-            | Step::Remount { .. }
-            | Step::PivotRoot { .. }
-            | Step::EnterRoot { .. }
-            | Step::MakeHiddenSource { .. }
-            | Step::AttachHidden { .. }
-            | Step::MountProc { .. }
-            | Step::MountMqueue { .. }
-            | Step::ReadOnlyInPlace { .. }
-            | Step::CopyFdToFile { .. }
-            | Step::Chmod { .. }
-            | Step::MakeOverlay { .. }
-            | Step::HomeCaches { .. } => self.mount_step(step),
-            Step::Unshare { .. }
-            | Step::NewSessionKeyring
-            | Step::DenySetgroups
-            | Step::WriteIdMap { .. }
-            | Step::LoopbackUp
-            | Step::CloneMonitor { .. }
-            | Step::JoinNamespace { .. }
-            | Step::ForkIntoPidNamespace { .. }
-            | Step::NotifyMonitor
-            | Step::AssertUsernsDisabled
-            | Step::SetHostname { .. }
-            | Step::DisableUserns
-            | Step::NestUserNamespace { .. } => self.namespace_step(step),
-            Step::StartWarden { .. }
-            | Step::ListenEgress { .. }
-            | Step::SeccompNotify { .. }
-            | Step::Chdir { .. }
-            | Step::DropCapabilities { .. }
-            | Step::NoNewPrivs
-            | Step::Landlock { .. }
-            | Step::Seccomp
-            | Step::StartReaper
-            | Step::HandGitDirs { .. }
-            | Step::CallerSeccomp { .. }
-            | Step::ReopenFd { .. }
-            | Step::SealFds { .. }
-            | Step::DieWithParent
-            | Step::NewSession
-            | Step::PidOneInit { .. }
-            | Step::HandInit
-            | Step::SeccompPrivatePid { .. }
-            | Step::LandlockScopes { .. }
-            | Step::BlockOnFd { .. }
-            | Step::LockFile { .. }
-            | Step::Exec { .. } => self.process_step(step),
+        match step.family() {
+            Family::Host => self.host_step(step),
+            Family::Namespace => self.namespace_step(step),
+            Family::Mount => self.mount_step(step),
+            Family::Process => self.process_step(step),
         }
     }
 

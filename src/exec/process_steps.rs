@@ -6,22 +6,6 @@ use crate::supervise::handover::Handed;
 impl Executor {
     pub(super) fn process_step(&mut self, step: &Step) -> Result<(), Fail> {
         match step {
-            Step::StartWarden {
-                keep_background,
-                egress,
-                git,
-                scoped,
-                notes,
-            } => {
-                self.warden = Some(crate::supervise::warden::start(
-                    *keep_background,
-                    &self.held,
-                    egress.as_ref(),
-                    git,
-                    *scoped,
-                    *notes,
-                )?)
-            }
             Step::ListenEgress { port } => {
                 let listener = k::listen_loopback(*port).map_err(|e| {
                     Fail::with(

@@ -12,6 +12,7 @@ impl Plan {
             .map(|(i, s)| {
                 serde_json::json!({
                     "index": i,
+                    "family": s.family(),
                     "purpose": s.purpose(),
                     "call": s.to_string(),
                     "step": s,

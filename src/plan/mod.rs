@@ -19,6 +19,7 @@ mod run_spec;
 mod spec;
 mod step;
 mod step_args;
+mod step_family;
 mod step_purpose;
 mod step_text;
 mod step_text_process;
@@ -33,6 +34,7 @@ pub use mount_op::{DevStyle, MountOp, Shape};
 pub use overlay::{overlay_config, overlay_options};
 pub use spec::{Entry, Identity, Join, SandboxSpec, lower};
 pub use step::{Ambient, Egress, Flags, IdMap, Namespaces, OverlayPart, OverlayUpper, Role, Step, TreeId};
+pub use step_family::Family;
 
 use crate::host::{HostFacts, MountApi};
 use crate::policy::Policy;

@@ -19,6 +19,7 @@ mod resolve;
 mod roots;
 pub mod secrets;
 pub mod settings;
+mod settings_decl;
 mod sourced;
 mod toolchains;
 pub mod view;
@@ -215,7 +216,7 @@ pub struct Policy {
     /// Shell start-up files shown with their credential assignments removed.
     pub redacted_rc: Vec<rc_files::Redacted>,
     /// Host sockets left reachable.
-    #[serde(serialize_with = "crate::lossy::sourced_paths")]
+    #[serde(serialize_with = "sourced::lossy_paths")]
     pub allowed_sockets: Vec<Sourced<PathBuf>>,
     /// The allowed sockets under the private /tmp that exist: shown there
     /// at their own path.

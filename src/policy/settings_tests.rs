@@ -1,4 +1,5 @@
 use super::*;
+use crate::policy::NetworkMode;
 use std::path::Path;
 
 fn no_env(_: &str) -> Option<OsString> {
@@ -173,4 +174,35 @@ fn config_paths_follow_xdg() {
         config_paths(Some(Path::new("/home/u")), &no_env)[1],
         PathBuf::from("/home/u/.config/qwrap/config.toml")
     );
+}
+
+#[test]
+fn every_declared_setting_is_documented_and_has_its_flag() {
+    let example = include_str!("../../config.example.toml");
+    let man = include_str!("../../packaging/man/qwrap.toml.5");
+    let cli = include_str!("../cli.rs");
+    let mut missing = Vec::new();
+    for d in DECLARED {
+        if !example
+            .lines()
+            .any(|l| l.trim_start_matches("# ").starts_with(&format!("{} =", d.key)))
+        {
+            missing.push(format!("config.example.toml has no `{} =`", d.key));
+        }
+        if !man.contains(&format!(".B {} =", d.key)) {
+            missing.push(format!("qwrap.toml(5) has no `.B {} =`", d.key));
+        }
+        // clap derives the flag from the field's name unless it says `long`.
+        let field = d.flag.trim_start_matches("--").replace('-', "_");
+        if !cli.contains(&format!("pub {field}:")) && !cli.contains(&format!("long = \"{}\"", &d.flag[2..])) {
+            missing.push(format!("src/cli.rs has no flag {}", d.flag));
+        }
+        if let Some(env) = d.env
+            && !man.contains(env)
+        {
+            missing.push(format!("qwrap.toml(5) does not name ${env} beside `{}`", d.key));
+        }
+    }
+    assert!(DECLARED.len() >= 21, "{} declared", DECLARED.len());
+    assert!(missing.is_empty(), "{}", missing.join("\n"));
 }

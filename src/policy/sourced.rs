@@ -22,6 +22,16 @@ impl<T> Sourced<T> {
     }
 }
 
+/// Sourced paths serialised lossily (U+FFFD for bytes that are not UTF-8).
+pub fn lossy_paths<S: serde::Serializer>(v: &[Sourced<std::path::PathBuf>], s: S) -> Result<S::Ok, S::Error> {
+    use serde::ser::SerializeSeq;
+    let mut seq = s.serialize_seq(Some(v.len()))?;
+    for p in v {
+        seq.serialize_element(&Sourced::new(p.value.to_string_lossy(), p.source.clone()))?;
+    }
+    seq.end()
+}
+
 /// An invalid setting, naming its source.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{source_name}: {message}")]

@@ -1,0 +1,193 @@
+//! Every setting of the regular kinds declared once — its name, type,
+//! default, flag, variable and config key — and the command line's,
+//! config file's and resolved structs and the merge derived from that one
+//! declaration (settings.rs adds the few that merge their own way: `tmp`'s
+//! profile default, `detect`, the allow-list, the egress log).
+//!
+//! - a **mode** is one value: the command line, then `$QWRAP_*`, then the
+//!   config files (later first), then the default;
+//! - a **switch** is a boolean a config key sets and a flag turns to the
+//!   other value;
+//! - a **path list** or **word list** gathers from every source, lowest
+//!   priority first: config files, the variable (`:`-separated paths,
+//!   `,`-separated words), the flags.
+
+use super::profile::ProfileDef;
+use super::settings::{
+    ENV_ALLOW_SOCKET, ENV_CACHE, ENV_HOME, ENV_INCLUDE, ENV_LANDLOCK, ENV_NETWORK, ENV_PID, ENV_PROFILE,
+    ENV_VIEW, PathSpec,
+};
+use super::sourced::{SettingsError, Sourced, scalar};
+use super::{CacheMode, HomeMode, LandlockMode, NetworkMode, PidMode, ViewMode};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// How a declared setting is given, for the docs' checks and the reports.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Declared {
+    /// The config file's key (also the command line struct's field).
+    pub key: &'static str,
+    pub flag: &'static str,
+    pub env: Option<&'static str>,
+}
+
+macro_rules! declare_settings {
+    (
+        modes { $( $(#[$md:meta])* $m:ident : $mt:ty = $mdef:expr, $mflag:literal, $menv:ident; )* }
+        switches { $( $(#[$sd:meta])* $s:ident = $sdef:literal, $sflag:literal => $scli:ident; )* }
+        paths { $( $(#[$pd:meta])* $p:ident, $pflag:literal $(, $penv:ident)?; )* }
+        words { $( $(#[$wd:meta])* $w:ident / $wkey:ident, $wflag:literal $(, $wenv:ident)?; )* }
+    ) => {
+        /// What the command line said.
+        #[derive(Debug, Clone, Default)]
+        pub struct CliSettings {
+            $( pub $m: Option<String>, )*
+            $( pub $scli: bool, )*
+            $( pub $p: Vec<PathBuf>, )*
+            $( pub $wkey: Vec<String>, )*
+            pub tmp: Option<String>,
+            pub no_detect: bool,
+            pub allow_domain: Vec<String>,
+            pub egress_log: Option<PathBuf>,
+        }
+
+        /// The config file's keys.
+        #[derive(Debug, Default, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        pub(super) struct ConfigFile {
+            $( pub(super) $m: Option<String>, )*
+            $( pub(super) $s: Option<bool>, )*
+            $( #[serde(default)] pub(super) $p: Vec<String>, )*
+            $( #[serde(default)] pub(super) $wkey: Vec<String>, )*
+            pub(super) tmp: Option<String>,
+            pub(super) detect: Option<bool>,
+            #[serde(default)]
+            pub(super) allow_domains: Vec<String>,
+            pub(super) egress_log: Option<String>,
+            #[serde(default)]
+            pub(super) profiles: BTreeMap<String, ProfileDef>,
+        }
+
+        /// The declared settings, resolved, each with its source.
+        #[derive(Debug, Clone, Serialize)]
+        pub struct Regular {
+            $( $(#[$md])* pub $m: Sourced<$mt>, )*
+            $( $(#[$sd])* pub $s: Sourced<bool>, )*
+            $( $(#[$pd])* pub $p: Vec<Sourced<PathSpec>>, )*
+            $( $(#[$wd])* pub $w: Vec<Sourced<String>>, )*
+        }
+
+        /// Every declared setting's key, flag and variable.
+        pub const DECLARED: &[Declared] = &[
+            $( Declared { key: stringify!($m), flag: $mflag, env: Some($menv) }, )*
+            $( Declared { key: stringify!($s), flag: $sflag, env: None }, )*
+            $( Declared { key: stringify!($p), flag: $pflag, env: declare_settings!(@env $($penv)?) }, )*
+            $( Declared { key: stringify!($wkey), flag: $wflag, env: declare_settings!(@env $($wenv)?) }, )*
+        ];
+
+        /// Merges the declared settings: the command line, the variables
+        /// (`env`), the config files (`parsed`, lowest priority first).
+        pub(super) fn merge(
+            cli: &CliSettings,
+            env: &dyn Fn(&str) -> Result<Option<String>, SettingsError>,
+            parsed: &[(String, ConfigFile)],
+        ) -> Result<Regular, SettingsError> {
+            Ok(Regular {
+                $( $m: scalar(
+                    cli.$m.as_deref(),
+                    $mflag,
+                    env($menv)?,
+                    $menv,
+                    parsed.iter().map(|(n, f)| (n, f.$m.as_deref())),
+                    None,
+                    $mdef,
+                )?, )*
+                $( $s: {
+                    let mut v = Sourced::new($sdef, "default");
+                    for (name, f) in parsed {
+                        if let Some(x) = f.$s {
+                            v = Sourced::new(x, name.clone());
+                        }
+                    }
+                    if cli.$scli {
+                        v = Sourced::new(!$sdef, $sflag);
+                    }
+                    v
+                }, )*
+                $( $p: {
+                    let mut all: Vec<Sourced<PathSpec>> = parsed
+                        .iter()
+                        .flat_map(|(n, f)| f.$p.iter().map(|t| Sourced::new(PathSpec::Template(t.clone()), n.clone())))
+                        .collect();
+                    $( if let Some(v) = env($penv)? {
+                        all.extend(v.split(':').filter(|s| !s.is_empty()).map(|s| {
+                            Sourced::new(PathSpec::Template(s.to_string()), format!("${}", $penv))
+                        }));
+                    } )?
+                    all.extend(cli.$p.iter().map(|p| Sourced::new(PathSpec::Literal(p.clone()), $pflag)));
+                    all
+                }, )*
+                $( $w: {
+                    let mut all: Vec<Sourced<String>> = parsed
+                        .iter()
+                        .flat_map(|(n, f)| f.$wkey.iter().map(|t| Sourced::new(t.clone(), n.clone())))
+                        .collect();
+                    $( if let Some(v) = env($wenv)? {
+                        all.extend(v.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| {
+                            Sourced::new(s.to_string(), format!("${}", $wenv))
+                        }));
+                    } )?
+                    all.extend(cli.$wkey.iter().map(|w| Sourced::new(w.clone(), $wflag)));
+                    all
+                }, )*
+            })
+        }
+    };
+    (@env $e:ident) => { Some($e) };
+    (@env) => { None };
+}
+
+declare_settings! {
+    modes {
+        network: NetworkMode = NetworkMode::Open, "--network", ENV_NETWORK;
+        /// The host's PID namespace or a private one.
+        pid: PidMode = PidMode::Shared, "--pid", ENV_PID;
+        landlock: LandlockMode = LandlockMode::BestEffort, "--landlock", ENV_LANDLOCK;
+        view: ViewMode = ViewMode::Host, "--view", ENV_VIEW;
+        /// What writes to cache directories outside the workspace do.
+        cache: CacheMode = CacheMode::Overlay, "--cache", ENV_CACHE;
+        /// The home directory read-only, or overlaid.
+        home: HomeMode = HomeMode::ReadOnly, "--home", ENV_HOME;
+    }
+    switches {
+        die_with_parent = true, "--no-die-with-parent" => no_die_with_parent;
+        new_session = false, "--new-session" => new_session;
+        allow_git_config = false, "--allow-git-config" => allow_git_config;
+        /// The host's SysV IPC instead of a private IPC namespace.
+        share_ipc = false, "--share-ipc" => share_ipc;
+        /// The caller's session keyring instead of a fresh one.
+        share_keyring = false, "--share-keyring" => share_keyring;
+        /// Leave what the command leaves behind running after it exits.
+        keep_background = false, "--keep-background" => keep_background;
+    }
+    paths {
+        allow_socket, "--allow-socket", ENV_ALLOW_SOCKET;
+        include, "--include", ENV_INCLUDE;
+        read_only, "--ro";
+        /// Paths made unreadable besides the default hidden set.
+        hide, "--hide";
+        /// Paths taken out of the default hidden set.
+        show, "--show";
+        /// Host paths shown read-only in the minimal view.
+        expose, "--expose";
+    }
+    words {
+        profiles / profile, "--profile", ENV_PROFILE;
+        /// Secret-looking variables kept (names, or `*` for all).
+        keep_env / keep_env, "--keep-env";
+        /// verify checks whose failure the administrator accepts (a named,
+        /// recorded exception: it holds the rollout no longer).
+        accept_degraded / accept_degraded, "--accept-degraded";
+    }
+}
