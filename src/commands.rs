@@ -4,7 +4,6 @@
 //! `receipt`. main.rs parses and prints.
 
 use crate::cache_layers;
-use crate::exec::EXIT_SETUP;
 use crate::host::{self, HostFacts};
 use crate::plan::{self, Layers, Plan};
 use crate::policy::{self, Caller, Invocation, LoadError, Policy};
@@ -12,7 +11,7 @@ use crate::report::{self, Enforcement, Inspect};
 use crate::verify;
 
 /// Exit status for usage errors (as clap uses).
-pub const EXIT_USAGE: u8 = 2;
+pub const EXIT_USAGE: u8 = crate::exit::USAGE;
 
 /// A failure before any setup step: the message and the exit status.
 #[derive(Debug, thiserror::Error)]
@@ -28,6 +27,33 @@ impl Fatal {
             message: message.into(),
             code,
         }
+    }
+}
+
+// Which error exits how, in one place (the statuses: exit.rs).
+
+/// A setting or config file is wrong: a usage error; a policy that cannot
+/// hold on this host: the sandbox is refused.
+impl From<LoadError> for Fatal {
+    fn from(e: LoadError) -> Self {
+        match e {
+            LoadError::Settings(s) => Fatal::new(s.to_string(), crate::exit::USAGE),
+            LoadError::Policy(p) => Fatal::new(p.to_string(), crate::exit::SETUP),
+        }
+    }
+}
+
+/// The host could not be probed (e.g. a cache request it cannot serve).
+impl From<host::ProbeError> for Fatal {
+    fn from(e: host::ProbeError) -> Self {
+        Fatal::new(e.to_string(), crate::exit::USAGE)
+    }
+}
+
+/// `--landlock require` cannot hold, or a socket cannot be masked.
+impl From<Box<plan::Refused>> for Fatal {
+    fn from(r: Box<plan::Refused>) -> Self {
+        Fatal::new(r.message, crate::exit::SETUP)
     }
 }
 
@@ -52,7 +78,7 @@ pub struct Loaded {
 /// `--landlock require` and unmaskable sockets fail closed here (exit 125).
 pub fn load(inv: &Invocation) -> Result<Loaded, Fatal> {
     let caller = Caller::from_process();
-    let (policy, mut notes) = policy::load(inv, &caller).map_err(load_error)?;
+    let (policy, mut notes) = policy::load(inv, &caller)?;
     // A cache that cannot be reached, or a root the user named that is
     // not there, is said on every run, not only in inspect.
     notes.extend(
@@ -74,16 +100,9 @@ pub fn load(inv: &Invocation) -> Result<Loaded, Fatal> {
             d.value, d.source, policy.network
         ));
     }
-    let host = host::probe(&policy.cache_request()).map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
-    let (plan, layers) = plan::build(&policy, &host).map_err(|r| Fatal::new(r.message, EXIT_SETUP as u8))?;
+    let host = host::probe(&policy.cache_request())?;
+    let (plan, layers) = plan::build(&policy, &host)?;
     Ok(Loaded { plan, layers, notes })
-}
-
-fn load_error(e: LoadError) -> Fatal {
-    match e {
-        LoadError::Settings(s) => Fatal::new(s.to_string(), EXIT_USAGE),
-        LoadError::Policy(p) => Fatal::new(p.to_string(), EXIT_SETUP as u8),
-    }
 }
 
 /// The policy under test, for inspect, verify and receipt, with its layers
@@ -102,8 +121,8 @@ struct Subject {
 fn subject(mut inv: Invocation) -> Result<Subject, Fatal> {
     inv.command = verify::self_command(["--noop".into()]);
     let caller = Caller::from_process();
-    let (policy, mut notes) = policy::load(&inv, &caller).map_err(load_error)?;
-    let host = host::probe(&policy.cache_request()).map_err(|e| Fatal::new(e.to_string(), EXIT_USAGE))?;
+    let (policy, mut notes) = policy::load(&inv, &caller)?;
+    let host = host::probe(&policy.cache_request())?;
     if host::inside_qwrap(&plan::dev_entries()) {
         notes.push("Already inside a qwrap sandbox: this report describes a nested sandbox".into());
     }
@@ -150,7 +169,7 @@ pub fn inspect(inv: Invocation, json: bool) -> Result<Output, Fatal> {
         code: if report.enforcement.is_full() {
             0
         } else {
-            EXIT_SETUP as u8
+            crate::exit::SETUP
         },
     })
 }
@@ -161,13 +180,13 @@ pub fn verify(inv: Invocation, json: bool) -> Result<Output, Fatal> {
     let s = subject(inv)?;
     // --landlock require fails closed here exactly as in `run`.
     if let Some(m) = &s.refused {
-        return Err(Fatal::new(m.clone(), EXIT_SETUP as u8));
+        return Err(Fatal::new(m.clone(), crate::exit::SETUP));
     }
     Ok(match verify::battery(&s.inv, &s.caller, &s.policy, &s.host) {
         Ok(r) => Output {
             stdout: if json { pretty(&r) } else { report::verify_text(&r) },
             stderr: Vec::new(),
-            code: if r.verified { 0 } else { 1 },
+            code: if r.verified { 0 } else { crate::exit::FAILED },
         },
         Err(e) => Output {
             stdout: if json {
@@ -179,7 +198,7 @@ pub fn verify(inv: Invocation, json: bool) -> Result<Output, Fatal> {
                 e.to_string(),
                 "qwrap: verify: no sandbox could start; nothing was verified".into(),
             ],
-            code: EXIT_SETUP as u8,
+            code: crate::exit::SETUP,
         },
     })
 }
@@ -200,9 +219,9 @@ pub fn receipt(inv: Invocation, json: bool) -> Result<Output, Fatal> {
         stdout: if json { pretty(&r) } else { r.text() },
         stderr: Vec::new(),
         code: match (inspect.enforcement.is_full(), r.result.as_str()) {
-            (false, _) => EXIT_SETUP as u8,
+            (false, _) => crate::exit::SETUP,
             (true, "promote") => 0,
-            _ => 1,
+            _ => crate::exit::FAILED,
         },
     })
 }
@@ -225,7 +244,7 @@ pub fn cache(request: cache_layers::Request) -> Result<Output, Fatal> {
                     Some(w) => w,
                     None => caller
                         .cwd()
-                        .map_err(|e| Fatal::new(e.to_string(), EXIT_SETUP as u8))?
+                        .map_err(|e| Fatal::new(e.to_string(), crate::exit::SETUP))?
                         .to_path_buf(),
                 };
                 let ws = std::fs::canonicalize(&ws)

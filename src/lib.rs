@@ -16,6 +16,7 @@ pub mod commands;
 pub mod egress;
 pub mod errno;
 pub mod exec;
+pub mod exit;
 pub mod host;
 mod lossy;
 pub mod plan;

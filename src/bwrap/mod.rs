@@ -33,7 +33,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
     let level_prefix = args.iter().any(|a| a == "--level-prefix");
     let fail = |msg: &str| {
         eprintln!("{}bwrap: {msg}", if level_prefix { "<3>" } else { "" });
-        1
+        i32::from(crate::exit::FAILED)
     };
     let config = match args::parse(args) {
         Ok(Parsed::Run(c)) => c,

@@ -24,23 +24,23 @@ pub(super) fn drop_capabilities(keep: &[u32], bounding: bool, ambient: Ambient) 
             match k::drop_from_bounding_set(CapabilitySet::from_bits_retain(1 << cap)) {
                 Ok(()) => {}
                 Err(Errno::INVAL) => break,
-                Err(e) => return Err(Fail::with(e, format!("prctl(PR_CAPBSET_DROP, {cap})"))),
+                Err(e) => return Err(Fail::call("prctl", format!("PR_CAPBSET_DROP, {cap}"), e)),
             }
         }
     }
     if keep.is_empty() {
         k::clear_ambient_set()
-            .map_err(|e| Fail::with(e, "prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)"))?;
+            .map_err(|e| Fail::call("prctl", "PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL", e))?;
     } else {
         for cap in (0..64u32).filter(|&c| !kept(c)) {
             match k::set_ambient(CapabilitySet::from_bits_retain(1 << cap), false) {
                 Ok(()) => {}
                 Err(Errno::INVAL) => break,
-                Err(e) => return Err(Fail::with(e, format!("prctl(PR_CAP_AMBIENT_LOWER, {cap})"))),
+                Err(e) => return Err(Fail::call("prctl", format!("PR_CAP_AMBIENT_LOWER, {cap}"), e)),
             }
         }
     }
-    let now = k::capabilities().map_err(|e| Fail::with(e, "capget()"))?;
+    let now = k::capabilities().map_err(|e| Fail::call("capget", "", e))?;
     let permitted = now.permitted & keep_set;
     let target = CapabilitySets {
         effective: now.effective & keep_set,
@@ -58,13 +58,13 @@ pub(super) fn drop_capabilities(keep: &[u32], bounding: bool, ambient: Ambient) 
         && target.permitted == now.permitted
         && target.inheritable == now.inheritable;
     if !unchanged {
-        k::set_capabilities(target).map_err(|e| Fail::with(e, "capset()"))?;
+        k::set_capabilities(target).map_err(|e| Fail::call("capset", "", e))?;
     }
     if ambient == Ambient::Offer {
         for cap in keep {
             match k::set_ambient(CapabilitySet::from_bits_retain(1 << cap), true) {
                 Ok(()) | Err(Errno::PERM | Errno::INVAL) => {}
-                Err(e) => return Err(Fail::with(e, format!("prctl(PR_CAP_AMBIENT_RAISE, {cap})"))),
+                Err(e) => return Err(Fail::call("prctl", format!("PR_CAP_AMBIENT_RAISE, {cap}"), e)),
             }
         }
     }
@@ -73,7 +73,7 @@ pub(super) fn drop_capabilities(keep: &[u32], bounding: bool, ambient: Ambient) 
             let one = CapabilitySet::from_bits_retain(1 << cap);
             if permitted.contains(one) {
                 k::set_ambient(one, true)
-                    .map_err(|e| Fail::with(e, format!("prctl(PR_CAP_AMBIENT_RAISE, {cap})")))?;
+                    .map_err(|e| Fail::call("prctl", format!("PR_CAP_AMBIENT_RAISE, {cap}"), e))?;
             }
         }
     }

@@ -6,11 +6,11 @@ use crate::plan::Step;
 use std::fmt;
 
 /// Exit status when qwrap itself failed and the command never ran.
-pub const EXIT_SETUP: i32 = 125;
+pub const EXIT_SETUP: i32 = crate::exit::SETUP as i32;
 /// Exit status when the command was found but could not be executed.
-pub const EXIT_NOT_EXECUTABLE: i32 = 126;
+pub const EXIT_NOT_EXECUTABLE: i32 = crate::exit::NOT_EXECUTABLE as i32;
 /// Exit status when the command was not found.
-pub const EXIT_NOT_FOUND: i32 = 127;
+pub const EXIT_NOT_FOUND: i32 = crate::exit::NOT_FOUND as i32;
 
 /// The step that failed, how, and what may help.
 #[derive(Debug, Clone)]
@@ -19,6 +19,9 @@ pub struct SetupError {
     pub purpose: String,
     pub call: String,
     pub errno: i32,
+    /// The exact call that failed, with its arguments, where the step
+    /// makes several.
+    pub failed_call: Option<String>,
     /// Extra detail from the executor (e.g. which submount), if any.
     pub detail: Option<String>,
     pub hint: Option<String>,
@@ -33,6 +36,7 @@ impl SetupError {
             purpose: step.purpose(),
             call: step.to_string(),
             errno,
+            failed_call: None,
             detail: None,
             hint: None,
             at_exec: matches!(step, Step::Exec { .. }),
@@ -54,6 +58,9 @@ impl SetupError {
 impl fmt::Display for SetupError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "qwrap: {}: {}", self.purpose, self.call)?;
+        if let Some(c) = &self.failed_call {
+            write!(f, ": failed at {c}")?;
+        }
         if let Some(d) = &self.detail {
             write!(f, ": {d}")?;
         }

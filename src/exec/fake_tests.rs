@@ -201,7 +201,8 @@ fn check(steps: &[Step], new_root: Option<PathBuf>) -> Vec<String> {
             (Step::Exec { .. }, Err(f)) if f.errno == Errno::NOEXEC => {}
             (_, Err(f)) => problems.push(format!(
                 "`{text}` failed against the fake: {:?} {:?}",
-                f.errno, f.detail
+                f.errno,
+                f.call.as_ref().map(|c| c.to_string()).or(f.note)
             )),
         }
         let said = words(&text);
@@ -296,5 +297,27 @@ fn the_fake_answers_without_the_kernel() {
     assert!(
         problems.iter().any(|p| p.contains("failed against the fake")),
         "{problems:?}"
+    );
+}
+
+#[test]
+fn a_failing_call_is_named_with_its_arguments() {
+    let step = Step::Landlock {
+        abi: 7,
+        paths: vec![p("/q/ws")],
+        scoped: true,
+    };
+    let mut ex = Executor::new(1, None);
+    fake::start();
+    fake::fail_next("landlock_add_rule", Errno::BADF);
+    let failed = ex.run(&step);
+    fake::stop();
+    let e = failed.expect_err("the scripted failure").into_error(7, &step);
+    assert_eq!(e.errno, libc::EBADF);
+    assert_eq!(e.failed_call.as_deref(), Some("landlock_add_rule(\"/q/ws\")"));
+    let text = e.to_string();
+    assert!(
+        text.contains(": failed at landlock_add_rule(\"/q/ws\"): "),
+        "{text}"
     );
 }

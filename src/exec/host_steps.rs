@@ -19,11 +19,11 @@ impl Executor {
                 lock,
             } => {
                 for d in create {
-                    mkdir_parents(d).map_err(|e| Fail::with(e, format!("mkdir {}", d.display())))?;
+                    mkdir_parents(d).map_err(|e| Fail::call("mkdir", format!("{d:?}, 0700"), e))?;
                 }
                 for l in layers {
                     for d in [l.join("upper"), l.join("work")] {
-                        mkdir_parents(&d).map_err(|e| Fail::with(e, format!("mkdir {}", d.display())))?;
+                        mkdir_parents(&d).map_err(|e| Fail::call("mkdir", format!("{d:?}, 0700"), e))?;
                     }
                 }
                 for m in marked {
@@ -32,7 +32,7 @@ impl Executor {
                         OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC,
                         Mode::from_raw_mode(0o600),
                     )
-                    .map_err(|e| Fail::with(e, format!("open {}", m.display())))?;
+                    .map_err(|e| Fail::call("open", format!("{m:?}, O_WRONLY|O_CREAT|O_CLOEXEC, 0600"), e))?;
                 }
                 if let Some(l) = lock {
                     let fd = k::open(
@@ -40,9 +40,9 @@ impl Executor {
                         OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC,
                         Mode::from_raw_mode(0o600),
                     )
-                    .map_err(|e| Fail::with(e, format!("open {}", l.display())))?;
+                    .map_err(|e| Fail::call("open", format!("{l:?}, O_RDWR|O_CREAT|O_CLOEXEC, 0600"), e))?;
                     k::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-                        .map_err(|e| Fail::with(e, format!("flock {}", l.display())))?;
+                        .map_err(|e| Fail::call("flock", format!("{l:?}, LOCK_EX|LOCK_NB"), e))?;
                     // The command's pid (qwrap's, which it takes over): the
                     // next sandbox of the workspace waits for this slot once
                     // that process is gone, instead of taking another.
@@ -52,28 +52,33 @@ impl Executor {
                     let pid = format!("{:>10}\n", k::getpid().as_raw_nonzero());
                     k::pwrite(&fd, pid.as_bytes(), 0)
                         .map(drop)
-                        .map_err(|e| Fail::with(e, format!("write {}", l.display())))?;
+                        .map_err(|e| Fail::call("pwrite", format!("{l:?}"), e))?;
                     self.held.push(fd);
                 }
             }
             Step::WriteHostFile { path, text } => {
-                let fail = |e: std::io::Error, p: &Path| {
-                    Fail::with(
-                        Errno::from_io_error(&e).unwrap_or(Errno::IO),
-                        p.display().to_string(),
-                    )
-                };
                 if let Some(dir) = path.parent() {
-                    mkdir_parents(dir).map_err(|e| Fail::with(e, format!("mkdir {}", dir.display())))?;
+                    mkdir_parents(dir).map_err(|e| Fail::call("mkdir", format!("{dir:?}, 0700"), e))?;
                 }
                 if k::read_file(path).ok().as_deref() != Some(text.as_bytes()) {
                     // Another sandbox may read it meanwhile: replaced whole.
                     let mut tmp = path.clone().into_os_string();
                     tmp.push(format!(".{}", k::getpid().as_raw_nonzero()));
                     let tmp = std::path::PathBuf::from(tmp);
-                    k::create_file(&tmp, text.as_bytes(), Mode::from_raw_mode(0o600))
-                        .map_err(|e| Fail::with(e, tmp.display().to_string()))?;
-                    k::rename(&tmp, path).map_err(|e| fail(e, path))?;
+                    k::create_file(&tmp, text.as_bytes(), Mode::from_raw_mode(0o600)).map_err(|e| {
+                        Fail::call(
+                            "open",
+                            format!("{tmp:?}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600"),
+                            e,
+                        )
+                    })?;
+                    k::rename(&tmp, path).map_err(|e| {
+                        Fail::call(
+                            "rename",
+                            format!("{tmp:?}, {path:?}"),
+                            Errno::from_io_error(&e).unwrap_or(Errno::IO),
+                        )
+                    })?;
                 }
             }
             Step::StartWarden {

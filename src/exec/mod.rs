@@ -101,10 +101,10 @@ mod fault {
         if k != index {
             return None;
         }
-        let mut e = Fail {
-            errno: rustix::io::Errno::IO,
-            detail: Some("fault injected by QWRAP_FAULT_STEP (test build)".into()),
-        }
+        let mut e = Fail::with(
+            rustix::io::Errno::IO,
+            "fault injected by QWRAP_FAULT_STEP (test build)",
+        )
         .into_error(index, step);
         // The command never ran, even when the failing step is its exec.
         e.at_exec = false;
@@ -112,15 +112,22 @@ mod fault {
     }
 }
 
-/// A failed syscall inside a step, before it is dressed as a SetupError.
+/// A failed step, before it is dressed as a SetupError: the errno, the
+/// exact call that gave it (the seam's SysError) where the step makes
+/// several, and a note where the kernel or the executor said more.
 struct Fail {
     errno: Errno,
-    detail: Option<String>,
+    call: Option<crate::sys::SysError>,
+    note: Option<String>,
 }
 
 impl From<Errno> for Fail {
     fn from(errno: Errno) -> Self {
-        Fail { errno, detail: None }
+        Fail {
+            errno,
+            call: None,
+            note: None,
+        }
     }
 }
 
@@ -128,25 +135,33 @@ impl From<crate::sys::SysError> for Fail {
     fn from(e: crate::sys::SysError) -> Self {
         Fail {
             errno: e.errno,
-            detail: Some(e.to_string()),
+            call: Some(e),
+            note: None,
         }
     }
 }
 
 impl Fail {
-    /// A failure with what the call was about (the kernel's words, a path).
-    fn with(errno: Errno, detail: impl Into<String>) -> Self {
-        let detail = detail.into();
+    /// The exact call that failed, with its arguments.
+    fn call(call: &'static str, args: impl Into<String>, errno: Errno) -> Self {
+        crate::sys::SysError::new(call, args, errno).into()
+    }
+
+    /// A failure with a note (the kernel's words, what was being read).
+    fn with(errno: Errno, note: impl Into<String>) -> Self {
+        let note = note.into();
         Fail {
             errno,
-            detail: (!detail.is_empty()).then_some(detail),
+            call: None,
+            note: (!note.is_empty()).then_some(note),
         }
     }
 
     fn into_error(self, index: usize, step: &Step) -> SetupError {
         let raw = self.errno.raw_os_error();
         let mut e = SetupError::new(index, step, raw);
-        e.detail = self.detail;
+        e.failed_call = self.call.map(|c| c.to_string());
+        e.detail = self.note;
         e.hint = hints::for_step(step, raw);
         e
     }

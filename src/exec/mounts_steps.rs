@@ -103,9 +103,9 @@ impl Executor {
                     Err(Errno::EXIST) => match k::read_link(at.path()) {
                         Ok(t) if t == *target => {}
                         found => {
-                            return Err(Fail {
-                                errno: Errno::EXIST,
-                                detail: Some(match found {
+                            return Err(Fail::with(
+                                Errno::EXIST,
+                                match found {
                                     Ok(t) => format!(
                                         "Can't make symlink at {}: existing destination is {}",
                                         link.display(),
@@ -115,8 +115,8 @@ impl Executor {
                                         "Can't make symlink at {}: something else is there",
                                         link.display()
                                     ),
-                                }),
-                            });
+                                },
+                            ));
                         }
                     },
                     other => other?,

@@ -59,12 +59,10 @@ impl Executor {
                 match sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWUSER) {
                     Err(_) => {}
                     Ok(()) => {
-                        return Err(Fail {
-                            errno: Errno::PERM,
-                            detail: Some(
-                                "creation of new user namespaces was not disabled as requested".into(),
-                            ),
-                        });
+                        return Err(Fail::with(
+                            Errno::PERM,
+                            "creation of new user namespaces was not disabled as requested",
+                        ));
                     }
                 }
             }

@@ -87,7 +87,7 @@ impl Executor {
                     );
                     for d in [&up, &wk] {
                         super::mounts_steps::mkdir_parents(d)
-                            .map_err(|e| Fail::with(e, format!("mkdir {}", d.display())))?;
+                            .map_err(|e| Fail::call("mkdir", format!("{d:?}, 0700"), e))?;
                     }
                     let one = OverlayUpper::Dirs { upper: up, work: wk };
                     *self.slot(p.tree)? = Some(make(std::slice::from_ref(&p.path), &one, userxattr, &proc)?);

@@ -8,9 +8,10 @@ impl Executor {
         match step {
             Step::ListenEgress { port } => {
                 let listener = k::listen_loopback(*port).map_err(|e| {
-                    Fail::with(
+                    Fail::call(
+                        "bind",
+                        format!("127.0.0.1:{port}"),
                         Errno::from_io_error(&e).unwrap_or(Errno::IO),
-                        format!("bind 127.0.0.1:{port}"),
                     )
                 })?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
@@ -51,8 +52,9 @@ impl Executor {
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 for d in dirs {
                     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-                    let fd = k::open(d, flags, Mode::empty())
-                        .map_err(|e| Fail::with(e, d.display().to_string()))?;
+                    let fd = k::open(d, flags, Mode::empty()).map_err(|e| {
+                        Fail::call("open", format!("{d:?}, O_RDONLY|O_DIRECTORY|O_NOFOLLOW"), e)
+                    })?;
                     link.hand_over(Handed::GitDir(fd))?;
                 }
                 link.wait_for_git_dirs()?;

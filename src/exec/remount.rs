@@ -26,21 +26,21 @@ impl Executor {
         recursive: bool,
     ) -> Result<(), Fail> {
         let at = self.place(target, false)?;
-        let own = k::statvfs(at.path()).map_err(|e| Fail::with(e, format!("statfs {}", target.display())))?;
+        let own = k::statvfs(at.path()).map_err(|e| Fail::call("statfs", format!("{target:?}"), e))?;
         let own = statvfs_flags(own.f_flag) | ms_flags(&set);
         k::mount_remount(at.path(), MountFlags::BIND | own, "")?;
         if !recursive {
             return Ok(());
         }
         if self.mounts.is_none() {
-            let text = k::read_file(table).map_err(|e| Fail {
-                errno: Errno::from_io_error(&e).unwrap_or(Errno::IO),
-                detail: Some(format!("reading {}", table.display())),
+            let text = k::read_file(table).map_err(|e| {
+                Fail::call(
+                    "open",
+                    format!("{table:?}, O_RDONLY"),
+                    Errno::from_io_error(&e).unwrap_or(Errno::IO),
+                )
             })?;
-            let parsed = mountinfo::parse(&text).map_err(|e| Fail {
-                errno: Errno::INVAL,
-                detail: Some(e.to_string()),
-            })?;
+            let parsed = mountinfo::parse(&text).map_err(|e| Fail::with(Errno::INVAL, e.to_string()))?;
             self.mounts = Some(parsed);
         }
         let mounts = self.mounts.as_deref().unwrap_or_default();
@@ -66,10 +66,11 @@ impl Executor {
                 // search: unreachable by path from inside, so nothing to do.
                 Err(Errno::NOENT | Errno::ACCESS | Errno::INVAL) => {}
                 Err(errno) => {
-                    return Err(Fail {
+                    return Err(Fail::call(
+                        "mount",
+                        format!("NULL, {path:?}, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY"),
                         errno,
-                        detail: Some(format!("submount {}", path.display())),
-                    });
+                    ));
                 }
             }
         }
@@ -84,7 +85,7 @@ impl Executor {
 /// `at` is where the path was found (inside the new root, in bwrap mode).
 /// `legacy`: a bind onto itself, left to be remounted read-only (`true`).
 fn read_only_in_place(path: &Path, at: &in_root::Placed, legacy: bool) -> Result<bool, Fail> {
-    let call = |what: &'static str| move |e: Errno| Fail::with(e, format!("{what}({path:?})"));
+    let call = |what: &'static str| move |e: Errno| Fail::call(what, format!("{path:?}"), e);
     if let Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) =
         k::access(at.path(), rustix::fs::Access::WRITE_OK)
     {
@@ -131,7 +132,7 @@ fn read_only_in_place(path: &Path, at: &in_root::Placed, legacy: bool) -> Result
 /// The legacy path's second half of ReadOnlyInPlace: the bind remounted
 /// read-only, keeping its own flags.
 fn remount_read_only(path: &Path, at: &in_root::Placed) -> Result<(), Fail> {
-    let call = |what: &'static str| move |e: Errno| Fail::with(e, format!("{what}({path:?})"));
+    let call = |what: &'static str| move |e: Errno| Fail::call(what, format!("{path:?}"), e);
     let own = k::statvfs(at.path()).map_err(call("statfs"))?;
     let flags = MountFlags::BIND | MountFlags::RDONLY | statvfs_flags(own.f_flag);
     k::mount_remount(at.path(), flags, "").map_err(call("mount(MS_REMOUNT|MS_RDONLY)"))

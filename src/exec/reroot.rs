@@ -32,15 +32,16 @@ pub(super) fn pivot(new_root: &Path, put_old: &Path) -> Result<(), Fail> {
 /// chdir("/")`, or on the initramfs: the new root moved over /.
 pub(super) fn enter(new_root: &Path) -> Result<(), Fail> {
     // Outside the initramfs fallback a failure names its call plainly.
-    chdir(new_root).map_err(|e| Fail::with(e, format!("chdir({new_root:?})")))?;
+    chdir(new_root).map_err(|e| Fail::call("chdir", format!("{new_root:?}"), e))?;
     match pivot_root(".", ".") {
         Err(Errno::INVAL) if crate::host::root_is_initramfs() => move_over_root()?,
         r => {
-            r.map_err(|e| Fail::with(e, "pivot_root(\".\", \".\")"))?;
-            k::unmount(".", UnmountFlags::DETACH).map_err(|e| Fail::with(e, "umount2(\".\", MNT_DETACH)"))?;
+            r.map_err(|e| Fail::call("pivot_root", "\".\", \".\"", e))?;
+            k::unmount(".", UnmountFlags::DETACH)
+                .map_err(|e| Fail::call("umount2", "\".\", MNT_DETACH", e))?;
         }
     }
-    chdir("/").map_err(|e| Fail::with(e, "chdir(\"/\")"))?;
+    chdir("/").map_err(|e| Fail::call("chdir", "\"/\"", e))?;
     Ok(())
 }
 
@@ -52,10 +53,8 @@ fn move_over_root() -> Result<(), Fail> {
 }
 
 fn call(errno: Errno, what: String) -> Fail {
-    Fail {
+    Fail::with(
         errno,
-        detail: Some(format!(
-            "the root is the initramfs, where pivot_root(2) is refused; its fallback failed at {what}"
-        )),
-    }
+        format!("the root is the initramfs, where pivot_root(2) is refused; its fallback failed at {what}"),
+    )
 }

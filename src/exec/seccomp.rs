@@ -17,7 +17,7 @@ include!(concat!(env!("OUT_DIR"), "/seccomp_bpf.rs"));
 /// no_new_privs needed beyond what the caller set).
 pub(super) fn apply() -> Result<(), Fail> {
     crate::sys::kernel::seccomp_filter(program(false, false, false))
-        .map_err(|e| Fail::with(e, "seccomp(SECCOMP_SET_MODE_FILTER)"))
+        .map_err(|e| Fail::call("seccomp", "SECCOMP_SET_MODE_FILTER", e))
 }
 
 /// Installs `run`'s filter for a private PID namespace: no notifications
@@ -25,15 +25,20 @@ pub(super) fn apply() -> Result<(), Fail> {
 /// calls refused; `root`: extended attributes refused.
 pub(super) fn apply_private_pid(unscoped: bool, root: bool) -> Result<(), Fail> {
     crate::sys::kernel::seccomp_filter(program(false, unscoped, root))
-        .map_err(|e| Fail::with(e, "seccomp(SECCOMP_SET_MODE_FILTER)"))
+        .map_err(|e| Fail::call("seccomp", "SECCOMP_SET_MODE_FILTER", e))
 }
 
 /// Installs the whole filter, the warden's rules included, and returns its
 /// listener. `unscoped`: no Landlock signal scope (signals, SIGIO owners
 /// and forks are held here); `root`: extended attributes refused.
 pub(super) fn notify_listener(unscoped: bool, root: bool) -> Result<rustix::fd::OwnedFd, Fail> {
-    crate::sys::seccomp_listener(program(true, unscoped, root))
-        .map_err(|e| Fail::with(e, "seccomp(SECCOMP_FILTER_FLAG_NEW_LISTENER)"))
+    crate::sys::seccomp_listener(program(true, unscoped, root)).map_err(|e| {
+        Fail::call(
+            "seccomp",
+            "SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER",
+            e,
+        )
+    })
 }
 
 /// The compiled program of a profile (`Profile { warden, unscoped, root }`).

@@ -92,19 +92,21 @@ pub fn restrict_self(d: &Domain) -> Result<(), SysError> {
     Ok(())
 }
 
-/// The fake's record of the same calls, each of which a test may fail.
+/// The fake's record of the same calls, with the arguments the real ones
+/// report on failure, each of which a test may fail.
 fn recorded(first: Result<(), Errno>, d: &Domain) -> Result<(), SysError> {
-    let call = |name: &'static str| match fake::answer(name) {
-        Some(Err(errno)) => Err(SysError::new(name, "", errno)),
+    let call = |name: &'static str, args: String| match fake::answer_about(name, || args.clone()) {
+        Some(Err(errno)) => Err(SysError::new(name, args, errno)),
         _ => Ok(()),
     };
     first.map_err(|errno| SysError::new("landlock_create_ruleset", "", errno))?;
-    for _ in &d.beneath {
-        call("openat")?;
-        call("landlock_add_rule")?;
+    for (path, _) in &d.beneath {
+        let shown = format!("{path:?}");
+        call("openat", format!("{shown}, O_PATH"))?;
+        call("landlock_add_rule", shown)?;
     }
-    call("prctl")?;
-    call("landlock_restrict_self")
+    call("prctl", "PR_SET_NO_NEW_PRIVS, 1".into())?;
+    call("landlock_restrict_self", String::new())
 }
 
 fn access(a: FsAccess, abi: ABI) -> BitFlags<AccessFs> {
