@@ -1,5 +1,5 @@
 //! The leftovers' end, the warden's side: with Landlock's signal scope
-//! the reaper (started inside: exec/reap.rs) kills them and the warden waits
+//! the reaper (started inside: reaper.rs) kills them and the warden waits
 //! for the sandbox to empty; without it, /proc passes with forks held.
 
 use super::calls::{Sandbox, processes};

@@ -6,7 +6,7 @@
 //! plan::filter_rules that notify; warden_calls decides): allowed when every
 //! target is in the sandbox's user namespace or one made inside it, EPERM
 //! otherwise. When the command exits it kills what the command left behind
-//! (reap.rs; unless --keep-background), then exits itself.
+//! (leftovers.rs and reaper.rs; unless --keep-background), then exits itself.
 
 use crate::egress::proxy;
 use crate::plan::Egress;
