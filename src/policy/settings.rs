@@ -7,7 +7,7 @@
 
 use super::TmpMode;
 use super::profile::{self, ProfileDef};
-pub use super::settings_decl::{CliSettings, DECLARED, Declared, Regular};
+pub use super::settings_decl::{CliSettings, DECLARED, Declared, PathSpec, Regular};
 use super::settings_decl::{ConfigFile, merge};
 pub(super) use super::sourced::err;
 use super::sourced::scalar;
@@ -16,15 +16,6 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 use std::path::PathBuf;
-
-/// A path as given: literally (command line) or as a template with `~` and
-/// `$VAR` (environment, config files, profiles).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(untagged)]
-pub enum PathSpec {
-    Literal(#[serde(serialize_with = "crate::lossy::path")] PathBuf),
-    Template(String),
-}
 
 pub use super::config_files::{ConfigText, config_paths, read_configs};
 
@@ -63,19 +54,10 @@ impl std::ops::DerefMut for Settings {
     }
 }
 
-/// The environment variables qwrap reads its settings from.
-pub const ENV_NETWORK: &str = "QWRAP_NETWORK";
-pub const ENV_TMP: &str = "QWRAP_TMP";
-pub const ENV_VIEW: &str = "QWRAP_VIEW";
-pub const ENV_PID: &str = "QWRAP_PID";
-pub const ENV_CACHE: &str = "QWRAP_CACHE";
-pub const ENV_HOME: &str = "QWRAP_HOME";
-pub const ENV_INCLUDE: &str = "QWRAP_INCLUDE";
-pub const ENV_PROFILE: &str = "QWRAP_PROFILE";
-pub const ENV_LANDLOCK: &str = "QWRAP_LANDLOCK";
-pub const ENV_ALLOW_SOCKET: &str = "QWRAP_ALLOW_SOCKET";
-/// Overrides the system config path (for tests and packaging).
-pub const ENV_SYSTEM_CONFIG: &str = "QWRAP_SYSTEM_CONFIG";
+pub use super::settings_decl::{
+    ENV_ALLOW_SOCKET, ENV_CACHE, ENV_HOME, ENV_INCLUDE, ENV_LANDLOCK, ENV_NETWORK, ENV_PID, ENV_PROFILE,
+    ENV_SYSTEM_CONFIG, ENV_TMP, ENV_VIEW,
+};
 pub const SYSTEM_CONFIG: &str = "/etc/qwrap/config.toml";
 
 impl Settings {

@@ -13,16 +13,34 @@
 //!   `,`-separated words), the flags.
 
 use super::profile::ProfileDef;
-use super::settings::{
-    ENV_ALLOW_SOCKET, ENV_CACHE, ENV_HOME, ENV_INCLUDE, ENV_LANDLOCK, ENV_NETWORK, ENV_PID, ENV_PROFILE,
-    ENV_VIEW, PathSpec,
-};
 use super::sourced::{SettingsError, Sourced, scalar};
 use super::{CacheMode, HomeMode, LandlockMode, NetworkMode, PidMode, ViewMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+/// A path as given: literally (command line) or as a template with `~` and
+/// `$VAR` (environment, config files, profiles).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum PathSpec {
+    Literal(#[serde(serialize_with = "crate::lossy::path")] PathBuf),
+    Template(String),
+}
+
+/// The environment variables qwrap reads its settings from.
+pub const ENV_NETWORK: &str = "QWRAP_NETWORK";
+pub const ENV_TMP: &str = "QWRAP_TMP";
+pub const ENV_VIEW: &str = "QWRAP_VIEW";
+pub const ENV_PID: &str = "QWRAP_PID";
+pub const ENV_CACHE: &str = "QWRAP_CACHE";
+pub const ENV_HOME: &str = "QWRAP_HOME";
+pub const ENV_INCLUDE: &str = "QWRAP_INCLUDE";
+pub const ENV_PROFILE: &str = "QWRAP_PROFILE";
+pub const ENV_LANDLOCK: &str = "QWRAP_LANDLOCK";
+pub const ENV_ALLOW_SOCKET: &str = "QWRAP_ALLOW_SOCKET";
+/// Overrides the system config path (for tests and packaging).
+pub const ENV_SYSTEM_CONFIG: &str = "QWRAP_SYSTEM_CONFIG";
 /// How a declared setting is given, for the docs' checks and the reports.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Declared {
