@@ -104,6 +104,21 @@ fn seccomp_program() {
             items.join(", ")
         );
     }
+    for (name, closed) in [
+        ("LANDLOCK_ONLY_OPEN_PROGRAM", false),
+        ("LANDLOCK_ONLY_CLOSED_PROGRAM", true),
+    ] {
+        let prog = compile(arch, &filter_rules::landlock_only_rules(arch, closed));
+        let items: Vec<String> = prog
+            .iter()
+            .map(|(c, t, f, k)| format!("({c}, {t}, {f}, {k})"))
+            .collect();
+        src += &format!(
+            "/// A compiled seccomp filter.\npub(super) static {name}: [(u16, u8, u8, u32); {}] = [{}];\n",
+            items.len(),
+            items.join(", ")
+        );
+    }
     let out =
         std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("seccomp_bpf.rs");
     std::fs::write(out, src).expect("OUT_DIR is writable");

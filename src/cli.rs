@@ -13,7 +13,7 @@ pub const ENVIRONMENT: &str = "\
 Environment:
   QWRAP_NETWORK, QWRAP_TMP, QWRAP_LANDLOCK   default --network, --tmp, --landlock
   QWRAP_VIEW, QWRAP_CACHE, QWRAP_PID         default --view, --cache, --pid
-  QWRAP_HOME                                 default --home
+  QWRAP_HOME, QWRAP_ISOLATION               default --home, --isolation
   QWRAP_INCLUDE, QWRAP_ALLOW_SOCKET          extra roots and sockets, ':'-separated
   QWRAP_PROFILE                              profiles, ','-separated
   QWRAP_SYSTEM_CONFIG                        the system config (default /etc/qwrap/config.toml)
@@ -170,6 +170,12 @@ pub struct PolicyArgs {
     /// state under ~/.config, ~/.local; never the host's) [default: readonly].
     #[arg(long, value_name = "MODE", value_parser = ["readonly", "overlay"])]
     pub home: Option<String>,
+    /// namespaces: user, mount, IPC and network namespaces with Landlock
+    /// and seccomp; landlock: Landlock and seccomp only, where namespaces
+    /// are refused (containers; see qwrap(1) for what it gives up); auto:
+    /// namespaces where they work, else landlock [default: namespaces].
+    #[arg(long, value_name = "MODE", value_parser = ["namespaces", "landlock", "auto"])]
+    pub isolation: Option<String>,
     /// Do not apply the toolchain profiles (rust, node, python, go) that
     /// the workspace's files call for.
     #[arg(long)]

@@ -100,9 +100,27 @@ pub fn load(inv: &Invocation) -> Result<Loaded, Fatal> {
             d.value, d.source, policy.network
         ));
     }
-    let host = host::probe(&policy.cache_request())?;
+    let host = probe_host(&policy)?;
     let (plan, layers) = plan::build(&policy, &host)?;
     Ok(Loaded { plan, layers, notes })
+}
+
+/// The host's facts for a policy: with `isolation = "auto"` whether
+/// namespaces work here, and for a Landlock-only sandbox the listings its
+/// rules are made of.
+fn probe_host(policy: &Policy) -> Result<HostFacts, Fatal> {
+    let mut host = host::probe(&policy.cache_request())?;
+    if policy.settings.isolation.value == policy::IsolationMode::Auto {
+        host.landlock_only.namespaces = Some(match host::landlock_only::namespaces_refused() {
+            None => Ok(()),
+            Some(why) => Err(why),
+        });
+    }
+    if plan::landlock_mode::landlock_only(policy, &host).is_some() {
+        let request = plan::landlock_mode::request(policy, &host);
+        host.landlock_only.lists = Some(host::landlock_only::lists(&request));
+    }
+    Ok(host)
 }
 
 /// The policy under test, for inspect, verify and receipt, with its layers
@@ -122,7 +140,7 @@ fn subject(mut inv: Invocation) -> Result<Subject, Fatal> {
     inv.command = verify::self_command(["--noop".into()]);
     let caller = Caller::from_process();
     let (policy, mut notes) = policy::load(&inv, &caller)?;
-    let host = host::probe(&policy.cache_request())?;
+    let host = probe_host(&policy)?;
     if host::inside_qwrap(&plan::dev_entries()) {
         notes.push("Already inside a qwrap sandbox: this report describes a nested sandbox".into());
     }

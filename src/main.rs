@@ -256,6 +256,7 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             view: a.view.clone(),
             cache: a.cache.clone(),
             home: a.home.clone(),
+            isolation: a.isolation.clone(),
             no_detect: a.no_detect,
             allow_domain: a.allow_domain.clone(),
             egress_log: a.egress_log.clone(),

@@ -282,6 +282,8 @@ pub fn spec(c: &Config, ctx: &Context) -> Result<SandboxSpec, LowerError> {
             capabilities: privileges::capabilities(c, ctx, sandbox_uid, in_userns)?,
             seal: None,
             landlock,
+            allow_list: None,
+            landlock_only_filter: None,
             reaper: false,
             filter,
             caller_filters: c.seccomp_programs.clone(),

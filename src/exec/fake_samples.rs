@@ -97,6 +97,7 @@ pub(super) fn run_steps() -> Vec<Step> {
             git: vec![p("/q/ws/.git")],
             scoped: true,
             notes: true,
+            remove: None,
         },
         Step::Unshare { ns: all },
         Step::NewSessionKeyring,
@@ -407,6 +408,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 git: vec![],
                 scoped: true,
                 notes: false,
+                remove: None,
             },
             Step::CloneMonitor {
                 ns: Namespaces {
@@ -429,6 +431,31 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 forward_signals: true,
                 wait_all: true,
             },
+        ],
+        // --isolation landlock: no namespaces, no mounts.
+        vec![
+            Step::MakePrivateDir {
+                path: p("/tmp/qwrap-1000-42"),
+            },
+            Step::StartWarden {
+                keep_background: false,
+                egress: None,
+                git: vec![],
+                scoped: true,
+                notes: false,
+                remove: Some(p("/tmp/qwrap-1000-42")),
+            },
+            Step::NewSessionKeyring,
+            Step::LandlockAllowList {
+                abi: 7,
+                read: vec![p("/usr"), p("/home/u/ws")],
+                list: vec![p("/"), p("/home/u")],
+                write: vec![p("/home/u/ws/src"), p("/tmp/qwrap-1000-42")],
+                write_files: vec![p("/dev/null")],
+                scoped: true,
+                no_tcp: true,
+            },
+            Step::LandlockOnlyFilter { closed: true },
         ],
     ]
 }

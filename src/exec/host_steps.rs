@@ -87,6 +87,7 @@ impl Executor {
                 git,
                 scoped,
                 notes,
+                remove,
             } => {
                 self.warden = Some(crate::supervise::warden::start(
                     *keep_background,
@@ -95,8 +96,11 @@ impl Executor {
                     git,
                     *scoped,
                     *notes,
+                    remove.as_deref(),
                 )?)
             }
+            Step::MakePrivateDir { path } => k::mkdir(path, Mode::from_raw_mode(0o700))
+                .map_err(|e| Fail::call("mkdir", format!("{path:?}, 0700"), e))?,
             _ => return Err(Errno::INVAL.into()),
         }
         Ok(())

@@ -19,6 +19,38 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fai
         abi,
         handle: Some(FsAccess::Write),
         scopes: if scoped { Scopes::All } else { Scopes::None },
+        no_tcp: false,
+        beneath,
+    })?;
+    Ok(())
+}
+
+/// `--isolation landlock`'s domain over the host's own view: reads and
+/// writes handled, granted as planned (read beneath `read`, names only in
+/// `list`, read and write beneath `write`, write on the `write_files` and
+/// on the terminals handed over on fds 0-2), TCP refused where `no_tcp`.
+pub(super) struct AllowList<'a> {
+    pub abi: u32,
+    pub read: &'a [PathBuf],
+    pub list: &'a [PathBuf],
+    pub write: &'a [PathBuf],
+    pub write_files: &'a [PathBuf],
+    pub scoped: bool,
+    pub no_tcp: bool,
+}
+
+pub(super) fn allow_list(a: AllowList<'_>) -> Result<(), Fail> {
+    let mut beneath: Vec<(PathBuf, FsAccess)> = Vec::new();
+    beneath.extend(a.read.iter().map(|p| (p.clone(), FsAccess::Read)));
+    beneath.extend(a.list.iter().map(|p| (p.clone(), FsAccess::ListDir)));
+    beneath.extend(a.write.iter().map(|p| (p.clone(), FsAccess::ReadWrite)));
+    beneath.extend(a.write_files.iter().map(|p| (p.clone(), FsAccess::FileWrite)));
+    beneath.extend(writable_stdio().into_iter().map(|l| (l, FsAccess::FileWrite)));
+    restrict_self(&Domain {
+        abi: a.abi,
+        handle: Some(FsAccess::ReadWrite),
+        scopes: if a.scoped { Scopes::All } else { Scopes::None },
+        no_tcp: a.no_tcp,
         beneath,
     })?;
     Ok(())
@@ -32,6 +64,7 @@ pub(super) fn scopes_only(abi: u32) -> Result<(), Fail> {
         abi,
         handle: None,
         scopes: Scopes::All,
+        no_tcp: false,
         beneath: Vec::new(),
     })?;
     Ok(())

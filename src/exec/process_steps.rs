@@ -48,6 +48,24 @@ impl Executor {
             Step::NoNewPrivs => k::set_no_new_privs()?,
             Step::Landlock { abi, paths, scoped } => landlock::apply(*abi, paths, *scoped)?,
             Step::Seccomp => seccomp::apply()?,
+            Step::LandlockAllowList {
+                abi,
+                read,
+                list,
+                write,
+                write_files,
+                scoped,
+                no_tcp,
+            } => landlock::allow_list(landlock::AllowList {
+                abi: *abi,
+                read,
+                list,
+                write,
+                write_files,
+                scoped: *scoped,
+                no_tcp: *no_tcp,
+            })?,
+            Step::LandlockOnlyFilter { closed } => seccomp::apply_landlock_only(*closed)?,
             Step::HandGitDirs { dirs } => {
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 for d in dirs {

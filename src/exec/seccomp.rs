@@ -41,6 +41,19 @@ pub(super) fn notify_listener(unscoped: bool, root: bool) -> Result<rustix::fd::
     })
 }
 
+/// `--isolation landlock`'s second filter (Unix sockets, every socket when
+/// `closed`, keyrings, SysV IPC, message queues refused), stacked on the
+/// first.
+pub(super) fn apply_landlock_only(closed: bool) -> Result<(), Fail> {
+    let program: &[(u16, u8, u8, u32)] = if closed {
+        &LANDLOCK_ONLY_CLOSED_PROGRAM
+    } else {
+        &LANDLOCK_ONLY_OPEN_PROGRAM
+    };
+    crate::sys::kernel::seccomp_filter(program)
+        .map_err(|e| Fail::call("seccomp", "SECCOMP_SET_MODE_FILTER", e))
+}
+
 /// The compiled program of a profile (`Profile { warden, unscoped, root }`).
 fn program(warden: bool, unscoped: bool, root: bool) -> &'static [(u16, u8, u8, u32)] {
     match (warden, unscoped, root) {

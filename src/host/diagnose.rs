@@ -98,8 +98,17 @@ pub fn hint(b: &Blocker) -> String {
     }
 }
 
+/// Where namespaces are refused, the mode that needs none.
+pub const LANDLOCK_ONLY_HINT: &str = "; or, where that cannot be changed (a container, a locked-down host), \
+    `--isolation landlock` (or `isolation = \"auto\"`) confines with Landlock and seccomp alone, \
+    giving up the private /tmp, /dev and IPC views (qwrap(1), docs/security.md)";
+
 /// The hint for a failed `unshare(CLONE_NEWUSER…)`.
 pub fn userns_hint(errno: i32) -> String {
+    format!("{}{LANDLOCK_ONLY_HINT}", userns_cause(errno))
+}
+
+fn userns_cause(errno: i32) -> String {
     let found = blockers(Path::new("/proc"), Path::new("/"));
     if let Some(b) = found.first() {
         return hint(b);
@@ -124,7 +133,7 @@ pub fn setup_hint(errno: i32) -> Option<String> {
     found
         .iter()
         .find(|b| matches!(b, Blocker::AppArmorRestrict | Blocker::Container(_)))
-        .map(hint)
+        .map(|b| format!("{}{LANDLOCK_ONLY_HINT}", hint(b)))
 }
 
 #[cfg(test)]

@@ -3,6 +3,7 @@
 pub mod caches;
 pub mod diagnose;
 mod fds;
+pub mod landlock_only;
 pub mod mountinfo;
 mod socket_inventory;
 pub mod unix_sockets;
@@ -59,6 +60,10 @@ pub struct HostFacts {
     pub fds: Vec<InheritedFd>,
     /// Whether and where the workspace's caches can be overlaid.
     pub caches: caches::CacheFacts,
+    /// What `--isolation landlock` (or `auto`) needs: filled by the
+    /// caller once it knows the policy asks for it.
+    #[serde(skip)]
+    pub landlock_only: landlock_only::Facts,
 }
 
 /// A setting in the environment that the host probe cannot use.
@@ -98,6 +103,10 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
         unix_sockets: probe_sockets(),
         fds: fds::inventory(),
         caches: caches::probe(caches),
+        landlock_only: landlock_only::Facts {
+            pid: std::process::id(),
+            ..Default::default()
+        },
     })
 }
 

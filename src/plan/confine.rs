@@ -68,6 +68,19 @@ pub struct LandlockRules {
     pub filesystem: bool,
 }
 
+/// `--isolation landlock`: Landlock over the host's own view (the step
+/// `LandlockAllowList` says what each list is).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AllowRules {
+    pub abi: u32,
+    pub read: Vec<PathBuf>,
+    pub list: Vec<PathBuf>,
+    pub write: Vec<PathBuf>,
+    pub write_files: Vec<PathBuf>,
+    pub scoped: bool,
+    pub no_tcp: bool,
+}
+
 /// The descriptors that reach the command: kept, and closed with why.
 #[derive(Debug, Clone)]
 pub struct Seal {
@@ -88,6 +101,10 @@ pub struct Confinement {
     /// `run`: the descriptors that reach the command (kept, closed).
     pub seal: Option<Seal>,
     pub landlock: Option<LandlockRules>,
+    /// `--isolation landlock`: the allow-list instead of `landlock`.
+    pub allow_list: Option<AllowRules>,
+    /// `--isolation landlock`: the second filter (`Some(closed)`).
+    pub landlock_only_filter: Option<bool>,
     /// `run` with Landlock's signal scope: the reaper, just before the ruleset.
     pub reaper: bool,
     pub filter: Filter,
@@ -132,11 +149,25 @@ impl Confinement {
             }) => s.push(Step::Landlock { abi, paths, scoped }),
             None => {}
         }
+        if let Some(a) = self.allow_list {
+            s.push(Step::LandlockAllowList {
+                abi: a.abi,
+                read: a.read,
+                list: a.list,
+                write: a.write,
+                write_files: a.write_files,
+                scoped: a.scoped,
+                no_tcp: a.no_tcp,
+            });
+        }
         match self.filter {
             Filter::Warden { signals, root } => s.push(Step::SeccompNotify { signals, root }),
             Filter::Plain => s.push(Step::Seccomp),
             Filter::PrivatePid { unscoped, root } => s.push(Step::SeccompPrivatePid { unscoped, root }),
             Filter::None => {}
+        }
+        if let Some(closed) = self.landlock_only_filter {
+            s.push(Step::LandlockOnlyFilter { closed });
         }
         if !self.caller_filters.is_empty() {
             s.push(Step::CallerSeccomp {
@@ -194,6 +225,8 @@ mod tests {
                 scoped: true,
                 filesystem: true,
             }),
+            allow_list: None,
+            landlock_only_filter: None,
             reaper: false,
             filter: Filter::Plain,
             caller_filters: vec![vec![0; 8]],

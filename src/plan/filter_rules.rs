@@ -306,6 +306,56 @@ pub fn rules(arch: Arch, p: Profile) -> Vec<Rules> {
         .collect()
 }
 
+/// `--isolation landlock`: the calls that reach what the host shares
+/// without namespaces (its keyrings, SysV IPC, POSIX message queues),
+/// refused by a second filter.
+pub const LANDLOCK_ONLY_REFUSED: [&str; 20] = [
+    "keyctl",
+    "add_key",
+    "request_key",
+    "shmget",
+    "shmat",
+    "shmctl",
+    "semget",
+    "semop",
+    "semtimedop",
+    "semctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+];
+const AF_UNIX: u32 = 1;
+
+/// `--isolation landlock`'s second filter: socket(AF_UNIX) refused (a host
+/// pathname socket cannot be masked without a mount namespace), every
+/// socket with the network closed, and LANDLOCK_ONLY_REFUSED.
+pub fn landlock_only_rules(arch: Arch, closed: bool) -> Vec<Rules> {
+    table()
+        .into_iter()
+        .filter(|s| s.nr_on(arch) >= 0)
+        .filter_map(|s| {
+            let cases = match s.name {
+                "socket" if closed => vec![(vec![], EPERM)],
+                "socket" => vec![(vec![Cond::Eq(0, AF_UNIX)], EPERM)],
+                n if LANDLOCK_ONLY_REFUSED.contains(&n) => vec![(vec![], EPERM)],
+                _ => return None,
+            };
+            Some(Rules {
+                nr: s.nr_on(arch),
+                name: s.name,
+                cases,
+            })
+        })
+        .collect()
+}
+
 const LD_W_ABS: u16 = 0x20;
 const JEQ_K: u16 = 0x15;
 const JSET_K: u16 = 0x45;

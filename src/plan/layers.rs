@@ -30,6 +30,7 @@ impl Layers {
     /// The layers best-effort could not apply, as `name: why`.
     pub fn degraded(&self) -> Vec<String> {
         [
+            ("isolation", &self.isolation),
             ("landlock filesystem", &self.landlock_filesystem),
             ("landlock scopes", &self.landlock_scopes),
             ("seccomp", &self.seccomp),
@@ -60,6 +61,10 @@ impl fmt::Display for LayerState {
 /// Every layer beyond the read-only mount view.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Layers {
+    /// Namespaces, or Landlock and seccomp alone (`--isolation`).
+    pub isolation: LayerState,
+    /// `--isolation landlock` in force: no namespace, no mount.
+    pub landlock_only: bool,
     /// Landlock: write access only beneath the writable roots, /dev and /tmp.
     pub landlock_filesystem: LayerState,
     /// Landlock: signals and abstract Unix sockets scoped to the sandbox.
@@ -196,6 +201,12 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
     let caches = super::caches::cache_mounts(policy, host);
     let (home, home_overlay) = super::caches::home_layer(policy, host);
     Layers {
+        isolation: LayerState::Applied(format!(
+            "namespaces: user, mount, IPC{}{}",
+            if policy.network.private() { ", network" } else { "" },
+            if private_pid { ", PID" } else { "" }
+        )),
+        landlock_only: false,
         home,
         home_overlay,
         egress: egress(policy),

@@ -8,6 +8,8 @@ mod fds;
 pub mod filter_rules;
 pub mod filter_text;
 mod json;
+mod landlock_layers;
+pub mod landlock_mode;
 mod layers;
 mod layout;
 mod legacy;
@@ -22,10 +24,12 @@ mod step_args;
 mod step_family;
 mod step_purpose;
 mod step_text;
+mod step_text_host;
+mod step_text_landlock;
 mod step_text_process;
 
 pub use caches::{CacheHow, CacheMount, HomeOverlay};
-pub use confine::{Confinement, Filter, LandlockRules, PidOne, Seal, identity};
+pub use confine::{AllowRules, Confinement, Filter, LandlockRules, PidOne, Seal, identity};
 pub use layers::Refused;
 pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths};
 use layers::{assess, missing_required, unmaskable_sockets};
@@ -121,6 +125,9 @@ impl fmt::Display for Plan {
 /// caller's cannot be masked.
 pub fn build(policy: &Policy, host: &HostFacts) -> Result<(Plan, Layers), Box<Refused>> {
     let layers = assess(policy, host);
+    if let Some(why) = landlock_mode::landlock_only(policy, host) {
+        return build_landlock_only(policy, host, landlock_layers::adjust(policy, host, layers, &why));
+    }
     if let Some(message) = missing_required(policy, &layers).or_else(|| unmaskable_sockets(host)) {
         return Err(Box::new(Refused { message, layers }));
     }
@@ -138,6 +145,27 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<(Plan, Layers), Box<Re
         return Err(Box::new(Refused { message, layers }));
     }
     let plan = lower(run_spec::run_spec(policy, host, &layers, fds));
+    Ok((plan, layers))
+}
+
+/// `run`'s plan without namespaces (landlock_mode.rs).
+fn build_landlock_only(
+    policy: &Policy,
+    host: &HostFacts,
+    layers: Layers,
+) -> Result<(Plan, Layers), Box<Refused>> {
+    let refusal =
+        landlock_mode::refused(policy, host, host.landlock_abi).or_else(|| missing_required(policy, &layers));
+    if let Some(message) = refusal {
+        return Err(Box::new(Refused { message, layers }));
+    }
+    let Some(Ok(lists)) = &host.landlock_only.lists else {
+        let message = "--isolation landlock: the host's directories were not listed".into();
+        return Err(Box::new(Refused { message, layers }));
+    };
+    // Landlock's read and write rules hold every file that stays open.
+    let fds = fds::plan(&host.fds, &policy.keep_fds, false);
+    let plan = lower(landlock_mode::spec(policy, host, &layers, lists, fds));
     Ok((plan, layers))
 }
 

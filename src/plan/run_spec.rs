@@ -43,6 +43,7 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
         git: policy.git_layouts.iter().flat_map(|g| g.own()).collect(),
         scoped: scoped && !keep_background,
         notes: !policy.quiet && !keep_background && !private_pid,
+        remove: None,
     });
 
     // Inherited devices bound read-only over themselves, files reopened.
@@ -156,6 +157,8 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -
             scoped,
             filesystem: !private_pid,
         }),
+        allow_list: None,
+        landlock_only_filter: None,
         // A private PID namespace's leftovers die with its PID 1.
         reaper: scoped && !keep_background && !private_pid,
         // One filter, the warden's rules included. Signals are the

@@ -46,6 +46,9 @@ pub struct SandboxSpec {
 /// How the namespaces are entered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Entry {
+    /// No namespaces at all (`--isolation landlock`): no mounts either;
+    /// Landlock and seccomp confine the host's own view.
+    None,
     /// unshare(2) in qwrap's own process, which becomes the command.
     Unshare,
     /// A monitor stays outside and the child goes on (a PID namespace of
@@ -88,6 +91,17 @@ pub fn lower(spec: SandboxSpec) -> Plan {
     b.steps.extend(spec.host);
     let ns = spec.ns;
     let join = match &spec.entry {
+        Entry::None => {
+            if spec.session_keyring {
+                b.push(Step::NewSessionKeyring);
+            }
+            b.steps.extend(spec.confinement.steps());
+            return Plan {
+                mount_api: spec.mount_api,
+                new_root: None,
+                steps: b.steps,
+            };
+        }
         Entry::Unshare => {
             b.push(Step::Unshare { ns });
             None

@@ -36,6 +36,19 @@ pub enum Step {
         /// The warden may say on qwrap's stderr what the command meets and
         /// how to get past it (a user namespace it cannot map).
         notes: bool,
+        /// `--isolation landlock`: the command's own temporary directory,
+        /// removed once the sandbox is gone.
+        #[serde(
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "crate::lossy::opt_path"
+        )]
+        remove: Option<PathBuf>,
+    },
+    /// `--isolation landlock`: a directory of the command's own on the host
+    /// (its TMPDIR), made new (one that is there already fails the step).
+    MakePrivateDir {
+        #[serde(serialize_with = "crate::lossy::path")]
+        path: PathBuf,
     },
     /// `--network proxied`: the proxy's listening socket, made in the
     /// sandbox's network namespace and handed to the warden, which serves
@@ -182,6 +195,31 @@ pub enum Step {
         scoped: bool,
     },
     Seccomp,
+    /// `--isolation landlock`: Landlock over the host's own view, reads
+    /// and writes both handled: `read` and `write` (reads too) granted
+    /// beneath each path, `list` only listable (the levels on the way to
+    /// a hidden or read-only path), `write_files` writable files (the
+    /// devices every program writes); TCP refused where `no_tcp`.
+    LandlockAllowList {
+        abi: u32,
+        #[serde(serialize_with = "crate::lossy::paths")]
+        read: Vec<PathBuf>,
+        #[serde(serialize_with = "crate::lossy::paths")]
+        list: Vec<PathBuf>,
+        #[serde(serialize_with = "crate::lossy::paths")]
+        write: Vec<PathBuf>,
+        #[serde(serialize_with = "crate::lossy::paths")]
+        write_files: Vec<PathBuf>,
+        scoped: bool,
+        no_tcp: bool,
+    },
+    /// `--isolation landlock`: a second filter for what the host shares
+    /// without namespaces: no Unix socket can be made (none at all with
+    /// the network closed), no keyring, SysV IPC or POSIX message queue
+    /// call.
+    LandlockOnlyFilter {
+        closed: bool,
+    },
     /// The sandbox's own git dir levels (tmpfs, mounted), opened inside and
     /// handed to the warden, which fills them from the host's and keeps
     /// both in step; the setup waits for it to have filled them.

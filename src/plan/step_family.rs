@@ -26,7 +26,8 @@ impl Step {
             Step::CreateHostDir { .. }
             | Step::WriteHostFile { .. }
             | Step::PrepareCaches { .. }
-            | Step::StartWarden { .. } => Family::Host,
+            | Step::StartWarden { .. }
+            | Step::MakePrivateDir { .. } => Family::Host,
             Step::MakeMountsSlave
             | Step::CloneTree { .. }
             | Step::SetTreeAttr { .. }
@@ -73,6 +74,8 @@ impl Step {
             | Step::Landlock { .. }
             | Step::Seccomp
             | Step::StartReaper
+            | Step::LandlockAllowList { .. }
+            | Step::LandlockOnlyFilter { .. }
             | Step::HandGitDirs { .. }
             | Step::CallerSeccomp { .. }
             | Step::ReopenFd { .. }

@@ -78,6 +78,11 @@ impl Step {
             Step::HandGitDirs { .. } => "hand the sandbox's own git dir levels to the warden".into(),
             Step::StartReaper => "start the reaper that ends the sandbox with the command".into(),
             Step::Seccomp => "install the seccomp filter".into(),
+            Step::MakePrivateDir { path } => format!("make the command's own directory {}", path.display()),
+            Step::LandlockAllowList { .. } => "apply the Landlock rules over the host's view".into(),
+            Step::LandlockOnlyFilter { .. } => {
+                "install the filter for what the host shares without namespaces".into()
+            }
             Step::ReopenFd { fd, path } => format!("open fd {fd} again through {}", path.display()),
             Step::MakeHiddenSource { .. } => "make the empty tmpfs that hides paths".into(),
             Step::AttachHidden { target, .. } => format!("hide {}", target.display()),

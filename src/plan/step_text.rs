@@ -14,91 +14,10 @@ impl fmt::Display for Step {
                 f,
                 "socket(AF_INET, SOCK_STREAM); setsockopt(SO_REUSEADDR); bind(127.0.0.1:{port}); listen(); sendmsg(<warden>, SCM_RIGHTS): the warden serves it from outside"
             ),
-            Step::WriteHostFile { path, text } => {
-                let mut temporary = path.clone().into_os_string();
-                temporary.push(".<getpid()>");
-                write!(
-                    f,
-                    "mkdir(its directory, 0700); unless open({}) and read() find it already: open({}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600), write() {} bytes, rename(it, {}) on the host",
-                    q(path),
-                    q(std::path::Path::new(&temporary)),
-                    text.len(),
-                    q(path)
-                )
-            }
-            Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
-            Step::PrepareCaches {
-                create,
-                layers,
-                marked,
-                lock,
-            } => {
-                let mut calls: Vec<String> =
-                    create.iter().map(|d| format!("mkdir({}, 0700)", q(d))).collect();
-                for l in layers {
-                    calls.push(format!(
-                        "mkdir({}, 0700); mkdir({}, 0700)",
-                        q(&l.join("upper")),
-                        q(&l.join("work"))
-                    ));
-                }
-                for m in marked {
-                    calls.push(format!("open({}, O_WRONLY|O_CREAT|O_CLOEXEC, 0600)", q(m)));
-                }
-                if let Some(l) = lock {
-                    calls.push(format!(
-                        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB); pwrite(<lock>, getpid() ten digits wide)",
-                        q(l)
-                    ));
-                }
-                write!(f, "{} on the host (with missing parents)", calls.join("; "))
-            }
-            Step::StartWarden {
-                keep_background,
-                egress,
-                git,
-                scoped,
-                notes,
-            } => {
-                write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
-                if *notes {
-                    write!(f, "fcntl(stderr, F_DUPFD_CLOEXEC) for its notes; ")?;
-                }
-                if let Some(l) = egress.as_ref().and_then(|e| e.log.as_ref()) {
-                    write!(f, "open({}, O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, 0600); ", q(l))?;
-                }
-                write!(
-                    f,
-                    "{ONE_THREAD}{DETACHED}the warden{DETACHED_END}, so that it is no child of the command (outside the sandbox; {}",
-                    match (keep_background, scoped) {
-                        (true, _) => "leaves the command's leftovers running",
-                        (false, true) =>
-                            "when the command exits, waits (poll, at most 2 s) for the reaper's kill(-1) to empty the sandbox",
-                        (false, false) =>
-                            "when the command exits, holds every fork and kills every process whose user namespace is the sandbox's or one made inside it (NS_GET_PARENT), until none is left",
-                    }
-                )?;
-                write!(
-                    f,
-                    "; holds the cache layer slot's lock, when there is one, through fcntl(F_DUPFD_CLOEXEC), and lets it go once the command and its leftovers are gone"
-                )?;
-                if let Some(e) = egress {
-                    write!(
-                        f,
-                        "; serves the egress proxy to {} listed destinations",
-                        e.allow.0.len()
-                    )?;
-                }
-                if !git.is_empty() {
-                    let names: Vec<String> = git.iter().map(|p| q(p)).collect();
-                    write!(
-                        f,
-                        "; keeps the sandbox's own {} in step with the host's for git's allow-listed files, from open(each, O_RDONLY|O_DIRECTORY) and inotify_init1(), reporting on fcntl(2, F_DUPFD_CLOEXEC)",
-                        names.join(", ")
-                    )?;
-                }
-                write!(f, ")")
-            }
+            Step::WriteHostFile { .. }
+            | Step::CreateHostDir { .. }
+            | Step::PrepareCaches { .. }
+            | Step::StartWarden { .. } => super::step_text_host::write(self, f),
             Step::Unshare { ns } => write!(f, "unshare({})", ns.names()),
             Step::NewSessionKeyring => write!(f, "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)"),
             Step::SeccompNotify { signals, root } => write!(
@@ -471,6 +390,9 @@ impl fmt::Display for Step {
             | Step::LockFile { .. }
             | Step::DisableUserns
             | Step::NestUserNamespace { .. } => super::step_text_process::write(self, f),
+            Step::MakePrivateDir { .. }
+            | Step::LandlockAllowList { .. }
+            | Step::LandlockOnlyFilter { .. } => super::step_text_landlock::write(self, f),
             Step::Exec { argv, env, .. } => {
                 let args: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
                 let mut changes: Vec<String> = env

@@ -80,6 +80,7 @@ fn host(api: MountApi) -> HostFacts {
         unix_sockets: Default::default(),
         fds: vec![],
         caches: crate::host::caches::CacheFacts::none(),
+        landlock_only: Default::default(),
     }
 }
 
@@ -106,6 +107,7 @@ fn starts_with_namespaces_and_identity_maps() {
                 git: vec![],
                 scoped: true,
                 notes: true,
+                remove: None,
             },
             Step::Unshare {
                 ns: Namespaces {

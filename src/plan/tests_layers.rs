@@ -157,6 +157,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             git: vec![],
             scoped: true,
             notes: true,
+            remove: None,
         }
     );
     assert_eq!(

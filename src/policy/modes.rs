@@ -217,6 +217,44 @@ impl fmt::Display for HomeMode {
     }
 }
 
+/// How the command is isolated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IsolationMode {
+    /// User, mount, IPC (and network) namespaces, Landlock and seccomp.
+    Namespaces,
+    /// Landlock and seccomp only, for hosts and containers that refuse
+    /// user namespaces or mounts (docs/security.md says what it gives up).
+    Landlock,
+    /// Namespaces where they are allowed, else Landlock only, said on one
+    /// `qwrap: degraded:` line.
+    Auto,
+}
+
+impl FromStr for IsolationMode {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "namespaces" => Ok(Self::Namespaces),
+            "landlock" => Ok(Self::Landlock),
+            "auto" => Ok(Self::Auto),
+            other => Err(format!(
+                "invalid isolation {other:?}: expected \"namespaces\", \"landlock\" or \"auto\""
+            )),
+        }
+    }
+}
+
+impl fmt::Display for IsolationMode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Namespaces => "namespaces",
+            Self::Landlock => "landlock",
+            Self::Auto => "auto",
+        })
+    }
+}
+
 /// What a write to a cache directory outside the workspace does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]

@@ -14,7 +14,7 @@
 
 use super::profile::ProfileDef;
 use super::sourced::{SettingsError, Sourced, scalar};
-use super::{CacheMode, HomeMode, LandlockMode, NetworkMode, PidMode, ViewMode};
+use super::{CacheMode, HomeMode, IsolationMode, LandlockMode, NetworkMode, PidMode, ViewMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -35,6 +35,7 @@ pub const ENV_VIEW: &str = "QWRAP_VIEW";
 pub const ENV_PID: &str = "QWRAP_PID";
 pub const ENV_CACHE: &str = "QWRAP_CACHE";
 pub const ENV_HOME: &str = "QWRAP_HOME";
+pub const ENV_ISOLATION: &str = "QWRAP_ISOLATION";
 pub const ENV_INCLUDE: &str = "QWRAP_INCLUDE";
 pub const ENV_PROFILE: &str = "QWRAP_PROFILE";
 pub const ENV_LANDLOCK: &str = "QWRAP_LANDLOCK";
@@ -177,6 +178,8 @@ declare_settings! {
         cache: CacheMode = CacheMode::Overlay, "--cache", ENV_CACHE;
         /// The home directory read-only, or overlaid.
         home: HomeMode = HomeMode::ReadOnly, "--home", ENV_HOME;
+        /// Namespaces, Landlock and seccomp only, or the first that holds.
+        isolation: IsolationMode = IsolationMode::Namespaces, "--isolation", ENV_ISOLATION;
     }
     switches {
         die_with_parent = true, "--no-die-with-parent" => no_die_with_parent;

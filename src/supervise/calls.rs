@@ -92,10 +92,16 @@ pub(super) fn makes_user_namespace(n: &Notification) -> bool {
 }
 
 /// The sandbox's user namespace, and the question whether a process is in
-/// it or in one made inside it (any depth).
+/// it or in one made inside it (any depth). Without a user namespace of
+/// its own (`--isolation landlock`), the question is whether the process
+/// descends from the command.
 pub(super) struct Sandbox {
     dev: u64,
     ino: u64,
+    /// The command's pid.
+    command: i32,
+    /// The command is in the warden's own user namespace.
+    no_namespace: bool,
     /// The reaper: inside, but no call of the sandbox may reach it.
     pub(super) spare: Option<i32>,
 }
@@ -104,17 +110,28 @@ impl Sandbox {
     /// The user namespace of `pid` (the command, before it runs).
     pub(super) fn of(pid: i32) -> Option<Sandbox> {
         let m = std::fs::metadata(format!("/proc/{pid}/ns/user")).ok()?;
+        let own = std::fs::metadata("/proc/self/ns/user").ok()?;
         Some(Sandbox {
             dev: m.dev(),
             ino: m.ino(),
+            command: pid,
+            no_namespace: (own.dev(), own.ino()) == (m.dev(), m.ino()),
             spare: None,
         })
     }
 
-    /// Whether `pid` lives in the sandbox's user namespace or in one made
-    /// inside it: the owners are walked up with NS_GET_PARENT, which stops
-    /// (EPERM) at the warden's own namespace.
+    /// Whether `pid` is inside: in the sandbox's user namespace or one made
+    /// inside it, or, without one, a descendant of the command.
     pub(super) fn holds(&self, pid: i32) -> Option<bool> {
+        if self.no_namespace {
+            return descends(pid, self.command);
+        }
+        self.in_namespace(pid)
+    }
+
+    /// The owners are walked up with NS_GET_PARENT, which stops (EPERM) at
+    /// the warden's own namespace.
+    fn in_namespace(&self, pid: i32) -> Option<bool> {
         let f = std::fs::File::open(format!("/proc/{pid}/ns/user")).ok()?;
         let mut ns: OwnedFd = f.into();
         for _ in 0..33 {
@@ -148,6 +165,35 @@ impl Sandbox {
     fn group_inside(&self, group: i32) -> bool {
         processes().all(|p| group_of(p) != Some(group) || self.holds(p).unwrap_or(true))
     }
+}
+
+/// Whether `pid` is `ancestor` or descends from it, by the parents /proc
+/// gives (None: `pid` is gone). A process reparented away from the
+/// command (its parent died) no longer descends from it: it counts as
+/// outside, so a call aimed at it is refused, never wrongly allowed.
+fn descends(pid: i32, ancestor: i32) -> Option<bool> {
+    let mut p = pid;
+    for _ in 0..4096 {
+        if p == ancestor {
+            return Some(true);
+        }
+        if p <= 1 {
+            return Some(false);
+        }
+        let parent = parent_of(p);
+        if p == pid && parent.is_none() {
+            return None;
+        }
+        p = parent.unwrap_or(0);
+    }
+    Some(false)
+}
+
+/// The parent of a process, from /proc/PID/stat (after the comm).
+fn parent_of(pid: i32) -> Option<i32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(1)?.parse().ok()
 }
 
 /// The processes in /proc.

@@ -61,6 +61,7 @@ fn signal_domain() -> Result<(), SysError> {
         abi: crate::plan::LANDLOCK_SCOPE_ABI,
         handle: Some(FsAccess::Refer),
         scopes: Scopes::Signals,
+        no_tcp: false,
         beneath: vec![("/".into(), FsAccess::Refer)],
     })
 }

@@ -15,7 +15,7 @@ use crate::sys::{self, Notification};
 use rustix::event::{PollFd, PollFlags};
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use super::calls::Sandbox;
 use super::git_sync::{GitSync, Kind, Pair};
@@ -33,7 +33,9 @@ pub(crate) fn start(
     git: &[PathBuf],
     scoped: bool,
     notes: bool,
+    remove: Option<&Path>,
 ) -> Result<Link, Errno> {
+    let remove = remove.map(Path::to_path_buf);
     let (ours, theirs) = k::seqpacket_pair()?;
     let command = k::getpid();
     // What the warden says (the git copies it could not make, the proxy's
@@ -88,6 +90,11 @@ pub(crate) fn start(
             git.to_vec(),
             notes,
         );
+        // The command's own directory (--isolation landlock's TMPDIR): the
+        // sandbox is gone, its leftovers too (or, kept, they are done).
+        if let Some(dir) = &remove {
+            let _ = std::fs::remove_dir_all(dir);
+        }
         sys::exit_now(code)
     })?;
     Ok(Link { socket: ours })

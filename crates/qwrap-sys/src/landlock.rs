@@ -11,7 +11,8 @@ use landlock::{
 use rustix::io::Errno;
 use std::path::PathBuf;
 
-/// Filesystem access, as far as qwrap's domains use it.
+/// Filesystem access, as far as qwrap's domains use it. A rule on a file
+/// (not a directory) keeps only the rights that apply to files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum FsAccess {
     /// Every write-type access of the ABI.
@@ -20,6 +21,12 @@ pub enum FsAccess {
     FileWrite,
     /// Only reparenting (rename and link across directories).
     Refer,
+    /// Reading files and listing directories.
+    Read,
+    /// Listing directories only (their files unreadable).
+    ListDir,
+    /// Read and Write.
+    ReadWrite,
 }
 
 /// What a domain scopes: processes outside it are out of reach.
@@ -39,6 +46,9 @@ pub struct Domain {
     /// grants it), if any.
     pub handle: Option<FsAccess>,
     pub scopes: Scopes,
+    /// TCP bind and connect handled with no rule granting them: no TCP at
+    /// all (ABI 4 and later).
+    pub no_tcp: bool,
     /// Access granted beneath each path.
     pub beneath: Vec<(PathBuf, FsAccess)>,
 }
@@ -58,6 +68,11 @@ pub fn restrict_self(d: &Domain) -> Result<(), SysError> {
             .handle_access(access(h, abi))
             .map_err(|e| crate_error("landlock_create_ruleset", "handled access", &e))?;
     }
+    if d.no_tcp {
+        ruleset = ruleset
+            .handle_access(landlock::AccessNet::BindTcp | landlock::AccessNet::ConnectTcp)
+            .map_err(|e| crate_error("landlock_create_ruleset", "handled TCP access", &e))?;
+    }
     let scopes: BitFlags<Scope> = match d.scopes {
         Scopes::None => BitFlags::empty(),
         Scopes::Signals => Scope::Signal.into(),
@@ -74,8 +89,15 @@ pub fn restrict_self(d: &Domain) -> Result<(), SysError> {
     for (path, a) in &d.beneath {
         let shown = format!("{path:?}");
         let fd = PathFd::new(path).map_err(|e| crate_error("open", format!("{shown}, O_PATH"), &e))?;
+        let mut granted = access(*a, abi);
+        let dir = rustix::fs::fstat(&fd).is_ok_and(|st| {
+            rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
+        });
+        if !dir {
+            granted &= AccessFs::from_file(abi);
+        }
         created = created
-            .add_rule(PathBeneath::new(fd, access(*a, abi)))
+            .add_rule(PathBeneath::new(fd, granted))
             .map_err(|e| crate_error("landlock_add_rule", shown, &e))?;
     }
     // no_new_privs: set by the crate (and by the executor's step before).
@@ -110,10 +132,14 @@ fn recorded(first: Result<(), Errno>, d: &Domain) -> Result<(), SysError> {
 }
 
 fn access(a: FsAccess, abi: ABI) -> BitFlags<AccessFs> {
+    let read = AccessFs::ReadFile | AccessFs::ReadDir;
     match a {
         FsAccess::Write => AccessFs::from_write(abi),
         FsAccess::FileWrite => AccessFs::from_file(abi) & AccessFs::from_write(abi),
         FsAccess::Refer => AccessFs::Refer.into(),
+        FsAccess::Read => read,
+        FsAccess::ListDir => AccessFs::ReadDir.into(),
+        FsAccess::ReadWrite => read | AccessFs::from_write(abi),
     }
 }
 
@@ -166,6 +192,7 @@ mod tests {
             abi: 1,
             handle: Some(FsAccess::Write),
             scopes: Scopes::None,
+            no_tcp: false,
             beneath: vec![("/nonexistent/qwrap".into(), FsAccess::Write)],
         };
         // The open fails before anything restricts this test process.

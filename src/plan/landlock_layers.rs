@@ -1,0 +1,97 @@
+//! The layers of a Landlock-only sandbox: what each one is without
+//! namespaces, and what stays the host's.
+
+use super::landlock_mode::{LANDLOCK_ONLY_ABI, cache_home, private_tmp};
+use super::{LANDLOCK_SCOPE_ABI, LayerState, Layers};
+use crate::host::HostFacts;
+use crate::policy::{CacheMode, IsolationMode, LandlockMode, NetworkMode, Policy};
+
+/// `layers` (as assessed for namespaces) as they are without them; `why`:
+/// what chose this mode.
+pub fn adjust(policy: &Policy, host: &HostFacts, mut layers: Layers, why: &str) -> Layers {
+    let abi = host.landlock_abi;
+    let usable = policy.landlock != LandlockMode::Off && abi >= LANDLOCK_ONLY_ABI;
+    let shared = "the host's /tmp (its names listed, nothing read or written but $TMPDIR, the command's own), /dev (writable: null, zero, full, random, urandom, tty, ptmx), the PID namespace (host processes visible, not reachable), the SysV IPC, POSIX message queues and keyrings (their calls refused)";
+    let asked = policy.settings.isolation.value == IsolationMode::Landlock;
+    layers.isolation = if asked {
+        LayerState::Applied(format!(
+            "Landlock and seccomp only ({why}); shared with the host: {shared}"
+        ))
+    } else {
+        LayerState::Degraded(format!(
+            "Landlock and seccomp only ({why}); shared with the host: {shared}"
+        ))
+    };
+    layers.landlock_only = true;
+    layers.landlock_filesystem = if usable {
+        LayerState::Applied(format!(
+            "Landlock ABI {abi}: reads refused beneath the hidden paths and the host's /tmp, writes only beneath the writable roots{}",
+            private_tmp(policy, host)
+                .map(|t| format!(" and {}", t.display()))
+                .unwrap_or_default()
+        ))
+    } else {
+        LayerState::Off(format!(
+            "Landlock ABI {abi} < {LANDLOCK_ONLY_ABI} or --landlock off: this mode does not start"
+        ))
+    };
+    layers.processes = LayerState::Applied(format!(
+        "the host's PID namespace: host processes are visible, not reachable ({})",
+        if abi >= LANDLOCK_SCOPE_ABI {
+            "Landlock's signal scope, and the warden, which allows a call aimed at a process only when it descends from the command"
+        } else {
+            "the warden, which allows a signal or call aimed at a process only when it descends from the command; what the command leaves behind, reparented away from it, is not found below Linux 6.12"
+        }
+    ));
+    layers.socket_masks = LayerState::Applied(
+        "no Unix socket can be made (socket(AF_UNIX) fails with EPERM): no host socket is reachable".into(),
+    );
+    layers.masked_sockets = Vec::new();
+    layers.reachable_sockets = Vec::new();
+    layers.masked_variables = policy.socket_vars.iter().map(|(v, _)| v.clone()).collect();
+    layers.protected_paths = if policy.settings.allow_git_config.value {
+        LayerState::Off(format!(
+            "allow_git_config from {}: the git dirs are writable",
+            policy.settings.allow_git_config.source
+        ))
+    } else if policy.git_layouts.is_empty() && policy.read_only.is_empty() {
+        LayerState::Off("no git dir and no read-only path inside the writable roots".into())
+    } else {
+        LayerState::Applied(format!(
+            "{} git dir(s) and {} read-only path(s) left out of Landlock's write rules: nothing in them changes; new names cannot be made directly in a directory that holds one (Landlock grants beneath a directory, and a grant there would reach them)",
+            policy.git_layouts.len(),
+            policy.read_only.len()
+        ))
+    };
+    layers.cache_isolation = match (policy.settings.cache.value, cache_home(policy)) {
+        (CacheMode::Shared, _) => LayerState::Off("--cache shared: the caches are written through to the host".into()),
+        (_, Some(dir)) => LayerState::Degraded(format!(
+            "no overlay without a mount namespace: the host's caches are read-only; $XDG_CACHE_HOME is the workspace's own {} (--cache shared writes them on the host)",
+            dir.display()
+        )),
+        (_, None) => LayerState::Degraded(
+            "no overlay without a mount namespace: the host's caches are read-only (--cache shared writes them on the host)".into(),
+        ),
+    };
+    layers.caches = Vec::new();
+    layers.home = LayerState::Applied("the host's, read-only outside the writable roots (Landlock)".into());
+    layers.home_overlay = None;
+    layers.egress = match policy.network {
+        NetworkMode::Open => LayerState::Off("--network open: the host's network (no Unix sockets)".into()),
+        NetworkMode::Closed => LayerState::Applied(format!(
+            "--network closed: socket(2) fails with EPERM for every family{}",
+            if abi >= 4 {
+                "; TCP bind and connect refused by Landlock"
+            } else {
+                ""
+            }
+        )),
+        NetworkMode::Proxied => {
+            LayerState::Off("--network proxied needs a network namespace: this mode does not start".into())
+        }
+    };
+    layers.seccomp = LayerState::Applied(
+        "ioctl TIOCSTI and TIOCLINUX, setuid and setgid mode bits fail with EPERM; a second filter refuses Unix sockets, keyrings, SysV IPC and POSIX message queues".into(),
+    );
+    layers
+}

@@ -1,0 +1,255 @@
+//! `run` without namespaces (`--isolation landlock`, or `auto` where user
+//! namespaces or mounts are refused): the same policy, held by Landlock
+//! and seccomp alone over the host's own view. What it gives up — a
+//! private /tmp, /dev, IPC and mount view, the cache overlays, the git
+//! guard's copies — is said in the layers and in docs/security.md.
+
+use super::fds::FdPlan;
+use super::spec::{Entry, Identity, SandboxSpec};
+use super::{AllowRules, Ambient, Confinement, Filter, LANDLOCK_SCOPE_ABI, Layers, Seal, Shape, Step};
+use crate::host::HostFacts;
+use crate::host::landlock_only::{Lists, Request};
+use crate::policy::{
+    CacheMode, HomeMode, IsolationMode, NetworkMode, PidMode, Policy, RootReason, TmpMode, ViewMode,
+};
+use std::path::PathBuf;
+
+/// Landlock's first ABI that confines truncate(2): below it a command
+/// could empty any file of the caller's that no mount keeps read-only.
+pub const LANDLOCK_ONLY_ABI: u32 = 3;
+
+/// The devices every program writes, writable in this mode (the rest of
+/// the host's /dev is read-only).
+pub const WRITABLE_DEVICES: [&str; 7] = [
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+    "/dev/tty",
+    "/dev/ptmx",
+];
+
+/// Which isolation a policy gets on a host: None for namespaces, else why
+/// Landlock alone.
+pub fn landlock_only(policy: &Policy, host: &HostFacts) -> Option<String> {
+    let s = &policy.settings.isolation;
+    match s.value {
+        IsolationMode::Namespaces => None,
+        IsolationMode::Landlock => Some(format!("--isolation landlock (from {})", s.source)),
+        IsolationMode::Auto => match &host.landlock_only.namespaces {
+            Some(Err(why)) => Some(format!(
+                "isolation auto (from {}): namespaces are refused here ({why})",
+                s.source
+            )),
+            _ => None,
+        },
+    }
+}
+
+/// The command's own temporary directory (its TMPDIR): a new one per run.
+pub fn private_tmp(policy: &Policy, host: &HostFacts) -> Option<PathBuf> {
+    (policy.tmp == TmpMode::Private)
+        .then(|| PathBuf::from(format!("/tmp/qwrap-{}-{}", host.uid, host.landlock_only.pid)))
+}
+
+/// Where tools that follow `$XDG_CACHE_HOME` write: the workspace's own
+/// directory beside its cache layers (written through, kept between runs).
+pub fn cache_home(policy: &Policy) -> Option<PathBuf> {
+    (policy.settings.cache.value != CacheMode::Shared)
+        .then(|| policy.cache_set.as_ref().map(|s| s.join("xdg-cache")))
+        .flatten()
+}
+
+/// What the host's directories must be listed for.
+pub fn request(policy: &Policy, host: &HostFacts) -> Request {
+    let mut read_excluded: Vec<PathBuf> = policy.hidden.iter().map(|h| h.path.clone()).collect();
+    // No redacted copy can be shown without a mount: the file is hidden.
+    read_excluded.extend(policy.redacted_rc.iter().map(|r| r.path.clone()));
+    if policy.tmp == TmpMode::Private {
+        read_excluded.push(PathBuf::from("/tmp"));
+    }
+    let mut write_roots: Vec<PathBuf> = policy
+        .writable_roots
+        .iter()
+        .filter(|r| {
+            r.reason != RootReason::Cache || r.cache.as_ref().is_some_and(|c| c.mode == CacheMode::Shared)
+        })
+        .map(|r| r.path.clone())
+        .collect();
+    write_roots.extend(private_tmp(policy, host));
+    write_roots.extend(cache_home(policy));
+    let mut write_excluded: Vec<PathBuf> = policy.read_only.iter().map(|r| r.path.clone()).collect();
+    if !policy.settings.allow_git_config.value {
+        write_excluded.extend(policy.git_layouts.iter().map(|g| g.dir.clone()));
+        write_excluded.extend(policy.protected.iter().cloned());
+        write_excluded.extend(policy.pinned.iter().cloned());
+    }
+    Request {
+        read_roots: vec![PathBuf::from("/")],
+        read_excluded,
+        write_roots,
+        write_excluded,
+        write_files: WRITABLE_DEVICES.iter().map(PathBuf::from).collect(),
+    }
+}
+
+/// What this mode cannot give the policy, or the host cannot give this
+/// mode: the sandbox is refused (fail closed) with why and what to do.
+pub fn refused(policy: &Policy, host: &HostFacts, abi: u32) -> Option<String> {
+    let s = &policy.settings;
+    let conflict = |what: String| {
+        Some(format!(
+            "{what}, which --isolation landlock cannot give (no mount or network namespace); use namespaces, or leave it out"
+        ))
+    };
+    if policy.landlock == crate::policy::LandlockMode::Off {
+        return Some(format!(
+            "--isolation landlock with --landlock off (from {}): nothing would confine the command",
+            s.landlock.source
+        ));
+    }
+    if abi < LANDLOCK_ONLY_ABI {
+        return Some(format!(
+            "--isolation landlock needs Landlock ABI {LANDLOCK_ONLY_ABI} (Linux 6.2: truncate(2) confined); this kernel offers {}",
+            if abi == 0 {
+                "none".to_string()
+            } else {
+                format!("ABI {abi}")
+            }
+        ));
+    }
+    if policy.network == NetworkMode::Proxied {
+        return conflict(format!("--network proxied (from {})", s.network.source));
+    }
+    if s.pid.value == PidMode::Private {
+        return conflict(format!("--pid private (from {})", s.pid.source));
+    }
+    if policy.view == ViewMode::Minimal {
+        return conflict(format!("--view minimal (from {})", s.view.source));
+    }
+    if s.home.value == HomeMode::Overlay {
+        return conflict(format!("--home overlay (from {})", s.home.source));
+    }
+    if let Some(a) = policy.allowed_sockets.first() {
+        return conflict(format!(
+            "a reachable host socket ({} from {}): no Unix socket can be made in this mode",
+            a.value.display(),
+            a.source
+        ));
+    }
+    match &host.landlock_only.lists {
+        Some(Ok(_)) => None,
+        Some(Err(e)) => Some(format!("--isolation landlock: {e}")),
+        None => Some("--isolation landlock: the host's directories were not listed".into()),
+    }
+}
+
+/// The spec of a Landlock-only sandbox.
+pub(super) fn spec(
+    policy: &Policy,
+    host: &HostFacts,
+    layers: &Layers,
+    lists: &Lists,
+    fds: FdPlan,
+) -> SandboxSpec {
+    let keep_background = policy.settings.keep_background.value;
+    let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
+    let tmp = private_tmp(policy, host);
+    let cache = cache_home(policy);
+    let mut prepare = Vec::new();
+    if let Some(c) = &cache {
+        prepare.push(Step::PrepareCaches {
+            create: vec![c.clone()],
+            layers: Vec::new(),
+            marked: Vec::new(),
+            lock: None,
+        });
+    }
+    prepare.extend(tmp.iter().map(|t| Step::MakePrivateDir { path: t.clone() }));
+    prepare.push(Step::StartWarden {
+        keep_background,
+        egress: None,
+        git: Vec::new(),
+        scoped: scoped && !keep_background,
+        notes: false,
+        remove: tmp.clone(),
+    });
+    let mut env = policy.env.clone();
+    let mut set = |k: &str, v: &PathBuf| {
+        let said = policy.user_env_names.iter().any(|n| n == k);
+        if !said {
+            env.unset.retain(|u| u != k);
+            env.set.retain(|(s, _)| s != k);
+            env.set.push((k.into(), v.into()));
+        }
+    };
+    if let Some(t) = &tmp {
+        for k in ["TMPDIR", "TMP", "TEMP"] {
+            set(k, t);
+        }
+    }
+    if let Some(c) = &cache {
+        set("XDG_CACHE_HOME", c);
+    }
+    // No Unix socket can be made: every variable that names one goes.
+    for (v, _) in &policy.socket_vars {
+        if !env.unset.iter().any(|u| u == v.as_str()) && !env.set.iter().any(|(k, _)| k == v.as_str()) {
+            env.unset.push(v.into());
+        }
+    }
+    SandboxSpec {
+        host: prepare,
+        ns: Default::default(),
+        entry: Entry::None,
+        identity: Identity::None,
+        disable_userns: false,
+        hostname: None,
+        egress_port: None,
+        session_keyring: !policy.settings.share_keyring.value,
+        inherited: Vec::new(),
+        mounts: Vec::new(),
+        mount_api: host.mount_api,
+        shape: Shape::RUN,
+        seal_root: false,
+        resolve_in_root: false,
+        in_root: Vec::new(),
+        confinement: Confinement {
+            chdir: vec![policy.workspace.clone()],
+            inside: Vec::new(),
+            capabilities: vec![Step::DropCapabilities {
+                keep: Vec::new(),
+                bounding: true,
+                ambient: Ambient::Lower,
+            }],
+            seal: Some(Seal {
+                keep: fds.keep,
+                closed: fds.closed,
+            }),
+            landlock: None,
+            allow_list: Some(AllowRules {
+                abi: layers.landlock_abi,
+                read: lists.read.beneath.clone(),
+                list: lists.read.levels.clone(),
+                write: lists.write.beneath.clone(),
+                write_files: lists.write_files.clone(),
+                scoped,
+                no_tcp: policy.network == NetworkMode::Closed && layers.landlock_abi >= 4,
+            }),
+            landlock_only_filter: Some(policy.network == NetworkMode::Closed),
+            reaper: scoped && !keep_background,
+            filter: Filter::Warden {
+                signals: !scoped,
+                root: host.uid == 0,
+            },
+            caller_filters: Vec::new(),
+            die_with_parent: policy.die_with_parent,
+            new_session: policy.new_session,
+            pid_one: None,
+            block_fd: None,
+            argv: policy.command.clone(),
+            argv0: None,
+            env,
+        },
+    }
+}
