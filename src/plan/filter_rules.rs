@@ -309,7 +309,22 @@ pub fn rules(arch: Arch, p: Profile) -> Vec<Rules> {
 /// `--isolation landlock`: the calls that reach what the host shares
 /// without namespaces (its keyrings, SysV IPC, POSIX message queues),
 /// refused by a second filter.
-pub const LANDLOCK_ONLY_REFUSED: [&str; 20] = [
+pub const LANDLOCK_ONLY_REFUSED: [&str; 33] = [
+    // Ownership and extended attributes: Landlock has no right for them,
+    // so a file of the caller's outside the roots could change.
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "setxattrat",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "removexattrat",
+    "file_setattr",
     "keyctl",
     "add_key",
     "request_key",

@@ -217,9 +217,12 @@ pub(super) fn spec(
         confinement: Confinement {
             chdir: vec![policy.workspace.clone()],
             inside: Vec::new(),
+            // Without a user namespace only root holds CAP_SETPCAP, which
+            // cutting the bounding set needs; no_new_privs keeps anyone else
+            // from gaining what it holds.
             capabilities: vec![Step::DropCapabilities {
                 keep: Vec::new(),
-                bounding: true,
+                bounding: host.uid == 0,
                 ambient: Ambient::Lower,
             }],
             seal: Some(Seal {

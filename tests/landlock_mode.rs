@@ -1,0 +1,370 @@
+//! `--isolation landlock`: no namespace, no mount; Landlock and seccomp
+//! alone over the host's own view. Each attack is checked by its effect
+//! on the host (the file that must not change, the process that must
+//! survive, the listener that must hear nothing), as root and as an
+//! unprivileged uid, with a control run that shows the same attempt works
+//! where the mode does not stand in the way.
+
+mod common;
+use common::*;
+use std::os::unix::fs::PermissionsExt;
+use std::process::Output;
+
+/// `qwrap run --isolation landlock [args] -- sh -c script`.
+fn landlock(f: &Fixture, args: &[&str], script: &str) -> Output {
+    let mut c = f.qwrap(&["run", "--isolation", "landlock"]);
+    c.args(args)
+        .args(["--", "sh", "-c", script])
+        .env_remove("QWRAP_PID");
+    c.output().unwrap()
+}
+
+fn mode_of(path: &std::path::Path) -> u32 {
+    std::fs::metadata(path).unwrap().permissions().mode()
+}
+
+#[test]
+fn writes_land_only_in_the_workspace() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let outside = f.write("outside.txt", "host", 0o644);
+        let rc = f.write("home/.profile", "# host profile\n", 0o644);
+        let o = landlock(
+            &f,
+            &[],
+            &format!(
+                "echo inside > made.txt; chmod 700 made.txt; echo x > {o}; echo x >> {rc}; chown $(id -u) {o} || echo chown-refused; python3 -c \"import os; os.setxattr('{o}', 'user.x', b'1')\" 2>/dev/null || echo xattr-refused; touch $HOME/new 2>&1; echo done",
+                o = outside.display(),
+                rc = rc.display()
+            ),
+        );
+        let out = ok(&o);
+        assert!(out.contains("chown-refused\nxattr-refused\n"), "{who:?}: {out}");
+        assert!(out.ends_with("done\n"), "{who:?}: {out}");
+        assert_eq!(
+            std::fs::read_to_string(f.ws().join("made.txt")).unwrap(),
+            "inside\n"
+        );
+        assert_eq!(mode_of(&f.ws().join("made.txt")) & 0o777, 0o700, "{who:?}");
+        assert_eq!(std::fs::read_to_string(&outside).unwrap(), "host", "{who:?}");
+        assert_eq!(
+            std::fs::read_to_string(&rc).unwrap(),
+            "# host profile\n",
+            "{who:?}"
+        );
+        assert!(!f.home().join("new").exists(), "{who:?}");
+        // The control: outside the sandbox the same identity can set it.
+        let py = format!(
+            "import os; os.setxattr({:?}, 'user.x', b'1')",
+            outside.to_str().unwrap()
+        );
+        ok(&f.command("python3").args(["-c", &py]).output().unwrap());
+    }
+}
+
+#[test]
+fn hidden_files_and_the_hosts_tmp_are_unreadable() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.mkdir("home/.ssh");
+        f.write("home/.ssh/id_ed25519", "SECRET-KEY-BYTES", 0o600);
+        f.write(
+            "home/.bashrc",
+            "export GITHUB_TOKEN=ghp_SECRETTOKENVALUE12345\n",
+            0o644,
+        );
+        std::os::unix::fs::symlink(f.home().join(".ssh/id_ed25519"), f.ws().join("key")).unwrap();
+        let tmp = tempfile::Builder::new()
+            .prefix("qwrap-host-tmp-")
+            .tempfile_in("/tmp")
+            .unwrap();
+        std::fs::write(tmp.path(), "HOST-TMP-SECRET").unwrap();
+        std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let o = landlock(
+            &f,
+            &[],
+            &format!(
+                "cat $HOME/.ssh/id_ed25519 key $HOME/.bashrc {t}; ls $HOME/.ssh; echo x > $TMPDIR/own && cat $TMPDIR/own",
+                t = tmp.path().display()
+            ),
+        );
+        let out = stdout(&o);
+        let err = stderr(&o);
+        for secret in ["SECRET-KEY-BYTES", "ghp_SECRET", "HOST-TMP-SECRET"] {
+            assert!(!out.contains(secret), "{who:?}: {secret} read: {out}");
+        }
+        assert_eq!(err.matches("Permission denied").count(), 4, "{who:?}: {err}");
+        // Names stay listable (Landlock lists what it may not read); the
+        // command's own TMPDIR is writable and readable.
+        assert!(out.contains("id_ed25519\nx\n"), "{who:?}: {out}");
+        // The control: the same files are readable outside the sandbox.
+        let plain = f.command("cat").arg(f.ws().join("key")).output().unwrap();
+        assert_eq!(ok(&plain), "SECRET-KEY-BYTES", "{who:?}");
+    }
+}
+
+#[test]
+fn the_commands_tmpdir_is_its_own_and_removed_after() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let o = landlock(
+            &f,
+            &[],
+            "echo $TMPDIR > tmpdir.txt; echo x > $TMPDIR/f && echo wrote",
+        );
+        assert!(ok(&o).contains("wrote"), "{who:?}");
+        let dir = std::fs::read_to_string(f.ws().join("tmpdir.txt")).unwrap();
+        let dir = std::path::PathBuf::from(dir.trim());
+        assert!(dir.to_str().unwrap().starts_with("/tmp/qwrap-"), "{dir:?}");
+        // The warden removes it once the sandbox is gone.
+        let gone = (0..250).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            !dir.exists()
+        });
+        assert!(gone, "{who:?}: {dir:?} left behind");
+    }
+}
+
+#[test]
+fn host_processes_cannot_be_signalled_or_reniced() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let mut host = f.command("sleep").arg("60").spawn().unwrap();
+        let pid = host.id();
+        let nice_before = nice(pid);
+        let o = landlock(
+            &f,
+            &[],
+            &format!("kill -9 {pid}; echo kill=$?; renice -n 7 -p {pid} >/dev/null 2>&1; echo renice=$?"),
+        );
+        let out = ok(&o);
+        assert!(out.contains("kill=1") || out.contains("kill=2"), "{who:?}: {out}");
+        assert!(!out.contains("renice=0"), "{who:?}: {out}");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(
+            host.try_wait().unwrap().is_none(),
+            "{who:?}: the host process died"
+        );
+        assert_eq!(nice(pid), nice_before, "{who:?}: reniced");
+        host.kill().unwrap();
+        host.wait().unwrap();
+        // The control: without the sandbox, the same identity can.
+        let mut host = f.command("sleep").arg("60").spawn().unwrap();
+        let o = f
+            .command("kill")
+            .arg("-9")
+            .arg(host.id().to_string())
+            .output()
+            .unwrap();
+        ok(&o);
+        assert!(host.wait().unwrap().code().is_none());
+    }
+}
+
+/// A process's nice value (/proc/PID/stat, field 19).
+fn nice(pid: u32) -> i64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap();
+    let rest = &stat[stat.rfind(')').unwrap() + 2..];
+    rest.split_whitespace().nth(16).unwrap().parse().unwrap()
+}
+
+#[test]
+fn host_unix_sockets_and_the_closed_network_are_out_of_reach() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let sock = f.path().join("agent.sock");
+        let unix = std::os::unix::net::UnixListener::bind(&sock).unwrap();
+        std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o777)).unwrap();
+        unix.set_nonblocking(true).unwrap();
+        let tcp = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        tcp.set_nonblocking(true).unwrap();
+        let port = tcp.local_addr().unwrap().port();
+        let py = format!(
+            "import socket\nfor fam, addr in ((socket.AF_UNIX, {s:?}), (socket.AF_INET, ('127.0.0.1', {port}))):\n    try:\n        c = socket.socket(fam); c.connect(addr); print('connected', fam)\n    except OSError as e:\n        print('refused', e.errno)\n",
+            s = sock.to_str().unwrap()
+        );
+        std::fs::write(f.ws().join("c.py"), &py).unwrap();
+        let o = landlock(&f, &["--network", "closed"], "python3 c.py");
+        let out = ok(&o);
+        assert_eq!(out.matches("refused 1").count(), 2, "{who:?}: {out}");
+        assert!(
+            unix.accept().is_err(),
+            "{who:?}: the host's Unix socket heard a connection"
+        );
+        assert!(
+            tcp.accept().is_err(),
+            "{who:?}: the host's TCP port heard a connection"
+        );
+        // Open network: TCP reaches the host's loopback, a Unix socket
+        // still cannot be made.
+        let o = landlock(&f, &[], "python3 c.py");
+        let out = ok(&o);
+        assert!(
+            out.contains("refused 1") && out.contains("connected"),
+            "{who:?}: {out}"
+        );
+        assert!(unix.accept().is_err(), "{who:?}");
+        // The control: the same program reaches both outside.
+        let o = f.command("python3").arg("c.py").output().unwrap();
+        assert_eq!(ok(&o).matches("connected").count(), 2, "{who:?}");
+    }
+}
+
+#[test]
+fn the_git_dir_stays_the_hosts_unless_allowed() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        ok(&f.command("git").args(["init", "-q", "."]).output().unwrap());
+        f.mkdir("ws/src");
+        let config = std::fs::read(f.ws().join(".git/config")).unwrap();
+        let o = landlock(
+            &f,
+            &[],
+            "echo '[core] fsmonitor = touch /tmp/pwned' >> .git/config; echo 'touch /tmp/pwned' > .git/hooks/post-checkout; echo fine > src/a.rs && echo src-ok",
+        );
+        assert!(ok(&o).contains("src-ok"), "{who:?}");
+        assert_eq!(
+            std::fs::read(f.ws().join(".git/config")).unwrap(),
+            config,
+            "{who:?}"
+        );
+        assert!(!f.ws().join(".git/hooks/post-checkout").exists(), "{who:?}");
+        // A new name at the top of a tree that holds a git dir cannot be
+        // made (docs/security.md); with --allow-git-config it can, and the
+        // git dir is the command's to change.
+        let o = landlock(&f, &[], "echo x > top.txt");
+        assert!(!o.status.success() && !f.ws().join("top.txt").exists(), "{who:?}");
+        let o = landlock(
+            &f,
+            &["--allow-git-config"],
+            "echo x > top.txt && echo '# ok' >> .git/config",
+        );
+        ok(&o);
+        assert!(f.ws().join("top.txt").exists(), "{who:?}");
+        assert_ne!(std::fs::read(f.ws().join(".git/config")).unwrap(), config);
+    }
+}
+
+#[test]
+fn what_the_command_leaves_behind_is_gone() {
+    if !kernel_scopes() {
+        eprintln!("SKIP leftovers in the Landlock-only mode: no Landlock signal scope (Linux < 6.12)");
+        return;
+    }
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let o = landlock(
+            &f,
+            &[],
+            "setsid sh -c 'echo $$ > bg.pid; exec sleep 300' & sleep 0.3",
+        );
+        ok(&o);
+        let pid = std::fs::read_to_string(f.ws().join("bg.pid")).unwrap();
+        let proc = std::path::PathBuf::from(format!("/proc/{}", pid.trim()));
+        let gone = (0..100).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            !proc.exists()
+        });
+        assert!(gone, "{who:?}: {} survived the command", pid.trim());
+    }
+}
+
+fn kernel_scopes() -> bool {
+    let o = std::process::Command::new(qwrap())
+        .args(["inspect", "--json"])
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    v["layers"]["landlock_abi"].as_u64().unwrap_or(0) >= 6
+}
+
+#[test]
+fn keyrings_and_sysv_ipc_are_refused() {
+    let py = "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nr = libc.syscall(250, 0, -3, 0)\nprint('keyctl', r, ctypes.get_errno())\nr = libc.shmget(0, 4096, 0o1600)\nprint('shmget', r, ctypes.get_errno())\n";
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        std::fs::write(f.ws().join("k.py"), py).unwrap();
+        let o = landlock(&f, &[], "python3 k.py");
+        let out = ok(&o);
+        assert!(
+            out.contains("keyctl -1 1\n") && out.contains("shmget -1 1\n"),
+            "{who:?}: {out}"
+        );
+        // The control: in the namespaces mode both calls work (a fresh
+        // keyring, a private IPC namespace).
+        let mut c = f.qwrap(&["run", "--", "python3", "k.py"]);
+        let o = c.env_remove("QWRAP_PID").output().unwrap();
+        let out = ok(&o);
+        assert!(!out.contains("-1 1\n"), "{who:?}: {out}");
+    }
+}
+
+#[test]
+fn auto_confines_where_user_namespaces_are_refused() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let disabled = |args: &[&str]| {
+            f.command("unshare")
+                .args([
+                    "-U",
+                    "-r",
+                    "sh",
+                    "-c",
+                    "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"",
+                    "sh",
+                ])
+                .arg(qwrap())
+                .args(args)
+                .env_remove("QWRAP_PID")
+                .output()
+                .unwrap()
+        };
+        let o = disabled(&[
+            "run",
+            "--isolation",
+            "auto",
+            "--",
+            "sh",
+            "-c",
+            "echo in > auto.txt; echo x > ../outside",
+        ]);
+        let err = stderr(&o);
+        assert!(
+            err.contains("qwrap: degraded: isolation: Landlock and seccomp only"),
+            "{who:?}: {err}"
+        );
+        assert!(f.ws().join("auto.txt").exists(), "{who:?}: {err}");
+        assert!(!f.path().join("outside").exists(), "{who:?}");
+        // The default fails closed, and says which mode would run.
+        let o = disabled(&["run", "--", "true"]);
+        assert!(!o.status.success(), "{who:?}");
+        assert!(
+            stderr(&o).contains("--isolation landlock"),
+            "{who:?}: {}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn what_this_mode_cannot_give_is_refused() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        for args in [
+            &["--network", "proxied"][..],
+            &["--pid", "private"],
+            &["--view", "minimal"],
+            &["--home", "overlay"],
+            &["--landlock", "off"],
+        ] {
+            let o = landlock(&f, args, "touch ran");
+            assert_eq!(o.status.code(), Some(125), "{who:?} {args:?}");
+            assert!(!f.ws().join("ran").exists(), "{who:?} {args:?}");
+            assert!(
+                stderr(&o).contains("--isolation landlock"),
+                "{who:?} {args:?}: {}",
+                stderr(&o)
+            );
+        }
+    }
+}
