@@ -368,3 +368,39 @@ fn what_this_mode_cannot_give_is_refused() {
         }
     }
 }
+
+#[test]
+fn the_reports_say_the_mode_and_verify_passes_what_it_claims() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        ok(&f.command("git").args(["init", "-q", "."]).output().unwrap());
+        f.mkdir("ws/src");
+        let report = |args: &[&str]| {
+            let mut c = f.qwrap(args);
+            c.args(["--isolation", "landlock"]).env_remove("QWRAP_PID");
+            c.output().unwrap()
+        };
+        let o = report(&["verify"]);
+        let out = ok(&o);
+        assert!(
+            out.contains("N/A  /dev is minimal: not provided by this mode"),
+            "{who:?}: {out}"
+        );
+        assert!(out.contains("PASS git dirs cannot be swapped"), "{who:?}: {out}");
+        assert!(out.contains("PASS workspace write"), "{who:?}: {out}");
+        assert!(out.contains("Confinement verified"), "{who:?}: {out}");
+        let o = report(&["inspect"]);
+        let out = ok(&o);
+        assert!(
+            out.contains("  isolation: applied (Landlock and seccomp only"),
+            "{who:?}: {out}"
+        );
+        assert!(
+            out.contains("Boundary: no namespaces: Landlock and seccomp alone"),
+            "{who:?}: {out}"
+        );
+        let o = report(&["receipt", "--json"]);
+        let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert_eq!(v["isolation"], "landlock", "{who:?}");
+    }
+}

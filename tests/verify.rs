@@ -354,6 +354,7 @@ fn receipt_is_filled_in() {
                 "skipped_checks",
                 "accepted_degradations",
                 "pid_namespace",
+                "isolation",
                 "view",
                 "home",
                 "cache_mode",

@@ -36,7 +36,7 @@ pub fn landlock_only(policy: &Policy, host: &HostFacts) -> Option<String> {
     let s = &policy.settings.isolation;
     match s.value {
         IsolationMode::Namespaces => None,
-        IsolationMode::Landlock => Some(format!("--isolation landlock (from {})", s.source)),
+        IsolationMode::Landlock => Some(format!("isolation = landlock, from {}", s.source)),
         IsolationMode::Auto => match &host.landlock_only.namespaces {
             Some(Err(why)) => Some(format!(
                 "isolation auto (from {}): namespaces are refused here ({why})",

@@ -3,15 +3,16 @@
 
 mod receipt;
 mod summary;
+mod verify_text;
 
 pub use receipt::{Receipt, receipt};
 pub use summary::boundary;
-use summary::cache_text;
+use summary::{cache_text, landlock_only_root};
+pub use verify_text::verify_text;
 
 use crate::host::HostFacts;
 use crate::plan::Layers;
 use crate::policy::{Dropped, GitInfo, NetworkMode, Policy, ReadOnlyPath, TmpMode, WritableRoot};
-use crate::verify::{Outcome, Report};
 use serde::Serialize;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -156,6 +157,7 @@ impl Inspect {
             ),
             line("cache", s.cache.value.to_string(), &s.cache.source),
             line("home", s.home.value.to_string(), &s.home.source),
+            line("isolation", s.isolation.value.to_string(), &s.isolation.source),
         ];
         settings.extend(s.allow_socket.iter().map(|i| SettingLine {
             name: "allow_socket",
@@ -254,7 +256,7 @@ impl Inspect {
                 .iter()
                 .find(|c| c.path == r.path)
                 .map(cache_text)
-                .unwrap_or_default();
+                .unwrap_or_else(|| landlock_only_root(&self.layers, r));
             let _ = writeln!(
                 o,
                 "  {}  [{}, from {}{how}]",
@@ -294,15 +296,26 @@ impl Inspect {
         let _ = writeln!(
             o,
             "Temp: {}",
-            match self.temp {
-                TmpMode::Private => "private (a fresh tmpfs on /tmp)",
-                TmpMode::Host => "host (the host's temp directory is a writable root)",
+            match (self.temp, self.layers.landlock_only) {
+                (TmpMode::Private, false) => "private (a fresh tmpfs on /tmp)",
+                (TmpMode::Private, true) => "private (the command's own new directory in /tmp, its TMPDIR)",
+                (TmpMode::Host, _) => "host (the host's temp directory is a writable root)",
             }
         );
-        let _ = writeln!(o, "Mount API: {} ({})", self.mount_api.api, self.mount_api.reason);
+        let unused = if self.layers.landlock_only {
+            "; unused: no mount"
+        } else {
+            ""
+        };
+        let _ = writeln!(
+            o,
+            "Mount API: {} ({}{unused})",
+            self.mount_api.api, self.mount_api.reason
+        );
         let l = &self.layers;
         let _ = writeln!(o, "Layers:");
         for (name, state) in [
+            ("isolation", &l.isolation),
             ("landlock filesystem", &l.landlock_filesystem),
             ("landlock scopes", &l.landlock_scopes),
             ("host processes", &l.processes),
@@ -430,56 +443,4 @@ fn spec_text(s: &crate::policy::PathSpec) -> String {
         crate::policy::PathSpec::Literal(p) => p.display().to_string(),
         crate::policy::PathSpec::Template(t) => t.clone(),
     }
-}
-
-/// The verify report as text: PASS/FAIL/SKIP lines, then the verdict.
-pub fn verify_text(r: &Report) -> String {
-    let mut o = String::new();
-    for c in &r.checks {
-        match c.outcome {
-            Outcome::Pass => {
-                let _ = writeln!(o, "PASS {}", c.title);
-            }
-            Outcome::Skip => {
-                let _ = writeln!(o, "SKIP {}: {}", c.title, c.got.as_deref().unwrap_or(""));
-            }
-            Outcome::Fail | Outcome::Accepted => {
-                let word = if c.outcome == Outcome::Fail {
-                    "FAIL"
-                } else {
-                    "ACCEPTED"
-                };
-                let _ = writeln!(o, "{word} {}", c.title);
-                let _ = writeln!(o, "  expected: {}", c.expected.as_deref().unwrap_or(""));
-                let _ = writeln!(o, "  got: {}", c.got.as_deref().unwrap_or(""));
-                if c.outcome == Outcome::Accepted {
-                    let _ = writeln!(o, "  accepted: accept_degraded names {:?}", c.name);
-                } else {
-                    let _ = writeln!(
-                        o,
-                        "  to accept it for a rollout: --accept-degraded {} (config: accept_degraded = [\"{}\"])",
-                        c.name, c.name
-                    );
-                }
-            }
-        }
-    }
-    if r.verified && !r.accepted.is_empty() {
-        let _ = writeln!(
-            o,
-            "Confinement verified ({} checks), with accepted exceptions: {}.",
-            r.passed,
-            r.accepted.join(", ")
-        );
-    } else if r.verified {
-        let _ = writeln!(o, "Confinement verified ({} checks).", r.passed);
-    } else {
-        let _ = writeln!(
-            o,
-            "Confinement NOT verified: {} of {} checks failed.",
-            r.failed,
-            r.passed + r.failed
-        );
-    }
-    o
 }

@@ -42,6 +42,8 @@ pub struct Receipt {
     pub accepted_degradations: Vec<String>,
     /// `shared` or `private` (--pid).
     pub pid_namespace: String,
+    /// `namespaces`, or `landlock` (Landlock and seccomp alone).
+    pub isolation: String,
     /// `host` (the whole host read-only, less the hidden paths) or
     /// `minimal` (only the system directories, roots and exposed paths).
     pub view: String,
@@ -65,6 +67,7 @@ fn outcome_word(o: Option<Outcome>) -> &'static str {
         Some(Outcome::Fail) => "fail",
         Some(Outcome::Accepted) => "accepted",
         Some(Outcome::Skip) => "not-applicable",
+        Some(Outcome::NotProvided) => "not-provided",
         None => "not-run",
     }
 }
@@ -158,14 +161,24 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
             .filter(|s| policy.allowed_sockets.iter().any(|a| &a.value == *s))
             .map(|s| s.display().to_string())
             .collect(),
-        device_or_gui_exceptions: "none: /dev holds only null zero full random urandom tty pts ptmx shm; \
+        device_or_gui_exceptions: if inspect.layers.landlock_only {
+            "the host's /dev, writable only: null zero full random urandom tty ptmx; \
              DISPLAY, WAYLAND_DISPLAY and MIR_SOCKET are removed"
-            .into(),
+        } else {
+            "none: /dev holds only null zero full random urandom tty pts ptmx shm; \
+             DISPLAY, WAYLAND_DISPLAY and MIR_SOCKET are removed"
+        }
+        .into(),
         landlock_abi: inspect.layers.landlock_abi,
         degraded_layers: inspect.layers.degraded(),
         skipped_checks: verify.map(|r| r.skipped_names()).unwrap_or_default(),
         accepted_degradations: verify.map(|r| r.accepted.clone()).unwrap_or_default(),
         pid_namespace: policy.settings.pid.value.to_string(),
+        isolation: if inspect.layers.landlock_only {
+            "landlock".into()
+        } else {
+            "namespaces".into()
+        },
         view: policy.view.to_string(),
         home: if inspect.layers.home_overlay.is_some() {
             "overlay".into()
@@ -244,7 +257,7 @@ impl Receipt {
 }
 
 /// Field order, as in the rollout checklist.
-const FIELDS: [&str; 31] = [
+const FIELDS: [&str; 32] = [
     "date",
     "host",
     "qwrap_version",
@@ -268,6 +281,7 @@ const FIELDS: [&str; 31] = [
     "skipped_checks",
     "accepted_degradations",
     "pid_namespace",
+    "isolation",
     "view",
     "home",
     "cache_mode",

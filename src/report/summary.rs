@@ -4,6 +4,9 @@ use crate::plan::Layers;
 
 /// What the sandbox confines, in one line, from the layers that hold.
 pub fn boundary(l: &Layers) -> String {
+    if l.landlock_only {
+        return landlock_only_boundary(l);
+    }
     let mut parts = vec![if l.home_overlay.is_some() {
         "filesystem mounts (the host read-only outside the writable roots; the home overlaid: its writes stay in the workspace's layer)".to_string()
     } else {
@@ -34,6 +37,38 @@ pub fn boundary(l: &Layers) -> String {
         parts.push("git hooks and config read-only".into());
     }
     parts.join("; ")
+}
+
+/// `--isolation landlock`'s boundary: no mount, Landlock's rules alone.
+fn landlock_only_boundary(l: &Layers) -> String {
+    let mut parts = vec![
+        "no namespaces: Landlock and seccomp alone".to_string(),
+        if l.landlock_filesystem.is_applied() {
+            "Landlock (writes only beneath the writable roots; the hidden paths and the host's /tmp unreadable)"
+                .to_string()
+        } else {
+            "no Landlock: this mode does not start".to_string()
+        },
+        "host processes visible but not signalable".into(),
+        "no Unix socket can be made".into(),
+    ];
+    if l.protected_paths.is_applied() {
+        parts.push("the git dirs read-only".into());
+    }
+    parts.join("; ")
+}
+
+/// A cache root without namespaces: read-only unless written through.
+pub(super) fn landlock_only_root(l: &Layers, r: &crate::policy::WritableRoot) -> String {
+    let shared = r
+        .cache
+        .as_ref()
+        .is_some_and(|c| c.mode == crate::policy::CacheMode::Shared);
+    if l.landlock_only && r.reason == crate::policy::RootReason::Cache && !shared {
+        "; read-only here: no overlay without a mount namespace".into()
+    } else {
+        String::new()
+    }
 }
 
 /// How a cache root is mounted, for its line under "Writable roots".

@@ -23,7 +23,7 @@ const LOOKED: &str = ".qwrap-verify-git-looked";
 const SETTLING: &str = "planted; settled from outside";
 
 /// In the probe.
-pub fn check(git_dirs: &[PathBuf], tag: &str, workspace: &Path) -> Check {
+pub fn check(git_dirs: &[PathBuf], tag: &str, workspace: &Path, refused: i32) -> Check {
     if git_dirs.is_empty() {
         return Check::skip(
             N,
@@ -34,8 +34,10 @@ pub fn check(git_dirs: &[PathBuf], tag: &str, workspace: &Path) -> Check {
     for d in git_dirs {
         let moved = d.with_file_name(format!("{}{tag}", file_name(d)));
         match rustix::fs::rename(d, &moved) {
-            // A mount point (EBUSY), or in a read-only parent (EROFS).
+            // A mount point (EBUSY), or in a read-only parent (EROFS), or,
+            // without mounts, Landlock's refusal (`refused`: EACCES).
             Err(rustix::io::Errno::BUSY | rustix::io::Errno::ROFS) => {}
+            Err(e) if e.raw_os_error() == refused => {}
             Err(e) => {
                 return Check::fail(
                     N,

@@ -28,6 +28,9 @@ pub enum Outcome {
     Skip,
     /// Failed, and the administrator accepts it (`accept_degraded`).
     Accepted,
+    /// The isolation in force does not claim it (`--isolation landlock`).
+    #[serde(rename = "not-provided")]
+    NotProvided,
 }
 
 /// One check: PASS, FAIL with what was expected and what was seen, or SKIP
@@ -190,7 +193,12 @@ pub fn outside_dir(policy: &Policy) -> PathBuf {
 }
 
 /// The host's facts the in-sandbox probe compares against.
-pub fn probe_args(policy: &Policy, layers: &plan::Layers, helpers: &HostHelpers) -> probe::ProbeArgs {
+pub fn probe_args(
+    policy: &Policy,
+    host: &HostFacts,
+    layers: &plan::Layers,
+    helpers: &HostHelpers,
+) -> probe::ProbeArgs {
     let host_ifs = probe::interfaces(&std::fs::read_to_string("/proc/net/dev").unwrap_or_default());
     probe::ProbeArgs {
         workspace: policy.workspace.clone(),
@@ -202,7 +210,7 @@ pub fn probe_args(policy: &Policy, layers: &plan::Layers, helpers: &HostHelpers)
         closed_network: policy.network.private(),
         caches: cache_check::targets(&cache_check::with_home(layers)),
         home_overlaid: layers.home_overlay.is_some(),
-        cache_tag: Some(format!(".qwrap-verify-cache-{}", std::process::id())),
+        cache_tag: (!layers.landlock_only).then(|| format!(".qwrap-verify-cache-{}", std::process::id())),
         leftover_tag: (!policy.settings.keep_background.value).then(leftover_check::tag),
         proxied: policy.network == NetworkMode::Proxied,
         proxy_target: helpers.egress_target.map(|port| format!("127.0.0.1:{port}")),
@@ -221,7 +229,26 @@ pub fn probe_args(policy: &Policy, layers: &plan::Layers, helpers: &HostHelpers)
         absent: outside_the_view(policy),
         scoped: layers.landlock_scopes.is_applied(),
         private_pid: layers.private_pid,
+        landlock_only: layers.landlock_only,
+        write_at: write_at(policy, host, layers),
     }
+}
+
+/// `--isolation landlock` where the workspace's top is not writable (it
+/// holds a git dir): its first writable directory.
+fn write_at(policy: &Policy, host: &HostFacts, layers: &plan::Layers) -> Option<PathBuf> {
+    let Some(Ok(lists)) = &host.landlock_only.lists else {
+        return None;
+    };
+    if !layers.landlock_only || !lists.write.levels.contains(&policy.workspace) {
+        return None;
+    }
+    lists
+        .write
+        .beneath
+        .iter()
+        .find(|p| p.parent() == Some(policy.workspace.as_path()) && p.is_dir())
+        .cloned()
 }
 
 /// Things on the host side for the probe to try to reach: a process of ours,
@@ -350,7 +377,7 @@ pub fn battery(
     let mut host = host.clone();
     host.unix_sockets = crate::host::probe_sockets();
     let (_, layers) = plan::build(policy, &host).map_err(|r| NoSandbox::Refused(r.message))?;
-    let args = probe_args(policy, &layers, &helpers);
+    let args = probe_args(policy, &host, &layers, &helpers);
     // The test server is listed for the probe's sandbox alone.
     let mut policy_for_probe = policy.clone();
     if let Some(port) = helpers.egress_target {
@@ -376,7 +403,13 @@ pub fn battery(
     drop(helpers);
     let mut checks = parse_probe_output(&text)?;
     git_check::settle(&mut checks, seen_on_host);
-    if let Some(tag) = &args.cache_tag {
+    if layers.landlock_only {
+        checks.push(Check::not_provided(
+            "cache-isolated",
+            "a write to a cache stays off the host",
+            "no overlay without a mount namespace: the host's caches are read-only here".into(),
+        ));
+    } else if let Some(tag) = &args.cache_tag {
         cache_check::settle(&mut checks, &cache_check::with_home(&layers), tag);
     }
     if let Some(tag) = &args.leftover_tag {

@@ -90,6 +90,13 @@ impl ProbeArgs {
             v.push("--proxy-target".into());
             v.push(t.into());
         }
+        if self.landlock_only {
+            v.push("--landlock-only".into());
+        }
+        if let Some(p) = &self.write_at {
+            v.push("--write-at".into());
+            v.push(p.clone().into());
+        }
         v
     }
 }
@@ -97,9 +104,16 @@ impl ProbeArgs {
 /// Runs every in-sandbox check.
 pub fn run(a: &ProbeArgs) -> Vec<Check> {
     let tag = format!(".qwrap-verify-{}", std::process::id());
+    // Without a mount, Landlock refuses (EACCES) what a read-only mount
+    // would (EROFS).
+    let refused = if a.landlock_only {
+        libc::EACCES
+    } else {
+        libc::EROFS
+    };
     let mut checks = vec![
-        workspace_write(&a.workspace.join(&tag)),
-        must_be_erofs("outside-write", "outside write", &a.outside.join(&tag)),
+        workspace_write(&a.write_at.as_ref().unwrap_or(&a.workspace).join(&tag)),
+        must_be_refused("outside-write", "outside write", &a.outside.join(&tag), refused),
     ];
     checks.push(match &a.home {
         Some(_) if a.home_overlaid => Check::skip(
@@ -107,7 +121,7 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
             "home write",
             "--home overlay: a write lands in the workspace's layer; cache-isolated checks that it stays off the host".into(),
         ),
-        Some(h) if h.is_dir() => must_be_erofs("home-write", "home write", &h.join(&tag)),
+        Some(h) if h.is_dir() => must_be_refused("home-write", "home write", &h.join(&tag), refused),
         Some(h) => Check::skip(
             "home-write",
             "home write",
@@ -116,10 +130,20 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
         None => Check::skip("home-write", "home write", "no home directory".into()),
     });
     checks.push(pid_namespace(&a.host_pidns, a.private_pid));
-    checks.push(network(a.closed_network, a.host_has_nonlo));
-    checks.push(dev_listing());
+    if a.landlock_only {
+        checks.push(super::reach::no_sockets(a.closed_network));
+        checks.push(Check::not_provided(
+            "dev",
+            "/dev is minimal",
+            "the host's /dev (no mount namespace); writable: null zero full random urandom tty ptmx".into(),
+        ));
+    } else {
+        checks.push(network(a.closed_network, a.host_has_nonlo));
+        checks.push(dev_listing());
+    }
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    checks.push(capabilities(&status));
+    let root = rustix::process::getuid().is_root();
+    checks.push(capabilities(&status, !a.landlock_only || root));
     checks.push(no_new_privs(&status));
     checks.push(signal(a.host_pid, a.scoped, a.private_pid));
     checks.push(host_proc(a.host_pid));
@@ -129,9 +153,17 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
         a.scoped,
         a.closed_network,
     ));
-    checks.push(masked_socket(a.masked_socket.as_deref()));
-    checks.push(protected(&a.protected, &tag));
-    checks.push(super::git_check::check(&a.git_dirs, &tag, &a.workspace));
+    checks.push(if a.landlock_only {
+        Check::skip(
+            "masked-socket",
+            "a masked host socket refuses connections",
+            "no socket is masked here: none can be made (the network check)".into(),
+        )
+    } else {
+        masked_socket(a.masked_socket.as_deref())
+    });
+    checks.push(protected(&a.protected, &tag, refused));
+    checks.push(super::git_check::check(&a.git_dirs, &tag, &a.workspace, refused));
     checks.push(hidden(&a.hidden));
     if let Some(p) = &a.absent {
         checks.push(absent(p));
@@ -150,7 +182,7 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     checks
 }
 
-fn protected(paths: &[PathBuf], tag: &str) -> Check {
+fn protected(paths: &[PathBuf], tag: &str, refused: i32) -> Check {
     const N: &str = "git-protected";
     const T: &str = "git hooks and config read-only";
     if paths.is_empty() {
@@ -169,12 +201,12 @@ fn protected(paths: &[PathBuf], tag: &str) -> Check {
             .map_err(|e| e.raw_os_error())
         };
         match result {
-            Err(libc::EROFS) => {}
+            Err(e) if e == refused => {}
             Err(e) => {
                 return Check::fail(
                     N,
                     T,
-                    &format!("{}: {}", p.display(), errno_text(libc::EROFS)),
+                    &format!("{}: {}", p.display(), errno_text(refused)),
                     errno_text(e),
                 );
             }
@@ -182,12 +214,7 @@ fn protected(paths: &[PathBuf], tag: &str) -> Check {
                 if p.is_dir() {
                     std::fs::remove_file(p.join(tag)).ok();
                 }
-                return Check::fail(
-                    N,
-                    T,
-                    &errno_text(libc::EROFS),
-                    format!("{} is writable", p.display()),
-                );
+                return Check::fail(N, T, &errno_text(refused), format!("{} is writable", p.display()));
             }
         }
     }
@@ -257,12 +284,14 @@ fn workspace_write(path: &Path) -> Check {
     }
 }
 
-/// The write must fail with EROFS: EACCES proves nothing about the mount.
-fn must_be_erofs(name: &str, what: &str, path: &Path) -> Check {
+/// The write must fail with `errno`: EROFS where a read-only mount holds
+/// it (EACCES would prove nothing about the mount), EACCES where Landlock
+/// alone does.
+fn must_be_refused(name: &str, what: &str, path: &Path, errno: i32) -> Check {
     let title = format!("{what} ({})", path.parent().unwrap_or(path).display());
-    let expected = errno_text(libc::EROFS);
+    let expected = errno_text(errno);
     match super::create(path) {
-        Err(libc::EROFS) => Check::pass(name, &title),
+        Err(e) if e == errno => Check::pass(name, &title),
         Err(e) => Check::fail(name, &title, &expected, errno_text(e)),
         Ok(()) => {
             std::fs::remove_file(path).ok();
@@ -351,22 +380,32 @@ fn field<'a>(status: &'a str, key: &str) -> Option<&'a str> {
     status.lines().find_map(|l| l.strip_prefix(key).map(str::trim))
 }
 
-fn capabilities(status: &str) -> Check {
-    let sets = ["CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"];
+/// `bounding`: the bounding set must be empty too. Without a user
+/// namespace an unprivileged caller cannot cut it (CAP_SETPCAP), and needs
+/// not: with no_new_privs nothing it holds can be gained.
+fn capabilities(status: &str, bounding: bool) -> Check {
+    let sets: &[&str] = if bounding {
+        &["CapInh:", "CapPrm:", "CapEff:", "CapBnd:", "CapAmb:"]
+    } else {
+        &["CapInh:", "CapPrm:", "CapEff:", "CapAmb:"]
+    };
     let nonzero: Vec<String> = sets
         .iter()
         .filter(|k| field(status, k) != Some("0000000000000000"))
         .map(|k| format!("{k} {}", field(status, k).unwrap_or("missing")))
         .collect();
-    if nonzero.is_empty() {
-        Check::pass("capabilities", "no capabilities")
+    let (title, expected) = if bounding {
+        ("no capabilities", "all five sets zero")
     } else {
-        Check::fail(
-            "capabilities",
-            "no capabilities",
-            "all five sets zero",
-            nonzero.join(", "),
+        (
+            "no capabilities (the bounding set left: no user namespace, no_new_privs)",
+            "the inheritable, permitted, effective and ambient sets zero",
         )
+    };
+    if nonzero.is_empty() {
+        Check::pass("capabilities", title)
+    } else {
+        Check::fail("capabilities", title, expected, nonzero.join(", "))
     }
 }
 
@@ -401,6 +440,16 @@ impl Check {
             got: Some(got),
         }
     }
+    pub(super) fn not_provided(name: &str, title: &str, why: String) -> Check {
+        Check {
+            name: name.into(),
+            title: title.into(),
+            outcome: Outcome::NotProvided,
+            expected: None,
+            got: Some(why),
+        }
+    }
+
     pub(super) fn skip(name: &str, title: &str, why: String) -> Check {
         Check {
             name: name.into(),

@@ -69,4 +69,12 @@ pub struct ProbeArgs {
     /// A listed destination (`127.0.0.1:PORT`) that greets.
     #[arg(long)]
     pub proxy_target: Option<String>,
+    /// `--isolation landlock`: no mount; Landlock refuses (EACCES) what a
+    /// read-only mount would (EROFS).
+    #[arg(long)]
+    pub landlock_only: bool,
+    /// Where the workspace write is tried, when not at its top (Landlock
+    /// grants no new name at the top of a tree that holds a git dir).
+    #[arg(long)]
+    pub write_at: Option<PathBuf>,
 }

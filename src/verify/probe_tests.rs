@@ -5,16 +5,21 @@ use super::*;
 #[test]
 fn capability_and_nnp_parsing() {
     let ok = "CapInh:\t0000000000000000\nCapPrm:\t0000000000000000\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nCapAmb:\t0000000000000000\nNoNewPrivs:\t1\n";
-    assert_eq!(capabilities(ok).outcome, Outcome::Pass);
+    assert_eq!(capabilities(ok, true).outcome, Outcome::Pass);
     assert_eq!(no_new_privs(ok).outcome, Outcome::Pass);
     let bad = ok
         .replace("CapBnd:\t0000000000000000", "CapBnd:\t000001ffffffffff")
         .replace("NoNewPrivs:\t1", "NoNewPrivs:\t0");
-    let c = capabilities(&bad);
+    let c = capabilities(&bad, true);
     assert_eq!(c.outcome, Outcome::Fail);
     assert!(c.got.unwrap().contains("CapBnd"));
+    // Without a user namespace an unprivileged caller keeps its bounding
+    // set (no_new_privs makes it unusable); the other four must be zero.
+    assert_eq!(capabilities(&bad, false).outcome, Outcome::Pass);
+    let held = bad.replace("CapPrm:\t0000000000000000", "CapPrm:\t0000000000000001");
+    assert_eq!(capabilities(&held, false).outcome, Outcome::Fail);
     assert_eq!(no_new_privs(&bad).outcome, Outcome::Fail);
-    assert_eq!(capabilities("").outcome, Outcome::Fail);
+    assert_eq!(capabilities("", true).outcome, Outcome::Fail);
 }
 
 #[test]
@@ -47,6 +52,8 @@ fn args_round_trip_shape() {
         leftover_tag: None,
         proxied: false,
         proxy_target: None,
+        landlock_only: false,
+        write_at: None,
     };
     let v: Vec<String> = a
         .to_args()
@@ -99,6 +106,8 @@ fn every_argument_is_parsed_back_by_the_one_definition() {
         leftover_tag: None,
         proxied: true,
         proxy_target: Some("127.0.0.1:9".into()),
+        landlock_only: true,
+        write_at: Some("/w/src".into()),
     };
     let mut argv: Vec<std::ffi::OsString> = vec!["__probe".into()];
     argv.extend(a.to_args());

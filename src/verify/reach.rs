@@ -150,6 +150,39 @@ pub(super) fn abstract_socket(name: Option<&str>, scoped: bool, closed: bool) ->
     }
 }
 
+/// `--isolation landlock`: no Unix socket can be made (no host socket is
+/// reachable), and with the network closed no socket at all.
+pub(super) fn no_sockets(closed: bool) -> Check {
+    use rustix::net::{AddressFamily, SocketType};
+    const N: &str = "network";
+    let (title, families) = if closed {
+        (
+            "network closed: socket(2) refused for every family",
+            &[AddressFamily::UNIX, AddressFamily::INET, AddressFamily::INET6][..],
+        )
+    } else {
+        (
+            "no Unix socket can be made (the host's are out of reach)",
+            &[AddressFamily::UNIX][..],
+        )
+    };
+    for f in families {
+        match rustix::net::socket(*f, SocketType::STREAM, None) {
+            Err(rustix::io::Errno::PERM) => {}
+            Err(e) => return Check::fail(N, title, &errno_text(libc::EPERM), errno_text(e.raw_os_error())),
+            Ok(_) => {
+                return Check::fail(
+                    N,
+                    title,
+                    &errno_text(libc::EPERM),
+                    format!("a {f:?} socket was made"),
+                );
+            }
+        }
+    }
+    Check::pass(N, title)
+}
+
 pub(super) fn masked_socket(path: Option<&Path>) -> Check {
     const N: &str = "masked-socket";
     const T: &str = "a masked host socket refuses connections";
