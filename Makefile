@@ -10,7 +10,7 @@ STATIC_BIN := target/$(TARGET)/release/qwrap
 BIN ?= $(firstword $(wildcard $(STATIC_BIN) target/release/qwrap))
 GENERATED = $(dir $(BIN))qwrap-generated
 
-.PHONY: build test test-private-pid lint static install uninstall install-test smoke clean bench fuzz fuzz-smoke deb deb-test kernel-test bwrap-suite
+.PHONY: build test test-private-pid lint static install uninstall install-test smoke container-test clean bench fuzz fuzz-smoke deb deb-test kernel-test bwrap-suite
 
 build:
 	$(CARGO) build --release
@@ -42,6 +42,12 @@ static:
 # Runs the static binary's sandbox once and checks the boundary from inside.
 smoke: static
 	sh scripts/smoke.sh $(STATIC_BIN)
+
+# The static binary in Podman containers, unprivileged: the default seccomp
+# profile (namespaces), and one that refuses namespaces and mounts as
+# Docker's default does (--isolation landlock). SKIP where podman cannot run.
+container-test: static
+	sh scripts/container-test.sh $(STATIC_BIN)
 
 # Installs what `make` (or `make static`) built; it builds nothing, so
 # `sudo make install` needs no cargo in root's PATH. The binary, man pages,

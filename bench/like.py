@@ -140,11 +140,14 @@ def like_with_like(work, qwrap, layers, n):
     line = narrow(plain_ws) + ["/bin/true"]
     t = side_by_side({"qwrap": [qwrap, "bwrap", *line[1:]], "bwrap": line,
                      "closed": [qwrap, "run", "--network", "closed", "--", "/bin/true"],
-                     "bwrap-net": line[:-1] + ["--unshare-net", "/bin/true"]}, n, 20, plain_ws)
+                     "bwrap-net": line[:-1] + ["--unshare-net", "/bin/true"],
+                     "landlock": [qwrap, "run", "--isolation", "landlock", "--", "/bin/true"]}, n, 20, plain_ws)
     rows.append(("bwrap mode running bubblewrap's narrow line (`qwrap bwrap ARGS`)", t["qwrap"], None, t["bwrap"],
                  "≤ 0.65× bwrap", t["qwrap"] <= 0.65 * t["bwrap"]))
     rows.append(("`--network closed` vs bubblewrap's narrow line with `--unshare-net`", t["closed"], None,
                  t["bwrap-net"], "", None))
+    rows.append(("`--isolation landlock` (no namespaces) vs bubblewrap's narrow line", t["landlock"], None,
+                 t["bwrap"], "the fastest row", t["landlock"] <= min(t["qwrap"], t["closed"])))
     return {"rows": rows, "steps": steps, "wall": home_wall}
 
 
