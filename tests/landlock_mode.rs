@@ -33,13 +33,40 @@ fn writes_land_only_in_the_workspace() {
             &f,
             &[],
             &format!(
-                "echo inside > made.txt; chmod 700 made.txt; echo x > {o}; echo x >> {rc}; chown $(id -u) {o} || echo chown-refused; python3 -c \"import os; os.setxattr('{o}', 'user.x', b'1')\" 2>/dev/null || echo xattr-refused; touch $HOME/new 2>&1; echo done",
+                "echo inside > made.txt; chmod 700 made.txt; touch -d 2001-01-01 made.txt; echo x > {o}; echo x >> {rc}; chmod 777 {o} || echo chmod-refused; touch -d 2001-01-01 {o} || echo touch-refused; chown $(id -u) {o} || echo chown-refused; python3 -c \"import os; os.setxattr('{o}', 'user.x', b'1')\" 2>/dev/null || echo xattr-refused; touch $HOME/new 2>&1; echo done",
                 o = outside.display(),
                 rc = rc.display()
             ),
         );
+        let mtime = |p: &std::path::Path| {
+            std::fs::metadata(p)
+                .unwrap()
+                .modified()
+                .unwrap()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+        };
         let out = ok(&o);
-        assert!(out.contains("chown-refused\nxattr-refused\n"), "{who:?}: {out}");
+        assert!(
+            out.contains("chmod-refused\ntouch-refused\nchown-refused\nxattr-refused\n"),
+            "{who:?}: {out}"
+        );
+        // The mode bits and times of a file outside the roots stay; inside,
+        // the warden changes them on the command's behalf.
+        assert_eq!(
+            mode_of(&outside) & 0o777,
+            0o644,
+            "{who:?}: chmod outside the roots"
+        );
+        assert!(
+            mtime(&outside) > 1_000_000_000 + 365 * 86400 * 20,
+            "{who:?}: times outside the roots"
+        );
+        assert!(
+            mtime(&f.ws().join("made.txt")) < 1_000_000_000 + 365 * 86400 * 2,
+            "{who:?}: times inside"
+        );
         assert!(out.ends_with("done\n"), "{who:?}: {out}");
         assert_eq!(
             std::fs::read_to_string(f.ws().join("made.txt")).unwrap(),
@@ -220,9 +247,10 @@ fn the_git_dir_stays_the_hosts_unless_allowed() {
         let o = landlock(
             &f,
             &[],
-            "echo '[core] fsmonitor = touch /tmp/pwned' >> .git/config; echo 'touch /tmp/pwned' > .git/hooks/post-checkout; echo fine > src/a.rs && echo src-ok",
+            "echo '[core] fsmonitor = touch /tmp/pwned' >> .git/config; echo 'touch /tmp/pwned' > .git/hooks/post-checkout; chmod 755 .git/hooks/pre-commit.sample .git/config; echo fine > src/a.rs && echo src-ok",
         );
         assert!(ok(&o).contains("src-ok"), "{who:?}");
+        assert_eq!(mode_of(&f.ws().join(".git/config")) & 0o777, 0o644, "{who:?}");
         assert_eq!(
             std::fs::read(f.ws().join(".git/config")).unwrap(),
             config,

@@ -98,6 +98,7 @@ pub(super) fn run_steps() -> Vec<Step> {
             scoped: true,
             notes: true,
             remove: None,
+            writable: vec![],
         },
         Step::Unshare { ns: all },
         Step::NewSessionKeyring,
@@ -239,6 +240,7 @@ pub(super) fn run_steps() -> Vec<Step> {
         Step::SeccompNotify {
             signals: true,
             root: false,
+            landlock_only: false,
         },
         Step::DieWithParent,
         Step::NewSession {},
@@ -409,6 +411,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 scoped: true,
                 notes: false,
                 remove: None,
+                writable: vec![],
             },
             Step::CloneMonitor {
                 ns: Namespaces {
@@ -444,6 +447,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 scoped: true,
                 notes: false,
                 remove: Some(p("/tmp/qwrap-1000-42")),
+                writable: vec![p("/home/u/ws/src"), p("/tmp/qwrap-1000-42")],
             },
             Step::NewSessionKeyring,
             Step::LandlockAllowList {
@@ -454,6 +458,11 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 write_files: vec![p("/dev/null")],
                 scoped: true,
                 no_tcp: true,
+            },
+            Step::SeccompNotify {
+                signals: false,
+                root: false,
+                landlock_only: true,
             },
             Step::LandlockOnlyFilter { closed: true },
         ],

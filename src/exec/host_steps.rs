@@ -88,16 +88,18 @@ impl Executor {
                 scoped,
                 notes,
                 remove,
+                writable,
             } => {
-                self.warden = Some(crate::supervise::warden::start(
-                    *keep_background,
-                    &self.held,
-                    egress.as_ref(),
+                let orders = crate::supervise::warden::Orders {
+                    keep_background: *keep_background,
+                    egress: egress.as_ref(),
                     git,
-                    *scoped,
-                    *notes,
-                    remove.as_deref(),
-                )?)
+                    scoped: *scoped,
+                    notes: *notes,
+                    remove: remove.as_deref(),
+                    writable,
+                };
+                self.warden = Some(crate::supervise::warden::start(orders, &self.held)?)
             }
             Step::MakePrivateDir { path } => k::mkdir(path, Mode::from_raw_mode(0o700))
                 .map_err(|e| Fail::call("mkdir", format!("{path:?}, 0700"), e))?,

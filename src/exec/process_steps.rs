@@ -17,8 +17,12 @@ impl Executor {
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 link.hand_over(Handed::Egress(listener))?;
             }
-            Step::SeccompNotify { signals, root } => {
-                let listener = seccomp::notify_listener(*signals, *root)?;
+            Step::SeccompNotify {
+                signals,
+                root,
+                landlock_only,
+            } => {
+                let listener = seccomp::notify_listener(*signals, *root, *landlock_only)?;
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
                 link.hand_over(Handed::Listener(listener))?;
             }

@@ -31,8 +31,22 @@ pub(super) fn apply_private_pid(unscoped: bool, root: bool) -> Result<(), Fail> 
 /// Installs the whole filter, the warden's rules included, and returns its
 /// listener. `unscoped`: no Landlock signal scope (signals, SIGIO owners
 /// and forks are held here); `root`: extended attributes refused.
-pub(super) fn notify_listener(unscoped: bool, root: bool) -> Result<rustix::fd::OwnedFd, Fail> {
-    crate::sys::seccomp_listener(program(true, unscoped, root)).map_err(|e| {
+pub(super) fn notify_listener(
+    unscoped: bool,
+    root: bool,
+    landlock_only: bool,
+) -> Result<rustix::fd::OwnedFd, Fail> {
+    let program = if landlock_only {
+        match (unscoped, root) {
+            (false, false) => &NOTIFY_LANDLOCK_PROGRAM[..],
+            (false, true) => &NOTIFY_LANDLOCK_ROOT_PROGRAM[..],
+            (true, false) => &NOTIFY_LANDLOCK_UNSCOPED_PROGRAM[..],
+            (true, true) => &NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM[..],
+        }
+    } else {
+        program(true, unscoped, root)
+    };
+    crate::sys::seccomp_listener(program).map_err(|e| {
         Fail::call(
             "seccomp",
             "SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER",

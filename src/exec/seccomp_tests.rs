@@ -9,7 +9,7 @@ fn arch() -> Arch {
 fn built_programs_are_the_rules_compiled() {
     let a = arch();
     type Built<'a> = (&'a str, &'a [(u16, u8, u8, u32)]);
-    let built: [Built; 8] = [
+    let built: [Built; 12] = [
         ("PROGRAM", &super::PROGRAM[..]),
         ("NOTIFY_PROGRAM", &super::NOTIFY_PROGRAM[..]),
         ("NOTIFY_ROOT_PROGRAM", &super::NOTIFY_ROOT_PROGRAM[..]),
@@ -23,6 +23,19 @@ fn built_programs_are_the_rules_compiled() {
         (
             "PIDNS_UNSCOPED_ROOT_PROGRAM",
             &super::PIDNS_UNSCOPED_ROOT_PROGRAM[..],
+        ),
+        ("NOTIFY_LANDLOCK_PROGRAM", &super::NOTIFY_LANDLOCK_PROGRAM[..]),
+        (
+            "NOTIFY_LANDLOCK_ROOT_PROGRAM",
+            &super::NOTIFY_LANDLOCK_ROOT_PROGRAM[..],
+        ),
+        (
+            "NOTIFY_LANDLOCK_UNSCOPED_PROGRAM",
+            &super::NOTIFY_LANDLOCK_UNSCOPED_PROGRAM[..],
+        ),
+        (
+            "NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM",
+            &super::NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM[..],
         ),
     ];
     let profiles = Profile::all();
@@ -64,6 +77,7 @@ fn the_table_is_the_whole_syscall_table() {
         "ioctl",
         "setid-mode",
         "setid-create",
+        "times",
         "enosys",
         "xattr",
         "target",

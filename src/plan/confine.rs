@@ -33,6 +33,8 @@ pub enum Filter {
     Warden {
         signals: bool,
         root: bool,
+        /// No namespaces: mode bits and times go to the warden too.
+        landlock_only: bool,
     },
     /// bwrap mode's layers: terminal injection and setuid bits refused.
     Plain,
@@ -161,7 +163,15 @@ impl Confinement {
             });
         }
         match self.filter {
-            Filter::Warden { signals, root } => s.push(Step::SeccompNotify { signals, root }),
+            Filter::Warden {
+                signals,
+                root,
+                landlock_only,
+            } => s.push(Step::SeccompNotify {
+                signals,
+                root,
+                landlock_only,
+            }),
             Filter::Plain => s.push(Step::Seccomp),
             Filter::PrivatePid { unscoped, root } => s.push(Step::SeccompPrivatePid { unscoped, root }),
             Filter::None => {}

@@ -138,6 +138,14 @@ pub fn table() -> Vec<Syscall> {
         .collect()
 }
 
+/// The name of the call with this number on `arch` (`-` when none).
+pub fn name_of(arch: Arch, nr: i64) -> &'static str {
+    table()
+        .into_iter()
+        .find(|s| s.nr_on(arch) == nr)
+        .map_or("-", |s| s.name)
+}
+
 /// The rule of the call with this number on `arch` (`-` when none).
 pub fn rule_of(arch: Arch, nr: i64) -> &'static str {
     table()
@@ -178,6 +186,10 @@ pub struct Profile {
     /// The caller is root: extended attributes are refused, since a file
     /// capability written in a nested user namespace would hold on the host.
     pub root: bool,
+    /// `--isolation landlock`: mode bits and times (no Landlock right for
+    /// them) go to the warden, which changes them only where the command
+    /// may write.
+    pub landlock_only: bool,
 }
 
 impl Profile {
@@ -186,6 +198,7 @@ impl Profile {
         warden: false,
         unscoped: false,
         root: false,
+        landlock_only: false,
     };
 
     /// Every profile build.rs compiles, with its constant's name: bwrap
@@ -211,9 +224,27 @@ impl Profile {
                             warden,
                             unscoped,
                             root,
+                            landlock_only: false,
                         },
                     ));
                 }
+            }
+        }
+        for unscoped in [false, true] {
+            for root in [false, true] {
+                v.push((
+                    format!(
+                        "NOTIFY_LANDLOCK{}{}_PROGRAM",
+                        if unscoped { "_UNSCOPED" } else { "" },
+                        if root { "_ROOT" } else { "" }
+                    ),
+                    Profile {
+                        warden: true,
+                        unscoped,
+                        root,
+                        landlock_only: true,
+                    },
+                ));
             }
         }
         v
@@ -231,8 +262,18 @@ fn mode_args(name: &str) -> (u8, Option<u8>) {
     }
 }
 
-/// The cases of one rule for one call in one profile, and what they say.
+/// The cases of one rule for one call in one profile, and what they say:
+/// the rule's own, then, without namespaces, the warden's for the calls
+/// that change a file's mode bits or times.
 pub fn cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
+    let mut v = rule_cases(rule, name, p);
+    if p.warden && p.landlock_only && matches!(rule, "setid-mode" | "times") {
+        v.push((vec![], RET_USER_NOTIF));
+    }
+    v
+}
+
+fn rule_cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
     let set_id = SET_ID_BITS.iter().fold(0, |m, (b, _)| m | b);
     let held_by_warden = p.warden && p.unscoped;
     match rule {

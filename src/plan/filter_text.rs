@@ -6,13 +6,14 @@
 use super::filter_rules::{Arch, FIRST_UNKNOWN, Profile, Syscall, table};
 
 /// The filter of a profile on this architecture, as `qwrap plan` prints it.
-pub fn described(warden: bool, unscoped: bool, root: bool) -> String {
+pub fn described(warden: bool, unscoped: bool, root: bool, landlock_only: bool) -> String {
     describe(
         Arch::HERE,
         Profile {
             warden,
             unscoped,
             root,
+            landlock_only,
         },
     )
 }
@@ -23,7 +24,9 @@ pub fn summary(rule: &str, p: Profile) -> Option<&'static str> {
     Some(match rule {
         "ioctl" if p.unscoped => "(TIOCSTI|TIOCLINUX|FIOSETOWN|SIOCSPGRP|FIOASYNC) = EPERM",
         "ioctl" => "(TIOCSTI|TIOCLINUX) = EPERM",
+        "setid-mode" if p.warden && p.landlock_only => "(mode & (S_ISUID|S_ISGID)) = EPERM, else USER_NOTIF",
         "setid-mode" => "(mode & (S_ISUID|S_ISGID)) = EPERM",
+        "times" if p.warden && p.landlock_only => " = USER_NOTIF",
         "setid-create" => "(O_CREAT|O_TMPFILE, mode & (S_ISUID|S_ISGID)) = EPERM",
         "enosys" => " = ENOSYS",
         "xattr" if p.root => " = EPERM",
@@ -93,7 +96,13 @@ fn held(s: &Syscall) -> (String, String) {
             "allowed (as fork)".into(),
             "ENOSYS: its flags are in memory; callers fall back to clone".into(),
         ),
-        "setid-mode" | "setid-create" => both("EPERM with S_ISUID or S_ISGID in the mode"),
+        "setid-mode" => both(
+            "EPERM with S_ISUID or S_ISGID in the mode; with `--isolation landlock` (no read-only mount holds a file's mode) the warden changes the mode only of a file where Landlock lets the command write, and owned by it, EPERM elsewhere",
+        ),
+        "setid-create" => both("EPERM with S_ISUID or S_ISGID in the mode"),
+        "times" => both(
+            "allowed: outside the writable roots the read-only mounts refuse it; with `--isolation landlock` the warden changes the times only of a file where Landlock lets the command write, and owned by it, EPERM elsewhere",
+        ),
         "enosys" => both("ENOSYS (callers fall back; io_uring is a syscall table seccomp cannot see)"),
         "xattr" => both("root: EPERM (a file capability from a nested user namespace would hold on the host); others: the kernel writes a capability rooted at the caller's uid, which grants nothing on the host"),
         _ => both("-"),

@@ -25,7 +25,7 @@ pub fn adjust(policy: &Policy, host: &HostFacts, mut layers: Layers, why: &str) 
     layers.landlock_only = true;
     layers.landlock_filesystem = if usable {
         LayerState::Applied(format!(
-            "Landlock ABI {abi}: reads refused beneath the hidden paths and the host's /tmp, writes only beneath the writable roots{} (not held: the mode bits and times of the caller's own files elsewhere, chmod(2) and utimensat(2), for which Landlock has no right; ownership and extended attributes are refused by the filter)",
+            "Landlock ABI {abi}: reads refused beneath the hidden paths and the host's /tmp, writes only beneath the writable roots{}; a file's mode bits and times, for which Landlock has no right, changed by the warden on the command's behalf only there (EPERM elsewhere); ownership and extended attributes refused by the filter",
             private_tmp(policy, host)
                 .map(|t| format!(" and {}", t.display()))
                 .unwrap_or_default()

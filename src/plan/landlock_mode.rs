@@ -174,6 +174,9 @@ pub(super) fn spec(
         scoped: scoped && !keep_background,
         notes: false,
         remove: tmp.clone(),
+        // Where Landlock lets the command write: the mode bits and times it
+        // may change there too.
+        writable: lists.write.beneath.clone(),
     });
     let mut env = policy.env.clone();
     let mut set = |k: &str, v: &PathBuf| {
@@ -244,6 +247,7 @@ pub(super) fn spec(
             filter: Filter::Warden {
                 signals: !scoped,
                 root: host.uid == 0,
+                landlock_only: true,
             },
             caller_filters: Vec::new(),
             die_with_parent: policy.die_with_parent,

@@ -44,6 +44,7 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
         scoped: scoped && !keep_background,
         notes: !policy.quiet && !keep_background && !private_pid,
         remove: None,
+        writable: vec![],
     });
 
     // Inherited devices bound read-only over themselves, files reopened.
@@ -173,6 +174,7 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -
             Filter::Warden {
                 signals: !scoped,
                 root: host.uid == 0,
+                landlock_only: false,
             }
         },
         caller_filters: Vec::new(),

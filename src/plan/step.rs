@@ -43,6 +43,11 @@ pub enum Step {
             serialize_with = "crate::lossy::opt_path"
         )]
         remove: Option<PathBuf>,
+        /// `--isolation landlock`: where the warden changes a file's mode
+        /// bits and times on the command's behalf (where Landlock lets it
+        /// write).
+        #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
+        writable: Vec<PathBuf>,
     },
     /// `--isolation landlock`: a directory of the command's own on the host
     /// (its TMPDIR), made new (one that is there already fails the step).
@@ -233,10 +238,13 @@ pub enum Step {
     StartReaper,
     /// The filter that hands process-targeting syscalls to the warden;
     /// with `signals` (no Landlock signal scope) the signal calls, SIGIO
-    /// owners and forks too; with `root`, extended attributes refused.
+    /// owners and forks too; with `root`, extended attributes refused;
+    /// with `landlock_only` (no namespaces), mode bits and times too.
     SeccompNotify {
         signals: bool,
         root: bool,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        landlock_only: bool,
     },
     /// A detached tmpfs (mode 0000) holding an empty directory `d` and an
     /// empty file `f`, both mode 0000: what hidden paths are covered with.

@@ -20,10 +20,14 @@ impl fmt::Display for Step {
             | Step::StartWarden { .. } => super::step_text_host::write(self, f),
             Step::Unshare { ns } => write!(f, "unshare({})", ns.names()),
             Step::NewSessionKeyring => write!(f, "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)"),
-            Step::SeccompNotify { signals, root } => write!(
+            Step::SeccompNotify {
+                signals,
+                root,
+                landlock_only,
+            } => write!(
                 f,
                 "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {}); sendmsg(warden, SCM_RIGHTS listener)",
-                filter_text::described(true, *signals, *root)
+                filter_text::described(true, *signals, *root, *landlock_only)
             ),
             Step::DenySetgroups => write!(f, "openat(\"/proc/self/setgroups\", O_WRONLY); write(\"deny\")"),
             Step::WriteIdMap { map, inside, outside } => {
@@ -254,7 +258,7 @@ impl fmt::Display for Step {
             Step::Seccomp => write!(
                 f,
                 "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {})",
-                filter_text::described(false, false, false)
+                filter_text::described(false, false, false, false)
             ),
             Step::MakeHiddenSource { tree } => write!(
                 f,

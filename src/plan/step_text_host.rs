@@ -53,6 +53,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             scoped,
             notes,
             remove,
+            writable,
         } => {
             write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
             if *notes {
@@ -85,6 +86,14 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             }
             if let Some(dir) = remove {
                 write!(f, "; removes {} once the sandbox is gone", q(dir))?;
+            }
+            if !writable.is_empty() {
+                let names: Vec<String> = writable.iter().map(|p| q(p)).collect();
+                write!(
+                    f,
+                    "; makes the trapped chmod and utimensat calls itself, for a file beneath {} that the command's user owns (read from /proc/PID/mem, opened O_PATH, judged by its /proc/self/fd link), EPERM elsewhere",
+                    names.join(", ")
+                )?;
             }
             if !git.is_empty() {
                 let names: Vec<String> = git.iter().map(|p| q(p)).collect();

@@ -121,7 +121,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         Step::SeccompPrivatePid { unscoped, root } => write!(
             f,
             "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {})",
-            filter_text::described(false, *unscoped, *root)
+            filter_text::described(false, *unscoped, *root, false)
         ),
         Step::LandlockScopes { abi } => write!(
             f,

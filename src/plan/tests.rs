@@ -108,6 +108,7 @@ fn starts_with_namespaces_and_identity_maps() {
                 scoped: true,
                 notes: true,
                 remove: None,
+                writable: vec![],
             },
             Step::Unshare {
                 ns: Namespaces {
@@ -188,7 +189,8 @@ fn ends_by_dropping_privileges_then_exec() {
             &[
                 Step::SeccompNotify {
                     signals: false,
-                    root: false
+                    root: false,
+                    landlock_only: false
                 },
                 Step::DieWithParent
             ]

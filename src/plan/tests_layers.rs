@@ -158,6 +158,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             scoped: true,
             notes: true,
             remove: None,
+            writable: vec![],
         }
     );
     assert_eq!(

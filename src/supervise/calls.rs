@@ -23,8 +23,11 @@ pub(super) enum Target {
 }
 
 /// The rules whose calls the warden decodes (a unit test holds this to
-/// every rule that can return USER_NOTIF).
-pub(super) const DECODED: [&str; 7] = [
+/// every rule that can return USER_NOTIF); the first two, a file's mode
+/// bits and times (`--isolation landlock`), in metadata.rs.
+pub(super) const DECODED: [&str; 9] = [
+    "setid-mode",
+    "times",
     "signal",
     "target",
     "setpriority",

@@ -22,20 +22,37 @@ use super::git_sync::{GitSync, Kind, Pair};
 use super::handover::{self, Handed, Link};
 use super::leftovers::Reaper;
 
+/// What the warden is asked to do besides answering the filter.
+pub(crate) struct Orders<'a> {
+    pub keep_background: bool,
+    /// The proxy to serve once its socket is handed over.
+    pub egress: Option<&'a Egress>,
+    /// The host git dir levels whose sandbox-own copies it keeps in step.
+    pub git: &'a [PathBuf],
+    pub scoped: bool,
+    pub notes: bool,
+    /// `--isolation landlock`: the command's own directory, removed once
+    /// the sandbox is gone.
+    pub remove: Option<&'a Path>,
+    /// `--isolation landlock`: where it changes a file's mode bits and
+    /// times on the command's behalf (metadata.rs).
+    pub writable: &'a [PathBuf],
+}
+
 /// Starts the warden. `hold`: locks kept for the sandbox's life (the
-/// warden outlives it). `egress`: the proxy to serve once its socket is
-/// handed over. `git`: the host git dir levels whose sandbox-own copies it
-/// keeps in step.
-pub(crate) fn start(
-    keep_background: bool,
-    hold: &[OwnedFd],
-    egress: Option<&Egress>,
-    git: &[PathBuf],
-    scoped: bool,
-    notes: bool,
-    remove: Option<&Path>,
-) -> Result<Link, Errno> {
+/// warden outlives it).
+pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno> {
+    let Orders {
+        keep_background,
+        egress,
+        git,
+        scoped,
+        notes,
+        remove,
+        writable,
+    } = orders;
     let remove = remove.map(Path::to_path_buf);
+    let writable = writable.to_vec();
     let (ours, theirs) = k::seqpacket_pair()?;
     let command = k::getpid();
     // What the warden says (the git copies it could not make, the proxy's
@@ -89,6 +106,7 @@ pub(crate) fn start(
             reaper,
             git.to_vec(),
             notes,
+            writable,
         );
         // The command's own directory (--isolation landlock's TMPDIR): the
         // sandbox is gone, its leftovers too (or, kept, they are done).
@@ -111,6 +129,7 @@ fn run(
     reaper: Reaper,
     git: Vec<PathBuf>,
     mut notes: Option<OwnedFd>,
+    writable: Vec<PathBuf>,
 ) -> i32 {
     let mut own_git: Vec<OwnedFd> = Vec::new();
     let mut sync: Option<GitSync> = None;
@@ -210,7 +229,15 @@ fn run(
                 {
                     let _ = k::write(&fd, NESTED_NOTE.as_bytes());
                 }
-                answer(&listener, &sandbox, &n, command_alive);
+                match super::metadata::handle(&n, &writable) {
+                    // A mode or times call (--isolation landlock): made
+                    // here, or refused, and answered with its result.
+                    Some(result) => {
+                        let _ =
+                            sys::notif_answer(listener.as_fd(), n.id, result.map_err(|e| e.raw_os_error()));
+                    }
+                    None => answer(&listener, &sandbox, &n, command_alive),
+                }
             }
         } else if listener_ready.intersects(PollFlags::HUP | PollFlags::ERR) {
             // No process holds the filter any more: the command and all

@@ -129,6 +129,14 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
         ),
         None => Check::skip("home-write", "home write", "no home directory".into()),
     });
+    if let Some(h) = a.home.as_deref().filter(|h| h.is_dir() && !a.home_overlaid) {
+        // Without a mount the warden refuses it (EPERM); with one, the
+        // read-only mount does (EROFS).
+        checks.push(home_metadata(
+            h,
+            if a.landlock_only { libc::EPERM } else { libc::EROFS },
+        ));
+    }
     checks.push(pid_namespace(&a.host_pidns, a.private_pid));
     if a.landlock_only {
         checks.push(super::reach::no_sockets(a.closed_network));
@@ -297,6 +305,21 @@ fn must_be_refused(name: &str, what: &str, path: &Path, errno: i32) -> Check {
             std::fs::remove_file(path).ok();
             Check::fail(name, &title, &expected, "the write succeeded".into())
         }
+    }
+}
+
+/// A chmod of the home directory to the mode it has must be refused.
+fn home_metadata(home: &Path, errno: i32) -> Check {
+    const N: &str = "home-metadata";
+    let title = format!("the home's mode cannot change ({})", home.display());
+    let mode = match rustix::fs::stat(home) {
+        Ok(st) => st.st_mode & 0o7777,
+        Err(e) => return Check::skip(N, &title, format!("stat: {e}")),
+    };
+    match rustix::fs::chmod(home, Mode::from_raw_mode(mode)) {
+        Err(e) if e.raw_os_error() == errno => Check::pass(N, &title),
+        Err(e) => Check::fail(N, &title, &errno_text(errno), errno_text(e.raw_os_error())),
+        Ok(()) => Check::fail(N, &title, &errno_text(errno), "chmod succeeded".into()),
     }
 }
 

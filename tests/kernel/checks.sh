@@ -28,6 +28,19 @@ for API in new legacy; do
     else
         [ $rc -eq 0 ] && pass verify-honest || fail verify-honest "rc=$rc"
     fi
+    # --isolation landlock: below Landlock ABI 3 refused (nothing runs);
+    # from it, the workspace written and the host not.
+    out=$(qwrap run --isolation landlock -- sh -c 'touch qw-ll; touch /etc/qw-ll' 2>&1); rc=$?
+    if [ -e /etc/qw-ll ]; then
+        fail landlock-mode "/etc/qw-ll was made"; rm -f /etc/qw-ll
+    elif [ "${ABI:-0}" -lt 3 ]; then
+        if [ $rc -eq 125 ] && [ ! -e qw-ll ] && echo "$out" | grep -q "needs Landlock ABI 3"; then pass "landlock-mode (refused: ABI ${ABI:-0})"; else fail landlock-mode "rc=$rc: $(echo "$out" | tr '\n' ' ')"; fi
+    elif [ -e qw-ll ]; then
+        pass landlock-mode
+    else
+        fail landlock-mode "rc=$rc: $(echo "$out" | tr '\n' ' ')"
+    fi
+    rm -f qw-ll
     # A host process survives a signal and keeps its limits (the warden).
     sleep 120 & SP=$!
     before=$(grep 'Max open files' /proc/$SP/limits)

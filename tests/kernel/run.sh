@@ -63,11 +63,11 @@ cp /bin/busybox bin/busybox
 for a in $(bin/busybox --list); do [ "$a" = busybox ] || ln -s busybox "bin/$a"; done
 cp "$QWBIN" usr/local/bin/qwrap
 cp "$HERE/init" init
-cp "$HERE/checks.sh" "$HERE/initramfs.sh" qw/
+cp "$HERE/checks.sh" "$HERE/initramfs.sh" "$HERE/userns-off.sh" qw/
 # The io_uring setuid attack, built static for the initramfs (skipped, and
 # said, where no C compiler can).
 cc -static -O2 -o qw/uring "$HERE/../helpers/uring_setuid.c" 2>/dev/null || echo "kernel-test: no static io_uring helper: its check says SKIP" >&2
-chmod 0755 init qw/checks.sh qw/initramfs.sh
+chmod 0755 init qw/checks.sh qw/initramfs.sh qw/userns-off.sh
 printf 'root:x:0:0:root:/root:/bin/sh\nu:x:1001:1001:u:/home/u:/bin/sh\n' > etc/passwd
 printf 'root:x:0:\nu:x:1001:\n' > etc/group
 chown -R 1001:1001 home/u

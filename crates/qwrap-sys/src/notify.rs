@@ -97,6 +97,24 @@ pub fn notif_send(listener: BorrowedFd<'_>, id: u64, refuse: Option<i32>) -> Res
     Ok(())
 }
 
+/// Answers a notification with the result of a call the warden made on
+/// the caller's behalf: `Ok(())` returns 0, `Err(errno)` fails it; the
+/// caller's own call never runs.
+pub fn notif_answer(listener: BorrowedFd<'_>, id: u64, result: Result<(), i32>) -> Result<(), Errno> {
+    let resp = libc::seccomp_notif_resp {
+        id,
+        val: 0,
+        error: result.err().map_or(0, |e| -e),
+        flags: 0,
+    };
+    // SAFETY: SEND reads the struct we pass, of the size the ioctl encodes.
+    let r = unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_SEND, &resp) };
+    if r < 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    Ok(())
+}
+
 /// The warden leaves the caller's terminal and pipes (a caller reading
 /// qwrap's output must see EOF when the command ends, not when the warden
 /// does) and every other inherited fd but `keep`, and ignores the signals a

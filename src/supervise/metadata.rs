@@ -1,0 +1,226 @@
+//! `--isolation landlock`: a file's mode bits and times, for which Landlock
+//! has no right, changed by the warden on the command's behalf — only for
+//! a file that lies where Landlock lets the command write and that the
+//! command's user owns; EPERM elsewhere. The path and the times are read
+//! once from the caller's memory, the file is opened by the warden, judged
+//! by where that descriptor leads, and changed through it: what the caller
+//! changes in its memory or on disk afterwards changes nothing.
+
+use crate::plan::filter_rules::{Arch, name_of};
+use crate::sys::Notification;
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{AtFlags, Mode, OFlags, Timespec, Timestamps, UTIME_NOW, UTIME_OMIT};
+use rustix::io::Errno;
+use std::os::unix::fs::FileExt;
+use std::path::PathBuf;
+
+const AT_FDCWD: i32 = -100;
+
+/// The answer to a trapped mode or times call (None: not one of them).
+pub(super) fn handle(n: &Notification, writable: &[PathBuf]) -> Option<Result<(), Errno>> {
+    let name = name_of(Arch::HERE, i64::from(n.nr));
+    let a = n.args;
+    let int = |x: u64| x as u32 as i32;
+    let pid = n.pid as i32;
+    let r = match name {
+        "chmod" => chmod(pid, Target::Path(AT_FDCWD, a[0], true), a[1], writable),
+        "fchmod" => chmod(pid, Target::Fd(int(a[0])), a[1], writable),
+        "fchmodat" => chmod(pid, Target::Path(int(a[0]), a[1], true), a[2], writable),
+        "fchmodat2" => chmod(pid, at_target(int(a[0]), a[1], int(a[3])), a[2], writable),
+        "utime" => times(
+            pid,
+            Target::Path(AT_FDCWD, a[0], true),
+            Times::Utimbuf(a[1]),
+            writable,
+        ),
+        "utimes" => times(
+            pid,
+            Target::Path(AT_FDCWD, a[0], true),
+            Times::Timeval(a[1]),
+            writable,
+        ),
+        "futimesat" => times(
+            pid,
+            Target::Path(int(a[0]), a[1], true),
+            Times::Timeval(a[2]),
+            writable,
+        ),
+        "utimensat" => times(
+            pid,
+            at_target(int(a[0]), a[1], int(a[3])),
+            Times::Timespec(a[2]),
+            writable,
+        ),
+        _ => return None,
+    };
+    Some(r)
+}
+
+/// What a call names: a path (relative to a directory descriptor, to
+/// follow a final symlink or not) or a descriptor.
+enum Target {
+    Path(i32, u64, bool),
+    Fd(i32),
+}
+
+/// `*at` calls: AT_EMPTY_PATH or a NULL path name the descriptor itself.
+fn at_target(dirfd: i32, path: u64, flags: i32) -> Target {
+    if path == 0 || flags & libc::AT_EMPTY_PATH != 0 {
+        return Target::Fd(dirfd);
+    }
+    Target::Path(dirfd, path, flags & libc::AT_SYMLINK_NOFOLLOW == 0)
+}
+
+/// How a call gives its times (the pointer; 0: now).
+enum Times {
+    Utimbuf(u64),
+    Timeval(u64),
+    Timespec(u64),
+}
+
+fn chmod(pid: i32, target: Target, mode: u64, writable: &[PathBuf]) -> Result<(), Errno> {
+    let fd = open_judged(pid, target, writable)?;
+    rustix::fs::chmod(magic(&fd), Mode::from_raw_mode(mode as u32 & 0o7777))
+}
+
+fn times(pid: i32, target: Target, given: Times, writable: &[PathBuf]) -> Result<(), Errno> {
+    let now = Timespec {
+        tv_sec: 0,
+        tv_nsec: UTIME_NOW,
+    };
+    let (access, modification) = match given {
+        Times::Utimbuf(0) | Times::Timeval(0) | Times::Timespec(0) => (now, now),
+        Times::Utimbuf(p) => {
+            let w = words(pid, p, 2)?;
+            (seconds(w[0], 0), seconds(w[1], 0))
+        }
+        Times::Timeval(p) => {
+            let w = words(pid, p, 4)?;
+            (seconds(w[0], w[1] * 1000), seconds(w[2], w[3] * 1000))
+        }
+        Times::Timespec(p) => {
+            let w = words(pid, p, 4)?;
+            (seconds(w[0], w[1]), seconds(w[2], w[3]))
+        }
+    };
+    if access.tv_nsec == UTIME_OMIT && modification.tv_nsec == UTIME_OMIT {
+        return Ok(());
+    }
+    let fd = open_judged(pid, target, writable)?;
+    let stamps = Timestamps {
+        last_access: access,
+        last_modification: modification,
+    };
+    rustix::fs::utimensat(rustix::fs::CWD, magic(&fd), &stamps, AtFlags::empty())
+}
+
+fn seconds(sec: i64, nsec: i64) -> Timespec {
+    Timespec {
+        tv_sec: sec,
+        tv_nsec: nsec as _,
+    }
+}
+
+/// The file, opened by the warden (O_PATH), if it lies beneath a path the
+/// command may write and its owner is the warden's (the command's) user:
+/// EPERM otherwise, the kernel's errno where it cannot be opened.
+fn open_judged(pid: i32, target: Target, writable: &[PathBuf]) -> Result<OwnedFd, Errno> {
+    let fd = match target {
+        Target::Fd(fd) => their_fd(pid, fd)?,
+        Target::Path(dirfd, ptr, follow) => {
+            let path = c_string(pid, ptr)?;
+            let dir = if dirfd == AT_FDCWD {
+                rustix::fs::open(
+                    format!("/proc/{pid}/cwd"),
+                    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )?
+            } else {
+                their_fd(pid, dirfd)?
+            };
+            let mut flags = OFlags::PATH | OFlags::CLOEXEC;
+            if !follow {
+                flags |= OFlags::NOFOLLOW;
+            }
+            let fd = rustix::fs::openat(&dir, path.as_path(), flags, Mode::empty())?;
+            let st = rustix::fs::fstat(&fd)?;
+            if !follow && rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink {
+                // A symlink's own mode and times: not worth a way around.
+                return Err(Errno::OPNOTSUPP);
+            }
+            fd
+        }
+    };
+    let st = rustix::fs::fstat(&fd)?;
+    let at = std::fs::read_link(magic(&fd)).map_err(|_| Errno::PERM)?;
+    let inside = at.is_absolute() && writable.iter().any(|w| at.starts_with(w));
+    if !inside || st.st_uid != rustix::process::geteuid().as_raw() {
+        return Err(Errno::PERM);
+    }
+    Ok(fd)
+}
+
+/// A copy of the caller's descriptor.
+fn their_fd(pid: i32, fd: i32) -> Result<OwnedFd, Errno> {
+    let p = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
+    let pidfd = rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty())?;
+    rustix::process::pidfd_getfd(pidfd.as_fd(), fd, rustix::process::PidfdGetfdFlags::empty())
+}
+
+/// `/proc/self/fd/N`: the file the warden holds, by the kernel's link.
+fn magic(fd: &OwnedFd) -> PathBuf {
+    use rustix::fd::AsRawFd;
+    PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()))
+}
+
+/// The caller's memory, read once.
+fn memory(pid: i32) -> Result<std::fs::File, Errno> {
+    std::fs::File::open(format!("/proc/{pid}/mem"))
+        .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::PERM))
+}
+
+/// A NUL-terminated path at `ptr` in the caller's memory (at most PATH_MAX).
+fn c_string(pid: i32, ptr: u64) -> Result<PathBuf, Errno> {
+    use std::os::unix::ffi::OsStringExt;
+    if ptr == 0 {
+        return Err(Errno::FAULT);
+    }
+    let mem = memory(pid)?;
+    let mut buf = vec![0u8; libc::PATH_MAX as usize];
+    let mut got = 0;
+    while got < buf.len() {
+        match mem.read_at(&mut buf[got..], ptr + got as u64) {
+            Ok(0) => break,
+            Ok(n) => {
+                if buf[got..got + n].contains(&0) {
+                    got += n;
+                    break;
+                }
+                got += n;
+            }
+            Err(_) if got > 0 => break,
+            Err(_) => return Err(Errno::FAULT),
+        }
+    }
+    let end = buf[..got]
+        .iter()
+        .position(|b| *b == 0)
+        .ok_or(Errno::NAMETOOLONG)?;
+    buf.truncate(end);
+    if buf.is_empty() {
+        return Err(Errno::NOENT);
+    }
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(buf)))
+}
+
+/// `n` 64-bit words at `ptr` in the caller's memory.
+fn words(pid: i32, ptr: u64, n: usize) -> Result<Vec<i64>, Errno> {
+    let mut buf = vec![0u8; 8 * n];
+    memory(pid)?
+        .read_exact_at(&mut buf, ptr)
+        .map_err(|_| Errno::FAULT)?;
+    Ok(buf
+        .chunks_exact(8)
+        .map(|c| i64::from_ne_bytes(c.try_into().expect("8 bytes")))
+        .collect())
+}
