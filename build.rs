@@ -11,6 +11,9 @@ use std::process::Command;
 #[path = "src/plan/filter_rules.rs"]
 mod filter_rules;
 
+#[path = "src/plan/filter_landlock.rs"]
+mod filter_landlock;
+
 #[allow(dead_code)]
 #[path = "src/cli.rs"]
 mod cli;
@@ -89,12 +92,12 @@ fn seccomp_program() {
     use filter_rules::{Arch, Profile, compile, rules};
     println!("cargo:rerun-if-changed=src/plan/filter_rules.rs");
     println!("cargo:rerun-if-changed=src/plan/syscalls.tsv");
+    println!("cargo:rerun-if-changed=src/plan/filter_landlock.rs");
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").expect("cargo sets the target arch");
     let arch = Arch::from_target(&arch).expect("a supported target arch");
     let mut src = String::new();
-    for (name, profile) in Profile::all() {
-        let prog = compile(arch, &rules(arch, profile));
-        let items: Vec<String> = prog
+    let mut emit = |name: &str, rules: &[filter_rules::Rules]| {
+        let items: Vec<String> = compile(arch, rules)
             .iter()
             .map(|(c, t, f, k)| format!("({c}, {t}, {f}, {k})"))
             .collect();
@@ -103,21 +106,15 @@ fn seccomp_program() {
             items.len(),
             items.join(", ")
         );
+    };
+    for (name, profile) in Profile::all() {
+        emit(&name, &rules(arch, profile));
     }
     for (name, closed) in [
         ("LANDLOCK_ONLY_OPEN_PROGRAM", false),
         ("LANDLOCK_ONLY_CLOSED_PROGRAM", true),
     ] {
-        let prog = compile(arch, &filter_rules::landlock_only_rules(arch, closed));
-        let items: Vec<String> = prog
-            .iter()
-            .map(|(c, t, f, k)| format!("({c}, {t}, {f}, {k})"))
-            .collect();
-        src += &format!(
-            "/// A compiled seccomp filter.\npub(super) static {name}: [(u16, u8, u8, u32); {}] = [{}];\n",
-            items.len(),
-            items.join(", ")
-        );
+        emit(name, &filter_landlock::landlock_only_rules(arch, closed));
     }
     let out =
         std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("seccomp_bpf.rs");

@@ -331,22 +331,7 @@ fn keyrings_and_sysv_ipc_are_refused() {
 fn auto_confines_where_user_namespaces_are_refused() {
     for who in Who::all() {
         let f = Fixture::new(who);
-        let disabled = |args: &[&str]| {
-            f.command("unshare")
-                .args([
-                    "-U",
-                    "-r",
-                    "sh",
-                    "-c",
-                    "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"",
-                    "sh",
-                ])
-                .arg(qwrap())
-                .args(args)
-                .env_remove("QWRAP_PID")
-                .output()
-                .unwrap()
-        };
+        let disabled = |args: &[&str]| f.qwrap_without_userns(args).output().unwrap();
         let o = disabled(&[
             "run",
             "--isolation",

@@ -182,20 +182,7 @@ fn disabled_user_namespaces_are_named_by_both_front_ends() {
             &["run", "--", "true"][..],
             &["bwrap", "--unshare-user", "--ro-bind", "/", "/", "true"],
         ] {
-            let o = f
-                .command("unshare")
-                .args([
-                    "-U",
-                    "-r",
-                    "sh",
-                    "-c",
-                    "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"",
-                    "sh",
-                ])
-                .arg(qwrap())
-                .args(args)
-                .output()
-                .unwrap();
+            let o = f.qwrap_without_userns(args).output().unwrap();
             let err = stderr(&o);
             assert!(!o.status.success(), "{who:?} {args:?}");
             assert!(err.contains("(ENOSPC)"), "{who:?} {args:?}: {err}");

@@ -5,6 +5,7 @@
 mod caches;
 mod confine;
 mod fds;
+pub mod filter_landlock;
 pub mod filter_rules;
 pub mod filter_text;
 mod json;

@@ -175,6 +175,24 @@ impl Fixture {
         c
     }
 
+    /// `qwrap ARGS…` where user namespaces are disabled: in a user
+    /// namespace of the test's own whose limit on them is 0.
+    pub fn qwrap_without_userns(&self, args: &[&str]) -> Command {
+        let mut c = self.command("unshare");
+        c.args([
+            "-U",
+            "-r",
+            "sh",
+            "-c",
+            "echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"",
+            "sh",
+        ])
+        .arg(qwrap())
+        .args(args)
+        .env_remove("QWRAP_PID");
+        c
+    }
+
     /// `qwrap run [OPTS] -- sh -c SCRIPT` on the given mount API.
     pub fn run_sh(&self, api: &str, opts: &[&str], script: &str) -> Output {
         let mut c = self.qwrap(&["run"]);

@@ -1,0 +1,72 @@
+// `--isolation landlock`'s second seccomp filter: what the host shares
+// without namespaces. Compiled by build.rs with filter_rules.rs's compiler
+// (it includes this file with `#[path]` beside that one, so only core, std
+// and the sibling module here).
+
+use super::filter_rules::{Arch, Cond, EPERM, Rules, table};
+
+/// `--isolation landlock`: the calls that reach what the host shares
+/// without namespaces (its keyrings, SysV IPC, POSIX message queues),
+/// refused by a second filter.
+pub const LANDLOCK_ONLY_REFUSED: [&str; 33] = [
+    // Ownership and extended attributes: Landlock has no right for them,
+    // so a file of the caller's outside the roots could change.
+    "chown",
+    "fchown",
+    "lchown",
+    "fchownat",
+    "setxattr",
+    "lsetxattr",
+    "fsetxattr",
+    "setxattrat",
+    "removexattr",
+    "lremovexattr",
+    "fremovexattr",
+    "removexattrat",
+    "file_setattr",
+    "keyctl",
+    "add_key",
+    "request_key",
+    "shmget",
+    "shmat",
+    "shmctl",
+    "semget",
+    "semop",
+    "semtimedop",
+    "semctl",
+    "msgget",
+    "msgsnd",
+    "msgrcv",
+    "msgctl",
+    "mq_open",
+    "mq_unlink",
+    "mq_timedsend",
+    "mq_timedreceive",
+    "mq_notify",
+    "mq_getsetattr",
+];
+/// The Unix domain's address family (`AF_UNIX`, `AF_LOCAL`).
+const AF_UNIX: u32 = 1;
+
+/// `--isolation landlock`'s second filter: socket(AF_UNIX) refused (a host
+/// pathname socket cannot be masked without a mount namespace), every
+/// socket with the network closed, and LANDLOCK_ONLY_REFUSED.
+pub fn landlock_only_rules(arch: Arch, closed: bool) -> Vec<Rules> {
+    table()
+        .into_iter()
+        .filter(|s| s.nr_on(arch) >= 0)
+        .filter_map(|s| {
+            let cases = match s.name {
+                "socket" if closed => vec![(vec![], EPERM)],
+                "socket" => vec![(vec![Cond::Eq(0, AF_UNIX)], EPERM)],
+                n if LANDLOCK_ONLY_REFUSED.contains(&n) => vec![(vec![], EPERM)],
+                _ => return None,
+            };
+            Some(Rules {
+                nr: s.nr_on(arch),
+                name: s.name,
+                cases,
+            })
+        })
+        .collect()
+}
