@@ -107,20 +107,32 @@ fn hidden_files_and_the_hosts_tmp_are_unreadable() {
             .unwrap();
         std::fs::write(tmp.path(), "HOST-TMP-SECRET").unwrap();
         std::fs::set_permissions(tmp.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
+        let shm = tempfile::Builder::new()
+            .prefix("qwrap-host-shm-")
+            .tempfile_in("/dev/shm")
+            .unwrap();
+        std::fs::write(shm.path(), "HOST-SHM-SECRET").unwrap();
+        std::fs::set_permissions(shm.path(), std::fs::Permissions::from_mode(0o644)).unwrap();
         let o = landlock(
             &f,
             &[],
             &format!(
-                "cat $HOME/.ssh/id_ed25519 key $HOME/.bashrc {t}; ls $HOME/.ssh; echo x > $TMPDIR/own && cat $TMPDIR/own",
-                t = tmp.path().display()
+                "cat $HOME/.ssh/id_ed25519 key $HOME/.bashrc {t} {m}; ls $HOME/.ssh; echo x > $TMPDIR/own && cat $TMPDIR/own",
+                t = tmp.path().display(),
+                m = shm.path().display()
             ),
         );
         let out = stdout(&o);
         let err = stderr(&o);
-        for secret in ["SECRET-KEY-BYTES", "ghp_SECRET", "HOST-TMP-SECRET"] {
+        for secret in [
+            "SECRET-KEY-BYTES",
+            "ghp_SECRET",
+            "HOST-TMP-SECRET",
+            "HOST-SHM-SECRET",
+        ] {
             assert!(!out.contains(secret), "{who:?}: {secret} read: {out}");
         }
-        assert_eq!(err.matches("Permission denied").count(), 4, "{who:?}: {err}");
+        assert_eq!(err.matches("Permission denied").count(), 5, "{who:?}: {err}");
         // Names stay listable (Landlock lists what it may not read); the
         // command's own TMPDIR is writable and readable.
         assert!(out.contains("id_ed25519\nx\n"), "{who:?}: {out}");
@@ -388,6 +400,11 @@ fn the_reports_say_the_mode_and_verify_passes_what_it_claims() {
         let f = Fixture::new(who);
         ok(&f.command("git").args(["init", "-q", "."]).output().unwrap());
         f.mkdir("ws/src");
+        f.write(
+            "home/.bashrc",
+            "export GITHUB_TOKEN=ghp_SECRETTOKENVALUE12345\n",
+            0o644,
+        );
         let report = |args: &[&str]| {
             let mut c = f.qwrap(args);
             c.args(["--isolation", "landlock"]).env_remove("QWRAP_PID");
@@ -412,6 +429,8 @@ fn the_reports_say_the_mode_and_verify_passes_what_it_claims() {
             out.contains("Boundary: no namespaces: Landlock and seccomp alone"),
             "{who:?}: {out}"
         );
+        // No redacted copy can be shown without a mount: it says hidden.
+        assert!(out.contains("Shell start-up files hidden"), "{who:?}: {out}");
         let o = report(&["receipt", "--json"]);
         let v: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
         assert_eq!(v["isolation"], "landlock", "{who:?}");

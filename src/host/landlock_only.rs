@@ -69,6 +69,8 @@ pub struct Facts {
 pub struct Request {
     pub read_roots: Vec<PathBuf>,
     pub read_excluded: Vec<PathBuf>,
+    /// Directories excluded from reads where they hold anything.
+    pub read_excluded_if_held: Vec<PathBuf>,
     pub write_roots: Vec<PathBuf>,
     pub write_excluded: Vec<PathBuf>,
     /// Files to make writable where they exist (devices).
@@ -95,10 +97,30 @@ pub fn lists(r: &Request) -> Result<Lists, String> {
         out
     };
     let failed = |(p, e): (PathBuf, Errno)| format!("listing {}: {e}", p.display());
+    let mut read_excluded = r.read_excluded.clone();
+    read_excluded.extend(
+        r.read_excluded_if_held
+            .iter()
+            .filter(|d| holds_readable(d))
+            .cloned(),
+    );
     Ok(Lists {
-        read: allow_list(&r.read_roots, &resolved(&r.read_excluded)).map_err(failed)?,
+        read: allow_list(&r.read_roots, &resolved(&read_excluded)).map_err(failed)?,
         write: allow_list(&r.write_roots, &resolved(&r.write_excluded)).map_err(failed)?,
         write_files: r.write_files.iter().filter(|f| f.exists()).cloned().collect(),
+    })
+}
+
+/// Whether a directory holds an entry the caller could read: its own, or
+/// one readable by others.
+fn holds_readable(dir: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let uid = rustix::process::getuid().as_raw();
+    std::fs::read_dir(dir).is_ok_and(|entries| {
+        entries
+            .flatten()
+            .filter_map(|e| e.metadata().ok())
+            .any(|m| m.uid() == uid || m.mode() & 0o004 != 0)
     })
 }
 

@@ -11,7 +11,7 @@ use crate::policy::{CacheMode, IsolationMode, LandlockMode, NetworkMode, Policy}
 pub fn adjust(policy: &Policy, host: &HostFacts, mut layers: Layers, why: &str) -> Layers {
     let abi = host.landlock_abi;
     let usable = policy.landlock != LandlockMode::Off && abi >= LANDLOCK_ONLY_ABI;
-    let shared = "the host's /tmp (its names listed, nothing read or written but $TMPDIR, the command's own), /dev (writable: null, zero, full, random, urandom, tty, ptmx), the PID namespace (host processes visible, not reachable), the SysV IPC, POSIX message queues and keyrings (their calls refused)";
+    let shared = "the host's /tmp (its names listed, nothing read or written but $TMPDIR, the command's own), /dev (writable: null, zero, full, random, urandom, tty, ptmx; /dev/shm and /dev/mqueue unreadable beneath where they hold a file of the caller's at the start), the PID namespace (host processes visible, not reachable), the SysV IPC, POSIX message queues and keyrings (their calls refused)";
     let asked = policy.settings.isolation.value == IsolationMode::Landlock;
     layers.isolation = if asked {
         LayerState::Applied(format!(
@@ -25,7 +25,7 @@ pub fn adjust(policy: &Policy, host: &HostFacts, mut layers: Layers, why: &str) 
     layers.landlock_only = true;
     layers.landlock_filesystem = if usable {
         LayerState::Applied(format!(
-            "Landlock ABI {abi}: reads refused beneath the hidden paths and the host's /tmp, writes only beneath the writable roots{}; a file's mode bits and times, for which Landlock has no right, changed by the warden on the command's behalf only there (EPERM elsewhere); ownership and extended attributes refused by the filter",
+            "Landlock ABI {abi}: reads refused beneath the hidden paths, the host's /tmp (and /dev/shm, /dev/mqueue where they hold a file of the caller's), writes only beneath the writable roots{}; a file's mode bits and times, for which Landlock has no right, changed by the warden on the command's behalf only there (EPERM elsewhere); ownership and extended attributes refused by the filter",
             private_tmp(policy, host)
                 .map(|t| format!(" and {}", t.display()))
                 .unwrap_or_default()

@@ -69,6 +69,7 @@ pub fn request(policy: &Policy, host: &HostFacts) -> Request {
     if policy.tmp == TmpMode::Private {
         read_excluded.push(PathBuf::from("/tmp"));
     }
+    let shared_memory = ["/dev/shm", "/dev/mqueue"].map(PathBuf::from).to_vec();
     let mut write_roots: Vec<PathBuf> = policy
         .writable_roots
         .iter()
@@ -88,6 +89,11 @@ pub fn request(policy: &Policy, host: &HostFacts) -> Request {
     Request {
         read_roots: vec![PathBuf::from("/")],
         read_excluded,
+        // The host's POSIX shared memory and message queues: other
+        // programs' of the caller's would be readable. Empty at the start,
+        // nothing is there to keep out (and /dev's every entry would cost a
+        // rule).
+        read_excluded_if_held: shared_memory,
         write_roots,
         write_excluded,
         write_files: WRITABLE_DEVICES.iter().map(PathBuf::from).collect(),

@@ -400,7 +400,12 @@ impl Inspect {
         );
         let _ = writeln!(
             o,
-            "Shell start-up files redacted (credential assignments removed):"
+            "{}",
+            if self.layers.landlock_only {
+                "Shell start-up files hidden (no redacted copy without a mount; they assign credentials):"
+            } else {
+                "Shell start-up files redacted (credential assignments removed):"
+            }
         );
         if self.redacted_rc.is_empty() {
             let _ = writeln!(o, "  (none)");
