@@ -226,8 +226,12 @@ pub fn verify(inv: Invocation, json: bool) -> Result<Output, Fatal> {
 pub fn receipt(inv: Invocation, json: bool) -> Result<Output, Fatal> {
     let s = subject(inv)?;
     let enforcement = enforcement(&s);
+    let mut stderr = Vec::new();
     let verified = if enforcement.is_full() {
-        verify::battery(&s.inv, &s.caller, &s.policy, &s.host).ok()
+        // Not run (the receipt says so), and why, for the administrator.
+        verify::battery(&s.inv, &s.caller, &s.policy, &s.host)
+            .map_err(|e| stderr.push(format!("qwrap: receipt: the built-in verify could not run: {e}")))
+            .ok()
     } else {
         None
     };
@@ -235,7 +239,7 @@ pub fn receipt(inv: Invocation, json: bool) -> Result<Output, Fatal> {
     let r = report::receipt(&s.policy, &inspect, verified.as_ref());
     Ok(Output {
         stdout: if json { pretty(&r) } else { r.text() },
-        stderr: Vec::new(),
+        stderr,
         code: match (inspect.enforcement.is_full(), r.result.as_str()) {
             (false, _) => crate::exit::SETUP,
             (true, "promote") => 0,

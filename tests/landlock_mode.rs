@@ -418,6 +418,10 @@ fn the_reports_say_the_mode_and_verify_passes_what_it_claims() {
         );
         assert!(out.contains("PASS git dirs cannot be swapped"), "{who:?}: {out}");
         assert!(out.contains("PASS workspace write"), "{who:?}: {out}");
+        assert!(
+            out.contains("Isolation: Landlock and seccomp only"),
+            "{who:?}: {out}"
+        );
         assert!(out.contains("Confinement verified"), "{who:?}: {out}");
         let o = report(&["inspect"]);
         let out = ok(&o);

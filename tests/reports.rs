@@ -105,7 +105,7 @@ fn a_checkout_promotes_and_a_failure_can_be_accepted_by_name() {
             .output()
             .unwrap();
         let out = stdout(&o);
-        assert_eq!(o.status.code(), Some(0), "{who:?}: {out}");
+        assert_eq!(o.status.code(), Some(0), "{who:?}: {out}\n{}", stderr(&o));
         assert!(out.contains("accepted_degradations: abstract-socket\n"), "{out}");
         assert!(out.contains("result: promote\n"), "{out}");
     }

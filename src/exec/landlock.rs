@@ -21,6 +21,7 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fai
         scopes: if scoped { Scopes::All } else { Scopes::None },
         no_tcp: false,
         beneath,
+        skip_missing: false,
     })?;
     Ok(())
 }
@@ -52,6 +53,9 @@ pub(super) fn allow_list(a: AllowList<'_>) -> Result<(), Fail> {
         scopes: if a.scoped { Scopes::All } else { Scopes::None },
         no_tcp: a.no_tcp,
         beneath,
+        // The lists come from the host's directories at the start: an
+        // entry gone since needs no grant.
+        skip_missing: true,
     })?;
     Ok(())
 }
@@ -66,6 +70,7 @@ pub(super) fn scopes_only(abi: u32) -> Result<(), Fail> {
         scopes: Scopes::All,
         no_tcp: false,
         beneath: Vec::new(),
+        skip_missing: false,
     })?;
     Ok(())
 }

@@ -43,6 +43,12 @@ pub fn verify_text(r: &Report) -> String {
             }
         }
     }
+    if r.isolation == "landlock" {
+        let _ = writeln!(
+            o,
+            "Isolation: Landlock and seccomp only (no namespaces): the checks hold what that mode claims"
+        );
+    }
     if r.verified && !r.accepted.is_empty() {
         let _ = writeln!(
             o,

@@ -63,5 +63,6 @@ fn signal_domain() -> Result<(), SysError> {
         scopes: Scopes::Signals,
         no_tcp: false,
         beneath: vec![("/".into(), FsAccess::Refer)],
+        skip_missing: false,
     })
 }

@@ -60,6 +60,8 @@ pub struct Report {
     pub accepted: Vec<String>,
     /// Every check that ran passed, or failed and is accepted.
     pub verified: bool,
+    /// `namespaces`, or `landlock`: what the checks were held to.
+    pub isolation: &'static str,
 }
 
 impl Report {
@@ -78,6 +80,7 @@ impl Report {
             .map(|c| c.name.clone())
             .collect();
         Report {
+            isolation: "namespaces",
             verified: failed == 0 && passed > 0,
             checks,
             passed,
@@ -430,7 +433,11 @@ pub fn battery(
         .iter()
         .map(|a| a.value.clone())
         .collect();
-    Ok(Report::new(checks, &accept))
+    let mut report = Report::new(checks, &accept);
+    if layers.landlock_only {
+        report.isolation = "landlock";
+    }
+    Ok(report)
 }
 
 /// The probe prints its checks as the last line of its output.

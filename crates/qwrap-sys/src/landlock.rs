@@ -51,6 +51,9 @@ pub struct Domain {
     pub no_tcp: bool,
     /// Access granted beneath each path.
     pub beneath: Vec<(PathBuf, FsAccess)>,
+    /// A path gone since it was listed gets no rule instead of failing the
+    /// domain (a grant the path no longer needs; nothing is widened).
+    pub skip_missing: bool,
 }
 
 /// Restricts this process to the domain, entirely or not at all: anything
@@ -88,7 +91,16 @@ pub fn restrict_self(d: &Domain) -> Result<(), SysError> {
         .map_err(|e| crate_error("landlock_create_ruleset", "", &e))?;
     for (path, a) in &d.beneath {
         let shown = format!("{path:?}");
-        let fd = PathFd::new(path).map_err(|e| crate_error("open", format!("{shown}, O_PATH"), &e))?;
+        let fd = match PathFd::new(path) {
+            Ok(fd) => fd,
+            Err(e) => {
+                let e = crate_error("open", format!("{shown}, O_PATH"), &e);
+                if d.skip_missing && e.errno == Errno::NOENT {
+                    continue;
+                }
+                return Err(e);
+            }
+        };
         let mut granted = access(*a, abi);
         let dir = rustix::fs::fstat(&fd).is_ok_and(|st| {
             rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
@@ -194,6 +206,7 @@ mod tests {
             scopes: Scopes::None,
             no_tcp: false,
             beneath: vec![("/nonexistent/qwrap".into(), FsAccess::Write)],
+            skip_missing: false,
         };
         // The open fails before anything restricts this test process.
         let e = restrict_self(&d).unwrap_err();
