@@ -81,6 +81,14 @@ pub fn request(policy: &Policy, host: &HostFacts) -> Request {
     write_roots.extend(private_tmp(policy, host));
     write_roots.extend(cache_home(policy));
     let mut write_excluded: Vec<PathBuf> = policy.read_only.iter().map(|r| r.path.clone()).collect();
+    // A hidden path inside a writable root: the root's grant reads too, so
+    // it is left out of that grant as well (neither read nor written).
+    write_excluded.extend(
+        read_excluded
+            .iter()
+            .filter(|p| write_roots.iter().any(|r| p.starts_with(r)))
+            .cloned(),
+    );
     if !policy.settings.allow_git_config.value {
         write_excluded.extend(policy.git_layouts.iter().map(|g| g.dir.clone()));
         write_excluded.extend(policy.protected.iter().cloned());

@@ -286,8 +286,7 @@ fn missing_landlock(policy: &Policy, layers: &Layers) -> Option<String> {
 /// sandbox's own); one inside a writable root is masked as any other: a
 /// tmux, agent or language server socket there would take commands.
 fn sockets(policy: &Policy, inventory: &[PathBuf]) -> (Vec<PathBuf>, Vec<PathBuf>) {
-    let hidden =
-        |p: &Path| p.starts_with("/dev") || (policy.tmp == TmpMode::Private && p.starts_with("/tmp"));
+    let hidden = |p: &Path| policy.replaced_inside(p);
     let mut masked = Vec::new();
     let mut reachable = Vec::new();
     for s in inventory {

@@ -174,14 +174,13 @@ pub fn layout(
     // The masks come from the assessment, which leaves out what the view
     // does not show.
     ops.extend(masks.iter().map(|m| MountOp::Mask(m.clone())));
-    // Paths under /dev or the private /tmp are not the host's inside anyway.
-    let replaced =
-        |p: &Path| p.starts_with("/dev") || (policy.tmp == TmpMode::Private && p.starts_with("/tmp"));
+    // Paths under /dev or the private /tmp are not the host's inside anyway
+    // (but a writable root under /tmp is).
     ops.extend(
         policy
             .hidden
             .iter()
-            .filter(|h| !replaced(&h.path))
+            .filter(|h| !policy.replaced_inside(&h.path))
             .map(|h| MountOp::Hidden {
                 path: h.path.clone(),
                 dir: h.dir,

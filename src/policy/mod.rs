@@ -276,6 +276,17 @@ impl Policy {
         self.view == ViewMode::Host || view::shows(&self.writable_roots, &self.view_entries, p)
     }
 
+    /// Whether the sandbox sees something other than the host's at `p`: its
+    /// own /dev, or its private /tmp — but not a writable root beneath
+    /// /tmp, which is the host's directory bound in (a hidden path or a
+    /// socket there must be hidden or masked like any other).
+    pub fn replaced_inside(&self, p: &Path) -> bool {
+        p.starts_with("/dev")
+            || (self.tmp == TmpMode::Private
+                && p.starts_with("/tmp")
+                && !self.writable_roots.iter().any(|r| p.starts_with(&r.path)))
+    }
+
     /// What the host is asked about the caches to overlay.
     pub fn cache_request(&self) -> crate::host::caches::CacheRequest<'_> {
         crate::host::caches::CacheRequest {
