@@ -37,12 +37,7 @@ pub(super) fn notify_listener(
     landlock_only: bool,
 ) -> Result<rustix::fd::OwnedFd, Fail> {
     let program = if landlock_only {
-        match (unscoped, root) {
-            (false, false) => &NOTIFY_LANDLOCK_PROGRAM[..],
-            (false, true) => &NOTIFY_LANDLOCK_ROOT_PROGRAM[..],
-            (true, false) => &NOTIFY_LANDLOCK_UNSCOPED_PROGRAM[..],
-            (true, true) => &NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM[..],
-        }
+        landlock_program(unscoped, root)
     } else {
         program(true, unscoped, root)
     };
@@ -66,6 +61,17 @@ pub(super) fn apply_landlock_only(closed: bool) -> Result<(), Fail> {
     };
     crate::sys::kernel::seccomp_filter(program)
         .map_err(|e| Fail::call("seccomp", "SECCOMP_SET_MODE_FILTER", e))
+}
+
+/// The compiled program of a Landlock-only profile (the warden's, with
+/// mode bits and times handed to it too).
+fn landlock_program(unscoped: bool, root: bool) -> &'static [(u16, u8, u8, u32)] {
+    match (unscoped, root) {
+        (false, false) => &NOTIFY_LANDLOCK_PROGRAM,
+        (false, true) => &NOTIFY_LANDLOCK_ROOT_PROGRAM,
+        (true, false) => &NOTIFY_LANDLOCK_UNSCOPED_PROGRAM,
+        (true, true) => &NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM,
+    }
 }
 
 /// The compiled program of a profile (`Profile { warden, unscoped, root }`).

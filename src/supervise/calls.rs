@@ -194,9 +194,7 @@ fn descends(pid: i32, ancestor: i32) -> Option<bool> {
 
 /// The parent of a process, from /proc/PID/stat (after the comm).
 fn parent_of(pid: i32) -> Option<i32> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(1)?.parse().ok()
+    stat_field(pid, 1)
 }
 
 /// The processes in /proc.
@@ -210,9 +208,15 @@ pub(super) fn processes() -> impl Iterator<Item = i32> {
 
 /// The process group of a process, from /proc/PID/stat (after the comm).
 fn group_of(pid: i32) -> Option<i32> {
+    stat_field(pid, 2)
+}
+
+/// Field `n` after the state in /proc/PID/stat (1: the parent, 2: the
+/// process group), read past the comm, which may hold spaces.
+fn stat_field(pid: i32, n: usize) -> Option<i32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(2)?.parse().ok()
+    rest.split_whitespace().nth(n)?.parse().ok()
 }
 
 #[cfg(test)]

@@ -142,16 +142,15 @@ fn open_judged(pid: i32, target: Target, writable: &[PathBuf]) -> Result<OwnedFd
             if !follow {
                 flags |= OFlags::NOFOLLOW;
             }
-            let fd = rustix::fs::openat(&dir, path.as_path(), flags, Mode::empty())?;
-            let st = rustix::fs::fstat(&fd)?;
-            if !follow && rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink {
-                // A symlink's own mode and times: not worth a way around.
-                return Err(Errno::OPNOTSUPP);
-            }
-            fd
+            rustix::fs::openat(&dir, path.as_path(), flags, Mode::empty())?
         }
     };
     let st = rustix::fs::fstat(&fd)?;
+    if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink {
+        // Only an O_NOFOLLOW open stops at a symlink: its own mode and
+        // times are not worth a way around.
+        return Err(Errno::OPNOTSUPP);
+    }
     let at = std::fs::read_link(magic(&fd)).map_err(|_| Errno::PERM)?;
     let inside = at.is_absolute() && writable.iter().any(|w| at.starts_with(w));
     if !inside || st.st_uid != rustix::process::geteuid().as_raw() {
