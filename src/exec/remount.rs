@@ -86,9 +86,11 @@ impl Executor {
 /// `legacy`: a bind onto itself, left to be remounted read-only (`true`).
 fn read_only_in_place(path: &Path, at: &in_root::Placed, legacy: bool) -> Result<bool, Fail> {
     let call = |what: &'static str| move |e: Errno| Fail::call(what, format!("{path:?}"), e);
-    if let Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) =
-        k::access(at.path(), rustix::fs::Access::WRITE_OK)
-    {
+    // Whether the mount is read-only already: access(W_OK) would say no on
+    // procfs's sysctl directories (mode 0555) even where every sysctl in
+    // them is writable for uid 0, which needs no capability.
+    let own = k::statvfs(at.path()).map_err(call("statfs"))?;
+    if own.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY) {
         return Ok(false);
     }
     if legacy {

@@ -10,8 +10,23 @@ use super::{
 };
 use std::path::{Path, PathBuf};
 
-/// /proc entries bubblewrap makes read-only after mounting /proc.
-pub(super) const PROC_READ_ONLY: [&str; 4] = ["sys", "sysrq-trigger", "irq", "bus"];
+/// /proc entries that act on the whole host, made read-only over a /proc
+/// of the sandbox's own (bubblewrap's four and the rest of the writable
+/// ones; tests/host_knobs.rs opens every writable file to hold this list
+/// to the kernel's).
+pub(super) const PROC_READ_ONLY: [&str; 11] = [
+    "sys",
+    "sysrq-trigger",
+    "irq",
+    "bus",
+    "fs",
+    "mtrr",
+    "pressure",
+    "acpi",
+    "driver",
+    "scsi",
+    "tty",
+];
 
 impl Builder {
     /// Lowers `ops`; returns the new root when the shape stages one (the

@@ -309,12 +309,12 @@ impl fmt::Display for Step {
             }
             Step::ReadOnlyInPlace { path, legacy: false } => write!(
                 f,
-                "access({0}, W_OK) (left alone if not writable); open_tree({0}, OPEN_TREE_CLONE|AT_RECURSIVE); mount_setattr(RDONLY, AT_RECURSIVE); move_mount(onto {0})",
+                "statfs({0}) (left alone if read-only already); open_tree({0}, OPEN_TREE_CLONE|AT_RECURSIVE); mount_setattr(RDONLY, AT_RECURSIVE); move_mount(onto {0})",
                 q(path)
             ),
             Step::ReadOnlyInPlace { path, legacy: true } => write!(
                 f,
-                "access({0}, W_OK) (left alone if not writable); mount({0}, {0}, NULL, MS_BIND|MS_REC, NULL); statfs({0}); mount(NULL, {0}, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|<its own flags>, NULL)",
+                "statfs({0}) (left alone if read-only already); mount({0}, {0}, NULL, MS_BIND|MS_REC, NULL); statfs({0}); mount(NULL, {0}, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|<its own flags>, NULL)",
                 q(path)
             ),
             Step::CopyFdToFile { fd, path, mode } => write!(
