@@ -56,6 +56,7 @@ pub(super) fn mount_ops(
             FsOp::Proc(dest) => MountOp::Proc {
                 path: absolute(&dest),
                 own: own_proc,
+                cover: rustix::process::getuid().is_root(),
             },
             FsOp::Dev(dest) => {
                 writable.push(absolute(&dest));

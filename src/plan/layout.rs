@@ -27,6 +27,7 @@ pub fn layout(
     console: Option<&Path>,
     caches: &[CacheMount],
     home: Option<&super::caches::HomeOverlay>,
+    caller_root: bool,
 ) -> Vec<MountOp> {
     let minimal = policy.view == ViewMode::Minimal;
     // The minimal view starts from an empty tmpfs (made read-only last).
@@ -69,6 +70,7 @@ pub fn layout(
         ops.push(MountOp::Proc {
             path: PathBuf::from("/proc"),
             own: true,
+            cover: caller_root,
         });
     }
     ops.extend(console.map(|c| MountOp::Console(c.to_path_buf())));

@@ -233,7 +233,7 @@ impl Builder {
                         }
                     });
                 }
-                MountOp::Proc { own, .. } => {
+                MountOp::Proc { own, cover, .. } => {
                     if *own {
                         self.push(Step::MountProc {
                             target: target.clone(),
@@ -246,7 +246,7 @@ impl Builder {
                             recursive: true,
                         });
                     }
-                    for sub in PROC_READ_ONLY {
+                    for sub in PROC_READ_ONLY.iter().filter(|_| *cover) {
                         self.push(Step::ReadOnlyInPlace {
                             path: target.join(sub),
                             legacy: true,

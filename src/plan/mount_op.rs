@@ -115,7 +115,10 @@ pub enum MountOp {
     RemountReadOnly(PathBuf),
     /// A procfs: a new one in a new PID namespace (`own`), else the host's
     /// bound; its writable sensitive entries read-only (bubblewrap's rule).
-    Proc { path: PathBuf, own: bool },
+    /// `cover`: the host-wide entries made read-only over it (only uid 0
+    /// may write them, and a cover locks a nested /proc mount out: left
+    /// off for other callers, whose nested sandboxes mount their own).
+    Proc { path: PathBuf, own: bool, cover: bool },
     /// bwrap mode's `--mqueue`.
     Mqueue(PathBuf),
     /// bwrap mode's `--file FD`: the fd's contents in a new file.

@@ -123,7 +123,7 @@ impl Builder {
                         target: dest,
                     })
                 }),
-                MountOp::Proc { own, .. } => {
+                MountOp::Proc { own, cover, .. } => {
                     if *own {
                         self.push(Step::MountProc {
                             target: target.clone(),
@@ -135,7 +135,7 @@ impl Builder {
                             target: target.clone(),
                         });
                     }
-                    for sub in PROC_READ_ONLY {
+                    for sub in PROC_READ_ONLY.iter().filter(|_| *cover) {
                         self.push(Step::ReadOnlyInPlace {
                             path: target.join(sub),
                             legacy: false,

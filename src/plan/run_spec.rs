@@ -112,6 +112,7 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
             fds.console.as_deref(),
             &layers.caches,
             layers.home_overlay.as_ref(),
+            host.uid == 0,
         ),
         mount_api: if minimal { MountApi::Legacy } else { host.mount_api },
         shape: Shape::RUN,

@@ -35,6 +35,10 @@ impl EnvRules {
         };
         if tmp == TmpMode::Private {
             put("TMPDIR".into(), "/tmp".into());
+            // Chromium keeps even its headless profile under its config
+            // home (~/.config/chromium-headless), read-only here: its own
+            // variable points it at the private /tmp instead.
+            put("CHROME_CONFIG_HOME".into(), "/tmp/.chrome-config".into());
         }
         for (k, v) in setenv {
             put(k.clone(), v.clone());

@@ -313,6 +313,7 @@ fn environment_rules_order() {
         vec![
             ("PATH", "/bin"),
             ("TMPDIR", "/tmp"),
+            ("CHROME_CONFIG_HOME", "/tmp/.chrome-config"),
             ("DISPLAY", ":9"),
             ("A", "1"),
             ("SANDBOX", "qwrap")
