@@ -56,7 +56,8 @@ pub(super) fn mount_ops(
             FsOp::Proc(dest) => MountOp::Proc {
                 path: absolute(&dest),
                 own: own_proc,
-                cover: rustix::process::getuid().is_root(),
+                cover: true,
+                bubblewrap: true,
             },
             FsOp::Dev(dest) => {
                 writable.push(absolute(&dest));

@@ -281,6 +281,7 @@ pub(super) fn legacy_steps() -> Vec<Step> {
         Step::ReadOnlyInPlace {
             path: p("/q/newroot/proc/sys"),
             legacy: true,
+            bubblewrap: false,
         },
         Step::Remount {
             target: p("/q/newroot/dev"),
@@ -336,6 +337,7 @@ pub(super) fn bwrap_steps() -> Vec<Step> {
         Step::ReadOnlyInPlace {
             path: p("/q/newroot/etc"),
             legacy: false,
+            bubblewrap: false,
         },
         Step::EnterRoot {
             new_root: p("/q/newroot"),

@@ -210,7 +210,11 @@ impl Executor {
                     None,
                 )?;
             }
-            Step::ReadOnlyInPlace { path, legacy } => match self.read_only_in_place(path, *legacy) {
+            Step::ReadOnlyInPlace {
+                path,
+                legacy,
+                bubblewrap,
+            } => match self.read_only_in_place(path, *legacy, *bubblewrap) {
                 // Not every kernel has every /proc entry.
                 Err(f) if f.errno == Errno::NOENT => {}
                 other => other?,

@@ -6,8 +6,8 @@ use super::*;
 impl Executor {
     /// ReadOnlyInPlace: a legacy bind is a new mount over what was placed,
     /// so it is found again before it is remounted.
-    pub(super) fn read_only_in_place(&self, path: &Path, legacy: bool) -> Result<(), Fail> {
-        if read_only_in_place(path, &self.place(path, false)?, legacy)? {
+    pub(super) fn read_only_in_place(&self, path: &Path, legacy: bool, bubblewrap: bool) -> Result<(), Fail> {
+        if read_only_in_place(path, &self.place(path, false)?, legacy, bubblewrap)? {
             remount_read_only(path, &self.place(path, false)?)?;
         }
         Ok(())
@@ -84,14 +84,29 @@ impl Executor {
 /// Each call that fails is named, with its path.
 /// `at` is where the path was found (inside the new root, in bwrap mode).
 /// `legacy`: a bind onto itself, left to be remounted read-only (`true`).
-fn read_only_in_place(path: &Path, at: &in_root::Placed, legacy: bool) -> Result<bool, Fail> {
+fn read_only_in_place(
+    path: &Path,
+    at: &in_root::Placed,
+    legacy: bool,
+    bubblewrap: bool,
+) -> Result<bool, Fail> {
     let call = |what: &'static str| move |e: Errno| Fail::call(what, format!("{path:?}"), e);
+    // bwrap mode asks as bubblewrap does (its drop-in tests compare views).
+    if bubblewrap {
+        if let Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) =
+            k::access(at.path(), rustix::fs::Access::WRITE_OK)
+        {
+            return Ok(false);
+        }
+    }
     // Whether the mount is read-only already: access(W_OK) would say no on
     // procfs's sysctl directories (mode 0555) even where every sysctl in
     // them is writable for uid 0, which needs no capability.
-    let own = k::statvfs(at.path()).map_err(call("statfs"))?;
-    if own.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY) {
-        return Ok(false);
+    if !bubblewrap {
+        let own = k::statvfs(at.path()).map_err(call("statfs"))?;
+        if own.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY) {
+            return Ok(false);
+        }
     }
     if legacy {
         k::mount_bind_recursive(at.path(), at.path()).map_err(call("mount(MS_BIND)"))?;

@@ -71,6 +71,7 @@ pub fn layout(
             path: PathBuf::from("/proc"),
             own: true,
             cover: caller_root,
+            bubblewrap: false,
         });
     }
     ops.extend(console.map(|c| MountOp::Console(c.to_path_buf())));

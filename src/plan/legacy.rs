@@ -233,7 +233,12 @@ impl Builder {
                         }
                     });
                 }
-                MountOp::Proc { own, cover, .. } => {
+                MountOp::Proc {
+                    own,
+                    cover,
+                    bubblewrap,
+                    ..
+                } => {
                     if *own {
                         self.push(Step::MountProc {
                             target: target.clone(),
@@ -246,10 +251,15 @@ impl Builder {
                             recursive: true,
                         });
                     }
-                    for sub in PROC_READ_ONLY.iter().filter(|_| *cover) {
+                    for sub in PROC_READ_ONLY
+                        .iter()
+                        .take(if *bubblewrap { 4 } else { PROC_READ_ONLY.len() })
+                        .filter(|_| *cover)
+                    {
                         self.push(Step::ReadOnlyInPlace {
                             path: target.join(sub),
                             legacy: true,
+                            bubblewrap: *bubblewrap,
                         });
                     }
                 }

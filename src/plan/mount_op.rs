@@ -118,7 +118,14 @@ pub enum MountOp {
     /// `cover`: the host-wide entries made read-only over it (only uid 0
     /// may write them, and a cover locks a nested /proc mount out: left
     /// off for other callers, whose nested sandboxes mount their own).
-    Proc { path: PathBuf, own: bool, cover: bool },
+    /// `bubblewrap`: bwrap mode's cover, as bubblewrap makes it (its four
+    /// entries, each left alone where access(W_OK) refuses).
+    Proc {
+        path: PathBuf,
+        own: bool,
+        cover: bool,
+        bubblewrap: bool,
+    },
     /// bwrap mode's `--mqueue`.
     Mqueue(PathBuf),
     /// bwrap mode's `--file FD`: the fd's contents in a new file.

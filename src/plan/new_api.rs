@@ -123,7 +123,12 @@ impl Builder {
                         target: dest,
                     })
                 }),
-                MountOp::Proc { own, cover, .. } => {
+                MountOp::Proc {
+                    own,
+                    cover,
+                    bubblewrap,
+                    ..
+                } => {
                     if *own {
                         self.push(Step::MountProc {
                             target: target.clone(),
@@ -135,10 +140,15 @@ impl Builder {
                             target: target.clone(),
                         });
                     }
-                    for sub in PROC_READ_ONLY.iter().filter(|_| *cover) {
+                    for sub in PROC_READ_ONLY
+                        .iter()
+                        .take(if *bubblewrap { 4 } else { PROC_READ_ONLY.len() })
+                        .filter(|_| *cover)
+                    {
                         self.push(Step::ReadOnlyInPlace {
                             path: target.join(sub),
                             legacy: false,
+                            bubblewrap: *bubblewrap,
                         });
                     }
                 }

@@ -326,12 +326,15 @@ pub enum Step {
         target: PathBuf,
     },
     /// Makes an existing subtree read-only where it is, left alone where
-    /// this process cannot write it anyway: clone, set, attach; `legacy`:
-    /// bound onto itself and remounted.
+    /// its mount is read-only already (`bubblewrap`: where access(W_OK)
+    /// refuses, as bubblewrap asks): clone, set, attach; `legacy`: bound
+    /// onto itself and remounted.
     ReadOnlyInPlace {
         #[serde(serialize_with = "crate::lossy::path")]
         path: PathBuf,
         legacy: bool,
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        bubblewrap: bool,
     },
     CopyFdToFile {
         fd: i32,

@@ -307,15 +307,25 @@ impl fmt::Display for Step {
             Step::MountMqueue { target } => {
                 write!(f, "mount(\"mqueue\", {}, \"mqueue\", 0, NULL)", q(target))
             }
-            Step::ReadOnlyInPlace { path, legacy: false } => write!(
+            Step::ReadOnlyInPlace {
+                path,
+                legacy: false,
+                bubblewrap,
+            } => write!(
                 f,
-                "statfs({0}) (left alone if read-only already); open_tree({0}, OPEN_TREE_CLONE|AT_RECURSIVE); mount_setattr(RDONLY, AT_RECURSIVE); move_mount(onto {0})",
-                q(path)
+                "{1}; open_tree({0}, OPEN_TREE_CLONE|AT_RECURSIVE); mount_setattr(RDONLY, AT_RECURSIVE); move_mount(onto {0})",
+                q(path),
+                unless_read_only(path, *bubblewrap)
             ),
-            Step::ReadOnlyInPlace { path, legacy: true } => write!(
+            Step::ReadOnlyInPlace {
+                path,
+                legacy: true,
+                bubblewrap,
+            } => write!(
                 f,
-                "statfs({0}) (left alone if read-only already); mount({0}, {0}, NULL, MS_BIND|MS_REC, NULL); statfs({0}); mount(NULL, {0}, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|<its own flags>, NULL)",
-                q(path)
+                "{1}; mount({0}, {0}, NULL, MS_BIND|MS_REC, NULL); statfs({0}); mount(NULL, {0}, NULL, MS_REMOUNT|MS_BIND|MS_RDONLY|<its own flags>, NULL)",
+                q(path),
+                unless_read_only(path, *bubblewrap)
             ),
             Step::CopyFdToFile { fd, path, mode } => write!(
                 f,
@@ -418,5 +428,14 @@ impl fmt::Display for Step {
                 )
             }
         }
+    }
+}
+
+/// ReadOnlyInPlace's first call: what leaves the path alone.
+fn unless_read_only(path: &std::path::Path, bubblewrap: bool) -> String {
+    if bubblewrap {
+        format!("access({}, W_OK) (left alone if not writable)", q(path))
+    } else {
+        format!("statfs({}) (left alone if read-only already)", q(path))
     }
 }
