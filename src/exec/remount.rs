@@ -91,22 +91,23 @@ fn read_only_in_place(
     bubblewrap: bool,
 ) -> Result<bool, Fail> {
     let call = |what: &'static str| move |e: Errno| Fail::call(what, format!("{path:?}"), e);
-    // bwrap mode asks as bubblewrap does (its drop-in tests compare views).
-    if bubblewrap {
-        if let Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS) =
-            k::access(at.path(), rustix::fs::Access::WRITE_OK)
-        {
-            return Ok(false);
-        }
-    }
-    // Whether the mount is read-only already: access(W_OK) would say no on
-    // procfs's sysctl directories (mode 0555) even where every sysctl in
+    // bwrap mode asks as bubblewrap does (its drop-in tests compare views);
+    // run asks whether the mount is read-only already: access(W_OK) says no
+    // on procfs's sysctl directories (mode 0555) even where every sysctl in
     // them is writable for uid 0, which needs no capability.
-    if !bubblewrap {
-        let own = k::statvfs(at.path()).map_err(call("statfs"))?;
-        if own.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY) {
-            return Ok(false);
-        }
+    let left_alone = if bubblewrap {
+        matches!(
+            k::access(at.path(), rustix::fs::Access::WRITE_OK),
+            Err(Errno::ACCESS | Errno::NOENT | Errno::ROFS)
+        )
+    } else {
+        k::statvfs(at.path())
+            .map_err(call("statfs"))?
+            .f_flag
+            .contains(rustix::fs::StatVfsMountFlags::RDONLY)
+    };
+    if left_alone {
+        return Ok(false);
     }
     if legacy {
         k::mount_bind_recursive(at.path(), at.path()).map_err(call("mount(MS_BIND)"))?;
