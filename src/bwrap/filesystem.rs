@@ -6,7 +6,7 @@
 
 use super::args::{Config, FsOp};
 use super::{Context, LowerError};
-use crate::plan::{DevStyle, MountOp, OverlayUpper};
+use crate::plan::{DevStyle, MountOp, OverlayUpper, ProcCover};
 use std::path::{Path, PathBuf};
 
 /// The operations, and the destinations left writable (for the Landlock
@@ -56,8 +56,7 @@ pub(super) fn mount_ops(
             FsOp::Proc(dest) => MountOp::Proc {
                 path: absolute(&dest),
                 own: own_proc,
-                cover: true,
-                bubblewrap: true,
+                cover: ProcCover::Bubblewrap,
             },
             FsOp::Dev(dest) => {
                 writable.push(absolute(&dest));

@@ -2,7 +2,7 @@
 //! root, independent of the mount API that carries it out. Parents always come
 //! before children, so every operation lands on what it should.
 
-use super::{CacheHow, CacheMount, DevStyle, MountOp, OverlayUpper};
+use super::{CacheHow, CacheMount, DevStyle, MountOp, OverlayUpper, ProcCover};
 use crate::policy::view::EntryKind;
 use crate::policy::{Policy, TmpMode, ViewMode};
 use std::path::{Path, PathBuf};
@@ -70,8 +70,11 @@ pub fn layout(
         ops.push(MountOp::Proc {
             path: PathBuf::from("/proc"),
             own: true,
-            cover: caller_root,
-            bubblewrap: false,
+            cover: if caller_root {
+                ProcCover::HostWide
+            } else {
+                ProcCover::None
+            },
         });
     }
     ops.extend(console.map(|c| MountOp::Console(c.to_path_buf())));

@@ -3,10 +3,9 @@
 //! the new root there with binds from the old one, remount with the flags
 //! each mount needs from one mountinfo read.
 
-use super::new_api::PROC_READ_ONLY;
 use super::{
-    Builder, DEVICES, DevStyle, Flags, LEGACY_NEW_ROOT, LEGACY_OLD_ROOT, MountOp, Role, STAGING, Shape, Step,
-    under,
+    Builder, DEVICES, DevStyle, Flags, LEGACY_NEW_ROOT, LEGACY_OLD_ROOT, MountOp, ProcCover, Role, STAGING,
+    Shape, Step, under,
 };
 use std::path::{Path, PathBuf};
 
@@ -233,12 +232,7 @@ impl Builder {
                         }
                     });
                 }
-                MountOp::Proc {
-                    own,
-                    cover,
-                    bubblewrap,
-                    ..
-                } => {
+                MountOp::Proc { own, cover, .. } => {
                     if *own {
                         self.push(Step::MountProc {
                             target: target.clone(),
@@ -251,15 +245,11 @@ impl Builder {
                             recursive: true,
                         });
                     }
-                    for sub in PROC_READ_ONLY
-                        .iter()
-                        .take(if *bubblewrap { 4 } else { PROC_READ_ONLY.len() })
-                        .filter(|_| *cover)
-                    {
+                    for sub in cover.entries() {
                         self.push(Step::ReadOnlyInPlace {
                             path: target.join(sub),
                             legacy: true,
-                            bubblewrap: *bubblewrap,
+                            bubblewrap: *cover == ProcCover::Bubblewrap,
                         });
                     }
                 }

@@ -35,7 +35,7 @@ pub use layers::Refused;
 pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths};
 use layers::{assess, missing_required, unmaskable_sockets};
 pub use layout::{DEVICES, dev_entries, layout};
-pub use mount_op::{DevStyle, MountOp, Shape};
+pub use mount_op::{DevStyle, MountOp, ProcCover, Shape};
 pub use overlay::{overlay_config, overlay_options};
 pub use spec::{Entry, Identity, Join, SandboxSpec, lower};
 pub use step::{Ambient, Egress, Flags, IdMap, Namespaces, OverlayPart, OverlayUpper, Role, Step, TreeId};

@@ -114,17 +114,12 @@ pub enum MountOp {
     /// bwrap mode's `--remount-ro`.
     RemountReadOnly(PathBuf),
     /// A procfs: a new one in a new PID namespace (`own`), else the host's
-    /// bound; its writable sensitive entries read-only (bubblewrap's rule).
-    /// `cover`: the host-wide entries made read-only over it (only uid 0
-    /// may write them, and a cover locks a nested /proc mount out: left
-    /// off for other callers, whose nested sandboxes mount their own).
-    /// `bubblewrap`: bwrap mode's cover, as bubblewrap makes it (its four
-    /// entries, each left alone where access(W_OK) refuses).
+    /// bound; `cover` says which of its host-wide entries are made
+    /// read-only over it.
     Proc {
         path: PathBuf,
         own: bool,
-        cover: bool,
-        bubblewrap: bool,
+        cover: ProcCover,
     },
     /// bwrap mode's `--mqueue`.
     Mqueue(PathBuf),
@@ -214,6 +209,45 @@ impl MountOp {
                 ..
             } => Role::Bind,
             _ => Role::WritableRoot,
+        }
+    }
+}
+
+/// The /proc entries made read-only over a procfs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProcCover {
+    /// None: only uid 0 may write them, and a cover would lock the /proc
+    /// mount of a sandbox nested inside out.
+    None,
+    /// bwrap mode's: bubblewrap's four, each left alone where access(W_OK)
+    /// refuses, as bubblewrap asks.
+    Bubblewrap,
+    /// Every host-wide writable entry (tests/host_knobs.rs holds the list
+    /// to the kernel's), left alone where the mount is read-only already.
+    HostWide,
+}
+
+/// bubblewrap's entries first: its cover is their prefix.
+const PROC_READ_ONLY: [&str; 11] = [
+    "sys",
+    "sysrq-trigger",
+    "irq",
+    "bus",
+    "fs",
+    "mtrr",
+    "pressure",
+    "acpi",
+    "driver",
+    "scsi",
+    "tty",
+];
+
+impl ProcCover {
+    pub fn entries(self) -> &'static [&'static str] {
+        match self {
+            ProcCover::None => &[],
+            ProcCover::Bubblewrap => &PROC_READ_ONLY[..4],
+            ProcCover::HostWide => &PROC_READ_ONLY,
         }
     }
 }

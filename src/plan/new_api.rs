@@ -5,28 +5,10 @@
 //! staged root — and each operation lands on it in order.
 
 use super::{
-    Builder, DEVICES, DevStyle, Flags, MountOp, OverlayUpper, Role, STAGED_NEW_ROOT, STAGING, Shape, Step,
-    under,
+    Builder, DEVICES, DevStyle, Flags, MountOp, OverlayUpper, ProcCover, Role, STAGED_NEW_ROOT, STAGING,
+    Shape, Step, under,
 };
 use std::path::{Path, PathBuf};
-
-/// /proc entries that act on the whole host, made read-only over a /proc
-/// of the sandbox's own (bubblewrap's four and the rest of the writable
-/// ones; tests/host_knobs.rs opens every writable file to hold this list
-/// to the kernel's).
-pub(super) const PROC_READ_ONLY: [&str; 11] = [
-    "sys",
-    "sysrq-trigger",
-    "irq",
-    "bus",
-    "fs",
-    "mtrr",
-    "pressure",
-    "acpi",
-    "driver",
-    "scsi",
-    "tty",
-];
 
 impl Builder {
     /// Lowers `ops`; returns the new root when the shape stages one (the
@@ -123,12 +105,7 @@ impl Builder {
                         target: dest,
                     })
                 }),
-                MountOp::Proc {
-                    own,
-                    cover,
-                    bubblewrap,
-                    ..
-                } => {
+                MountOp::Proc { own, cover, .. } => {
                     if *own {
                         self.push(Step::MountProc {
                             target: target.clone(),
@@ -140,15 +117,11 @@ impl Builder {
                             target: target.clone(),
                         });
                     }
-                    for sub in PROC_READ_ONLY
-                        .iter()
-                        .take(if *bubblewrap { 4 } else { PROC_READ_ONLY.len() })
-                        .filter(|_| *cover)
-                    {
+                    for sub in cover.entries() {
                         self.push(Step::ReadOnlyInPlace {
                             path: target.join(sub),
                             legacy: false,
-                            bubblewrap: *bubblewrap,
+                            bubblewrap: *cover == ProcCover::Bubblewrap,
                         });
                     }
                 }
