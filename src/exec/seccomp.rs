@@ -29,8 +29,8 @@ pub(super) fn apply_private_pid(unscoped: bool, root: bool) -> Result<(), Fail> 
 }
 
 /// Installs the whole filter, the warden's rules included, and returns its
-/// listener. `unscoped`: no Landlock signal scope (signals, SIGIO owners
-/// and forks are held here); `root`: extended attributes refused.
+/// listener. `unscoped`: no Landlock signal scope (signals and SIGIO
+/// owners are held here); `root`: extended attributes refused.
 pub(super) fn notify_listener(
     unscoped: bool,
     root: bool,

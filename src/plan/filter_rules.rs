@@ -44,7 +44,6 @@ pub const SET_ID_BITS: [(u32, &str); 2] = [(0o4000, "S_ISUID"), (0o2000, "S_ISGI
 const O_CREAT: u32 = 0o100;
 const O_TMPFILE_BIT: u32 = 0o20000000;
 const O_ASYNC: u32 = 0o20000;
-const CLONE_THREAD: u32 = 0x10000;
 const CLONE_NEWUSER: u32 = 0x1000_0000;
 const F_SETFL: u32 = 4;
 const F_SETOWN: u32 = 8;
@@ -181,7 +180,7 @@ pub struct Profile {
     /// `run`: a warden answers notifications (bwrap mode has none).
     pub warden: bool,
     /// No Landlock signal scope (Linux < 6.12, or --landlock off): signals,
-    /// SIGIO owners and forks are held here instead.
+    /// and SIGIO owners are held here instead.
     pub unscoped: bool,
     /// The caller is root: extended attributes are refused, since a file
     /// capability written in a nested user namespace would hold on the host.
@@ -309,9 +308,10 @@ fn rule_cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
             (vec![Cond::Ne(0, 1)], RET_USER_NOTIF),
             (vec![Cond::Ne(1, 0)], RET_USER_NOTIF),
         ],
-        "signal" | "fork" if held_by_warden => vec![(vec![], RET_USER_NOTIF)],
-        "pidfd-signal" | "clone3" if held_by_warden => vec![(vec![], ENOSYS)],
-        "clone" if held_by_warden => vec![(vec![Cond::NoBit(0, CLONE_THREAD)], RET_USER_NOTIF)],
+        // Forks are never trapped: a held fork returns EINTR when a signal
+        // arrives (seccomp's wait is interruptible), and shells fail.
+        "signal" if held_by_warden => vec![(vec![], RET_USER_NOTIF)],
+        "pidfd-signal" if held_by_warden => vec![(vec![], ENOSYS)],
         // A user namespace made in the shared PID mode cannot be given its
         // id maps (/proc is the host's): the warden says what would work.
         "clone" | "unshare" if p.warden => vec![(vec![Cond::AnyBit(0, CLONE_NEWUSER)], RET_USER_NOTIF)],

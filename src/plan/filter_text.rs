@@ -32,9 +32,8 @@ pub fn summary(rule: &str, p: Profile) -> Option<&'static str> {
         "xattr" if p.root => " = EPERM",
         "target" if p.warden => "(pid != 0) = USER_NOTIF",
         "setpriority" | "ioprio" if p.warden => "(not the caller) = USER_NOTIF",
-        "signal" | "fork" if held_by_warden => " = USER_NOTIF",
-        "pidfd-signal" | "clone3" if held_by_warden => " = ENOSYS",
-        "clone" if held_by_warden => "(not CLONE_THREAD) = USER_NOTIF",
+        "signal" if held_by_warden => " = USER_NOTIF",
+        "pidfd-signal" if held_by_warden => " = ENOSYS",
         "clone" | "unshare" if p.warden => "(CLONE_NEWUSER) = USER_NOTIF",
         "fcntl" if held_by_warden => "(F_SETOWN) = USER_NOTIF, (F_SETOWN_EX, F_SETFL|O_ASYNC) = EPERM",
         "fcntl" if p.unscoped => "(F_SETOWN_EX, F_SETFL|O_ASYNC) = EPERM",
@@ -88,13 +87,8 @@ fn held(s: &Syscall) -> (String, String) {
             "TIOCSTI, TIOCLINUX, FIOSETOWN, SIOCSPGRP, FIOASYNC: EPERM".into(),
         ),
         "target" | "setpriority" | "ioprio" => both(warden),
-        "fork" | "clone" => (
-            "allowed: the reaper's kill(-1) from the outer signal domain ends every process (clone with CLONE_NEWUSER: as unshare)".into(),
-            "the warden: allowed while the command lives, held once it has exited (threads are not trapped)".into(),
-        ),
-        "clone3" => (
-            "allowed (as fork)".into(),
-            "ENOSYS: its flags are in memory; callers fall back to clone".into(),
+        "clone" => both(
+            "as fork; with CLONE_NEWUSER in the shared PID mode, the warden lets it go on and says once that the new namespace cannot be given its id maps there (--pid private can)",
         ),
         "setid-mode" => both(
             "EPERM with S_ISUID or S_ISGID in the mode; with `--isolation landlock` (no read-only mount holds a file's mode) the warden changes the mode only of a file where Landlock lets the command write, and owned by it, EPERM elsewhere",

@@ -17,15 +17,12 @@ pub(super) enum Target {
     Everyone,
     /// Nothing outside the caller (pid 0 and the like).
     Caller,
-    /// A new process (fork, vfork, clone without CLONE_THREAD): allowed
-    /// while the command lives, held once it has exited.
-    NewProcess,
 }
 
 /// The rules whose calls the warden decodes (a unit test holds this to
 /// every rule that can return USER_NOTIF); the first two, a file's mode
 /// bits and times (`--isolation landlock`), in metadata.rs.
-pub(super) const DECODED: [&str; 9] = [
+pub(super) const DECODED: [&str; 8] = [
     "setid-mode",
     "times",
     "signal",
@@ -33,11 +30,11 @@ pub(super) const DECODED: [&str; 9] = [
     "setpriority",
     "ioprio",
     "fcntl",
-    "fork",
     "unshare",
 ];
 
-/// The target of a trapped call (`clone` traps only new processes).
+/// The target of a trapped call (`clone` is trapped only with
+/// CLONE_NEWUSER, as unshare).
 pub(super) fn target(n: &Notification) -> Target {
     let a = n.args;
     let int = |x: u64| x as u32 as i32;
@@ -73,9 +70,8 @@ pub(super) fn target(n: &Notification) -> Target {
             p if p < 0 => Target::Group(-p),
             p => Target::Pid(p),
         },
-        "fork" | "clone" => Target::NewProcess,
         // Only with CLONE_NEWUSER: the caller's own namespace.
-        "unshare" => Target::Caller,
+        "unshare" | "clone" => Target::Caller,
         // tkill(tid), tgkill(tgid, …), rt_sigqueueinfo(pid, …),
         // rt_tgsigqueueinfo(tgid, …), prlimit64(pid), sched_*(pid),
         // migrate_pages(pid), move_pages(pid).
@@ -151,10 +147,9 @@ impl Sandbox {
     }
 
     /// Whether the call may go on: every process it reaches is inside.
-    pub(super) fn allows(&self, n: &Notification, command_alive: bool) -> bool {
+    pub(super) fn allows(&self, n: &Notification) -> bool {
         match target(n) {
             Target::Caller => true,
-            Target::NewProcess => command_alive,
             Target::Pid(p) | Target::Group(p) if Some(p) == self.spare => false,
             Target::Pid(p) => self.holds(p).unwrap_or(true),
             Target::Group(0) => group_of(n.pid as i32).is_some_and(|g| self.group_inside(g)),
@@ -211,6 +206,14 @@ fn group_of(pid: i32) -> Option<i32> {
     stat_field(pid, 2)
 }
 
+/// Whether a process has exited and waits for its parent (state Z or X).
+/// Its threads, if any are left, still die of a SIGKILL sent to it.
+pub(super) fn exited(pid: i32) -> bool {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let state = stat.rfind(')').and_then(|i| stat.get(i + 2..i + 3));
+    matches!(state, Some("Z" | "X") | None)
+}
+
 /// Field `n` after the state in /proc/PID/stat (1: the parent, 2: the
 /// process group), read past the comm, which may hold spaces.
 fn stat_field(pid: i32, n: usize) -> Option<i32> {
@@ -238,7 +241,7 @@ mod tests {
                 }
             }
         }
-        // clone is decoded with fork (a new process).
+        // clone is decoded with unshare (CLONE_NEWUSER).
         let mut decoded: Vec<&str> = DECODED.to_vec();
         decoded.push("clone");
         notifying.sort_unstable();
@@ -268,8 +271,7 @@ mod tests {
         assert_eq!(target(&n(72, &[3, 8, (-42i64) as u64])), Target::Group(42));
         assert_eq!(target(&n(302, &[0])), Target::Caller);
         assert_eq!(target(&n(141, &[2, 0])), Target::Everyone);
-        assert_eq!(target(&n(57, &[])), Target::NewProcess);
-        assert_eq!(target(&n(56, &[17])), Target::NewProcess);
+        assert_eq!(target(&n(56, &[0x10000000])), Target::Caller); // clone(CLONE_NEWUSER)
         assert_eq!(target(&n(0, &[])), Target::Everyone);
     }
 }

@@ -1,8 +1,8 @@
 //! The leftovers' end, the warden's side: with Landlock's signal scope
 //! the reaper (started inside: reaper.rs) kills them and the warden waits
-//! for the sandbox to empty; without it, /proc passes with forks held.
+//! for the sandbox to empty; without it, /proc passes until two find none.
 
-use super::calls::{Sandbox, processes};
+use super::calls::{Sandbox, exited, processes};
 use crate::sys;
 use rustix::event::{PollFd, PollFlags};
 use rustix::fd::{AsFd, OwnedFd};
@@ -14,7 +14,7 @@ pub(super) enum Reaper {
     /// The reaper in the outer signal domain kills them; the warden waits
     /// for the sandbox to empty (and scans if it does not).
     Scoped,
-    /// /proc passes with forks held.
+    /// /proc passes until two in a row find none.
     Scan,
 }
 
@@ -54,21 +54,75 @@ fn empties(listener: &OwnedFd) -> bool {
     }
 }
 
+/// Kills every process of the sandbox that /proc shows, pass after pass,
+/// until two passes in a row find none alive and no new zombie (a zombie
+/// is sent one too, for threads it may have left, but waits only for its
+/// parent; a new one is a process that ran since the last pass). Forks go
+/// on meanwhile, but a fork that a pending SIGKILL meets is cancelled
+/// (copy_process checks under the task list lock), so a child made before
+/// its parent's kill is in /proc by the next pass. The first pass goes up
+/// from the oldest, so that what does not fork dies at once; the later
+/// ones take the newest first (counting down from the last pid given out,
+/// past the wrap at pid_max): a process that forks and exits in a loop is
+/// always among the newest, and is reached before it moves on.
 fn scan(sandbox: &Sandbox) {
     let me = std::process::id() as i32;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        let left: Vec<i32> = processes()
-            .filter(|&p| p != me && sandbox.holds(p) == Some(true))
-            .collect();
-        if left.is_empty() || Instant::now() > deadline {
-            return;
+    let pid_max = read_number("/proc/sys/kernel/pid_max").unwrap_or(1 << 22);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let mut empty = 0;
+    let mut zombies = std::collections::HashSet::new();
+    let mut first = true;
+    while empty < 2 && Instant::now() < deadline {
+        newest(sandbox, me, pid_max);
+        let last = read_number("/proc/sys/kernel/ns_last_pid").unwrap_or(pid_max);
+        let mut pids: Vec<i32> = processes().filter(|&p| p != me).collect();
+        pids.sort_unstable_by_key(|&p| (last - p).rem_euclid(pid_max));
+        if first {
+            pids.reverse();
         }
-        for p in left {
-            if let Some(pid) = rustix::process::Pid::from_raw(p) {
+        first = false;
+        let mut found = false;
+        for p in pids {
+            // A zombie seen before costs one read, not the namespace walk.
+            if zombies.contains(&p) && exited(p) {
+                continue;
+            }
+            if sandbox.holds(p) == Some(true)
+                && let Some(pid) = rustix::process::Pid::from_raw(p)
+            {
+                found |= !exited(p) || zombies.insert(p);
                 let _ = crate::sys::kernel::kill_process(pid, rustix::process::Signal::KILL);
             }
         }
-        std::thread::sleep(Duration::from_millis(1));
+        empty = if found { 0 } else { empty + 1 };
     }
+}
+
+/// Kills the sandbox's newest processes, the last few pids given out, again
+/// and again until none of them is one of its live processes: a process
+/// that forks and exits in a loop is among them at every moment, and a
+/// few reads reach it before its next fork does (a whole pass would not).
+fn newest(sandbox: &Sandbox, me: i32, pid_max: i32) {
+    for _ in 0..100_000 {
+        let Some(last) = read_number("/proc/sys/kernel/ns_last_pid") else {
+            return;
+        };
+        let mut found = false;
+        for p in (0..8).map(|d| (last - d - 1).rem_euclid(pid_max) + 1) {
+            if p != me
+                && sandbox.holds(p) == Some(true)
+                && let Some(pid) = rustix::process::Pid::from_raw(p)
+            {
+                let _ = crate::sys::kernel::kill_process(pid, rustix::process::Signal::KILL);
+                found |= !exited(p);
+            }
+        }
+        if !found {
+            return;
+        }
+    }
+}
+
+fn read_number(path: &str) -> Option<i32> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }

@@ -12,11 +12,11 @@
 //!   it. The sandbox cannot signal or trace the reaper (its domain is the
 //!   outer one), and the warden refuses every trapped call aimed at it.
 //!   The warden waits for the sandbox to empty before its last jobs.
-//! - Without it, every fork of the sandbox is a notification the warden
-//!   answers while the command lives and holds once it has exited; the
-//!   warden then walks /proc and kills every process whose user namespace
-//!   is the sandbox's or one made inside it (NS_GET_PARENT), again until a
-//!   pass finds none. No process can be made meanwhile, so the passes end.
+//! - Without it, the warden walks /proc when the command exits and kills
+//!   every process whose user namespace is the sandbox's or one made
+//!   inside it (NS_GET_PARENT), pass after pass until two find none alive
+//!   (leftovers.rs). Forks are not trapped: a held fork fails with EINTR
+//!   when a signal arrives, and shells then cannot fork.
 
 use crate::sys::kernel as k;
 use crate::sys::landlock::{Domain, FsAccess, Scopes, restrict_self};

@@ -86,6 +86,10 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         keep.extend(held.iter().map(|h| h.as_raw_fd()));
         keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
         sys::detach_warden(&keep);
+        // A session of its own: where the scheduler groups by session
+        // (autogroup), the warden's share of the CPU is not split with a
+        // command that forks without end, which it may have to outpace.
+        let _ = k::setsid();
         let notes = stderr.as_ref().filter(|_| notes).and_then(|r| r.try_clone().ok());
         let report = stderr.filter(|_| reports);
         let proxy = egress.map(|e| {
@@ -236,7 +240,7 @@ fn run(
                         let _ =
                             sys::notif_answer(listener.as_fd(), n.id, result.map_err(|e| e.raw_os_error()));
                     }
-                    None => answer(&listener, &sandbox, &n, command_alive),
+                    None => answer(&listener, &sandbox, &n),
                 }
             }
         } else if listener_ready.intersects(PollFlags::HUP | PollFlags::ERR) {
@@ -278,15 +282,11 @@ fn watch(pidfd: &OwnedFd, mut sync: Option<&mut GitSync>) -> Option<i32> {
 /// mode.
 const NESTED_NOTE: &str = "qwrap: note: the command made a user namespace, which cannot be given its id maps here (/proc is the host's, read-only): nested sandboxes (bwrap, Chromium's sandbox, unshare -r, qwrap) work under `qwrap run --pid private`\n";
 
-/// Answers one notification: a fork after the command has exited is held
-/// (never answered: its caller is about to be killed), anything aimed
-/// outside is refused, the rest goes on, if its caller is still the one
-/// that asked (the /proc reads above took time).
-fn answer(listener: &OwnedFd, sandbox: &Sandbox, n: &Notification, command_alive: bool) {
-    if !command_alive && super::calls::target(n) == super::calls::Target::NewProcess {
-        return;
-    }
-    let refuse = (!sandbox.allows(n, command_alive)).then_some(libc::EPERM);
+/// Answers one notification: anything aimed outside is refused, the rest
+/// goes on, if its caller is still the one that asked (the /proc reads
+/// above took time).
+fn answer(listener: &OwnedFd, sandbox: &Sandbox, n: &Notification) {
+    let refuse = (!sandbox.allows(n)).then_some(libc::EPERM);
     if refuse.is_none() && !sys::notif_id_valid(listener.as_fd(), n.id) {
         return;
     }

@@ -80,7 +80,7 @@ find . | $CPIO -o -H newc | gzip -1 > "$KM/root.cpio.gz"
 boot() {
     log=$KM/console-$2.log
     rc=0
-    timeout "${VM_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -m 1024 -smp 1 -nographic -no-reboot -nic none \
+    timeout "${VM_TIMEOUT:-600}" qemu-system-x86_64 -accel tcg -m 1024 -smp 2 -nographic -no-reboot -nic none \
         -kernel "$1" -initrd "$KM/root.cpio.gz" \
         -append "console=ttyS0 panic=-1 quiet loglevel=1" >"$log" 2>&1 </dev/null || rc=$?
     # The console may put terminal resets before a line: take QW: lines
