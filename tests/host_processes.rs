@@ -60,12 +60,26 @@ t("kill", lambda: os.kill(hp, 15))
 t("pidfd-signal", lambda: os.pidfd_send_signal(os.pidfd_open(hp), 15) if hasattr(os, "pidfd_send_signal") else (_ for _ in ()).throw(OSError(1, "x")))
 "#;
 
+/// A host process that made itself non-dumpable (as ssh-agent and
+/// gpg-agent do): its /proc entries refuse the warden's reads, which must
+/// count as outside.
+const NON_DUMPABLE: &str = "import ctypes, time; ctypes.CDLL(None).prctl(4, 0); time.sleep(60)";
+
 #[test]
 fn host_processes_cannot_be_touched() {
     for who in Who::all() {
         let f = Fixture::new(who);
-        for landlock in ["best-effort", "off"] {
-            let sleeper = Killed(f.command("sleep").arg("60").spawn().unwrap());
+        for (landlock, dumpable) in [
+            ("best-effort", true),
+            ("off", true),
+            ("best-effort", false),
+            ("off", false),
+        ] {
+            let sleeper = if dumpable {
+                Killed(f.command("sleep").arg("60").spawn().unwrap())
+            } else {
+                Killed(f.command("python3").args(["-c", NON_DUMPABLE]).spawn().unwrap())
+            };
             let pid = sleeper.0.id();
             std::thread::sleep(Duration::from_millis(50));
             let before = host_view(pid);
@@ -82,7 +96,10 @@ fn host_processes_cannot_be_touched() {
             } else {
                 out
             };
-            assert!(!out.contains("done"), "{who:?} {landlock}: {out}");
+            assert!(
+                !out.contains("done"),
+                "{who:?} {landlock} dumpable {dumpable}: {out}"
+            );
             assert_eq!(out.matches("refused").count(), 9, "{who:?} {landlock}: {out}");
             // The host process is alive and unchanged.
             std::thread::sleep(Duration::from_millis(100));
@@ -91,7 +108,7 @@ fn host_processes_cannot_be_touched() {
                     .unwrap()
                     .contains(") S")
             );
-            assert_eq!(host_view(pid), before, "{who:?} {landlock}");
+            assert_eq!(host_view(pid), before, "{who:?} {landlock} dumpable {dumpable}");
         }
     }
 }
@@ -324,6 +341,29 @@ fn no_route_signals_a_host_process() {
                     "{who:?} {api} {landlock}"
                 );
             }
+        }
+    }
+}
+
+/// A call aimed at a process that is gone gets ESRCH, as the kernel would
+/// answer (never EPERM, which would tell a `kill -0` loop it still lives),
+/// in both signal paths.
+#[test]
+fn a_gone_process_is_reported_gone() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let mut gone = f.command("true").spawn().unwrap();
+        let pid = gone.id();
+        gone.wait().unwrap();
+        for landlock in ["best-effort", "off"] {
+            let script = format!(
+                "import os\ntry:\n    os.kill({pid}, 0); print('alive')\nexcept ProcessLookupError:\n    print('gone')\nexcept PermissionError:\n    print('refused')"
+            );
+            let o = f
+                .qwrap(&["run", "--landlock", landlock, "--", "python3", "-c", &script])
+                .output()
+                .unwrap();
+            assert_eq!(ok(&o).trim(), "gone", "{who:?} {landlock}");
         }
     }
 }

@@ -146,23 +146,42 @@ impl Sandbox {
         Some(false)
     }
 
-    /// Whether the call may go on: every process it reaches is inside.
-    pub(super) fn allows(&self, n: &Notification) -> bool {
+    /// What the call meets: None when it may go on (every process it
+    /// reaches is inside), else the errno it gets. Every judgment fails
+    /// closed: a process whose namespace or parent cannot be read (a
+    /// non-dumpable one's /proc entry refuses us) counts as outside; one
+    /// that is gone gets ESRCH, as the kernel would answer, so that a
+    /// `kill -0` loop still sees it end.
+    pub(super) fn refuses(&self, n: &Notification) -> Option<i32> {
+        let outside = Some(libc::EPERM);
         match target(n) {
-            Target::Caller => true,
-            Target::Pid(p) | Target::Group(p) if Some(p) == self.spare => false,
-            Target::Pid(p) => self.holds(p).unwrap_or(true),
-            Target::Group(0) => group_of(n.pid as i32).is_some_and(|g| self.group_inside(g)),
-            Target::Group(g) => self.group_inside(g),
-            Target::Everyone => false,
+            Target::Caller => None,
+            Target::Pid(p) | Target::Group(p) if Some(p) == self.spare => outside,
+            Target::Pid(p) => match self.holds(p) {
+                Some(true) => None,
+                Some(false) => outside,
+                None if gone(p) => Some(libc::ESRCH),
+                None => outside,
+            },
+            Target::Group(0) => match group_of(n.pid as i32) {
+                Some(g) if self.group_inside(g) => None,
+                _ => outside,
+            },
+            Target::Group(g) if self.group_inside(g) => None,
+            Target::Group(_) | Target::Everyone => outside,
         }
     }
 
-    /// Every member of the process group is inside (a process gone
-    /// meanwhile counts as inside: the kernel answers ESRCH for it).
+    /// Every member of the process group is inside (a member gone
+    /// meanwhile is none; one that cannot be read is outside).
     fn group_inside(&self, group: i32) -> bool {
-        processes().all(|p| group_of(p) != Some(group) || self.holds(p).unwrap_or(true))
+        processes().all(|p| group_of(p) != Some(group) || self.holds(p).unwrap_or_else(|| gone(p)))
     }
+}
+
+/// Whether a process is gone: its /proc entry no longer exists.
+fn gone(pid: i32) -> bool {
+    std::fs::symlink_metadata(format!("/proc/{pid}")).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// Whether `pid` is `ancestor` or descends from it, by the parents /proc

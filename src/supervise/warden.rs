@@ -282,11 +282,12 @@ fn watch(pidfd: &OwnedFd, mut sync: Option<&mut GitSync>) -> Option<i32> {
 /// mode.
 const NESTED_NOTE: &str = "qwrap: note: the command made a user namespace, which cannot be given its id maps here (/proc is the host's, read-only): nested sandboxes (bwrap, Chromium's sandbox, unshare -r, qwrap) work under `qwrap run --pid private`\n";
 
-/// Answers one notification: anything aimed outside is refused, the rest
+/// Answers one notification: anything aimed outside (or at what cannot be
+/// judged) is refused, the rest
 /// goes on, if its caller is still the one that asked (the /proc reads
 /// above took time).
 fn answer(listener: &OwnedFd, sandbox: &Sandbox, n: &Notification) {
-    let refuse = (!sandbox.allows(n)).then_some(libc::EPERM);
+    let refuse = sandbox.refuses(n);
     if refuse.is_none() && !sys::notif_id_valid(listener.as_fd(), n.id) {
         return;
     }
