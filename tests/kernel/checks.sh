@@ -43,8 +43,9 @@ for API in new legacy; do
     rm -f qw-ll
     # Forks never fail because of qwrap: 1,000 pipelines, whose SIGCHLD
     # arrives while the next fork is under way.
-    out=$(qwrap run -- sh -c 'i=0; while [ $i -lt 1000 ]; do echo x | cat >/dev/null || exit 7; i=$((i+1)); done; echo $i' 2>&1); rc=$?
-    [ $rc -eq 0 ] && [ "$out" = 1000 ] && pass fork-pipelines || fail fork-pipelines "rc=$rc: $(echo "$out" | tail -n 2 | tr '\n' ' ')"
+    qwrap run -- sh -c 'i=0; while [ $i -lt 1000 ]; do echo x | cat >/dev/null || exit 7; i=$((i+1)); done; echo $i > qw-forks' 2>qw-forks.err; rc=$?
+    [ $rc -eq 0 ] && [ "$(cat qw-forks 2>/dev/null)" = 1000 ] && pass fork-pipelines || fail fork-pipelines "rc=$rc, $(cat qw-forks 2>/dev/null) done: $(grep -v '^qwrap: degraded' qw-forks.err | tail -n 2 | tr '\n' ' ')"
+    rm -f qw-forks qw-forks.err
     # A host process survives a signal and keeps its limits (the warden).
     sleep 120 & SP=$!
     before=$(grep 'Max open files' /proc/$SP/limits)
