@@ -116,6 +116,7 @@ fn seccomp_program() {
     ] {
         emit(name, &filter_landlock::landlock_only_rules(arch, closed));
     }
+    emit("KEYRING_PROGRAM", &filter_landlock::keyring_rules(arch));
     let out =
         std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("seccomp_bpf.rs");
     std::fs::write(out, src).expect("OUT_DIR is writable");

@@ -14,18 +14,17 @@
  *
  * The sequence, as qwrap's plan: a supervisor forked outside (the warden,
  * which receives the seccomp listener), user+mount+IPC namespaces and the
- * id maps, a fresh session keyring, every source cloned, the host read-only
+ * id maps, every source cloned, the host read-only
  * in place, /dev and /tmp, the writable roots, caches and hidden files,
  * capabilities dropped, no_new_privs, Landlock (writes beneath the roots,
  * signal and abstract-socket scopes), a reaper forked, the seccomp filter
- * with its listener handed to the supervisor, exec.
+ * with its listener handed to the supervisor, the keyring filter, exec.
  */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/capability.h>
 #include <linux/filter.h>
-#include <linux/keyctl.h>
 #include <linux/mount.h>
 #include <linux/seccomp.h>
 #include <poll.h>
@@ -165,7 +164,6 @@ int main(int argc, char **argv) {
     write_file("/proc/self/uid_map", map);
     snprintf(map, sizeof map, "%u %u 1", gid, gid);
     write_file("/proc/self/gid_map", map);
-    CHECK(syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, NULL), "keyctl");
     CHECK(mount_(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL), "make slave");
 
     /* Every source, cloned while the host's paths are as named. */
@@ -313,6 +311,17 @@ int main(int argc, char **argv) {
     memcpy(CMSG_DATA(c), &listener, sizeof(int));
     CHECK(sendmsg(sv[0], &m, 0), "sendmsg");
     close(listener);
+    /* The keyring filter: the caller's keyrings out of reach. */
+    struct sock_filter kf[] = {
+        BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_keyctl, 2, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_add_key, 1, 0),
+        BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_request_key, 0, 1),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+        BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+    };
+    struct sock_fprog kprog = {sizeof kf / sizeof kf[0], kf};
+    CHECK(syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &kprog), "seccomp keyrings");
 
     execvp(argv[optind], argv + optind);
     die(argv[optind]);

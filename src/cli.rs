@@ -193,7 +193,8 @@ pub struct PolicyArgs {
     /// of a private IPC namespace.
     #[arg(long)]
     pub share_ipc: bool,
-    /// Keep the caller's session keyring instead of a fresh, empty one.
+    /// Let the command reach the caller's keyrings (keyctl, add_key and
+    /// request_key allowed) instead of refusing every keyring call.
     #[arg(long)]
     pub share_keyring: bool,
     /// In the minimal view, show this host path read-only (repeatable).

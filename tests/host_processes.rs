@@ -1,7 +1,7 @@
 //! Host processes stay out of reach with the PID namespace shared: their
 //! limits, priority, affinity and signals (also without Landlock's signal
 //! scope, through the warden), their SysV IPC objects and the caller's
-//! session keyring; and the sandbox ends when the command does. Each test
+//! keys (every keyring call refused); and the sandbox ends when the command does. Each test
 //! watches the host side. As root and unprivileged.
 
 mod common;
@@ -176,7 +176,7 @@ fn sysv_ipc_is_private() {
 }
 
 #[test]
-fn the_session_keyring_is_fresh() {
+fn the_callers_keys_are_out_of_reach() {
     // A session keyring of its own holding a key, then qwrap from inside it.
     let wrapper = r#"
 import ctypes, os, sys

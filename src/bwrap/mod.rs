@@ -264,7 +264,6 @@ pub fn spec(c: &Config, ctx: &Context) -> Result<SandboxSpec, LowerError> {
         disable_userns: c.disable_userns,
         hostname: c.hostname.clone(),
         egress_port: None,
-        session_keyring: false,
         inherited: Vec::new(),
         mounts,
         mount_api: ctx.mount_api,
@@ -285,6 +284,7 @@ pub fn spec(c: &Config, ctx: &Context) -> Result<SandboxSpec, LowerError> {
             allow_list: None,
             landlock_only_filter: None,
             reaper: false,
+            refuse_keyrings: false,
             filter,
             caller_filters: c.seccomp_programs.clone(),
             // Armed before the monitor's fork.

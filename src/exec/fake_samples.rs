@@ -101,7 +101,6 @@ pub(super) fn run_steps() -> Vec<Step> {
             writable: vec![],
         },
         Step::Unshare { ns: all },
-        Step::NewSessionKeyring,
         Step::DenySetgroups,
         Step::WriteIdMap {
             map: IdMap::Uid,
@@ -242,6 +241,7 @@ pub(super) fn run_steps() -> Vec<Step> {
             root: false,
             landlock_only: false,
         },
+        Step::RefuseKeyrings,
         Step::DieWithParent,
         Step::NewSession {},
         Step::Exec {
@@ -451,7 +451,6 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 remove: Some(p("/tmp/qwrap-1000-42")),
                 writable: vec![p("/home/u/ws/src"), p("/tmp/qwrap-1000-42")],
             },
-            Step::NewSessionKeyring,
             Step::LandlockAllowList {
                 abi: 7,
                 read: vec![p("/usr"), p("/home/u/ws")],

@@ -134,7 +134,6 @@ fn vocabulary() -> BTreeSet<&'static str> {
         "setns",
         "close_range",
         "dup3",
-        "keyctl",
         "execve",
         "landlock_create_ruleset",
         "landlock_add_rule",

@@ -8,7 +8,6 @@ impl Executor {
             Step::Unshare { ns } => sys::unshare_namespaces(rustix::thread::UnshareFlags::from_bits_retain(
                 ns.clone_flags() as u32,
             ))?,
-            Step::NewSessionKeyring => sys::join_new_session_keyring()?,
             Step::DenySetgroups => match write_proc("/proc/self/setgroups", b"deny") {
                 // Kernels before 3.19 have no setgroups file and no need for it.
                 Err(Errno::NOENT) => {}

@@ -70,6 +70,7 @@ impl Executor {
                 no_tcp: *no_tcp,
             })?,
             Step::LandlockOnlyFilter { closed } => seccomp::apply_landlock_only(*closed)?,
+            Step::RefuseKeyrings => seccomp::apply_keyring_refusal()?,
             Step::HandGitDirs { dirs } => {
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 for d in dirs {

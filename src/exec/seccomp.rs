@@ -63,6 +63,14 @@ pub(super) fn apply_landlock_only(closed: bool) -> Result<(), Fail> {
         .map_err(|e| Fail::call("seccomp", "SECCOMP_SET_MODE_FILTER", e))
 }
 
+/// The keyring filter (keyctl, add_key, request_key: EPERM), stacked on
+/// the first: the caller's keyrings stay out of reach and no keyring is
+/// made for the sandbox.
+pub(super) fn apply_keyring_refusal() -> Result<(), Fail> {
+    crate::sys::kernel::seccomp_filter(&KEYRING_PROGRAM)
+        .map_err(|e| Fail::call("seccomp", "SECCOMP_SET_MODE_FILTER", e))
+}
+
 /// The compiled program of a Landlock-only profile (the warden's, with
 /// mode bits and times handed to it too).
 fn landlock_program(unscoped: bool, root: bool) -> &'static [(u16, u8, u8, u32)] {

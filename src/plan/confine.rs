@@ -110,6 +110,9 @@ pub struct Confinement {
     /// `run` with Landlock's signal scope: the reaper, just before the ruleset.
     pub reaper: bool,
     pub filter: Filter,
+    /// `run`: the keyring calls refused by a filter of their own (unless
+    /// `--share-keyring`).
+    pub refuse_keyrings: bool,
     /// bwrap mode: the caller's seccomp programs (installed at exec).
     pub caller_filters: Vec<Vec<u8>>,
     /// `run`: die with the parent (bwrap mode arms it before its first fork).
@@ -176,6 +179,9 @@ impl Confinement {
             Filter::PrivatePid { unscoped, root } => s.push(Step::SeccompPrivatePid { unscoped, root }),
             Filter::None => {}
         }
+        if self.refuse_keyrings {
+            s.push(Step::RefuseKeyrings);
+        }
         if let Some(closed) = self.landlock_only_filter {
             s.push(Step::LandlockOnlyFilter { closed });
         }
@@ -238,6 +244,7 @@ mod tests {
             allow_list: None,
             landlock_only_filter: None,
             reaper: false,
+            refuse_keyrings: false,
             filter: Filter::Plain,
             caller_filters: vec![vec![0; 8]],
             die_with_parent: true,

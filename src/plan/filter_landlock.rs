@@ -45,6 +45,25 @@ pub const LANDLOCK_ONLY_REFUSED: [&str; 33] = [
     "mq_notify",
     "mq_getsetattr",
 ];
+/// The keyring calls: refused by a filter of their own in `run` (unless
+/// `--share-keyring`), so that the caller's session and user keyrings are
+/// out of reach without making a keyring, which would spend the caller's
+/// key quota on every sandbox.
+pub const KEYRING_CALLS: [&str; 3] = ["keyctl", "add_key", "request_key"];
+
+/// The keyring filter's rules: KEYRING_CALLS refused with EPERM.
+pub fn keyring_rules(arch: Arch) -> Vec<Rules> {
+    table()
+        .into_iter()
+        .filter(|s| s.nr_on(arch) >= 0 && KEYRING_CALLS.contains(&s.name))
+        .map(|s| Rules {
+            nr: s.nr_on(arch),
+            name: s.name,
+            cases: vec![(vec![], EPERM)],
+        })
+        .collect()
+}
+
 /// The Unix domain's address family (`AF_UNIX`, `AF_LOCAL`).
 const AF_UNIX: u32 = 1;
 

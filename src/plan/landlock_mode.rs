@@ -223,7 +223,6 @@ pub(super) fn spec(
         disable_userns: false,
         hostname: None,
         egress_port: None,
-        session_keyring: !policy.settings.share_keyring.value,
         inherited: Vec::new(),
         mounts: Vec::new(),
         mount_api: host.mount_api,
@@ -258,6 +257,8 @@ pub(super) fn spec(
             }),
             landlock_only_filter: Some(policy.network == NetworkMode::Closed),
             reaper: scoped && !keep_background,
+            // The second filter refuses the keyring calls already.
+            refuse_keyrings: false,
             filter: Filter::Warden {
                 signals: !scoped,
                 root: host.uid == 0,

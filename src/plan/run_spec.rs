@@ -104,7 +104,6 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
         disable_userns: false,
         hostname: None,
         egress_port: proxied.then_some(crate::egress::PROXY_PORT),
-        session_keyring: !policy.settings.share_keyring.value,
         inherited,
         mounts: layout(
             policy,
@@ -163,6 +162,7 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -
         landlock_only_filter: None,
         // A private PID namespace's leftovers die with its PID 1.
         reaper: scoped && !keep_background && !private_pid,
+        refuse_keyrings: !policy.settings.share_keyring.value,
         // One filter, the warden's rules included. Signals are the
         // kernel's to refuse where Landlock scopes them, and every call
         // aimed at a process where host processes cannot be named.

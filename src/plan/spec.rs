@@ -22,8 +22,6 @@ pub struct SandboxSpec {
     pub hostname: Option<std::ffi::OsString>,
     /// `--network proxied`: the port the proxy listens on inside.
     pub egress_port: Option<u16>,
-    /// A fresh session keyring for the command.
-    pub session_keyring: bool,
     /// Inherited descriptors' steps, after the mounts turn slave and before
     /// the layout (`run`: devices bound read-only, files reopened).
     pub inherited: Vec<Step>,
@@ -92,9 +90,6 @@ pub fn lower(spec: SandboxSpec) -> Plan {
     let ns = spec.ns;
     let join = match &spec.entry {
         Entry::None => {
-            if spec.session_keyring {
-                b.push(Step::NewSessionKeyring);
-            }
             b.steps.extend(spec.confinement.steps());
             return Plan {
                 mount_api: spec.mount_api,
@@ -165,9 +160,6 @@ pub fn lower(spec: SandboxSpec) -> Plan {
     }
     if let Some(name) = spec.hostname {
         b.push(Step::SetHostname { name });
-    }
-    if spec.session_keyring {
-        b.push(Step::NewSessionKeyring);
     }
     b.push(Step::MakeMountsSlave);
     b.steps.extend(spec.inherited);

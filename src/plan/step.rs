@@ -66,8 +66,6 @@ pub enum Step {
     Unshare {
         ns: Namespaces,
     },
-    /// A fresh, empty session keyring for the command.
-    NewSessionKeyring,
     DenySetgroups,
     WriteIdMap {
         map: IdMap,
@@ -225,6 +223,10 @@ pub enum Step {
     LandlockOnlyFilter {
         closed: bool,
     },
+    /// A filter of its own refusing the keyring calls (keyctl, add_key,
+    /// request_key: EPERM): the caller's keyrings out of reach, and no
+    /// keyring made, which would count against the caller's key quota.
+    RefuseKeyrings,
     /// The sandbox's own git dir levels (tmpfs, mounted), opened inside and
     /// handed to the warden, which fills them from the host's and keeps
     /// both in step; the setup waits for it to have filled them.

@@ -54,7 +54,6 @@ impl Step {
             | Step::MakeOverlay { .. }
             | Step::HomeCaches { .. } => Family::Mount,
             Step::Unshare { .. }
-            | Step::NewSessionKeyring
             | Step::DenySetgroups
             | Step::WriteIdMap { .. }
             | Step::LoopbackUp
@@ -76,6 +75,7 @@ impl Step {
             | Step::StartReaper
             | Step::LandlockAllowList { .. }
             | Step::LandlockOnlyFilter { .. }
+            | Step::RefuseKeyrings
             | Step::HandGitDirs { .. }
             | Step::CallerSeccomp { .. }
             | Step::ReopenFd { .. }

@@ -16,7 +16,7 @@ impl Step {
             Step::Unshare { ns } if ns.user && !ns.net => "create user and mount namespaces".into(),
             Step::Unshare { ns } if ns.user => "create user, mount and network namespaces".into(),
             Step::Unshare { .. } => "create the sandbox's namespaces".into(),
-            Step::NewSessionKeyring => "join a fresh session keyring".into(),
+            Step::RefuseKeyrings => "refuse the keyring calls".into(),
             Step::SeccompNotify { .. } => {
                 "install the seccomp filter, handing calls aimed at other processes to the warden".into()
             }

@@ -19,7 +19,10 @@ impl fmt::Display for Step {
             | Step::PrepareCaches { .. }
             | Step::StartWarden { .. } => super::step_text_host::write(self, f),
             Step::Unshare { ns } => write!(f, "unshare({})", ns.names()),
-            Step::NewSessionKeyring => write!(f, "keyctl(KEYCTL_JOIN_SESSION_KEYRING, NULL)"),
+            Step::RefuseKeyrings => write!(
+                f,
+                "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {{keyctl/add_key/request_key = EPERM, otherwise allow}})"
+            ),
             Step::SeccompNotify {
                 signals,
                 root,

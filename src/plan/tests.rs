@@ -99,7 +99,7 @@ fn position(plan: &Plan, pred: impl Fn(&Step) -> bool) -> usize {
 fn starts_with_namespaces_and_identity_maps() {
     let p = default_plan(MountApi::New);
     assert_eq!(
-        &p.steps[..7],
+        &p.steps[..6],
         &[
             Step::StartWarden {
                 keep_background: false,
@@ -129,7 +129,6 @@ fn starts_with_namespaces_and_identity_maps() {
                 inside: 100,
                 outside: 100
             },
-            Step::NewSessionKeyring,
             Step::MakeMountsSlave,
         ]
     );
@@ -146,22 +145,22 @@ fn ends_by_dropping_privileges_then_exec() {
         let n = p.steps.len();
         // Only the legacy path pivots; the new API edits its own copy in place.
         assert_eq!(
-            matches!(p.steps[n - 10], Step::EnterRoot { .. }),
+            matches!(p.steps[n - 11], Step::EnterRoot { .. }),
             api == MountApi::Legacy
         );
         assert!(
-            !p.steps[..n - 10]
+            !p.steps[..n - 11]
                 .iter()
                 .any(|s| matches!(s, Step::EnterRoot { .. }))
         );
         assert_eq!(
-            p.steps[n - 9],
+            p.steps[n - 10],
             Step::Chdir {
                 candidates: vec!["/home/u/proj".into()]
             }
         );
         assert_eq!(
-            &p.steps[n - 8..n - 5],
+            &p.steps[n - 9..n - 6],
             &[
                 Step::DropCapabilities {
                     keep: vec![],
@@ -175,9 +174,9 @@ fn ends_by_dropping_privileges_then_exec() {
                 }
             ]
         );
-        assert_eq!(p.steps[n - 5], Step::StartReaper);
+        assert_eq!(p.steps[n - 6], Step::StartReaper);
         assert_eq!(
-            p.steps[n - 4],
+            p.steps[n - 5],
             Step::Landlock {
                 abi: 7,
                 paths: vec!["/home/u/proj".into(), "/dev".into(), "/tmp".into()],
@@ -185,13 +184,14 @@ fn ends_by_dropping_privileges_then_exec() {
             }
         );
         assert_eq!(
-            &p.steps[n - 3..n - 1],
+            &p.steps[n - 4..n - 1],
             &[
                 Step::SeccompNotify {
                     signals: false,
                     root: false,
                     landlock_only: false
                 },
+                Step::RefuseKeyrings,
                 Step::DieWithParent
             ]
         );
@@ -450,7 +450,7 @@ fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
     );
     assert!(private < remount);
     assert!(
-        matches!(p.steps.iter().rev().nth(9), Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
+        matches!(p.steps.iter().rev().nth(10), Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
     );
 }
 

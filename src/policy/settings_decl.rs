@@ -187,7 +187,7 @@ declare_settings! {
         allow_git_config = false, "--allow-git-config" => allow_git_config;
         /// The host's SysV IPC instead of a private IPC namespace.
         share_ipc = false, "--share-ipc" => share_ipc;
-        /// The caller's session keyring instead of a fresh one.
+        /// The caller's keyrings reachable instead of every keyring call refused.
         share_keyring = false, "--share-keyring" => share_keyring;
         /// Leave what the command leaves behind running after it exits.
         keep_background = false, "--keep-background" => keep_background;

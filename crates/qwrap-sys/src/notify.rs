@@ -162,25 +162,6 @@ pub fn exit_now(code: i32) -> ! {
     unsafe { libc::_exit(code) }
 }
 
-/// A fresh, empty, anonymous session keyring for this process and what it
-/// runs: the caller's keys are out of reach.
-pub fn join_new_session_keyring() -> Result<(), rustix::io::Errno> {
-    faked!("keyctl", Ok(()));
-    const KEYCTL_JOIN_SESSION_KEYRING: libc::c_long = 1;
-    // SAFETY: a NULL name asks for an anonymous keyring; no pointer is read.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_keyctl,
-            KEYCTL_JOIN_SESSION_KEYRING,
-            std::ptr::null::<libc::c_char>(),
-        )
-    };
-    if r < 0 {
-        return Err(rustix::io::Errno::from_raw_os_error(super::last_errno()));
-    }
-    Ok(())
-}
-
 /// Whether a notification is still pending: the caller has not died (and
 /// its pid been reused) since it was received.
 pub fn notif_id_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
