@@ -262,3 +262,57 @@ fn command_dies_with_parent() {
         .unwrap();
     }
 }
+
+/// Signals the caller ignores stay ignored for the command (`nohup`, a
+/// background job's SIGINT), in each PID mode: sent by the command to
+/// itself, and sent to qwrap's pid from outside (which `--pid private`'s
+/// stand-in would otherwise pass on); the command writes its marker.
+#[test]
+fn ignored_signals_stay_ignored() {
+    for who in Who::all() {
+        for pid in ["shared", "private"] {
+            let f = Fixture::new(who);
+            let inner = "kill -HUP $$; kill -INT $$; sleep 1; echo alive > marker";
+            let mut c = f.command("sh");
+            c.args(["-c", "trap '' HUP INT; exec \"$@\"", "sh"])
+                .arg(qwrap())
+                .args(["run", "--pid", pid, "--", "sh", "-c", inner]);
+            let child = c.spawn().unwrap();
+            std::thread::sleep(Duration::from_millis(400));
+            for sig in ["HUP", "INT"] {
+                let _ = std::process::Command::new("kill")
+                    .args([&format!("-{sig}"), &child.id().to_string()])
+                    .status();
+            }
+            let o = child.wait_with_output().unwrap();
+            ok(&o);
+            let marker = std::fs::read_to_string(f.ws().join("marker")).unwrap_or_default();
+            assert_eq!(marker.trim(), "alive", "{who:?} --pid {pid}: {:?}", o.status);
+        }
+    }
+}
+
+/// The caller's wait sees the command's CPU time, as a parent's would.
+#[test]
+fn the_commands_cpu_time_reaches_the_caller() {
+    let measure = r#"
+import resource, subprocess, sys
+subprocess.run(sys.argv[1:], check=True)
+print(round(resource.getrusage(resource.RUSAGE_CHILDREN).ru_utime, 2))
+"#;
+    let busy = "i=0; while [ $i -lt 400000 ]; do i=$((i+1)); done";
+    for who in Who::all() {
+        for pid in ["shared", "private"] {
+            let f = Fixture::new(who);
+            let o = f
+                .command("python3")
+                .args(["-c", measure])
+                .arg(qwrap())
+                .args(["run", "--pid", pid, "--", "sh", "-c", busy])
+                .output()
+                .unwrap();
+            let seconds: f64 = ok(&o).trim().parse().unwrap();
+            assert!(seconds >= 0.05, "{who:?} --pid {pid}: {seconds} s of CPU");
+        }
+    }
+}

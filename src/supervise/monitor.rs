@@ -140,7 +140,10 @@ pub(crate) fn clone(
         // Best effort: without it qwrap dies of a signal the command
         // would have got.
         let _ = sys::forward_signals_to(child, true);
-        if let Some((code, signal)) = read_ended(&r) {
+        if let Some((code, signal, last)) = read_ended(&r) {
+            if last {
+                let _ = wait_for(child);
+            }
             sys::exit_like(code, signal)
         }
         // PID 1 ended before the command ran (a failed setup).
@@ -159,9 +162,9 @@ pub(crate) fn clone(
     std::process::exit(code)
 }
 
-/// How the command ended, as PID 1 wrote it (`c CODE` or `s SIGNAL`);
-/// None when the pipe closed without it.
-fn read_ended(r: &OwnedFd) -> Option<(Option<i32>, Option<i32>)> {
+/// How the command ended, as PID 1 wrote it (`c CODE` or `s SIGNAL`, then
+/// ` last` when PID 1 exits at once), None when the pipe closed without it.
+fn read_ended(r: &OwnedFd) -> Option<(Option<i32>, Option<i32>, bool)> {
     let mut buf = [0u8; 16];
     let n = loop {
         match k::read(r, &mut buf) {
@@ -170,11 +173,13 @@ fn read_ended(r: &OwnedFd) -> Option<(Option<i32>, Option<i32>)> {
         }
     };
     let text = std::str::from_utf8(&buf[..n]).ok()?;
-    let (kind, value) = text.split_once(' ')?;
-    let value: i32 = value.trim().parse().ok()?;
+    let mut words = text.split_whitespace();
+    let (kind, value) = (words.next()?, words.next()?);
+    let value: i32 = value.parse().ok()?;
+    let last = words.next() == Some("last");
     match kind {
-        "c" => Some((Some(value), None)),
-        "s" => Some((None, Some(value))),
+        "c" => Some((Some(value), None, last)),
+        "s" => Some((None, Some(value), last)),
         _ => None,
     }
 }
@@ -269,6 +274,10 @@ pub(crate) fn pid_one(
                         Some(s) => format!("s {s}"),
                         None => format!("c {c}"),
                     };
+                    // `last`: PID 1 exits now, and the monitor waits for
+                    // it, so that the caller's wait sees the command's CPU
+                    // time (PID 1 reaped it) as a parent's would.
+                    let said = if wait_all { said } else { format!("{said} last") };
                     if wait_all {
                         // The monitor goes now; PID 1 stays for what is
                         // left, holding none of the caller's pipes open.

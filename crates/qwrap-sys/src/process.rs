@@ -35,6 +35,10 @@ pub fn fork() -> Result<Option<i32>, Errno> {
 
 static FORWARD_TO: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 static FORWARD_KERNEL_SENT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(true);
+/// The forwarded signals the caller ignored (bit `sig`), learnt at the
+/// first call (bit 0: learnt): left ignored here and in the command, as an
+/// exec would leave them (`nohup`, a background job's SIGINT).
+static IGNORED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// A signal that came before there was a child to pass it to.
 static PENDING: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(0);
 
@@ -83,10 +87,16 @@ pub fn stop_forwarding() {
     if fake::takes("rt_sigaction") {
         return;
     }
+    let ignored = caller_ignored();
     for sig in FORWARDED_SIGNALS {
-        // SAFETY: restoring a default disposition has no memory-safety
-        // preconditions.
-        unsafe { libc::signal(sig, libc::SIG_DFL) };
+        let keep = if ignored & (1 << sig) != 0 {
+            libc::SIG_IGN
+        } else {
+            libc::SIG_DFL
+        };
+        // SAFETY: restoring a default or ignored disposition has no
+        // memory-safety preconditions.
+        unsafe { libc::signal(sig, keep) };
     }
     let pending = PENDING.swap(0, std::sync::atomic::Ordering::Relaxed);
     if pending != 0 {
@@ -103,7 +113,8 @@ pub fn forward_signals_to(child: i32, only_sent_by_processes: bool) -> Result<()
     faked!("rt_sigaction", Ok(()));
     FORWARD_TO.store(child, std::sync::atomic::Ordering::Relaxed);
     FORWARD_KERNEL_SENT.store(!only_sent_by_processes, std::sync::atomic::Ordering::Relaxed);
-    for sig in FORWARDED_SIGNALS {
+    let ignored = caller_ignored();
+    for sig in FORWARDED_SIGNALS.into_iter().filter(|s| ignored & (1 << s) == 0) {
         // SAFETY: the handler only loads and stores atomics and calls
         // kill(2), all async-signal-safe; the sigaction struct is fully
         // initialised.
@@ -124,6 +135,31 @@ pub fn forward_signals_to(child: i32, only_sent_by_processes: bool) -> Result<()
         unsafe { libc::kill(child, pending) };
     }
     Ok(())
+}
+
+/// The forwarded signals the caller left ignored, read once, before any
+/// handler of ours replaced them.
+fn caller_ignored() -> u64 {
+    use std::sync::atomic::Ordering::Relaxed;
+    let known = IGNORED.load(Relaxed);
+    if known & 1 != 0 {
+        return known;
+    }
+    let mut ignored = 1u64;
+    for sig in FORWARDED_SIGNALS {
+        // SAFETY: a null new action only reads the current one into `old`,
+        // a zeroed sigaction the call fills.
+        let old = unsafe {
+            let mut old: libc::sigaction = std::mem::zeroed();
+            libc::sigaction(sig, std::ptr::null(), &mut old);
+            old
+        };
+        if old.sa_sigaction == libc::SIG_IGN {
+            ignored |= 1 << sig;
+        }
+    }
+    IGNORED.store(ignored, Relaxed);
+    ignored
 }
 
 /// Ends this process the way a child ended: the same exit code, or death by
