@@ -249,6 +249,43 @@ fn host_unix_sockets_and_the_closed_network_are_out_of_reach() {
     }
 }
 
+/// A datagram pair's `sendto` names any host pathname socket (journald's,
+/// syslog's, a service manager's notify socket): the host's datagram
+/// socket hears nothing, with the network open and closed; stream and
+/// seqpacket pairs (which cannot address another socket) still work.
+#[test]
+fn host_datagram_sockets_hear_nothing() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let sock = f.path().join("log.sock");
+        let host = std::os::unix::net::UnixDatagram::bind(&sock).unwrap();
+        std::fs::set_permissions(&sock, std::fs::Permissions::from_mode(0o777)).unwrap();
+        host.set_nonblocking(true).unwrap();
+        let py = format!(
+            "import socket\nfor t in (socket.SOCK_DGRAM, socket.SOCK_STREAM, socket.SOCK_SEQPACKET):\n    try:\n        a, b = socket.socketpair(socket.AF_UNIX, t)\n    except OSError as e:\n        print('pair refused', t, e.errno); continue\n    try:\n        a.sendto(b'hello', {s:?}); print('sent', t)\n    except OSError as e:\n        print('not sent', t, e.errno)\n",
+            s = sock.to_str().unwrap()
+        );
+        std::fs::write(f.ws().join("d.py"), &py).unwrap();
+        for args in [&[][..], &["--network", "closed"]] {
+            let out = ok(&landlock(&f, args, "python3 d.py"));
+            let mut buf = [0u8; 64];
+            assert!(
+                host.recv(&mut buf).is_err(),
+                "{who:?} {args:?}: the host's socket heard: {out}"
+            );
+            assert!(out.contains("pair refused 2 1"), "{who:?} {args:?}: {out}");
+            assert!(
+                !out.contains("pair refused 1") && !out.contains("pair refused 5"),
+                "{who:?} {args:?}: {out}"
+            );
+        }
+        // The control: outside, the datagram arrives.
+        ok(&f.command("python3").arg("d.py").output().unwrap());
+        let mut buf = [0u8; 64];
+        assert!(host.recv(&mut buf).is_ok(), "{who:?}: control");
+    }
+}
+
 #[test]
 fn the_git_dir_stays_the_hosts_unless_allowed() {
     for who in Who::all() {
@@ -330,9 +367,9 @@ fn keyrings_and_sysv_ipc_are_refused() {
             out.contains("keyctl -1 1\n") && out.contains("shmget -1 1\n"),
             "{who:?}: {out}"
         );
-        // The control: in the namespaces mode both calls work (a fresh
-        // keyring, a private IPC namespace).
-        let mut c = f.qwrap(&["run", "--", "python3", "k.py"]);
+        // The control: in the namespaces mode both calls work (the
+        // keyring calls with --share-keyring, a private IPC namespace).
+        let mut c = f.qwrap(&["run", "--share-keyring", "--", "python3", "k.py"]);
         let o = c.env_remove("QWRAP_PID").output().unwrap();
         let out = ok(&o);
         assert!(!out.contains("-1 1\n"), "{who:?}: {out}");

@@ -66,10 +66,15 @@ pub fn keyring_rules(arch: Arch) -> Vec<Rules> {
 
 /// The Unix domain's address family (`AF_UNIX`, `AF_LOCAL`).
 const AF_UNIX: u32 = 1;
+/// The datagram type's bit: of the Unix domain's types (stream 1, datagram
+/// 2, seqpacket 5) only the datagram one has it.
+const SOCK_DGRAM: u32 = 2;
 
 /// `--isolation landlock`'s second filter: socket(AF_UNIX) refused (a host
 /// pathname socket cannot be masked without a mount namespace), every
-/// socket with the network closed, and LANDLOCK_ONLY_REFUSED.
+/// socket with the network closed, a datagram socketpair (its `sendto`
+/// names any host pathname socket; a stream or seqpacket pair's cannot),
+/// and LANDLOCK_ONLY_REFUSED.
 pub fn landlock_only_rules(arch: Arch, closed: bool) -> Vec<Rules> {
     table()
         .into_iter()
@@ -78,6 +83,7 @@ pub fn landlock_only_rules(arch: Arch, closed: bool) -> Vec<Rules> {
             let cases = match s.name {
                 "socket" if closed => vec![(vec![], EPERM)],
                 "socket" => vec![(vec![Cond::Eq(0, AF_UNIX)], EPERM)],
+                "socketpair" => vec![(vec![Cond::Eq(0, AF_UNIX), Cond::AnyBit(1, SOCK_DGRAM)], EPERM)],
                 n if LANDLOCK_ONLY_REFUSED.contains(&n) => vec![(vec![], EPERM)],
                 _ => return None,
             };
