@@ -14,7 +14,7 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fai
     // Files the caller handed over on fds 0-2 for writing (a terminal, a log
     // file) stay writable when re-opened through /dev/stdout or
     // /proc/self/fd: the process can write them through the fd anyway.
-    beneath.extend(writable_stdio().into_iter().map(|l| (l, FsAccess::FileWrite)));
+    beneath.extend(stdio(false));
     restrict_self(&Domain {
         abi,
         handle: Some(FsAccess::Write),
@@ -28,8 +28,10 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fai
 
 /// `--isolation landlock`'s domain over the host's own view: reads and
 /// writes handled, granted as planned (read beneath `read`, names only in
-/// `list`, read and write beneath `write`, write on the `write_files` and
-/// on the terminals handed over on fds 0-2), TCP refused where `no_tcp`.
+/// `list`, read and write beneath `write`, write on the files handed over
+/// for writing on fds 0-2, read and write on
+/// the `write_files` devices and the character devices on fds 0-2), TCP
+/// refused where `no_tcp`.
 pub(super) struct AllowList<'a> {
     pub abi: u32,
     pub read: &'a [PathBuf],
@@ -45,8 +47,8 @@ pub(super) fn allow_list(a: AllowList<'_>) -> Result<(), Fail> {
     beneath.extend(a.read.iter().map(|p| (p.clone(), FsAccess::Read)));
     beneath.extend(a.list.iter().map(|p| (p.clone(), FsAccess::ListDir)));
     beneath.extend(a.write.iter().map(|p| (p.clone(), FsAccess::ReadWrite)));
-    beneath.extend(a.write_files.iter().map(|p| (p.clone(), FsAccess::FileWrite)));
-    beneath.extend(writable_stdio().into_iter().map(|l| (l, FsAccess::FileWrite)));
+    beneath.extend(a.write_files.iter().map(|p| (p.clone(), FsAccess::Device)));
+    beneath.extend(stdio(true));
     restrict_self(&Domain {
         abi: a.abi,
         handle: Some(FsAccess::ReadWrite),
@@ -75,17 +77,38 @@ pub(super) fn scopes_only(abi: u32) -> Result<(), Fail> {
     Ok(())
 }
 
-/// The fds 0-2 that are files the caller handed over for writing (a
-/// terminal, a log file), by their /proc/self/fd links.
-fn writable_stdio() -> Vec<PathBuf> {
+/// The files on fds 0-2 as they may be re-opened by path: writable where
+/// handed over for writing; with `terminals` (a domain that handles reads
+/// too), the caller's terminal read and written, as the namespaces mode's
+/// /dev/console is (the rest of /dev/pts is not readable there).
+fn stdio(terminals: bool) -> Vec<(PathBuf, FsAccess)> {
     (0..3)
         .filter_map(|fd| {
+            let writable = handed_over_for_writing(std_fd(fd));
+            // A character device on fds 0-2 is the caller's (a terminal,
+            // /dev/null): the fd reaches it anyway.
+            let device = terminals && is_device(std_fd(fd));
             let link = PathBuf::from(format!("/proc/self/fd/{fd}"));
             // Anonymous pipes and sockets ("pipe:[…]") are not on any path.
-            (handed_over_for_writing(std_fd(fd)) && k::read_link(&link).is_ok_and(|t| t.is_absolute()))
-                .then_some(link)
+            if !(writable || device) || !k::read_link(&link).is_ok_and(|t| t.is_absolute()) {
+                return None;
+            }
+            Some((
+                link,
+                if device {
+                    FsAccess::Device
+                } else {
+                    FsAccess::FileWrite
+                },
+            ))
         })
         .collect()
+}
+
+fn is_device(fd: rustix::fd::BorrowedFd<'_>) -> bool {
+    k::fstat(fd).is_ok_and(|st| {
+        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::CharacterDevice
+    })
 }
 
 /// An open regular file, terminal or FIFO the fd may write.

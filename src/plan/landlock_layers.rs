@@ -11,7 +11,7 @@ use crate::policy::{CacheMode, IsolationMode, LandlockMode, NetworkMode, Policy}
 pub fn adjust(policy: &Policy, host: &HostFacts, mut layers: Layers, why: &str) -> Layers {
     let abi = host.landlock_abi;
     let usable = policy.landlock != LandlockMode::Off && abi >= LANDLOCK_ONLY_ABI;
-    let shared = "the host's /tmp (its names listed, nothing read or written but $TMPDIR, the command's own), /dev (writable: null, zero, full, random, urandom, tty, ptmx; /dev/shm and /dev/mqueue unreadable beneath where they hold a file of the caller's at the start), the PID namespace (host processes visible, not reachable), the SysV IPC, POSIX message queues and keyrings (their calls refused)";
+    let shared = "the host's /tmp (its names listed, nothing read or written but $TMPDIR, the command's own), /dev (its names listed; only null, zero, full, random, urandom, tty, ptmx and the caller's terminal opened, read and written; no pty of the command's own), the PID namespace (host processes visible, not reachable), the SysV IPC, POSIX message queues and keyrings (their calls refused)";
     let asked = policy.settings.isolation.value == IsolationMode::Landlock;
     layers.isolation = if asked {
         LayerState::Applied(format!(

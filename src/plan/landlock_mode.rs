@@ -69,6 +69,10 @@ pub fn request(policy: &Policy, host: &HostFacts) -> Request {
     if policy.tmp == TmpMode::Private {
         read_excluded.push(PathBuf::from("/tmp"));
     }
+    // /dev as the namespaces mode shows it: the devices every program
+    // opens (WRITABLE_DEVICES, read and written) and the caller's terminal,
+    // not the user's other terminals or a disk.
+    read_excluded.push(PathBuf::from("/dev"));
     let shared_memory = ["/dev/shm", "/dev/mqueue"].map(PathBuf::from).to_vec();
     let mut write_roots: Vec<PathBuf> = policy
         .writable_roots

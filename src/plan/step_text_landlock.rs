@@ -24,7 +24,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         } => {
             write!(
                 f,
-                "landlock_create_ruleset(ABI {abi}, handled=read|write-type{}{}); openat(each path, O_PATH) and landlock_add_rule(PATH_BENEATH, …) for: read beneath {}; list only {}; read and write beneath {}; write {} and the terminals on fds 0-2, found by fcntl(F_GETFL), readlink and fstat; prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self()",
+                "landlock_create_ruleset(ABI {abi}, handled=read|write-type{}{}); openat(each path, O_PATH) and landlock_add_rule(PATH_BENEATH, …) for: read beneath {}; list only {}; read and write beneath {}; read and write the devices {} and the character devices on fds 0-2, write the files handed over for writing there, found by fcntl(F_GETFL), fstat and readlink; prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self()",
                 if *no_tcp { ", TCP bind|connect" } else { "" },
                 if *scoped {
                     ", scoped=SIGNAL|ABSTRACT_UNIX_SOCKET"

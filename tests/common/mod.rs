@@ -202,6 +202,16 @@ impl Fixture {
     }
 }
 
+/// `qwrap run --isolation landlock [args] -- sh -c script` (never in the
+/// private PID mode, which this mode refuses).
+pub fn run_landlock(f: &Fixture, args: &[&str], script: &str) -> Output {
+    let mut c = f.qwrap(&["run", "--isolation", "landlock"]);
+    c.args(args)
+        .args(["--", "sh", "-c", script])
+        .env_remove("QWRAP_PID");
+    c.output().unwrap()
+}
+
 pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }

@@ -19,6 +19,9 @@ pub enum FsAccess {
     Write,
     /// The write-type access that applies to files (a handed-over file).
     FileWrite,
+    /// Reading and writing a device file, its ioctls too (the devices
+    /// every program opens, the caller's terminal), never executing it.
+    Device,
     /// Only reparenting (rename and link across directories).
     Refer,
     /// Reading files and listing directories.
@@ -148,6 +151,7 @@ fn access(a: FsAccess, abi: ABI) -> BitFlags<AccessFs> {
     match a {
         FsAccess::Write => AccessFs::from_write(abi),
         FsAccess::FileWrite => AccessFs::from_file(abi) & AccessFs::from_write(abi),
+        FsAccess::Device => AccessFs::from_file(abi) & !AccessFs::Execute,
         FsAccess::Refer => AccessFs::Refer.into(),
         FsAccess::Read => read,
         FsAccess::ListDir => AccessFs::ReadDir.into(),
