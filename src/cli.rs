@@ -134,6 +134,10 @@ pub struct PolicyArgs {
     /// [default: private].
     #[arg(long, value_name = "MODE", value_parser = ["private", "host"])]
     pub tmp: Option<String>,
+    /// The size of the private /tmp and /dev/shm, each: a size (512M, 4G)
+    /// or a share of the host's memory [default: 20%].
+    #[arg(long, value_name = "SIZE")]
+    pub tmpfs_size: Option<String>,
     /// require: fail unless every Landlock layer applies; best-effort: apply
     /// what the kernel offers; off [default: best-effort].
     #[arg(long, value_name = "MODE", value_parser = ["require", "best-effort", "off"])]

@@ -237,6 +237,7 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             network: a.network.clone(),
             tmp: a.tmp.clone(),
             pid: a.pid.clone(),
+            tmpfs_size: a.tmpfs_size.clone(),
             landlock: a.landlock.clone(),
             no_die_with_parent: x.no_die_with_parent,
             new_session: x.new_session,

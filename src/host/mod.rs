@@ -60,6 +60,9 @@ pub struct HostFacts {
     pub fds: Vec<InheritedFd>,
     /// Whether and where the workspace's caches can be overlaid.
     pub caches: caches::CacheFacts,
+    /// The host's memory in bytes (MemTotal; 0 where /proc/meminfo cannot
+    /// say): what a tmpfs size given as a share of it comes to.
+    pub mem_total: u64,
     /// What `--isolation landlock` (or `auto`) needs: filled by the
     /// caller once it knows the policy asks for it.
     #[serde(skip)]
@@ -103,6 +106,7 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
         unix_sockets: probe_sockets(),
         fds: fds::inventory(),
         caches: caches::probe(caches),
+        mem_total: mem_total(),
         landlock_only: landlock_only::Facts {
             pid: std::process::id(),
             ..Default::default()
@@ -121,6 +125,17 @@ fn landlock_abi_cap() -> Result<Option<u32>, ProbeError> {
 #[cfg(not(feature = "fault-injection"))]
 fn landlock_abi_cap() -> Result<Option<u32>, ProbeError> {
     Ok(None)
+}
+
+/// MemTotal from /proc/meminfo, in bytes (0 where it cannot be read).
+fn mem_total() -> u64 {
+    std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|m| {
+            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
+            line.split_whitespace().nth(1)?.parse::<u64>().ok()
+        })
+        .map_or(0, |kib| kib * 1024)
 }
 
 /// The host's bound pathname sockets, found by inode.

@@ -18,7 +18,8 @@ pub fn dev_entries() -> Vec<&'static str> {
     v
 }
 
-/// The layout for a policy: host root, /dev, private /tmp, writable roots,
+/// The layout for a policy: host root, /dev, private /tmp (and /dev/shm:
+/// `tmpfs_size` bytes each, the kernel's default where None), writable roots,
 /// read-only paths, socket masks; then a stable sort by depth puts parents
 /// first.
 pub fn layout(
@@ -28,6 +29,7 @@ pub fn layout(
     caches: &[CacheMount],
     home: Option<&super::caches::HomeOverlay>,
     caller_root: bool,
+    tmpfs_size: Option<u64>,
 ) -> Vec<MountOp> {
     let minimal = policy.view == ViewMode::Minimal;
     // The minimal view starts from an empty tmpfs (made read-only last).
@@ -44,7 +46,7 @@ pub fn layout(
         root,
         MountOp::Dev {
             path: PathBuf::from("/dev"),
-            style: DevStyle::Minimal,
+            style: DevStyle::Minimal { shm_size: tmpfs_size },
         },
     ];
     if minimal {
@@ -84,7 +86,7 @@ pub fn layout(
         ops.push(MountOp::Tmpfs {
             path: tmp.to_path_buf(),
             mode: 0o1777,
-            size: None,
+            size: tmpfs_size,
         });
         // A root deeper under /tmp would otherwise sit in throwaway tmpfs
         // directories: a write beside it would succeed and vanish, and a

@@ -206,10 +206,10 @@ impl Builder {
                     tree(self, Role::ReadOnlyPath, host(p), host(p), Flags::RDONLY_NOSUID)
                 }
                 MountOp::Dev { style, .. } => {
-                    let minimal = *style == DevStyle::Minimal;
+                    let minimal = matches!(style, DevStyle::Minimal { .. });
                     let console = match style {
                         DevStyle::Bubblewrap { console } => console.clone(),
-                        DevStyle::Minimal => None,
+                        DevStyle::Minimal { .. } => None,
                     };
                     self.lower_dev(style, &target, |b, node, dest| {
                         let source = match DEVICES.get(node) {
@@ -271,7 +271,7 @@ impl Builder {
         for op in ops {
             if let MountOp::Dev {
                 path,
-                style: DevStyle::Minimal,
+                style: DevStyle::Minimal { .. },
             } = op
             {
                 self.push(Step::Remount {

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum DevStyle {
     /// `run`'s: a noexec tmpfs, the host nodes read-only, /dev/shm a
-    /// tmpfs, all read-only once made.
-    Minimal,
+    /// tmpfs (of `shm_size` bytes), all read-only once made.
+    Minimal { shm_size: Option<u64> },
     /// bubblewrap's `--dev`: the nodes as the host mounts them, `core`,
     /// /dev/shm a directory, and the caller's terminal (a host path) as
     /// /dev/console.

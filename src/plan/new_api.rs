@@ -140,7 +140,7 @@ impl Builder {
         for op in ops {
             if let MountOp::Dev {
                 path,
-                style: DevStyle::Minimal,
+                style: DevStyle::Minimal { .. },
             } = op
             {
                 self.push(Step::SetPathAttr {
@@ -193,7 +193,7 @@ impl Builder {
             // does not stop device I/O) but its mode, owner and times on the
             // host cannot change.
             MountOp::Dev {
-                style: DevStyle::Minimal,
+                style: DevStyle::Minimal { .. },
                 ..
             } => DEVICES
                 .iter()

@@ -86,9 +86,9 @@ impl Builder {
         dev: &Path,
         mut bind: impl FnMut(&mut Self, usize, PathBuf),
     ) {
-        let (minimal, console) = match style {
-            DevStyle::Minimal => (true, false),
-            DevStyle::Bubblewrap { console } => (false, console.is_some()),
+        let (minimal, console, shm_size) = match style {
+            DevStyle::Minimal { shm_size } => (true, false, *shm_size),
+            DevStyle::Bubblewrap { console } => (false, console.is_some(), None),
         };
         self.push(Step::MountTmpfs {
             target: dev.to_path_buf(),
@@ -122,7 +122,7 @@ impl Builder {
                 target: dev.join("shm"),
                 flags: Flags::NOSUID_NODEV,
                 mode: 0o1777,
-                size: None,
+                size: shm_size,
             });
         }
         let core = (!minimal).then_some(("core", "/proc/kcore"));

@@ -112,6 +112,7 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
             &layers.caches,
             layers.home_overlay.as_ref(),
             host.uid == 0,
+            policy.settings.tmpfs_size.value.bytes(host.mem_total),
         ),
         mount_api: if minimal { MountApi::Legacy } else { host.mount_api },
         shape: Shape::RUN,

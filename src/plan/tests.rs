@@ -80,6 +80,7 @@ fn host(api: MountApi) -> HostFacts {
         unix_sockets: Default::default(),
         fds: vec![],
         caches: crate::host::caches::CacheFacts::none(),
+        mem_total: 8 << 30,
         landlock_only: Default::default(),
     }
 }

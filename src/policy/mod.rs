@@ -28,7 +28,9 @@ pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
 pub use git_guard::GitLayout;
 pub use load::{Invocation, LoadError, load};
-pub use modes::{CacheMode, HomeMode, IsolationMode, LandlockMode, NetworkMode, PidMode, TmpMode, ViewMode};
+pub use modes::{
+    CacheMode, HomeMode, IsolationMode, LandlockMode, NetworkMode, PidMode, TmpMode, TmpfsSize, ViewMode,
+};
 pub use resolve::resolve;
 pub use roots::{CacheRoot, RootReason, WritableRoot};
 pub use settings::{CliSettings, PathSpec, Settings, Sourced};

@@ -291,3 +291,73 @@ impl fmt::Display for CacheMode {
         })
     }
 }
+
+/// The size of the sandbox's own tmpfs (/tmp, /dev/shm): bytes, or a share
+/// of the host's memory. The kernel's default, half of it for each, lets
+/// a test that fills /tmp push the host into the OOM killer.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TmpfsSize {
+    Bytes(u64),
+    Percent(u8),
+}
+
+impl TmpfsSize {
+    /// A fifth of the host's memory each.
+    pub const DEFAULT: TmpfsSize = TmpfsSize::Percent(20);
+
+    /// In bytes, on a host with `mem_total` bytes of memory (0: unknown,
+    /// when a share leaves the kernel's default).
+    pub fn bytes(self, mem_total: u64) -> Option<u64> {
+        match self {
+            TmpfsSize::Bytes(b) => Some(b),
+            TmpfsSize::Percent(_) if mem_total == 0 => None,
+            TmpfsSize::Percent(p) => Some(mem_total / 100 * u64::from(p)),
+        }
+    }
+}
+
+impl FromStr for TmpfsSize {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let bad =
+            || format!("invalid tmpfs size {s:?}: expected a size (512M, 4G) or a share of the memory (20%)");
+        let t = s.trim();
+        if let Some(p) = t.strip_suffix('%') {
+            return match p.parse::<u8>() {
+                Ok(p) if (1..=100).contains(&p) => Ok(TmpfsSize::Percent(p)),
+                _ => Err(bad()),
+            };
+        }
+        let (digits, unit) = match t.find(|c: char| !c.is_ascii_digit()) {
+            Some(i) => t.split_at(i),
+            None => (t, ""),
+        };
+        let shift = match unit {
+            "" => 0,
+            "K" | "k" => 10,
+            "M" | "m" => 20,
+            "G" | "g" => 30,
+            "T" | "t" => 40,
+            _ => return Err(bad()),
+        };
+        match digits.parse::<u64>().ok().and_then(|n| n.checked_mul(1 << shift)) {
+            Some(n) if n >= 4096 => Ok(TmpfsSize::Bytes(n)),
+            _ => Err(bad()),
+        }
+    }
+}
+
+impl fmt::Display for TmpfsSize {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            TmpfsSize::Percent(p) => write!(f, "{p}%"),
+            TmpfsSize::Bytes(b) => write!(f, "{b}"),
+        }
+    }
+}
+
+impl Serialize for TmpfsSize {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}

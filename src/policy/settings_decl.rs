@@ -14,7 +14,7 @@
 
 use super::profile::ProfileDef;
 use super::sourced::{SettingsError, Sourced, scalar};
-use super::{CacheMode, HomeMode, IsolationMode, LandlockMode, NetworkMode, PidMode, ViewMode};
+use super::{CacheMode, HomeMode, IsolationMode, LandlockMode, NetworkMode, PidMode, TmpfsSize, ViewMode};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -40,6 +40,7 @@ pub const ENV_INCLUDE: &str = "QWRAP_INCLUDE";
 pub const ENV_PROFILE: &str = "QWRAP_PROFILE";
 pub const ENV_LANDLOCK: &str = "QWRAP_LANDLOCK";
 pub const ENV_ALLOW_SOCKET: &str = "QWRAP_ALLOW_SOCKET";
+pub const ENV_TMPFS_SIZE: &str = "QWRAP_TMPFS_SIZE";
 /// Overrides the system config path (for tests and packaging).
 pub const ENV_SYSTEM_CONFIG: &str = "QWRAP_SYSTEM_CONFIG";
 /// How a declared setting is given, for the docs' checks and the reports.
@@ -180,6 +181,8 @@ declare_settings! {
         home: HomeMode = HomeMode::ReadOnly, "--home", ENV_HOME;
         /// Namespaces, Landlock and seccomp only, or the first that holds.
         isolation: IsolationMode = IsolationMode::Namespaces, "--isolation", ENV_ISOLATION;
+        /// The size of the private /tmp and /dev/shm, each.
+        tmpfs_size: TmpfsSize = TmpfsSize::DEFAULT, "--tmpfs-size", ENV_TMPFS_SIZE;
     }
     switches {
         die_with_parent = true, "--no-die-with-parent" => no_die_with_parent;
