@@ -82,12 +82,19 @@ pub(super) fn scopes_only(abi: u32) -> Result<(), Fail> {
 /// too), the caller's terminal read and written, as the namespaces mode's
 /// /dev/console is (the rest of /dev/pts is not readable there).
 fn stdio(terminals: bool) -> Vec<(PathBuf, FsAccess)> {
+    use rustix::fs::{FileType, OFlags};
     (0..3)
         .filter_map(|fd| {
-            let writable = handed_over_for_writing(std_fd(fd));
+            let flags = k::fcntl_getfl(std_fd(fd)).ok()?;
+            let kind = FileType::from_raw_mode(k::fstat(std_fd(fd)).ok()?.st_mode);
+            let writable = (flags.contains(OFlags::WRONLY) || flags.contains(OFlags::RDWR))
+                && matches!(
+                    kind,
+                    FileType::RegularFile | FileType::CharacterDevice | FileType::Fifo
+                );
             // A character device on fds 0-2 is the caller's (a terminal,
             // /dev/null): the fd reaches it anyway.
-            let device = terminals && is_device(std_fd(fd));
+            let device = terminals && kind == FileType::CharacterDevice;
             let link = PathBuf::from(format!("/proc/self/fd/{fd}"));
             // Anonymous pipes and sockets ("pipe:[…]") are not on any path.
             if !(writable || device) || !k::read_link(&link).is_ok_and(|t| t.is_absolute()) {
@@ -103,27 +110,6 @@ fn stdio(terminals: bool) -> Vec<(PathBuf, FsAccess)> {
             ))
         })
         .collect()
-}
-
-fn is_device(fd: rustix::fd::BorrowedFd<'_>) -> bool {
-    k::fstat(fd).is_ok_and(|st| {
-        rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::CharacterDevice
-    })
-}
-
-/// An open regular file, terminal or FIFO the fd may write.
-fn handed_over_for_writing(fd: rustix::fd::BorrowedFd<'_>) -> bool {
-    use rustix::fs::{FileType, OFlags};
-    let Ok(flags) = k::fcntl_getfl(fd) else {
-        return false;
-    };
-    let writable = flags.contains(OFlags::WRONLY) || flags.contains(OFlags::RDWR);
-    let kind = k::fstat(fd).map(|st| FileType::from_raw_mode(st.st_mode));
-    writable
-        && matches!(
-            kind,
-            Ok(FileType::RegularFile) | Ok(FileType::CharacterDevice) | Ok(FileType::Fifo)
-        )
 }
 
 /// fds 0-2.

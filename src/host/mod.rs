@@ -60,8 +60,8 @@ pub struct HostFacts {
     pub fds: Vec<InheritedFd>,
     /// Whether and where the workspace's caches can be overlaid.
     pub caches: caches::CacheFacts,
-    /// The host's memory in bytes (MemTotal; 0 where /proc/meminfo cannot
-    /// say): what a tmpfs size given as a share of it comes to.
+    /// The host's memory in bytes (sysinfo's total RAM): what a tmpfs size
+    /// given as a share of it comes to.
     pub mem_total: u64,
     /// What `--isolation landlock` (or `auto`) needs: filled by the
     /// caller once it knows the policy asks for it.
@@ -127,15 +127,11 @@ fn landlock_abi_cap() -> Result<Option<u32>, ProbeError> {
     Ok(None)
 }
 
-/// MemTotal from /proc/meminfo, in bytes (0 where it cannot be read).
+/// The host's memory in bytes: sysinfo(2), one call (/proc/meminfo's
+/// MemTotal, without formatting the whole file).
 fn mem_total() -> u64 {
-    std::fs::read_to_string("/proc/meminfo")
-        .ok()
-        .and_then(|m| {
-            let line = m.lines().find(|l| l.starts_with("MemTotal:"))?;
-            line.split_whitespace().nth(1)?.parse::<u64>().ok()
-        })
-        .map_or(0, |kib| kib * 1024)
+    let info = rustix::system::sysinfo();
+    info.totalram.saturating_mul(u64::from(info.mem_unit))
 }
 
 /// The host's bound pathname sockets, found by inode.

@@ -21,7 +21,8 @@ impl fmt::Display for Step {
             Step::Unshare { ns } => write!(f, "unshare({})", ns.names()),
             Step::RefuseKeyrings => write!(
                 f,
-                "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {{keyctl/add_key/request_key = EPERM, otherwise allow}})"
+                "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {{{} = EPERM, otherwise allow}})",
+                super::filter_landlock::KEYRING_CALLS.join("/")
             ),
             Step::SeccompNotify {
                 signals,

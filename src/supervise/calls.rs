@@ -228,17 +228,21 @@ fn group_of(pid: i32) -> Option<i32> {
 /// Whether a process has exited and waits for its parent (state Z or X).
 /// Its threads, if any are left, still die of a SIGKILL sent to it.
 pub(super) fn exited(pid: i32) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let state = stat.rfind(')').and_then(|i| stat.get(i + 2..i + 3));
-    matches!(state, Some("Z" | "X") | None)
+    let state = stat_after_comm(pid);
+    matches!(state.as_deref().and_then(|s| s.get(..1)), Some("Z" | "X") | None)
 }
 
 /// Field `n` after the state in /proc/PID/stat (1: the parent, 2: the
 /// process group), read past the comm, which may hold spaces.
 fn stat_field(pid: i32, n: usize) -> Option<i32> {
+    stat_after_comm(pid)?.split_whitespace().nth(n)?.parse().ok()
+}
+
+/// /proc/PID/stat from the state on (the comm, which may hold spaces and
+/// parentheses, ends at the last `)`).
+fn stat_after_comm(pid: i32) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = &stat[stat.rfind(')')? + 2..];
-    rest.split_whitespace().nth(n)?.parse().ok()
+    Some(stat.get(stat.rfind(')')? + 2..)?.to_string())
 }
 
 #[cfg(test)]

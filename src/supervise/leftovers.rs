@@ -87,11 +87,8 @@ fn scan(sandbox: &Sandbox) {
             if zombies.contains(&p) && exited(p) {
                 continue;
             }
-            if sandbox.holds(p) == Some(true)
-                && let Some(pid) = rustix::process::Pid::from_raw(p)
-            {
+            if kill_if_inside(sandbox, p) {
                 found |= !exited(p) || zombies.insert(p);
-                let _ = crate::sys::kernel::kill_process(pid, rustix::process::Signal::KILL);
             }
         }
         empty = if found { 0 } else { empty + 1 };
@@ -109,11 +106,7 @@ fn newest(sandbox: &Sandbox, me: i32, pid_max: i32) {
         };
         let mut found = false;
         for p in (0..8).map(|d| (last - d - 1).rem_euclid(pid_max) + 1) {
-            if p != me
-                && sandbox.holds(p) == Some(true)
-                && let Some(pid) = rustix::process::Pid::from_raw(p)
-            {
-                let _ = crate::sys::kernel::kill_process(pid, rustix::process::Signal::KILL);
+            if p != me && kill_if_inside(sandbox, p) {
                 found |= !exited(p);
             }
         }
@@ -121,6 +114,15 @@ fn newest(sandbox: &Sandbox, me: i32, pid_max: i32) {
             return;
         }
     }
+}
+
+/// SIGKILL to `pid` if it is the sandbox's; whether it was.
+fn kill_if_inside(sandbox: &Sandbox, pid: i32) -> bool {
+    let Some(p) = rustix::process::Pid::from_raw(pid).filter(|_| sandbox.holds(pid) == Some(true)) else {
+        return false;
+    };
+    let _ = crate::sys::kernel::kill_process(p, rustix::process::Signal::KILL);
+    true
 }
 
 fn read_number(path: &str) -> Option<i32> {
