@@ -201,6 +201,11 @@ pub struct PolicyArgs {
     /// request_key allowed) instead of refusing every keyring call.
     #[arg(long)]
     pub share_keyring: bool,
+    /// Give the command the caller's terminal itself instead of a pty of
+    /// qwrap's own: the command can then signal the caller's other jobs
+    /// through it and leave it changed (exclusive, another line discipline).
+    #[arg(long)]
+    pub share_terminal: bool,
     /// In the minimal view, show this host path read-only (repeatable).
     #[arg(long, value_name = "PATH")]
     pub expose: Vec<PathBuf>,
@@ -284,6 +289,8 @@ pub struct ProbeCli {
     pub nested_remount: bool,
     #[arg(long)]
     pub tiocsti: bool,
+    #[arg(long)]
+    pub terminal_route: bool,
 }
 
 /// clap's parser for `run` alone.

@@ -77,8 +77,27 @@ pub struct Loaded {
 /// The plan for `run` and `plan`, its layers and the policy's notes;
 /// `--landlock require` and unmaskable sockets fail closed here (exit 125).
 pub fn load(inv: &Invocation) -> Result<Loaded, Fatal> {
-    let caller = Caller::from_process();
-    let (policy, mut notes) = policy::load(inv, &caller)?;
+    let (policy, notes) = policy::load(inv, &Caller::from_process())?;
+    plan_for(policy, notes)
+}
+
+/// `run`'s plan: as `load`, after a pty of qwrap's own is put between the
+/// command and the caller's terminal (supervise/terminal.rs), so that the
+/// host's facts and the plan see the pty on fds 0-2.
+pub fn load_for_run(inv: &Invocation) -> Result<Loaded, Fatal> {
+    let (policy, notes) = policy::load(inv, &Caller::from_process())?;
+    if !policy.settings.share_terminal.value {
+        crate::supervise::terminal::interpose().map_err(|e| {
+            Fatal::new(
+                format!("a pty of qwrap's own for the command: {e}; --share-terminal gives it the caller's terminal instead"),
+                crate::exit::SETUP,
+            )
+        })?;
+    }
+    plan_for(policy, notes)
+}
+
+fn plan_for(policy: Policy, mut notes: Vec<String>) -> Result<Loaded, Fatal> {
     // A cache that cannot be reached, or a root the user named that is
     // not there, is said on every run, not only in inspect.
     notes.extend(

@@ -172,7 +172,7 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
     match cli.command {
         Command::Run(args) => {
             let commands::Loaded { plan, layers, notes } =
-                commands::load(&invocation(&args.policy, &args.exec, args.command))?;
+                commands::load_for_run(&invocation(&args.policy, &args.exec, args.command))?;
             for n in notes {
                 eprintln!("qwrap: note: {n}");
             }
@@ -264,6 +264,7 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             expose: a.expose.clone(),
             share_ipc: a.share_ipc,
             share_keyring: a.share_keyring,
+            share_terminal: a.share_terminal,
             keep_background: x.keep_background,
             accept_degraded: a.accept_degraded.clone(),
         },
@@ -302,6 +303,10 @@ fn probe_cmd(p: ProbeCli) -> ExitCode {
     }
     if p.tiocsti {
         outln!("{}", verify::probe::tiocsti_attempt());
+        return 0;
+    }
+    if p.terminal_route {
+        outln!("{}", verify::terminal_check::attempt());
         return 0;
     }
     if p.nested_remount {

@@ -101,19 +101,21 @@ fn a_masked_ssh_agent_is_unset_inside() {
     }
 }
 
-/// Under a real pty: `tty` names the terminal as it is named outside (a
-/// pty of a number other ptys sit below), the terminal works, and a pty
-/// made inside gets a name of the sandbox's own devpts.
+/// Under a real pty: `tty` names the command's terminal as it is named
+/// outside (a pty of a number other ptys sit below): qwrap's own pty, or
+/// with --share-terminal the caller's; the terminal works, and a pty made
+/// inside gets a name of the sandbox's own devpts.
 #[test]
 fn tty_names_the_callers_terminal() {
     let py = "import os,pty,sys\nheld=[os.openpty() for _ in range(3)]\npid,fd=pty.fork()\nif pid==0:\n    os.execvp(sys.argv[1],sys.argv[1:])\nout=b''\nwhile True:\n    try:\n        d=os.read(fd,4096)\n    except OSError:\n        break\n    if not d: break\n    out+=d\nos.waitpid(pid,0)\nsys.stdout.write(out.decode(errors='replace'))\n";
     let inner = "import os;m,s=os.openpty();print(os.ttyname(s))";
     for who in Who::all() {
-        for api in APIS {
+        for (api, share) in [("new", false), ("legacy", false), ("new", true)] {
             let f = Fixture::new(who);
             let script = format!(
-                "echo outside $(tty); {} run -- sh -c 'echo inside $(tty); test -t 1 && echo is-a-tty; echo inner $(python3 -c \"{inner}\")'",
-                qwrap().display()
+                "echo outside $(tty); {} run {} -- sh -c 'echo inside $(tty); ls -l $(tty) | cut -c1; test -t 1 && echo is-a-tty; echo inner $(python3 -c \"{inner}\")'",
+                qwrap().display(),
+                if share { "--share-terminal" } else { "" }
             );
             let o = f
                 .command("python3")
@@ -132,7 +134,19 @@ fn tty_names_the_callers_terminal() {
                 outside.starts_with("/dev/pts/") && outside != "/dev/pts/0",
                 "{who:?} {api}: {out}"
             );
-            assert_eq!(name("inside "), outside, "{who:?} {api}: {out}");
+            let inside = name("inside ");
+            if share {
+                assert_eq!(inside, outside, "{who:?} {api}: {out}");
+            } else {
+                assert!(
+                    inside.starts_with("/dev/pts/") && inside != outside,
+                    "{who:?} {api}: {out}"
+                );
+            }
+            assert!(
+                out.lines().any(|l| l.trim() == "c"),
+                "{who:?} {api}: the name is no terminal: {out}"
+            );
             // The sandbox's own devpts hands out its lowest free number.
             assert_eq!(name("inner "), "/dev/pts/0", "{who:?} {api}: {out}");
             assert!(out.contains("is-a-tty"), "{who:?} {api}: {out}");

@@ -87,6 +87,8 @@ pub struct Layers {
     pub caches: Vec<super::caches::CacheMount>,
     /// The home directory: read-only, or overlaid.
     pub home: LayerState,
+    /// The command's terminal: a pty of qwrap's own, or the caller's.
+    pub terminal: LayerState,
     /// `--home overlay`, where it can be had.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub home_overlay: Option<super::caches::HomeOverlay>,
@@ -109,6 +111,31 @@ pub struct Layers {
 pub struct Refused {
     pub message: String,
     pub layers: Layers,
+}
+
+/// Whether `run` puts a pty of its own between the command and the
+/// caller's terminal (supervise/terminal.rs): one of fds 0-2 is a terminal
+/// (in `run`, by now the pty) and the terminal is not shared.
+pub fn own_terminal(policy: &Policy, host: &HostFacts) -> bool {
+    !policy.settings.share_terminal.value
+        && host
+            .fds
+            .iter()
+            .any(|f| f.fd < 3 && f.kind == crate::host::FdKind::Terminal)
+}
+
+fn terminal(policy: &Policy, host: &HostFacts) -> LayerState {
+    if policy.settings.share_terminal.value {
+        LayerState::Off(
+            "--share-terminal: the command holds the caller's terminal; through it, it can signal the caller's other jobs (TIOCSPGRP, a background read) and leave it changed (TIOCEXCL, TIOCSETD, its modes)".into(),
+        )
+    } else if own_terminal(policy, host) {
+        LayerState::Applied(
+            "a pty of qwrap's own, in a session of its own: the caller's terminal is held outside, and left in its modes".into(),
+        )
+    } else {
+        LayerState::Applied("no terminal on fds 0-2 (where one is: a pty of qwrap's own)".into())
+    }
 }
 
 /// Assesses the layers for a policy on a host.
@@ -209,6 +236,7 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
         landlock_only: false,
         home,
         home_overlay,
+        terminal: terminal(policy, host),
         egress: egress(policy),
         cache_isolation: super::caches::cache_layer(&caches),
         caches,

@@ -192,6 +192,9 @@ declare_settings! {
         share_ipc = false, "--share-ipc" => share_ipc;
         /// The caller's keyrings reachable instead of every keyring call refused.
         share_keyring = false, "--share-keyring" => share_keyring;
+        /// The caller's terminal on the command's descriptors instead of a
+        /// pty of qwrap's own between them.
+        share_terminal = false, "--share-terminal" => share_terminal;
         /// Leave what the command leaves behind running after it exits.
         keep_background = false, "--keep-background" => keep_background;
     }

@@ -324,6 +324,7 @@ impl Inspect {
             ("host socket masks", &l.socket_masks),
             ("caches", &l.cache_isolation),
             ("home", &l.home),
+            ("terminal", &l.terminal),
             ("egress", &l.egress),
         ] {
             let _ = writeln!(o, "  {name}: {state}");

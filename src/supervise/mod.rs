@@ -12,4 +12,5 @@ mod leftovers;
 mod metadata;
 pub(crate) mod monitor;
 pub(crate) mod reaper;
+pub mod terminal;
 pub mod warden;

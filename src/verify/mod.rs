@@ -10,6 +10,7 @@ mod leftover_check;
 pub mod probe;
 mod probe_args;
 mod reach;
+pub mod terminal_check;
 
 use crate::exec;
 use crate::host::HostFacts;
@@ -418,12 +419,10 @@ pub fn battery(
     if let Some(tag) = &args.leftover_tag {
         leftover_check::settle(&mut checks, tag);
     }
+    checks.push(terminal_check::check(policy.settings.share_terminal.value));
+    let no_checkout = "the workspace is not a git checkout".into();
     checks.push(if policy.git.checkout == Checkout::None {
-        Check::skip(
-            "worktree-commit",
-            "worktree commit canary",
-            "the workspace is not a git checkout".into(),
-        )
+        Check::skip("worktree-commit", "worktree commit canary", no_checkout)
     } else {
         canary::run(inv, caller, policy, &host)
     });

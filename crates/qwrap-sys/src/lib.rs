@@ -10,6 +10,7 @@ pub mod kernel;
 pub mod landlock;
 mod notify;
 mod process;
+mod signals;
 mod spawn;
 
 pub use error::SysError;
@@ -21,7 +22,45 @@ pub use notify::{
     seccomp_install, seccomp_listener,
 };
 pub use process::*;
+pub use signals::{next_signal, send_signal, signal_fd, unblock_signals};
 pub use spawn::spawn_detached;
+
+/// TIOCGEXCL: whether a terminal is in exclusive mode.
+pub fn terminal_exclusive(fd: impl rustix::fd::AsFd) -> Result<bool, Errno> {
+    let mut on: libc::c_int = 0;
+    // SAFETY: TIOCGEXCL writes one int, which `on` is.
+    if unsafe { libc::ioctl(fd.as_fd().as_raw_fd(), libc::TIOCGEXCL, &mut on) } != 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    Ok(on != 0)
+}
+
+/// TIOCEXCL: a terminal's exclusive mode on.
+pub fn set_terminal_exclusive(fd: impl rustix::fd::AsFd) -> Result<(), Errno> {
+    // SAFETY: TIOCEXCL takes no argument.
+    if unsafe { libc::ioctl(fd.as_fd().as_raw_fd(), libc::TIOCEXCL) } != 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    Ok(())
+}
+
+/// A terminal's line discipline (TIOCGETD), after setting it (TIOCSETD)
+/// where `set` names one.
+pub fn terminal_line_discipline(fd: impl rustix::fd::AsFd, set: Option<i32>) -> Result<i32, Errno> {
+    let fd = fd.as_fd().as_raw_fd();
+    if let Some(mut d) = set {
+        // SAFETY: TIOCSETD reads one int, which `d` is.
+        if unsafe { libc::ioctl(fd, libc::TIOCSETD, &mut d) } != 0 {
+            return Err(Errno::from_raw_os_error(last_errno()));
+        }
+    }
+    let mut d: libc::c_int = 0;
+    // SAFETY: TIOCGETD writes one int, which `d` is.
+    if unsafe { libc::ioctl(fd, libc::TIOCGETD, &mut d) } != 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    Ok(d)
+}
 
 /// The errno the kernel answers to syscall `nr` with no arguments (for a
 /// number no kernel knows: ENOSYS).

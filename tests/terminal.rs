@@ -1,0 +1,164 @@
+//! The command's terminal is a pty of qwrap's own: nothing it does to it
+//! reaches the caller's terminal or a job of the caller's session, in every
+//! mode, and the terminal still works as one (^C, job control, the window
+//! size, a full-screen program, exit codes). Each test drives a terminal
+//! of its own holding a host job, and reads the host side once qwrap has
+//! ended. As root and unprivileged.
+
+mod common;
+
+use common::*;
+use std::collections::BTreeMap;
+
+const USER: &str = include_str!("helpers/terminal_user.py");
+const ATTACK: &str = include_str!("helpers/terminal_attack.py");
+
+/// qwrap run OPTS -- ARGS on a terminal of the test's own (TYPED: what to
+/// type when), and what the host saw: `key: value` lines, and the rest.
+fn on_terminal(f: &Fixture, opts: &[&str], args: &[&str], typed: &str) -> (BTreeMap<String, String>, String) {
+    let user = f.write("user.py", USER, 0o644);
+    let ws = f.ws();
+    let mut c = f.command("timeout");
+    c.args(["-s", "KILL", "60", "python3"])
+        .arg(&user)
+        .arg(&ws)
+        .arg(qwrap())
+        .arg("run");
+    c.args(opts)
+        .arg("--")
+        .args(args)
+        .env("TYPED", typed)
+        .env("TERM", "xterm");
+    let out = c.output().unwrap();
+    let text = stdout(&out);
+    let host = text
+        .lines()
+        .filter_map(|l| l.split_once(": "))
+        .filter(|(k, _)| {
+            [
+                "job-signals",
+                "job-state",
+                "exclusive",
+                "ldisc",
+                "modes",
+                "status",
+            ]
+            .contains(k)
+        })
+        .map(|(k, v)| (k.to_string(), v.trim().to_string()))
+        .collect::<BTreeMap<_, _>>();
+    assert!(
+        host.contains_key("status"),
+        "the driver failed: {text}\n{}",
+        stderr(&out)
+    );
+    (host, text)
+}
+
+fn attack(f: &Fixture, opts: &[&str]) -> (BTreeMap<String, String>, String) {
+    let attack = f.write("ws/attack.py", ATTACK, 0o644);
+    let ws = f.ws();
+    let (host, _) = on_terminal(
+        f,
+        opts,
+        &["python3", attack.to_str().unwrap(), ws.to_str().unwrap()],
+        "[]",
+    );
+    let inside = std::fs::read_to_string(ws.join("inside")).unwrap_or_default();
+    for name in ["signals", "inside", "job"] {
+        let _ = std::fs::remove_file(ws.join(name));
+    }
+    (host, inside)
+}
+
+const MODES: [&[&str]; 5] = [
+    &[],
+    &["--landlock", "off"],
+    &["--pid", "private"],
+    &["--isolation", "landlock"],
+    &["--new-session"],
+];
+
+#[test]
+fn nothing_done_to_the_terminal_reaches_the_callers_terminal_or_a_host_job() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        for opts in MODES {
+            let (host, inside) = attack(&f, opts);
+            let want = [
+                ("exclusive", "0"),
+                ("job-signals", "-"),
+                ("job-state", "S"),
+                ("ldisc", "0"),
+                ("modes", "same"),
+                ("status", "0"),
+            ];
+            for (k, v) in want {
+                assert_eq!(
+                    host[k], v,
+                    "{who:?} {opts:?}: {k} on the host\n{host:?}\ninside:\n{inside}"
+                );
+            }
+            // The calls ran (on the pty): the test would see them.
+            assert!(
+                inside.contains("exclusive0 done") && inside.contains("ldisc0 done"),
+                "{who:?} {opts:?}: {inside}"
+            );
+        }
+    }
+}
+
+#[test]
+fn with_the_callers_terminal_shared_the_same_calls_reach_the_host() {
+    // The control: --share-terminal gives the row up, and the test sees it.
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let (host, inside) = attack(&f, &["--share-terminal"]);
+        assert_eq!(host["exclusive"], "1", "{who:?}: {host:?}\n{inside}");
+        assert_eq!(host["ldisc"], "27", "{who:?}: {host:?}\n{inside}");
+        let signals = &host["job-signals"];
+        assert!(
+            signals.contains("SIGTTIN") && signals.contains("SIGWINCH"),
+            "{who:?}: {host:?}\n{inside}"
+        );
+    }
+}
+
+#[test]
+fn the_terminal_works_as_one() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        // ^C reaches the foreground job; its exit code passes through.
+        let ctrl_c = "trap 'echo got-int; exit 7' INT; echo ready; while :; do sleep 0.1; done";
+        let (host, text) = on_terminal(&f, &[], &["sh", "-c", ctrl_c], r#"[["ready", "type", "\u0003"]]"#);
+        assert!(
+            text.contains("got-int") && host["status"] == "7",
+            "{who:?}: {text}"
+        );
+        assert_eq!(host["modes"], "same", "{who:?}: {text}");
+        // The name, the window size and a resize while it runs.
+        let size = "tty; stty size; echo ready; read x; stty size";
+        let typed = r#"[["ready", "resize", [40, 120]], ["ready", "type", "go\r"]]"#;
+        let (_, text) = on_terminal(&f, &[], &["sh", "-c", size], typed);
+        assert!(text.contains("/dev/pts/"), "{who:?}: {text}");
+        assert!(
+            text.contains("33 101") && text.contains("40 120"),
+            "{who:?}: {text}"
+        );
+        // Job control inside.
+        let jobs = "sleep 0.2 & fg %1 >/dev/null; echo fg-rc=$?";
+        let (_, text) = on_terminal(&f, &[], &["bash", "--norc", "-ic", jobs], "[]");
+        assert!(text.contains("fg-rc=0"), "{who:?}: {text}");
+        // A full-screen program, quit with a key.
+        f.write("ws/page", "first line of the page\n", 0o644);
+        let (host, text) = on_terminal(&f, &[], &["less", "page"], r#"[["first line", "type", "q"]]"#);
+        assert_eq!(
+            (host["status"].as_str(), host["modes"].as_str()),
+            ("0", "same"),
+            "{who:?}: {text}"
+        );
+        // A command killed by a signal: qwrap ends the same way.
+        let (host, _) = on_terminal(&f, &[], &["sh", "-c", "kill -TERM $$"], "[]");
+        assert_eq!(host["status"], "-15", "{who:?}");
+    }
+}
