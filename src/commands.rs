@@ -89,7 +89,10 @@ pub fn load_for_run(inv: &Invocation) -> Result<Loaded, Fatal> {
     if !policy.settings.share_terminal.value {
         crate::supervise::terminal::interpose().map_err(|e| {
             Fatal::new(
-                format!("a pty of qwrap's own for the command: {e}; --share-terminal gives it the caller's terminal instead"),
+                format!(
+                    "a pty of qwrap's own for the command: {e}: {}; --share-terminal gives it the caller's terminal instead",
+                    crate::errno::errno_text(e.errno.raw_os_error())
+                ),
                 crate::exit::SETUP,
             )
         })?;

@@ -125,6 +125,32 @@ fn with_the_callers_terminal_shared_the_same_calls_reach_the_host() {
 }
 
 #[test]
+fn where_no_pty_can_be_had_the_layer_says_degraded() {
+    // A console without devpts: /dev/pts covered by an empty tmpfs, in a
+    // mount namespace of the test's own (root only: `unshare -m`).
+    if !rustix::process::getuid().is_root() {
+        eprintln!("SKIP: needs root for unshare -m");
+        return;
+    }
+    let f = Fixture::new(Who::Root);
+    let inner = format!(
+        "mount -t tmpfs none /dev/pts && {} run -- sh -c 'echo ran'",
+        qwrap().display()
+    );
+    let o = f
+        .command("script")
+        .args(["-qc", &format!("unshare -m sh -c \"{inner}\""), "/dev/null"])
+        .output()
+        .unwrap();
+    let out = stdout(&o);
+    assert!(out.contains("ran"), "{out}");
+    assert!(
+        out.contains("degraded: terminal: no pty can be had here (open(/dev/ptmx)"),
+        "{out}"
+    );
+}
+
+#[test]
 fn the_terminal_works_as_one() {
     for who in Who::all() {
         let f = Fixture::new(who);

@@ -63,6 +63,9 @@ pub struct HostFacts {
     /// The host's memory in bytes (sysinfo's total RAM): what a tmpfs size
     /// given as a share of it comes to.
     pub mem_total: u64,
+    /// Why no pty can be opened here, where a terminal is on fds 0-2 (an
+    /// initramfs or a console without devpts); None where one can.
+    pub no_pty: Option<String>,
     /// What `--isolation landlock` (or `auto`) needs: filled by the
     /// caller once it knows the policy asks for it.
     #[serde(skip)]
@@ -107,6 +110,7 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
         fds: fds::inventory(),
         caches: caches::probe(caches),
         mem_total: mem_total(),
+        no_pty: no_pty(),
         landlock_only: landlock_only::Facts {
             pid: std::process::id(),
             ..Default::default()
@@ -129,6 +133,24 @@ fn landlock_abi_cap() -> Result<Option<u32>, ProbeError> {
 
 /// The host's memory in bytes: sysinfo(2), one call (/proc/meminfo's
 /// MemTotal, without formatting the whole file).
+/// Where fds 0-2 hold a terminal: whether a pty of qwrap's own can be
+/// opened (`run` has one by now, so this opens a second and closes it).
+fn no_pty() -> Option<String> {
+    use rustix::termios::isatty;
+    let std = [
+        rustix::stdio::stdin(),
+        rustix::stdio::stdout(),
+        rustix::stdio::stderr(),
+    ];
+    if !std.into_iter().any(isatty) {
+        return None;
+    }
+    crate::sys::kernel::open_pty()
+        .map(drop)
+        .err()
+        .map(|(call, e)| format!("{call}: {}", crate::errno::errno_text(e.raw_os_error())))
+}
+
 fn mem_total() -> u64 {
     let info = rustix::system::sysinfo();
     info.totalram.saturating_mul(u64::from(info.mem_unit))

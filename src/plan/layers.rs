@@ -38,6 +38,7 @@ impl Layers {
             ("host socket masks", &self.socket_masks),
             ("caches", &self.cache_isolation),
             ("home", &self.home),
+            ("terminal", &self.terminal),
         ]
         .iter()
         .filter_map(|(name, s)| match s {
@@ -129,6 +130,10 @@ fn terminal(policy: &Policy, host: &HostFacts) -> LayerState {
         LayerState::Off(
             "--share-terminal: the command holds the caller's terminal; through it, it can signal the caller's other jobs (TIOCSPGRP, a background read) and leave it changed (TIOCEXCL, TIOCSETD, its modes)".into(),
         )
+    } else if let (true, Some(why)) = (own_terminal(policy, host), &host.no_pty) {
+        LayerState::Degraded(format!(
+            "no pty can be had here ({why}): the command holds the caller's terminal"
+        ))
     } else if own_terminal(policy, host) {
         LayerState::Applied(
             "a pty of qwrap's own, in a session of its own: the caller's terminal is held outside, and left in its modes".into(),

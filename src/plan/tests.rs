@@ -81,6 +81,7 @@ fn host(api: MountApi) -> HostFacts {
         fds: vec![],
         caches: crate::host::caches::CacheFacts::none(),
         mem_total: 8 << 30,
+        no_pty: None,
         landlock_only: Default::default(),
     }
 }

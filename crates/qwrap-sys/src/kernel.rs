@@ -433,6 +433,19 @@ pub fn seqpacket_pair() -> R<(OwnedFd, OwnedFd)> {
 }
 
 /// A pty master's number (TIOCGPTN), as ptsname(3) reads it.
+/// A new pty of the devpts at /dev/ptmx: its master and its other end
+/// (TIOCGPTPEER, so no path in /dev/pts is trusted), neither a controlling
+/// terminal; the failing call and errno when there is none.
+pub fn open_pty() -> Result<(OwnedFd, OwnedFd), (&'static str, Errno)> {
+    use rustix::pty::{OpenptFlags, grantpt, ioctl_tiocgptpeer, openpt, unlockpt};
+    let flags = OpenptFlags::RDWR | OpenptFlags::NOCTTY;
+    let master = openpt(flags).map_err(|e| ("open(/dev/ptmx)", e))?;
+    grantpt(&master).map_err(|e| ("ioctl(TIOCGPTN)", e))?;
+    unlockpt(&master).map_err(|e| ("ioctl(TIOCSPTLCK)", e))?;
+    let peer = ioctl_tiocgptpeer(&master, flags).map_err(|e| ("ioctl(TIOCGPTPEER)", e))?;
+    Ok((master, peer))
+}
+
 pub fn pty_number<Fd: AsFd>(master: Fd) -> R<u32> {
     faked!("ioctl", Ok(0));
     let name = rustix::pty::ptsname(master, Vec::new())?;
