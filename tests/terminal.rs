@@ -13,6 +13,46 @@ use std::collections::BTreeMap;
 const USER: &str = include_str!("helpers/terminal_user.py");
 const ATTACK: &str = include_str!("helpers/terminal_attack.py");
 
+/// A shell's wait for a job that may stop: prints `stopped`/`ended`, the
+/// terminal's modes at that moment, then continues it (`fg`) and prints
+/// its exit code.
+const STOPPED_JOB: &str = r#"
+import fcntl, os, signal, sys, termios
+m, s = os.openpty()
+pid = os.fork()
+if pid == 0:
+    os.close(m); os.setsid(); fcntl.ioctl(s, termios.TIOCSCTTY, 0)
+    signal.signal(signal.SIGTTOU, signal.SIG_IGN)
+    before = termios.tcgetattr(s)
+    q = os.fork()
+    if q == 0:
+        os.setpgid(0, 0); os.tcsetpgrp(s, os.getpid()); signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+        for fd in (0, 1, 2): os.dup2(s, fd)
+        os.execvp(sys.argv[1], sys.argv[1:])
+    try:
+        os.setpgid(q, q); os.tcsetpgrp(s, q)
+    except OSError:
+        pass
+    if os.environ.get("TSTP"):
+        import time
+        time.sleep(0.5)
+        os.kill(q, signal.SIGTSTP)
+    _, st = os.waitpid(q, os.WUNTRACED)
+    os.tcsetpgrp(s, os.getpgrp())
+    print("stopped" if os.WIFSTOPPED(st) else "ended", "modes", "same" if termios.tcgetattr(s) == before else "raw", file=sys.stderr)
+    os.tcsetpgrp(s, q); os.killpg(q, signal.SIGCONT)
+    _, st = os.waitpid(q, 0)
+    print("then", os.waitstatus_to_exitcode(st), file=sys.stderr)
+    os._exit(0)
+os.close(s)
+while True:
+    try:
+        if not os.read(m, 4096): break
+    except OSError:
+        break
+os.waitpid(pid, 0)
+"#;
+
 /// qwrap run OPTS -- ARGS on a terminal of the test's own (TYPED: what to
 /// type when), and what the host saw: `key: value` lines, and the rest.
 fn on_terminal(f: &Fixture, opts: &[&str], args: &[&str], typed: &str) -> (BTreeMap<String, String>, String) {
@@ -186,5 +226,72 @@ fn the_terminal_works_as_one() {
         // A command killed by a signal: qwrap ends the same way.
         let (host, _) = on_terminal(&f, &[], &["sh", "-c", "kill -TERM $$"], "[]");
         assert_eq!(host["status"], "-15", "{who:?}");
+    }
+}
+
+#[test]
+fn a_stopped_command_gives_the_caller_back_a_sane_terminal() {
+    // The command stops itself, or qwrap is stopped from outside: the
+    // shell's job stops with the terminal in its own modes, and `fg` goes on.
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let script = f.write("stop.py", STOPPED_JOB, 0o644);
+        for (cmd, tstp) in [("kill -STOP $$; exit 4", ""), ("sleep 1; exit 4", "1")] {
+            let o = f
+                .command("timeout")
+                .env("TSTP", tstp)
+                .args(["-s", "KILL", "30", "python3"])
+                .arg(&script)
+                .arg(qwrap())
+                .args(["run", "--", "sh", "-c", cmd])
+                .output()
+                .unwrap();
+            let err = stderr(&o);
+            assert!(
+                err.contains("stopped modes same") && err.contains("then 4"),
+                "{who:?} {cmd}: {err}"
+            );
+        }
+    }
+}
+
+#[test]
+fn pid_one_cannot_be_traced_or_its_descriptors_taken() {
+    // PID 1 holds the cache lock (a host file outside the roots, opened
+    // read-write), the warden's socket and the pipe to the monitor.
+    let attack = r#"
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print("ptrace", libc.ptrace(16, 1, 0, 0))
+for n in os.listdir("/proc/1/fd") if os.access("/proc/1/fd", os.R_OK) else []:
+    try:
+        fd = os.open(f"/proc/1/fd/{n}", os.O_RDWR)
+        os.pwrite(fd, b"PWNED-BY-SANDBOX", 0)
+        print("wrote", n)
+    except OSError as e:
+        print("refused", n, e.errno)
+"#;
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let o = f
+            .qwrap(&["run", "--pid", "private", "--", "python3", "-c", attack])
+            .output()
+            .unwrap();
+        let out = ok(&o);
+        assert!(
+            out.contains("ptrace -1") && !out.contains("wrote"),
+            "{who:?}: {out}"
+        );
+        // The host side: no file of the fixture's home holds the marker.
+        let found = std::process::Command::new("grep")
+            .args(["-rl", "PWNED-BY-SANDBOX"])
+            .arg(f.path())
+            .output()
+            .unwrap();
+        assert!(
+            found.stdout.is_empty(),
+            "{who:?}: {}",
+            String::from_utf8_lossy(&found.stdout)
+        );
     }
 }

@@ -202,6 +202,8 @@ fn new_session(die_with_parent: bool) -> Result<(), Errno> {
                 Ok(())
             }
             Some(pid) => {
+                // The command's parent: nothing of it for the command.
+                k::not_dumpable()?;
                 sys::forward_signals_to(pid, false)?;
                 let status = crate::sys::wait_child(pid)?;
                 sys::exit_like(status.exit_status(), status.terminating_signal())

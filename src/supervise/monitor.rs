@@ -227,6 +227,7 @@ pub(crate) fn fork_into_pidns(new_pidns: bool, die_with_parent: bool, link: &mut
         return Ok(());
     };
     link.go = None;
+    k::not_dumpable()?;
     if let Some(r) = ready {
         notify(r, child)?;
     }
@@ -255,6 +256,13 @@ pub(crate) fn pid_one(
         }
         return Ok(());
     };
+    // The command must not trace PID 1 or take its descriptors (the
+    // warden's socket, the pipe to the monitor, the cache lock).
+    if let Err(e) = k::not_dumpable() {
+        eprintln!("qwrap: PID 1: prctl(PR_SET_DUMPABLE, 0): {e}");
+        let _ = k::kill_process(Pid::from_raw(command).ok_or(Errno::SRCH)?, Signal::KILL);
+        std::process::exit(125);
+    }
     if forward_signals && let Err(e) = sys::forward_signals_to(command, true) {
         eprintln!("qwrap: PID 1: pass signals on: rt_sigaction: {e}");
     }

@@ -18,16 +18,28 @@ use rustix::io::Errno;
 use rustix::termios::{self as t, LocalModes, OptionalActions, SpecialCodeIndex, Termios};
 
 /// The signals the relay reads from its signalfd.
-const RELAYED: [i32; 9] = [
+/// (Every signal whose default would end or stop the relay with the
+/// caller's terminal raw, that a process can send.)
+const RELAYED: [i32; 19] = [
     libc::SIGCHLD,
     libc::SIGWINCH,
     libc::SIGCONT,
+    libc::SIGTSTP,
     libc::SIGINT,
     libc::SIGQUIT,
     libc::SIGTERM,
     libc::SIGHUP,
     libc::SIGUSR1,
     libc::SIGUSR2,
+    libc::SIGALRM,
+    libc::SIGVTALRM,
+    libc::SIGPROF,
+    libc::SIGXCPU,
+    libc::SIGXFSZ,
+    libc::SIGSYS,
+    libc::SIGIO,
+    libc::SIGPWR,
+    libc::SIGSTKFLT,
 ];
 
 /// Which of fds 0-2 are a terminal.
@@ -92,6 +104,9 @@ pub fn interpose() -> Result<(), SysError> {
             take(pty, on)
         }
         Some(child) => {
+            // The command's parent: nothing of it for the command (its
+            // environment, the caller's terminal on its descriptors).
+            k::not_dumpable().map_err(fail("prctl", "PR_SET_DUMPABLE, 0"))?;
             let eof = saved.as_ref().map(|m| m.special_codes[SpecialCodeIndex::VEOF]);
             drop(pty);
             Relay {
@@ -208,18 +223,28 @@ impl Relay {
     fn on_signal(&mut self, sig: i32, code: i32) -> Option<rustix::process::WaitStatus> {
         match sig {
             libc::SIGCHLD => {
+                use rustix::process::WaitOptions;
                 let pid = rustix::process::Pid::from_raw(self.child)?;
-                return match k::waitpid(Some(pid), rustix::process::WaitOptions::NOHANG) {
+                return match k::waitpid(Some(pid), WaitOptions::NOHANG | WaitOptions::UNTRACED) {
+                    // A command that stopped itself (`kill -STOP $$`,
+                    // bash's `suspend`): the caller's shell gets its
+                    // terminal back, as for any stopped job.
+                    Ok(Some((_, status))) if status.stopped() => {
+                        self.stop_here();
+                        let _ = sys::send_signal(self.child, libc::SIGCONT);
+                        None
+                    }
                     Ok(Some((_, status))) => Some(status),
                     _ => None,
                 };
             }
-            libc::SIGWINCH => {
-                if let Ok(size) = t::tcgetwinsize(&self.output) {
-                    let _ = t::tcsetwinsize(&self.master, size);
-                }
+            libc::SIGWINCH => self.pass_size(),
+            libc::SIGTSTP => self.stop_here(),
+            // After a stop: raw again, and the size it may have got since.
+            libc::SIGCONT => {
+                self.foreground_changed();
+                self.pass_size();
             }
-            libc::SIGCONT => self.foreground_changed(),
             // The terminal's ^C and ^\ (with its line editing kept) go to
             // the pty's foreground job, as the terminal would send them.
             libc::SIGINT | libc::SIGQUIT if code > 0 => match t::tcgetpgrp(&self.master) {
@@ -235,6 +260,20 @@ impl Relay {
             }
         }
         None
+    }
+
+    fn pass_size(&self) {
+        if let Ok(size) = t::tcgetwinsize(&self.output) {
+            let _ = t::tcsetwinsize(&self.master, size);
+        }
+    }
+
+    /// Stops the relay as a job stops, the caller's modes put back first;
+    /// returns once it is continued.
+    fn stop_here(&mut self) {
+        self.restore();
+        self.raw_on = false;
+        let _ = sys::send_signal(k::getpid().as_raw_nonzero().get(), libc::SIGSTOP);
     }
 
     /// Whether the relay's process group has the caller's terminal (a
@@ -297,7 +336,11 @@ impl Relay {
             },
             Ok(n) => self.pending.extend_from_slice(&buf[..n]),
             Err(Errno::INTR | Errno::AGAIN) => {}
-            Err(_) => self.input = None,
+            Err(_) => {
+                // The caller's terminal hung up: so does the command's.
+                self.input = None;
+                let _ = sys::send_signal(self.child, libc::SIGHUP);
+            }
         }
         self.pass_typed();
     }

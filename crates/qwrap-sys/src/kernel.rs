@@ -320,6 +320,14 @@ pub fn outlive_parent() -> R<()> {
     rustix::process::set_parent_process_death_signal(None)
 }
 
+/// PR_SET_DUMPABLE 0: no ptrace, /proc/PID/fd, mem or environ of this
+/// process for a process without CAP_SYS_PTRACE over it (the sandbox has
+/// none), and no core dump.
+pub fn not_dumpable() -> R<()> {
+    faked!("prctl", Ok(()));
+    rustix::process::set_dumpable_behavior(rustix::process::DumpableBehavior::NotDumpable)
+}
+
 pub fn die_with_parent() -> R<()> {
     faked!("prctl", Ok(()));
     rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
