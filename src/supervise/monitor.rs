@@ -256,9 +256,11 @@ pub(crate) fn pid_one(
         }
         return Ok(());
     };
-    // The command must not trace PID 1 or take its descriptors (the
-    // warden's socket, the pipe to the monitor, the cache lock).
-    if let Err(e) = k::not_dumpable() {
+    // `run`'s (it forwards signals): the command must not trace PID 1 or
+    // take its descriptors (the warden's socket, the pipe to the monitor,
+    // the cache lock). bubblewrap's stays dumpable: its callers join its
+    // namespaces through /proc/PID/ns, as its own suite does.
+    if forward_signals && let Err(e) = k::not_dumpable() {
         eprintln!("qwrap: PID 1: prctl(PR_SET_DUMPABLE, 0): {e}");
         let _ = k::kill_process(Pid::from_raw(command).ok_or(Errno::SRCH)?, Signal::KILL);
         std::process::exit(125);
