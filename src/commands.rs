@@ -78,7 +78,13 @@ pub struct Loaded {
 /// `--landlock require` and unmaskable sockets fail closed here (exit 125).
 pub fn load(inv: &Invocation) -> Result<Loaded, Fatal> {
     let (policy, notes) = policy::load(inv, &Caller::from_process())?;
-    plan_for(policy, notes)
+    plan_for(policy, notes, Pty::Ask)
+}
+
+/// Whether a pty of qwrap's own can be had: `run` tried, the others ask.
+enum Pty {
+    Tried(Option<String>),
+    Ask,
 }
 
 /// `run`'s plan: as `load`, after a pty of qwrap's own is put between the
@@ -86,8 +92,9 @@ pub fn load(inv: &Invocation) -> Result<Loaded, Fatal> {
 /// host's facts and the plan see the pty on fds 0-2.
 pub fn load_for_run(inv: &Invocation) -> Result<Loaded, Fatal> {
     let (policy, notes) = policy::load(inv, &Caller::from_process())?;
+    let mut no_pty = None;
     if !policy.settings.share_terminal.value {
-        crate::supervise::terminal::interpose().map_err(|e| {
+        no_pty = crate::supervise::terminal::interpose().map_err(|e| {
             Fatal::new(
                 format!(
                     "a pty of qwrap's own for the command: {e}: {}; --share-terminal gives it the caller's terminal instead",
@@ -97,10 +104,10 @@ pub fn load_for_run(inv: &Invocation) -> Result<Loaded, Fatal> {
             )
         })?;
     }
-    plan_for(policy, notes)
+    plan_for(policy, notes, Pty::Tried(no_pty.map(host::no_pty_text)))
 }
 
-fn plan_for(policy: Policy, mut notes: Vec<String>) -> Result<Loaded, Fatal> {
+fn plan_for(policy: Policy, mut notes: Vec<String>, pty: Pty) -> Result<Loaded, Fatal> {
     // A cache that cannot be reached, or a root the user named that is
     // not there, is said on every run, not only in inspect.
     notes.extend(
@@ -122,7 +129,7 @@ fn plan_for(policy: Policy, mut notes: Vec<String>) -> Result<Loaded, Fatal> {
             d.value, d.source, policy.network
         ));
     }
-    let host = probe_host(&policy)?;
+    let host = probe_host(&policy, pty)?;
     let (plan, layers) = plan::build(&policy, &host)?;
     Ok(Loaded { plan, layers, notes })
 }
@@ -130,8 +137,13 @@ fn plan_for(policy: Policy, mut notes: Vec<String>) -> Result<Loaded, Fatal> {
 /// The host's facts for a policy: with `isolation = "auto"` whether
 /// namespaces work here, and for a Landlock-only sandbox the listings its
 /// rules are made of.
-fn probe_host(policy: &Policy) -> Result<HostFacts, Fatal> {
+fn probe_host(policy: &Policy, pty: Pty) -> Result<HostFacts, Fatal> {
     let mut host = host::probe(&policy.cache_request())?;
+    host.no_pty = match pty {
+        Pty::Tried(why) => why,
+        Pty::Ask if plan::own_terminal(policy, &host) => host::pty_refused(),
+        Pty::Ask => None,
+    };
     if policy.settings.isolation.value == policy::IsolationMode::Auto {
         host.landlock_only.namespaces = Some(match host::landlock_only::namespaces_refused() {
             None => Ok(()),
@@ -162,7 +174,7 @@ fn subject(mut inv: Invocation) -> Result<Subject, Fatal> {
     inv.command = verify::self_command(["--noop".into()]);
     let caller = Caller::from_process();
     let (policy, mut notes) = policy::load(&inv, &caller)?;
-    let host = probe_host(&policy)?;
+    let host = probe_host(&policy, Pty::Ask)?;
     if host::inside_qwrap(&plan::dev_entries()) {
         notes.push("Already inside a qwrap sandbox: this report describes a nested sandbox".into());
     }

@@ -64,7 +64,9 @@ pub struct HostFacts {
     /// given as a share of it comes to.
     pub mem_total: u64,
     /// Why no pty can be opened here, where a terminal is on fds 0-2 (an
-    /// initramfs or a console without devpts); None where one can.
+    /// initramfs or a console without devpts); None where one can. Filled
+    /// by the caller: `run` knows from its own try (`no_pty_text`), the
+    /// reports ask (`pty_refused`).
     pub no_pty: Option<String>,
     /// What `--isolation landlock` (or `auto`) needs: filled by the
     /// caller once it knows the policy asks for it.
@@ -110,7 +112,7 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
         fds: fds::inventory(),
         caches: caches::probe(caches),
         mem_total: mem_total(),
-        no_pty: no_pty(),
+        no_pty: None,
         landlock_only: landlock_only::Facts {
             pid: std::process::id(),
             ..Default::default()
@@ -131,26 +133,18 @@ fn landlock_abi_cap() -> Result<Option<u32>, ProbeError> {
     Ok(None)
 }
 
-/// The host's memory in bytes: sysinfo(2), one call (/proc/meminfo's
-/// MemTotal, without formatting the whole file).
-/// Where fds 0-2 hold a terminal: whether a pty of qwrap's own can be
-/// opened (`run` has one by now, so this opens a second and closes it).
-fn no_pty() -> Option<String> {
-    use rustix::termios::isatty;
-    let std = [
-        rustix::stdio::stdin(),
-        rustix::stdio::stdout(),
-        rustix::stdio::stderr(),
-    ];
-    if !std.into_iter().any(isatty) {
-        return None;
-    }
-    crate::sys::kernel::open_pty()
-        .map(drop)
-        .err()
-        .map(|(call, e)| format!("{call}: {}", crate::errno::errno_text(e.raw_os_error())))
+/// Why a pty cannot be had here: one opened and closed again.
+pub fn pty_refused() -> Option<String> {
+    crate::sys::kernel::open_pty().err().map(no_pty_text)
 }
 
+/// `open(/dev/ptmx): No such device (ENODEV)`.
+pub fn no_pty_text((call, e): (&str, rustix::io::Errno)) -> String {
+    format!("{call}: {}", crate::errno::errno_text(e.raw_os_error()))
+}
+
+/// The host's memory in bytes: sysinfo(2), one call (/proc/meminfo's
+/// MemTotal, without formatting the whole file).
 fn mem_total() -> u64 {
     let info = rustix::system::sysinfo();
     info.totalram.saturating_mul(u64::from(info.mem_unit))

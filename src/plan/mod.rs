@@ -32,7 +32,7 @@ mod step_text_process;
 pub use caches::{CacheHow, CacheMount, HomeOverlay};
 pub use confine::{AllowRules, Confinement, Filter, LandlockRules, PidOne, Seal, identity};
 pub use layers::Refused;
-pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths};
+pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths, own_terminal};
 use layers::{assess, missing_required, unmaskable_sockets};
 pub use layout::{DEVICES, dev_entries, layout};
 pub use mount_op::{DevStyle, MountOp, ProcCover, Shape};

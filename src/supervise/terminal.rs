@@ -42,36 +42,29 @@ const RELAYED: [i32; 19] = [
     libc::SIGSTKFLT,
 ];
 
-/// Which of fds 0-2 are a terminal.
-pub fn terminal_fds() -> [bool; 3] {
-    [
-        rustix::stdio::stdin(),
-        rustix::stdio::stdout(),
-        rustix::stdio::stderr(),
-    ]
-    .map(t::isatty)
-}
+/// Why no pty could be had: the call that failed and its errno.
+pub type NoPty = (&'static str, Errno);
 
 /// Puts a pty of qwrap's own between the command and the caller's terminal,
 /// where one of fds 0-2 is a terminal. Returns in the child only (the
 /// parent relays and exits as the child does), or where no pty can be
-/// opened at all (no devpts: the host's facts say why, and the terminal
-/// layer is reported degraded).
-pub fn interpose() -> Result<(), SysError> {
-    let on = terminal_fds();
+/// opened at all (no devpts), with why: the terminal layer is then
+/// reported degraded.
+pub fn interpose() -> Result<Option<NoPty>, SysError> {
+    let fds = [
+        rustix::stdio::stdin(),
+        rustix::stdio::stdout(),
+        rustix::stdio::stderr(),
+    ];
+    let on = fds.map(t::isatty);
     let Some(first) = on.iter().position(|&x| x) else {
-        return Ok(());
+        return Ok(None);
     };
-    let fd = |n: usize| {
-        [
-            rustix::stdio::stdin(),
-            rustix::stdio::stdout(),
-            rustix::stdio::stderr(),
-        ][n]
-    };
+    let fd = |n: usize| fds[n];
     let fail = |call: &'static str, args: &'static str| move |e: Errno| SysError::new(call, args, e);
-    let Ok((master, pty)) = k::open_pty() else {
-        return Ok(());
+    let (master, pty) = match k::open_pty() {
+        Ok(pair) => pair,
+        Err(why) => return Ok(Some(why)),
     };
     let saved = t::tcgetattr(fd(first)).ok();
     // Raw where the caller types and reads here; in a pipeline (`| less`)
@@ -89,25 +82,26 @@ pub fn interpose() -> Result<(), SysError> {
     }
     let dup = |n: usize| k::fcntl_dupfd_cloexec(fd(n), 3).map_err(fail("fcntl", "F_DUPFD_CLOEXEC"));
     let input = if on[0] { Some(dup(0)?) } else { None };
-    let output = dup(if on[1] {
-        1
-    } else if on[2] {
-        2
-    } else {
-        first
-    })?;
+    // Written to: the first of 1, 2 and 0 that is the terminal.
+    let output = dup([1, 2, 0].into_iter().find(|&n| on[n]).unwrap_or(first))?;
     let signals = sys::signal_fd(&RELAYED).map_err(fail("signalfd", "SIGCHLD, SIGWINCH, …"))?;
     match sys::fork().map_err(fail("clone", "SIGCHLD"))? {
         None => {
             drop((master, signals, input, output));
             sys::unblock_signals(&RELAYED);
-            take(pty, on)
+            take(pty, on).map(|()| None)
         }
         Some(child) => {
             // The command's parent: nothing of it for the command (its
-            // environment, the caller's terminal on its descriptors).
-            k::not_dumpable().map_err(fail("prctl", "PR_SET_DUMPABLE, 0"))?;
-            let eof = saved.as_ref().map(|m| m.special_codes[SpecialCodeIndex::VEOF]);
+            // environment, the caller's terminal on its descriptors). The
+            // child goes on to the sandbox, so the relay never returns.
+            if let Err(e) = k::not_dumpable() {
+                eprintln!("qwrap: the terminal's relay: prctl(PR_SET_DUMPABLE, 0): {e}");
+                let _ = sys::send_signal(child, libc::SIGKILL);
+                sys::exit_like(Some(125), None);
+            }
+            // Reads of the pty never wait: poll says when there is more.
+            let _ = k::fcntl_setfl(&master, rustix::fs::OFlags::NONBLOCK);
             drop(pty);
             Relay {
                 child,
@@ -119,7 +113,6 @@ pub fn interpose() -> Result<(), SysError> {
                 raw_on: false,
                 pty_open: true,
                 pending: Vec::new(),
-                eof,
                 signals,
             }
             .run()
@@ -129,7 +122,7 @@ pub fn interpose() -> Result<(), SysError> {
 
 /// In the child: a session of its own, the pty its controlling terminal
 /// and on each of fds 0-2 that held the caller's terminal.
-fn take(pty: OwnedFd, on: [bool; 3]) -> Result<(), SysError> {
+pub(crate) fn take(pty: OwnedFd, on: [bool; 3]) -> Result<(), SysError> {
     k::setsid().map_err(|e| SysError::new("setsid", "", e))?;
     rustix::process::ioctl_tiocsctty(&pty).map_err(|e| SysError::new("ioctl", "pty, TIOCSCTTY, 0", e))?;
     for n in (0..3).filter(|&n| on[n]) {
@@ -157,8 +150,6 @@ struct Relay {
     pty_open: bool,
     /// Typed input the pty has not taken yet.
     pending: Vec<u8>,
-    /// The caller's end-of-file character: a read of 0 is passed on as it.
-    eof: Option<u8>,
     signals: OwnedFd,
 }
 
@@ -317,21 +308,19 @@ impl Relay {
         if self.pending.is_empty() {
             return;
         }
-        k::fcntl_setfl(&self.master, rustix::fs::OFlags::NONBLOCK).ok();
         if let Ok(n) = k::write(&self.master, &self.pending) {
             self.pending.drain(..n);
         }
-        k::fcntl_setfl(&self.master, rustix::fs::OFlags::empty()).ok();
     }
 
     fn take_typed(&mut self) {
         let Some(input) = &self.input else { return };
         let mut buf = [0u8; 4096];
         match k::read(input, &mut buf) {
-            Ok(0) => match self.eof {
+            Ok(0) => match &self.saved {
                 // The caller's line editing took ^D: the pty's own reader
                 // gets its end of file the same way.
-                Some(c) if !self.raw => self.pending.push(c),
+                Some(modes) if !self.raw => self.pending.push(modes.special_codes[SpecialCodeIndex::VEOF]),
                 _ => self.input = None,
             },
             Ok(n) => self.pending.extend_from_slice(&buf[..n]),

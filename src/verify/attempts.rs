@@ -49,17 +49,25 @@ pub fn nested_remount_attempt() -> String {
 /// TIOCSTI on a real pty that is the controlling terminal must fail EPERM.
 /// Runs in a child: taking a controlling terminal changes the session.
 pub(super) fn tiocsti() -> Check {
+    in_fresh_qwrap("--tiocsti", |text| {
+        Check::fail("tiocsti", "TIOCSTI refused on a real pty", "a result", text)
+    })
+}
+
+/// The check a fresh `qwrap __probe FLAG` prints as its last JSON line;
+/// `no_result` of its output when it printed none.
+pub(super) fn in_fresh_qwrap(flag: &str, no_result: impl FnOnce(String) -> Check) -> Check {
     let out = std::process::Command::new("/proc/self/exe")
-        .args([super::PROBE_COMMAND, "--tiocsti"])
+        .args([super::PROBE_COMMAND, flag])
         .stdin(std::process::Stdio::null())
         .output();
     let text = out
         .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
         .unwrap_or_default();
-    text.lines()
-        .rev()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| Check::fail("tiocsti", "TIOCSTI refused on a real pty", "a result", text))
+    match text.lines().rev().find_map(|l| serde_json::from_str(l).ok()) {
+        Some(check) => check,
+        None => no_result(text),
+    }
 }
 
 /// The child's half of [`tiocsti`]: prints the check as JSON.

@@ -24,17 +24,9 @@ pub(super) fn check(shared: bool) -> Check {
             "--share-terminal: the command holds the caller's terminal".into(),
         );
     }
-    let out = std::process::Command::new("/proc/self/exe")
-        .args([super::PROBE_COMMAND, "--terminal-route"])
-        .stdin(std::process::Stdio::null())
-        .output();
-    let text = out
-        .map(|o| String::from_utf8_lossy(&o.stdout).into_owned())
-        .unwrap_or_default();
-    text.lines()
-        .rev()
-        .find_map(|l| serde_json::from_str(l).ok())
-        .unwrap_or_else(|| Check::fail(NAME, TITLE, EXPECTED, format!("no result: {text}")))
+    super::attempts::in_fresh_qwrap("--terminal-route", |text| {
+        Check::fail(NAME, TITLE, EXPECTED, format!("no result: {text}"))
+    })
 }
 
 /// The fresh qwrap's half: prints the check as JSON.
@@ -86,13 +78,8 @@ fn tried() -> Result<(), String> {
 /// In the child: the pty as its terminal, then qwrap's own between them,
 /// then what a command may do to its terminal, on fd 0 and /dev/tty.
 fn as_the_command(caller: rustix::fd::OwnedFd) -> Result<(), ()> {
-    rustix::process::setsid().map_err(drop)?;
-    rustix::process::ioctl_tiocsctty(&caller).map_err(drop)?;
-    for fd in 0..3 {
-        let copy = crate::sys::kernel::fcntl_dupfd_cloexec(&caller, 3).map_err(drop)?;
-        sys::dup_onto(copy, fd).map_err(drop)?;
-    }
-    drop(caller);
+    // As the caller's shell gives its job the terminal, on all of 0-2.
+    crate::supervise::terminal::take(caller, [true; 3]).map_err(drop)?;
     crate::supervise::terminal::interpose().map_err(drop)?;
     let tty = crate::sys::kernel::open("/dev/tty", rustix::fs::OFlags::RDWR, rustix::fs::Mode::empty()).ok();
     for fd in [
