@@ -1,6 +1,7 @@
 //! The leftovers' end, the warden's side: with Landlock's signal scope
 //! the reaper (started inside: reaper.rs) kills them and the warden waits
-//! for the sandbox to empty; without it, /proc passes until two find none.
+//! for the sandbox to empty; without it, /proc passes until the filter's
+//! listener says no process holds it.
 
 use super::calls::{Sandbox, exited, processes};
 use crate::sys;
@@ -14,28 +15,26 @@ pub(super) enum Reaper {
     /// The reaper in the outer signal domain kills them; the warden waits
     /// for the sandbox to empty (and scans if it does not).
     Scoped,
-    /// /proc passes until two in a row find none.
+    /// /proc passes until no process holds the filter.
     Scan,
 }
 
 impl Reaper {
     /// Kills every leftover.
     pub(super) fn kill_all(&self, sandbox: &Sandbox, listener: &OwnedFd) {
-        if !matches!(self, Reaper::Scoped) || !empties(listener) {
-            scan(sandbox);
+        if !matches!(self, Reaper::Scoped) || !empties(listener, Duration::from_secs(2)) {
+            scan(sandbox, listener);
         }
     }
 }
 
-/// Whether every holder of the filter is gone within two seconds (the
-/// reaper's kill(-1) has landed); notifications meanwhile are refused.
-fn empties(listener: &OwnedFd) -> bool {
-    let deadline = Instant::now() + Duration::from_secs(2);
+/// Whether every holder of the filter is gone within `wait` (every process
+/// of the sandbox, a zombie too until it is reaped, holds it, and none can
+/// drop it); notifications meanwhile are refused.
+fn empties(listener: &OwnedFd, wait: Duration) -> bool {
+    let deadline = Instant::now() + wait;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        if left.is_zero() {
-            return false;
-        }
         let ts = rustix::event::Timespec {
             tv_sec: left.as_secs() as i64,
             tv_nsec: i64::from(left.subsec_nanos()),
@@ -51,28 +50,34 @@ fn empties(listener: &OwnedFd) -> bool {
             Ok(_) | Err(Errno::INTR) => {}
             Err(_) => return false,
         }
+        if left.is_zero() {
+            return false;
+        }
     }
 }
 
 /// Kills every process of the sandbox that /proc shows, pass after pass,
-/// until two passes in a row find none alive and no new zombie (a zombie
-/// is sent one too, for threads it may have left, but waits only for its
-/// parent; a new one is a process that ran since the last pass). Forks go
-/// on meanwhile, but a fork that a pending SIGKILL meets is cancelled
-/// (copy_process checks under the task list lock), so a child made before
-/// its parent's kill is in /proc by the next pass. The first pass goes up
-/// from the oldest, so that what does not fork dies at once; the later
-/// ones take the newest first (counting down from the last pid given out,
-/// past the wrap at pid_max): a process that forks and exits in a loop is
-/// always among the newest, and is reached before it moves on.
-fn scan(sandbox: &Sandbox) {
+/// until the listener says none holds the filter. A pass can miss a
+/// process that forks and exits in a loop (its pid is newer than the
+/// listing), so passes that find nothing are not taken for an empty
+/// sandbox: only the listener's hangup is, or, where a zombie of the
+/// sandbox still holds the filter (a PID 1 that does not reap), two
+/// passes in a row that find none alive and no new zombie (a process that
+/// forks leaves one zombie each time under such a PID 1). A zombie is sent
+/// a SIGKILL too, for threads it may have left. Forks go on meanwhile, but
+/// a fork that a pending SIGKILL meets is cancelled (copy_process checks
+/// under the task list lock). The first pass goes up from the oldest, so
+/// that what does not fork dies at once; the later ones take the newest
+/// first (counting down from the last pid given out, past the wrap at
+/// pid_max).
+fn scan(sandbox: &Sandbox, listener: &OwnedFd) {
     let me = std::process::id() as i32;
     let pid_max = read_number("/proc/sys/kernel/pid_max").unwrap_or(1 << 22);
     let deadline = Instant::now() + Duration::from_secs(30);
     let mut empty = 0;
     let mut zombies = std::collections::HashSet::new();
     let mut first = true;
-    while empty < 2 && Instant::now() < deadline {
+    while Instant::now() < deadline && !empties(listener, Duration::ZERO) {
         newest(sandbox, me, pid_max);
         let last = read_number("/proc/sys/kernel/ns_last_pid").unwrap_or(pid_max);
         let mut pids: Vec<i32> = processes().filter(|&p| p != me).collect();
@@ -92,7 +97,18 @@ fn scan(sandbox: &Sandbox) {
             }
         }
         empty = if found { 0 } else { empty + 1 };
+        if empty >= 2 {
+            if empties(listener, Duration::from_millis(100)) || zombies.iter().any(|&p| unreaped(p)) {
+                return;
+            }
+            empty = 0;
+        }
     }
+}
+
+/// Whether `pid` is still a zombie, not yet reaped.
+fn unreaped(pid: i32) -> bool {
+    exited(pid) && std::fs::symlink_metadata(format!("/proc/{pid}")).is_ok()
 }
 
 /// Kills the sandbox's newest processes, the last few pids given out, again
