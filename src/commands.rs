@@ -72,6 +72,9 @@ pub struct Loaded {
     pub layers: Layers,
     /// The policy's notes.
     pub notes: Vec<String>,
+    /// What the plan was made from, to make it again (`execute`).
+    policy: Policy,
+    pty: Pty,
 }
 
 /// The plan for `run` and `plan`, its layers and the policy's notes;
@@ -82,6 +85,7 @@ pub fn load(inv: &Invocation) -> Result<Loaded, Fatal> {
 }
 
 /// Whether a pty of qwrap's own can be had: `run` tried, the others ask.
+#[derive(Clone)]
 enum Pty {
     Tried(Option<String>),
     Ask,
@@ -129,9 +133,47 @@ fn plan_for(policy: Policy, mut notes: Vec<String>, pty: Pty) -> Result<Loaded, 
             d.value, d.source, policy.network
         ));
     }
-    let host = probe_host(&policy, pty)?;
+    let host = probe_host(&policy, pty.clone())?;
     let (plan, layers) = plan::build(&policy, &host)?;
-    Ok(Loaded { plan, layers, notes })
+    Ok(Loaded {
+        plan,
+        layers,
+        notes,
+        policy,
+        pty,
+    })
+}
+
+/// Runs `run`'s plan. Where another sandbox of the workspace took the cache
+/// layer slot between the probe and its lock (the first step, before
+/// anything is unshared or started), the host is probed and the plan made
+/// again: the next free slot, or private caches that the degraded line
+/// names. Returns only where the command did not start.
+pub fn execute(
+    mut loaded: Loaded,
+    opts: crate::exec::Options,
+    quiet: bool,
+) -> Result<crate::exec::SetupError, Fatal> {
+    // Each retry follows a sandbox that won a slot: at most one per slot
+    // and sandbox started meanwhile, so a bound is only a guard.
+    for _ in 0..1000 {
+        let err = crate::exec::execute(&loaded.plan, opts);
+        let taken = matches!(
+            loaded.plan.steps.get(err.index),
+            Some(plan::Step::PrepareCaches { lock: Some(_), .. })
+        ) && err.errno == libc::EWOULDBLOCK;
+        if !taken {
+            return Ok(err);
+        }
+        let host = probe_host(&loaded.policy, loaded.pty.clone())?;
+        (loaded.plan, loaded.layers) = plan::build(&loaded.policy, &host)?;
+        if let plan::LayerState::Degraded(why) = &loaded.layers.cache_isolation
+            && !quiet
+        {
+            eprintln!("qwrap: degraded: caches: {why}");
+        }
+    }
+    Ok(crate::exec::execute(&loaded.plan, opts))
 }
 
 /// The host's facts for a policy: with `isolation = "auto"` whether

@@ -171,16 +171,21 @@ fn nearest_command(word: &str) -> Option<String> {
 fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
     match cli.command {
         Command::Run(args) => {
-            let commands::Loaded { plan, layers, notes } =
-                commands::load_for_run(&invocation(&args.policy, &args.exec, args.command))?;
-            for n in notes {
+            let loaded = commands::load_for_run(&invocation(&args.policy, &args.exec, args.command))?;
+            for n in &loaded.notes {
                 eprintln!("qwrap: note: {n}");
             }
-            if !args.exec.quiet {
-                for d in layers.degraded() {
+            let quiet = args.exec.quiet;
+            if !quiet {
+                for d in loaded.layers.degraded() {
                     eprintln!("qwrap: degraded: {d}");
                 }
-                if layers.masked_variables.iter().any(|v| v == "SSH_AUTH_SOCK") {
+                if loaded
+                    .layers
+                    .masked_variables
+                    .iter()
+                    .any(|v| v == "SSH_AUTH_SOCK")
+                {
                     eprintln!(
                         "qwrap: note: SSH_AUTH_SOCK is unset inside (the agent's socket is masked): --ssh-agent passes it"
                     );
@@ -197,7 +202,7 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
                     started.elapsed().as_secs_f64() * 1e6
                 );
             }
-            let err = exec::execute(&plan, opts);
+            let err = commands::execute(loaded, opts, quiet)?;
             eprintln!("{err}");
             Ok(err.exit_code() as u8)
         }

@@ -45,3 +45,49 @@ fn two_hundred_concurrent_runs() {
         assert_eq!(qwrap_tmp(), tmp, "{who:?}: /tmp changed");
     }
 }
+
+/// Three hundred sandboxes of one workspace at once: every one starts (none
+/// fails because another took its cache layer slot between the probe and
+/// the lock), and each cache write either lands in a layer on the host or
+/// the run said on stderr that its caches were private to it.
+#[test]
+fn three_hundred_runs_of_one_workspace_all_start_and_keep_or_say() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let mut children = Vec::new();
+        for i in 0..300 {
+            let script = format!("mkdir -p ~/.cache && echo {i} > ~/.cache/run-{i} && echo {i}");
+            let child = f
+                .qwrap(&["run", "--", "sh", "-c", &script])
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            children.push((i, child));
+        }
+        let layers = f.home().join(".local/state/qwrap/caches");
+        let mut said = 0;
+        let mut outcomes = Vec::new();
+        for (i, child) in children {
+            let o = child.wait_with_output().unwrap();
+            assert_eq!(ok(&o), format!("{i}\n"), "{who:?} run {i}: {}", stderr(&o));
+            outcomes.push((i, stderr(&o)));
+        }
+        for (i, err) in outcomes {
+            let kept = std::fs::read_dir(&layers)
+                .into_iter()
+                .flatten()
+                .flatten()
+                .flat_map(|set| (0..8).map(move |n| set.path().join(n.to_string())))
+                .any(|slot| slot.join("%home/upper/.cache").join(format!("run-{i}")).exists());
+            if !kept {
+                assert!(
+                    err.contains("layer slots of this workspace are in use"),
+                    "{who:?} run {i}: its cache write was lost without a word: {err}"
+                );
+                said += 1;
+            }
+        }
+        eprintln!("{who:?}: {said} of 300 ran with private caches and said so");
+    }
+}
