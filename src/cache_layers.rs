@@ -59,27 +59,43 @@ pub fn clean(sets: &[PathBuf]) -> Vec<String> {
             said.push(format!("{}: no layers", set.display()));
             continue;
         }
-        for n in 0..crate::host::caches::SLOTS {
-            let slot = set.join(n.to_string());
-            let lock = set.join(format!("{n}.lock"));
-            if !slot.exists() {
-                continue;
-            }
-            if held(&lock) {
-                said.push(format!("{}: in use by a running sandbox, kept", slot.display()));
-                continue;
-            }
-            match remove(&slot) {
-                Ok(()) => {
-                    let _ = std::fs::remove_file(&lock);
-                    said.push(format!("removed {}", slot.display()));
-                }
-                Err(e) => said.push(format!("{}: {e}", slot.display())),
-            }
-        }
-        // Empty once every slot is gone.
-        let _ = std::fs::remove_dir(set);
+        said.extend(clean_slots(set, 0..crate::host::caches::SLOTS));
     }
+    said
+}
+
+/// The slots of `set` that are not there now: a report command's probe
+/// sandbox makes them, and `clean_slots` takes them away after it.
+pub fn missing_slots(set: &Path) -> Vec<usize> {
+    (0..crate::host::caches::SLOTS)
+        .filter(|n| !set.join(n.to_string()).exists())
+        .collect()
+}
+
+/// Removes the slots of `set` named (each not in use), and the set once
+/// it is empty, returning what was said about each.
+pub fn clean_slots(set: &Path, slots: impl IntoIterator<Item = usize>) -> Vec<String> {
+    let mut said = Vec::new();
+    for n in slots {
+        let slot = set.join(n.to_string());
+        let lock = set.join(format!("{n}.lock"));
+        if !slot.exists() {
+            continue;
+        }
+        if held(&lock) {
+            said.push(format!("{}: in use by a running sandbox, kept", slot.display()));
+            continue;
+        }
+        match remove(&slot) {
+            Ok(()) => {
+                let _ = std::fs::remove_file(&lock);
+                said.push(format!("removed {}", slot.display()));
+            }
+            Err(e) => said.push(format!("{}: {e}", slot.display())),
+        }
+    }
+    // Empty once every slot is gone.
+    let _ = std::fs::remove_dir(set);
     said
 }
 

@@ -209,6 +209,17 @@ struct Subject {
     host: HostFacts,
     layers: Layers,
     refused: Option<String>,
+    /// The cache layer slots not there before: the probe sandbox's, taken
+    /// away after the report (a report leaves no layer behind).
+    made: Option<(std::path::PathBuf, Vec<usize>)>,
+}
+
+impl Drop for Subject {
+    fn drop(&mut self) {
+        if let Some((set, slots)) = self.made.take() {
+            cache_layers::clean_slots(&set, slots);
+        }
+    }
 }
 
 /// `inv` with the probe as its command.
@@ -217,6 +228,7 @@ fn subject(mut inv: Invocation) -> Result<Subject, Fatal> {
     let caller = Caller::from_process();
     let (policy, mut notes) = policy::load(&inv, &caller)?;
     let host = probe_host(&policy, Pty::Ask)?;
+    let policy_set = policy.cache_set.clone();
     if host::inside_qwrap(&plan::dev_entries()) {
         notes.push("Already inside a qwrap sandbox: this report describes a nested sandbox".into());
     }
@@ -232,6 +244,10 @@ fn subject(mut inv: Invocation) -> Result<Subject, Fatal> {
         host,
         layers,
         refused,
+        made: policy_set.map(|set| {
+            let slots = cache_layers::missing_slots(&set);
+            (set, slots)
+        }),
     })
 }
 

@@ -323,3 +323,21 @@ fn back_to_back_runs_share_a_layer() {
         assert_eq!(listing(&f.home().join(".cache")), ["held".to_string()].into());
     }
 }
+
+#[test]
+fn reports_leave_no_cache_layer_behind() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        for cmd in ["verify", "receipt", "inspect"] {
+            let o = f.qwrap(&[cmd]).output().unwrap();
+            assert!(o.status.code().is_some(), "{who:?} {cmd}");
+            let list = ok(&f.qwrap(&["cache", "list"]).output().unwrap());
+            assert!(list.starts_with("no cache layers"), "{who:?} {cmd} left: {list}");
+        }
+        // A run's layer stays, and a report after it leaves it as it was.
+        ok(&f.run_sh("new", &[], "mkdir -p ~/.cache/k && echo 1 > ~/.cache/k/f"));
+        ok(&f.qwrap(&["verify"]).output().unwrap());
+        let out = ok(&f.run_sh("new", &[], "cat ~/.cache/k/f"));
+        assert_eq!(out, "1\n", "{who:?}");
+    }
+}
