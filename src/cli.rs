@@ -169,10 +169,14 @@ pub struct PolicyArgs {
     /// written through to the host [default: overlay].
     #[arg(long, value_name = "MODE", value_parser = ["overlay", "private", "shared"])]
     pub cache: Option<String>,
-    /// readonly: the home directory is the host's, read-only; overlay: an
-    /// overlay of it whose writes stay in the workspace's layer (tools'
-    /// state under ~/.config, ~/.local; never the host's) [default: readonly].
-    #[arg(long, value_name = "MODE", value_parser = ["readonly", "overlay"])]
+    /// listed: only the home's entries that tools need and that hold no
+    /// credentials (see qwrap(1)), the redacted start-up files and the
+    /// writable roots; everything else in it is absent; readonly: the
+    /// whole home, the host's, read-only (its hidden set unreadable);
+    /// overlay: an overlay of the whole home whose writes stay in the
+    /// workspace's layer (tools' state under ~/.config, ~/.local; never
+    /// the host's) [default: listed].
+    #[arg(long, value_name = "MODE", value_parser = ["listed", "readonly", "overlay"])]
     pub home: Option<String>,
     /// namespaces: user, mount, IPC and network namespaces with Landlock
     /// and seccomp; landlock: Landlock and seccomp only, where namespaces

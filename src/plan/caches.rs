@@ -62,7 +62,22 @@ pub struct HomeOverlay {
 /// overlay`), or read-only because the overlay cannot be had (degraded).
 pub fn home_layer(policy: &Policy, host: &HostFacts) -> (LayerState, Option<HomeOverlay>) {
     let setting = &policy.settings.home;
-    if setting.value == HomeMode::ReadOnly {
+    if let Some(l) = &policy.home_listing {
+        return (
+            LayerState::Applied(format!(
+                "listed (--home listed from {}): {} entr{} of the home shown read-only, the writable roots and caches; every other name is absent{}",
+                setting.source,
+                l.entries.len(),
+                if l.entries.len() == 1 { "y" } else { "ies" },
+                match &l.homes {
+                    Some(h) => format!(", and so are other users' homes under {}", h.display()),
+                    None => String::new(),
+                }
+            )),
+            None,
+        );
+    }
+    if setting.value != HomeMode::Overlay {
         return (
             LayerState::Applied("read-only: the host's, outside the writable roots and caches".into()),
             None,

@@ -109,7 +109,28 @@ pub fn request(policy: &Policy, host: &HostFacts) -> Request {
         write_roots,
         write_excluded,
         write_files: WRITABLE_DEVICES.iter().map(PathBuf::from).collect(),
+        read_listed: read_listed(policy),
     }
+}
+
+/// The listed home (and `/home`) as Landlock reads them: only the entries,
+/// the writable roots and the directories on the way.
+fn read_listed(policy: &Policy) -> Vec<(PathBuf, Vec<PathBuf>)> {
+    let Some(l) = &policy.home_listing else {
+        return Vec::new();
+    };
+    let roots = policy.writable_roots.iter().map(|r| r.path.clone());
+    let mut keep: Vec<PathBuf> = l.entries.iter().map(|e| e.path.clone()).chain(roots).collect();
+    let mut out = Vec::new();
+    if let Some(h) = &l.homes {
+        let mut at_homes = keep.clone();
+        at_homes.push(l.home.clone());
+        at_homes.extend(l.tops.iter().cloned());
+        out.push((h.clone(), at_homes));
+    }
+    keep.retain(|k| k.starts_with(&l.home));
+    out.push((l.home.clone(), keep));
+    out
 }
 
 /// What this mode cannot give the policy, or the host cannot give this

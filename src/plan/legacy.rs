@@ -253,6 +253,10 @@ impl Builder {
                         });
                     }
                 }
+                MountOp::Seal(_) => self.push(Step::Remount {
+                    target,
+                    flags: Flags::RDONLY_NOSUID_NODEV,
+                }),
                 MountOp::RemountReadOnly(_) => self.push(Step::RemountTree {
                     target: target.clone(),
                     source: target,

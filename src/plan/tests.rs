@@ -58,6 +58,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         shown: vec![],
         view: crate::policy::ViewMode::Host,
         view_entries: vec![],
+        home_listing: None,
         cache_set: None,
         profiles: vec![],
         allowed_domains: vec![],

@@ -10,6 +10,7 @@ mod config_files;
 mod env;
 pub mod git;
 mod git_guard;
+pub mod home_view;
 mod load;
 mod modes;
 mod passwd;
@@ -241,6 +242,9 @@ pub struct Policy {
     pub view: ViewMode,
     /// In the minimal view, the host paths shown (read-only).
     pub view_entries: Vec<view::ViewEntry>,
+    /// `--home listed` (the default): what of the home is shown; None
+    /// where the home is shown whole or not at all (the minimal view).
+    pub home_listing: Option<home_view::Listing>,
     /// Where this workspace's cache layers are kept (overlaid caches):
     /// `$XDG_STATE_HOME/qwrap/caches/NAME-HASH`.
     #[serde(serialize_with = "crate::lossy::opt_path")]
@@ -275,7 +279,11 @@ impl Policy {
     /// Whether `p` exists inside: everything in the host view; in the
     /// minimal view only what lies in a writable root or a shown entry.
     pub fn shows(&self, p: &Path) -> bool {
-        self.view == ViewMode::Host || view::shows(&self.writable_roots, &self.view_entries, p)
+        match (&self.view, &self.home_listing) {
+            (ViewMode::Host, None) => true,
+            (ViewMode::Host, Some(l)) => l.shows(&self.writable_roots, p),
+            (ViewMode::Minimal, _) => view::shows(&self.writable_roots, &self.view_entries, p),
+        }
     }
 
     /// Whether the sandbox sees something other than the host's at `p`: its

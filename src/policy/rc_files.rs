@@ -11,15 +11,44 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// The start-up files read from the home directory.
-const RC_FILES: [&str; 7] = [
+const RC_FILES: [&str; 16] = [
     ".bashrc",
     ".bash_profile",
+    ".bash_login",
+    ".bash_aliases",
+    ".bash_logout",
     ".profile",
     ".zshrc",
     ".zshenv",
     ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
     ".config/fish/config.fish",
 ];
+
+/// The start-up files of `home` that exist, and what they source from it
+/// (at most 64): the listed home shows them, redacted where they assign a
+/// credential.
+pub fn start_up_files(home: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = RC_FILES.iter().map(|f| home.join(f)).collect();
+    let mut i = 0;
+    while i < files.len() && files.len() < 64 {
+        let f = files[i].clone();
+        i += 1;
+        let Some(text) = read_small(&f) else { continue };
+        for s in sourced(&text, home) {
+            if !files.contains(&s) {
+                files.push(s);
+            }
+        }
+    }
+    files.retain(|f| std::fs::symlink_metadata(f).is_ok());
+    files
+}
 
 /// One file shown redacted: where, the copy shown over it, what went.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -98,8 +127,13 @@ fn fnv(data: &[u8]) -> u64 {
 /// as `~/…`, `$HOME/…`, `${HOME}/…` or relative to the home.
 fn sourced(text: &str, home: &Path) -> Vec<PathBuf> {
     let mut v = Vec::new();
-    for line in text.lines() {
-        let l = line.trim_start();
+    // Each command of a line: `[ -f F ] && . F`, `if …; then source F; fi`.
+    let commands = text.lines().flat_map(|l| l.split([';', '&', '|']));
+    for cmd in commands {
+        let mut l = cmd.trim_start();
+        for word in ["then ", "do ", "else ", "{ "] {
+            l = l.strip_prefix(word).unwrap_or(l).trim_start();
+        }
         let rest = l.strip_prefix("source ").or_else(|| l.strip_prefix(". "));
         let Some(arg) = rest.and_then(|r| r.split_whitespace().next()) else {
             continue;

@@ -305,41 +305,82 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
             s.home.source, s.view.source
         )));
     }
+    let listed = s.home.value == HomeMode::Listed && s.view.value == ViewMode::Host;
+    let mut exposed = Vec::new();
+    if listed || s.view.value == ViewMode::Minimal {
+        let profile_exposes = profiles.iter().flat_map(|p| {
+            defs[&p.value]
+                .value
+                .expose
+                .iter()
+                .map(move |t| Sourced::new(PathSpec::Template(t.clone()), format!("profile {}", p.value)))
+        });
+        for e in s.expose.iter().cloned().chain(profile_exposes) {
+            match spec_path(&e.value, home.as_deref(), &env, cwd) {
+                Ok(p) if std::fs::symlink_metadata(&p).is_ok() => exposed.push((p, e.source.clone())),
+                Ok(p) => dropped.push(Dropped {
+                    path: p,
+                    why: format!("{}: exposed path does not exist", e.source),
+                }),
+                Err(why) => dropped.push(Dropped {
+                    path: spec_display(&e.value),
+                    why: format!("{}: {why}", e.source),
+                }),
+            }
+        }
+        // A socket the user keeps must exist inside to be reached.
+        exposed.extend(
+            allowed_sockets
+                .iter()
+                .map(|a| (a.value.clone(), a.source.clone())),
+        );
+    }
     let view_entries = match s.view.value {
         ViewMode::Host => Vec::new(),
-        ViewMode::Minimal => {
-            let profile_exposes =
-                profiles.iter().flat_map(|p| {
-                    defs[&p.value].value.expose.iter().map(move |t| {
-                        Sourced::new(PathSpec::Template(t.clone()), format!("profile {}", p.value))
-                    })
-                });
-            let mut exposed = Vec::new();
-            for e in s.expose.iter().cloned().chain(profile_exposes) {
-                match spec_path(&e.value, home.as_deref(), &env, cwd) {
-                    Ok(p) if std::fs::symlink_metadata(&p).is_ok() => exposed.push((p, e.source.clone())),
-                    Ok(p) => dropped.push(Dropped {
-                        path: p,
-                        why: format!("{}: exposed path does not exist", e.source),
-                    }),
-                    Err(why) => dropped.push(Dropped {
-                        path: spec_display(&e.value),
-                        why: format!("{}: {why}", e.source),
-                    }),
-                }
-            }
-            // A socket the user keeps must exist inside to be reached.
-            exposed.extend(
-                allowed_sockets
-                    .iter()
-                    .map(|a| (a.value.clone(), a.source.clone())),
-            );
-            view::minimal(&exposed)
-        }
+        ViewMode::Minimal => view::minimal(&exposed),
     };
+    let root_paths: Vec<PathBuf> = writable_roots.iter().map(|r| r.path.clone()).collect();
+    // A home that is no directory (`/nonexistent`) has nothing to list.
+    let home_listing = home.as_ref().filter(|h| listed && h.is_dir()).map(|h| {
+        let mut extra = exposed.clone();
+        extra.extend(show.iter().map(|p| (p.clone(), "--show".to_string())));
+        extra.extend(rc_files::start_up_files(h).into_iter().map(|p| {
+            (
+                p,
+                "a shell start-up file (redacted where it assigns a credential)".to_string(),
+            )
+        }));
+        // The checkout the workspace lies in, where its top is above it.
+        if let Some(top) = git
+            .top
+            .as_ref()
+            .filter(|t| workspace.starts_with(t) && **t != workspace)
+        {
+            extra.push((top.clone(), "the checkout the workspace lies in".to_string()));
+        }
+        let homes = home_view::homes_dir(h, &root_paths);
+        home_view::Listing {
+            home: h.clone(),
+            entries: home_view::entries(h, &env, &extra, &root_paths),
+            mode: std::fs::metadata(h).map_or(0o700, |m| {
+                std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777
+            }),
+            tops: homes
+                .as_deref()
+                .map(|d| home_view::tops(d, h, &root_paths))
+                .unwrap_or_default(),
+            homes,
+        }
+    });
     // In the minimal view, what is not shown does not exist: nothing to hide.
     let hidden: Vec<HiddenPath> = match s.view.value {
-        ViewMode::Host => hidden,
+        ViewMode::Host => match &home_listing {
+            Some(l) => hidden
+                .into_iter()
+                .filter(|h| l.shows(&writable_roots, &h.path))
+                .collect(),
+            None => hidden,
+        },
         ViewMode::Minimal => hidden
             .into_iter()
             .filter(|h| view::shows(&writable_roots, &view_entries, &h.path))
@@ -424,6 +465,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         shown,
         view: s.view.value,
         view_entries,
+        home_listing,
         cache_set,
         profiles,
         allowed_domains,

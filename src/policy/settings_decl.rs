@@ -178,7 +178,7 @@ declare_settings! {
         /// What writes to cache directories outside the workspace do.
         cache: CacheMode = CacheMode::Overlay, "--cache", ENV_CACHE;
         /// The home directory read-only, or overlaid.
-        home: HomeMode = HomeMode::ReadOnly, "--home", ENV_HOME;
+        home: HomeMode = HomeMode::Listed, "--home", ENV_HOME;
         /// Namespaces, Landlock and seccomp only, or the first that holds.
         isolation: IsolationMode = IsolationMode::Namespaces, "--isolation", ENV_ISOLATION;
         /// The size of the private /tmp and /dev/shm, each.

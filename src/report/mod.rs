@@ -101,6 +101,8 @@ pub struct Inspect {
     pub view: crate::policy::ViewMode,
     /// Minimal view: the host paths shown.
     pub view_entries: Vec<crate::policy::view::ViewEntry>,
+    /// The listed home (`--home listed`): what of it is shown, and why.
+    pub home_listing: Option<crate::policy::home_view::Listing>,
     /// Paths unreadable inside, and why.
     pub hidden: Vec<crate::policy::HiddenPath>,
     /// Default hidden entries taken out with `--show`.
@@ -208,6 +210,7 @@ impl Inspect {
             config_files: s.config_files.clone(),
             view: policy.view,
             view_entries: policy.view_entries.clone(),
+            home_listing: policy.home_listing.clone(),
             hidden: policy.hidden.clone(),
             shown: policy.shown.clone(),
             removed_variables: policy.removed_variables.clone(),
@@ -356,6 +359,23 @@ impl Inspect {
         match self.view {
             crate::policy::ViewMode::Host => {
                 let _ = writeln!(o, "View: host (the whole host, read-only)");
+                if let Some(l) = &self.home_listing {
+                    let _ = writeln!(
+                        o,
+                        "Home: listed (only these of {} exist inside, read-only, beside the writable roots; every other name is absent{})",
+                        l.home.display(),
+                        match &l.homes {
+                            Some(h) => format!(", and of {} only the home and the roots' tops", h.display()),
+                            None => String::new(),
+                        }
+                    );
+                    if l.entries.is_empty() {
+                        let _ = writeln!(o, "  (none)");
+                    }
+                    for e in &l.entries {
+                        let _ = writeln!(o, "  {}  [{}]", e.path.display(), e.why);
+                    }
+                }
             }
             crate::policy::ViewMode::Minimal => {
                 let mut top: Vec<String> = self

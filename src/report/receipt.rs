@@ -47,7 +47,8 @@ pub struct Receipt {
     /// `host` (the whole host read-only, less the hidden paths) or
     /// `minimal` (only the system directories, roots and exposed paths).
     pub view: String,
-    /// `readonly`, or `overlay` (--home) where the overlay is had.
+    /// `listed` (the allow-list), `readonly` (the whole home), or
+    /// `overlay` (--home) where the overlay is had.
     pub home: String,
     /// `overlay`, `private` or `shared`.
     pub cache_mode: String,
@@ -182,6 +183,8 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         view: policy.view.to_string(),
         home: if inspect.layers.home_overlay.is_some() {
             "overlay".into()
+        } else if policy.home_listing.is_some() {
+            "listed".into()
         } else {
             "readonly".into()
         },
