@@ -160,53 +160,75 @@ pub fn redact_text(text: &str) -> (String, Vec<String>) {
     let mut out = String::with_capacity(text.len());
     let mut names = Vec::new();
     for line in text.split_inclusive('\n') {
-        match assignment(line) {
-            Some((name, value))
-                if looks_secret(OsStr::new(&name))
-                    || looks_secret_value(OsStr::new(value.trim_matches(['"', '\'']))) =>
-            {
-                let indent = &line[..line.len() - line.trim_start().len()];
-                out.push_str(&format!(
-                    "{indent}# qwrap removed the assignment of {name} here (a credential; qwrap run --show FILE shows it)\n"
-                ));
-                if !names.contains(&name) {
-                    names.push(name);
-                }
+        let found = secret_names(line);
+        if found.is_empty() {
+            out.push_str(line);
+            continue;
+        }
+        let indent = &line[..line.len() - line.trim_start().len()];
+        out.push_str(&format!(
+            "{indent}# qwrap removed the assignment of {} here (a credential; qwrap run --show FILE shows it)\n",
+            found.join(", ")
+        ));
+        for n in found {
+            if !names.contains(&n) {
+                names.push(n);
             }
-            _ => out.push_str(line),
         }
     }
     (out, names)
 }
 
-/// `NAME=VALUE` after `export`, `declare -x`, `typeset -x`, `readonly` or
-/// nothing (sh), or fish's `set [-gxU…] NAME VALUE`: the name and value.
-fn assignment(line: &str) -> Option<(String, &str)> {
-    let mut l = line.trim();
-    if l.starts_with('#') {
-        return None;
+/// The credentials a line sets or holds, by name: every `NAME=VALUE` in
+/// it (several on a line, after `;`, `&&`, `if`, `export`, a tab, in an
+/// alias), fish's `set -gx NAME VALUE` and csh's `setenv NAME VALUE`
+/// anywhere, and any word that is a credential whatever names it (a
+/// token in an alias, a `Bearer` header): the whole line goes.
+fn secret_names(line: &str) -> Vec<String> {
+    let l = line.trim();
+    if l.starts_with('#') || l.is_empty() {
+        return Vec::new();
     }
-    if let Some(rest) = l.strip_prefix("set ") {
-        let mut words = rest.split_whitespace().skip_while(|w| w.starts_with('-'));
-        let name = words.next()?;
-        let value = rest[rest.find(name)? + name.len()..].trim();
-        return valid(name).then(|| (name.to_string(), value));
-    }
-    for prefix in [
-        "export ",
-        "declare -x ",
-        "declare -gx ",
-        "typeset -x ",
-        "readonly ",
-        "local ",
-    ] {
-        if let Some(rest) = l.strip_prefix(prefix) {
-            l = rest.trim_start();
-            break;
+    let mut out: Vec<String> = Vec::new();
+    let words: Vec<&str> = l
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '`'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let unquote = |w: &str| w.trim_matches(['"', '\'', '{', '}']).to_string();
+    for (i, w) in words.iter().enumerate() {
+        let w = w.trim_start_matches(['"', '\'']);
+        if let Some((name, value)) = w.split_once('=')
+            && valid(name)
+            && (looks_secret(OsStr::new(name)) || looks_secret_value(OsStr::new(&unquote(value))))
+        {
+            out.push(name.to_string());
+            continue;
+        }
+        if matches!(w, "set" | "setenv")
+            && let Some(name) = words[i + 1..].iter().find(|n| !n.starts_with('-'))
+            && valid(name)
+            && looks_secret(OsStr::new(name))
+        {
+            out.push(name.to_string());
+            continue;
+        }
+        if looks_secret_value(OsStr::new(&unquote(w))) {
+            out.push("a credential value".to_string());
         }
     }
-    let (name, value) = l.split_once('=')?;
-    valid(name).then(|| (name.to_string(), value))
+    // A header's value is its words after `Bearer`/`Basic`.
+    let lower = l.to_ascii_lowercase();
+    if out.is_empty()
+        && ["bearer ", "basic ", "authorization:"]
+            .iter()
+            .any(|k| lower.contains(k))
+        && l.split_whitespace()
+            .any(|w| w.trim_matches(['"', '\'']).len() >= 20)
+    {
+        out.push("a credential value".to_string());
+    }
+    out.dedup();
+    out
 }
 
 fn valid(name: &str) -> bool {
@@ -242,6 +264,40 @@ mod tests {
         );
         assert!(out.contains("  # qwrap removed the assignment of GITHUB_TOKEN here"));
         assert_eq!(out.lines().count(), text.lines().count());
+    }
+
+    #[test]
+    fn every_shape_of_a_credential_line_goes() {
+        let text = "[ -f ~/.k ] && export OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwx\n\
+            A=1 GITHUB_TOKEN=ghp_x B=2\n\
+            export\tAWS_SECRET_ACCESS_KEY=abc\n\
+            if true; then export STRIPE_KEY=x; fi\n\
+            alias gh-api='curl -H \"Authorization: Bearer abcdefghijklmnopqrstuvwxyz\"'\n\
+            typeset -gx HF_TOKEN=hf_x\n\
+            setenv DB_PASSWORD hunter2\n\
+            set -Ux ANTHROPIC_API_KEY xyz\n\
+            alias deploy='DEPLOY_URL=https://u:pw@host/x ./deploy'\n\
+            export PATH=$PATH:~/bin; alias ll='ls -l'\n";
+        let (out, names) = redact_text(text);
+        for gone in [
+            "sk-abc",
+            "ghp_x",
+            "=abc",
+            "STRIPE_KEY=x",
+            "abcdefghijklmnopqrstuvwxyz",
+            "hf_x",
+            "hunter2",
+            "xyz",
+            "pw@",
+        ] {
+            assert!(!out.contains(gone), "{gone}: {out}");
+        }
+        assert!(
+            out.contains("export PATH=$PATH:~/bin; alias ll='ls -l'\n"),
+            "{out}"
+        );
+        assert_eq!(out.lines().count(), text.lines().count());
+        assert!(names.contains(&"GITHUB_TOKEN".to_string()), "{names:?}");
     }
 
     #[test]
