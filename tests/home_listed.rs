@@ -325,3 +325,22 @@ fn other_users_homes_are_absent() {
     }
     std::fs::remove_dir_all(other).unwrap();
 }
+
+/// verify plants a canary in the home under a name nothing lists and
+/// proves from inside that it cannot be read; it leaves nothing behind.
+#[test]
+fn verify_proves_an_unlisted_file_unreadable() {
+    for who in Who::all() {
+        for iso in ["namespaces", "landlock"] {
+            let f = Fixture::new(who);
+            plant(&f);
+            let before = listing(&f.home());
+            let out = ok(&f.qwrap(&["verify", "--isolation", iso]).output().unwrap());
+            assert!(
+                out.contains("PASS an unlisted file of the home"),
+                "{who:?} {iso}: {out}"
+            );
+            assert_eq!(listing(&f.home()), before, "{who:?} {iso}");
+        }
+    }
+}

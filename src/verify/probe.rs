@@ -62,6 +62,10 @@ impl ProbeArgs {
             v.push("--absent".into());
             v.push(p.clone().into());
         }
+        if let Some(p) = &self.canary {
+            v.push("--canary".into());
+            v.push(p.clone().into());
+        }
         if self.scoped {
             v.push("--scoped".into());
         }
@@ -173,6 +177,9 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     checks.push(protected(&a.protected, &tag, refused));
     checks.push(super::git_check::check(&a.git_dirs, &tag, &a.workspace, refused));
     checks.push(hidden(&a.hidden));
+    if let Some(p) = &a.canary {
+        checks.push(canary(p));
+    }
     if let Some(p) = &a.absent {
         checks.push(absent(p));
     }
@@ -258,6 +265,17 @@ fn hidden(paths: &[PathBuf]) -> Check {
         }
     }
     Check::pass(N, &format!("{T} ({} paths)", paths.len()))
+}
+
+/// The listed home: a file the host made there, under a name nothing
+/// lists, cannot be read (ENOENT: absent; EACCES: Landlock alone).
+fn canary(p: &Path) -> Check {
+    const N: &str = "home-listed";
+    let title = format!("an unlisted file of the home ({}) cannot be read", p.display());
+    match std::fs::read(p) {
+        Err(e) => Check::pass(N, &format!("{title}: {e}")),
+        Ok(_) => Check::fail(N, &title, "ENOENT or EACCES", "it was read".into()),
+    }
 }
 
 /// Minimal view: a host path outside the view does not exist inside.
