@@ -291,10 +291,23 @@ impl Policy {
     /// /tmp, which is the host's directory bound in (a hidden path or a
     /// socket there must be hidden or masked like any other).
     pub fn replaced_inside(&self, p: &Path) -> bool {
+        // A root deeper under the private /tmp keeps its top directory
+        // there, the host's, shown read-only (layout.rs): a path in that
+        // top is the host's too.
+        let host_top = |r: &WritableRoot| {
+            let rel = r.path.strip_prefix("/tmp").ok()?;
+            let first = rel.components().next()?;
+            (rel.components().count() >= 2).then(|| Path::new("/tmp").join(first))
+        };
         p.starts_with("/dev")
             || (self.tmp == TmpMode::Private
                 && p.starts_with("/tmp")
-                && !self.writable_roots.iter().any(|r| p.starts_with(&r.path)))
+                && !self.writable_roots.iter().any(|r| p.starts_with(&r.path))
+                && !self
+                    .writable_roots
+                    .iter()
+                    .filter_map(host_top)
+                    .any(|t| p.starts_with(t)))
     }
 
     /// What the host is asked about the caches to overlay.
