@@ -30,8 +30,7 @@ pub(crate) enum Kind {
     Call,
     /// A destination the egress proxy refused.
     Egress,
-    /// A resource limit the command reached (the limits report here).
-    #[allow(dead_code)]
+    /// A resource limit the command reached (`Refusal::limit`).
     Limit,
 }
 
@@ -67,6 +66,30 @@ pub(crate) struct Refusal {
     pub reason: String,
     /// The option that would allow it; None where nothing does.
     pub option: Option<String>,
+}
+
+impl Refusal {
+    /// A resource limit the command reached: the hook the limits report
+    /// through (`Recorder::record`, shared as the egress proxy's is):
+    /// `limit` names it (`RLIMIT_NPROC`, `/tmp size`), `option` the
+    /// setting that raises it.
+    #[allow(dead_code)]
+    pub(crate) fn limit(
+        limit: &str,
+        op: &str,
+        errno: Option<i32>,
+        reason: &str,
+        option: Option<String>,
+    ) -> Refusal {
+        Refusal {
+            kind: Kind::Limit,
+            op: op.into(),
+            target: limit.into(),
+            errno,
+            reason: reason.into(),
+            option,
+        }
+    }
 }
 
 /// The refusals seen so far.

@@ -17,7 +17,7 @@ use crate::plan::filter_rules::{self as rules, Arch, Insn, Profile, RET_USER_NOT
 use crate::sys::Notification;
 use std::collections::HashMap;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::{FileExt, FileTypeExt};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Component, Path, PathBuf};
 
 const AT_FDCWD: i32 = -100;
@@ -40,7 +40,6 @@ pub(super) struct Judge {
     orders: Explain,
     programs: Vec<Vec<Insn>>,
     names: HashMap<i64, (&'static str, &'static str)>,
-    memory: HashMap<i32, std::fs::File>,
 }
 
 impl Judge {
@@ -69,7 +68,6 @@ impl Judge {
             orders,
             programs,
             names,
-            memory: HashMap::new(),
         }
     }
 
@@ -150,10 +148,12 @@ impl Judge {
         }
         let how = if flags & O_TMPFILE == O_TMPFILE {
             Write::Change
-        } else if flags & O_CREAT != 0 {
-            Write::Open { create: true }
         } else {
-            Write::Open { create: false }
+            Write::Open {
+                create: flags & O_CREAT != 0,
+                // O_CREAT alone opens a file that exists as asked: no write.
+                access: flags & O_ACCMODE != 0 || flags & O_TRUNC != 0,
+            }
         };
         self.write(tid, op, how, dirfd, ptr)
     }
@@ -214,7 +214,8 @@ impl Judge {
         // or the open of a device, FIFO or socket needs no write access to
         // its mount, nothing is said.
         let judged = match how {
-            Write::Open { create } => match &target {
+            Write::Open { create, access } => match &target {
+                Some(_) if !access => return None,
                 Some(m) if m.file_type().is_file() => path.clone(),
                 Some(m) if m.file_type().is_symlink() => match std::fs::metadata(view(&path)) {
                     Ok(t) if t.file_type().is_file() => path.clone(),
@@ -264,7 +265,9 @@ impl Judge {
             return None;
         }
         let mut buf = vec![0u8; len as usize];
-        self.read_memory(tid, addr, &mut buf)?;
+        if self.read_memory(tid, addr, &mut buf, false)? < buf.len() {
+            return None;
+        }
         if u16::from_ne_bytes([buf[0], buf[1]]) != libc::AF_UNIX as u16 || buf[2] == 0 {
             return None;
         }
@@ -289,7 +292,7 @@ impl Judge {
             return None;
         }
         let mut buf = vec![0u8; 4096];
-        let got = self.read_memory(tid, ptr, &mut buf)?;
+        let got = self.read_memory(tid, ptr, &mut buf, true)?;
         let end = buf[..got].iter().position(|b| *b == 0)?;
         if end == 0 {
             return None;
@@ -312,49 +315,33 @@ impl Judge {
         Some(normal(&full))
     }
 
-    /// Up to `buf.len()` bytes of the caller's memory at `at` (a read stops
-    /// at the end of its mapping); the descriptor of /proc/PID/mem kept
-    /// for the next call, opened again once when it fails (the process
-    /// exec'd, or its pid was reused).
-    fn read_memory(&mut self, tid: i32, at: u64, buf: &mut [u8]) -> Option<usize> {
-        for attempt in 0..2 {
-            if attempt == 1 || !self.memory.contains_key(&tid) {
-                if self.memory.len() > 256 {
-                    self.memory.clear();
-                }
-                let f = std::fs::File::open(format!("/proc/{tid}/mem")).ok()?;
-                self.memory.insert(tid, f);
-            }
-            let mem = self.memory.get(&tid)?;
-            // Page by page: a string near the end of a mapping.
-            let mut got = 0;
-            while got < buf.len() {
-                let page_end = ((at + got as u64) | 4095) + 1;
-                let want = ((page_end - (at + got as u64)) as usize).min(buf.len() - got);
-                match mem.read_at(&mut buf[got..got + want], at + got as u64) {
-                    Ok(0) | Err(_) => break,
-                    Ok(n) => {
-                        got += n;
-                        if buf[got - n..got].contains(&0) {
-                            break;
-                        }
+    /// Up to `buf.len()` bytes of the caller's memory at `at`, page by
+    /// page (a string near the end of its mapping reads up to there), up
+    /// to the first NUL where `string`.
+    fn read_memory(&self, tid: i32, at: u64, buf: &mut [u8], string: bool) -> Option<usize> {
+        let mut got = 0;
+        while got < buf.len() {
+            let from = at + got as u64;
+            let want = (((from | 4095) + 1 - from) as usize).min(buf.len() - got);
+            match crate::sys::read_memory(tid, from, &mut buf[got..got + want]) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => {
+                    got += n;
+                    if string && buf[got - n..got].contains(&0) {
+                        break;
                     }
                 }
             }
-            if got > 0 {
-                return Some(got);
-            }
         }
-        self.memory.remove(&tid);
-        None
+        (got > 0).then_some(got)
     }
 }
 
 /// What a write does to its path.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Write {
-    /// open for writing, or with O_CREAT (`create`).
-    Open { create: bool },
+    /// open with O_CREAT (`create`), for writing or O_TRUNC (`access`).
+    Open { create: bool, access: bool },
     /// A new name: refused where its directory is read-only, unless it
     /// exists (EEXIST first).
     Create,

@@ -249,6 +249,12 @@ fn run(
     let Some(mut sandbox) = Sandbox::of(command.as_raw_nonzero().get()) else {
         return 1;
     };
+    // --explain hands the warden every open: each round trip switched to
+    // it at once where the kernel can (Linux 6.6), not when the scheduler
+    // finds it a CPU on a busy machine.
+    if explaining.is_some() {
+        let _ = sys::notif_sync_wake_up(listener.as_fd());
+    }
     sandbox.spare = reaper_pid;
     let mut command_alive = true;
     loop {
