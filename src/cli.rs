@@ -16,7 +16,7 @@ Environment:
   QWRAP_HOME, QWRAP_ISOLATION               default --home, --isolation
   QWRAP_INCLUDE, QWRAP_ALLOW_SOCKET          extra roots and sockets, ':'-separated
   QWRAP_PROFILE                              profiles, ','-separated
-  QWRAP_EXPLAIN=1                            --explain (also in bwrap mode)
+  QWRAP_EXPLAIN=1                            --explain
   QWRAP_SYSTEM_CONFIG                        the system config (default /etc/qwrap/config.toml)
   QWRAP_MOUNT_API=legacy                     use mount(2) instead of the new mount API
   QWRAP_TRACE=1 | time                       print each setup step, or its time
