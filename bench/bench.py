@@ -23,6 +23,7 @@ import tempfile
 from common import (IS_ROOT, LAYERS, QUICK, ROOT, STATIC, as_user, breakdown, chown_user, ensure_tools, log,
                     side_by_side)
 from like import like_with_like, print_like
+import builds
 
 MOUNT_COUNTS = [0, 100, 1000, 5000]
 
@@ -194,6 +195,8 @@ def run(work):
                      5 if QUICK else 20, 2, ws)
     rows.append(("2,000 `/bin/true` from dash, `--landlock off` (the path before Linux 6.12) vs the default",
                  t["off"], t["qwrap"], "≤ 1.10× the default", t["off"] <= 1.10 * t["qwrap"]))
+    # --explain: a round trip to the warden for each trapped call.
+    rows.extend(builds.rows(qwrap))
     direct, proxied = egress_throughput(qwrap, ws, 64 if QUICK else 512)
     rows.append(("throughput over loopback, direct", f"{direct:.0f} MiB/s", None, "", None))
     rows.append(("throughput through the proxy's CONNECT", f"{proxied:.0f} MiB/s", None, "", None))

@@ -16,6 +16,7 @@ Environment:
   QWRAP_HOME, QWRAP_ISOLATION               default --home, --isolation
   QWRAP_INCLUDE, QWRAP_ALLOW_SOCKET          extra roots and sockets, ':'-separated
   QWRAP_PROFILE                              profiles, ','-separated
+  QWRAP_EXPLAIN=1                            --explain
   QWRAP_SYSTEM_CONFIG                        the system config (default /etc/qwrap/config.toml)
   QWRAP_MOUNT_API=legacy                     use mount(2) instead of the new mount API
   QWRAP_TRACE=1 | time                       print each setup step, or its time
@@ -246,6 +247,16 @@ pub struct ExecArgs {
     /// No line on stderr when a layer is degraded.
     #[arg(long)]
     pub quiet: bool,
+    /// At exit, say on stderr each distinct refusal (a write outside the
+    /// roots, a hidden or absent path, a masked socket, a call the filter
+    /// refuses, an egress refusal) and the option that would allow it.
+    #[arg(long)]
+    pub explain: bool,
+    /// Write one JSON object per refusal to FILE (time, pid, command,
+    /// operation, path or target, errno, reason, option); with --explain
+    /// or alone.
+    #[arg(long, value_name = "FILE")]
+    pub denials: Option<PathBuf>,
     /// Pass inherited descriptor N (3 and up) to CMD whatever it is
     /// (repeatable); by default only pipes and connected sockets pass.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(3..))]

@@ -271,6 +271,7 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             share_keyring: a.share_keyring,
             share_terminal: a.share_terminal,
             keep_background: x.keep_background,
+            explain: x.explain,
             accept_degraded: a.accept_degraded.clone(),
         },
         workspace: a.workspace.clone(),
@@ -283,6 +284,7 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
         keep_fds: x.keep_fd.clone(),
         command,
         quiet: x.quiet,
+        denials: x.denials.clone(),
     }
 }
 

@@ -99,6 +99,7 @@ pub(super) fn run_steps() -> Vec<Step> {
             notes: true,
             remove: None,
             writable: vec![],
+            explain: None,
         },
         Step::Unshare { ns: all },
         Step::DenySetgroups,
@@ -240,6 +241,7 @@ pub(super) fn run_steps() -> Vec<Step> {
             signals: true,
             root: false,
             landlock_only: false,
+            explain: false,
         },
         Step::RefuseKeyrings,
         Step::DieWithParent,
@@ -414,6 +416,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 notes: false,
                 remove: None,
                 writable: vec![],
+                explain: None,
             },
             Step::CloneMonitor {
                 ns: Namespaces {
@@ -450,6 +453,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 notes: false,
                 remove: Some(p("/tmp/qwrap-1000-42")),
                 writable: vec![p("/home/u/ws/src"), p("/tmp/qwrap-1000-42")],
+                explain: None,
             },
             Step::LandlockAllowList {
                 abi: 7,
@@ -464,6 +468,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 signals: false,
                 root: false,
                 landlock_only: true,
+                explain: false,
             },
             Step::LandlockOnlyFilter { closed: true },
         ],

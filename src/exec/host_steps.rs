@@ -89,6 +89,7 @@ impl Executor {
                 notes,
                 remove,
                 writable,
+                explain,
             } => {
                 let orders = crate::supervise::warden::Orders {
                     keep_background: *keep_background,
@@ -98,6 +99,7 @@ impl Executor {
                     notes: *notes,
                     remove: remove.as_deref(),
                     writable,
+                    explain: explain.as_deref(),
                 };
                 self.warden = Some(crate::supervise::warden::start(orders, &self.held)?)
             }

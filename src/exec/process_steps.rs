@@ -21,8 +21,9 @@ impl Executor {
                 signals,
                 root,
                 landlock_only,
+                explain,
             } => {
-                let listener = seccomp::notify_listener(*signals, *root, *landlock_only)?;
+                let listener = seccomp::notify_listener(*signals, *root, *landlock_only, *explain)?;
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
                 link.hand_over(Handed::Listener(listener))?;
             }

@@ -72,6 +72,9 @@ pub struct HostFacts {
     /// caller once it knows the policy asks for it.
     #[serde(skip)]
     pub landlock_only: landlock_only::Facts,
+    /// The running kernel's version, `(major, minor)`.
+    #[serde(skip)]
+    pub kernel: (u32, u32),
 }
 
 /// A setting in the environment that the host probe cannot use.
@@ -117,6 +120,7 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
             pid: std::process::id(),
             ..Default::default()
         },
+        kernel: caches::kernel_version(&rustix::system::uname().release().to_string_lossy()),
     })
 }
 

@@ -216,6 +216,12 @@ pub(super) fn spec(
         // Where Landlock lets the command write: the mode bits and times it
         // may change there too.
         writable: lists.write.beneath.clone(),
+        explain: super::explain::orders(policy, layers, !scoped, host.uid == 0, true).map(|mut e| {
+            // Where Landlock lets the command write.
+            e.writable = lists.write.beneath.clone();
+            e.writable.extend(lists.write_files.iter().cloned());
+            Box::new(e)
+        }),
     });
     let mut env = policy.env.clone();
     let mut set = |k: &str, v: &PathBuf| {
@@ -288,6 +294,7 @@ pub(super) fn spec(
                 signals: !scoped,
                 root: host.uid == 0,
                 landlock_only: true,
+                explain: policy.settings.explain.value || policy.denials.is_some(),
             },
             caller_filters: Vec::new(),
             die_with_parent: policy.die_with_parent,

@@ -4,7 +4,9 @@
 
 mod caches;
 mod confine;
+pub mod explain;
 mod fds;
+mod filter_explain;
 pub mod filter_landlock;
 pub mod filter_rules;
 pub mod filter_text;
@@ -126,6 +128,9 @@ impl fmt::Display for Plan {
 /// caller's cannot be masked.
 pub fn build(policy: &Policy, host: &HostFacts) -> Result<(Plan, Layers), Box<Refused>> {
     let layers = assess(policy, host);
+    if let Some(message) = explain::unavailable(policy, host.kernel) {
+        return Err(Box::new(Refused { message, layers }));
+    }
     if let Some(why) = landlock_mode::landlock_only(policy, host) {
         return build_landlock_only(policy, host, landlock_layers::adjust(policy, host, layers, &why));
     }

@@ -45,6 +45,10 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
         notes: !policy.quiet && !keep_background && !private_pid,
         remove: None,
         writable: vec![],
+        explain: (!private_pid)
+            .then(|| super::explain::orders(policy, layers, !scoped, host.uid == 0, false))
+            .flatten()
+            .map(Box::new),
     });
 
     // Inherited devices bound read-only over themselves, files reopened.
@@ -177,6 +181,7 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -
                 signals: !scoped,
                 root: host.uid == 0,
                 landlock_only: false,
+                explain: policy.settings.explain.value || policy.denials.is_some(),
             }
         },
         caller_filters: Vec::new(),

@@ -48,6 +48,10 @@ pub enum Step {
         /// write).
         #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
         writable: Vec<PathBuf>,
+        /// `--explain`, `--denials`: what the warden judges the trapped
+        /// calls by, and where it says the refusals.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        explain: Option<Box<super::explain::Explain>>,
     },
     /// `--isolation landlock`: a directory of the command's own on the host
     /// (its TMPDIR), made new (one that is there already fails the step).
@@ -247,6 +251,10 @@ pub enum Step {
         root: bool,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         landlock_only: bool,
+        /// `--explain`: every call that can be refused goes to the warden
+        /// (the keyring filter's and the second filter's folded in).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        explain: bool,
     },
     /// A detached tmpfs (mode 0000) holding an empty directory `d` and an
     /// empty file `f`, both mode 0000: what hidden paths are covered with.

@@ -17,6 +17,9 @@ impl Step {
             Step::Unshare { ns } if ns.user => "create user, mount and network namespaces".into(),
             Step::Unshare { .. } => "create the sandbox's namespaces".into(),
             Step::RefuseKeyrings => "refuse the keyring calls".into(),
+            Step::SeccompNotify { explain: true, .. } => {
+                "install the seccomp filter, handing calls aimed at other processes and every call that can be refused to the warden".into()
+            }
             Step::SeccompNotify { .. } => {
                 "install the seccomp filter, handing calls aimed at other processes to the warden".into()
             }

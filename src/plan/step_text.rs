@@ -28,11 +28,18 @@ impl fmt::Display for Step {
                 signals,
                 root,
                 landlock_only,
-            } => write!(
-                f,
-                "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {}); sendmsg(warden, SCM_RIGHTS listener)",
-                filter_text::described(true, *signals, *root, *landlock_only)
-            ),
+                explain,
+            } => {
+                write!(
+                    f,
+                    "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {}",
+                    filter_text::described(true, *signals, *root, *landlock_only)
+                )?;
+                if *explain {
+                    write!(f, "{}", filter_text::explained(*landlock_only))?;
+                }
+                write!(f, "); sendmsg(warden, SCM_RIGHTS listener)")
+            }
             Step::DenySetgroups => write!(f, "openat(\"/proc/self/setgroups\", O_WRONLY); write(\"deny\")"),
             Step::WriteIdMap { map, inside, outside } => {
                 let file = if *map == IdMap::Uid { "uid_map" } else { "gid_map" };

@@ -54,10 +54,14 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             notes,
             remove,
             writable,
+            explain,
         } => {
             write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
-            if *notes {
+            if *notes || explain.as_ref().is_some_and(|e| e.say) {
                 write!(f, "fcntl(stderr, F_DUPFD_CLOEXEC) for its notes; ")?;
+            }
+            if let Some(d) = explain.as_ref().and_then(|e| e.denials.as_ref()) {
+                write!(f, "open({}, O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0600); ", q(d))?;
             }
             if let Some(l) = egress.as_ref().and_then(|e| e.log.as_ref()) {
                 write!(f, "open({}, O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, 0600); ", q(l))?;
@@ -93,6 +97,31 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                     f,
                     "; makes the trapped chmod and utimensat calls itself, for a file beneath {} that the command's user owns (read from /proc/PID/mem, opened O_PATH, judged by its /proc/self/fd link), EPERM elsewhere",
                     names.join(", ")
+                )?;
+            }
+            if let Some(e) = explain {
+                write!(
+                    f,
+                    "; with --explain answers every trapped call as the filter without it would (the errno of {}, or SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel runs the call and enforces), judging first from its arguments (the path read from /proc/PID/mem, against /proc/PID/cwd or /proc/PID/fd/N) whether it will be refused: a write outside {} writable paths (a read-only mount, asked through /proc/PID/root), a read of {} hidden paths{}, a connect to {} masked sockets; {}",
+                    if e.keyrings || e.second.is_some() {
+                        "the rules, the keyring calls and the second filter's"
+                    } else {
+                        "the rules"
+                    },
+                    e.writable.len(),
+                    e.hidden.len(),
+                    if e.view.is_some() {
+                        " or of a host path outside the minimal view"
+                    } else {
+                        ""
+                    },
+                    e.sockets.len(),
+                    match (e.say, e.denials.is_some()) {
+                        (true, true) =>
+                            "writes each refusal to the denials file and says them on stderr at exit",
+                        (true, false) => "says the refusals on stderr at exit",
+                        _ => "writes each refusal to the denials file",
+                    }
                 )?;
             }
             if !git.is_empty() {

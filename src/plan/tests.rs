@@ -52,6 +52,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         tmp_sockets: vec![],
         user_env_names: vec![],
         quiet: false,
+        denials: None,
         keep_fds: vec![],
         socket_vars: vec![],
         hidden: vec![],
@@ -84,6 +85,7 @@ fn host(api: MountApi) -> HostFacts {
         mem_total: 8 << 30,
         no_pty: None,
         landlock_only: Default::default(),
+        kernel: (6, 18),
     }
 }
 
@@ -112,6 +114,7 @@ fn starts_with_namespaces_and_identity_maps() {
                 notes: true,
                 remove: None,
                 writable: vec![],
+                explain: None,
             },
             Step::Unshare {
                 ns: Namespaces {
@@ -192,7 +195,8 @@ fn ends_by_dropping_privileges_then_exec() {
                 Step::SeccompNotify {
                     signals: false,
                     root: false,
-                    landlock_only: false
+                    landlock_only: false,
+                    explain: false,
                 },
                 Step::RefuseKeyrings,
                 Step::DieWithParent

@@ -231,6 +231,10 @@ pub struct Policy {
     pub user_env_names: Vec<String>,
     /// `--quiet`.
     pub quiet: bool,
+    /// `--denials FILE`: one JSON object per refusal (time, pid, command,
+    /// operation, path or target, errno, reason, option).
+    #[serde(serialize_with = "crate::lossy::opt_path")]
+    pub denials: Option<PathBuf>,
     /// Inherited descriptors kept whatever they are (`--keep-fd`).
     pub keep_fds: Vec<i32>,
     /// Paths unreadable inside: the default credential stores that exist

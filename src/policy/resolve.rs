@@ -462,6 +462,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         redacted_rc,
         user_env_names,
         quiet: false,
+        denials: None,
         shown,
         view: s.view.value,
         view_entries,

@@ -40,6 +40,18 @@ pub struct SettingsError {
     pub message: String,
 }
 
+/// A switch's variable: `1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`.
+pub(super) fn switch(v: &str, var: &str) -> Result<bool, SettingsError> {
+    match v.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(err(
+            &format!("${var}"),
+            format!("invalid value {v:?}: expected 1 or 0 (true, false, yes, no, on, off)"),
+        )),
+    }
+}
+
 pub(super) fn err(source: &str, message: impl Into<String>) -> SettingsError {
     SettingsError {
         source_name: source.to_string(),

@@ -5,6 +5,9 @@
 //! it what it needs over one socket (warden.rs: `Link` and `hand_over_*`).
 
 mod calls;
+mod explain;
+mod explain_judge;
+mod explain_why;
 mod git_files;
 mod git_sync;
 pub(crate) mod handover;

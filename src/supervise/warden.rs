@@ -18,9 +18,12 @@ use rustix::io::Errno;
 use std::path::{Path, PathBuf};
 
 use super::calls::Sandbox;
+use super::explain::Recorder;
+use super::explain_judge::{Base, Judge};
 use super::git_sync::{GitSync, Kind, Pair};
 use super::handover::{self, Handed, Link};
 use super::leftovers::Reaper;
+use std::sync::{Arc, Mutex};
 
 /// What the warden is asked to do besides answering the filter.
 pub(crate) struct Orders<'a> {
@@ -37,6 +40,24 @@ pub(crate) struct Orders<'a> {
     /// `--isolation landlock`: where it changes a file's mode bits and
     /// times on the command's behalf (metadata.rs).
     pub writable: &'a [PathBuf],
+    /// `--explain`, `--denials`: the calls it judges and where it says
+    /// the refusals (explain.rs).
+    pub explain: Option<&'a crate::plan::explain::Explain>,
+}
+
+/// `--explain`'s state in the warden: the judge of the trapped calls and
+/// the refusals seen (shared with the egress proxy's threads).
+pub(super) struct Explaining {
+    judge: Judge,
+    seen: Arc<Mutex<Recorder>>,
+}
+
+impl Explaining {
+    fn record(&self, pid: u32, r: super::explain::Refusal) {
+        if let Ok(mut s) = self.seen.lock() {
+            s.record(pid as i32, r);
+        }
+    }
 }
 
 /// Starts the warden. `hold`: locks kept for the sandbox's life (the
@@ -50,7 +71,9 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         notes,
         remove,
         writable,
+        explain,
     } = orders;
+    let explain = explain.cloned();
     let remove = remove.map(Path::to_path_buf);
     let writable = writable.to_vec();
     let (ours, theirs) = k::seqpacket_pair()?;
@@ -66,6 +89,17 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
     let stderr = (reports || notes)
         .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
         .flatten();
+    // --explain's lines at exit, on a copy of their own.
+    let explain_say = explain
+        .as_ref()
+        .filter(|e| e.say)
+        .and_then(|_| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok());
+    let denials = match explain.as_ref().and_then(|e| e.denials.as_ref()) {
+        Some(path) => {
+            Some(sys::open_truncate(path).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?)
+        }
+        None => None,
+    };
     // The log is opened here, where the caller's rights apply.
     let log = match egress.and_then(|e| e.log.as_ref()) {
         Some(path) => Some(k::open_append(path).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?),
@@ -85,6 +119,8 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         keep.extend(stderr.as_ref().map(|r| r.as_raw_fd()));
         keep.extend(held.iter().map(|h| h.as_raw_fd()));
         keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
+        keep.extend(explain_say.as_ref().map(|l| l.as_raw_fd()));
+        keep.extend(denials.as_ref().map(|l| l.as_raw_fd()));
         sys::detach_warden(&keep);
         // A session of its own: where the scheduler groups by session
         // (autogroup), the warden's share of the CPU is not split with a
@@ -99,6 +135,23 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
                 None => c,
             }
         });
+        let explaining = explain.map(|orders| Explaining {
+            judge: Judge::new(orders),
+            seen: Arc::new(Mutex::new(Recorder::new(explain_say, denials))),
+        });
+        let proxy = proxy.map(|mut c| {
+            if let Some(e) = &explaining {
+                let seen = Arc::clone(&e.seen);
+                c.refused = Some(Box::new(
+                    move |protocol: &str, destination: &str, reason: &str| {
+                        if let Ok(mut s) = seen.lock() {
+                            s.record(0, egress_refusal(protocol, destination, reason));
+                        }
+                    },
+                ));
+            }
+            c
+        });
         let reaper = if scoped { Reaper::Scoped } else { Reaper::Scan };
         let code = run(
             theirs,
@@ -111,6 +164,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
             git.to_vec(),
             notes,
             writable,
+            explaining,
         );
         // The command's own directory (--isolation landlock's TMPDIR): the
         // sandbox is gone, its leftovers too (or, kept, they are done).
@@ -134,7 +188,10 @@ fn run(
     git: Vec<PathBuf>,
     mut notes: Option<OwnedFd>,
     writable: Vec<PathBuf>,
+    mut explaining: Option<Explaining>,
 ) -> i32 {
+    let seen = explaining.as_ref().map(|e| Arc::clone(&e.seen));
+    let seen = seen.as_deref();
     let mut own_git: Vec<OwnedFd> = Vec::new();
     let mut sync: Option<GitSync> = None;
     let Ok(pidfd) = k::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
@@ -182,7 +239,7 @@ fn run(
             Some(Handed::Init(init)) => {
                 let code = watch(&init, sync.as_mut());
                 held.clear();
-                return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref()));
+                return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref(), seen));
             }
             Some(Handed::Listener(l)) => break l,
             // qwrap failed before the command ran: nothing to do.
@@ -192,6 +249,12 @@ fn run(
     let Some(mut sandbox) = Sandbox::of(command.as_raw_nonzero().get()) else {
         return 1;
     };
+    // --explain hands the warden every open: each round trip switched to
+    // it at once where the kernel can (Linux 6.6), not when the scheduler
+    // finds it a CPU on a busy machine.
+    if explaining.is_some() {
+        let _ = sys::notif_sync_wake_up(listener.as_fd());
+    }
     sandbox.spare = reaper_pid;
     let mut command_alive = true;
     loop {
@@ -223,11 +286,32 @@ fn run(
                 // The cache layer slot is free for the workspace's next
                 // sandbox as soon as nothing of this one can write to it.
                 held.clear();
-                return finish(sync.as_mut(), serving.as_deref());
+                return finish(sync.as_mut(), serving.as_deref(), seen);
             }
         }
         if listener_ready.contains(PollFlags::IN) {
             if let Ok(n) = sys::notif_recv(listener.as_fd()) {
+                if let Some(e) = explaining.as_mut() {
+                    match e.judge.base(&n) {
+                        // Refused by the rules (and the filters folded in):
+                        // with their errno, and said.
+                        Base::Errno(errno) => {
+                            e.record(n.pid, e.judge.filtered(&n, errno));
+                            let _ = sys::notif_send(listener.as_fd(), n.id, Some(errno));
+                            continue;
+                        }
+                        // Let go on as without --explain: the kernel runs
+                        // it and refuses what it refuses; judged first.
+                        Base::Allow => {
+                            if let Some(r) = e.judge.predict(&n) {
+                                e.record(n.pid, r);
+                            }
+                            let _ = sys::notif_send(listener.as_fd(), n.id, None);
+                            continue;
+                        }
+                        Base::Notify => {}
+                    }
+                }
                 if super::calls::makes_user_namespace(&n)
                     && let Some(fd) = notes.take()
                 {
@@ -240,14 +324,20 @@ fn run(
                         let _ =
                             sys::notif_answer(listener.as_fd(), n.id, result.map_err(|e| e.raw_os_error()));
                     }
-                    None => answer(&listener, &sandbox, &n),
+                    None => {
+                        if let Some(errno) = answer(&listener, &sandbox, &n)
+                            && let Some(e) = &explaining
+                        {
+                            e.record(n.pid, e.judge.outside(&n, errno));
+                        }
+                    }
                 }
             }
         } else if listener_ready.intersects(PollFlags::HUP | PollFlags::ERR) {
             // No process holds the filter any more: the command and all
             // it started are gone (with --keep-background, the last of the
             // leftovers too).
-            return finish(sync.as_mut(), serving.as_deref());
+            return finish(sync.as_mut(), serving.as_deref(), seen);
         }
     }
 }
@@ -286,24 +376,50 @@ const NESTED_NOTE: &str = "qwrap: note: the command made a user namespace, which
 /// judged) is refused, the rest
 /// goes on, if its caller is still the one that asked (the /proc reads
 /// above took time).
-fn answer(listener: &OwnedFd, sandbox: &Sandbox, n: &Notification) {
+fn answer(listener: &OwnedFd, sandbox: &Sandbox, n: &Notification) -> Option<i32> {
     let refuse = sandbox.refuses(n);
     if refuse.is_none() && !sys::notif_id_valid(listener.as_fd(), n.id) {
-        return;
+        return None;
     }
     // ENOENT: the caller went away meanwhile.
     let _ = sys::notif_send(listener.as_fd(), n.id, refuse);
+    refuse
+}
+
+/// An egress refusal, as --explain says it.
+fn egress_refusal(protocol: &str, destination: &str, reason: &str) -> super::explain::Refusal {
+    // The host alone: an allow-list rule without a port takes every port.
+    let host = match destination.rsplit_once(':') {
+        Some((h, p)) if p.parse::<u16>().is_ok() => h.trim_start_matches('[').trim_end_matches(']'),
+        _ => destination,
+    };
+    super::explain::Refusal {
+        kind: super::explain::Kind::Egress,
+        op: protocol.into(),
+        target: destination.into(),
+        errno: None,
+        reason: reason.into(),
+        option: Some(format!("--allow-domain {host}")),
+    }
 }
 
 /// The sandbox is gone: the git copies made a last time, the proxy's last
 /// connections let end and be logged (at most a second: the command is
 /// gone, its peers hang up soon). The warden's exit code.
-fn finish(sync: Option<&mut GitSync>, serving: Option<&proxy::Config>) -> i32 {
+fn finish(
+    sync: Option<&mut GitSync>,
+    serving: Option<&proxy::Config>,
+    seen: Option<&Mutex<Recorder>>,
+) -> i32 {
     if let Some(s) = sync {
         s.last();
     }
     if let Some(c) = serving {
         c.drain(std::time::Duration::from_secs(1));
+    }
+    // --explain: said once nothing more can be refused.
+    if let Some(Ok(mut s)) = seen.map(Mutex::lock) {
+        s.finish();
     }
     0
 }
