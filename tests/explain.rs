@@ -90,7 +90,18 @@ fn a_read_of_a_hidden_path_names_the_show_that_would_allow_it() {
         let f = Fixture::new(who);
         f.mkdir("home/.ssh");
         let key = f.write("home/.ssh/id_ed25519", "PRIVATE KEY\n", 0o600);
-        let (o, lines, objects) = explained(&f, &[], &format!("cat {}; echo read=$?", key.display()));
+        // The listed home (the default): absent, and --show shows it.
+        let (o, _, objects) = explained(&f, &[], &format!("cat {}; echo read=$?", key.display()));
+        assert!(!stdout(&o).contains("PRIVATE KEY"), "{who:?}");
+        let r = object(&objects, "read", key.to_str().unwrap());
+        assert_eq!(r["option"], format!("--show {}", key.display()));
+        assert_eq!(r["errno"], "ENOENT");
+        // The whole home: the hidden set refuses it.
+        let (o, lines, objects) = explained(
+            &f,
+            &["--home", "readonly"],
+            &format!("cat {}; echo read=$?", key.display()),
+        );
         let out = stdout(&o);
         assert!(!out.contains("PRIVATE KEY"), "{who:?}: {out}");
         let r = object(&objects, "read", key.to_str().unwrap());

@@ -43,6 +43,9 @@ pub struct Explain {
     /// The minimal view's entries (directories shown beneath them too);
     /// None: the host view.
     pub view: Option<Vec<Marked>>,
+    /// The listed home's entries and the roots in it (what of the home
+    /// exists inside); None: the home is shown whole.
+    pub home_listed: Option<Vec<Marked>>,
     /// The host sockets masked.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub sockets: Vec<PathBuf>,
@@ -129,6 +132,23 @@ pub fn orders(
         view: (policy.view == ViewMode::Minimal).then(|| {
             policy
                 .view_entries
+                .iter()
+                .map(|e| Marked {
+                    path: e.path.clone(),
+                    dir: e.kind == crate::policy::view::EntryKind::Dir,
+                    why: e.why.clone(),
+                    allow: None,
+                })
+                .chain(policy.writable_roots.iter().map(|r| Marked {
+                    path: r.path.clone(),
+                    dir: true,
+                    why: "a writable root".into(),
+                    allow: None,
+                }))
+                .collect()
+        }),
+        home_listed: policy.home_listing.as_ref().map(|l| {
+            l.entries
                 .iter()
                 .map(|e| Marked {
                     path: e.path.clone(),

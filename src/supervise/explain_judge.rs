@@ -174,6 +174,24 @@ impl Judge {
                 option: h.allow.clone(),
             });
         }
+        if let (Some(listed), Some(home)) = (&self.orders.home_listed, &self.orders.home)
+            && path.starts_with(home)
+            && path != *home
+            && !listed
+                .iter()
+                .any(|e| within(&path, e) || e.path.starts_with(&path))
+            && std::fs::symlink_metadata(&path).is_ok()
+        {
+            return Some(Refusal {
+                kind: Kind::Read,
+                op: op.into(),
+                target: show(&path),
+                errno: Some(libc::ENOENT),
+                reason: "a name of the home the listed view leaves out".into(),
+                // --show both lists it and takes it out of the hidden set.
+                option: Some(format!("--show {}", show(&path))),
+            });
+        }
         let view = self.orders.view.as_ref()?;
         let system = ["/proc", "/sys", "/dev", "/tmp"]
             .iter()
