@@ -103,6 +103,31 @@ fn a_sandbox_cannot_poison_the_hosts_caches() {
     }
 }
 
+/// The listed home (the default): a missing cache is made in its layer and
+/// mounted in the home's tmpfs; the host's home gets no new directory,
+/// whatever the toolchains' profiles call for.
+#[test]
+fn a_missing_cache_makes_nothing_in_the_hosts_home() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            f.write("ws/Cargo.toml", "[package]\nname = \"t\"\n", 0o644);
+            f.write("ws/package.json", "{}\n", 0o644);
+            f.write("ws/go.mod", "module t\n", 0o644);
+            let before = listing(&f.home());
+            let script =
+                "mkdir -p ~/.cache/tool ~/.npm/x ~/.cargo/registry/x ~/go/pkg/mod/x && echo 1 > ~/.npm/x/f";
+            ok(&f.run_sh(api, &[], script));
+            let out = ok(&f.run_sh(api, &[], "cat ~/.npm/x/f"));
+            assert_eq!(out, "1\n", "{who:?} {api}: the layer keeps it");
+            let mut after = listing(&f.home());
+            after.remove(".local");
+            assert_eq!(after, before, "{who:?} {api}: new in the host's home");
+            assert!(!f.home().join(".npm").exists() && !f.home().join(".cache").exists());
+        }
+    }
+}
+
 #[test]
 fn a_missing_cache_is_created_empty_and_stays_empty() {
     for who in Who::all() {
@@ -110,7 +135,11 @@ fn a_missing_cache_is_created_empty_and_stays_empty() {
             let f = Fixture::new(who);
             let cache = f.home().join(".cache");
             assert!(!cache.exists());
-            ok(&f.run_sh(api, &[], "mkdir -p ~/.cache/tool && echo 1 > ~/.cache/tool/f"));
+            ok(&f.run_sh(
+                api,
+                &["--home", "readonly"],
+                "mkdir -p ~/.cache/tool && echo 1 > ~/.cache/tool/f",
+            ));
             assert!(cache.is_dir());
             assert_eq!(
                 std::fs::metadata(&cache).unwrap().permissions().mode() & 0o777,
