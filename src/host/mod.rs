@@ -1,6 +1,7 @@
 //! Probes of the host: kernel features and the facts behind error hints.
 
 pub mod caches;
+pub mod cgroups;
 pub mod diagnose;
 mod fds;
 pub mod landlock_only;
@@ -72,6 +73,10 @@ pub struct HostFacts {
     /// caller once it knows the policy asks for it.
     #[serde(skip)]
     pub landlock_only: landlock_only::Facts,
+    /// The caller's cgroups: filled by the caller where a limit needs a
+    /// group of the sandbox's own, and for the reports.
+    #[serde(skip)]
+    pub cgroups: Option<cgroups::CgroupFacts>,
 }
 
 /// A setting in the environment that the host probe cannot use.
@@ -117,6 +122,7 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
             pid: std::process::id(),
             ..Default::default()
         },
+        cgroups: None,
     })
 }
 

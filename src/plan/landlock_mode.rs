@@ -170,6 +170,7 @@ pub(super) fn spec(
     layers: &Layers,
     lists: &Lists,
     fds: FdPlan,
+    limits: super::limits::Limits,
 ) -> SandboxSpec {
     let keep_background = policy.settings.keep_background.value;
     let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
@@ -195,7 +196,9 @@ pub(super) fn spec(
         // Where Landlock lets the command write: the mode bits and times it
         // may change there too.
         writable: lists.write.beneath.clone(),
+        limits: limits.watch,
     });
+    prepare.extend(limits.make);
     let mut env = policy.env.clone();
     let mut set = |k: &str, v: &PathBuf| {
         let said = policy.user_env_names.iter().any(|n| n == k);
@@ -221,6 +224,7 @@ pub(super) fn spec(
     }
     SandboxSpec {
         host: prepare,
+        join_cgroup: limits.join,
         ns: Default::default(),
         entry: Entry::None,
         identity: Identity::None,

@@ -12,7 +12,13 @@ use crate::host::{HostFacts, MountApi};
 use crate::policy::{NetworkMode, PidMode, Policy, ViewMode};
 
 /// The spec of `run`'s sandbox.
-pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: FdPlan) -> SandboxSpec {
+pub(super) fn run_spec(
+    policy: &Policy,
+    host: &HostFacts,
+    layers: &Layers,
+    fds: FdPlan,
+    limits: super::limits::Limits,
+) -> SandboxSpec {
     let private_pid = policy.settings.pid.value == PidMode::Private;
     let keep_background = policy.settings.keep_background.value;
     let proxied = policy.network == NetworkMode::Proxied;
@@ -45,7 +51,10 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
         notes: !policy.quiet && !keep_background && !private_pid,
         remove: None,
         writable: vec![],
+        limits: limits.watch,
     });
+    // The sandbox's cgroups, once the warden (which stays out) runs.
+    prepare.extend(limits.make);
 
     // Inherited devices bound read-only over themselves, files reopened.
     let mut inherited = Vec::new();
@@ -76,6 +85,7 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
     let minimal = policy.view == ViewMode::Minimal;
     SandboxSpec {
         host: prepare,
+        join_cgroup: limits.join,
         ns: super::Namespaces {
             user: true,
             pid: private_pid,

@@ -10,7 +10,7 @@ fn build(policy: &Policy, host: &HostFacts) -> Plan {
     super::build(policy, host).expect("accepted").0
 }
 
-fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy {
+pub(super) fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy {
     Policy {
         workspace: PathBuf::from(roots[0]),
         writable_roots: roots
@@ -69,7 +69,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
     }
 }
 
-fn host(api: MountApi) -> HostFacts {
+pub(super) fn host(api: MountApi) -> HostFacts {
     HostFacts {
         mount_api: api,
         mount_api_reason: "test",
@@ -83,6 +83,7 @@ fn host(api: MountApi) -> HostFacts {
         mem_total: 8 << 30,
         no_pty: None,
         landlock_only: Default::default(),
+        cgroups: None,
     }
 }
 
@@ -111,6 +112,7 @@ fn starts_with_namespaces_and_identity_maps() {
                 notes: true,
                 remove: None,
                 writable: vec![],
+                limits: None,
             },
             Step::Unshare {
                 ns: Namespaces {

@@ -159,6 +159,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             notes: true,
             remove: None,
             writable: vec![],
+            limits: None,
         }
     );
     assert_eq!(

@@ -10,6 +10,7 @@ mod config_files;
 mod env;
 pub mod git;
 mod git_guard;
+pub mod limits;
 mod load;
 mod modes;
 mod passwd;
@@ -27,6 +28,7 @@ pub mod view;
 pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
 pub use git_guard::GitLayout;
+pub use limits::{CpuLimit, MemoryLimit, ProcessLimit, TimeLimit};
 pub use load::{Invocation, LoadError, load};
 pub use modes::{
     CacheMode, HomeMode, IsolationMode, LandlockMode, NetworkMode, PidMode, TmpMode, TmpfsSize, ViewMode,
