@@ -316,14 +316,14 @@ fn unified(facts: &CgroupFacts, need: &[&str]) -> Result<PathBuf, String> {
             (None, Some(d)) => format!(
                 "cgroup v2 ({}): no group on the way up from the caller's own ({own}) is the caller's to write; the nearest that delegates {}, {}, is not ({})",
                 u.mount.display(),
-                need.join(", "),
+                and_list(need),
                 d.path.display(),
                 d.not_writable.as_deref().unwrap_or("not writable")
             ),
             (None, None) => format!(
                 "cgroup v2 ({}): no group on the way up from the caller's own ({own}) is the caller's to write, and none delegates {}",
                 u.mount.display(),
-                need.join(", ")
+                and_list(need)
             ),
         },
     )
@@ -358,6 +358,15 @@ fn hierarchies<'a>(facts: &'a CgroupFacts, need: &[&str]) -> Result<Vec<&'a Hier
     }
 }
 
+/// "memory", "memory and pids", "memory, pids and cpu".
+fn and_list(v: &[&str]) -> String {
+    match v {
+        [] => String::new(),
+        [one] => one.to_string(),
+        [rest @ .., last] => format!("{} and {last}", rest.join(", ")),
+    }
+}
+
 fn listed(v: &[String]) -> String {
     if v.is_empty() { "empty".into() } else { v.join(" ") }
 }
@@ -369,18 +378,18 @@ fn refusal(need: &[(&str, String)], uid: u32, v2: &str, v1: &str) -> String {
     let fix = if uid == 0 {
         format!(
             "enable {} in a parent's cgroup.subtree_control (cgroup v2), or mount the v1 hierarchies",
-            controllers.join(", ")
+            and_list(&controllers)
         )
     } else {
         format!(
             "start qwrap in a group delegated to uid {uid}: under systemd, `systemd-run --user --scope -p Delegate=yes qwrap run …` (its user manager delegates {} beneath user@{uid}.service), or ask an administrator to delegate them",
-            controllers.join(", ")
+            and_list(&controllers)
         )
     };
     format!(
-        "{} cannot be enforced here: it needs a cgroup of the sandbox's own with {}, and {v2}; {v1}. Fix: {fix}; or leave the limit out",
+        "{} cannot be enforced here: it needs a cgroup of the sandbox's own with {}, and none can be made ({v2}; {v1}). Fix: {fix}; or leave the limit out",
         asked.join(", "),
-        controllers.join(", ")
+        and_list(&controllers)
     )
 }
 

@@ -5,6 +5,13 @@ WHO=$1; WS=$2
 cd "$WS" || exit 1
 pass() { echo "QW: PASS $WHO $API $1"; }
 fail() { echo "QW: FAIL $WHO $API $1: $2"; }
+# cgroup v2 for the limits' checks, where this identity may set it up
+# (root, at the hierarchy's root); the user has no group delegated to it
+# and sees the refusal.
+if [ "$(id -u)" = 0 ] && ! grep -q ' /sys/fs/cgroup ' /proc/self/mountinfo; then
+    mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null &&
+        echo "+memory +pids +cpu" > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+fi
 ABI=$(qwrap inspect --json | tr -d ' \n' | grep -o '"landlock_abi":[0-9]*' | head -n 1 | cut -d: -f2)
 echo "QW: $WHO: Landlock ABI ${ABI:-?}"
 for API in new legacy; do
@@ -64,7 +71,18 @@ for API in new legacy; do
     else
         fail process-limit "rc=$rc: $(tr '\n' ' ' < qw-limit.err)"
     fi
-    rm -f qw-limit.err
+    # A memory hog: killed with its tree at the limit (137, the line), or
+    # refused.
+    qwrap run --memory 32M -- sh -c 'dd if=/dev/zero of=/dev/null bs=200M count=1; sleep 2; echo survived' >qw-limit.out 2>qw-limit.err; rc=$?
+    for i in 1 2 3 4 5 6 7 8 9 10; do grep -q "limit reached" qw-limit.err && break; sleep 0.3; done
+    if [ $rc -eq 125 ] && grep -q "cannot be enforced here" qw-limit.err; then
+        pass "memory-limit (refused: no group for $WHO)"
+    elif [ $rc -eq 137 ] && ! grep -q survived qw-limit.out && grep -q "memory limit reached" qw-limit.err; then
+        pass memory-limit
+    else
+        fail memory-limit "rc=$rc: $(cat qw-limit.out qw-limit.err | tr '\n' ' ')"
+    fi
+    rm -f qw-limit.err qw-limit.out
     # A host process survives a signal and keeps its limits (the warden).
     sleep 120 & SP=$!
     before=$(grep 'Max open files' /proc/$SP/limits)
