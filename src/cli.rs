@@ -14,6 +14,9 @@ Environment:
   QWRAP_NETWORK, QWRAP_TMP, QWRAP_LANDLOCK   default --network, --tmp, --landlock
   QWRAP_VIEW, QWRAP_CACHE, QWRAP_PID         default --view, --cache, --pid
   QWRAP_HOME, QWRAP_ISOLATION               default --home, --isolation
+  QWRAP_TMPFS_SIZE, QWRAP_MEMORY             default --tmpfs-size, --memory
+  QWRAP_MAX_PROCESSES, QWRAP_CPUS            default --max-processes, --cpus
+  QWRAP_TIME_LIMIT                           default --time-limit
   QWRAP_INCLUDE, QWRAP_ALLOW_SOCKET          extra roots and sockets, ':'-separated
   QWRAP_PROFILE                              profiles, ','-separated
   QWRAP_EXPLAIN=1                            --explain
@@ -139,6 +142,25 @@ pub struct PolicyArgs {
     /// or a share of the host's memory [default: 20%].
     #[arg(long, value_name = "SIZE")]
     pub tmpfs_size: Option<String>,
+    /// The memory of the command's whole tree, swap included: a size
+    /// (512M, 4G) or a share of the host's memory; at the limit every
+    /// process is killed together (exit 137). A cgroup: refused (exit 125)
+    /// where none can be made [default: none].
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+    /// The tasks (processes and threads) the command's tree may hold at
+    /// once; past it fork fails with EAGAIN. A cgroup: refused where none
+    /// can be made [default: none].
+    #[arg(long, value_name = "N")]
+    pub max_processes: Option<String>,
+    /// The CPU time of the command's tree, in CPUs (1, 0.5, 2.5). A cgroup:
+    /// refused where none can be made [default: none].
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<String>,
+    /// The sandbox's wall-clock time (90s, 10m, 2h): then every process of
+    /// it gets SIGTERM, and SIGKILL 2 s later [default: none].
+    #[arg(long, value_name = "DURATION")]
+    pub time_limit: Option<String>,
     /// require: fail unless every Landlock layer applies; best-effort: apply
     /// what the kernel offers; off [default: best-effort].
     #[arg(long, value_name = "MODE", value_parser = ["require", "best-effort", "off"])]

@@ -2,7 +2,7 @@
 //! orders the planners emit them (run mode, the legacy path, bwrap mode,
 //! joining namespaces).
 
-use crate::plan::{Egress, Flags, IdMap, Namespaces, OverlayUpper, Role, Step};
+use crate::plan::{Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayUpper, Role, Step};
 use crate::policy::EnvRules;
 use std::path::PathBuf;
 
@@ -100,6 +100,21 @@ pub(super) fn run_steps() -> Vec<Step> {
             remove: None,
             writable: vec![],
             explain: None,
+            limits: Some(LimitWatch {
+                groups: vec![p("/q/cg/memory/qwrap-42")],
+                v2: false,
+                memory: None,
+                processes: None,
+                time_ms: Some(90_000),
+                say: true,
+            }),
+        },
+        Step::MakeCgroup {
+            dir: p("/q/cg/memory/qwrap-42"),
+            limits: vec![("memory.limit_in_bytes".into(), "67108864".into())],
+        },
+        Step::JoinCgroup {
+            groups: vec![p("/q/cg/memory/qwrap-42/sandbox")],
         },
         Step::Unshare { ns: all },
         Step::DenySetgroups,
@@ -417,6 +432,14 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 remove: None,
                 writable: vec![],
                 explain: None,
+                limits: Some(LimitWatch {
+                    groups: vec![p("/q/cg/qwrap-42")],
+                    v2: true,
+                    memory: None,
+                    processes: None,
+                    time_ms: Some(1500),
+                    say: false,
+                }),
             },
             Step::CloneMonitor {
                 ns: Namespaces {
@@ -428,6 +451,9 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 json_status_fd: None,
                 join: false,
                 forward_signals: true,
+            },
+            Step::JoinCgroup {
+                groups: vec![p("/q/cg/qwrap-42/sandbox")],
             },
             Step::LandlockScopes { abi: 7 },
             Step::SeccompPrivatePid {
@@ -454,6 +480,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 remove: Some(p("/tmp/qwrap-1000-42")),
                 writable: vec![p("/home/u/ws/src"), p("/tmp/qwrap-1000-42")],
                 explain: None,
+                limits: None,
             },
             Step::LandlockAllowList {
                 abi: 7,

@@ -90,6 +90,7 @@ impl Executor {
                 remove,
                 writable,
                 explain,
+                limits,
             } => {
                 let orders = crate::supervise::warden::Orders {
                     keep_background: *keep_background,
@@ -100,8 +101,21 @@ impl Executor {
                     remove: remove.as_deref(),
                     writable,
                     explain: explain.as_deref(),
+                    limits: limits.as_ref(),
                 };
                 self.warden = Some(crate::supervise::warden::start(orders, &self.held)?)
+            }
+            Step::MakeCgroup { dir, limits } => {
+                k::mkdir(dir, Mode::from_raw_mode(0o755))
+                    .map_err(|e| Fail::call("mkdir", format!("{dir:?}, 0755"), e))?;
+                for (file, value) in limits {
+                    let path = dir.join(file);
+                    write_at(&CWD, &path, value.as_bytes())
+                        .map_err(|e| Fail::call("write", format!("{path:?}, {value:?}"), e))?;
+                }
+                let leaf = dir.join(crate::plan::limits::LEAF);
+                k::mkdir(&leaf, Mode::from_raw_mode(0o755))
+                    .map_err(|e| Fail::call("mkdir", format!("{leaf:?}, 0755"), e))?;
             }
             Step::MakePrivateDir { path } => k::mkdir(path, Mode::from_raw_mode(0o700))
                 .map_err(|e| Fail::call("mkdir", format!("{path:?}, 0700"), e))?,

@@ -1,6 +1,7 @@
 //! Probes of the host: kernel features and the facts behind error hints.
 
 pub mod caches;
+pub mod cgroups;
 pub mod diagnose;
 mod fds;
 pub mod landlock_only;
@@ -75,6 +76,10 @@ pub struct HostFacts {
     /// The running kernel's version, `(major, minor)`.
     #[serde(skip)]
     pub kernel: (u32, u32),
+    /// The caller's cgroups: filled by the caller where a limit needs a
+    /// group of the sandbox's own, and for the reports.
+    #[serde(skip)]
+    pub cgroups: Option<cgroups::CgroupFacts>,
 }
 
 /// A setting in the environment that the host probe cannot use.
@@ -121,6 +126,7 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
             ..Default::default()
         },
         kernel: caches::kernel_version(&rustix::system::uname().release().to_string_lossy()),
+        cgroups: None,
     })
 }
 

@@ -191,6 +191,7 @@ pub(super) fn spec(
     layers: &Layers,
     lists: &Lists,
     fds: FdPlan,
+    limits: super::limits::Limits,
 ) -> SandboxSpec {
     let keep_background = policy.settings.keep_background.value;
     let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
@@ -222,7 +223,9 @@ pub(super) fn spec(
             e.writable.extend(lists.write_files.iter().cloned());
             Box::new(e)
         }),
+        limits: limits.watch,
     });
+    prepare.extend(limits.make);
     let mut env = policy.env.clone();
     let mut set = |k: &str, v: &PathBuf| {
         let said = policy.user_env_names.iter().any(|n| n == k);
@@ -248,6 +251,7 @@ pub(super) fn spec(
     }
     SandboxSpec {
         host: prepare,
+        join_cgroup: limits.join,
         ns: Default::default(),
         entry: Entry::None,
         identity: Identity::None,

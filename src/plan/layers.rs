@@ -90,6 +90,9 @@ pub struct Layers {
     pub home: LayerState,
     /// The command's terminal: a pty of qwrap's own, or the caller's.
     pub terminal: LayerState,
+    /// The resource limits: the cgroup that holds them, and the time limit
+    /// (plan/limits.rs sets it once the plan is made).
+    pub limits: LayerState,
     /// `--home overlay`, where it can be had.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub home_overlay: Option<super::caches::HomeOverlay>,
@@ -242,6 +245,7 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
         home,
         home_overlay,
         terminal: terminal(policy, host),
+        limits: LayerState::Off(super::limits::NONE_ASKED.into()),
         egress: egress(policy),
         cache_isolation: super::caches::cache_layer(&caches),
         caches,

@@ -12,7 +12,13 @@ use crate::host::{HostFacts, MountApi};
 use crate::policy::{NetworkMode, PidMode, Policy, ViewMode};
 
 /// The spec of `run`'s sandbox.
-pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: FdPlan) -> SandboxSpec {
+pub(super) fn run_spec(
+    policy: &Policy,
+    host: &HostFacts,
+    layers: &Layers,
+    fds: FdPlan,
+    limits: super::limits::Limits,
+) -> SandboxSpec {
     let private_pid = policy.settings.pid.value == PidMode::Private;
     let keep_background = policy.settings.keep_background.value;
     let proxied = policy.network == NetworkMode::Proxied;
@@ -49,7 +55,10 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
             .then(|| super::explain::orders(policy, layers, !scoped, host.uid == 0, false))
             .flatten()
             .map(Box::new),
+        limits: limits.watch,
     });
+    // The sandbox's cgroups, once the warden (which stays out) runs.
+    prepare.extend(limits.make);
 
     // Inherited devices bound read-only over themselves, files reopened.
     let mut inherited = Vec::new();
@@ -80,6 +89,7 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
     let minimal = policy.view == ViewMode::Minimal;
     SandboxSpec {
         host: prepare,
+        join_cgroup: limits.join,
         ns: super::Namespaces {
             user: true,
             pid: private_pid,

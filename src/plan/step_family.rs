@@ -27,6 +27,7 @@ impl Step {
             | Step::WriteHostFile { .. }
             | Step::PrepareCaches { .. }
             | Step::StartWarden { .. }
+            | Step::MakeCgroup { .. }
             | Step::MakePrivateDir { .. } => Family::Host,
             Step::MakeMountsSlave
             | Step::CloneTree { .. }
@@ -88,6 +89,7 @@ impl Step {
             | Step::LandlockScopes { .. }
             | Step::BlockOnFd { .. }
             | Step::LockFile { .. }
+            | Step::JoinCgroup { .. }
             | Step::Exec { .. } => Family::Process,
         }
     }

@@ -12,6 +12,11 @@ impl Step {
             Step::WriteHostFile { path, .. } => format!("write {} before the sandbox starts", path.display()),
             Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
             Step::StartWarden { .. } => "start the warden outside the sandbox".into(),
+            Step::MakeCgroup { dir, .. } => format!(
+                "make the sandbox's cgroup in {}",
+                dir.parent().unwrap_or(dir).display()
+            ),
+            Step::JoinCgroup { .. } => "move the command's process into the sandbox's cgroups".into(),
             Step::ListenEgress { .. } => "hand the egress proxy's socket to the warden".into(),
             Step::Unshare { ns } if ns.user && !ns.net => "create user and mount namespaces".into(),
             Step::Unshare { ns } if ns.user => "create user, mount and network namespaces".into(),

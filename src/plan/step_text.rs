@@ -17,6 +17,8 @@ impl fmt::Display for Step {
             Step::WriteHostFile { .. }
             | Step::CreateHostDir { .. }
             | Step::PrepareCaches { .. }
+            | Step::MakeCgroup { .. }
+            | Step::JoinCgroup { .. }
             | Step::StartWarden { .. } => super::step_text_host::write(self, f),
             Step::Unshare { ns } => write!(f, "unshare({})", ns.names()),
             Step::RefuseKeyrings => write!(

@@ -21,6 +21,24 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             )
         }
         Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
+        Step::MakeCgroup { dir, limits } => {
+            write!(f, "mkdir({}, 0755)", q(dir))?;
+            for (file, value) in limits {
+                write!(f, "; open({}, O_WRONLY); write({value:?})", q(&dir.join(file)))?;
+            }
+            write!(
+                f,
+                "; mkdir({}, 0755) on the host",
+                q(&dir.join(super::limits::LEAF))
+            )
+        }
+        Step::JoinCgroup { groups } => {
+            let calls: Vec<String> = groups
+                .iter()
+                .map(|g| format!("open({}, O_WRONLY); write(\"0\")", q(&g.join("cgroup.procs"))))
+                .collect();
+            write!(f, "{}", calls.join("; "))
+        }
         Step::PrepareCaches {
             create,
             layers,
@@ -55,6 +73,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             remove,
             writable,
             explain,
+            limits,
         } => {
             write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
             if *notes || explain.as_ref().is_some_and(|e| e.say) {
@@ -124,6 +143,9 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                     }
                 )?;
             }
+            if let Some(l) = limits {
+                limits_text(l, f)?;
+            }
             if !git.is_empty() {
                 let names: Vec<String> = git.iter().map(|p| q(p)).collect();
                 write!(
@@ -136,4 +158,51 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         }
         _ => Ok(()),
     }
+}
+
+/// What the warden does for the limits, in its step's aside.
+fn limits_text(l: &super::step_args::LimitWatch, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    if let Some(ms) = l.time_ms {
+        write!(
+            f,
+            "; {ms} ms after it starts (the time limit): SIGTERM to every process of the sandbox ({}), SIGKILL to each {} s later",
+            if l.groups.is_empty() {
+                "found as the leftovers are"
+            } else {
+                "its group's cgroup.procs"
+            },
+            super::limits::GRACE_S
+        )?;
+    }
+    if l.groups.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = l.groups.iter().map(|g| q(g)).collect();
+    if let (Some(m), false) = (&l.memory, l.v2) {
+        write!(
+            f,
+            "; once the command runs, eventfd() and write(cgroup.event_control, \"EVENTFD FD\") of {}'s memory.oom_control: at the first OOM kill in the group it kills every process in it (cgroup v1 has no memory.oom.group)",
+            q(&m.group)
+        )?;
+    }
+    write!(
+        f,
+        "; when the sandbox ends, {} {}, waits for it to empty and removes it (rmdir), then reads {}whether a limit was reached{}",
+        if l.v2 {
+            "write(cgroup.kill, \"1\") of"
+        } else {
+            "SIGKILL to every pid in cgroup.procs of"
+        },
+        names.join(", "),
+        match (l.v2, l.memory.is_some(), l.processes.is_some()) {
+            (_, false, false) => "",
+            (true, true, false) => "memory.events and memory.peak: ",
+            (true, false, true) => "pids.events: ",
+            (true, true, true) => "memory.events, memory.peak and pids.events: ",
+            (false, true, false) => "memory.oom_control and memory.max_usage_in_bytes: ",
+            (false, false, true) => "pids.events: ",
+            (false, true, true) => "memory.oom_control, memory.max_usage_in_bytes and pids.events: ",
+        },
+        if l.say { ", and says so on stderr" } else { "" }
+    )
 }

@@ -10,7 +10,7 @@ fn build(policy: &Policy, host: &HostFacts) -> Plan {
     super::build(policy, host).expect("accepted").0
 }
 
-fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy {
+pub(super) fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy {
     Policy {
         workspace: PathBuf::from(roots[0]),
         writable_roots: roots
@@ -71,7 +71,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
     }
 }
 
-fn host(api: MountApi) -> HostFacts {
+pub(super) fn host(api: MountApi) -> HostFacts {
     HostFacts {
         mount_api: api,
         mount_api_reason: "test",
@@ -86,6 +86,7 @@ fn host(api: MountApi) -> HostFacts {
         no_pty: None,
         landlock_only: Default::default(),
         kernel: (6, 18),
+        cgroups: None,
     }
 }
 
@@ -115,6 +116,7 @@ fn starts_with_namespaces_and_identity_maps() {
                 remove: None,
                 writable: vec![],
                 explain: None,
+                limits: None,
             },
             Step::Unshare {
                 ns: Namespaces {

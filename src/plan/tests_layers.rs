@@ -160,6 +160,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             remove: None,
             writable: vec![],
             explain: None,
+            limits: None,
         }
     );
     assert_eq!(

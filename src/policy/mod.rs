@@ -11,6 +11,7 @@ mod env;
 pub mod git;
 mod git_guard;
 pub mod home_view;
+pub mod limits;
 mod load;
 mod modes;
 mod passwd;
@@ -28,6 +29,7 @@ pub mod view;
 pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
 pub use git_guard::GitLayout;
+pub use limits::{CpuLimit, MemoryLimit, ProcessLimit, TimeLimit};
 pub use load::{Invocation, LoadError, load};
 pub use modes::{
     CacheMode, HomeMode, IsolationMode, LandlockMode, NetworkMode, PidMode, TmpMode, TmpfsSize, ViewMode,

@@ -14,7 +14,10 @@
 
 use super::profile::ProfileDef;
 use super::sourced::{SettingsError, Sourced, scalar};
-use super::{CacheMode, HomeMode, IsolationMode, LandlockMode, NetworkMode, PidMode, TmpfsSize, ViewMode};
+use super::{
+    CacheMode, CpuLimit, HomeMode, IsolationMode, LandlockMode, MemoryLimit, NetworkMode, PidMode,
+    ProcessLimit, TimeLimit, TmpfsSize, ViewMode,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -42,6 +45,10 @@ pub const ENV_LANDLOCK: &str = "QWRAP_LANDLOCK";
 pub const ENV_ALLOW_SOCKET: &str = "QWRAP_ALLOW_SOCKET";
 pub const ENV_TMPFS_SIZE: &str = "QWRAP_TMPFS_SIZE";
 pub const ENV_EXPLAIN: &str = "QWRAP_EXPLAIN";
+pub const ENV_MEMORY: &str = "QWRAP_MEMORY";
+pub const ENV_MAX_PROCESSES: &str = "QWRAP_MAX_PROCESSES";
+pub const ENV_CPUS: &str = "QWRAP_CPUS";
+pub const ENV_TIME_LIMIT: &str = "QWRAP_TIME_LIMIT";
 /// Overrides the system config path (for tests and packaging).
 pub const ENV_SYSTEM_CONFIG: &str = "QWRAP_SYSTEM_CONFIG";
 /// How a declared setting is given, for the docs' checks and the reports.
@@ -187,6 +194,14 @@ declare_settings! {
         isolation: IsolationMode = IsolationMode::Namespaces, "--isolation", ENV_ISOLATION;
         /// The size of the private /tmp and /dev/shm, each.
         tmpfs_size: TmpfsSize = TmpfsSize::DEFAULT, "--tmpfs-size", ENV_TMPFS_SIZE;
+        /// The memory of the command's whole tree, swap included (a cgroup).
+        memory: MemoryLimit = MemoryLimit(None), "--memory", ENV_MEMORY;
+        /// The tasks (processes and threads) of the command's tree (a cgroup).
+        max_processes: ProcessLimit = ProcessLimit(None), "--max-processes", ENV_MAX_PROCESSES;
+        /// The CPU time of the command's tree, in CPUs (a cgroup).
+        cpus: CpuLimit = CpuLimit(None), "--cpus", ENV_CPUS;
+        /// The wall-clock time of the sandbox (the warden ends it).
+        time_limit: TimeLimit = TimeLimit(None), "--time-limit", ENV_TIME_LIMIT;
     }
     switches {
         die_with_parent = true, "--no-die-with-parent" => no_die_with_parent;

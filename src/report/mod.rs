@@ -115,8 +115,16 @@ pub struct Inspect {
     /// Shell start-up files shown without their credential assignments
     /// (the names removed, never the values).
     pub redacted_rc: Vec<crate::policy::rc_files::Redacted>,
+    /// The size of the private /tmp and /dev/shm, each, in bytes (null:
+    /// the kernel's default, half of the memory).
+    pub tmpfs_size: Option<u64>,
+    /// What bounds the cache layer: nothing but `qwrap cache clean`.
+    pub cache_layer: String,
     pub notes: Vec<String>,
 }
+
+/// The cache layer's note: it has no budget.
+pub const CACHE_LAYER_NOTE: &str = "no size budget: what the caches and an overlaid home write inside stays in the workspace's layer on the host (under ~/.local/state/qwrap/caches) until `qwrap cache clean`; `qwrap cache list` shows each layer's size";
 
 /// The running kernel's release.
 pub fn kernel() -> String {
@@ -160,6 +168,15 @@ impl Inspect {
             line("cache", s.cache.value.to_string(), &s.cache.source),
             line("home", s.home.value.to_string(), &s.home.source),
             line("isolation", s.isolation.value.to_string(), &s.isolation.source),
+            line("tmpfs_size", s.tmpfs_size.value.to_string(), &s.tmpfs_size.source),
+            line("memory", s.memory.value.to_string(), &s.memory.source),
+            line(
+                "max_processes",
+                s.max_processes.value.to_string(),
+                &s.max_processes.source,
+            ),
+            line("cpus", s.cpus.value.to_string(), &s.cpus.source),
+            line("time_limit", s.time_limit.value.to_string(), &s.time_limit.source),
         ];
         settings.extend(s.allow_socket.iter().map(|i| SettingLine {
             name: "allow_socket",
@@ -215,6 +232,8 @@ impl Inspect {
             shown: policy.shown.clone(),
             removed_variables: policy.removed_variables.clone(),
             redacted_rc: policy.redacted_rc.clone(),
+            tmpfs_size: s.tmpfs_size.value.bytes(host.mem_total),
+            cache_layer: CACHE_LAYER_NOTE.into(),
             notes,
         }
     }
@@ -329,9 +348,20 @@ impl Inspect {
             ("home", &l.home),
             ("terminal", &l.terminal),
             ("egress", &l.egress),
+            ("limits", &l.limits),
         ] {
             let _ = writeln!(o, "  {name}: {state}");
         }
+        let _ = writeln!(
+            o,
+            "Sizes: /tmp and /dev/shm {}; the cache layer: {}",
+            match (self.tmpfs_size, self.layers.landlock_only) {
+                (_, true) => "not the sandbox's own (no mount without namespaces)".to_string(),
+                (Some(b), false) => format!("{} each", crate::plan::limits::human_bytes(b)),
+                (None, false) => "the kernel's default each (half of the memory)".to_string(),
+            },
+            self.cache_layer
+        );
         let _ = writeln!(o, "Host Unix sockets:");
         if l.masked_sockets.is_empty() && l.reachable_sockets.is_empty() {
             let _ = writeln!(o, "  (none)");

@@ -54,6 +54,8 @@ pub struct Receipt {
     pub cache_mode: String,
     /// Each cache root and how it is mounted (`PATH: overlay`).
     pub caches: Vec<String>,
+    /// The resource limits and what holds them; `none`.
+    pub limits: String,
     pub hidden_paths: Vec<String>,
     pub removed_variables: Vec<String>,
     pub result: String,
@@ -204,6 +206,11 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
                 format!("{}: {how}", c.path.display())
             })
             .collect(),
+        limits: match &inspect.layers.limits {
+            crate::plan::LayerState::Applied(what) => what.clone(),
+            crate::plan::LayerState::Off(why) if why.starts_with("refused") => why.clone(),
+            _ => "none".into(),
+        },
         hidden_paths: policy
             .hidden
             .iter()
@@ -260,7 +267,7 @@ impl Receipt {
 }
 
 /// Field order, as in the rollout checklist.
-const FIELDS: [&str; 32] = [
+const FIELDS: [&str; 33] = [
     "date",
     "host",
     "qwrap_version",
@@ -289,6 +296,7 @@ const FIELDS: [&str; 32] = [
     "home",
     "cache_mode",
     "caches",
+    "limits",
     "hidden_paths",
     "removed_variables",
     "result",

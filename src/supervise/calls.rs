@@ -119,6 +119,21 @@ impl Sandbox {
         })
     }
 
+    /// PID 1 of the sandbox's own PID namespace and every process that
+    /// descends from it: no process can leave a PID namespace, and its
+    /// orphans go to its PID 1. Judged by the parents /proc/PID/stat gives,
+    /// which any process may read (PID 1 is not dumpable: its namespaces
+    /// are not another user's to read).
+    pub(super) fn below(init: i32) -> Sandbox {
+        Sandbox {
+            dev: 0,
+            ino: 0,
+            command: init,
+            no_namespace: true,
+            spare: None,
+        }
+    }
+
     /// Whether `pid` is inside: in the sandbox's user namespace or one made
     /// inside it, or, without one, a descendant of the command.
     pub(super) fn holds(&self, pid: i32) -> Option<bool> {

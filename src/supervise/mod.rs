@@ -12,6 +12,7 @@ mod git_files;
 mod git_sync;
 pub(crate) mod handover;
 mod leftovers;
+mod limits;
 mod metadata;
 pub(crate) mod monitor;
 pub(crate) mod reaper;

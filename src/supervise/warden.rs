@@ -9,7 +9,7 @@
 //! (leftovers.rs and reaper.rs; unless --keep-background), then exits itself.
 
 use crate::egress::proxy;
-use crate::plan::Egress;
+use crate::plan::{Egress, LimitWatch};
 use crate::sys::kernel as k;
 use crate::sys::{self, Notification};
 use rustix::event::{PollFd, PollFlags};
@@ -23,6 +23,7 @@ use super::explain_judge::{Base, Judge};
 use super::git_sync::{GitSync, Kind, Pair};
 use super::handover::{self, Handed, Link};
 use super::leftovers::Reaper;
+use super::limits::Limits;
 use std::sync::{Arc, Mutex};
 
 /// What the warden is asked to do besides answering the filter.
@@ -40,6 +41,8 @@ pub(crate) struct Orders<'a> {
     /// `--isolation landlock`: where it changes a file's mode bits and
     /// times on the command's behalf (metadata.rs).
     pub writable: &'a [PathBuf],
+    /// The sandbox's limits (limits.rs).
+    pub limits: Option<&'a LimitWatch>,
     /// `--explain`, `--denials`: the calls it judges and where it says
     /// the refusals (explain.rs).
     pub explain: Option<&'a crate::plan::explain::Explain>,
@@ -72,9 +75,14 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         remove,
         writable,
         explain,
+        limits,
     } = orders;
     let explain = explain.cloned();
     let remove = remove.map(Path::to_path_buf);
+    let limits = limits.cloned();
+    // The limits' lines go to qwrap's stderr too, kept as the reports' are:
+    // not with --keep-background, where it would hold a caller's pipe open.
+    let says_limits = limits.as_ref().is_some_and(|l| l.say) && !keep_background;
     let writable = writable.to_vec();
     let (ours, theirs) = k::seqpacket_pair()?;
     let command = k::getpid();
@@ -86,7 +94,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
     let reports = !keep_background && says;
     // One descriptor of it for everything the warden says; its copies are
     // made in the warden, not on the command's way to exec.
-    let stderr = (reports || notes)
+    let stderr = (reports || notes || says_limits)
         .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
         .flatten();
     // --explain's lines at exit, on a copy of their own.
@@ -127,6 +135,11 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         // command that forks without end, which it may have to outpace.
         let _ = k::setsid();
         let notes = stderr.as_ref().filter(|_| notes).and_then(|r| r.try_clone().ok());
+        let said = stderr
+            .as_ref()
+            .filter(|_| says_limits)
+            .and_then(|r| r.try_clone().ok());
+        let mut limits = limits.map(|l| Limits::new(l, said));
         let report = stderr.filter(|_| reports);
         let proxy = egress.map(|e| {
             let c = proxy::Config::new(e.allow.clone(), log);
@@ -165,7 +178,14 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
             notes,
             writable,
             explaining,
+            limits.as_mut(),
         );
+        // The sandbox's groups emptied, what was reached said, the groups
+        // removed: before the copy of stderr closes, so that the caller
+        // reads the line before its end.
+        if let Some(l) = &mut limits {
+            l.end();
+        }
         // The command's own directory (--isolation landlock's TMPDIR): the
         // sandbox is gone, its leftovers too (or, kept, they are done).
         if let Some(dir) = &remove {
@@ -189,6 +209,7 @@ fn run(
     mut notes: Option<OwnedFd>,
     writable: Vec<PathBuf>,
     mut explaining: Option<Explaining>,
+    mut limits: Option<&mut Limits>,
 ) -> i32 {
     let seen = explaining.as_ref().map(|e| Arc::clone(&e.seen));
     let seen = seen.as_deref();
@@ -237,7 +258,10 @@ fn run(
             // A private PID namespace: no listener; the sandbox lives as
             // long as its PID 1.
             Some(Handed::Init(init)) => {
-                let code = watch(&init, sync.as_mut());
+                if let Some(l) = limits.as_deref_mut() {
+                    l.arm();
+                }
+                let code = watch(&init, sync.as_mut(), limits);
                 held.clear();
                 return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref(), seen));
             }
@@ -256,27 +280,39 @@ fn run(
         let _ = sys::notif_sync_wake_up(listener.as_fd());
     }
     sandbox.spare = reaper_pid;
+    if let Some(l) = limits.as_deref_mut() {
+        l.spare(reaper_pid);
+        l.arm();
+    }
     let mut command_alive = true;
     loop {
         let inotify = sync.as_ref().map(GitSync::fd);
+        let oom = limits.as_deref().and_then(Limits::fd);
         let mut fds = vec![PollFd::new(&listener, PollFlags::IN)];
         if let Some(fd) = &inotify {
+            fds.push(PollFd::new(fd, PollFlags::IN));
+        }
+        if let Some(fd) = &oom {
             fds.push(PollFd::new(fd, PollFlags::IN));
         }
         if command_alive {
             fds.push(PollFd::new(&pidfd, PollFlags::IN));
         }
-        let timeout = sync.as_ref().and_then(GitSync::retry);
-        match rustix::event::poll(&mut fds, timeout) {
+        let timeout = sooner(sync.as_ref().and_then(GitSync::retry), limits.as_deref());
+        match rustix::event::poll(&mut fds, timeout.as_ref()) {
             Ok(_) | Err(Errno::INTR) => {}
             Err(_) => return 1,
         }
         let listener_ready = fds[0].revents();
         let git_ready = sync.is_some() && !fds[1].revents().is_empty();
+        let oom_ready = oom.is_some() && !fds[1 + usize::from(sync.is_some())].revents().is_empty();
         let exited = command_alive && !fds[fds.len() - 1].revents().is_empty();
         drop(fds);
         if let Some(s) = &mut sync {
             s.tend(git_ready);
+        }
+        if let Some(l) = limits.as_deref_mut() {
+            l.tend(oom_ready, &mut |sig| every_process(&sandbox, sig));
         }
         if exited {
             command_alive = false;
@@ -342,28 +378,75 @@ fn run(
     }
 }
 
-/// Keeps the git copies in step until the process behind `pidfd` exits;
-/// Some(exit code) when polling fails.
-fn watch(pidfd: &OwnedFd, mut sync: Option<&mut GitSync>) -> Option<i32> {
+/// Keeps the git copies in step, and the limits, until the process behind
+/// `pidfd` (PID 1 of the sandbox's own PID namespace) exits; Some(exit
+/// code) when polling fails.
+fn watch(pidfd: &OwnedFd, mut sync: Option<&mut GitSync>, mut limits: Option<&mut Limits>) -> Option<i32> {
+    // Every process of the sandbox, where its limits have no group to list
+    // them: PID 1 and what descends from it.
+    let sandbox = pidfd_pid(pidfd).map(Sandbox::below);
     loop {
         let inotify = sync.as_ref().map(|s| s.fd());
+        let oom = limits.as_deref().and_then(Limits::fd);
         let mut fds = vec![PollFd::new(pidfd, PollFlags::IN)];
         if let Some(fd) = &inotify {
             fds.push(PollFd::new(fd, PollFlags::IN));
         }
-        let timeout = sync.as_ref().and_then(|s| s.retry());
-        match rustix::event::poll(&mut fds, timeout) {
+        if let Some(fd) = &oom {
+            fds.push(PollFd::new(fd, PollFlags::IN));
+        }
+        let timeout = sooner(sync.as_ref().and_then(|s| s.retry()), limits.as_deref());
+        match rustix::event::poll(&mut fds, timeout.as_ref()) {
             Ok(_) | Err(Errno::INTR) => {}
             Err(_) => return Some(1),
         }
         let exited = !fds[0].revents().is_empty();
-        let git_ready = fds.len() > 1 && !fds[1].revents().is_empty();
+        let git_ready = inotify.is_some() && !fds[1].revents().is_empty();
+        let oom_ready = oom.is_some() && !fds[fds.len() - 1].revents().is_empty();
         drop(fds);
         if let Some(s) = sync.as_deref_mut() {
             s.tend(git_ready);
         }
+        if let Some(l) = limits.as_deref_mut() {
+            l.tend(oom_ready, &mut |sig| {
+                if let Some(s) = &sandbox {
+                    every_process(s, sig);
+                }
+            });
+        }
         if exited {
             return None;
+        }
+    }
+}
+
+/// The sooner of the git copies' retry and the limits' next deadline.
+fn sooner(
+    retry: Option<&rustix::event::Timespec>,
+    limits: Option<&Limits>,
+) -> Option<rustix::event::Timespec> {
+    let limit = limits.and_then(Limits::timeout).map(|d| rustix::event::Timespec {
+        tv_sec: d.as_secs() as i64,
+        tv_nsec: i64::from(d.subsec_nanos()),
+    });
+    match (retry.copied(), limit) {
+        (Some(a), Some(b)) => Some(if (a.tv_sec, a.tv_nsec) <= (b.tv_sec, b.tv_nsec) {
+            a
+        } else {
+            b
+        }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A signal to every process of the sandbox /proc shows.
+fn every_process(sandbox: &Sandbox, sig: rustix::process::Signal) {
+    let me = std::process::id() as i32;
+    for p in super::calls::processes().filter(|&p| p != me && Some(p) != sandbox.spare) {
+        if sandbox.holds(p) == Some(true)
+            && let Some(pid) = rustix::process::Pid::from_raw(p)
+        {
+            let _ = k::kill_process(pid, sig);
         }
     }
 }
