@@ -220,11 +220,17 @@ fn shared_caches_keep_the_include_rules() {
 fn concurrent_sandboxes_of_one_workspace_use_separate_layers() {
     for who in Who::all() {
         let f = Fixture::new(who);
-        let mut first = f.qwrap(&["run", "--", "sh", "-c", "echo one > ~/.cache/f && sleep 3"]);
+        let mut first = f.qwrap(&[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo one > ~/.cache/f && touch started && sleep 3",
+        ]);
         let mut first = first.spawn().unwrap();
-        // The first holds slot 0 once its layer's lock exists and is held.
+        // The first holds slot 0 once its command runs.
         let t0 = std::time::Instant::now();
-        while !f.home().join(".cache").exists() || t0.elapsed().as_secs() < 1 {
+        while !f.ws().join("started").exists() && t0.elapsed().as_secs() < 20 {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         let plan = ok(&f.qwrap(&["plan", "--", "true"]).output().unwrap());
@@ -279,7 +285,9 @@ fn inspect_and_the_receipt_name_the_caches() {
         ),
         "{text}"
     );
-    assert!(text.contains("created empty on the host"), "{text}");
+    // The listed home: a missing cache is made in its layer, not on the host.
+    assert!(!text.contains("created empty on the host"), "{text}");
+    assert!(!f.home().join(".cargo").exists());
     assert!(text.contains("caches: applied (3 overlaid"), "{text}");
     let text = ok(&f.qwrap(&["inspect", "--no-detect"]).output().unwrap());
     assert!(!text.contains(".cargo"), "{text}");
@@ -318,6 +326,7 @@ fn an_empty_cache_is_its_layer_until_the_host_fills_it() {
             assert!(!p.contains("fsopen(\"overlay\")"), "{who:?} {api}: {p}");
             ok(&f.run_sh(api, &[], "echo layer > ~/.cache/from-layer"));
             assert!(listing(&f.home().join(".cache")).is_empty());
+            f.mkdir("home/.cache");
             f.write("home/.cache/from-host", "host\n", 0o644);
             assert!(plan(&f).contains("fsopen(\"overlay\")"), "{who:?} {api}");
             let out = ok(&f.run_sh(api, &[], "cat ~/.cache/from-layer ~/.cache/from-host"));

@@ -6,42 +6,6 @@ use crate::plan::{Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayUpper, Ro
 use crate::policy::EnvRules;
 use std::path::PathBuf;
 
-/// A step's variant, by the name its JSON form gives it (`op`).
-pub(super) fn variant(step: &Step) -> String {
-    let v = serde_json::to_value(step).expect("a step serialises");
-    v["op"].as_str().expect("every step has an op").to_string()
-}
-
-/// Every variant of Step, read from its declaration (plan/step.rs), by
-/// the names serde gives them: nothing kept by hand to forget.
-pub(super) fn all_variants() -> std::collections::BTreeSet<String> {
-    let source = include_str!("../plan/step.rs");
-    let start = source.find("pub enum Step {").expect("the Step enum");
-    let body = &source[start..];
-    let body = &body[..body.find("\n}\n").expect("the enum's end")];
-    body.lines()
-        .filter(|l| l.starts_with("    ") && !l.starts_with("     "))
-        .filter_map(|l| {
-            let name: String = l
-                .trim()
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric())
-                .collect();
-            name.starts_with(|c: char| c.is_ascii_uppercase()).then_some(name)
-        })
-        .map(|name| {
-            let mut snake = String::new();
-            for (i, c) in name.chars().enumerate() {
-                if c.is_ascii_uppercase() && i > 0 {
-                    snake.push('_');
-                }
-                snake.push(c.to_ascii_lowercase());
-            }
-            snake
-        })
-        .collect()
-}
-
 pub(super) fn p(s: &str) -> PathBuf {
     PathBuf::from(s)
 }

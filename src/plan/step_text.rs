@@ -392,7 +392,7 @@ impl fmt::Display for Step {
                 write!(
                     f,
                     " (before Linux 6.15, EINVAL from a detached mount: move_mount(<home overlay>, \"\", AT_FDCWD, {0}, MOVE_MOUNT_F_EMPTY_PATH), open_tree(AT_FDCWD, each path, OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC), umount2({0}, MNT_DETACH)) \
-                     (EINVAL from fsconfig, a host mount beneath the home: per cache, mkdir(UPPER/its path), mkdir(LAYER/work-N), fsopen(\"overlay\"), fsconfig(lowerdir=its path, upperdir=UPPER/its path, workdir=LAYER/work-N), fsmount() -> its tree)",
+                     (EINVAL from fsconfig, a host mount beneath the home: per cache, mkdir(UPPER/its path), mkdir(LAYER/work-N), fsopen(\"overlay\"), fsconfig(lowerdir=its path, upperdir=UPPER/its path, workdir=LAYER/work-N), fsmount() -> its tree; one the host lacks: open_tree(AT_FDCWD, UPPER/its path, OPEN_TREE_CLONE) -> its tree)",
                     q(home)
                 )
             }

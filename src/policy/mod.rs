@@ -10,6 +10,7 @@ mod config_files;
 mod env;
 pub mod git;
 mod git_guard;
+pub mod hidden_set;
 pub mod home_view;
 pub mod limits;
 mod load;

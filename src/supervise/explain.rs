@@ -260,6 +260,21 @@ pub(crate) fn errno_name(e: i32) -> String {
     name.into()
 }
 
+/// `--explain`'s state in the warden: the judge of the trapped calls and
+/// the refusals seen (shared with the egress proxy's threads).
+pub(super) struct Explaining {
+    pub(super) judge: super::explain_judge::Judge,
+    pub(super) seen: std::sync::Arc<std::sync::Mutex<Recorder>>,
+}
+
+impl Explaining {
+    pub(super) fn record(&self, pid: u32, r: Refusal) {
+        if let Ok(mut s) = self.seen.lock() {
+            s.record(pid as i32, r);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,24 +1,21 @@
 //! The warden: a small process outside the sandbox, started before the
-//! namespaces are made and detached (forked by an intermediate that exits at
-//! once), so that it is not a child of the command, which keeps qwrap's PID:
-//! the command has exactly the children it makes. It answers the seccomp
-//! notifications of syscalls aimed at another process (the rules of
-//! plan::filter_rules that notify; warden_calls decides): allowed when every
-//! target is in the sandbox's user namespace or one made inside it, EPERM
-//! otherwise. When the command exits it kills what the command left behind
-//! (leftovers.rs and reaper.rs; unless --keep-background), then exits itself.
+//! namespaces and detached, so that the command (which keeps qwrap's PID)
+//! has exactly the children it makes. It answers the filter's
+//! notifications (warden_calls, metadata.rs; explain.rs with --explain),
+//! keeps the git dirs in step, serves the egress proxy, watches the limits
+//! (limits.rs) and, when the command exits, ends what it left behind
+//! (leftovers.rs, reaper.rs; unless --keep-background), then exits itself.
 
 use crate::egress::proxy;
 use crate::plan::{Egress, LimitWatch};
-use crate::sys::kernel as k;
-use crate::sys::{self, Notification};
+use crate::sys::{self, Notification, kernel as k};
 use rustix::event::{PollFd, PollFlags};
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
 use std::path::{Path, PathBuf};
 
 use super::calls::Sandbox;
-use super::explain::Recorder;
+use super::explain::{Explaining, Recorder};
 use super::explain_judge::{Base, Judge};
 use super::git_sync::{GitSync, Kind, Pair};
 use super::handover::{self, Handed, Link};
@@ -46,21 +43,6 @@ pub(crate) struct Orders<'a> {
     /// `--explain`, `--denials`: the calls it judges and where it says
     /// the refusals (explain.rs).
     pub explain: Option<&'a crate::plan::explain::Explain>,
-}
-
-/// `--explain`'s state in the warden: the judge of the trapped calls and
-/// the refusals seen (shared with the egress proxy's threads).
-pub(super) struct Explaining {
-    judge: Judge,
-    seen: Arc<Mutex<Recorder>>,
-}
-
-impl Explaining {
-    fn record(&self, pid: u32, r: super::explain::Refusal) {
-        if let Ok(mut s) = self.seen.lock() {
-            s.record(pid as i32, r);
-        }
-    }
 }
 
 /// Starts the warden. `hold`: locks kept for the sandbox's life (the
