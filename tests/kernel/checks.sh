@@ -90,6 +90,15 @@ for API in new legacy; do
     sleep 0.5
     if [ -d /proc/$SP ] && [ "$(sed 's/.*) //' /proc/$SP/stat | cut -d' ' -f1)" != Z ]; then pass signal-host; else fail signal-host "the host process died"; fi
     kill $SP 2>/dev/null; wait $SP 2>/dev/null
+    # ... nor its priority: the warden judges setpriority outside, failing
+    # closed where it cannot read the target (the value is read here).
+    sleep 120 & SP=$!
+    nice_before=$(sed 's/.*) //' /proc/$SP/stat | cut -d' ' -f17)
+    qwrap run -- sh -c "renice -n 19 -p $SP" >/dev/null 2>&1
+    qwrap run --landlock off -- sh -c "renice -n 19 -p $SP" >/dev/null 2>&1
+    nice_after=$(sed 's/.*) //' /proc/$SP/stat | cut -d' ' -f17)
+    if [ "$nice_before" = "$nice_after" ]; then pass renice-host; else fail renice-host "nice $nice_before -> $nice_after"; fi
+    kill $SP 2>/dev/null; wait $SP 2>/dev/null
     # No setuid file through io_uring (seccomp cannot see its OPENAT).
     if [ -x /qw/uring ]; then
         qwrap run -- /qw/uring qw-suid >/dev/null 2>&1
