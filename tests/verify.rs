@@ -359,6 +359,7 @@ fn receipt_is_filled_in() {
                 "home",
                 "cache_mode",
                 "caches",
+                "limits",
                 "hidden_paths",
                 "removed_variables",
                 "result",
