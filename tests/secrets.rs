@@ -347,3 +347,33 @@ fn shell_startup_files_lose_their_credentials() {
         assert!(!text.contains("hunter2") && !text.contains("sk-0123"), "{who:?}");
     }
 }
+
+/// A command that dies of a signal under `--pid private`: qwrap, outside,
+/// dies of it too, and must leave no core of its own (it holds the caller's
+/// environment) where the next sandbox reads it.
+#[test]
+fn no_core_of_qwrap_holds_the_callers_environment() {
+    if std::fs::read_to_string("/proc/sys/kernel/core_pattern").is_ok_and(|p| p.starts_with('|')) {
+        println!("SKIP: cores go to a program here, not to a file in the workspace");
+        return;
+    }
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let script = format!(
+            "ulimit -c unlimited; exec {} run --pid private -- sh -c 'kill -SEGV $$'",
+            qwrap().display()
+        );
+        let o = f
+            .command("sh")
+            .args(["-c", &script])
+            .env("OPENAI_API_KEY", "sk-canary0123456789abcdefghijkl")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), None, "{who:?}: {}", stderr(&o));
+        for e in std::fs::read_dir(f.ws()).unwrap().flatten() {
+            let data = std::fs::read(e.path()).unwrap_or_default();
+            let found = data.windows(9).any(|w| w == b"sk-canary");
+            assert!(!found, "{who:?}: {} holds the caller's key", e.path().display());
+        }
+    }
+}
