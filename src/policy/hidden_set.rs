@@ -114,6 +114,10 @@ pub const DEFAULT_HIDDEN: &[(&str, &str)] = &[
     (".config/environment.d", "the session's environment"),
     (".pam_environment", "the session's environment"),
     (".*.bak", "backup copies"),
+    (
+        ".local/state/qwrap/caches",
+        "every workspace's cache and home layers: what their sandboxes wrote, logins included",
+    ),
 ];
 
 /// Credential stores a variable moves (a colon list names several), and

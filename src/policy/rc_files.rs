@@ -159,17 +159,33 @@ fn sourced(text: &str, home: &Path) -> Vec<PathBuf> {
 pub fn redact_text(text: &str) -> (String, Vec<String>) {
     let mut out = String::with_capacity(text.len());
     let mut names = Vec::new();
-    for line in text.split_inclusive('\n') {
-        let found = secret_names(line);
+    let physical: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut i = 0;
+    while i < physical.len() {
+        // A logical line: lines ending in a backslash go on to the next.
+        let mut end = i;
+        while end + 1 < physical.len() && physical[end].trim_end_matches('\n').ends_with('\\') {
+            end += 1;
+        }
+        let joined: String = physical[i..=end]
+            .iter()
+            .map(|l| l.trim_end_matches('\n').trim_end_matches('\\'))
+            .collect();
+        let line = physical[i];
+        let found = secret_names(&joined);
         if found.is_empty() {
-            out.push_str(line);
+            physical[i..=end].iter().for_each(|l| out.push_str(l));
+            i = end + 1;
             continue;
         }
         let indent = &line[..line.len() - line.trim_start().len()];
-        out.push_str(&format!(
-            "{indent}# qwrap removed the assignment of {} here (a credential; qwrap run --show FILE shows it)\n",
-            found.join(", ")
-        ));
+        for _ in i..=end {
+            out.push_str(&format!(
+                "{indent}# qwrap removed the assignment of {} here (a credential; qwrap run --show FILE shows it)\n",
+                found.join(", ")
+            ));
+        }
+        i = end + 1;
         for n in found {
             if !names.contains(&n) {
                 names.push(n);
@@ -196,16 +212,25 @@ fn secret_names(line: &str) -> Vec<String> {
         .collect();
     let unquote = |w: &str| w.trim_matches(['"', '\'', '{', '}']).to_string();
     for (i, w) in words.iter().enumerate() {
-        let w = w.trim_start_matches(['"', '\'']);
+        // `${NAME:=value}`, `${NAME:-value}` set or default it.
+        let w = w
+            .trim_start_matches(['"', '\'', '$', '{'])
+            .replacen(":=", "=", 1)
+            .replacen(":-", "=", 1);
+        let w = w.as_str();
         if let Some((name, value)) = w.split_once('=')
+            && let name = name.trim_end_matches('+')
             && valid(name)
             && (looks_secret(OsStr::new(name)) || looks_secret_value(OsStr::new(&unquote(value))))
         {
             out.push(name.to_string());
             continue;
         }
-        if matches!(w, "set" | "setenv")
-            && let Some(name) = words[i + 1..].iter().find(|n| !n.starts_with('-'))
+        // fish's and csh's assignments, bash's `read NAME`, `printf -v NAME`.
+        if matches!(
+            w,
+            "set" | "setenv" | "read" | "printf" | "declare" | "typeset" | "local" | "export"
+        ) && let Some(name) = words[i + 1..].iter().find(|n| !n.starts_with('-'))
             && valid(name)
             && looks_secret(OsStr::new(name))
         {
@@ -216,12 +241,33 @@ fn secret_names(line: &str) -> Vec<String> {
             out.push("a credential value".to_string());
         }
     }
+    // A client's password on its command line (`mysql -pSECRET`, `curl -u
+    // user:SECRET`, `--password SECRET`).
+    for (i, w) in words.iter().enumerate() {
+        let next = words.get(i + 1).map(|n| n.trim_matches(['"', '\'']));
+        let password_flag = (w.starts_with("-p") && w.len() > 2 && !w.starts_with("--"))
+            || (matches!(*w, "-u" | "--user") && next.is_some_and(|n| n.contains(':')))
+            || (matches!(*w, "--password" | "--pass" | "--token" | "--api-key") && next.is_some());
+        let client = || {
+            l.split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+                .any(|t| CLIENTS.contains(&t))
+        };
+        if password_flag && client() {
+            out.push("a credential value".to_string());
+        }
+    }
     // A header's value is its words after `Bearer`/`Basic`.
     let lower = l.to_ascii_lowercase();
     if out.is_empty()
-        && ["bearer ", "basic ", "authorization:"]
-            .iter()
-            .any(|k| lower.contains(k))
+        && [
+            "bearer ",
+            "basic ",
+            "authorization:",
+            "api-key:",
+            "private-token:",
+        ]
+        .iter()
+        .any(|k| lower.contains(k))
         && l.split_whitespace()
             .any(|w| w.trim_matches(['"', '\'']).len() >= 20)
     {
@@ -230,6 +276,28 @@ fn secret_names(line: &str) -> Vec<String> {
     out.dedup();
     out
 }
+
+/// Programs that take a password or token on their command line.
+const CLIENTS: &[&str] = &[
+    "mysql",
+    "mariadb",
+    "mysqldump",
+    "curl",
+    "wget",
+    "psql",
+    "mongo",
+    "mongosh",
+    "redis-cli",
+    "sshpass",
+    "smbclient",
+    "ldapsearch",
+    "http",
+    "docker",
+    "podman",
+    "helm",
+    "gh",
+    "glab",
+];
 
 fn valid(name: &str) -> bool {
     !name.is_empty()
@@ -298,6 +366,24 @@ mod tests {
         );
         assert_eq!(out.lines().count(), text.lines().count());
         assert!(names.contains(&"GITHUB_TOKEN".to_string()), "{names:?}");
+    }
+
+    #[test]
+    fn clients_passwords_defaults_reads_and_continued_lines_go() {
+        let text = "alias db='mysql -uroot -pS3CRETa'\n\
+            alias x='curl -u admin:S3CRETb https://h'\n\
+            alias y='curl -H \"X-Api-Key: S3CRETc\" https://h'\n\
+            export AZURE_OPENAI_API_\\\nKEY=S3CRETd\n\
+            export GEMINI_API_KEY+=S3CRETe\n\
+            : ${MISTRAL_API_KEY:=S3CRETf}\n\
+            read -r GROQ_API_KEY <<< 'S3CRETg'\n\
+            printf -v DEEPSEEK_API_KEY '%s' S3CRETh\n\
+            export DB_PASS=S3CRETi\n\
+            alias ll='ls -l'\n";
+        let (out, _) = redact_text(text);
+        assert!(!out.contains("S3CRET"), "{out}");
+        assert!(out.contains("alias ll='ls -l'\n"), "{out}");
+        assert_eq!(out.lines().count(), text.lines().count(), "{out}");
     }
 
     #[test]

@@ -35,6 +35,7 @@ const SECRET_SUFFIXES: [&str; 13] = [
 const SECRET_WORDS: &[&str] = &[
     "SECRET",
     "PASSWORD",
+    "PASSWD",
     "PASSPHRASE",
     "API_KEY",
     "APIKEY",
@@ -62,6 +63,10 @@ const SECRET_NAMES: &[&str] = &[
     "JWT",
     "PASSWD",
     "SSHPASS",
+    "PASS",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
     "DOCKER_AUTH_CONFIG",
     "KUBECONFIG_DATA",
     "PGPASS",
@@ -121,6 +126,38 @@ const TOKEN_PREFIXES: &[(&str, usize)] = &[
 /// Look-alikes that point at sockets or programs, not secrets.
 const NOT_SECRETS: [&str; 3] = ["SSH_AUTH_SOCK", "GPG_AGENT_INFO", "SSH_ASKPASS"];
 
+/// Words of a name (between `_`, trailing digits aside) that make it a
+/// credential's wherever they stand: `HF_TOKEN_PROD`, `OPENAI_KEY2`,
+/// `AZURE_OPENAI_KEY_EASTUS`, `DB_PASS`, `LDAP_BIND_PW`, `WIFI_PSK`.
+const SECRET_PARTS: &[&str] = &[
+    "TOKEN",
+    "KEY",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "PASS",
+    "PW",
+    "PSK",
+    "PASSPHRASE",
+    "CREDENTIALS",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "JWT",
+    "APIKEY",
+    "AUTHTOKEN",
+    "SEED",
+];
+
+/// Whether one of a name's words is a credential's (the whole name `PWD`,
+/// the working directory, aside).
+fn secret_word(n: &str) -> bool {
+    n.contains('_')
+        && n.split(['_', '-'])
+            .map(|w| w.trim_end_matches(|c: char| c.is_ascii_digit()))
+            .any(|w| SECRET_PARTS.contains(&w))
+}
+
 /// Whether a variable's name looks like a credential's (case-insensitive).
 pub fn looks_secret(name: &OsStr) -> bool {
     let n = name.to_string_lossy().to_ascii_uppercase();
@@ -128,6 +165,7 @@ pub fn looks_secret(name: &OsStr) -> bool {
         return false;
     }
     SECRET_NAMES.contains(&n.as_str())
+        || secret_word(&n)
         || SECRET_PREFIXES.iter().any(|p| n.starts_with(p))
         || SECRET_SUFFIXES.iter().any(|s| n.ends_with(s))
         || SECRET_WORDS.iter().any(|w| n.contains(w))
@@ -186,10 +224,40 @@ pub fn looks_secret_value(value: &OsStr) -> bool {
     }) {
         return true;
     }
+    // In a query string only: `?key=`, `&auth=`, `?code=`.
+    if ["key=", "auth=", "code="].iter().any(|k| {
+        lower
+            .match_indices(k)
+            .any(|(i, _)| i > 0 && matches!(lower.as_bytes()[i - 1], b'?' | b'&'))
+    }) {
+        return true;
+    }
     if let Some(rest) = lower
         .strip_prefix("bearer ")
         .or_else(|| lower.strip_prefix("basic "))
         && rest.trim().len() >= 12
+    {
+        return true;
+    }
+    // A header with its credential (`GIT_CONFIG_VALUE_0`, an alias), a
+    // bot token in a path (`/bot123:abc/`).
+    if [
+        "authorization:",
+        "x-api-key:",
+        "api-key:",
+        "private-token:",
+        "cookie:",
+    ]
+    .iter()
+    .any(|h| lower.contains(h))
+    {
+        return true;
+    }
+    if let Some(i) = lower.find("/bot")
+        && lower[i + 4..]
+            .split(':')
+            .next()
+            .is_some_and(|d| d.len() >= 6 && d.chars().all(|c| c.is_ascii_digit()))
     {
         return true;
     }
@@ -347,6 +415,49 @@ mod tests {
             "TOKENIZERS_PARALLELISM",
             "LANG",
             "TERM",
+        ] {
+            assert!(!looks_secret(OsStr::new(n)), "{n}");
+        }
+    }
+
+    /// The shapes a third review found reaching the command.
+    #[test]
+    fn credential_words_anywhere_in_a_name_and_headers_in_values() {
+        let secret = |n: &str, v: &str| looks_secret(OsStr::new(n)) || looks_secret_value(OsStr::new(v));
+        for (n, v) in [
+            ("DB_PASS", "x"),
+            ("REDIS_PASS", "x"),
+            ("LDAP_BIND_PW", "x"),
+            ("P4PASSWD", "x"),
+            ("PASS", "x"),
+            ("AUTH", "x"),
+            ("COOKIE", "x"),
+            ("SESSION", "x"),
+            ("HF_TOKEN_PROD", "x"),
+            ("OPENAI_KEY2", "x"),
+            ("AZURE_OPENAI_KEY_EASTUS", "x"),
+            ("DEPLOY_KEY_B64", "x"),
+            ("TOTP_SEED", "x"),
+            ("WIFI_PSK", "x"),
+            ("GIT_CONFIG_VALUE_0", "AUTHORIZATION: basic dXNlcjpwYXNz"),
+            (
+                "GIT_CONFIG_PARAMETERS",
+                "'http.extraheader=Authorization: Bearer abc'",
+            ),
+            ("X_API", "x-api-key: abc"),
+            ("MAPS", "https://maps.example.com/api?key=AIzaabc"),
+            ("HOOK", "https://api.telegram.org/bot123456789:AAHabc/sendMessage"),
+        ] {
+            assert!(secret(n, v), "{n}={v}");
+        }
+        for n in [
+            "PWD",
+            "OLDPWD",
+            "KEYTIMEOUT",
+            "TOKENIZERS_PARALLELISM",
+            "GIT_AUTHOR_NAME",
+            "SSH_AUTH_SOCK",
+            "MANPATH",
         ] {
             assert!(!looks_secret(OsStr::new(n)), "{n}");
         }

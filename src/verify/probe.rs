@@ -254,6 +254,18 @@ fn hidden(paths: &[PathBuf]) -> Check {
                     format!("{}: {}", p.display(), errno_text(e.raw_os_error())),
                 );
             }
+            // Without a mount (--isolation landlock) a hidden directory's
+            // names stay listable: what is in it must not be read.
+            Ok(_) if p.is_dir() => {
+                if let Some(f) = readable_inside(p) {
+                    return Check::fail(
+                        N,
+                        T,
+                        &errno_text(libc::EACCES),
+                        format!("{} is readable", f.display()),
+                    );
+                }
+            }
             Ok(_) => {
                 return Check::fail(
                     N,
@@ -265,6 +277,17 @@ fn hidden(paths: &[PathBuf]) -> Check {
         }
     }
     Check::pass(N, &format!("{T} ({} paths)", paths.len()))
+}
+
+/// A file beneath `dir` that opens for reading, if any (the first 64
+/// names looked at).
+fn readable_inside(dir: &Path) -> Option<PathBuf> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    entries
+        .flatten()
+        .take(64)
+        .map(|e| e.path())
+        .find(|f| !f.is_dir() && std::fs::File::open(f).is_ok())
 }
 
 /// The listed home: a file the host made there, under a name nothing
