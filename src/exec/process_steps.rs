@@ -91,8 +91,8 @@ impl Executor {
                 link.wait_for_git_dirs()?;
             }
             Step::StartReaper => {
-                let reaper = crate::supervise::reaper::start()?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
+                let reaper = crate::supervise::reaper::start(link.warden)?;
                 link.hand_over(Handed::Reaper(reaper))?;
             }
             Step::CallerSeccomp { programs } => {

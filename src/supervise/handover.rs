@@ -68,6 +68,9 @@ const GIT_DIRS_FILLED: u8 = b'A';
 /// qwrap's side of a started warden.
 pub(crate) struct Link {
     pub(super) socket: OwnedFd,
+    /// The warden, a process of the caller's outside the sandbox that
+    /// outlives it: the reaper's proof that its signals are scoped.
+    pub(crate) warden: Option<rustix::process::Pid>,
 }
 
 impl Link {
@@ -123,7 +126,10 @@ mod tests {
     #[test]
     fn every_kind_arrives_as_itself() {
         let (ours, theirs) = k::seqpacket_pair().unwrap();
-        let link = Link { socket: ours };
+        let link = Link {
+            socket: ours,
+            warden: None,
+        };
         let null = || k::open("/dev/null", rustix::fs::OFlags::RDONLY, rustix::fs::Mode::empty()).unwrap();
         let sent = [
             Handed::Listener(null()),

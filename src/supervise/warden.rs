@@ -104,7 +104,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
     // The warden: a process of its own, no child of the command. What it
     // takes is moved into it; this process's copies close when the closure
     // is dropped here.
-    sys::spawn_detached(move || {
+    let (warden, _) = sys::spawn_detached(move || {
         let mut keep = vec![theirs.as_raw_fd()];
         keep.extend(stderr.as_ref().map(|r| r.as_raw_fd()));
         keep.extend(held.iter().map(|h| h.as_raw_fd()));
@@ -175,7 +175,10 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         }
         sys::exit_now(code)
     })?;
-    Ok(Link { socket: ours })
+    Ok(Link {
+        socket: ours,
+        warden: Some(warden),
+    })
 }
 
 #[allow(clippy::too_many_arguments)]
