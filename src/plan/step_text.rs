@@ -266,7 +266,7 @@ impl fmt::Display for Step {
             }
             Step::StartReaper => write!(
                 f,
-                "getpid() = the command; getppid() = a process outside; landlock_create_ruleset(handled=REFER, scoped=SIGNAL); open(\"/\", O_PATH); fstat; landlock_add_rule(PATH_BENEATH, REFER, \"/\"); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self(); pidfd_open(the command); {ONE_THREAD}{DETACHED}the reaper (in it: a session of its own, poll of the command's pidfd, then, if the process outside is out of its reach, kill(-1, SIGKILL)){DETACHED_END}; sendmsg(warden, SCM_RIGHTS pidfd)"
+                "getpid() = the command; landlock_create_ruleset(handled=REFER, scoped=SIGNAL); open(\"/\", O_PATH); fstat; landlock_add_rule(PATH_BENEATH, REFER, \"/\"); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self(); pidfd_open(the command); {ONE_THREAD}{DETACHED}the reaper (in it: a session of its own, poll of the command's pidfd, then, if the warden (the caller's, outside) is out of its reach, kill(-1, SIGKILL)){DETACHED_END}; sendmsg(warden, SCM_RIGHTS pidfd)"
             ),
             Step::Seccomp => write!(
                 f,

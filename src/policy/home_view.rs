@@ -110,6 +110,36 @@ impl Listing {
     }
 }
 
+impl Listing {
+    /// The hidden set as the listed home needs it: only what it shows, and
+    /// the account's home whole where HOME names another (nothing of it is
+    /// listed), unless a root lies in it or /home's cover takes it away.
+    pub fn hidden(
+        &self,
+        hidden: Vec<super::HiddenPath>,
+        homes: &[PathBuf],
+        roots: &[super::WritableRoot],
+    ) -> Vec<super::HiddenPath> {
+        let mut kept: Vec<super::HiddenPath> = hidden
+            .into_iter()
+            .filter(|h| self.shows(roots, &h.path))
+            .collect();
+        for other in homes.iter().filter(|o| **o != self.home && o.is_dir()) {
+            let holds_root = roots.iter().any(|r| r.path.starts_with(other));
+            let covered = self.homes.as_ref().is_some_and(|d| other.starts_with(d));
+            if !holds_root && !covered && !self.home.starts_with(other) {
+                kept.retain(|h| !h.path.starts_with(other));
+                kept.push(super::HiddenPath {
+                    path: other.clone(),
+                    dir: true,
+                    why: "the account's home, where HOME names another: nothing of it is listed".into(),
+                });
+            }
+        }
+        kept
+    }
+}
+
 /// The directory of homes to cover for `home`: `/home`, where it exists
 /// and is not the home itself or beneath a writable root.
 pub fn homes_dir(home: &Path, roots: &[PathBuf]) -> Option<PathBuf> {

@@ -375,29 +375,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     // In the minimal view, what is not shown does not exist: nothing to hide.
     let hidden: Vec<HiddenPath> = match s.view.value {
         ViewMode::Host => match &home_listing {
-            Some(l) => {
-                let mut kept: Vec<HiddenPath> = hidden
-                    .into_iter()
-                    .filter(|h| l.shows(&writable_roots, &h.path))
-                    .collect();
-                // The account's home where HOME names another: nothing of
-                // it is listed, so all of it is hidden (unless a root lies
-                // in it, or /home's cover takes it away already).
-                for other in homes.iter().filter(|o| **o != l.home && o.is_dir()) {
-                    let holds_root = writable_roots.iter().any(|r| r.path.starts_with(other));
-                    let covered = l.homes.as_ref().is_some_and(|d| other.starts_with(d));
-                    if !holds_root && !covered && !l.home.starts_with(other) {
-                        kept.retain(|h| !h.path.starts_with(other));
-                        kept.push(HiddenPath {
-                            path: other.clone(),
-                            dir: true,
-                            why: "the account's home, where HOME names another: nothing of it is listed"
-                                .into(),
-                        });
-                    }
-                }
-                kept
-            }
+            Some(l) => l.hidden(hidden, &homes, &writable_roots),
             None => hidden,
         },
         ViewMode::Minimal => hidden

@@ -74,6 +74,13 @@ pub(crate) struct Link {
 }
 
 impl Link {
+    pub(super) fn new(socket: OwnedFd, warden: rustix::process::Pid) -> Link {
+        Link {
+            socket,
+            warden: Some(warden),
+        }
+    }
+
     /// `sendmsg(link, tag, SCM_RIGHTS fd)`.
     pub(crate) fn hand_over(&self, what: Handed) -> Result<(), Errno> {
         k::send_fd(&self.socket, what.tag(), what.fd().as_fd())?;

@@ -175,10 +175,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         }
         sys::exit_now(code)
     })?;
-    Ok(Link {
-        socket: ours,
-        warden: Some(warden),
-    })
+    Ok(Link::new(ours, warden))
 }
 
 #[allow(clippy::too_many_arguments)]
