@@ -125,6 +125,12 @@ impl Listing {
     }
 }
 
+/// Whether a home can be listed: a directory (not `/nonexistent`), and not
+/// `/` (an init's or a service's home: the whole host).
+pub fn listable(home: &Path) -> bool {
+    home.is_dir() && home.parent().is_some()
+}
+
 /// The directory of homes to cover for `home`: `/home`, where it exists
 /// and is not the home itself or beneath a writable root.
 pub fn homes_dir(home: &Path, roots: &[PathBuf]) -> Option<PathBuf> {

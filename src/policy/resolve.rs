@@ -340,38 +340,41 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         ViewMode::Minimal => view::minimal(&exposed),
     };
     let root_paths: Vec<PathBuf> = writable_roots.iter().map(|r| r.path.clone()).collect();
-    // A home that is no directory (`/nonexistent`) has nothing to list.
-    let home_listing = home.as_ref().filter(|h| listed && h.is_dir()).map(|h| {
-        let mut extra = exposed.clone();
-        extra.extend(show.iter().map(|p| (p.clone(), "--show".to_string())));
-        extra.extend(rc_files::start_up_files(h).into_iter().map(|p| {
-            (
-                p,
-                "a shell start-up file (redacted where it assigns a credential)".to_string(),
-            )
-        }));
-        // The checkout the workspace lies in, where its top is above it.
-        if let Some(top) = git
-            .top
-            .as_ref()
-            .filter(|t| workspace.starts_with(t) && **t != workspace)
-        {
-            extra.push((top.clone(), "the checkout the workspace lies in".to_string()));
-        }
-        let homes = home_view::homes_dir(h, &root_paths);
-        home_view::Listing {
-            home: h.clone(),
-            entries: home_view::entries(h, &env, &extra, &root_paths),
-            mode: std::fs::metadata(h).map_or(0o700, |m| {
-                std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777
-            }),
-            tops: homes
-                .as_deref()
-                .map(|d| home_view::tops(d, h, &root_paths))
-                .unwrap_or_default(),
-            homes,
-        }
-    });
+    // Nothing to list in a home that is no directory, or at `/`.
+    let home_listing = home
+        .as_ref()
+        .filter(|h| listed && home_view::listable(h))
+        .map(|h| {
+            let mut extra = exposed.clone();
+            extra.extend(show.iter().map(|p| (p.clone(), "--show".to_string())));
+            extra.extend(rc_files::start_up_files(h).into_iter().map(|p| {
+                (
+                    p,
+                    "a shell start-up file (redacted where it assigns a credential)".to_string(),
+                )
+            }));
+            // The checkout the workspace lies in, where its top is above it.
+            if let Some(top) = git
+                .top
+                .as_ref()
+                .filter(|t| workspace.starts_with(t) && **t != workspace)
+            {
+                extra.push((top.clone(), "the checkout the workspace lies in".to_string()));
+            }
+            let homes = home_view::homes_dir(h, &root_paths);
+            home_view::Listing {
+                home: h.clone(),
+                entries: home_view::entries(h, &env, &extra, &root_paths),
+                mode: std::fs::metadata(h).map_or(0o700, |m| {
+                    std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777
+                }),
+                tops: homes
+                    .as_deref()
+                    .map(|d| home_view::tops(d, h, &root_paths))
+                    .unwrap_or_default(),
+                homes,
+            }
+        });
     // In the minimal view, what is not shown does not exist: nothing to hide.
     let hidden: Vec<HiddenPath> = match s.view.value {
         ViewMode::Host => match &home_listing {
