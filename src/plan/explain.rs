@@ -53,6 +53,26 @@ pub struct Explain {
     pub home: Option<PathBuf>,
 }
 
+/// What a view shows: its entries (a directory: beneath it too) and the
+/// writable roots.
+fn shown(entries: &[crate::policy::view::ViewEntry], policy: &Policy) -> Vec<Marked> {
+    entries
+        .iter()
+        .map(|e| Marked {
+            path: e.path.clone(),
+            dir: e.kind == crate::policy::view::EntryKind::Dir,
+            why: e.why.clone(),
+            allow: None,
+        })
+        .chain(policy.writable_roots.iter().map(|r| Marked {
+            path: r.path.clone(),
+            dir: true,
+            why: "a writable root".into(),
+            allow: None,
+        }))
+        .collect()
+}
+
 /// A path and what it is (a directory: beneath it counts), why it is so
 /// and the option that would change it (None: only leaving out what the
 /// user asked for).
@@ -129,41 +149,8 @@ pub fn orders(
                 }
             })
             .collect(),
-        view: (policy.view == ViewMode::Minimal).then(|| {
-            policy
-                .view_entries
-                .iter()
-                .map(|e| Marked {
-                    path: e.path.clone(),
-                    dir: e.kind == crate::policy::view::EntryKind::Dir,
-                    why: e.why.clone(),
-                    allow: None,
-                })
-                .chain(policy.writable_roots.iter().map(|r| Marked {
-                    path: r.path.clone(),
-                    dir: true,
-                    why: "a writable root".into(),
-                    allow: None,
-                }))
-                .collect()
-        }),
-        home_listed: policy.home_listing.as_ref().map(|l| {
-            l.entries
-                .iter()
-                .map(|e| Marked {
-                    path: e.path.clone(),
-                    dir: e.kind == crate::policy::view::EntryKind::Dir,
-                    why: e.why.clone(),
-                    allow: None,
-                })
-                .chain(policy.writable_roots.iter().map(|r| Marked {
-                    path: r.path.clone(),
-                    dir: true,
-                    why: "a writable root".into(),
-                    allow: None,
-                }))
-                .collect()
-        }),
+        view: (policy.view == ViewMode::Minimal).then(|| shown(&policy.view_entries, policy)),
+        home_listed: policy.home_listing.as_ref().map(|l| shown(&l.entries, policy)),
         sockets: layers.masked_sockets.clone(),
         home: policy.home.clone(),
     })

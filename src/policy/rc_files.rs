@@ -70,18 +70,9 @@ pub fn redact(homes: &[PathBuf], show: &[PathBuf], state: Option<&Path>) -> Vec<
     let Some(state) = state else { return Vec::new() };
     let mut out: Vec<Redacted> = Vec::new();
     for home in homes {
-        let mut files: Vec<PathBuf> = RC_FILES.iter().map(|f| home.join(f)).collect();
-        let mut i = 0;
-        while i < files.len() && files.len() < 64 {
-            let f = files[i].clone();
-            i += 1;
+        // What a start-up file sources from the home is read by the shell too.
+        for f in start_up_files(home) {
             let Some(text) = read_small(&f) else { continue };
-            // What it sources from the home is read by the shell too.
-            for s in sourced(&text, home) {
-                if !files.contains(&s) {
-                    files.push(s);
-                }
-            }
             let real = std::fs::canonicalize(&f).unwrap_or(f.clone());
             if show.contains(&real) || out.iter().any(|r| r.path == real) {
                 continue;
