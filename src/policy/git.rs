@@ -222,6 +222,14 @@ pub fn parse_core_worktree(text: &str) -> Option<PathBuf> {
 }
 
 /// A key of the `[core]` section (case-insensitive), as a path.
+/// Whether a `[core]` boolean is on in a config's text.
+pub(crate) fn core_flag(text: &str, key: &str) -> bool {
+    core_key(text, key).is_some_and(|v| {
+        let v = v.to_string_lossy().to_ascii_lowercase();
+        ["true", "yes", "on", "1"].contains(&v.as_str())
+    })
+}
+
 pub(super) fn core_key(text: &str, key: &str) -> Option<PathBuf> {
     let mut in_core = false;
     for line in text.lines() {

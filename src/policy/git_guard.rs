@@ -39,7 +39,7 @@ pub struct GitLayout {
 }
 
 /// Subdirectories of a git dir that stay the host's.
-const SHARED: [&str; 4] = ["refs", "logs", "objects", "lfs"];
+const SHARED: [&str; 2] = ["objects", "lfs"];
 
 impl GitLayout {
     fn of(dir: &Path) -> GitLayout {
@@ -248,7 +248,7 @@ mod tests {
             assert!(dirs.contains(&p), "{p:?} not laid out: {dirs:?}");
         }
         let top = g.layouts.iter().find(|l| l.dir == git).unwrap();
-        assert_eq!(top.shared, vec![git.join("refs"), git.join("objects")]);
+        assert_eq!(top.shared, vec![git.join("objects")]);
         assert_eq!(top.own(), vec![git.clone(), git.join("objects/info")]);
         // The submodule's checkout is pinned, its .git file read-only; the
         // git dirs' own files are the sandbox's copies, nothing to protect.

@@ -21,6 +21,8 @@
 //! the host's.
 
 use super::git_files::{State, copy_in, dir_flags, make_dirs, names, put, remove, state};
+use super::git_index::Vetted;
+use super::git_vet;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use rustix::fs::Mode;
 use rustix::io::Errno;
@@ -59,6 +61,10 @@ const STATE_DIRS: [&str; 6] = [
     "NOTES_MERGE_PARTIAL",
     "NOTES_MERGE_WORKTREE",
 ];
+/// Refs and their logs: the sandbox's own copies, vetted both by name
+/// and content before they reach the host, so that nothing but a regular
+/// file or a directory is ever made where host git reads refs.
+const REF_DIRS: [&str; 2] = ["refs", "logs"];
 /// Copied in once, never back: what chooses code or another git dir.
 const COPIED_IN: [&str; 6] = [
     "config",
@@ -93,7 +99,7 @@ pub(super) fn synced(kind: Kind, rel: &Path) -> Option<Shape> {
     let first = parts[0].to_str()?;
     match kind {
         Kind::Top if parts.len() == 1 => {
-            if STATE_DIRS.contains(&name) {
+            if STATE_DIRS.contains(&name) || REF_DIRS.contains(&name) {
                 Some(Shape::Dir)
             } else if TOP_FILES.contains(&name)
                 || (name.ends_with("_HEAD") && name.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
@@ -105,8 +111,10 @@ pub(super) fn synced(kind: Kind, rel: &Path) -> Option<Shape> {
                 None
             }
         }
-        // Inside a state directory: files and directories of any name.
+        // Inside a state directory: files and directories of any name;
+        // refs and reflogs, vetted on their way to the host (git_vet.rs).
         Kind::Top if STATE_DIRS.contains(&first) => Some(Shape::File),
+        Kind::Top if REF_DIRS.contains(&first) => Some(Shape::File),
         Kind::ObjectsInfo if parts.len() == 1 => match name {
             "commit-graph" | "packs" => Some(Shape::File),
             "commit-graphs" => Some(Shape::Dir),
@@ -116,6 +124,8 @@ pub(super) fn synced(kind: Kind, rel: &Path) -> Option<Shape> {
         _ => None,
     }
 }
+
+const LINK: &str = "made inside as a link, FIFO or device";
 
 /// The content last copied, by name: the base both sides are compared to.
 const DIR_BASE: u64 = u64::MAX;
@@ -127,18 +137,29 @@ pub(super) struct Pair {
     own: OwnedFd,
     kind: Kind,
     base: HashMap<PathBuf, u64>,
+    /// The host's checkout is sparse: skip-worktree is git's own there.
+    sparse: bool,
 }
 
 impl Pair {
     /// `own`: the sandbox's directory, as the executor opened it inside.
     pub(super) fn new(host_path: PathBuf, own: OwnedFd, kind: Kind) -> Result<Pair, Errno> {
         let host = rustix::fs::open(&host_path, dir_flags(), Mode::empty())?;
+        let sparse = ["config", "config.worktree"]
+            .iter()
+            .any(|n| match state(host.as_fd(), Path::new(n)) {
+                State::File { data, .. } => {
+                    crate::policy::git::core_flag(&String::from_utf8_lossy(&data), "sparsecheckout")
+                }
+                _ => false,
+            });
         Ok(Pair {
             host_path,
             host,
             own,
             kind,
             base: HashMap::new(),
+            sparse,
         })
     }
 
@@ -167,8 +188,9 @@ pub(super) enum Done {
     Conflict,
     /// A lock on the side to write is held: try again later.
     Deferred,
-    /// Made inside as something that is never copied (a link, a FIFO).
-    Refused,
+    /// Made inside as something that is never copied (a link, a FIFO),
+    /// or what git on the host must not trust: why.
+    Refused(String),
 }
 
 impl Pair {
@@ -200,8 +222,8 @@ impl Pair {
         // Directories only where git keeps them (a state dir and below).
         let dir_ok = shape == Shape::Dir || rel.iter().count() > 1;
         let result = match (&h, &s) {
-            (_, State::Other) => return Done::Refused,
-            (_, State::Dir) if !dir_ok => return Done::Refused,
+            (_, State::Other) => return Done::Refused(LINK.into()),
+            (_, State::Dir) if !dir_ok => return Done::Refused(LINK.into()),
             (State::Other, _) => return Done::Nothing,
             (State::Dir, _) if !dir_ok => return Done::Nothing,
             (State::Dir, State::Dir) => {
@@ -215,6 +237,8 @@ impl Pair {
                     // Removed on the other side since the last look.
                     self.base.remove(rel);
                     remove(self.root(!host_has), rel, true)
+                } else if !host_has && !git_vet::dir_ok(rel) {
+                    return Done::Refused("not a name git gives a ref".into());
                 } else {
                     self.base.insert(rel.to_path_buf(), DIR_BASE);
                     below.push(rel.to_path_buf());
@@ -238,7 +262,7 @@ impl Pair {
                 },
             ) => {
                 if base == Some(*hh) {
-                    self.copy(false, rel, sd, *sm, *sh)
+                    return self.vetted_out(rel, sd, *sm, *sh, Some(hd));
                 } else {
                     let r = self.copy(true, rel, hd, *hm, *hh);
                     if base != Some(*sh) && r.is_ok() {
@@ -260,7 +284,7 @@ impl Pair {
                     self.base.remove(rel);
                     remove(self.own.as_fd(), rel, false)
                 } else {
-                    self.copy(false, rel, data, *mode, *hash)
+                    return self.vetted_out(rel, data, *mode, *hash, None);
                 }
             }
             (State::Absent, State::Absent) => {
@@ -270,6 +294,30 @@ impl Pair {
             _ => return Done::Nothing,
         };
         match result {
+            Ok(()) => Done::Copied,
+            Err(Errno::AGAIN) => Done::Deferred,
+            Err(_) => Done::Nothing,
+        }
+    }
+
+    /// Copies the sandbox's content to the host once vetted; a rewritten
+    /// copy (an index without what hides changes) comes back in next.
+    fn vetted_out(&mut self, rel: &Path, data: &[u8], mode: u32, hash: u64, host: Option<&[u8]>) -> Done {
+        let vetted = if self.kind == Kind::Top {
+            git_vet::vet(rel, data, host, self.sparse)
+        } else {
+            Ok(Vetted::Keep)
+        };
+        let r = match vetted {
+            Err(why) => return Done::Refused(why),
+            Ok(Vetted::Keep) => self.copy(false, rel, data, mode, hash),
+            // The base stays the sandbox's: the host's rewritten copy is
+            // then the newer side, and is copied back in.
+            Ok(Vetted::Rewritten(new)) => put(self.host.as_fd(), rel, &new, mode).map(|()| {
+                self.base.insert(rel.to_path_buf(), hash);
+            }),
+        };
+        match r {
             Ok(()) => Done::Copied,
             Err(Errno::AGAIN) => Done::Deferred,
             Err(_) => Done::Nothing,
@@ -405,11 +453,7 @@ impl GitSync {
                         &name,
                         "changed on the host and inside at once: the host's kept",
                     ),
-                    Done::Refused => self.say(
-                        i,
-                        &name,
-                        "made inside as a link, FIFO or device: not copied to the host",
-                    ),
+                    Done::Refused(why) => self.say(i, &name, &format!("not copied to the host: {why}")),
                     _ => {}
                 }
             }

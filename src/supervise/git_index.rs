@@ -1,0 +1,422 @@
+//! A git index written inside, taken entry by entry before the host's git
+//! reads it: every path by git's own rules for paths from a remote (no
+//! `.git` component in any spelling git recognises, no `.` or `..`,
+//! nothing absolute, no symlinked `.gitmodules`), every mode one git
+//! writes. What hides a change from host `git status` is not carried: the
+//! assume-unchanged bit, skip-worktree outside a sparse checkout, the
+//! fsmonitor and untracked caches; such an index is rewritten without them
+//! (with its trailer made again).
+
+use super::sha1::sha1;
+
+/// What may reach the host.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Vetted {
+    Keep,
+    /// The same index without what hides changes.
+    Rewritten(Vec<u8>),
+}
+
+/// Extensions that only speed git up or hide changes: dropped when the
+/// index is rewritten (git makes them again).
+const DROPPED: [&[u8; 4]; 4] = [b"FSMN", b"UNTR", b"EOIE", b"IEOT"];
+const ASSUME_VALID: u16 = 0x8000;
+const EXTENDED: u16 = 0x4000;
+const SKIP_WORKTREE: u16 = 0x4000;
+const INTENT_TO_ADD: u16 = 0x2000;
+
+/// Vets an index (`sparse`: the host's checkout is sparse, where
+/// skip-worktree is git's own).
+pub(super) fn vet(data: &[u8], sparse: bool) -> Result<Vetted, String> {
+    match parse(data, 20, sparse) {
+        Ok(v) => Ok(v),
+        // A SHA-256 repository's index: its object names and trailer are
+        // 32 bytes; its rewrite would need SHA-256, so it is only checked.
+        Err(e) => match parse(data, 32, sparse) {
+            Ok(Vetted::Keep) => Ok(Vetted::Keep),
+            Ok(Vetted::Rewritten(_)) => Err("it hides changes (a SHA-256 index is not rewritten)".into()),
+            Err(_) => Err(e),
+        },
+    }
+}
+
+struct Reader<'a> {
+    data: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], String> {
+        let end = self.at.checked_add(n).filter(|e| *e <= self.data.len());
+        let end = end.ok_or("it is cut short")?;
+        let s = &self.data[self.at..end];
+        self.at = end;
+        Ok(s)
+    }
+
+    fn u16(&mut self) -> Result<u16, String> {
+        let b = self.take(2)?;
+        Ok(u16::from_be_bytes([b[0], b[1]]))
+    }
+
+    fn u32(&mut self) -> Result<u32, String> {
+        let b = self.take(4)?;
+        Ok(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    }
+}
+
+fn parse(data: &[u8], hash: usize, sparse: bool) -> Result<Vetted, String> {
+    if data.len() < 12 + hash || &data[..4] != b"DIRC" {
+        return Err("it is not an index".into());
+    }
+    let body = &data[..data.len() - hash];
+    let mut r = Reader { data: body, at: 4 };
+    let version = r.u32()?;
+    if !(2..=4).contains(&version) {
+        return Err(format!("its version {version} is not one git writes"));
+    }
+    let count = r.u32()?;
+    let mut flips: Vec<(usize, u16)> = Vec::new();
+    let mut prev: Vec<u8> = Vec::new();
+    for _ in 0..count {
+        entry(&mut r, version, hash, &mut prev, &mut flips, sparse)?;
+    }
+    let entries_end = r.at;
+    let mut kept: Vec<(usize, usize)> = Vec::new();
+    let mut dropped = false;
+    while r.at < body.len() {
+        let start = r.at;
+        let sig: [u8; 4] = r.take(4)?.try_into().unwrap_or_default();
+        let size = r.u32()? as usize;
+        let ext = r.take(size)?;
+        if &sig == b"TREE" {
+            tree(ext)?;
+        }
+        if DROPPED.contains(&&sig) {
+            dropped = true;
+        } else {
+            kept.push((start, r.at));
+        }
+    }
+    if flips.is_empty() && !dropped {
+        return Ok(Vetted::Keep);
+    }
+    let mut out = body[..entries_end].to_vec();
+    for (at, mask) in flips {
+        let v = u16::from_be_bytes([out[at], out[at + 1]]) & !mask;
+        out[at..at + 2].copy_from_slice(&v.to_be_bytes());
+    }
+    for (s, e) in kept {
+        out.extend_from_slice(&body[s..e]);
+    }
+    if hash != 20 {
+        return Ok(Vetted::Rewritten(Vec::new()));
+    }
+    // `index.skipHash` leaves the trailer zero: so does the rewrite.
+    let trailer = &data[data.len() - hash..];
+    let sum = if trailer.iter().all(|b| *b == 0) {
+        [0u8; 20]
+    } else {
+        sha1(&out)
+    };
+    out.extend_from_slice(&sum);
+    Ok(Vetted::Rewritten(out))
+}
+
+/// One entry: its mode and path checked, the bits that hide a change
+/// noted for clearing (offset of the flags word, bits).
+fn entry(
+    r: &mut Reader<'_>,
+    version: u32,
+    hash: usize,
+    prev: &mut Vec<u8>,
+    flips: &mut Vec<(usize, u16)>,
+    sparse: bool,
+) -> Result<(), String> {
+    let start = r.at;
+    let stat = r.take(40)?;
+    let mode = u32::from_be_bytes([stat[24], stat[25], stat[26], stat[27]]);
+    r.take(hash)?;
+    let flags_at = r.at;
+    let flags = r.u16()?;
+    if flags & ASSUME_VALID != 0 {
+        flips.push((flags_at, ASSUME_VALID));
+    }
+    if flags & EXTENDED != 0 {
+        if version < 3 {
+            return Err("an entry has extended flags in a version 2 index".into());
+        }
+        let ext_at = r.at;
+        let ext = r.u16()?;
+        if ext & !(SKIP_WORKTREE | INTENT_TO_ADD) != 0 {
+            return Err("an entry has flags git does not write".into());
+        }
+        if ext & SKIP_WORKTREE != 0 && !sparse {
+            flips.push((ext_at, SKIP_WORKTREE));
+        }
+    }
+    let name = if version == 4 {
+        let strip = varint(r)?;
+        let keep = prev
+            .len()
+            .checked_sub(strip)
+            .ok_or("an entry's name is cut wrongly")?;
+        let suffix = nul_terminated(r)?;
+        let mut n = prev[..keep].to_vec();
+        n.extend_from_slice(suffix);
+        n
+    } else {
+        let len = (flags & 0x0fff) as usize;
+        let n = if len < 0x0fff {
+            r.take(len)?.to_vec()
+        } else {
+            nul_terminated_peek(r)?
+        };
+        // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
+        let size = (r.at - start + 8) & !7;
+        let pad = r.take(start + size - r.at)?;
+        if n.len() < 0x0fff && pad.iter().any(|b| *b != 0) {
+            return Err("an entry's name is not where its length says".into());
+        }
+        n
+    };
+    check_entry(&name, mode)?;
+    *prev = name;
+    Ok(())
+}
+
+fn check_entry(name: &[u8], mode: u32) -> Result<(), String> {
+    let shown = || String::from_utf8_lossy(name).into_owned();
+    let path = match mode {
+        0o100644 | 0o100755 | 0o100664 | 0o120000 | 0o160000 => name,
+        // A sparse index's directory entry.
+        0o040000 => name
+            .strip_suffix(b"/")
+            .ok_or_else(|| format!("{}: a directory entry", shown()))?,
+        m => return Err(format!("{}: mode {m:o} is not one git writes", shown())),
+    };
+    if !path_ok(path) {
+        return Err(format!("an entry names {:?}, a path git refuses", shown()));
+    }
+    if mode == 0o120000 {
+        let last = path.rsplit(|c| *c == b'/').next().unwrap_or_default();
+        let last = trimmed_lower(last);
+        if [&b".gitmodules"[..], b".gitattributes", b".gitignore", b".mailmap"].contains(&last.as_slice()) {
+            return Err(format!("{}: a symbolic link git refuses", shown()));
+        }
+    }
+    Ok(())
+}
+
+/// git's `verify_path` with its NTFS and HFS protections on.
+pub(super) fn path_ok(path: &[u8]) -> bool {
+    if path.is_empty() || path.contains(&0) {
+        return false;
+    }
+    path.split(|c| *c == b'/').all(|comp| {
+        !comp.is_empty()
+            && comp != b"."
+            && comp != b".."
+            && comp.split(|c| *c == b'\\').all(|part| !dot_git(part))
+    })
+}
+
+/// Whether a component is `.git` in any spelling git recognises: any case,
+/// trailing dots or spaces, an NTFS stream (`.git::$INDEX_ALLOCATION`), the
+/// short name `git~1`, or with characters HFS+ ignores.
+fn dot_git(comp: &[u8]) -> bool {
+    let plain = strip_ignorable(comp);
+    let l = trimmed_lower(&plain);
+    l == b".git" || l.starts_with(b".git:") || l == b"git~1" || l == b".." || l == b"."
+}
+
+fn trimmed_lower(comp: &[u8]) -> Vec<u8> {
+    let mut l = comp.to_ascii_lowercase();
+    while l.last().is_some_and(|c| *c == b' ' || *c == b'.') && l.len() > 1 && l != b".." {
+        l.pop();
+    }
+    l
+}
+
+/// Removes the code points HFS+ ignores in names (U+200C–U+200F,
+/// U+202A–U+202E, U+206A–U+206F, U+FEFF), as UTF-8.
+fn strip_ignorable(comp: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(comp.len());
+    let mut i = 0;
+    while i < comp.len() {
+        if i + 2 < comp.len() {
+            let c = &comp[i..i + 3];
+            let ignorable = (c[0] == 0xE2
+                && match c[1] {
+                    0x80 => (0x8C..=0x8F).contains(&c[2]) || (0xAA..=0xAE).contains(&c[2]),
+                    0x81 => (0xAA..=0xAF).contains(&c[2]),
+                    _ => false,
+                })
+                || c == [0xEF, 0xBB, 0xBF];
+            if ignorable {
+                i += 3;
+                continue;
+            }
+        }
+        out.push(comp[i]);
+        i += 1;
+    }
+    out
+}
+
+/// The cache tree's names: each a single component git would accept.
+fn tree(ext: &[u8]) -> Result<(), String> {
+    let mut r = Reader { data: ext, at: 0 };
+    while r.at < ext.len() {
+        let name = nul_terminated(&mut r)?;
+        if !name.is_empty() && (name.contains(&b'/') || !path_ok(name)) {
+            return Err(format!(
+                "its cache tree names {:?}, a path git refuses",
+                String::from_utf8_lossy(name)
+            ));
+        }
+        let rest = &ext[r.at..];
+        let nl = rest
+            .iter()
+            .position(|c| *c == b'\n')
+            .ok_or("its cache tree is cut short")?;
+        let counts = std::str::from_utf8(&rest[..nl]).map_err(|_| "its cache tree is garbled")?;
+        let entries: i64 = counts
+            .split(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .ok_or("its cache tree is garbled")?;
+        r.take(nl + 1)?;
+        if entries >= 0 {
+            // The object name: 20 bytes (a SHA-256 tree is not rewritten,
+            // only its names matter here, and they come first).
+            r.take(20.min(ext.len() - r.at))?;
+        }
+    }
+    Ok(())
+}
+
+fn varint(r: &mut Reader<'_>) -> Result<usize, String> {
+    let mut c = r.take(1)?[0];
+    let mut v = (c & 127) as usize;
+    while c & 128 != 0 {
+        c = r.take(1)?[0];
+        v = v
+            .checked_add(1)
+            .and_then(|v| v.checked_mul(128))
+            .ok_or("a length overflows")?
+            + (c & 127) as usize;
+    }
+    Ok(v)
+}
+
+fn nul_terminated<'a>(r: &mut Reader<'a>) -> Result<&'a [u8], String> {
+    let rest = &r.data[r.at..];
+    let n = rest.iter().position(|c| *c == 0).ok_or("a name is cut short")?;
+    let s = r.take(n)?;
+    r.take(1)?;
+    Ok(s)
+}
+
+/// A long name (4095 bytes or more) of a version 2 or 3 entry: up to its
+/// NUL, which the padding then covers.
+fn nul_terminated_peek(r: &mut Reader<'_>) -> Result<Vec<u8>, String> {
+    let rest = &r.data[r.at..];
+    let n = rest.iter().position(|c| *c == 0).ok_or("a name is cut short")?;
+    Ok(r.take(n)?.to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_git_refuses() {
+        for bad in [
+            &b".git/hooks/post-commit"[..],
+            b"../outside",
+            b"/etc/passwd",
+            b"a//b",
+            b"a/./b",
+            b"sub/.GIT/config",
+            b"sub/.git. /config",
+            b".git::$INDEX_ALLOCATION/hooks/x",
+            b"GIT~1/hooks/x",
+            b"a\\.git\\hooks",
+            "\u{200c}.git/hooks/x".as_bytes(),
+            ".g\u{feff}it/config".as_bytes(),
+            b"a/",
+            b"",
+        ] {
+            assert!(!path_ok(bad), "{:?}", String::from_utf8_lossy(bad));
+        }
+        for good in [
+            &b"src/main.rs"[..],
+            b".github/workflows/x.yml",
+            b".gitignore",
+            b"a/.gitx/b",
+            b"..a",
+        ] {
+            assert!(path_ok(good), "{:?}", String::from_utf8_lossy(good));
+        }
+    }
+
+    /// A version 2 index of the given entries (mode, flags, name).
+    fn index(entries: &[(u32, u16, &[u8])], ext: &[u8]) -> Vec<u8> {
+        let mut v = b"DIRC".to_vec();
+        v.extend_from_slice(&2u32.to_be_bytes());
+        v.extend_from_slice(&(entries.len() as u32).to_be_bytes());
+        for (mode, flags, name) in entries {
+            let start = v.len();
+            let mut stat = [0u8; 40];
+            stat[24..28].copy_from_slice(&mode.to_be_bytes());
+            v.extend_from_slice(&stat);
+            v.extend_from_slice(&[0x11; 20]);
+            v.extend_from_slice(&(flags | name.len() as u16).to_be_bytes());
+            v.extend_from_slice(name);
+            let size = (v.len() - start + 8) & !7;
+            v.resize(start + size, 0);
+        }
+        v.extend_from_slice(ext);
+        let sum = sha1(&v);
+        v.extend_from_slice(&sum);
+        v
+    }
+
+    #[test]
+    fn entries_vetted_and_hiding_bits_cleared() {
+        let clean = index(&[(0o100644, 0, b"Makefile"), (0o100755, 0, b"run.sh")], b"");
+        assert_eq!(vet(&clean, false), Ok(Vetted::Keep));
+        let forged = index(&[(0o100755, 0, b".git/hooks/post-commit")], b"");
+        assert!(
+            vet(&forged, false)
+                .unwrap_err()
+                .contains(".git/hooks/post-commit")
+        );
+        let odd = index(&[(0o020644, 0, b"dev")], b"");
+        assert!(vet(&odd, false).is_err());
+        let link = index(&[(0o120000, 0, b".gitmodules")], b"");
+        assert!(vet(&link, false).is_err());
+        // assume-unchanged cleared, an fsmonitor extension dropped, the
+        // trailer made again; the rewrite is vetted clean.
+        let fsmn = b"FSMN\0\0\0\x04abcd";
+        let hidden = index(&[(0o100644, ASSUME_VALID, b"Makefile")], fsmn);
+        let Ok(Vetted::Rewritten(r)) = vet(&hidden, false) else {
+            panic!("not rewritten")
+        };
+        assert_eq!(r, index(&[(0o100644, 0, b"Makefile")], b""));
+        assert_eq!(vet(&r, false), Ok(Vetted::Keep));
+        let cut = &clean[..clean.len() - 30];
+        assert!(vet(cut, false).is_err());
+    }
+
+    #[test]
+    fn a_cache_tree_naming_dot_git_is_refused() {
+        let tree = b"\x001 1\n\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11\x11.git\x001 0\n\x22\x22\x22\x22\x22\x22\x22\x22\x22\x22\x22\x22\x22\x22\x22\x22\x22\x22\x22\x22";
+        let mut ext = b"TREE".to_vec();
+        ext.extend_from_slice(&(tree.len() as u32).to_be_bytes());
+        ext.extend_from_slice(tree);
+        let i = index(&[(0o100644, 0, b"a")], &ext);
+        assert!(vet(&i, false).unwrap_err().contains(".git"));
+    }
+}

@@ -1,0 +1,226 @@
+//! What the sandbox wrote at a git dir's top level, vetted before the
+//! warden copies it to the host, as git vets what a remote sends: ref
+//! names by `check-ref-format`'s rules, ref values object names or
+//! symbolic refs into `refs/`, reflogs line by line, `packed-refs` entry by
+//! entry, the index through git_index.rs; state files that choose a
+//! program (a merge strategy, a todo list's `exec` lines the host's copy
+//! did not have) are not carried. A refusal says why.
+
+use super::git_index::{self, Vetted};
+use std::ffi::OsStr;
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
+
+/// What may reach the host, given the host's current copy of the file.
+pub(super) fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result<Vetted, String> {
+    let parts: Vec<&[u8]> = rel.iter().map(OsStr::as_bytes).collect();
+    let keep = |r: Result<(), String>| r.map(|()| Vetted::Keep);
+    match parts.as_slice() {
+        [b"refs", ..] => keep(ref_name(rel).and_then(|()| ref_value(data))),
+        [b"logs", b"HEAD"] => keep(reflog(data)),
+        [b"logs", ..] => keep(
+            rel.strip_prefix("logs")
+                .map_err(|_| String::new())
+                .and_then(ref_name)
+                .and_then(|()| reflog(data)),
+        ),
+        [b"HEAD"] => keep(ref_value(data)),
+        [b"FETCH_HEAD"] => keep(lines(data, |l| oid_prefix(l).map(drop))),
+        [b"NOTES_MERGE_REF"] => keep(ref_value(data)),
+        [n] if n.ends_with(b"_HEAD") || *n == b"AUTO_MERGE" => keep(lines(data, |l| is_oid(l).then_some(()))),
+        [b"packed-refs"] => keep(packed_refs(data)),
+        [n] if *n == b"index" || n.starts_with(b"sharedindex.") => git_index::vet(data, sparse),
+        [b"sequencer", b"opts"] => keep(no_strategy(data)),
+        [b"rebase-merge", b"strategy" | b"strategy_opts"] => {
+            Err("it chooses a merge strategy, a program".into())
+        }
+        [b"rebase-merge" | b"sequencer", b"git-rebase-todo" | b"todo"] => keep(exec_lines(data, host)),
+        _ => Ok(Vetted::Keep),
+    }
+}
+
+/// Whether a directory made inside may be made on the host.
+pub(super) fn dir_ok(rel: &Path) -> bool {
+    let mut parts = rel.iter();
+    match parts.next().map(OsStr::as_bytes) {
+        Some(b"refs") => ref_name(rel).is_ok(),
+        Some(b"logs") => parts.all(|c| component_ok(c.as_bytes())),
+        _ => true,
+    }
+}
+
+/// `check-ref-format`'s rules, for a path below the git dir.
+fn ref_name(rel: &Path) -> Result<(), String> {
+    let name = rel.as_os_str().as_bytes();
+    let ok =
+        name.starts_with(b"refs/") && rel.iter().all(|c| component_ok(c.as_bytes())) && !name.ends_with(b".");
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "{:?} is not a name git gives a ref",
+            rel.display().to_string()
+        ))
+    }
+}
+
+fn component_ok(c: &[u8]) -> bool {
+    !c.is_empty()
+        && !c.starts_with(b".")
+        && !c.ends_with(b".lock")
+        && !c.windows(2).any(|w| w == b".." || w == b"@{")
+        && c != b"@"
+        && c.iter()
+            .all(|b| *b > 0x20 && *b != 0x7f && !b"~^:?*[\\".contains(b))
+}
+
+fn is_oid(s: &[u8]) -> bool {
+    (s.len() == 40 || s.len() == 64) && s.iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+}
+
+/// The object name a line starts with, and the rest.
+fn oid_prefix(l: &[u8]) -> Option<&[u8]> {
+    [64, 40].into_iter().find_map(|n| {
+        let (head, rest) = (l.get(..n)?, l.get(n..)?);
+        (is_oid(head) && (rest.is_empty() || rest[0] == b' ' || rest[0] == b'\t')).then_some(rest)
+    })
+}
+
+/// Each line, ended by a newline, passes `f`.
+fn lines(data: &[u8], f: impl Fn(&[u8]) -> Option<()>) -> Result<(), String> {
+    let Some(body) = data.strip_suffix(b"\n") else {
+        return if data.is_empty() {
+            Ok(())
+        } else {
+            Err("its last line is not ended".into())
+        };
+    };
+    for (i, l) in body.split(|c| *c == b'\n').enumerate() {
+        if l.contains(&0) || f(l).is_none() {
+            return Err(format!("line {} is not one git writes there", i + 1));
+        }
+    }
+    Ok(())
+}
+
+/// An object name, or `ref: ` and a ref's name.
+fn ref_value(data: &[u8]) -> Result<(), String> {
+    let v = data.strip_suffix(b"\n").unwrap_or(data);
+    if is_oid(v) {
+        return Ok(());
+    }
+    match v.strip_prefix(b"ref: ") {
+        Some(target) => ref_name(Path::new(OsStr::from_bytes(target))),
+        None => Err("it holds neither an object name nor a symbolic ref".into()),
+    }
+}
+
+/// `OLD NEW IDENT TIME ZONE\tMESSAGE` lines.
+fn reflog(data: &[u8]) -> Result<(), String> {
+    lines(data, |l| {
+        let rest = oid_prefix(l)?.strip_prefix(b" ")?;
+        oid_prefix(rest).map(drop)
+    })
+}
+
+/// `# pack-refs with: …`, then `OID NAME` and `^OID` lines.
+fn packed_refs(data: &[u8]) -> Result<(), String> {
+    lines(data, |l| {
+        if l.starts_with(b"# pack-refs with:") {
+            return Some(());
+        }
+        if let Some(peeled) = l.strip_prefix(b"^") {
+            return is_oid(peeled).then_some(());
+        }
+        let name = oid_prefix(l)?.strip_prefix(b" ")?;
+        ref_name(Path::new(OsStr::from_bytes(name))).ok()
+    })
+}
+
+/// A cherry-pick's or revert's options without a strategy (a program git
+/// runs as `git-merge-NAME`).
+fn no_strategy(data: &[u8]) -> Result<(), String> {
+    let text = String::from_utf8_lossy(data).to_ascii_lowercase();
+    if text.lines().any(|l| l.trim_start().starts_with("strategy")) {
+        return Err("it chooses a merge strategy, a program".into());
+    }
+    Ok(())
+}
+
+/// A todo list whose `exec` lines were all in the host's copy.
+fn exec_lines(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
+    let execs = |d: &[u8]| -> Vec<Vec<u8>> {
+        d.split(|c| *c == b'\n')
+            .map(|l| l.trim_ascii())
+            .filter(|l| l.starts_with(b"x ") || l.starts_with(b"exec ") || l == b"x" || l == b"exec")
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let known = host.map(execs).unwrap_or_default();
+    match execs(data).into_iter().find(|e| !known.contains(e)) {
+        None => Ok(()),
+        Some(e) => Err(format!(
+            "it runs a command the host's did not ({:?}): review it before `git rebase --continue`",
+            String::from_utf8_lossy(&e)
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(rel: &str, data: &str) -> Result<Vetted, String> {
+        vet(Path::new(rel), data.as_bytes(), None, false)
+    }
+
+    const A: &str = "0123456789abcdef0123456789abcdef01234567";
+
+    #[test]
+    fn refs_and_logs() {
+        assert_eq!(v("refs/heads/main", &format!("{A}\n")), Ok(Vetted::Keep));
+        assert_eq!(v("HEAD", "ref: refs/heads/main\n"), Ok(Vetted::Keep));
+        assert!(v("HEAD", "ref: ../../etc/passwd\n").is_err());
+        assert!(v("refs/heads/main", "garbage\n").is_err());
+        assert!(v("refs/heads/..x", &format!("{A}\n")).is_err());
+        assert!(v("refs/heads/a b", &format!("{A}\n")).is_err());
+        let line = format!("{A} {A} t <t@t> 1700000000 +0000\tcommit: $(touch x)\n");
+        assert_eq!(v("logs/HEAD", &line), Ok(Vetted::Keep));
+        assert_eq!(v("logs/refs/heads/main", &line), Ok(Vetted::Keep));
+        assert!(v("logs/HEAD", "export X=1\n").is_err());
+        assert!(v("logs/HEAD", &line[..line.len() - 1]).is_err());
+        assert_eq!(
+            v(
+                "packed-refs",
+                &format!("# pack-refs with: peeled\n{A} refs/tags/v1\n^{A}\n")
+            ),
+            Ok(Vetted::Keep)
+        );
+        assert!(v("packed-refs", &format!("{A} ../x\n")).is_err());
+        assert_eq!(v("ORIG_HEAD", &format!("{A}\n")), Ok(Vetted::Keep));
+        assert!(dir_ok(Path::new("refs/heads/feature")));
+        assert!(!dir_ok(Path::new("refs/heads/.hidden")));
+    }
+
+    #[test]
+    fn programs_in_state_files() {
+        assert!(v("sequencer/opts", "[options]\n\tstrategy = x/run\n").is_err());
+        assert_eq!(
+            v("sequencer/opts", "[options]\n\tsignoff = true\n"),
+            Ok(Vetted::Keep)
+        );
+        assert!(v("rebase-merge/strategy", "ours\n").is_err());
+        let todo = "pick 1234 a\nexec make test\n";
+        assert!(v("rebase-merge/git-rebase-todo", todo).is_err());
+        let host = b"pick 1234 a\nexec make test\npick 5678 b\n";
+        assert_eq!(
+            vet(
+                Path::new("rebase-merge/git-rebase-todo"),
+                todo.as_bytes(),
+                Some(host),
+                false
+            ),
+            Ok(Vetted::Keep)
+        );
+    }
+}

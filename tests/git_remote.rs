@@ -1,0 +1,226 @@
+//! The sandbox is an untrusted remote to host git: what git on the host
+//! will read of its own repository arrives as a remote's data would. Each
+//! route is tried inside, then host git runs unconfined, and the test
+//! looks only at host-side effects: a marker a planted hook or strategy
+//! would write, a host file a link named, a host git that hangs, what host
+//! `git status` shows. As root and unprivileged, on both mount APIs.
+
+mod common;
+
+use common::*;
+use std::os::unix::fs::FileTypeExt;
+use std::path::Path;
+
+const GIT: &str = "git -c user.name=t -c user.email=t@t";
+
+/// The workspace: a repository with a Makefile, a file `f` and a branch
+/// `side` whose first commit conflicts with `main`.
+fn repo(f: &Fixture) {
+    let script = format!(
+        "set -e
+         {GIT} init -q -b main && printf 'all:\\n\\ttrue\\n' > Makefile && echo 1 > f && {GIT} add . && {GIT} commit -qm base
+         {GIT} checkout -q -b side && echo 2 > f && {GIT} commit -qam c1 && echo x > g && {GIT} add g && {GIT} commit -qm c2
+         {GIT} checkout -q main && echo 3 > f && {GIT} commit -qam c3"
+    );
+    ok(&f.command("sh").args(["-c", &script]).output().unwrap());
+}
+
+/// Every entry below `dir` that is neither a regular file nor a directory.
+fn odd_entries(dir: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for e in rd.flatten() {
+        let t = e.file_type().unwrap();
+        if t.is_dir() {
+            out.extend(odd_entries(&e.path()));
+        } else if !t.is_file() {
+            out.push(format!("{} ({t:?})", e.path().display()));
+        }
+    }
+    out
+}
+
+/// Host git, unconfined and bounded: what a user runs after the sandbox.
+fn host(f: &Fixture, script: &str) -> std::process::Output {
+    f.command("timeout")
+        .args(["20", "sh", "-c", script])
+        .output()
+        .unwrap()
+}
+
+/// A link or FIFO made in `logs/` or `refs/` never exists in the host's
+/// git dir: a host commit does not append its reflog line through a link
+/// into a start-up file, and a ref naming /dev/zero does not make host git
+/// grow until it is killed.
+#[test]
+fn links_in_refs_and_logs_never_reach_the_host() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            repo(&f);
+            let rc = f.write("rc", "# rc\n", 0o644);
+            let dir = f.mkdir("somedir");
+            let script = format!(
+                "g=$(git rev-parse --git-dir)
+                 ln -sfn '{rc}' $g/logs/HEAD; ln -sfn '{rc}' $g/logs/refs/heads/main
+                 mkdir -p $g/logs/refs/heads/sub; ln -sfn '{dir}' $g/logs/refs/heads/sub/x
+                 ln -sfn /dev/zero $g/refs/heads/zero; ln -sfn /dev/zero $g/refs/heads/main
+                 mkfifo $g/refs/heads/fifo; ln -sfn '{rc}' $g/refs/heads/rc
+                 ln -sfn /dev/zero $g/logs/refs/heads/new-branch
+                 sleep 0.5; echo planted",
+                rc = rc.display(),
+                dir = dir.display()
+            );
+            let o = f.run_sh(api, &[], &script);
+            let what = format!("{who:?} {api}");
+            assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+            let git = f.ws().join(".git");
+            assert_eq!(
+                odd_entries(&git),
+                Vec::<String>::new(),
+                "{what}: links reached the host"
+            );
+            let h = host(
+                &f,
+                &format!(
+                    "{GIT} rev-parse HEAD && {GIT} commit -q --allow-empty -m '$(touch pwned)' && {GIT} checkout -q -b new-branch && {GIT} stash list && echo host-ok"
+                ),
+            );
+            assert!(stdout(&h).contains("host-ok"), "{what}: host git: {}", stderr(&h));
+            assert_eq!(
+                std::fs::read_to_string(&rc).unwrap(),
+                "# rc\n",
+                "{what}: rc written"
+            );
+            assert_eq!(listing(&dir).len(), 0, "{what}: files made in {dir:?}");
+        }
+    }
+}
+
+/// An index planted inside whose entries name `.git/hooks/post-commit`
+/// and `../outside`: a host `git checkout -- .` writes neither, and no
+/// hook runs on the next host commit.
+#[test]
+fn a_forged_index_never_writes_outside_the_work_tree() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            repo(&f);
+            let marker = f.path().join("PWNED");
+            let script = format!(
+                "set -e; g=$(git rev-parse --git-dir)
+                 blob=$(printf '#!/bin/sh\\ntouch {m}\\n' | git hash-object -w --stdin)
+                 git update-index --add --cacheinfo 100755,$blob,-git/hooks/post-commit
+                 git update-index --add --cacheinfo 100755,$blob,-./outside
+                 perl -pi -e 's{{-git/hooks/post-commit}}{{.git/hooks/post-commit}}; s{{-\\./outside}}{{../outside}}' $g/index
+                 sleep 0.5; echo planted",
+                m = marker.display()
+            );
+            let o = f.run_sh(api, &[], &script);
+            let what = format!("{who:?} {api}");
+            assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+            host(
+                &f,
+                &format!("{GIT} checkout -- . ; {GIT} restore . ; {GIT} commit -q --allow-empty -m h; true"),
+            );
+            assert!(!marker.exists(), "{what}: a hook from the index ran on the host");
+            assert!(
+                !f.ws().join(".git/hooks/post-commit").exists(),
+                "{what}: hook written"
+            );
+            assert!(!f.path().join("outside").exists(), "{what}: ../outside written");
+            let h = host(&f, &format!("{GIT} status --porcelain && echo host-ok"));
+            assert!(
+                stdout(&h).contains("host-ok"),
+                "{what}: host index: {}",
+                stderr(&h)
+            );
+        }
+    }
+}
+
+/// assume-unchanged set inside on an edited Makefile: host `git status`
+/// still shows the edit.
+#[test]
+fn hidden_changes_show_on_the_host() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            repo(&f);
+            let script = "set -e; printf 'all:\\n\\ttouch evil\\n' > Makefile
+                 git update-index --assume-unchanged Makefile
+                 git update-index --skip-worktree f; echo 9 > f
+                 git status --porcelain; sleep 0.5; echo planted";
+            let o = f.run_sh(api, &[], script);
+            let what = format!("{who:?} {api}");
+            assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+            let h = host(&f, &format!("{GIT} status --porcelain && {GIT} ls-files -v"));
+            let out = stdout(&h);
+            assert!(out.contains(" M Makefile"), "{what}: the edit is hidden: {out}");
+            assert!(out.contains(" M f"), "{what}: the edit of f is hidden: {out}");
+            assert!(out.contains("H Makefile"), "{what}: a bit carried: {out}");
+            // The rewritten index is whole: git's own check of its trailer.
+            let h = host(&f, &format!("{GIT} fsck --no-dangling && echo fsck-ok"));
+            assert!(stdout(&h).contains("fsck-ok"), "{what}: {}", stderr(&h));
+        }
+    }
+}
+
+/// A cherry-pick stopped inside with a strategy added to its options: a
+/// host `git cherry-pick --continue` does not run the program it names.
+#[test]
+fn sequencer_state_names_no_program_on_the_host() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            repo(&f);
+            let marker = f.path().join("PWNED");
+            let script = format!(
+                "g=$(git rev-parse --git-dir)
+                 {GIT} cherry-pick side~1 side >/dev/null 2>&1
+                 test -f $g/sequencer/opts || printf '[options]\\n' > $g/sequencer/opts
+                 printf '\\tstrategy = x/run\\n' >> $g/sequencer/opts
+                 mkdir -p git-merge-x; printf '#!/bin/sh\\ntouch {m}\\nexit 0\\n' > git-merge-x/run; chmod +x git-merge-x/run
+                 ls $g/sequencer; sleep 0.5; echo planted",
+                m = marker.display()
+            );
+            let o = f.run_sh(api, &[], &script);
+            let what = format!("{who:?} {api}");
+            assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+            assert!(
+                stdout(&o).contains("todo"),
+                "{what}: no stopped cherry-pick: {}",
+                stdout(&o)
+            );
+            host(
+                &f,
+                &format!("echo 2 > f; {GIT} add f; GIT_EDITOR=true {GIT} cherry-pick --continue; true"),
+            );
+            assert!(!marker.exists(), "{what}: the planted strategy ran on the host");
+        }
+    }
+}
+
+/// A FIFO or device is never where host git reads: the ref named in
+/// HEAD made a FIFO, `packed-refs` a link to /dev/zero. (Host git stays
+/// bounded: every host command above ran under `timeout`.)
+#[test]
+fn no_fifo_or_device_where_host_git_looks() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let script = "g=$(git rev-parse --git-dir)
+             mkdir -p $g/rebase-merge; mkfifo $g/rebase-merge/head-name
+             ln -sfn /dev/zero $g/packed-refs; sleep 0.5; echo planted";
+        let o = f.run_sh("new", &[], script);
+        assert!(stdout(&o).contains("planted"), "{who:?}: {}", stderr(&o));
+        let git = f.ws().join(".git");
+        for e in odd_entries(&git) {
+            let t = std::fs::symlink_metadata(&e).map(|m| m.file_type());
+            assert!(t.is_ok_and(|t| !t.is_fifo()), "{who:?}: {e}");
+        }
+        assert_eq!(odd_entries(&git), Vec::<String>::new(), "{who:?}");
+    }
+}
