@@ -364,7 +364,9 @@ fn git_results_reach_the_host_while_it_runs_and_survive_sigkill() {
                     stdout(&o).trim().to_string()
                 };
                 let t0 = std::time::Instant::now();
-                while host(&["branch", "--show-current"]) != format!("inside-switch-{n}")
+                // The last of the command's changes (the index) within a second.
+                while (host(&["branch", "--show-current"]) != format!("inside-switch-{n}")
+                    || !host(&["diff", "--cached", "--name-only"]).contains("staged-file"))
                     && t0.elapsed().as_secs() < 1
                 {
                     std::thread::sleep(std::time::Duration::from_millis(20));

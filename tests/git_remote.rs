@@ -224,3 +224,155 @@ fn no_fifo_or_device_where_host_git_looks() {
         assert_eq!(odd_entries(&git), Vec::<String>::new(), "{who:?}");
     }
 }
+
+/// Links and FIFOs made in `objects/` (a loose object, a pack's index)
+/// never exist in the host's: host git that counts, packs or checks its
+/// objects does not hang or read /dev/zero. A tree naming `.git`, written
+/// inside and put on a branch, is refused as a push would refuse it, and
+/// the branch is not moved on the host; a commit made inside arrives whole.
+#[test]
+fn objects_arrive_as_a_push_would() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            repo(&f);
+            let script = format!(
+                "g=$(git rev-parse --git-dir); z=0000000000000000000000000000000000000000
+                 mkdir -p $g/objects/ab; ln -s /dev/zero $g/objects/ab/cdefcdefcdefcdefcdefcdefcdefcdefcdefcd
+                 mkfifo $g/objects/ab/cdefcdefcdefcdefcdefcdefcdefcdefcdefce
+                 mkfifo $g/objects/pack/pack-$z.idx; ln -s /dev/zero $g/objects/pack/pack-$z.pack
+                 blob=$(echo evil | git hash-object -w --stdin)
+                 perl -e 'print \"100644 .git\\0\", pack(\"H*\", $ARGV[0])' $blob > /tmp/t
+                 tree=$(git hash-object -t tree -w --literally /tmp/t)
+                 c=$(echo evil | {GIT} commit-tree $tree -p HEAD)
+                 git update-ref refs/heads/evil $c
+                 echo ok > ok.txt; {GIT} add ok.txt; {GIT} commit -qm inside
+                 sleep 1; echo planted $c"
+            );
+            let o = f.run_sh(api, &[], &script);
+            let what = format!("{who:?} {api}");
+            assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+            let git = f.ws().join(".git");
+            assert_eq!(
+                odd_entries(&git),
+                Vec::<String>::new(),
+                "{what}: links reached the host"
+            );
+            let h = host(
+                &f,
+                &format!(
+                    "{GIT} count-objects -v >/dev/null && {GIT} fsck --no-dangling && {GIT} log --format=%s -1 && echo host-ok"
+                ),
+            );
+            assert!(stdout(&h).contains("host-ok"), "{what}: host git: {}", stderr(&h));
+            assert!(
+                stdout(&h).contains("inside"),
+                "{what}: the commit made inside: {}",
+                stdout(&h)
+            );
+            let evil = host(&f, &format!("{GIT} rev-parse -q --verify refs/heads/evil"));
+            assert!(
+                !evil.status.success(),
+                "{what}: the branch with a .git tree reached the host"
+            );
+        }
+    }
+}
+
+/// Repositories the workspace holds (it is no checkout itself) and one in
+/// an included root: their hooks and config stay the host's, their refs
+/// and objects arrive vetted, their commits reach the host.
+#[test]
+fn repositories_below_the_workspace_are_guarded_alike() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            let marker = f.path().join("PWNED");
+            f.mkdir("ws/app");
+            f.mkdir("ws/libs/deep/one");
+            f.mkdir("other/tool");
+            for d in ["ws/app", "ws/libs/deep/one", "other/tool"] {
+                let o = f
+                    .command("sh")
+                    .current_dir(f.path().join(d))
+                    .args([
+                        "-c",
+                        &format!("{GIT} init -q -b main && {GIT} commit -q --allow-empty -m base"),
+                    ])
+                    .output()
+                    .unwrap();
+                ok(&o);
+            }
+            let script = format!(
+                "for g in app/.git libs/deep/one/.git {other}/.git; do
+                   printf '#!/bin/sh\\ntouch {m}\\n' > $g/hooks/post-commit; chmod +x $g/hooks/post-commit
+                   printf '[core]\\n\\tfsmonitor = \"touch {m}; false\"\\n' >> $g/config
+                   ln -sfn /dev/zero $g/refs/heads/zero
+                 done
+                 cd app && {GIT} commit -q --allow-empty -m inside; cd ..
+                 sleep 0.5; echo planted",
+                m = marker.display(),
+                other = f.path().join("other/tool").display()
+            );
+            let other = f.path().join("other/tool");
+            let o = f.run_sh(api, &["--include", other.to_str().unwrap()], &script);
+            let what = format!("{who:?} {api}");
+            assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+            for d in [f.ws().join("app"), f.ws().join("libs/deep/one"), other.clone()] {
+                assert_eq!(odd_entries(&d.join(".git")), Vec::<String>::new(), "{what}");
+                let h = f
+                    .command("timeout")
+                    .args(["20", "sh", "-c", &format!("{GIT} status >/dev/null; {GIT} commit -q --allow-empty -m host; {GIT} log --format=%s")])
+                    .current_dir(&d)
+                    .output()
+                    .unwrap();
+                assert!(stdout(&h).contains("host"), "{what} {d:?}: {}", stderr(&h));
+                if d.ends_with("app") {
+                    assert!(stdout(&h).contains("inside"), "{what}: the commit made inside");
+                }
+            }
+            assert!(!marker.exists(), "{what}: planted code ran on the host");
+        }
+    }
+}
+
+/// Repositories planted inside (a `.git` directory with an fsmonitor and a
+/// hook, a `.git` pointer file) are named when the sandbox ends, with what
+/// in them host git would run; one there from the start is not.
+#[test]
+fn repositories_made_inside_are_named_at_exit() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            repo(&f);
+            let script = format!(
+                "mkdir -p sub/deep plain ptr && cd sub/deep && git init -q && git config core.fsmonitor 'touch /x'
+                 printf '#!/bin/sh\\n' > .git/hooks/post-checkout; cd ../..
+                 (cd plain && git init -q); printf 'gitdir: ../.evil\\n' > ptr/.git; {GIT} status >/dev/null; echo planted"
+            );
+            let o = f.run_sh(api, &[], &script);
+            let what = format!("{who:?} {api}");
+            assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+            let err = stderr(&o);
+            let line = |p: &str| {
+                err.lines()
+                    .find(|l| l.contains(&format!("{}/.git:", f.ws().join(p).display())))
+                    .map(str::to_string)
+            };
+            let deep = line("sub/deep").unwrap_or_else(|| panic!("{what}: sub/deep not named: {err}"));
+            assert!(
+                deep.contains("core.fsmonitor") && deep.contains("hook post-checkout"),
+                "{what}: {deep}"
+            );
+            assert!(line("plain").is_some(), "{what}: plain not named: {err}");
+            assert!(
+                line("ptr").is_some_and(|l| l.contains("pointer")),
+                "{what}: ptr not named: {err}"
+            );
+            assert!(
+                !err.contains(&format!("{}/.git:", f.ws().display())),
+                "{what}: the workspace's own repository named: {err}"
+            );
+        }
+    }
+}

@@ -33,12 +33,8 @@ fn env() -> EnvRules {
 
 /// `qwrap run`'s kind of steps, in a plausible order.
 pub(super) fn run_steps() -> Vec<Step> {
-    let all = Namespaces {
-        user: true,
-        net: true,
-        ipc: true,
-        ..Default::default()
-    };
+    let mut all = Namespaces::default();
+    (all.user, all.net, all.ipc) = (true, true, true);
     vec![
         Step::CreateHostDir { path: p("/q/made") },
         Step::PrepareCaches {
@@ -72,6 +68,7 @@ pub(super) fn run_steps() -> Vec<Step> {
                 time_ms: Some(90_000),
                 say: true,
             }),
+            repos: None,
         },
         Step::MakeCgroup {
             dir: p("/q/cg/memory/qwrap-42"),
@@ -404,6 +401,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                     time_ms: Some(1500),
                     say: false,
                 }),
+                repos: None,
             },
             Step::CloneMonitor {
                 ns: Namespaces {
@@ -445,6 +443,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 writable: vec![p("/home/u/ws/src"), p("/tmp/qwrap-1000-42")],
                 explain: None,
                 limits: None,
+                repos: None,
             },
             Step::LandlockAllowList {
                 abi: 7,

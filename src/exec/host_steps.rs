@@ -91,6 +91,7 @@ impl Executor {
                 writable,
                 explain,
                 limits,
+                repos,
             } => {
                 let orders = crate::supervise::warden::Orders {
                     keep_background: *keep_background,
@@ -102,6 +103,7 @@ impl Executor {
                     writable,
                     explain: explain.as_deref(),
                     limits: limits.as_ref(),
+                    repos: repos.as_ref(),
                 };
                 self.warden = Some(crate::supervise::warden::start(orders, &self.held)?)
             }

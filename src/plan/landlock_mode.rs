@@ -214,8 +214,7 @@ pub(super) fn spec(
         scoped: scoped && !keep_background,
         notes: false,
         remove: tmp.clone(),
-        // Where Landlock lets the command write: the mode bits and times it
-        // may change there too.
+        // Where Landlock lets it write: the mode bits and times it may set.
         writable: lists.write.beneath.clone(),
         explain: super::explain::orders(policy, layers, !scoped, host.uid == 0, true).map(|mut e| {
             // Where Landlock lets the command write.
@@ -224,6 +223,7 @@ pub(super) fn spec(
             Box::new(e)
         }),
         limits: limits.watch,
+        repos: super::run_spec::repo_scan(policy),
     });
     prepare.extend(limits.make);
     let mut env = policy.env.clone();

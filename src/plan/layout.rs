@@ -149,20 +149,7 @@ pub fn layout(
         })
     }));
     ops.extend(policy.pinned.iter().map(|p| MountOp::Writable(p.clone())));
-    // Each git dir's top level (and objects/info) is a tmpfs of the
-    // sandbox's own, the host's refs, logs and objects bound in: a bind of
-    // the git dir itself gives way to it.
-    for g in &policy.git_layouts {
-        ops.retain(|o| !matches!(o, MountOp::Writable(p) if *p == g.dir));
-        for own in g.own() {
-            ops.push(MountOp::Tmpfs {
-                path: own,
-                mode: 0o755,
-                size: None,
-            });
-        }
-        ops.extend(g.shared.iter().map(|s| MountOp::Writable(s.clone())));
-    }
+    git_dirs(policy, &mut ops);
     ops.extend(policy.read_only.iter().map(|r| MountOp::ReadOnly(r.path.clone())));
     // An allowed socket under the private /tmp is shown at its own path
     // (elsewhere the host's view shows it already).
@@ -260,4 +247,28 @@ fn terminal_name(tty: &Path) -> Option<MountOp> {
         tty: tty.to_path_buf(),
         index,
     })
+}
+
+/// Each git dir's top level and objects are tmpfs of the sandbox's own,
+/// the host's objects seen read-only beside them, its lfs store bound in:
+/// a bind of the git dir itself gives way to them.
+fn git_dirs(policy: &Policy, ops: &mut Vec<MountOp>) {
+    for g in &policy.git_layouts {
+        ops.retain(|o| !matches!(o, MountOp::Writable(p) if *p == g.dir));
+        for own in g.own() {
+            ops.push(MountOp::Tmpfs {
+                path: own,
+                mode: 0o755,
+                size: None,
+            });
+        }
+        ops.extend(g.shared.iter().map(|s| MountOp::Writable(s.clone())));
+        ops.extend(g.host_objects().map(|(path, source)| MountOp::Bind {
+            path,
+            source,
+            readonly: true,
+            devices: false,
+            dir: true,
+        }));
+    }
 }

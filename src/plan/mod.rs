@@ -42,8 +42,8 @@ pub use mount_op::{DevStyle, MountOp, ProcCover, Shape};
 pub use overlay::{overlay_config, overlay_options};
 pub use spec::{Entry, Identity, Join, SandboxSpec, lower};
 pub use step::{
-    Ambient, Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayPart, OverlayUpper, Role, Step, TreeId,
-    Watched,
+    Ambient, Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayPart, OverlayUpper, RepoScan, Role, Step,
+    TreeId, Watched,
 };
 pub use step_family::Family;
 

@@ -5,8 +5,8 @@ use super::caches;
 use super::fds::FdPlan;
 use super::spec::{Entry, Identity, SandboxSpec};
 use super::{
-    Ambient, Confinement, Egress, Filter, Flags, LANDLOCK_SCOPE_ABI, LandlockRules, Layers, PidOne, Role,
-    Seal, Shape, Step, landlock_paths, layout,
+    Ambient, Confinement, Egress, Filter, Flags, LANDLOCK_SCOPE_ABI, LandlockRules, Layers, PidOne, RepoScan,
+    Role, Seal, Shape, Step, landlock_paths, layout,
 };
 use crate::host::{HostFacts, MountApi};
 use crate::policy::{NetworkMode, PidMode, Policy, ViewMode};
@@ -23,7 +23,6 @@ pub(super) fn run_spec(
     let keep_background = policy.settings.keep_background.value;
     let proxied = policy.network == NetworkMode::Proxied;
     let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
-
     let mut prepare: Vec<Step> = policy
         .create_before
         .iter()
@@ -56,6 +55,7 @@ pub(super) fn run_spec(
             .flatten()
             .map(Box::new),
         limits: limits.watch,
+        repos: repo_scan(policy),
     });
     // The sandbox's cgroups, once the warden (which stays out) runs.
     prepare.extend(limits.make);
@@ -232,4 +232,19 @@ fn environment(policy: &Policy, layers: &Layers) -> crate::policy::EnvRules {
         }
     }
     env
+}
+
+/// The writable roots (caches aside) walked for repositories the command
+/// makes, and the `.git`s there at the start; none with
+/// `--allow-git-config`, where git dirs are the command's anyway.
+pub(super) fn repo_scan(policy: &Policy) -> Option<RepoScan> {
+    (!policy.settings.allow_git_config.value).then(|| RepoScan {
+        roots: policy
+            .writable_roots
+            .iter()
+            .filter(|r| r.cache.is_none())
+            .map(|r| r.path.clone())
+            .collect(),
+        known: policy.repos.dot_gits.clone(),
+    })
 }

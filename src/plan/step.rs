@@ -58,6 +58,10 @@ pub enum Step {
         /// end; the time limit; what it says at a limit.
         #[serde(skip_serializing_if = "Option::is_none")]
         limits: Option<LimitWatch>,
+        /// The repositories below the writable roots, looked for again
+        /// when the sandbox ends: a new one is named.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        repos: Option<RepoScan>,
     },
     /// A cgroup of the sandbox's own, on the host: made new (one that is
     /// there already fails the step), each limit written to its file, in
@@ -502,4 +506,14 @@ fn ser_argv<S: serde::Serializer>(v: &[OsString], s: S) -> Result<S::Ok, S::Erro
 /// A program is shown by its size in instructions, not its bytes.
 fn program_lengths<S: serde::Serializer>(v: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(v.iter().map(|p| p.len() / 8))
+}
+
+/// The writable roots walked for `.git`s when the sandbox ends, and those
+/// there when it started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RepoScan {
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub roots: Vec<PathBuf>,
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub known: Vec<PathBuf>,
 }

@@ -74,6 +74,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             writable,
             explain,
             limits,
+            repos,
         } => {
             write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
             if *notes || explain.as_ref().is_some_and(|e| e.say) {
@@ -146,14 +147,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             if let Some(l) = limits {
                 limits_text(l, f)?;
             }
-            if !git.is_empty() {
-                let names: Vec<String> = git.iter().map(|p| q(p)).collect();
-                write!(
-                    f,
-                    "; keeps the sandbox's own {} in step with the host's for git's allow-listed files, from open(each, O_RDONLY|O_DIRECTORY) and inotify_init1(), reporting on fcntl(2, F_DUPFD_CLOEXEC)",
-                    names.join(", ")
-                )?;
-            }
+            git_text(git, repos.as_ref(), f)?;
             write!(f, ")")
         }
         _ => Ok(()),
@@ -205,4 +199,31 @@ fn limits_text(l: &super::step_args::LimitWatch, f: &mut fmt::Formatter<'_>) -> 
         },
         if l.say { ", and says so on stderr" } else { "" }
     )
+}
+
+/// The warden's git jobs: the git dirs kept in step, the repositories
+/// looked for at the end.
+fn git_text(
+    git: &[std::path::PathBuf],
+    repos: Option<&super::RepoScan>,
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    if !git.is_empty() {
+        let names: Vec<String> = git.iter().map(|p| q(p)).collect();
+        write!(
+            f,
+            "; keeps the sandbox's own {} in step with the host's for git's allow-listed files, from open(each, O_RDONLY|O_DIRECTORY) and inotify_init1(), reporting on fcntl(2, F_DUPFD_CLOEXEC): refs, reflogs, the index and state files vetted on their way out; objects new inside brought over by host git as a push's are (pack-objects from a private quarantine into unpack-objects --strict, index-pack --strict --stdin --fix-thin)",
+            names.join(", ")
+        )?;
+    }
+    if let Some(r) = repos {
+        let names: Vec<String> = r.roots.iter().map(|p| q(p)).collect();
+        write!(
+            f,
+            "; when the sandbox ends, walks {} (getdents, never through a link) and names each .git not among the {} there at the start",
+            names.join(", "),
+            r.known.len()
+        )?;
+    }
+    Ok(())
 }

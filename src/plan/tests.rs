@@ -48,6 +48,7 @@ pub(super) fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode
         create_before: vec![],
         pinned: vec![],
         git_layouts: vec![],
+        repos: Default::default(),
         redacted_rc: vec![],
         tmp_sockets: vec![],
         user_env_names: vec![],
@@ -117,6 +118,10 @@ fn starts_with_namespaces_and_identity_maps() {
                 writable: vec![],
                 explain: None,
                 limits: None,
+                repos: Some(crate::plan::RepoScan {
+                    roots: vec!["/home/u/proj".into()],
+                    known: vec![],
+                }),
             },
             Step::Unshare {
                 ns: Namespaces {

@@ -161,6 +161,10 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             writable: vec![],
             explain: None,
             limits: None,
+            repos: Some(crate::plan::RepoScan {
+                roots: vec!["/w".into()],
+                known: vec![],
+            }),
         }
     );
     assert_eq!(

@@ -5,8 +5,11 @@
 //!   and its common dir, each submodule's under `modules/`, each
 //!   `worktrees/NAME`) and its `objects/info` are the sandbox's own: a
 //!   tmpfs the warden keeps in step with the host's for git's allow-listed
-//!   files only (supervise/git_sync.rs); `refs/`, `logs/`, `objects/` (and
-//!   `lfs/`) are the host's, bound in. Nothing the sandbox makes there
+//!   files only, refs and reflogs included, vetted on their way out
+//!   (supervise/git_sync.rs, git_vet.rs); `objects/` is the sandbox's own
+//!   too, the host's objects read through alternates and what is new
+//!   brought over as a push would be (supervise/git_objects.rs); `lfs/` is
+//!   the host's, bound in. Nothing the sandbox makes there
 //!   (`commondir`, `gitdir`, `config`, `hooks/`, a FIFO, any new name)
 //!   reaches the host;
 //! - each submodule's checkout is a mount point (it cannot be renamed,
@@ -27,19 +30,24 @@ pub const MAX_GIT_DIRS: usize = 256;
 const MAX_DEPTH: usize = 8;
 
 /// One git dir as the sandbox sees it: its top level the sandbox's own,
-/// the host's `shared` subdirectories bound in, its `objects/info` the
-/// sandbox's own too when `objects_info`.
+/// the host's `shared` subdirectories bound in, its `objects/` the
+/// sandbox's own too when it has one (`objects`), the host's objects then
+/// seen read-only beside it through git's alternates.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct GitLayout {
     #[serde(serialize_with = "crate::lossy::path")]
     pub dir: PathBuf,
     #[serde(serialize_with = "crate::lossy::paths")]
     pub shared: Vec<PathBuf>,
-    pub objects_info: bool,
+    pub objects: bool,
 }
 
 /// Subdirectories of a git dir that stay the host's.
-const SHARED: [&str; 2] = ["objects", "lfs"];
+const SHARED: [&str; 1] = ["lfs"];
+/// Where the host's objects are seen read-only inside, at a git dir's top
+/// (a name git does not use; supervise/git_objects.rs writes the
+/// alternates that name it).
+pub const HOST_OBJECTS: &str = "qwrap-host-objects";
 
 impl GitLayout {
     fn of(dir: &Path) -> GitLayout {
@@ -48,21 +56,30 @@ impl GitLayout {
             .map(|s| dir.join(s))
             .filter(|p| fs::symlink_metadata(p).is_ok_and(|m| m.is_dir()))
             .collect();
-        let objects_info = fs::symlink_metadata(dir.join("objects/info")).is_ok_and(|m| m.is_dir());
+        let objects = fs::symlink_metadata(dir.join("objects")).is_ok_and(|m| m.is_dir());
         GitLayout {
             dir: dir.to_path_buf(),
             shared,
-            objects_info,
+            objects,
         }
     }
 
-    /// The sandbox's own directories: the top level, and objects/info.
+    /// The sandbox's own directories: its objects (first, so that the
+    /// warden brings new objects over before the refs that name them), and
+    /// the top level.
     pub fn own(&self) -> Vec<PathBuf> {
-        let mut v = vec![self.dir.clone()];
-        if self.objects_info {
-            v.push(self.dir.join("objects/info"));
+        let mut v = Vec::new();
+        if self.objects {
+            v.push(self.dir.join("objects"));
         }
+        v.push(self.dir.clone());
         v
+    }
+
+    /// The host's objects, seen read-only inside: (where, the host's).
+    pub fn host_objects(&self) -> Option<(PathBuf, PathBuf)> {
+        self.objects
+            .then(|| (self.dir.join(HOST_OBJECTS), self.dir.join("objects")))
     }
 }
 
@@ -145,6 +162,115 @@ pub fn guard(info: &GitInfo) -> Guard {
         }
     }
     g
+}
+
+/// Directories read, at most, looking for repositories below the
+/// writable roots.
+pub const MAX_SCAN: usize = 4096;
+/// Deepest level below a root looked at.
+const SCAN_DEPTH: usize = 4;
+/// Trees of dependencies and build output: not looked into.
+const NOT_SCANNED: [&str; 6] = ["node_modules", "target", ".venv", "venv", "__pycache__", ".tox"];
+
+/// What the walk below the writable roots found: every `.git` (directory
+/// or pointer file), and why it stopped early, when it did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Found {
+    pub dot_gits: Vec<PathBuf>,
+    pub note: Option<String>,
+}
+
+/// Every `.git` below `roots`, breadth first, never through a link, at
+/// most [`MAX_SCAN`] directories and [`SCAN_DEPTH`] levels deep.
+pub fn repositories_below(roots: &[PathBuf]) -> Found {
+    let mut found = Found::default();
+    let mut queue: std::collections::VecDeque<(PathBuf, usize)> =
+        roots.iter().map(|r| (r.clone(), 0)).collect();
+    let mut read = 0usize;
+    while let Some((dir, depth)) = queue.pop_front() {
+        read += 1;
+        if read > MAX_SCAN {
+            found.note = Some(format!(
+                "more than {MAX_SCAN} directories below the writable roots: repositories deeper in are not guarded"
+            ));
+            break;
+        }
+        let Ok(rd) = fs::read_dir(&dir) else { continue };
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let Ok(t) = e.file_type() else { continue };
+            if name == ".git" {
+                if t.is_dir() || t.is_file() {
+                    found.dot_gits.push(e.path());
+                }
+            } else if t.is_dir() && depth < SCAN_DEPTH && !NOT_SCANNED.iter().any(|n| name == *n) {
+                queue.push_back((e.path(), depth + 1));
+            }
+        }
+    }
+    found.dot_gits.sort();
+    found.dot_gits.dedup();
+    found
+}
+
+impl Guard {
+    /// Adds another repository's guard (one below the workspace, or in an
+    /// included root).
+    pub fn merge(&mut self, other: Guard) {
+        for l in other.layouts {
+            if !self.layouts.iter().any(|m| m.dir == l.dir) {
+                self.layouts.push(l);
+            }
+        }
+        for p in other.pins {
+            self.pin(p);
+        }
+        for p in other.protect {
+            self.protect(p);
+        }
+        for p in other.create {
+            if !self.create.contains(&p) {
+                self.create.push(p);
+            }
+        }
+        if self.note.is_none() {
+            self.note = other.note;
+        }
+    }
+}
+
+/// The guard of the workspace's checkout and of every repository below
+/// the writable roots (caches aside), and what the walk found.
+pub fn for_roots(git: &GitInfo, roots: &[super::WritableRoot], allowed: bool) -> (Guard, Found) {
+    let scanned: Vec<PathBuf> = roots
+        .iter()
+        .filter(|r| r.cache.is_none())
+        .map(|r| r.path.clone())
+        .collect();
+    let found = if allowed {
+        Found::default()
+    } else {
+        repositories_below(&scanned)
+    };
+    if allowed {
+        return (Guard::default(), found);
+    }
+    let mut g = if git.roots.is_empty() {
+        Guard::default()
+    } else {
+        guard(git)
+    };
+    for dot_git in &found.dot_gits {
+        let Some(top) = dot_git.parent() else { continue };
+        let info = super::git::discover(top);
+        if info.top.as_deref() == Some(top) {
+            g.merge(guard(&info));
+        }
+    }
+    if g.note.is_none() {
+        g.note = found.note.clone();
+    }
+    (g, found)
 }
 
 /// Whether a repository uses git-lfs: its config names it, or its
@@ -248,8 +374,8 @@ mod tests {
             assert!(dirs.contains(&p), "{p:?} not laid out: {dirs:?}");
         }
         let top = g.layouts.iter().find(|l| l.dir == git).unwrap();
-        assert_eq!(top.shared, vec![git.join("objects")]);
-        assert_eq!(top.own(), vec![git.clone(), git.join("objects/info")]);
+        assert_eq!(top.shared, Vec::<PathBuf>::new());
+        assert_eq!(top.own(), vec![git.join("objects"), git.clone()]);
         // The submodule's checkout is pinned, its .git file read-only; the
         // git dirs' own files are the sandbox's copies, nothing to protect.
         assert_eq!(g.pins, vec![base.join("repo/lib/a")]);

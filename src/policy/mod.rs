@@ -29,7 +29,7 @@ pub mod view;
 
 pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
-pub use git_guard::GitLayout;
+pub use git_guard::{Found, GitLayout, HOST_OBJECTS, repositories_below};
 pub use limits::{CpuLimit, MemoryLimit, ProcessLimit, TimeLimit};
 pub use load::{Invocation, LoadError, load};
 pub use modes::{
@@ -219,6 +219,10 @@ pub struct Policy {
     /// The git dirs whose top level is the sandbox's own, kept in step
     /// with the host's by the warden (off with allow_git_config).
     pub git_layouts: Vec<GitLayout>,
+    /// Every `.git` below the writable roots when the sandbox starts: a
+    /// new one at exit is a repository the command made, named then.
+    #[serde(skip)]
+    pub repos: git_guard::Found,
     /// Shell start-up files shown with their credential assignments removed.
     pub redacted_rc: Vec<rc_files::Redacted>,
     /// Host sockets left reachable.

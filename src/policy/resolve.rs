@@ -198,11 +198,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     );
 
     ro_specs.extend(s.read_only.iter().cloned());
-    let guard = if s.allow_git_config.value || git.roots.is_empty() {
-        git_guard::Guard::default()
-    } else {
-        git_guard::guard(&git)
-    };
+    let (guard, repos) = git_guard::for_roots(&git, &writable_roots, s.allow_git_config.value);
     if let Some(n) = &guard.note {
         git.note.get_or_insert_with(|| n.clone());
     }
@@ -454,6 +450,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         create_before,
         pinned,
         git_layouts,
+        repos,
         allowed_sockets,
         tmp_sockets,
         env: env_rules,

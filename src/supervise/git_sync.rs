@@ -22,11 +22,12 @@
 
 use super::git_files::{State, copy_in, dir_flags, make_dirs, names, put, remove, state};
 use super::git_index::Vetted;
+use super::git_objects;
 use super::git_vet;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use rustix::fs::Mode;
 use rustix::io::Errno;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -79,7 +80,8 @@ const COPIED_IN: [&str; 6] = [
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Kind {
     Top,
-    ObjectsInfo,
+    /// `objects/`: nothing copied; what is new imported (git_objects.rs).
+    Objects,
 }
 
 /// What is copied both ways at `rel` (a path below the level), if anything.
@@ -115,12 +117,6 @@ pub(super) fn synced(kind: Kind, rel: &Path) -> Option<Shape> {
         // refs and reflogs, vetted on their way to the host (git_vet.rs).
         Kind::Top if STATE_DIRS.contains(&first) => Some(Shape::File),
         Kind::Top if REF_DIRS.contains(&first) => Some(Shape::File),
-        Kind::ObjectsInfo if parts.len() == 1 => match name {
-            "commit-graph" | "packs" => Some(Shape::File),
-            "commit-graphs" => Some(Shape::Dir),
-            _ => None,
-        },
-        Kind::ObjectsInfo if first == "commit-graphs" && parts.len() == 2 => Some(Shape::File),
         _ => None,
     }
 }
@@ -139,6 +135,10 @@ pub(super) struct Pair {
     base: HashMap<PathBuf, u64>,
     /// The host's checkout is sparse: skip-worktree is git's own there.
     sparse: bool,
+    /// Objects and packs brought to the host, or refused, already.
+    imported: HashSet<OsString>,
+    /// Refs whose object the host lacked, since when.
+    missing: HashMap<PathBuf, Instant>,
 }
 
 impl Pair {
@@ -160,6 +160,8 @@ impl Pair {
             kind,
             base: HashMap::new(),
             sparse,
+            imported: HashSet::new(),
+            missing: HashMap::new(),
         })
     }
 
@@ -167,13 +169,20 @@ impl Pair {
         if own { self.own.as_fd() } else { self.host.as_fd() }
     }
 
-    /// Copies in what the sandbox starts with and is never copied back.
+    /// Copies in what the sandbox starts with and is never copied back;
+    /// objects start with the alternates that name the host's.
     pub(super) fn populate(&mut self) {
-        let names: &[&str] = match self.kind {
-            Kind::Top => &COPIED_IN,
-            Kind::ObjectsInfo => &["alternates"],
-        };
-        for n in names {
+        if self.kind == Kind::Objects {
+            let host_alternates = match state(self.host.as_fd(), Path::new("info/alternates")) {
+                State::File { data, .. } => Some(data),
+                _ => None,
+            };
+            let git_dir = self.host_path.parent().unwrap_or(Path::new("/"));
+            let text = git_objects::alternates(git_dir, host_alternates.as_deref());
+            let _ = put(self.own.as_fd(), Path::new("info/alternates"), &text, 0o644);
+            return;
+        }
+        for n in COPIED_IN {
             copy_in(self.host.as_fd(), self.own.as_fd(), Path::new(n), 0);
         }
     }
@@ -188,6 +197,9 @@ pub(super) enum Done {
     Conflict,
     /// A lock on the side to write is held: try again later.
     Deferred,
+    /// Its object is not on the host yet: the objects looked at again,
+    /// then this.
+    Missing,
     /// Made inside as something that is never copied (a link, a FIFO),
     /// or what git on the host must not trust: why.
     Refused(String),
@@ -197,6 +209,9 @@ impl Pair {
     /// Brings one directory level into agreement; returns the directories
     /// below it to look at too and what was done, by name.
     pub(super) fn reconcile(&mut self, rel_dir: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, Done)>) {
+        if self.kind == Kind::Objects {
+            return self.import(rel_dir);
+        }
         let mut all: BTreeSet<OsString> = BTreeSet::new();
         all.extend(names(self.host.as_fd(), rel_dir));
         all.extend(names(self.own.as_fd(), rel_dir));
@@ -300,6 +315,56 @@ impl Pair {
         }
     }
 
+    /// Objects: the subdirectories to watch (at the top level), and what
+    /// is new brought to the host.
+    fn import(&mut self, rel_dir: &Path) -> (Vec<PathBuf>, Vec<(PathBuf, Done)>) {
+        let below = if rel_dir.as_os_str().is_empty() {
+            names(self.own.as_fd(), rel_dir)
+                .into_iter()
+                .filter(|n| n.len() == 2 || n == "pack")
+                .map(PathBuf::from)
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let git_dir = self.host_path.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let done = git_objects::import(&git_dir, self.own.as_fd(), &mut self.imported)
+            .into_iter()
+            .map(|(rel, r)| (rel, r.map_or_else(Done::Refused, |()| Done::Copied)))
+            .collect();
+        (below, done)
+    }
+
+    /// A ref's object that the host lacks (refused as a push would be, or
+    /// not brought over) keeps the ref, or its log, from moving there: the
+    /// object a ref names, those of the lines a reflog gained.
+    fn names_missing_object(&self, rel: &Path, data: &[u8], host: Option<&[u8]>) -> bool {
+        let text = String::from_utf8_lossy(data);
+        let oids: Vec<&str> = if rel.starts_with("logs") {
+            let old = host.filter(|h| data.starts_with(h)).map_or(0, <[u8]>::len);
+            let new = std::str::from_utf8(&data[old..]).unwrap_or("");
+            new.lines()
+                .flat_map(|l| l.split(' ').take(2))
+                .filter(|o| o.bytes().any(|b| b != b'0'))
+                .collect()
+        } else if rel.starts_with("refs") || rel == Path::new("HEAD") {
+            let v = text.trim_end();
+            match v.strip_prefix("ref: ") {
+                // A branch made inside, not on the host yet: HEAD waits
+                // for it, so that host git never sees an unborn branch.
+                Some(target) => {
+                    let made =
+                        |own: bool| matches!(state(self.root(own), Path::new(target)), State::File { .. });
+                    return made(true) && !made(false);
+                }
+                None => vec![v],
+            }
+        } else {
+            vec![]
+        };
+        !oids.is_empty() && git_objects::missing_on_host(&self.host_path, self.host.as_fd(), &oids).is_some()
+    }
+
     /// Copies the sandbox's content to the host once vetted; a rewritten
     /// copy (an index without what hides changes) comes back in next.
     fn vetted_out(&mut self, rel: &Path, data: &[u8], mode: u32, hash: u64, host: Option<&[u8]>) -> Done {
@@ -308,6 +373,18 @@ impl Pair {
         } else {
             Ok(Vetted::Keep)
         };
+        if vetted.is_ok() && self.kind == Kind::Top && self.names_missing_object(rel, data, host) {
+            // Its object may be on its way (an event not yet read): waited
+            // for, up to two seconds.
+            let since = *self.missing.entry(rel.to_path_buf()).or_insert_with(Instant::now);
+            if since.elapsed() < Duration::from_secs(2) {
+                return Done::Missing;
+            }
+            return Done::Refused(
+                "it names an object the host does not have (refused as a push would be)".into(),
+            );
+        }
+        self.missing.remove(rel);
         let r = match vetted {
             Err(why) => return Done::Refused(why),
             Ok(Vetted::Keep) => self.copy(false, rel, data, mode, hash),
@@ -434,6 +511,9 @@ impl GitSync {
     /// Reconciles what is dirty; what waits for a lock stays dirty.
     pub(super) fn flush(&mut self) {
         let mut again = BTreeSet::new();
+        // A ref whose object was missing is looked at once more at once,
+        // after the objects, then only on the next retry.
+        let mut retried = BTreeSet::new();
         while let Some(d) = self.dirty.pop_first() {
             let (i, rel) = d;
             let (below, done) = self.pairs[i].reconcile(&rel);
@@ -447,6 +527,17 @@ impl GitSync {
                 match what {
                     Done::Deferred => {
                         again.insert((i, rel.clone()));
+                    }
+                    Done::Missing => {
+                        let objects = (0..self.pairs.len()).filter(|j| self.pairs[*j].kind == Kind::Objects);
+                        let objects: Vec<(usize, PathBuf)> = objects.map(|j| (j, PathBuf::new())).collect();
+                        if retried.insert((i, rel.clone())) {
+                            self.dirty.insert((i, rel.clone()));
+                            self.dirty.extend(objects);
+                        } else {
+                            again.insert((i, rel.clone()));
+                            again.extend(objects);
+                        }
                     }
                     Done::Conflict => self.say(
                         i,

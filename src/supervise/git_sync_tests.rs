@@ -147,24 +147,36 @@ fn a_lock_held_defers_and_both_changed_keeps_the_hosts() {
     assert_eq!(fs::read_to_string(own.join("HEAD")).unwrap(), "host\n");
 }
 
+/// The sandbox's objects start with alternates naming the host's (seen
+/// read-only at the git dir's top) and the host's own, made absolute; an
+/// alternates file written inside stays inside.
 #[test]
-fn objects_info_keeps_alternates_inside() {
-    let (_d, host, own, mut p) = pair(Kind::ObjectsInfo);
-    fs::write(host.join("alternates"), "/host/other/objects\n").unwrap();
+fn objects_name_the_hosts_and_keep_alternates_inside() {
+    let d = tempfile::tempdir().unwrap();
+    let git = d.path().join("repo/.git");
+    let own = d.path().join("own");
+    fs::create_dir_all(git.join("objects/info")).unwrap();
+    fs::create_dir_all(&own).unwrap();
+    fs::write(
+        git.join("objects/info/alternates"),
+        "../../other/.git/objects\n/abs/objects\n",
+    )
+    .unwrap();
+    let fd = rustix::fs::open(&own, dir_flags(), Mode::empty()).unwrap();
+    let mut p = Pair::new(git.join("objects"), fd, Kind::Objects).unwrap();
     p.populate();
+    let want = format!(
+        "{}\n{}\n/abs/objects\n",
+        git.join(crate::policy::HOST_OBJECTS).display(),
+        git.join("objects/../../other/.git/objects").display()
+    );
+    assert_eq!(fs::read_to_string(own.join("info/alternates")).unwrap(), want);
+    fs::write(own.join("info/alternates"), "/evil/objects\n").unwrap();
     sync(&mut p);
     assert_eq!(
-        fs::read_to_string(own.join("alternates")).unwrap(),
-        "/host/other/objects\n"
+        fs::read_to_string(git.join("objects/info/alternates")).unwrap(),
+        "../../other/.git/objects\n/abs/objects\n"
     );
-    fs::write(own.join("alternates"), "/evil/objects\n").unwrap();
-    fs::write(own.join("commit-graph"), "CGPH").unwrap();
-    sync(&mut p);
-    assert_eq!(
-        fs::read_to_string(host.join("alternates")).unwrap(),
-        "/host/other/objects\n"
-    );
-    assert_eq!(fs::read_to_string(host.join("commit-graph")).unwrap(), "CGPH");
 }
 
 #[test]
@@ -199,6 +211,5 @@ fn the_allow_list() {
     for n in no {
         assert!(synced(Kind::Top, Path::new(n)).is_none(), "{n}");
     }
-    assert!(synced(Kind::ObjectsInfo, Path::new("alternates")).is_none());
-    assert!(synced(Kind::ObjectsInfo, Path::new("commit-graphs/graph-1.graph")).is_some());
+    assert!(synced(Kind::Objects, Path::new("info/alternates")).is_none());
 }

@@ -43,6 +43,8 @@ pub(crate) struct Orders<'a> {
     /// `--explain`, `--denials`: the calls it judges and where it says
     /// the refusals (explain.rs).
     pub explain: Option<&'a crate::plan::explain::Explain>,
+    /// The roots looked at for repositories made inside (planted.rs).
+    pub repos: Option<&'a crate::plan::RepoScan>,
 }
 
 /// Starts the warden. `hold`: locks kept for the sandbox's life (the
@@ -58,9 +60,10 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         writable,
         explain,
         limits,
+        repos,
     } = orders;
     let explain = explain.cloned();
-    let remove = remove.map(Path::to_path_buf);
+    let ending = Ending::new(remove, repos.filter(|_| !keep_background));
     let limits = limits.cloned();
     // The limits' lines go to qwrap's stderr too, kept as the reports' are:
     // not with --keep-background, where it would hold a caller's pipe open.
@@ -111,6 +114,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
         keep.extend(explain_say.as_ref().map(|l| l.as_raw_fd()));
         keep.extend(denials.as_ref().map(|l| l.as_raw_fd()));
+        keep.extend(ending.say.as_ref().map(|l| l.as_raw_fd()));
         sys::detach_warden(&keep);
         // A session of its own: where the scheduler groups by session
         // (autogroup), the warden's share of the CPU is not split with a
@@ -168,14 +172,38 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         if let Some(l) = &mut limits {
             l.end();
         }
-        // The command's own directory (--isolation landlock's TMPDIR): the
-        // sandbox is gone, its leftovers too (or, kept, they are done).
-        if let Some(dir) = &remove {
-            let _ = std::fs::remove_dir_all(dir);
-        }
+        ending.end();
         sys::exit_now(code)
     })?;
     Ok(Link::new(ours, warden))
+}
+
+/// What the warden does once the sandbox is gone (its leftovers too, or,
+/// kept, done with): the command's own directory (`--isolation
+/// landlock`'s TMPDIR) removed, the repositories it made named.
+struct Ending {
+    remove: Option<PathBuf>,
+    repos: Option<crate::plan::RepoScan>,
+    say: Option<OwnedFd>,
+}
+
+impl Ending {
+    fn new(remove: Option<&Path>, repos: Option<&crate::plan::RepoScan>) -> Ending {
+        Ending {
+            remove: remove.map(Path::to_path_buf),
+            say: repos.and_then(|_| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok()),
+            repos: repos.cloned(),
+        }
+    }
+
+    fn end(&self) {
+        if let Some(dir) = &self.remove {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+        if let Some(r) = &self.repos {
+            super::planted::say(r, self.say.as_ref());
+        }
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -215,8 +243,8 @@ fn run(
                         .iter()
                         .zip(own_git.drain(..))
                         .filter_map(|(host, own)| {
-                            let kind = if host.ends_with("objects/info") {
-                                Kind::ObjectsInfo
+                            let kind = if host.ends_with("objects") {
+                                Kind::Objects
                             } else {
                                 Kind::Top
                             };

@@ -1,0 +1,335 @@
+//! Objects written inside, brought to the host the way a push brings them:
+//! the sandbox's `objects/` is its own (the host's are read through
+//! `objects/info/alternates`, from a read-only view), and the warden hands
+//! what is new to the host's git: loose objects packed from a private
+//! quarantine and unpacked with `git unpack-objects --strict`, packs read
+//! by `git index-pack --strict --stdin --fix-thin`. Each object is checked
+//! as git checks what a remote sends (fsck: tree entries named `.git` or
+//! `..`, malformed commits and tags, links to objects that do not exist);
+//! nothing made inside (a link, a FIFO, a file of any name) is ever in the
+//! host's `objects/`. Files are read with O_NOFOLLOW|O_NONBLOCK from the
+//! warden's descriptors and streamed in a fixed buffer.
+
+use super::git_files::{names, open_dir};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{AtFlags, Mode, OFlags};
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::io::Write;
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// Fewer new objects than this are unpacked loose, as `receive.unpackLimit`.
+const UNPACK_LIMIT: usize = 100;
+
+/// The alternates file the sandbox starts with: the host's objects (seen
+/// read-only at the git dir's top) and the host's own alternates, made
+/// absolute.
+pub(super) fn alternates(git_dir: &Path, host_alternates: Option<&[u8]>) -> Vec<u8> {
+    let objects = git_dir.join("objects");
+    let mut out = git_dir
+        .join(crate::policy::HOST_OBJECTS)
+        .into_os_string()
+        .into_vec();
+    out.push(b'\n');
+    for l in host_alternates.unwrap_or_default().split(|c| *c == b'\n') {
+        if l.is_empty() || l.starts_with(b"#") {
+            continue;
+        }
+        let p = Path::new(OsStr::from_bytes(l));
+        out.extend_from_slice(objects.join(p).as_os_str().as_bytes());
+        out.push(b'\n');
+    }
+    out
+}
+
+/// What one import did: each object or pack and whether the host took it.
+pub(super) type Outcome = Vec<(PathBuf, Result<(), String>)>;
+
+/// Brings what is new in the sandbox's objects to the host's repository.
+pub(super) fn import(git_dir: &Path, own: BorrowedFd<'_>, done: &mut HashSet<OsString>) -> Outcome {
+    let mut out = Vec::new();
+    let loose = new_loose(own, done);
+    if !loose.is_empty() {
+        out.extend(import_loose(git_dir, own, &loose, done));
+    }
+    for pack in new_packs(own, done) {
+        let rel = Path::new("pack").join(&pack);
+        let r = import_pack(git_dir, own, &rel);
+        done.insert(rel.clone().into_os_string());
+        out.push((rel, r));
+    }
+    out
+}
+
+fn is_hex(s: &[u8], n: usize) -> bool {
+    s.len() == n && s.iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+}
+
+/// Loose objects not yet imported, as `xx/rest`.
+fn new_loose(own: BorrowedFd<'_>, done: &HashSet<OsString>) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    for d in names(own, Path::new("")) {
+        if !is_hex(d.as_bytes(), 2) {
+            continue;
+        }
+        for n in names(own, Path::new(&d)) {
+            let rel = Path::new(&d).join(&n);
+            let b = n.as_bytes();
+            if (is_hex(b, 38) || is_hex(b, 62)) && !done.contains(rel.as_os_str()) {
+                v.push(rel);
+            }
+        }
+    }
+    v.sort();
+    v
+}
+
+/// Packs whose index is written (git writes the index last).
+fn new_packs(own: BorrowedFd<'_>, done: &HashSet<OsString>) -> Vec<OsString> {
+    let all = names(own, Path::new("pack"));
+    let mut v: Vec<OsString> = all
+        .iter()
+        .filter_map(|n| n.as_bytes().strip_suffix(b".idx"))
+        .filter(|stem| stem.starts_with(b"pack-"))
+        .map(|stem| {
+            let mut p = stem.to_vec();
+            p.extend_from_slice(b".pack");
+            OsString::from_vec(p)
+        })
+        .filter(|p| all.contains(p) && !done.contains(Path::new("pack").join(p).as_os_str()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// A regular file of the sandbox's, opened without following a link and
+/// without blocking on a FIFO.
+fn open_regular(own: BorrowedFd<'_>, rel: &Path) -> Result<OwnedFd, String> {
+    let dir = open_dir(own, rel.parent().unwrap_or(Path::new(""))).map_err(|e| e.to_string())?;
+    let name = rel.file_name().unwrap_or_default();
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(&dir, name, flags, Mode::empty())
+        .map_err(|e| format!("made inside as a link, FIFO or device ({e})"))?;
+    let st = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
+    if !rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() {
+        return Err("made inside as a FIFO or device".into());
+    }
+    Ok(fd)
+}
+
+/// Host git, with nothing of the caller's git environment, quiet.
+fn git(git_dir: &Path) -> Command {
+    let mut c = Command::new("git");
+    for (k, _) in std::env::vars_os() {
+        if k.as_bytes().starts_with(b"GIT_") {
+            c.env_remove(k);
+        }
+    }
+    c.arg("--git-dir").arg(git_dir).env("GIT_TERMINAL_PROMPT", "0");
+    c.stderr(Stdio::piped());
+    c
+}
+
+fn said(o: std::io::Result<std::process::Output>) -> Result<(), String> {
+    match o {
+        Ok(o) if o.status.success() => Ok(()),
+        Ok(o) => Err(format!(
+            "refused by git as a push would be: {}",
+            String::from_utf8_lossy(&o.stderr)
+                .trim()
+                .lines()
+                .last()
+                .unwrap_or("")
+        )),
+        Err(e) => Err(format!("git could not run: {e}")),
+    }
+}
+
+/// A pack, read by git as a pushed one would be.
+fn import_pack(git_dir: &Path, own: BorrowedFd<'_>, rel: &Path) -> Result<(), String> {
+    let fd = open_regular(own, rel)?;
+    let o = git(git_dir)
+        .args(["index-pack", "--strict", "--stdin", "--fix-thin"])
+        .stdin(Stdio::from(fd))
+        .stdout(Stdio::null())
+        .output();
+    said(o)
+}
+
+/// Loose objects: copied (regular files only) into a private quarantine,
+/// packed from there and unpacked (or indexed) strictly into the host's
+/// repository. A batch git refuses is tried again object by object, so
+/// that one bad object does not hold back the rest.
+fn import_loose(
+    git_dir: &Path,
+    own: BorrowedFd<'_>,
+    loose: &[PathBuf],
+    done: &mut HashSet<OsString>,
+) -> Outcome {
+    let q = match Quarantine::new() {
+        Ok(q) => q,
+        Err(e) => return loose.iter().map(|l| (l.clone(), Err(e.clone()))).collect(),
+    };
+    let mut out = Vec::new();
+    let mut ids = Vec::new();
+    for l in loose {
+        done.insert(l.clone().into_os_string());
+        match q.take(own, l) {
+            Ok(()) => ids.push(l.clone()),
+            Err(e) => out.push((l.clone(), Err(e))),
+        }
+    }
+    if ids.is_empty() || transfer(git_dir, &q.path, &ids).is_ok() {
+        out.extend(ids.into_iter().map(|i| (i, Ok(()))));
+        return out;
+    }
+    // One at a time, in passes, so that a commit follows the tree it needs.
+    let mut left = ids;
+    loop {
+        let before = left.len();
+        let mut still = Vec::new();
+        for id in left {
+            match transfer(git_dir, &q.path, std::slice::from_ref(&id)) {
+                Ok(()) => out.push((id, Ok(()))),
+                Err(e) => still.push((id, e)),
+            }
+        }
+        if still.len() == before || still.is_empty() {
+            out.extend(still.into_iter().map(|(i, e)| (i, Err(e))));
+            return out;
+        }
+        left = still.into_iter().map(|(i, _)| i).collect();
+    }
+}
+
+/// `git pack-objects` over the quarantine, piped into the host's strict
+/// unpacking.
+fn transfer(git_dir: &Path, q: &Path, ids: &[PathBuf]) -> Result<(), String> {
+    let host_objects = git_dir.join("objects");
+    let mut pack = git(git_dir)
+        .args(["pack-objects", "--stdout", "-q"])
+        .env("GIT_OBJECT_DIRECTORY", q)
+        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &host_objects)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("git could not run: {e}"))?;
+    let stdout = pack.stdout.take().ok_or("no pipe")?;
+    let mut receive = git(git_dir);
+    if ids.len() < UNPACK_LIMIT {
+        receive.args(["unpack-objects", "-q", "--strict"]);
+    } else {
+        receive.args(["index-pack", "--strict", "--stdin", "--fix-thin"]);
+    }
+    let receive = receive.stdin(Stdio::from(stdout)).stdout(Stdio::null()).spawn();
+    if let Some(mut stdin) = pack.stdin.take() {
+        for id in ids {
+            let b = id.as_os_str().as_bytes();
+            let name: Vec<u8> = b.iter().copied().filter(|c| *c != b'/').collect();
+            let _ = stdin.write_all(&name);
+            let _ = stdin.write_all(b"\n");
+        }
+    }
+    let packed = said(pack.wait_with_output());
+    let received = said(receive.and_then(|r| r.wait_with_output()));
+    packed.and(received)
+}
+
+/// A directory of the warden's own, removed with everything in it.
+struct Quarantine {
+    path: PathBuf,
+    fd: OwnedFd,
+}
+
+impl Quarantine {
+    fn new() -> Result<Quarantine, String> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let path = std::env::temp_dir().join(format!("qwrap-objects-{}-{n}", std::process::id()));
+        rustix::fs::mkdir(&path, Mode::from_raw_mode(0o700))
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let fd = rustix::fs::open(&path, super::git_files::dir_flags(), Mode::empty())
+            .map_err(|e| e.to_string())?;
+        Ok(Quarantine { path, fd })
+    }
+
+    /// Copies one loose object in, in a fixed buffer.
+    fn take(&self, own: BorrowedFd<'_>, rel: &Path) -> Result<(), String> {
+        let from = open_regular(own, rel)?;
+        let dir = super::git_files::make_dirs(self.fd.as_fd(), rel.parent().unwrap_or(Path::new("")))
+            .map_err(|e| e.to_string())?;
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let name = rel.file_name().unwrap_or_default();
+        let to =
+            rustix::fs::openat(&dir, name, flags, Mode::from_raw_mode(0o400)).map_err(|e| e.to_string())?;
+        copy_stream(&from, &to).map_err(|e| e.to_string())
+    }
+}
+
+impl Drop for Quarantine {
+    fn drop(&mut self) {
+        let _ = super::git_files::remove(rustix::fs::CWD, &self.path, true);
+        let _ = rustix::fs::unlinkat(rustix::fs::CWD, &self.path, AtFlags::REMOVEDIR);
+    }
+}
+
+/// Copies a file to another in a fixed 64 KiB buffer.
+pub(super) fn copy_stream(from: &OwnedFd, to: &OwnedFd) -> Result<(), rustix::io::Errno> {
+    let mut buf = vec![0u8; 64 * 1024];
+    loop {
+        let n = match rustix::io::read(from, &mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(rustix::io::Errno::INTR) => continue,
+            Err(e) => return Err(e),
+        };
+        let mut rest = &buf[..n];
+        while !rest.is_empty() {
+            match rustix::io::write(to, rest) {
+                Ok(w) => rest = &rest[w..],
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// The first of `oids` the host's repository lacks: loose ones looked for
+/// without running git, the rest asked of one `git cat-file --batch-check`.
+pub(super) fn missing_on_host(git_dir: &Path, host_dir: BorrowedFd<'_>, oids: &[&str]) -> Option<String> {
+    let rest: Vec<&str> = oids
+        .iter()
+        .copied()
+        .filter(|oid| {
+            let rel = Path::new("objects")
+                .join(oid.get(..2).unwrap_or(""))
+                .join(oid.get(2..).unwrap_or(""));
+            rustix::fs::statat(host_dir, &rel, AtFlags::SYMLINK_NOFOLLOW).is_err()
+        })
+        .collect();
+    if rest.is_empty() {
+        return None;
+    }
+    let child = git(git_dir)
+        .args(["cat-file", "--batch-check=%(objectname)"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child else {
+        return Some(rest[0].to_string());
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        for oid in &rest {
+            let _ = writeln!(stdin, "{oid}");
+        }
+    }
+    let out = child.wait_with_output().map(|o| o.stdout).unwrap_or_default();
+    let text = String::from_utf8_lossy(&out);
+    let mut answers = text.lines();
+    rest.iter()
+        .find(|oid| answers.next() != Some(**oid))
+        .map(|oid| oid.to_string())
+}

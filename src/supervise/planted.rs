@@ -1,0 +1,141 @@
+//! Repositories the command made: a `.git` (a directory or a pointer file)
+//! below a writable root that was not there when the sandbox started. No
+//! mount can guard a name that does not exist yet, and host git trusts a
+//! repository's own config and hooks, so each one is named when the
+//! sandbox ends, with what in it would run a program under host git. qwrap
+//! leaves it as it is (it may be the work asked for: `git init`).
+
+use crate::plan::RepoScan;
+use rustix::fd::OwnedFd;
+use std::path::Path;
+
+/// Config keys whose value git runs (or that bring in more config).
+const RUNS: [&str; 14] = [
+    "core.fsmonitor",
+    "core.hookspath",
+    "core.sshcommand",
+    "core.pager",
+    "core.editor",
+    "core.askpass",
+    "credential.helper",
+    "gpg.program",
+    "sequence.editor",
+    "include.path",
+    "uploadpack.packobjectshook",
+    "diff.external",
+    "core.gitproxy",
+    "core.worktree",
+];
+/// Subsection keys whose value git runs (`filter.NAME.clean`, …).
+const RUNS_IN_SECTION: [(&str, &str); 7] = [
+    ("filter", "clean"),
+    ("filter", "smudge"),
+    ("filter", "process"),
+    ("diff", "textconv"),
+    ("diff", "command"),
+    ("merge", "driver"),
+    ("includeif", "path"),
+];
+
+/// Says each repository made inside.
+pub(crate) fn say(scan: &RepoScan, fd: Option<&OwnedFd>) {
+    let Some(fd) = fd else { return };
+    let now = crate::policy::repositories_below(&scan.roots);
+    for dot_git in now.dot_gits.iter().filter(|d| !scan.known.contains(d)) {
+        let risks = risks(dot_git);
+        let what = if risks.is_empty() {
+            "a repository made inside: host git there trusts its config and hooks; look at them first"
+                .to_string()
+        } else {
+            format!(
+                "a repository made inside whose {} host git would run: remove it, or review it before any git runs there",
+                risks.join(", ")
+            )
+        };
+        let line = format!("qwrap: git: {}: {what}\n", dot_git.display());
+        let _ = rustix::io::write(fd, line.as_bytes());
+    }
+}
+
+/// What in a planted `.git` names a program: config keys, hooks, a
+/// pointer elsewhere.
+pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
+    let meta = std::fs::symlink_metadata(dot_git);
+    if meta.as_ref().is_ok_and(|m| m.is_file()) {
+        return vec!["pointer to another git dir".into()];
+    }
+    let mut out = Vec::new();
+    for config in ["config", "config.worktree"] {
+        let text = read_small(&dot_git.join(config));
+        out.extend(
+            keys_that_run(&text)
+                .into_iter()
+                .map(|k| format!("{config} key {k}")),
+        );
+    }
+    if let Ok(rd) = std::fs::read_dir(dot_git.join("hooks")) {
+        let mut hooks: Vec<String> = rd
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| !n.ends_with(".sample"))
+            .collect();
+        hooks.sort();
+        out.extend(hooks.into_iter().map(|h| format!("hook {h}")));
+    }
+    out
+}
+
+fn read_small(p: &Path) -> String {
+    use std::io::Read;
+    let mut s = String::new();
+    if let Ok(f) = std::fs::File::open(p) {
+        let _ = f.take(1 << 20).read_to_string(&mut s);
+    }
+    s
+}
+
+/// The keys of a config text that name a program (`alias.X = !…` too).
+fn keys_that_run(text: &str) -> Vec<String> {
+    let mut section = String::new();
+    let mut sub = false;
+    let mut out = Vec::new();
+    for line in text.lines() {
+        let l = line.trim();
+        if let Some(h) = l.strip_prefix('[') {
+            let h = h.split(']').next().unwrap_or("").trim();
+            sub = h.contains(' ') || h.contains('.');
+            section = h.split([' ', '.']).next().unwrap_or("").to_ascii_lowercase();
+            continue;
+        }
+        let Some((k, v)) = l.split_once('=').or(Some((l, ""))) else {
+            continue;
+        };
+        let k = k.trim().to_ascii_lowercase();
+        if k.is_empty() || k.starts_with(['#', ';']) {
+            continue;
+        }
+        let full = format!("{section}.{k}");
+        let runs = (!sub && RUNS.contains(&full.as_str()))
+            || (sub && RUNS_IN_SECTION.contains(&(section.as_str(), k.as_str())))
+            || (section == "alias" && v.trim().trim_matches('"').starts_with('!'));
+        if runs && !out.contains(&full) {
+            out.push(full);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::keys_that_run;
+
+    #[test]
+    fn keys_that_name_a_program() {
+        let text = "[core]\n\tfsmonitor = touch x\n\tbare = false\n[filter \"lfs\"]\n\tsmudge = x\n[alias]\n\tst = status\n\tpwn = !sh -c x\n[includeIf \"gitdir:/x\"]\n\tpath = /tmp/c\n";
+        assert_eq!(
+            keys_that_run(text),
+            vec!["core.fsmonitor", "filter.smudge", "alias.pwn", "includeif.path"]
+        );
+        assert!(keys_that_run("[core]\n\tautocrlf = true\n").is_empty());
+    }
+}
