@@ -83,6 +83,20 @@ pub(super) fn run_steps() -> Vec<Step> {
             marked: vec![p("/q/layer/overlaid")],
             lock: Some(p("/q/slot.lock")),
         },
+        Step::PrepareReview {
+            layer: p("/q/state/reviews/ws-0011/3"),
+            trees: 2,
+            fresh: true,
+            bases: vec![p("/q/ws/.git/index")],
+            record: b"qwrap-review\t1\0".to_vec(),
+        },
+        Step::PrepareReview {
+            layer: p("/q/state/reviews/ws-0011/1"),
+            trees: 1,
+            fresh: false,
+            bases: vec![],
+            record: b"qwrap-review\t1\0".to_vec(),
+        },
         Step::WriteHostFile {
             path: p("/q/state/rc/bashrc-0011"),
             text: "alias g=git\n".into(),
@@ -99,6 +113,8 @@ pub(super) fn run_steps() -> Vec<Step> {
             notes: true,
             remove: None,
             writable: vec![],
+            watch: vec![p("/q/ws/.vscode"), p("/q/ws/.envrc")],
+            review: Some(p("/q/state/reviews/ws-0011/3")),
         },
         Step::Unshare { ns: all },
         Step::DenySetgroups,
@@ -414,6 +430,8 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 notes: false,
                 remove: None,
                 writable: vec![],
+                watch: vec![],
+                review: None,
             },
             Step::CloneMonitor {
                 ns: Namespaces {
@@ -450,6 +468,8 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 notes: false,
                 remove: Some(p("/tmp/qwrap-1000-42")),
                 writable: vec![p("/home/u/ws/src"), p("/tmp/qwrap-1000-42")],
+                watch: vec![],
+                review: None,
             },
             Step::LandlockAllowList {
                 abi: 7,

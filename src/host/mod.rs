@@ -5,6 +5,7 @@ pub mod diagnose;
 mod fds;
 pub mod landlock_only;
 pub mod mountinfo;
+pub mod review;
 mod socket_inventory;
 pub mod unix_sockets;
 
@@ -72,6 +73,10 @@ pub struct HostFacts {
     /// caller once it knows the policy asks for it.
     #[serde(skip)]
     pub landlock_only: landlock_only::Facts,
+    /// `--review`: whether the workspace can be overlaid here, and the
+    /// next layer's id (filled by the caller, in that mode only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<review::ReviewFacts>,
 }
 
 /// A setting in the environment that the host probe cannot use.
@@ -117,6 +122,7 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
             pid: std::process::id(),
             ..Default::default()
         },
+        review: None,
     })
 }
 

@@ -149,6 +149,9 @@ pub fn refused(policy: &Policy, host: &HostFacts, abi: u32) -> Option<String> {
     if s.home.value == HomeMode::Overlay {
         return conflict(format!("--home overlay (from {})", s.home.source));
     }
+    if s.review.value {
+        return conflict(format!("--review (from {})", s.review.source));
+    }
     if let Some(a) = policy.allowed_sockets.first() {
         return conflict(format!(
             "a reachable host socket ({} from {}): no Unix socket can be made in this mode",
@@ -195,6 +198,12 @@ pub(super) fn spec(
         // Where Landlock lets the command write: the mode bits and times it
         // may change there too.
         writable: lists.write.beneath.clone(),
+        watch: if keep_background {
+            Vec::new()
+        } else {
+            policy.watched.clone()
+        },
+        review: None,
     });
     let mut env = policy.env.clone();
     let mut set = |k: &str, v: &PathBuf| {

@@ -39,6 +39,7 @@ impl Layers {
             ("caches", &self.cache_isolation),
             ("home", &self.home),
             ("terminal", &self.terminal),
+            ("workspace", &self.workspace),
         ]
         .iter()
         .filter_map(|(name, s)| match s {
@@ -93,6 +94,12 @@ pub struct Layers {
     /// `--home overlay`, where it can be had.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub home_overlay: Option<super::caches::HomeOverlay>,
+    /// The workspace: live (the host's directory, its agent and editor
+    /// files read-only) or kept in a review layer (`--review`).
+    pub workspace: LayerState,
+    /// `--review`, where it can be had.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<super::review::ReviewLayer>,
     /// The Landlock ABI the plan uses (0: none).
     pub landlock_abi: u32,
     /// Host sockets that will be masked.
@@ -232,7 +239,10 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
     };
     let caches = super::caches::cache_mounts(policy, host);
     let (home, home_overlay) = super::caches::home_layer(policy, host);
+    let (workspace, review) = super::review::workspace_layer(policy, host);
     Layers {
+        workspace,
+        review,
         isolation: LayerState::Applied(format!(
             "namespaces: user, mount, IPC{}{}",
             if policy.network.private() { ", network" } else { "" },
@@ -279,7 +289,7 @@ fn landlock_applies(policy: &Policy, abi: u32) -> bool {
 /// With `--landlock require`, what the kernel cannot give; None when all is
 /// there (or Landlock is not required).
 pub fn missing_required(policy: &Policy, layers: &Layers) -> Option<String> {
-    missing_landlock(policy, layers)
+    missing_landlock(policy, layers).or_else(|| super::review::refusal(policy, &layers.workspace))
 }
 
 /// A socket of the caller's whose file may be in view but was not found

@@ -132,6 +132,10 @@ impl Builder {
                             upper: host(upper),
                             work: host(work),
                         },
+                        super::OverlayUpper::Volatile { upper, work } => super::OverlayUpper::Volatile {
+                            upper: host(upper),
+                            work: host(work),
+                        },
                         other => other.clone(),
                     };
                     let lower: Vec<PathBuf> = lower.iter().map(|l| host(l)).collect();

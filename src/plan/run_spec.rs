@@ -29,6 +29,7 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
         &layers.caches,
         layers.home_overlay.as_ref(),
     ));
+    prepare.extend(layers.review.as_ref().map(|l| super::review::prepare(policy, l)));
     prepare.extend(policy.redacted_rc.iter().map(|r| Step::WriteHostFile {
         path: r.copy.clone(),
         text: r.text.clone(),
@@ -45,6 +46,14 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
         notes: !policy.quiet && !keep_background && !private_pid,
         remove: None,
         writable: vec![],
+        // What the warden says at exit goes to a stderr it holds: not with
+        // --keep-background, where it would hold the caller's pipe open.
+        watch: if keep_background {
+            Vec::new()
+        } else {
+            policy.watched.clone()
+        },
+        review: layers.review.as_ref().map(|l| l.dir.clone()),
     });
 
     // Inherited devices bound read-only over themselves, files reopened.
@@ -74,6 +83,18 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
 
     // The minimal view assembles a new root, as the legacy path does.
     let minimal = policy.view == ViewMode::Minimal;
+    let mut mounts = layout(
+        policy,
+        &layers.masked_sockets,
+        fds.console.as_deref(),
+        &layers.caches,
+        layers.home_overlay.as_ref(),
+        host.uid == 0,
+        policy.settings.tmpfs_size.value.bytes(host.mem_total),
+    );
+    if let Some(l) = &layers.review {
+        super::review::overlay_trees(&mut mounts, l);
+    }
     SandboxSpec {
         host: prepare,
         ns: super::Namespaces {
@@ -105,15 +126,7 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
         hostname: None,
         egress_port: proxied.then_some(crate::egress::PROXY_PORT),
         inherited,
-        mounts: layout(
-            policy,
-            &layers.masked_sockets,
-            fds.console.as_deref(),
-            &layers.caches,
-            layers.home_overlay.as_ref(),
-            host.uid == 0,
-            policy.settings.tmpfs_size.value.bytes(host.mem_total),
-        ),
+        mounts,
         mount_api: if minimal { MountApi::Legacy } else { host.mount_api },
         shape: Shape::RUN,
         seal_root: minimal,

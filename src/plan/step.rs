@@ -48,6 +48,31 @@ pub enum Step {
         /// write).
         #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
         writable: Vec<PathBuf>,
+        /// Agent and editor files missing at the start: those there at the
+        /// command's exit are named on qwrap's stderr.
+        #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
+        watch: Vec<PathBuf>,
+        /// `--review`: the run's layer, named at exit (idle if empty).
+        #[serde(
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "crate::lossy::opt_path"
+        )]
+        review: Option<PathBuf>,
+    },
+    /// `--review`, on the host: the run's layer (plan/review.rs), a lock
+    /// the warden holds, the record `qwrap review` reads, the start.
+    PrepareReview {
+        #[serde(serialize_with = "crate::lossy::path")]
+        layer: PathBuf,
+        trees: usize,
+        /// Made now, else an idle one (an earlier run left it empty).
+        fresh: bool,
+        /// The git indexes, linked as `base-N` where they are: a host index
+        /// only refreshed since (the same entries) is no conflict at apply.
+        #[serde(serialize_with = "crate::lossy::paths")]
+        bases: Vec<PathBuf>,
+        #[serde(skip)]
+        record: Vec<u8>,
     },
     /// `--isolation landlock`: a directory of the command's own on the host
     /// (its TMPDIR), made new (one that is there already fails the step).

@@ -16,6 +16,15 @@ pub enum OverlayUpper {
         #[serde(serialize_with = "crate::lossy::path")]
         work: PathBuf,
     },
+    /// Into a host directory, `volatile`: no sync of the upper layer's
+    /// filesystem, at unmount or asked from inside (`--review`'s layer:
+    /// the warden writes it out when the command exits).
+    Volatile {
+        #[serde(serialize_with = "crate::lossy::path")]
+        upper: PathBuf,
+        #[serde(serialize_with = "crate::lossy::path")]
+        work: PathBuf,
+    },
     /// Into a tmpfs that ends with the sandbox.
     Tmpfs,
     /// Nowhere: the overlay is read-only.

@@ -12,6 +12,9 @@ impl Step {
             Step::WriteHostFile { path, .. } => format!("write {} before the sandbox starts", path.display()),
             Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
             Step::StartWarden { .. } => "start the warden outside the sandbox".into(),
+            Step::PrepareReview { layer, .. } => {
+                format!("make the review layer {} and hold its lock", layer.display())
+            }
             Step::ListenEgress { .. } => "hand the egress proxy's socket to the warden".into(),
             Step::Unshare { ns } if ns.user && !ns.net => "create user and mount namespaces".into(),
             Step::Unshare { ns } if ns.user => "create user, mount and network namespaces".into(),

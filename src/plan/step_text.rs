@@ -17,6 +17,7 @@ impl fmt::Display for Step {
             Step::WriteHostFile { .. }
             | Step::CreateHostDir { .. }
             | Step::PrepareCaches { .. }
+            | Step::PrepareReview { .. }
             | Step::StartWarden { .. } => super::step_text_host::write(self, f),
             Step::Unshare { ns } => write!(f, "unshare({})", ns.names()),
             Step::RefuseKeyrings => write!(

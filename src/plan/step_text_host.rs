@@ -54,6 +54,8 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             notes,
             remove,
             writable,
+            watch,
+            review,
         } => {
             write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
             if *notes {
@@ -103,7 +105,64 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                     names.join(", ")
                 )?;
             }
+            if !watch.is_empty() {
+                let names: Vec<String> = watch.iter().map(|p| q(p)).collect();
+                write!(
+                    f,
+                    "; when the command exits, names on stderr each of {} that is there (made inside)",
+                    names.join(", ")
+                )?;
+            }
+            if let Some(l) = review {
+                write!(
+                    f,
+                    "; when the command exits, writes out the layer {} with syncfs and names it on stderr, or where every upper directory is empty leaves it idle for the next run",
+                    q(l)
+                )?;
+            }
             write!(f, ")")
+        }
+        Step::PrepareReview {
+            layer,
+            trees,
+            fresh,
+            bases,
+            ..
+        } => {
+            let set = layer.parent().unwrap_or(layer);
+            let mut calls = if *fresh {
+                vec![
+                    format!("mkdir({}, 0700) with missing parents", q(set)),
+                    format!("mkdir({}, 0700) (EEXIST: another run took this id)", q(layer)),
+                ]
+            } else {
+                vec![format!(
+                    "the idle layer {} reused (its directories there, left empty by an earlier run)",
+                    q(layer)
+                )]
+            };
+            for n in (0..*trees).filter(|_| *fresh) {
+                let (upper, work) = super::review::tree_dirs(layer, n);
+                calls.push(format!(
+                    "mkdir({}, 0700); mkdir({}, 0700); mkdir({}, 0700)",
+                    q(&layer.join(n.to_string())),
+                    q(&upper),
+                    q(&work)
+                ));
+            }
+            for (n, b) in bases.iter().enumerate() {
+                calls.push(format!(
+                    "link({}, {}) where it is there",
+                    q(b),
+                    q(&layer.join(format!("base-{n}")))
+                ));
+            }
+            calls.push(format!(
+                "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB) (EWOULDBLOCK: another run took it); pwrite(<lock>, getpid() ten digits wide); fstat(<lock>) = the run's start, its ctime; open({}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600), write() the trees, the command and the start",
+                q(&layer.join("lock")),
+                q(&layer.join("info"))
+            ));
+            write!(f, "{} on the host", calls.join("; "))
         }
         _ => Ok(()),
     }

@@ -66,6 +66,8 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         allowed_sockets: vec![],
         env: EnvRules::build(tmp, &[], &[]),
         command: vec![OsString::from("true")],
+        review: None,
+        watched: vec![],
     }
 }
 
@@ -83,6 +85,7 @@ fn host(api: MountApi) -> HostFacts {
         mem_total: 8 << 30,
         no_pty: None,
         landlock_only: Default::default(),
+        review: None,
     }
 }
 
@@ -111,6 +114,8 @@ fn starts_with_namespaces_and_identity_maps() {
                 notes: true,
                 remove: None,
                 writable: vec![],
+                watch: vec![],
+                review: None,
             },
             Step::Unshare {
                 ns: Namespaces {

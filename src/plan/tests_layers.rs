@@ -159,6 +159,8 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             notes: true,
             remove: None,
             writable: vec![],
+            watch: vec![],
+            review: None,
         }
     );
     assert_eq!(

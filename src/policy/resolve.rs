@@ -198,7 +198,26 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     );
 
     ro_specs.extend(s.read_only.iter().cloned());
-    let guard = if s.allow_git_config.value || git.roots.is_empty() {
+    // Review mode: the workspace and its git roots are overlaid whole, so
+    // the guard's copies, pins and read-only paths give way to the layer.
+    let review = review::policy(s, home.as_deref(), &env, &workspace, &writable_roots)?;
+    let mut watched = Vec::new();
+    if review.is_none() && !s.allow_agent_files.value {
+        let found = agent_files::find(&workspace);
+        ro_specs.extend(
+            found
+                .present
+                .into_iter()
+                .map(|p| Sourced::new(PathSpec::Literal(p), "agent file")),
+        );
+        dropped.extend(found.links.into_iter().map(|path| Dropped {
+            path,
+            why:
+                "agent file: a symlink, whose name a mount cannot hold (--review keeps it in a layer)".into(),
+        }));
+        watched = found.absent;
+    }
+    let guard = if s.allow_git_config.value || git.roots.is_empty() || review.is_some() {
         git_guard::Guard::default()
     } else {
         git_guard::guard(&git)
@@ -243,6 +262,10 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
             Err(_) => None,
         };
         let Some(real) = real else {
+            // A profile's settings file made inside is named at exit.
+            if spec.source.starts_with("profile ") && in_roots(&abs) {
+                watched.push(abs.clone());
+            }
             dropped.push(Dropped {
                 path: abs,
                 why: format!("{}: read-only path does not exist", spec.source),
@@ -441,6 +464,8 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         settings: s.clone(),
         home,
         command: req.command.clone(),
+        review,
+        watched,
     })
 }
 

@@ -41,6 +41,7 @@ pub const ENV_PROFILE: &str = "QWRAP_PROFILE";
 pub const ENV_LANDLOCK: &str = "QWRAP_LANDLOCK";
 pub const ENV_ALLOW_SOCKET: &str = "QWRAP_ALLOW_SOCKET";
 pub const ENV_TMPFS_SIZE: &str = "QWRAP_TMPFS_SIZE";
+pub const ENV_REVIEW: &str = "QWRAP_REVIEW";
 /// Overrides the system config path (for tests and packaging).
 pub const ENV_SYSTEM_CONFIG: &str = "QWRAP_SYSTEM_CONFIG";
 /// How a declared setting is given, for the docs' checks and the reports.
@@ -55,7 +56,7 @@ pub struct Declared {
 macro_rules! declare_settings {
     (
         modes { $( $(#[$md:meta])* $m:ident : $mt:ty = $mdef:expr, $mflag:literal, $menv:ident; )* }
-        switches { $( $(#[$sd:meta])* $s:ident = $sdef:literal, $sflag:literal => $scli:ident; )* }
+        switches { $( $(#[$sd:meta])* $s:ident = $sdef:literal, $sflag:literal => $scli:ident $(, $senv:ident)?; )* }
         paths { $( $(#[$pd:meta])* $p:ident, $pflag:literal $(, $penv:ident)?; )* }
         words { $( $(#[$wd:meta])* $w:ident / $wkey:ident, $wflag:literal $(, $wenv:ident)?; )* }
     ) => {
@@ -101,7 +102,7 @@ macro_rules! declare_settings {
         /// Every declared setting's key, flag and variable.
         pub const DECLARED: &[Declared] = &[
             $( Declared { key: stringify!($m), flag: $mflag, env: Some($menv) }, )*
-            $( Declared { key: stringify!($s), flag: $sflag, env: None }, )*
+            $( Declared { key: stringify!($s), flag: $sflag, env: declare_settings!(@env $($senv)?) }, )*
             $( Declared { key: stringify!($p), flag: $pflag, env: declare_settings!(@env $($penv)?) }, )*
             $( Declared { key: stringify!($wkey), flag: $wflag, env: declare_settings!(@env $($wenv)?) }, )*
         ];
@@ -130,6 +131,9 @@ macro_rules! declare_settings {
                             v = Sourced::new(x, name.clone());
                         }
                     }
+                    $( if let Some(x) = env($senv)? {
+                        v = Sourced::new(super::sourced::switch(&x, $senv)?, format!("${}", $senv));
+                    } )?
                     if cli.$scli {
                         v = Sourced::new(!$sdef, $sflag);
                     }
@@ -197,6 +201,12 @@ declare_settings! {
         share_terminal = false, "--share-terminal" => share_terminal;
         /// Leave what the command leaves behind running after it exits.
         keep_background = false, "--keep-background" => keep_background;
+        /// Every change to the workspace (its git dir included) kept in a
+        /// layer of its own until `qwrap review apply`.
+        review = false, "--review" => review, ENV_REVIEW;
+        /// The agent and editor files at the workspace's top writable (by
+        /// default those there at the start are read-only).
+        allow_agent_files = false, "--allow-agent-files" => allow_agent_files;
     }
     paths {
         allow_socket, "--allow-socket", ENV_ALLOW_SOCKET;

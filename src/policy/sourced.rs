@@ -90,3 +90,16 @@ pub(super) fn rules<'a>(
         })
         .collect()
 }
+
+/// A switch given by a variable (`QWRAP_REVIEW=1`): `1`, `true`, `yes`,
+/// `on` or `0`, `false`, `no`, `off`.
+pub(super) fn switch(text: &str, env_name: &str) -> Result<bool, SettingsError> {
+    match text.trim().to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        other => Err(err(
+            &format!("${env_name}"),
+            format!("invalid value {other:?}: expected 1, true, yes, on or 0, false, no, off"),
+        )),
+    }
+}

@@ -157,6 +157,12 @@ impl Inspect {
             ),
             line("cache", s.cache.value.to_string(), &s.cache.source),
             line("home", s.home.value.to_string(), &s.home.source),
+            line("review", s.review.value.to_string(), &s.review.source),
+            line(
+                "allow_agent_files",
+                s.allow_agent_files.value.to_string(),
+                &s.allow_agent_files.source,
+            ),
             line("isolation", s.isolation.value.to_string(), &s.isolation.source),
         ];
         settings.extend(s.allow_socket.iter().map(|i| SettingLine {
@@ -324,6 +330,7 @@ impl Inspect {
             ("host socket masks", &l.socket_masks),
             ("caches", &l.cache_isolation),
             ("home", &l.home),
+            ("workspace", &l.workspace),
             ("terminal", &l.terminal),
             ("egress", &l.egress),
         ] {

@@ -49,6 +49,9 @@ pub struct Receipt {
     pub view: String,
     /// `readonly`, or `overlay` (--home) where the overlay is had.
     pub home: String,
+    /// `live` (writes reach the workspace as they happen) or `review`
+    /// (kept in a layer until `qwrap review apply`).
+    pub workspace_mode: String,
     /// `overlay`, `private` or `shared`.
     pub cache_mode: String,
     /// Each cache root and how it is mounted (`PATH: overlay`).
@@ -185,6 +188,7 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         } else {
             "readonly".into()
         },
+        workspace_mode: if policy.review.is_some() { "review" } else { "live" }.into(),
         cache_mode: policy.settings.cache.value.to_string(),
         caches: inspect
             .layers
@@ -257,7 +261,7 @@ impl Receipt {
 }
 
 /// Field order, as in the rollout checklist.
-const FIELDS: [&str; 32] = [
+const FIELDS: [&str; 33] = [
     "date",
     "host",
     "qwrap_version",
@@ -284,6 +288,7 @@ const FIELDS: [&str; 32] = [
     "isolation",
     "view",
     "home",
+    "workspace_mode",
     "cache_mode",
     "caches",
     "hidden_paths",

@@ -17,6 +17,7 @@ use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
 use std::path::{Path, PathBuf};
 
+use super::at_exit::AtExit;
 use super::calls::Sandbox;
 use super::git_sync::{GitSync, Kind, Pair};
 use super::handover::{self, Handed, Link};
@@ -37,6 +38,12 @@ pub(crate) struct Orders<'a> {
     /// `--isolation landlock`: where it changes a file's mode bits and
     /// times on the command's behalf (metadata.rs).
     pub writable: &'a [PathBuf],
+    /// Files missing at the start, named at exit when the command made
+    /// them (at_exit.rs).
+    pub watch: &'a [PathBuf],
+    /// `--review`: the run's layer, written out and named at exit (left
+    /// idle for the next run where it is empty).
+    pub review: Option<&'a Path>,
 }
 
 /// Starts the warden. `hold`: locks kept for the sandbox's life (the
@@ -50,6 +57,8 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         notes,
         remove,
         writable,
+        watch,
+        review,
     } = orders;
     let remove = remove.map(Path::to_path_buf);
     let writable = writable.to_vec();
@@ -59,7 +68,8 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
     // refusals) goes to qwrap's stderr, kept only while the command's exit
     // ends the warden: with --keep-background it would hold a caller's
     // pipe open.
-    let says = !git.is_empty() || egress.is_some_and(|e| e.say);
+    let at_exit_says = !keep_background && (!watch.is_empty() || review.is_some());
+    let says = !git.is_empty() || egress.is_some_and(|e| e.say) || at_exit_says;
     let reports = !keep_background && says;
     // One descriptor of it for everything the warden says; its copies are
     // made in the warden, not on the command's way to exec.
@@ -91,6 +101,14 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         // command that forks without end, which it may have to outpace.
         let _ = k::setsid();
         let notes = stderr.as_ref().filter(|_| notes).and_then(|r| r.try_clone().ok());
+        let at_exit = AtExit {
+            watch: watch.to_vec(),
+            review: review.map(Path::to_path_buf),
+            out: stderr
+                .as_ref()
+                .filter(|_| at_exit_says)
+                .and_then(|r| r.try_clone().ok()),
+        };
         let report = stderr.filter(|_| reports);
         let proxy = egress.map(|e| {
             let c = proxy::Config::new(e.allow.clone(), log);
@@ -111,6 +129,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
             git.to_vec(),
             notes,
             writable,
+            &at_exit,
         );
         // The command's own directory (--isolation landlock's TMPDIR): the
         // sandbox is gone, its leftovers too (or, kept, they are done).
@@ -134,10 +153,12 @@ fn run(
     git: Vec<PathBuf>,
     mut notes: Option<OwnedFd>,
     writable: Vec<PathBuf>,
+    at_exit: &AtExit,
 ) -> i32 {
     let mut own_git: Vec<OwnedFd> = Vec::new();
     let mut sync: Option<GitSync> = None;
     let Ok(pidfd) = k::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
+        at_exit.command_done();
         return 1;
     };
     // The egress proxy's socket comes first, when there is one; then the
@@ -182,14 +203,22 @@ fn run(
             Some(Handed::Init(init)) => {
                 let code = watch(&init, sync.as_mut());
                 held.clear();
-                return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref()));
+                return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref(), at_exit));
             }
             Some(Handed::Listener(l)) => break l,
-            // qwrap failed before the command ran: nothing to do.
-            None => return 0,
+            // qwrap failed before the command ran: nothing to do but take
+            // away its empty layer.
+            None => {
+                at_exit.setup_failed();
+                return 0;
+            }
         }
     };
     let Some(mut sandbox) = Sandbox::of(command.as_raw_nonzero().get()) else {
+        // The command is gone already (a quick one): the end as after its
+        // exit.
+        held.clear();
+        finish(sync.as_mut(), serving.as_deref(), at_exit);
         return 1;
     };
     sandbox.spare = reaper_pid;
@@ -223,7 +252,7 @@ fn run(
                 // The cache layer slot is free for the workspace's next
                 // sandbox as soon as nothing of this one can write to it.
                 held.clear();
-                return finish(sync.as_mut(), serving.as_deref());
+                return finish(sync.as_mut(), serving.as_deref(), at_exit);
             }
         }
         if listener_ready.contains(PollFlags::IN) {
@@ -247,7 +276,7 @@ fn run(
             // No process holds the filter any more: the command and all
             // it started are gone (with --keep-background, the last of the
             // leftovers too).
-            return finish(sync.as_mut(), serving.as_deref());
+            return finish(sync.as_mut(), serving.as_deref(), at_exit);
         }
     }
 }
@@ -298,10 +327,11 @@ fn answer(listener: &OwnedFd, sandbox: &Sandbox, n: &Notification) {
 /// The sandbox is gone: the git copies made a last time, the proxy's last
 /// connections let end and be logged (at most a second: the command is
 /// gone, its peers hang up soon). The warden's exit code.
-fn finish(sync: Option<&mut GitSync>, serving: Option<&proxy::Config>) -> i32 {
+fn finish(sync: Option<&mut GitSync>, serving: Option<&proxy::Config>, at_exit: &AtExit) -> i32 {
     if let Some(s) = sync {
         s.last();
     }
+    at_exit.command_done();
     if let Some(c) = serving {
         c.drain(std::time::Duration::from_secs(1));
     }
