@@ -242,8 +242,12 @@ fn commits(dir: &mut GitDir, host_git: &Path, upper_git: &Path, host_exists: boo
         return;
     }
     let objects = upper_git.join("objects");
-    if objects.is_dir() && holds_a_link(&objects) {
-        dir.note = Some("the layer's objects hold a symlink: the commits are not listed".into());
+    // git follows an alternate's own `info/alternates`: a pointer the
+    // command wrote, as a link would be.
+    let points_away = std::fs::symlink_metadata(objects.join("info/alternates")).is_ok();
+    if objects.is_dir() && (holds_a_link(&objects) || points_away) {
+        dir.note =
+            Some("the layer's objects hold a symlink or name alternates: the commits are not listed".into());
         return;
     }
     for m in &mut dir.moved {
