@@ -14,6 +14,9 @@ mod filter_rules;
 #[path = "src/plan/filter_landlock.rs"]
 mod filter_landlock;
 
+#[path = "src/plan/filter_explain.rs"]
+mod filter_explain;
+
 #[allow(dead_code)]
 #[path = "src/cli.rs"]
 mod cli;
@@ -89,15 +92,16 @@ fn no_hyphenation(page: Vec<u8>) -> Vec<u8> {
 }
 
 fn seccomp_program() {
-    use filter_rules::{Arch, Profile, compile, rules};
+    use filter_rules::{Arch, ENOSYS, Profile, RET_USER_NOTIF, compile_with, rules};
     println!("cargo:rerun-if-changed=src/plan/filter_rules.rs");
     println!("cargo:rerun-if-changed=src/plan/syscalls.tsv");
     println!("cargo:rerun-if-changed=src/plan/filter_landlock.rs");
+    println!("cargo:rerun-if-changed=src/plan/filter_explain.rs");
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").expect("cargo sets the target arch");
     let arch = Arch::from_target(&arch).expect("a supported target arch");
     let mut src = String::new();
-    let mut emit = |name: &str, rules: &[filter_rules::Rules]| {
-        let items: Vec<String> = compile(arch, rules)
+    let mut emit = |name: &str, rules: &[filter_rules::Rules], unknown: u32| {
+        let items: Vec<String> = compile_with(arch, rules, unknown)
             .iter()
             .map(|(c, t, f, k)| format!("({c}, {t}, {f}, {k})"))
             .collect();
@@ -108,15 +112,17 @@ fn seccomp_program() {
         );
     };
     for (name, profile) in Profile::all() {
-        emit(&name, &rules(arch, profile));
+        // `--explain`: numbers past the table go to the warden too.
+        let unknown = if profile.explain { RET_USER_NOTIF } else { ENOSYS };
+        emit(&name, &rules(arch, profile), unknown);
     }
     for (name, closed) in [
         ("LANDLOCK_ONLY_OPEN_PROGRAM", false),
         ("LANDLOCK_ONLY_CLOSED_PROGRAM", true),
     ] {
-        emit(name, &filter_landlock::landlock_only_rules(arch, closed));
+        emit(name, &filter_landlock::landlock_only_rules(arch, closed), ENOSYS);
     }
-    emit("KEYRING_PROGRAM", &filter_landlock::keyring_rules(arch));
+    emit("KEYRING_PROGRAM", &filter_landlock::keyring_rules(arch), ENOSYS);
     let out =
         std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("seccomp_bpf.rs");
     std::fs::write(out, src).expect("OUT_DIR is writable");

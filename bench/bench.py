@@ -23,6 +23,7 @@ import tempfile
 from common import (IS_ROOT, LAYERS, QUICK, ROOT, STATIC, as_user, breakdown, chown_user, ensure_tools, log,
                     side_by_side)
 from like import like_with_like, print_like
+import builds
 
 MOUNT_COUNTS = [0, 100, 1000, 5000]
 
@@ -114,6 +115,14 @@ def run(work):
     t = side_by_side({"qwrap": f"{qwrap} run -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws, home=home)
     rows.append((f"start-up, a home holding the {hidden} default hidden paths", t["qwrap"], t["bwrap"],
                  "≤ 0.6× bwrap", t["qwrap"] <= 0.6 * t["bwrap"]))
+    log("start-up with a home of 200 entries")
+    big_home = os.path.join(work, "big-home")
+    make_big_home(big_home, 200)
+    t = side_by_side({"qwrap": f"{qwrap} run -- /bin/true", "whole": f"{qwrap} run --home readonly -- /bin/true",
+                      "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws, home=big_home)
+    rows.append(("start-up, a home of 200 entries, listed (the default)", t["qwrap"], t["bwrap"],
+                 "≤ 0.75× bwrap", t["qwrap"] <= 0.75 * t["bwrap"]))
+    rows.append(("start-up, the same home whole (`--home readonly`, its hidden set)", t["whole"], t["bwrap"], "", None))
     t = side_by_side({"qwrap": f"{qwrap} run --view minimal -- /bin/true", "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws)
     rows.append(("start-up, `--view minimal`", t["qwrap"], t["bwrap"], "", None))
 
@@ -187,6 +196,26 @@ def run(work):
                   100 if QUICK else 1000, 30, ws)
     rows.append(("start-up, `--pid private` (vs bwrap with `--unshare-pid --proc /proc`)", t["qwrap"], t["bwrap"], "", None))
 
+    log("limits")
+    # A cgroup per sandbox: made after the warden, joined by the process
+    # that becomes the command before it forks (a migration, which can wait
+    # for an RCU grace period), emptied and removed by the warden after the
+    # command's exit (off the caller's wait here: stderr is /dev/null). As
+    # the benchmark user where it may have a group, else as root (cgroup v1
+    # on a hybrid host), else a SKIP row.
+    limited = f"{qwrap} run --memory 1G --max-processes 1000 -- /bin/true"
+    who = limits_identity(limited, ws)
+    if who:
+        t = side_by_side({"limits": limited, "qwrap": f"{qwrap} run -- /bin/true",
+                          "time": f"{qwrap} run --time-limit 1h -- /bin/true"},
+                         100 if QUICK else 1000, 30, ws, user=(who == "the benchmark user"))
+        rows.append((f"start-up, `--memory 1G --max-processes 1000` (a cgroup per sandbox, as {who}) vs the default",
+                     t["limits"], t["qwrap"], "", None))
+        rows.append(("start-up, `--time-limit 1h` (the warden's clock, no cgroup) vs the default", t["time"], t["qwrap"],
+                     "", None))
+    else:
+        rows.append(("start-up with limits: SKIP, no identity here may have a cgroup of its own", None, None, "", None))
+
     log("forks")
     # 2,000 /bin/true from dash: forks are not trapped on either path, so
     # --landlock off (the path of every kernel before 6.12) costs no more.
@@ -196,6 +225,8 @@ def run(work):
                      5 if QUICK else 20, 2, ws)
     rows.append(("2,000 `/bin/true` from dash, `--landlock off` (the path before Linux 6.12) vs the default",
                  t["off"], t["qwrap"], "≤ 1.10× the default", t["off"] <= 1.10 * t["qwrap"]))
+    # --explain: a round trip to the warden for each trapped call.
+    rows.extend(builds.rows(qwrap))
     direct, proxied = egress_throughput(qwrap, ws, 64 if QUICK else 512)
     rows.append(("throughput over loopback, direct", f"{direct:.0f} MiB/s", None, "", None))
     rows.append(("throughput through the proxy's CONNECT", f"{proxied:.0f} MiB/s", None, "", None))
@@ -262,6 +293,16 @@ def make_checkout(ws, files):
             chown_user(os.path.join(dirpath, n))
 
 
+def limits_identity(cmd, ws):
+    """Who can run a sandbox with a cgroup of its own here: the benchmark
+    user, else root (when the benchmark runs as root), else None."""
+    if subprocess.run(as_user(cmd.split()), cwd=ws, capture_output=True).returncode == 0:
+        return "the benchmark user"
+    if IS_ROOT and subprocess.run(cmd.split(), cwd=ws, capture_output=True).returncode == 0:
+        return "root"
+    return None
+
+
 SECRET_FILES = [".ssh/id_ed25519", ".ssh/id_rsa", ".gnupg/secring.gpg", ".aws/credentials", ".kube/config",
                 ".docker/config.json", ".netrc", ".git-credentials", ".config/gh/hosts.yml", ".npmrc", ".pypirc",
                 ".cargo/credentials.toml", ".cargo/credentials"]
@@ -316,6 +357,29 @@ def egress_throughput(qwrap, ws, mib):
         rates.append(float(out.strip()))
     os.remove(script)
     return rates
+
+
+def make_big_home(home, n):
+    """A developer's home of `n` entries: shell and tool settings the listed
+    view shows, toolchains, and the rest (projects, dot-directories of other
+    tools, credential files) that it leaves out."""
+    shown = [".bashrc", ".profile", ".gitconfig", ".inputrc", ".vimrc", ".tmux.conf"]
+    dirs = [".ssh", ".cargo/bin", ".rustup/toolchains", ".local/bin", ".nvm/versions", "go/bin", ".config/git"]
+    for d in dirs:
+        os.makedirs(os.path.join(home, d), exist_ok=True)
+    for f in shown + [".ssh/known_hosts", ".ssh/config", ".ssh/id_ed25519", ".config/git/config"]:
+        with open(os.path.join(home, f), "w") as fh:
+            fh.write("x\n")
+    made = len(os.listdir(home))
+    for i in range(n - made):
+        p = os.path.join(home, f".tool{i}" if i % 2 else f"project{i}")
+        os.makedirs(p, exist_ok=True)
+        with open(os.path.join(p, "state"), "w") as fh:
+            fh.write("x\n")
+    for dirpath, dirnames, filenames in os.walk(home):
+        chown_user(dirpath)
+        for f in filenames:
+            chown_user(os.path.join(dirpath, f))
 
 
 def make_secret_home(home):

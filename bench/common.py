@@ -48,14 +48,16 @@ def chown_user(path):
         os.chown(path, *USER)
 
 
-def side_by_side(cases, runs, warmup, cwd, env=None, wrap=None, home="/nonexistent"):
+def side_by_side(cases, runs, warmup, cwd, env=None, wrap=None, home="/nonexistent", user=True):
     """Median wall time in ms of each case (name -> argv list, or a string
     split on spaces). The cases' runs are interleaved, in a shuffled order
     each round, so that a machine whose speed drifts during the measurement
     (a VM's neighbours) weighs on every case alike; the timing loop runs as
-    the benchmark user (inside `wrap`, when given)."""
+    the benchmark user (inside `wrap`, when given), or with `user=False` as
+    the caller."""
     argvs = {n: (c.split() if isinstance(c, str) else c) for n, c in cases.items()}
-    cmd = as_user(["python3", "-c", INTERLEAVE, json.dumps(argvs), str(runs), str(warmup)], home)
+    loop = ["python3", "-c", INTERLEAVE, json.dumps(argvs), str(runs), str(warmup)]
+    cmd = as_user(loop, home) if user else ["env", f"HOME={home}", *loop]
     if wrap:
         cmd = wrap(cmd)
     out = subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, text=True,

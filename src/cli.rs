@@ -14,9 +14,13 @@ Environment:
   QWRAP_NETWORK, QWRAP_TMP, QWRAP_LANDLOCK   default --network, --tmp, --landlock
   QWRAP_VIEW, QWRAP_CACHE, QWRAP_PID         default --view, --cache, --pid
   QWRAP_HOME, QWRAP_ISOLATION               default --home, --isolation
+  QWRAP_TMPFS_SIZE, QWRAP_MEMORY             default --tmpfs-size, --memory
+  QWRAP_MAX_PROCESSES, QWRAP_CPUS            default --max-processes, --cpus
+  QWRAP_TIME_LIMIT                           default --time-limit
   QWRAP_REVIEW=1                             default --review
   QWRAP_INCLUDE, QWRAP_ALLOW_SOCKET          extra roots and sockets, ':'-separated
   QWRAP_PROFILE                              profiles, ','-separated
+  QWRAP_EXPLAIN=1                            --explain
   QWRAP_SYSTEM_CONFIG                        the system config (default /etc/qwrap/config.toml)
   QWRAP_MOUNT_API=legacy                     use mount(2) instead of the new mount API
   QWRAP_TRACE=1 | time                       print each setup step, or its time
@@ -146,6 +150,25 @@ pub struct PolicyArgs {
     /// or a share of the host's memory [default: 20%].
     #[arg(long, value_name = "SIZE")]
     pub tmpfs_size: Option<String>,
+    /// The memory of the command's whole tree, swap included: a size
+    /// (512M, 4G) or a share of the host's memory; at the limit every
+    /// process is killed together (exit 137). A cgroup: refused (exit 125)
+    /// where none can be made [default: none].
+    #[arg(long, value_name = "SIZE")]
+    pub memory: Option<String>,
+    /// The tasks (processes and threads) the command's tree may hold at
+    /// once; past it fork fails with EAGAIN. A cgroup: refused where none
+    /// can be made [default: none].
+    #[arg(long, value_name = "N")]
+    pub max_processes: Option<String>,
+    /// The CPU time of the command's tree, in CPUs (1, 0.5, 2.5). A cgroup:
+    /// refused where none can be made [default: none].
+    #[arg(long, value_name = "N")]
+    pub cpus: Option<String>,
+    /// The sandbox's wall-clock time (90s, 10m, 2h): then every process of
+    /// it gets SIGTERM, and SIGKILL 2 s later [default: none].
+    #[arg(long, value_name = "DURATION")]
+    pub time_limit: Option<String>,
     /// require: fail unless every Landlock layer applies; best-effort: apply
     /// what the kernel offers; off [default: best-effort].
     #[arg(long, value_name = "MODE", value_parser = ["require", "best-effort", "off"])]
@@ -188,10 +211,14 @@ pub struct PolicyArgs {
     /// written through to the host [default: overlay].
     #[arg(long, value_name = "MODE", value_parser = ["overlay", "private", "shared"])]
     pub cache: Option<String>,
-    /// readonly: the home directory is the host's, read-only; overlay: an
-    /// overlay of it whose writes stay in the workspace's layer (tools'
-    /// state under ~/.config, ~/.local; never the host's) [default: readonly].
-    #[arg(long, value_name = "MODE", value_parser = ["readonly", "overlay"])]
+    /// listed: only the home's entries that tools need and that hold no
+    /// credentials (see qwrap(1)), the redacted start-up files and the
+    /// writable roots; everything else in it is absent; readonly: the
+    /// whole home, the host's, read-only (its hidden set unreadable);
+    /// overlay: an overlay of the whole home whose writes stay in the
+    /// workspace's layer (tools' state under ~/.config, ~/.local; never
+    /// the host's) [default: listed].
+    #[arg(long, value_name = "MODE", value_parser = ["listed", "readonly", "overlay"])]
     pub home: Option<String>,
     /// namespaces: user, mount, IPC and network namespaces with Landlock
     /// and seccomp; landlock: Landlock and seccomp only, where namespaces
@@ -261,6 +288,16 @@ pub struct ExecArgs {
     /// No line on stderr when a layer is degraded.
     #[arg(long)]
     pub quiet: bool,
+    /// At exit, say on stderr each distinct refusal (a write outside the
+    /// roots, a hidden or absent path, a masked socket, a call the filter
+    /// refuses, an egress refusal) and the option that would allow it.
+    #[arg(long)]
+    pub explain: bool,
+    /// Write one JSON object per refusal to FILE (time, pid, command,
+    /// operation, path or target, errno, reason, option); with --explain
+    /// or alone.
+    #[arg(long, value_name = "FILE")]
+    pub denials: Option<PathBuf>,
     /// Pass inherited descriptor N (3 and up) to CMD whatever it is
     /// (repeatable); by default only pipes and connected sockets pass.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(i32).range(3..))]

@@ -193,6 +193,13 @@ fn probe_host(policy: &Policy, pty: Pty) -> Result<HostFacts, Fatal> {
         Pty::Ask if plan::own_terminal(policy, &host) => host::pty_refused(),
         Pty::Ask => None,
     };
+    // A limit that needs a cgroup: where the caller may make one.
+    if policy.settings.memory.value.0.is_some()
+        || policy.settings.max_processes.value.0.is_some()
+        || policy.settings.cpus.value.0.is_some()
+    {
+        host.cgroups = Some(host::cgroups::probe());
+    }
     if policy.settings.isolation.value == policy::IsolationMode::Auto {
         host.landlock_only.namespaces = Some(match host::landlock_only::namespaces_refused() {
             None => Ok(()),

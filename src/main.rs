@@ -258,6 +258,10 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             tmp: a.tmp.clone(),
             pid: a.pid.clone(),
             tmpfs_size: a.tmpfs_size.clone(),
+            memory: a.memory.clone(),
+            max_processes: a.max_processes.clone(),
+            cpus: a.cpus.clone(),
+            time_limit: a.time_limit.clone(),
             landlock: a.landlock.clone(),
             no_die_with_parent: x.no_die_with_parent,
             new_session: x.new_session,
@@ -288,6 +292,7 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             share_keyring: a.share_keyring,
             share_terminal: a.share_terminal,
             keep_background: x.keep_background,
+            explain: x.explain,
             accept_degraded: a.accept_degraded.clone(),
         },
         workspace: a.workspace.clone(),
@@ -300,6 +305,7 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
         keep_fds: x.keep_fd.clone(),
         command,
         quiet: x.quiet,
+        denials: x.denials.clone(),
     }
 }
 

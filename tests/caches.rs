@@ -103,6 +103,31 @@ fn a_sandbox_cannot_poison_the_hosts_caches() {
     }
 }
 
+/// The listed home (the default): a missing cache is made in its layer and
+/// mounted in the home's tmpfs; the host's home gets no new directory,
+/// whatever the toolchains' profiles call for.
+#[test]
+fn a_missing_cache_makes_nothing_in_the_hosts_home() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            f.write("ws/Cargo.toml", "[package]\nname = \"t\"\n", 0o644);
+            f.write("ws/package.json", "{}\n", 0o644);
+            f.write("ws/go.mod", "module t\n", 0o644);
+            let before = listing(&f.home());
+            let script =
+                "mkdir -p ~/.cache/tool ~/.npm/x ~/.cargo/registry/x ~/go/pkg/mod/x && echo 1 > ~/.npm/x/f";
+            ok(&f.run_sh(api, &[], script));
+            let out = ok(&f.run_sh(api, &[], "cat ~/.npm/x/f"));
+            assert_eq!(out, "1\n", "{who:?} {api}: the layer keeps it");
+            let mut after = listing(&f.home());
+            after.remove(".local");
+            assert_eq!(after, before, "{who:?} {api}: new in the host's home");
+            assert!(!f.home().join(".npm").exists() && !f.home().join(".cache").exists());
+        }
+    }
+}
+
 #[test]
 fn a_missing_cache_is_created_empty_and_stays_empty() {
     for who in Who::all() {
@@ -110,7 +135,11 @@ fn a_missing_cache_is_created_empty_and_stays_empty() {
             let f = Fixture::new(who);
             let cache = f.home().join(".cache");
             assert!(!cache.exists());
-            ok(&f.run_sh(api, &[], "mkdir -p ~/.cache/tool && echo 1 > ~/.cache/tool/f"));
+            ok(&f.run_sh(
+                api,
+                &["--home", "readonly"],
+                "mkdir -p ~/.cache/tool && echo 1 > ~/.cache/tool/f",
+            ));
             assert!(cache.is_dir());
             assert_eq!(
                 std::fs::metadata(&cache).unwrap().permissions().mode() & 0o777,
@@ -178,7 +207,12 @@ fn shared_caches_keep_the_include_rules() {
         .env("XDG_CACHE_HOME", f.home().join(".ssh"))
         .output()
         .unwrap();
-    assert!(stderr(&o).contains("Read-only file system"), "{}", stderr(&o));
+    // Absent from the listed home, read-only in the whole one.
+    let e = stderr(&o);
+    assert!(
+        e.contains("Read-only file system") || e.contains("nonexistent"),
+        "{e}"
+    );
     assert_eq!(std::fs::read_to_string(&key).unwrap(), "key\n");
 }
 
@@ -186,11 +220,17 @@ fn shared_caches_keep_the_include_rules() {
 fn concurrent_sandboxes_of_one_workspace_use_separate_layers() {
     for who in Who::all() {
         let f = Fixture::new(who);
-        let mut first = f.qwrap(&["run", "--", "sh", "-c", "echo one > ~/.cache/f && sleep 3"]);
+        let mut first = f.qwrap(&[
+            "run",
+            "--",
+            "sh",
+            "-c",
+            "echo one > ~/.cache/f && touch started && sleep 3",
+        ]);
         let mut first = first.spawn().unwrap();
-        // The first holds slot 0 once its layer's lock exists and is held.
+        // The first holds slot 0 once its command runs.
         let t0 = std::time::Instant::now();
-        while !f.home().join(".cache").exists() || t0.elapsed().as_secs() < 1 {
+        while !f.ws().join("started").exists() && t0.elapsed().as_secs() < 20 {
             std::thread::sleep(std::time::Duration::from_millis(50));
         }
         let plan = ok(&f.qwrap(&["plan", "--", "true"]).output().unwrap());
@@ -245,7 +285,9 @@ fn inspect_and_the_receipt_name_the_caches() {
         ),
         "{text}"
     );
-    assert!(text.contains("created empty on the host"), "{text}");
+    // The listed home: a missing cache is made in its layer, not on the host.
+    assert!(!text.contains("created empty on the host"), "{text}");
+    assert!(!f.home().join(".cargo").exists());
     assert!(text.contains("caches: applied (3 overlaid"), "{text}");
     let text = ok(&f.qwrap(&["inspect", "--no-detect"]).output().unwrap());
     assert!(!text.contains(".cargo"), "{text}");
@@ -284,6 +326,7 @@ fn an_empty_cache_is_its_layer_until_the_host_fills_it() {
             assert!(!p.contains("fsopen(\"overlay\")"), "{who:?} {api}: {p}");
             ok(&f.run_sh(api, &[], "echo layer > ~/.cache/from-layer"));
             assert!(listing(&f.home().join(".cache")).is_empty());
+            f.mkdir("home/.cache");
             f.write("home/.cache/from-host", "host\n", 0o644);
             assert!(plan(&f).contains("fsopen(\"overlay\")"), "{who:?} {api}");
             let out = ok(&f.run_sh(api, &[], "cat ~/.cache/from-layer ~/.cache/from-host"));

@@ -296,6 +296,19 @@ fn a_git_dir_at_home_stays_read_only() {
                 .env("QWRAP_MOUNT_API", api)
                 .output()
                 .unwrap();
+            // Absent from the listed home; read-only in the whole one.
+            assert!(
+                stdout(&o).contains("No such file or directory"),
+                "{who:?} {api}: {}",
+                stdout(&o)
+            );
+            let o = f
+                .qwrap(&["run", "--home", "readonly", "--workspace"])
+                .arg(f.home().join("proj"))
+                .args(["--", "sh", "-c", "touch ~/.git/hooks/post-commit 2>&1; echo done"])
+                .env("QWRAP_MOUNT_API", api)
+                .output()
+                .unwrap();
             assert!(
                 stdout(&o).contains("Read-only file system"),
                 "{who:?} {api}: {}",

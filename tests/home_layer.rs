@@ -75,7 +75,7 @@ fn before_linux_6_15_the_overlay_is_attached_and_detached_again() {
             busy_home(&f);
             let home = f.home().display().to_string();
             let script = format!(
-                "{OVERLAYS}; awk '$5 == \"{home}\"' /proc/self/mountinfo; echo new > ~/.npm/new && cat ~/.cache/held ~/.npm/new"
+                "{OVERLAYS}; awk '$5 == \"{home}\" && / - overlay /' /proc/self/mountinfo; echo new > ~/.npm/new && cat ~/.cache/held ~/.npm/new"
             );
             let o = f
                 .qwrap(&["run", "--", "sh", "-c", &script])
@@ -116,7 +116,18 @@ fn a_known_tool_cache_is_writable_without_its_profile() {
             !f.home().join(".cargo").exists(),
             "{who:?}: a cache made for no profile"
         );
+        // Absent from the listed home; read-only in the whole one.
         let o = f.run_sh("new", &["--no-detect"], "mkdir ~/.npm/other");
+        assert!(
+            stderr(&o).contains("No such file or directory"),
+            "{who:?}: {}",
+            stderr(&o)
+        );
+        let o = f.run_sh(
+            "new",
+            &["--no-detect", "--home", "readonly"],
+            "mkdir ~/.npm/other",
+        );
         assert!(
             stderr(&o).contains("Read-only file system"),
             "{who:?}: {}",
@@ -226,9 +237,10 @@ fn a_mount_beneath_the_home_keeps_caches_overlaid_and_the_home_read_only() {
                 .unwrap();
             assert!(mounted.success());
             std::fs::write(data.join("f"), "on the mount\n").unwrap();
+            // The listed home shows the mount where it is exposed.
             let caches = f.run_sh(
                 api,
-                &[],
+                &["--expose", data.to_str().unwrap()],
                 "cat ~/.cache/new; echo after > ~/.npm/new; cat ~/data/f",
             );
             let home = f.run_sh(api, &["--home", "overlay"], "echo x > ~/new");

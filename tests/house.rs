@@ -140,10 +140,66 @@ fn the_allowed_imports_make_no_circle() {
     }
 }
 
+/// Functions that were longer than the cap when it replaced the cap on a
+/// file's lines, each with its length then: none may grow, and each goes
+/// from this list when it is split into its phases.
+const LONG_FUNCTIONS: &[(&str, usize)] = &[
+    ("src/bwrap/args.rs:parse", 297),
+    ("src/exec/mounts_steps.rs:mount_step", 252),
+    ("src/exec/process_steps.rs:process_step", 146),
+    ("src/plan/landlock_mode.rs:spec", 126),
+    ("src/plan/layers.rs:assess", 128),
+    ("src/plan/layout.rs:layout", 178),
+    ("src/plan/legacy.rs:mounts_legacy", 278),
+    ("src/plan/limits.rs:plan", 125),
+    ("src/plan/new_api.rs:mounts_new_api", 143),
+    ("src/plan/run_spec.rs:run_spec", 138),
+    ("src/plan/step_purpose.rs:purpose", 132),
+    ("src/plan/step_text.rs:fmt", 434),
+    ("src/plan/step_text_host.rs:write", 153),
+    ("src/plan/step_text_process.rs:write", 125),
+    ("src/policy/resolve.rs:resolve", 481),
+    ("src/report/mod.rs:text", 250),
+    ("src/supervise/warden.rs:run", 180),
+    ("src/supervise/warden.rs:start", 130),
+];
+
+/// Each function's length (its `fn` line to the brace that closes it at the
+/// same indentation, as rustfmt lays it out), with its file and name.
+fn functions(file: &Path) -> Vec<(String, usize)> {
+    let text = std::fs::read_to_string(file).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let t = l.trim_start();
+        let Some(at) = t.find("fn ") else { continue };
+        let head = &t[..at];
+        let is_fn = head
+            .split_whitespace()
+            .all(|w| w.starts_with("pub") || matches!(w, "const" | "async" | "unsafe" | "extern"));
+        if !is_fn || t.ends_with(';') {
+            continue;
+        }
+        let indent = &l[..l.len() - t.len()];
+        let name: String = t[at + 3..]
+            .chars()
+            .take_while(|c| c.is_alphanumeric() || *c == '_')
+            .collect();
+        let end = lines[i + 1..]
+            .iter()
+            .position(|m| m.starts_with(indent) && m[indent.len()..].starts_with('}'))
+            .map_or(1, |n| n + 2);
+        out.push((format!("{}:{name}", file.display()), end));
+    }
+    out
+}
+
+/// Files are split by concept, never by size; a function is held to 120
+/// lines, so that each does one thing the reader can see at once.
 #[test]
-fn no_source_file_is_over_500_lines() {
+fn no_function_is_over_120_lines() {
     let mut files = Vec::new();
-    for dir in ["src", "crates", "tests", "fuzz/fuzz_targets"] {
+    for dir in ["src", "crates", "fuzz/fuzz_targets"] {
         let d = Path::new(ROOT).join(dir);
         if d.is_dir() {
             rust_files(&d, &mut files);
@@ -151,13 +207,20 @@ fn no_source_file_is_over_500_lines() {
     }
     files.retain(|f| !f.components().any(|c| c.as_os_str() == "target"));
     assert!(files.len() > 100, "found only {} files", files.len());
-    let long: Vec<String> = files
-        .iter()
-        .filter_map(|f| {
-            let n = std::fs::read_to_string(f).unwrap().lines().count();
-            (n > 500).then(|| format!("{}: {n} lines", f.display()))
-        })
-        .collect();
+    let root = format!("{ROOT}/");
+    let mut long = Vec::new();
+    for f in &files {
+        for (name, n) in functions(f) {
+            let name = name.trim_start_matches(&root).to_string();
+            let cap = LONG_FUNCTIONS
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map_or(120, |(_, c)| *c);
+            if n > cap {
+                long.push(format!("{name}: {n} lines (at most {cap})"));
+            }
+        }
+    }
     assert!(long.is_empty(), "{}", long.join("\n"));
 }
 

@@ -92,3 +92,63 @@ fn the_command_has_exactly_the_children_it_makes() {
         }
     }
 }
+
+/// The caller dies first (kill -9 of the shell that started qwrap): the
+/// command dies with its parent, and what it left behind (a double fork,
+/// a setsid process) must die too, in every mode. The reaper proved its
+/// scope by a process outside that is gone by then (ESRCH) and let them
+/// live with --isolation landlock.
+#[test]
+fn leftovers_die_when_the_caller_dies_first() {
+    for who in Who::all() {
+        for opts in [&[][..], &["--isolation", "landlock"], &["--landlock", "off"]] {
+            let f = Fixture::new(who);
+            let inner =
+                "(sleep 60 & echo $! > left.pid) ; (setsid sleep 60 & echo $! > setsid.pid); sleep 60";
+            // The caller's own parent reaps it at once (`wait`), as an
+            // interactive shell does: by the time the command is gone, the
+            // caller is no zombie either.
+            let outer = format!(
+                "sh -c \"{} run {} -- sh -c '{inner}' & wait\" & echo $! > caller.pid; wait",
+                qwrap().display(),
+                opts.join(" "),
+                inner = inner.replace('$', "\\$")
+            );
+            let mut top = f
+                .command("sh")
+                .args(["-c", &outer])
+                .env_remove("QWRAP_PID")
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .unwrap();
+            let t0 = std::time::Instant::now();
+            while !(f.ws().join("left.pid").exists() && f.ws().join("setsid.pid").exists())
+                && t0.elapsed().as_secs() < 20
+            {
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            let caller: i32 = std::fs::read_to_string(f.ws().join("caller.pid"))
+                .unwrap()
+                .trim()
+                .parse()
+                .unwrap();
+            let _ = rustix::process::kill_process(
+                rustix::process::Pid::from_raw(caller).unwrap(),
+                rustix::process::Signal::KILL,
+            );
+            top.wait().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(3000));
+            for name in ["left.pid", "setsid.pid"] {
+                let pid = std::fs::read_to_string(f.ws().join(name)).unwrap();
+                let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim()));
+                let alive = stat.is_ok_and(|s| !s.rsplit_once(") ").is_some_and(|(_, r)| r.starts_with('Z')));
+                assert!(
+                    !alive,
+                    "{who:?} {opts:?}: {name} {} outlived the caller",
+                    pid.trim()
+                );
+            }
+        }
+    }
+}

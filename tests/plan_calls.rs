@@ -184,6 +184,31 @@ fn every_call_the_executor_makes_is_in_the_printed_step() {
         std::fs::remove_dir_all(f.ws().join(".git/hooks")).unwrap();
         // The egress log lies outside the writable roots, as it must.
         let egress_log = f.path().join("egress.log").display().to_string();
+        // The limits' cgroup steps, where this identity can have a group
+        // (root here; the refusal is tests/limits.rs's).
+        let limits = ["memory", "pids", "cpu"]
+            .iter()
+            .all(|c| common::cgroups::offered(who, c).is_ok());
+        let limited = [
+            "--memory",
+            "256M",
+            "--max-processes",
+            "500",
+            "--cpus",
+            "1",
+            "--time-limit",
+            "60s",
+        ];
+        let mut limited_private = limited.to_vec();
+        limited_private.extend(["--pid", "private"]);
+        let extra: Vec<(&str, &str, &[&str])> = if limits {
+            vec![
+                ("limits", "new", &limited[..]),
+                ("limits, private pid", "new", &limited_private[..]),
+            ]
+        } else {
+            Vec::new()
+        };
         for (name, api, opts) in [
             ("default", "new", &[][..]),
             ("legacy", "legacy", &[][..]),
@@ -206,7 +231,10 @@ fn every_call_the_executor_makes_is_in_the_printed_step() {
                     &egress_log,
                 ][..],
             ),
-        ] {
+        ]
+        .into_iter()
+        .chain(extra.iter().copied())
+        {
             let log = f.path().join("strace.log");
             let o = f
                 .command(strace)

@@ -390,6 +390,31 @@ fn a_run_that_changes_nothing_leaves_no_layer() {
     }
 }
 
+/// The review layers stay out of every sandbox's reach, whatever the home
+/// view: absent from the listed home, hidden in the whole-home views (a
+/// pending layer holds what a run wrote in its workspace, which another
+/// workspace's command must not read).
+#[test]
+fn no_sandbox_reads_the_review_layers() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            checkout(&f, "ws");
+            ok(&f.run_sh(api, &["--review"], "echo secret > planted.txt"));
+            let reviews = f.home().join(".local/state/qwrap/reviews");
+            assert!(reviews.is_dir(), "{who:?} {api}: no layer");
+            let script = format!(
+                "cat {0}/*/*/0/upper/planted.txt 2>/dev/null && echo READ; ls -A {0} 2>/dev/null | grep -q . && echo LISTED; true",
+                reviews.display()
+            );
+            for home in ["listed", "readonly", "overlay"] {
+                let out = ok(&f.run_sh(api, &["--home", home], &script));
+                assert_eq!(out, "", "{who:?} {api} --home {home}");
+            }
+        }
+    }
+}
+
 /// The output, once it succeeded.
 #[track_caller]
 fn ok_o(o: &std::process::Output) -> &std::process::Output {

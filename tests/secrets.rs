@@ -76,7 +76,8 @@ fn default_credential_stores_are_unreadable() {
             for p in READABLE {
                 script += &format!("cat ~/{p}; ");
             }
-            let out = ok(&f.run_sh(api, &[], &script));
+            // The whole home: the hidden set is unreadable.
+            let out = ok(&f.run_sh(api, &["--home", "readonly"], &script));
             assert!(!out.contains("SECRET"), "{who:?} {api}: {out}");
             assert_eq!(
                 out.matches("Permission denied").count(),
@@ -88,6 +89,16 @@ fn default_credential_stores_are_unreadable() {
                 READABLE.len(),
                 "{who:?} {api}: {out}"
             );
+            // The listed home (the default): none of it exists, but ssh's
+            // settings (not the public key: nothing lists it).
+            let out = stdout(&f.run_sh(api, &[], &script));
+            assert!(!out.contains("SECRET"), "{who:?} {api}: {out}");
+            assert_eq!(
+                out.matches("No such file or directory").count(),
+                FILES.len() + 2 * DIRS.len(),
+                "{who:?} {api}: {out}"
+            );
+            assert_eq!(out.matches("public").count(), 2, "{who:?} {api}: {out}");
         }
     }
 }
@@ -102,14 +113,26 @@ fn hide_and_show() {
             let notes = f.home().join("notes.txt");
             let key = f.home().join(".ssh/id_ed25519");
             let script = format!("cat {} {} 2>&1; true", notes.display(), key.display());
-            let out = ok(&f.run_sh(api, &["--hide", notes.to_str().unwrap()], &script));
+            let out = ok(&f.run_sh(
+                api,
+                &["--home", "readonly", "--hide", notes.to_str().unwrap()],
+                &script,
+            ));
             assert_eq!(
                 out.matches("Permission denied").count(),
                 2,
                 "{who:?} {api}: {out}"
             );
-            let out = ok(&f.run_sh(api, &["--show", key.to_str().unwrap()], &script));
+            let out = ok(&f.run_sh(
+                api,
+                &["--home", "readonly", "--show", key.to_str().unwrap()],
+                &script,
+            ));
             assert_eq!(out.matches("SECRET").count(), 2, "{who:?} {api}: {out}");
+            // The listed home shows what --show names, and nothing else.
+            let out = ok(&f.run_sh(api, &["--show", key.to_str().unwrap()], &script));
+            assert_eq!(out.matches("SECRET").count(), 1, "{who:?} {api}: {out}");
+            assert!(out.contains("notes.txt: No such file"), "{who:?} {api}: {out}");
             let o = f
                 .qwrap(&["inspect", "--show", key.to_str().unwrap()])
                 .output()
@@ -322,5 +345,35 @@ fn shell_startup_files_lose_their_credentials() {
         assert!(text.contains(": OPENAI_API_KEY  [--show"), "{who:?}: {text}");
         assert!(text.contains(": DATABASE_URL  [--show"), "{who:?}: {text}");
         assert!(!text.contains("hunter2") && !text.contains("sk-0123"), "{who:?}");
+    }
+}
+
+/// A command that dies of a signal under `--pid private`: qwrap, outside,
+/// dies of it too, and must leave no core of its own (it holds the caller's
+/// environment) where the next sandbox reads it.
+#[test]
+fn no_core_of_qwrap_holds_the_callers_environment() {
+    if std::fs::read_to_string("/proc/sys/kernel/core_pattern").is_ok_and(|p| p.starts_with('|')) {
+        println!("SKIP: cores go to a program here, not to a file in the workspace");
+        return;
+    }
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let script = format!(
+            "ulimit -c unlimited; exec {} run --pid private -- sh -c 'kill -SEGV $$'",
+            qwrap().display()
+        );
+        let o = f
+            .command("sh")
+            .args(["-c", &script])
+            .env("OPENAI_API_KEY", "sk-canary0123456789abcdefghijkl")
+            .output()
+            .unwrap();
+        assert_eq!(o.status.code(), None, "{who:?}: {}", stderr(&o));
+        for e in std::fs::read_dir(f.ws()).unwrap().flatten() {
+            let data = std::fs::read(e.path()).unwrap_or_default();
+            let found = data.windows(9).any(|w| w == b"sk-canary");
+            assert!(!found, "{who:?}: {} holds the caller's key", e.path().display());
+        }
     }
 }

@@ -89,3 +89,47 @@ fn a_hidden_file_and_a_socket_in_a_workspace_under_tmp_stay_out_of_reach() {
         assert_eq!(ok(&o), "TMP-WORKSPACE-SECRET");
     }
 }
+
+/// A home under /tmp beside a workspace deeper in the same top directory
+/// (a CI job's scratch tree): the top is the host's, shown read-only, and
+/// the home's credential files stay hidden in every home view.
+#[test]
+fn a_home_beside_the_workspace_under_tmp_keeps_its_secrets() {
+    for who in Who::all() {
+        let top = tempfile::Builder::new()
+            .prefix("qwrap-tmp-top-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let (uid, gid) = who.ids();
+        let home = top.path().join("home");
+        let ws = top.path().join("ws");
+        std::fs::create_dir_all(home.join(".ssh")).unwrap();
+        std::fs::create_dir_all(&ws).unwrap();
+        std::fs::write(home.join(".ssh/id_rsa"), "TMP-HOME-SECRET").unwrap();
+        for p in [
+            top.path(),
+            &home,
+            &home.join(".ssh"),
+            &home.join(".ssh/id_rsa"),
+            &ws,
+        ] {
+            if rustix::process::getuid().is_root() {
+                chown(p, Some(uid), Some(gid)).unwrap();
+            }
+            let mode = if p.is_dir() { 0o755 } else { 0o600 };
+            std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+        }
+        let f = Fixture::new(who);
+        for view in ["listed", "readonly"] {
+            let o = f
+                .qwrap(&["run", "--home", view, "--", "sh", "-c", "cat ~/.ssh/id_rsa; true"])
+                .current_dir(&ws)
+                .env("HOME", &home)
+                .env_remove("QWRAP_PID")
+                .output()
+                .unwrap();
+            let out = ok(&o);
+            assert!(!out.contains("SECRET"), "{who:?} {view}: {out}");
+        }
+    }
+}

@@ -360,6 +360,7 @@ fn receipt_is_filled_in() {
                 "workspace_mode",
                 "cache_mode",
                 "caches",
+                "limits",
                 "hidden_paths",
                 "removed_variables",
                 "result",

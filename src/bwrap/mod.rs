@@ -252,6 +252,7 @@ pub fn spec(c: &Config, ctx: &Context) -> Result<SandboxSpec, LowerError> {
     let in_userns = ns.user || c.userns_fd.is_some();
     Ok(SandboxSpec {
         host: Vec::new(),
+        join_cgroup: None,
         ns,
         entry: Entry::Monitor {
             die_with_parent: c.die_with_parent,

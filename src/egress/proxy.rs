@@ -19,6 +19,9 @@ const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// cannot exhaust the warden's memory with threads.
 pub const MAX_CLIENTS: usize = 1024;
 
+/// Told of each refusal: protocol, destination, reason.
+pub type Told = Box<dyn Fn(&str, &str, &str) + Send + Sync>;
+
 /// What the warden serves with.
 pub struct Config {
     pub allow: AllowList,
@@ -29,6 +32,8 @@ pub struct Config {
     pub active: AtomicUsize,
     /// qwrap's stderr, where each refusal is said once per destination.
     pub say: Option<Mutex<(std::fs::File, std::collections::HashSet<String>)>>,
+    /// `--explain`: told of each refusal (protocol, destination, reason).
+    pub refused: Option<Told>,
 }
 
 impl Config {
@@ -38,6 +43,7 @@ impl Config {
             log: log.map(Mutex::new),
             active: AtomicUsize::new(0),
             say: None,
+            refused: None,
         }
     }
 
@@ -372,6 +378,11 @@ fn test_resolver(_: &str, _: u16) -> Option<Vec<SocketAddr>> {
 }
 
 fn log(cfg: &Config, e: &Entry) {
+    if e.verdict == "denied"
+        && let Some(tell) = &cfg.refused
+    {
+        tell(e.protocol, &e.destination, &e.reason);
+    }
     if e.verdict != "allowed"
         && let Some(say) = &cfg.say
         && let Ok(mut s) = say.lock()

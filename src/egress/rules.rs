@@ -178,17 +178,59 @@ impl AllowList {
         let kept: Vec<SocketAddr> = addrs
             .iter()
             .copied()
-            .filter(|a| !is_special(a.ip()) || self.ip_listed(a.ip(), port))
+            .filter(|a| !(is_special(a.ip()) || is_host_own(a.ip())) || self.ip_listed(a.ip(), port))
             .collect();
         if kept.is_empty() {
             let shown: Vec<String> = addrs.iter().map(|a| a.ip().to_string()).collect();
             return Verdict::Deny(format!(
-                "{name} resolves only to special addresses that are not listed ({})",
+                "{name} resolves only to special addresses or the host's own that are not listed ({})",
                 shown.join(", ")
             ));
         }
         Verdict::Allow(kept)
     }
+}
+
+/// Whether an address is one of the host's own (any interface's, read once
+/// from the proxy's network namespace, the host's): a listed name that
+/// resolves to it would reach the host's services on `0.0.0.0`.
+pub fn is_host_own(ip: IpAddr) -> bool {
+    static OWN: std::sync::OnceLock<Vec<IpAddr>> = std::sync::OnceLock::new();
+    let own = OWN.get_or_init(|| {
+        let v4 = std::fs::read_to_string("/proc/net/fib_trie").unwrap_or_default();
+        let v6 = std::fs::read_to_string("/proc/net/if_inet6").unwrap_or_default();
+        let mut all = local_v4(&v4);
+        all.extend(local_v6(&v6));
+        all
+    });
+    own.contains(&canonical(ip))
+}
+
+/// The addresses /proc/net/fib_trie marks `host LOCAL`.
+fn local_v4(fib_trie: &str) -> Vec<IpAddr> {
+    let mut out = Vec::new();
+    let mut last: Option<Ipv4Addr> = None;
+    for line in fib_trie.lines() {
+        let l = line.trim();
+        if let Some(ip) = l.strip_prefix("|-- ") {
+            last = ip.parse().ok();
+        } else if l.ends_with("host LOCAL")
+            && let Some(ip) = last
+            && !out.contains(&IpAddr::V4(ip))
+        {
+            out.push(IpAddr::V4(ip));
+        }
+    }
+    out
+}
+
+/// The addresses /proc/net/if_inet6 lists (32 hex digits first).
+fn local_v6(if_inet6: &str) -> Vec<IpAddr> {
+    if_inet6
+        .lines()
+        .filter_map(|l| u128::from_str_radix(l.split_whitespace().next()?, 16).ok())
+        .map(|n| IpAddr::V6(Ipv6Addr::from(n)))
+        .collect()
 }
 
 /// An IPv4-mapped IPv6 address as the IPv4 address it is.
@@ -241,6 +283,20 @@ fn special_v6(ip: Ipv6Addr) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_hosts_own_addresses_are_read_from_proc() {
+        let trie = "Main:\n  +-- 0.0.0.0/0 3 0 5\n     |-- 203.0.113.7\n        /32 host LOCAL\n     |-- 203.0.113.255\n        /32 link BROADCAST\n";
+        assert_eq!(local_v4(trie), vec![IpAddr::V4(Ipv4Addr::new(203, 0, 113, 7))]);
+        let v6 = "20010db8000000000000000000000001 02 40 00 80 eth0\n";
+        assert_eq!(local_v6(v6), vec!["2001:db8::1".parse::<IpAddr>().unwrap()]);
+        // Every address of this host's is refused behind a listed name.
+        let rules = list(&["example.test:443"]);
+        for ip in local_v4(&std::fs::read_to_string("/proc/net/fib_trie").unwrap_or_default()) {
+            let v = rules.decide("example.test", 443, &|_, p| Ok(vec![SocketAddr::new(ip, p)]));
+            assert!(matches!(v, Verdict::Deny(_)), "{ip}: {v:?}");
+        }
+    }
 
     fn list(rules: &[&str]) -> AllowList {
         AllowList(rules.iter().map(|r| r.parse().unwrap()).collect())

@@ -2,45 +2,9 @@
 //! orders the planners emit them (run mode, the legacy path, bwrap mode,
 //! joining namespaces).
 
-use crate::plan::{Egress, Flags, IdMap, Namespaces, OverlayUpper, Role, Step};
+use crate::plan::{Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayUpper, Role, Step};
 use crate::policy::EnvRules;
 use std::path::PathBuf;
-
-/// A step's variant, by the name its JSON form gives it (`op`).
-pub(super) fn variant(step: &Step) -> String {
-    let v = serde_json::to_value(step).expect("a step serialises");
-    v["op"].as_str().expect("every step has an op").to_string()
-}
-
-/// Every variant of Step, read from its declaration (plan/step.rs), by
-/// the names serde gives them: nothing kept by hand to forget.
-pub(super) fn all_variants() -> std::collections::BTreeSet<String> {
-    let source = include_str!("../plan/step.rs");
-    let start = source.find("pub enum Step {").expect("the Step enum");
-    let body = &source[start..];
-    let body = &body[..body.find("\n}\n").expect("the enum's end")];
-    body.lines()
-        .filter(|l| l.starts_with("    ") && !l.starts_with("     "))
-        .filter_map(|l| {
-            let name: String = l
-                .trim()
-                .chars()
-                .take_while(|c| c.is_ascii_alphanumeric())
-                .collect();
-            name.starts_with(|c: char| c.is_ascii_uppercase()).then_some(name)
-        })
-        .map(|name| {
-            let mut snake = String::new();
-            for (i, c) in name.chars().enumerate() {
-                if c.is_ascii_uppercase() && i > 0 {
-                    snake.push('_');
-                }
-                snake.push(c.to_ascii_lowercase());
-            }
-            snake
-        })
-        .collect()
-}
 
 pub(super) fn p(s: &str) -> PathBuf {
     PathBuf::from(s)
@@ -67,14 +31,14 @@ fn env() -> EnvRules {
     }
 }
 
-/// `qwrap run`'s kind of steps, in a plausible order.
+/// `qwrap run`'s kind of steps, in a plausible order: on the host, the
+/// namespaces and the mounts, then the command's confinement.
 pub(super) fn run_steps() -> Vec<Step> {
-    let all = Namespaces {
-        user: true,
-        net: true,
-        ipc: true,
-        ..Default::default()
-    };
+    [run_host_steps(), run_mount_steps(), run_confinement_steps()].concat()
+}
+
+/// `qwrap run`'s steps on the host, before anything is unshared.
+fn run_host_steps() -> Vec<Step> {
     vec![
         Step::CreateHostDir { path: p("/q/made") },
         Step::PrepareCaches {
@@ -115,7 +79,35 @@ pub(super) fn run_steps() -> Vec<Step> {
             writable: vec![],
             watch: vec![p("/q/ws/.vscode"), p("/q/ws/.envrc")],
             review: Some(p("/q/state/reviews/ws-0011/3")),
+            explain: None,
+            limits: Some(LimitWatch {
+                groups: vec![p("/q/cg/memory/qwrap-42")],
+                v2: false,
+                memory: None,
+                processes: None,
+                time_ms: Some(90_000),
+                say: true,
+            }),
         },
+        Step::MakeCgroup {
+            dir: p("/q/cg/memory/qwrap-42"),
+            limits: vec![("memory.limit_in_bytes".into(), "67108864".into())],
+        },
+        Step::JoinCgroup {
+            groups: vec![p("/q/cg/memory/qwrap-42/sandbox")],
+        },
+    ]
+}
+
+/// `qwrap run`'s namespaces and mounts.
+fn run_mount_steps() -> Vec<Step> {
+    let all = Namespaces {
+        user: true,
+        net: true,
+        ipc: true,
+        ..Default::default()
+    };
+    vec![
         Step::Unshare { ns: all },
         Step::DenySetgroups,
         Step::WriteIdMap {
@@ -223,6 +215,13 @@ pub(super) fn run_steps() -> Vec<Step> {
             set: RO,
             private: false,
         },
+    ]
+}
+
+/// `qwrap run`'s inherited descriptors reopened, and the command's
+/// confinement, once its root is in place.
+fn run_confinement_steps() -> Vec<Step> {
+    vec![
         Step::ReopenFd {
             fd: 0,
             path: p("/dev/null"),
@@ -256,6 +255,7 @@ pub(super) fn run_steps() -> Vec<Step> {
             signals: true,
             root: false,
             landlock_only: false,
+            explain: false,
         },
         Step::RefuseKeyrings,
         Step::DieWithParent,
@@ -432,6 +432,15 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 writable: vec![],
                 watch: vec![],
                 review: None,
+                explain: None,
+                limits: Some(LimitWatch {
+                    groups: vec![p("/q/cg/qwrap-42")],
+                    v2: true,
+                    memory: None,
+                    processes: None,
+                    time_ms: Some(1500),
+                    say: false,
+                }),
             },
             Step::CloneMonitor {
                 ns: Namespaces {
@@ -443,6 +452,9 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 json_status_fd: None,
                 join: false,
                 forward_signals: true,
+            },
+            Step::JoinCgroup {
+                groups: vec![p("/q/cg/qwrap-42/sandbox")],
             },
             Step::LandlockScopes { abi: 7 },
             Step::SeccompPrivatePid {
@@ -470,6 +482,8 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 writable: vec![p("/home/u/ws/src"), p("/tmp/qwrap-1000-42")],
                 watch: vec![],
                 review: None,
+                explain: None,
+                limits: None,
             },
             Step::LandlockAllowList {
                 abi: 7,
@@ -484,6 +498,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 signals: false,
                 root: false,
                 landlock_only: true,
+                explain: false,
             },
             Step::LandlockOnlyFilter { closed: true },
         ],

@@ -253,6 +253,42 @@ fn every_step_makes_exactly_the_calls_it_prints() {
     assert!(problems.is_empty(), "{}", problems.join("\n"));
 }
 
+/// A step's variant, by the name its JSON form gives it (`op`).
+fn variant(step: &Step) -> String {
+    let v = serde_json::to_value(step).expect("a step serialises");
+    v["op"].as_str().expect("every step has an op").to_string()
+}
+
+/// Every variant of Step, read from its declaration (plan/step.rs), by
+/// the names serde gives them: nothing kept by hand to forget.
+fn all_variants() -> std::collections::BTreeSet<String> {
+    let source = include_str!("../plan/step.rs");
+    let start = source.find("pub enum Step {").expect("the Step enum");
+    let body = &source[start..];
+    let body = &body[..body.find("\n}\n").expect("the enum's end")];
+    body.lines()
+        .filter(|l| l.starts_with("    ") && !l.starts_with("     "))
+        .filter_map(|l| {
+            let name: String = l
+                .trim()
+                .chars()
+                .take_while(|c| c.is_ascii_alphanumeric())
+                .collect();
+            name.starts_with(|c: char| c.is_ascii_uppercase()).then_some(name)
+        })
+        .map(|name| {
+            let mut snake = String::new();
+            for (i, c) in name.chars().enumerate() {
+                if c.is_ascii_uppercase() && i > 0 {
+                    snake.push('_');
+                }
+                snake.push(c.to_ascii_lowercase());
+            }
+            snake
+        })
+        .collect()
+}
+
 #[test]
 fn the_samples_cover_every_variant() {
     let covered: BTreeSet<String> = [run_steps(), legacy_steps(), bwrap_steps()]

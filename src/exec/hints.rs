@@ -69,6 +69,7 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
              a tmpfs instead"
                 .into(),
         ),
+        Step::MakeCgroup { .. } | Step::JoinCgroup { .. } => Some(cgroup_hint(step, raw)),
         _ if raw == libc::ENOSYS => missing_call_hint(step),
         _ => diagnose::setup_hint(raw),
     }
@@ -98,6 +99,19 @@ fn missing_call_hint(step: &Step) -> Option<String> {
         ),
         Step::SealFds { .. } => Some("this kernel lacks close_range(2) (Linux 5.9)".into()),
         _ => None,
+    }
+}
+
+/// Why a cgroup step of the limits failed, and what to do.
+fn cgroup_hint(step: &Step, raw: i32) -> String {
+    let join = matches!(step, Step::JoinCgroup { .. });
+    match raw {
+        libc::EEXIST => "a group of this name was left by an earlier sandbox whose warden did not end (it was killed): remove it (rmdir) and run again".into(),
+        libc::ENOENT => "the group has no such file: the kernel lacks it (memory.oom.group: Linux 4.19), or swap is not accounted (memory.swap.max, memory.memsw.*: boot with swapaccount=1, or turn swap off); or leave that limit out".into(),
+        libc::EACCES | libc::EPERM | libc::EROFS if join => "the caller may not move itself into the group (on cgroup v2 it needs write access to cgroup.procs of the group both lie under): run qwrap in a group delegated to it, e.g. `systemd-run --user --scope -p Delegate=yes qwrap run …`, or leave the limits out".into(),
+        libc::EACCES | libc::EPERM | libc::EROFS => "the caller may not make or write cgroups there: run qwrap in a group delegated to it, e.g. `systemd-run --user --scope -p Delegate=yes qwrap run …`, or leave the limits out".into(),
+        libc::EINVAL => "the kernel refused the value (a CPU quota below 1 ms a period, or a limit the parent group does not allow)".into(),
+        _ => "the sandbox's cgroup could not be set up; leave the limits out to run without them".into(),
     }
 }
 

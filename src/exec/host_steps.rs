@@ -91,6 +91,8 @@ impl Executor {
                 writable,
                 watch,
                 review,
+                explain,
+                limits,
             } => {
                 let orders = crate::supervise::warden::Orders {
                     watch,
@@ -102,6 +104,8 @@ impl Executor {
                     notes: *notes,
                     remove: remove.as_deref(),
                     writable,
+                    explain: explain.as_deref(),
+                    limits: limits.as_ref(),
                 };
                 self.warden = Some(crate::supervise::warden::start(orders, &self.held)?)
             }
@@ -112,12 +116,29 @@ impl Executor {
                 bases,
                 record,
             } => self.prepare_review(layer, (*trees, *fresh), bases, record)?,
+            Step::MakeCgroup { dir, limits } => make_cgroup(dir, limits)?,
             Step::MakePrivateDir { path } => k::mkdir(path, Mode::from_raw_mode(0o700))
                 .map_err(|e| Fail::call("mkdir", format!("{path:?}, 0700"), e))?,
             _ => return Err(Errno::INVAL.into()),
         }
         Ok(())
     }
+}
+
+/// `Step::MakeCgroup`: the sandbox's group, each limit written to its
+/// file in order, then the group the command joins beneath it.
+fn make_cgroup(dir: &std::path::Path, limits: &[(String, String)]) -> Result<(), Fail> {
+    k::mkdir(dir, Mode::from_raw_mode(0o755))
+        .map_err(|e| Fail::call("mkdir", format!("{dir:?}, 0755"), e))?;
+    for (file, value) in limits {
+        let path = dir.join(file);
+        write_at(&CWD, &path, value.as_bytes())
+            .map_err(|e| Fail::call("write", format!("{path:?}, {value:?}"), e))?;
+    }
+    let leaf = dir.join(crate::plan::limits::LEAF);
+    k::mkdir(&leaf, Mode::from_raw_mode(0o755))
+        .map_err(|e| Fail::call("mkdir", format!("{leaf:?}, 0755"), e))?;
+    Ok(())
 }
 
 impl Executor {

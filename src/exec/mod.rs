@@ -65,10 +65,15 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
         }
         #[cfg(feature = "fault-injection")]
         if let Some(err) = fault::injected(i, step) {
+            std::mem::forget(ex.warden.take());
             return err;
         }
         let start = std::time::Instant::now();
         if let Err(fail) = ex.run(step) {
+            // The warden learns that the setup failed when its link closes;
+            // it then empties and removes the sandbox's cgroups, which this
+            // process may have joined: the link closes only as it exits.
+            std::mem::forget(ex.warden.take());
             return fail.into_error(i, step);
         }
         times.push(start.elapsed());
@@ -278,7 +283,7 @@ fn write_proc(path: &str, data: &[u8]) -> Result<(), Errno> {
     write_at(&rustix::fs::CWD, path, data)
 }
 
-fn write_at<Fd: rustix::fd::AsFd>(dir: &Fd, path: &str, data: &[u8]) -> Result<(), Errno> {
+fn write_at<Fd: rustix::fd::AsFd, P: rustix::path::Arg>(dir: &Fd, path: P, data: &[u8]) -> Result<(), Errno> {
     let fd = k::openat(dir, path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
     let n = k::write(&fd, data)?;
     if n != data.len() {

@@ -89,6 +89,13 @@ impl Executor {
                         super::mounts_steps::mkdir_parents(d)
                             .map_err(|e| Fail::call("mkdir", format!("{d:?}, 0700"), e))?;
                     }
+                    // A cache the host lacks (the listed home made it in
+                    // the layer only): its upper directory alone, bound.
+                    if !k::exists(&p.path) {
+                        let flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC;
+                        *self.slot(p.tree)? = Some(k::open_tree(CWD, &up, flags)?);
+                        continue;
+                    }
                     let one = OverlayUpper::Dirs { upper: up, work: wk };
                     *self.slot(p.tree)? = Some(make(std::slice::from_ref(&p.path), &one, userxattr, &proc)?);
                 }

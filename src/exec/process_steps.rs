@@ -21,10 +21,18 @@ impl Executor {
                 signals,
                 root,
                 landlock_only,
+                explain,
             } => {
-                let listener = seccomp::notify_listener(*signals, *root, *landlock_only)?;
+                let listener = seccomp::notify_listener(*signals, *root, *landlock_only, *explain)?;
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
                 link.hand_over(Handed::Listener(listener))?;
+            }
+            Step::JoinCgroup { groups } => {
+                for g in groups {
+                    let procs = g.join("cgroup.procs");
+                    write_at(&CWD, &procs, b"0")
+                        .map_err(|e| Fail::call("write", format!("{procs:?}, \"0\""), e))?;
+                }
             }
             Step::Chdir { candidates } => {
                 let mut last = Errno::NOENT;
@@ -83,8 +91,8 @@ impl Executor {
                 link.wait_for_git_dirs()?;
             }
             Step::StartReaper => {
-                let reaper = crate::supervise::reaper::start()?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
+                let reaper = crate::supervise::reaper::start(link.warden)?;
                 link.hand_over(Handed::Reaper(reaper))?;
             }
             Step::CallerSeccomp { programs } => {

@@ -35,11 +35,13 @@ pub(super) fn notify_listener(
     unscoped: bool,
     root: bool,
     landlock_only: bool,
+    explain: bool,
 ) -> Result<rustix::fd::OwnedFd, Fail> {
-    let program = if landlock_only {
-        landlock_program(unscoped, root)
-    } else {
-        program(true, unscoped, root)
+    let program = match (explain, landlock_only) {
+        (true, true) => explain_landlock_program(unscoped, root),
+        (true, false) => explain_program(unscoped, root),
+        (false, true) => landlock_program(unscoped, root),
+        (false, false) => program(true, unscoped, root),
     };
     crate::sys::seccomp_listener(program).map_err(|e| {
         Fail::call(
@@ -79,6 +81,26 @@ fn landlock_program(unscoped: bool, root: bool) -> &'static [(u16, u8, u8, u32)]
         (false, true) => &NOTIFY_LANDLOCK_ROOT_PROGRAM,
         (true, false) => &NOTIFY_LANDLOCK_UNSCOPED_PROGRAM,
         (true, true) => &NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM,
+    }
+}
+
+/// `--explain`'s program of a Landlock-only profile.
+fn explain_landlock_program(unscoped: bool, root: bool) -> &'static [(u16, u8, u8, u32)] {
+    match (unscoped, root) {
+        (false, false) => &EXPLAIN_NOTIFY_LANDLOCK_PROGRAM,
+        (false, true) => &EXPLAIN_NOTIFY_LANDLOCK_ROOT_PROGRAM,
+        (true, false) => &EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_PROGRAM,
+        (true, true) => &EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM,
+    }
+}
+
+/// `--explain`'s program of a warden profile.
+fn explain_program(unscoped: bool, root: bool) -> &'static [(u16, u8, u8, u32)] {
+    match (unscoped, root) {
+        (false, false) => &EXPLAIN_NOTIFY_PROGRAM,
+        (false, true) => &EXPLAIN_NOTIFY_ROOT_PROGRAM,
+        (true, false) => &EXPLAIN_NOTIFY_UNSCOPED_PROGRAM,
+        (true, true) => &EXPLAIN_NOTIFY_UNSCOPED_ROOT_PROGRAM,
     }
 }
 

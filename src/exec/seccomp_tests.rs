@@ -9,7 +9,7 @@ fn arch() -> Arch {
 fn built_programs_are_the_rules_compiled() {
     let a = arch();
     type Built<'a> = (&'a str, &'a [(u16, u8, u8, u32)]);
-    let built: [Built; 12] = [
+    let built: [Built; 20] = [
         ("PROGRAM", &super::PROGRAM[..]),
         ("NOTIFY_PROGRAM", &super::NOTIFY_PROGRAM[..]),
         ("NOTIFY_ROOT_PROGRAM", &super::NOTIFY_ROOT_PROGRAM[..]),
@@ -37,12 +37,46 @@ fn built_programs_are_the_rules_compiled() {
             "NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM",
             &super::NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM[..],
         ),
+        ("EXPLAIN_NOTIFY_PROGRAM", &super::EXPLAIN_NOTIFY_PROGRAM[..]),
+        (
+            "EXPLAIN_NOTIFY_ROOT_PROGRAM",
+            &super::EXPLAIN_NOTIFY_ROOT_PROGRAM[..],
+        ),
+        (
+            "EXPLAIN_NOTIFY_UNSCOPED_PROGRAM",
+            &super::EXPLAIN_NOTIFY_UNSCOPED_PROGRAM[..],
+        ),
+        (
+            "EXPLAIN_NOTIFY_UNSCOPED_ROOT_PROGRAM",
+            &super::EXPLAIN_NOTIFY_UNSCOPED_ROOT_PROGRAM[..],
+        ),
+        (
+            "EXPLAIN_NOTIFY_LANDLOCK_PROGRAM",
+            &super::EXPLAIN_NOTIFY_LANDLOCK_PROGRAM[..],
+        ),
+        (
+            "EXPLAIN_NOTIFY_LANDLOCK_ROOT_PROGRAM",
+            &super::EXPLAIN_NOTIFY_LANDLOCK_ROOT_PROGRAM[..],
+        ),
+        (
+            "EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_PROGRAM",
+            &super::EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_PROGRAM[..],
+        ),
+        (
+            "EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM",
+            &super::EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM[..],
+        ),
     ];
     let profiles = Profile::all();
     assert_eq!(profiles.len(), built.len());
     for (name, profile) in profiles {
         let prog = built.iter().find(|(n, _)| *n == name).unwrap().1;
-        assert_eq!(compile(a, &rules(a, profile)), prog.to_vec(), "{name}");
+        let unknown = if profile.explain { RET_USER_NOTIF } else { ENOSYS };
+        assert_eq!(
+            compile_with(a, &rules(a, profile), unknown),
+            prog.to_vec(),
+            "{name}"
+        );
     }
     assert_eq!(DENIED_IOCTLS[0].0 as u64, libc::TIOCSTI);
     assert_eq!(DENIED_IOCTLS[1].0 as u64, libc::TIOCLINUX);
@@ -212,7 +246,11 @@ fn decisions() {
 fn the_description_names_every_rule_call() {
     let a = arch();
     for (name, p) in Profile::all() {
-        let text = describe(a, p);
+        let text = if p.explain {
+            describe(a, p.base()) + &explained(p.landlock_only)
+        } else {
+            describe(a, p)
+        };
         for r in rules(a, p) {
             assert!(text.contains(r.name), "{name}: {} missing from {text}", r.name);
         }
@@ -238,4 +276,58 @@ fn the_security_doc_carries_the_syscall_table() {
         want,
         "docs/security.md's syscall table differs: QWRAP_WRITE_DOCS=1 cargo test"
     );
+}
+
+/// `--explain`'s filter refuses nothing and lets nothing go on by itself
+/// that the filters without it (the stacked ones folded in) refuse or hand
+/// to the warden: each such call goes to the warden, which answers by
+/// those filters; what they allow it may let go on, or hear first.
+#[test]
+fn the_explain_filter_hands_the_warden_every_call_the_others_refuse() {
+    use crate::plan::filter_landlock::{keyring_rules, landlock_only_rules};
+    let a = arch();
+    let audit = a.audit();
+    let samples: [[u64; 6]; 6] = [
+        [0; 6],
+        [1, 0o4755, 0o4755, 0o4755, 0, 0],
+        [0, 0x5412, 0o100, 0o6777, 0, 0],
+        [3, 8, 42, 0, 0, 0],
+        [0x1000_0000, 4, 0o20000, 0, 0, 0],
+        [u64::MAX, 2, 1, 0x5452, 0, 0],
+    ];
+    for (name, p) in Profile::all().into_iter().filter(|(_, p)| p.explain) {
+        let explain = compile_with(a, &rules(a, p), RET_USER_NOTIF);
+        let mut stacked = vec![compile(a, &rules(a, p.base()))];
+        if p.landlock_only {
+            stacked.push(compile(a, &landlock_only_rules(a, true)));
+        } else {
+            stacked.push(compile(a, &keyring_rules(a)));
+        }
+        for nr in 0..FIRST_UNKNOWN + 10 {
+            for args in samples {
+                let base = stacked
+                    .iter()
+                    .map(|prog| run(prog, audit, nr, args))
+                    .min_by_key(|r| (r & 0xffff_0000) as i32)
+                    .unwrap();
+                let got = run(&explain, audit, nr, args);
+                if base != RET_ALLOW {
+                    assert_eq!(got, RET_USER_NOTIF, "{name}: nr {nr} {args:?}: base {base:#x}");
+                } else {
+                    assert!(got == RET_ALLOW || got == RET_USER_NOTIF, "{name}: nr {nr}");
+                }
+            }
+        }
+        // The calls it judges go to the warden whatever their arguments.
+        for call in EXPLAINED_CALLS {
+            let s = table().into_iter().find(|s| s.name == call).unwrap();
+            if s.nr_on(a) >= 0 {
+                assert_eq!(
+                    run(&explain, audit, s.nr_on(a) as u32, [0; 6]),
+                    RET_USER_NOTIF,
+                    "{call}"
+                );
+            }
+        }
+    }
 }

@@ -75,6 +75,9 @@ pub struct Request {
     pub write_excluded: Vec<PathBuf>,
     /// Files to make writable where they exist (devices).
     pub write_files: Vec<PathBuf>,
+    /// Directories read only where they lead to these paths (the listed
+    /// home, `/home`): everything else in them is excluded from reads.
+    pub read_listed: Vec<(PathBuf, Vec<PathBuf>)>,
 }
 
 /// The two allow-lists.
@@ -98,6 +101,9 @@ pub fn lists(r: &Request) -> Result<Lists, String> {
     };
     let failed = |(p, e): (PathBuf, Errno)| format!("listing {}: {e}", p.display());
     let mut read_excluded = r.read_excluded.clone();
+    for (dir, keep) in &r.read_listed {
+        unlisted(dir, keep, &mut read_excluded);
+    }
     read_excluded.extend(
         r.read_excluded_if_held
             .iter()
@@ -109,6 +115,27 @@ pub fn lists(r: &Request) -> Result<Lists, String> {
         write: allow_list(&r.write_roots, &resolved(&r.write_excluded)).map_err(failed)?,
         write_files: r.write_files.iter().filter(|f| f.exists()).cloned().collect(),
     })
+}
+
+/// The names in `dir` that are not among `keep` nor on the way to one,
+/// looking into the directories on the way (a symbolic link is not
+/// followed: where it leads is decided by its target's rules).
+fn unlisted(dir: &Path, keep: &[PathBuf], out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let p = e.path();
+        if keep.iter().any(|k| p.starts_with(k)) {
+            continue;
+        }
+        let on_the_way = keep.iter().any(|k| k.starts_with(&p));
+        if on_the_way && e.file_type().is_ok_and(|t| t.is_dir()) {
+            unlisted(&p, keep, out);
+        } else {
+            out.push(p);
+        }
+    }
 }
 
 /// Whether a directory holds an entry the caller could read: its own, or

@@ -1,6 +1,7 @@
 //! Probes of the host: kernel features and the facts behind error hints.
 
 pub mod caches;
+pub mod cgroups;
 pub mod diagnose;
 mod fds;
 pub mod landlock_only;
@@ -73,6 +74,13 @@ pub struct HostFacts {
     /// caller once it knows the policy asks for it.
     #[serde(skip)]
     pub landlock_only: landlock_only::Facts,
+    /// The running kernel's version, `(major, minor)`.
+    #[serde(skip)]
+    pub kernel: (u32, u32),
+    /// The caller's cgroups: filled by the caller where a limit needs a
+    /// group of the sandbox's own, and for the reports.
+    #[serde(skip)]
+    pub cgroups: Option<cgroups::CgroupFacts>,
     /// `--review`: whether the workspace can be overlaid here, and the
     /// next layer's id (filled by the caller, in that mode only).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -122,6 +130,8 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
             pid: std::process::id(),
             ..Default::default()
         },
+        kernel: caches::kernel_version(&rustix::system::uname().release().to_string_lossy()),
+        cgroups: None,
         review: None,
     })
 }

@@ -104,7 +104,7 @@ fn number(field: &[u8]) -> Result<u64, &'static str> {
 }
 
 /// Undoes the kernel's octal escapes (`\040` for space, `\012` for newline…).
-fn unescape(field: &[u8]) -> Result<Vec<u8>, &'static str> {
+pub(super) fn unescape(field: &[u8]) -> Result<Vec<u8>, &'static str> {
     let mut out = Vec::with_capacity(field.len());
     let mut i = 0;
     while i < field.len() {

@@ -62,7 +62,22 @@ pub struct HomeOverlay {
 /// overlay`), or read-only because the overlay cannot be had (degraded).
 pub fn home_layer(policy: &Policy, host: &HostFacts) -> (LayerState, Option<HomeOverlay>) {
     let setting = &policy.settings.home;
-    if setting.value == HomeMode::ReadOnly {
+    if let Some(l) = &policy.home_listing {
+        return (
+            LayerState::Applied(format!(
+                "listed (--home listed from {}): {} entr{} of the home shown read-only, the writable roots and caches; every other name is absent{}",
+                setting.source,
+                l.entries.len(),
+                if l.entries.len() == 1 { "y" } else { "ies" },
+                match &l.homes {
+                    Some(h) => format!(", and so are other users' homes under {}", h.display()),
+                    None => String::new(),
+                }
+            )),
+            None,
+        );
+    }
+    if setting.value != HomeMode::Overlay {
         return (
             LayerState::Applied("read-only: the host's, outside the writable roots and caches".into()),
             None,
@@ -138,10 +153,21 @@ pub fn cache_mounts(policy: &Policy, host: &HostFacts) -> Vec<CacheMount> {
                     },
                 },
             };
+            // In the listed home a missing cache's mount point is made in
+            // the home's tmpfs, and its directory in its layer: nothing
+            // is made in the host's home.
+            let in_tmpfs = policy
+                .home_listing
+                .as_ref()
+                .is_some_and(|l| r.path.starts_with(&l.home))
+                && matches!(
+                    how,
+                    CacheHow::InHome(_) | CacheHow::Bare { .. } | CacheHow::Private { .. }
+                );
             Some(CacheMount {
                 path: r.path.clone(),
                 source: r.source.clone(),
-                created: c.missing,
+                created: c.missing && !in_tmpfs,
                 how,
             })
         })
@@ -187,13 +213,23 @@ pub(super) fn prepare(
     mounts: &[CacheMount],
     home: Option<&HomeOverlay>,
 ) -> Option<Step> {
-    // A bare layer is its upper directory alone, made like a missing cache.
+    let missing = |p: &Path| {
+        policy
+            .writable_roots
+            .iter()
+            .any(|r| r.path == p && r.cache.as_ref().is_some_and(|c| c.missing))
+    };
+    // A bare layer is its upper directory alone, made like a missing cache;
+    // a missing cache in the home's overlay is made in its upper layer.
     let create: Vec<PathBuf> = mounts
         .iter()
         .filter(|m| m.created)
         .map(|m| m.path.clone())
         .chain(mounts.iter().filter_map(|m| match &m.how {
             CacheHow::Bare { upper } => Some(upper.clone()),
+            CacheHow::InHome(h) if !m.created && missing(&m.path) => {
+                Some(h.upper.join(m.path.strip_prefix(&h.home).ok()?))
+            }
             _ => None,
         }))
         .collect();

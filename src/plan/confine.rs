@@ -35,6 +35,9 @@ pub enum Filter {
         root: bool,
         /// No namespaces: mode bits and times go to the warden too.
         landlock_only: bool,
+        /// `--explain`: every call that can be refused goes to the warden,
+        /// the stacked filters' calls folded in (their steps left out).
+        explain: bool,
     },
     /// bwrap mode's layers: terminal injection and setuid bits refused.
     Plain,
@@ -170,19 +173,25 @@ impl Confinement {
                 signals,
                 root,
                 landlock_only,
+                explain,
             } => s.push(Step::SeccompNotify {
                 signals,
                 root,
                 landlock_only,
+                explain,
             }),
             Filter::Plain => s.push(Step::Seccomp),
             Filter::PrivatePid { unscoped, root } => s.push(Step::SeccompPrivatePid { unscoped, root }),
             Filter::None => {}
         }
-        if self.refuse_keyrings {
+        // With --explain the stacked filters' calls go to the warden
+        // through the one filter, which refuses them as they would: a
+        // stacked filter's errno would win over its notification.
+        let folded = matches!(self.filter, Filter::Warden { explain: true, .. });
+        if self.refuse_keyrings && !folded {
             s.push(Step::RefuseKeyrings);
         }
-        if let Some(closed) = self.landlock_only_filter {
+        if let Some(closed) = self.landlock_only_filter.filter(|_| !folded) {
             s.push(Step::LandlockOnlyFilter { closed });
         }
         if !self.caller_filters.is_empty() {

@@ -15,6 +15,9 @@
 // case returns its own action (EPERM, ENOSYS, or a user notification for
 // the warden), which a single-action compiler could not.
 
+#[allow(unused_imports)]
+pub use super::filter_explain::{EXPLAINED_CALLS, run};
+
 /// The table: `nr (x86_64)`, `nr (generic)`, `name`, `class`, `rule`, and
 /// for rule `kernel` how the kernel holds the call.
 pub const SYSCALLS: &str = include_str!("syscalls.tsv");
@@ -83,7 +86,7 @@ impl Arch {
     }
 
     /// AUDIT_ARCH_* as seccomp_data.arch holds it.
-    fn audit(self) -> u32 {
+    pub fn audit(self) -> u32 {
         match self {
             Arch::X86_64 => 0xc000_003e,
             Arch::Aarch64 => 0xc000_00b7,
@@ -189,6 +192,10 @@ pub struct Profile {
     /// them) go to the warden, which changes them only where the command
     /// may write.
     pub landlock_only: bool,
+    /// `--explain`: every call that can be refused goes to the warden,
+    /// which answers it as the filters without `--explain` would (their
+    /// errno, its own judgment, or CONTINUE) and notes each refusal.
+    pub explain: bool,
 }
 
 impl Profile {
@@ -198,6 +205,7 @@ impl Profile {
         unscoped: false,
         root: false,
         landlock_only: false,
+        explain: false,
     };
 
     /// Every profile build.rs compiles, with its constant's name: bwrap
@@ -224,6 +232,7 @@ impl Profile {
                             unscoped,
                             root,
                             landlock_only: false,
+                            explain: false,
                         },
                     ));
                 }
@@ -242,12 +251,34 @@ impl Profile {
                         unscoped,
                         root,
                         landlock_only: true,
+                        explain: false,
                     },
                 ));
             }
         }
+        // `--explain`'s: each warden profile with every call that can be
+        // refused handed to the warden (`EXPLAIN_…`).
+        let explained: Vec<(String, Profile)> = v
+            .iter()
+            .filter(|(_, p)| p.warden)
+            .map(|(name, p)| (format!("EXPLAIN_{name}"), Profile { explain: true, ..*p }))
+            .collect();
+        v.extend(explained);
         v
     }
+
+    /// The same profile without `--explain`: what the warden answers by.
+    pub fn base(self) -> Profile {
+        Profile {
+            explain: false,
+            ..self
+        }
+    }
+}
+
+/// Whether an action refuses with an errno.
+pub fn is_errno(action: u32) -> bool {
+    action & 0xffff_0000 == RET_ERRNO
 }
 
 /// Where a mode-setting call keeps its mode, and its flags when it only
@@ -265,6 +296,9 @@ fn mode_args(name: &str) -> (u8, Option<u8>) {
 /// the rule's own, then, without namespaces, the warden's for the calls
 /// that change a file's mode bits or times.
 pub fn cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
+    if p.explain {
+        return super::filter_explain::explain_cases(rule, name, p);
+    }
     let mut v = rule_cases(rule, name, p);
     if p.warden && p.landlock_only && matches!(rule, "setid-mode" | "times") {
         v.push((vec![], RET_USER_NOTIF));
@@ -347,11 +381,11 @@ pub fn rules(arch: Arch, p: Profile) -> Vec<Rules> {
         .collect()
 }
 
-const LD_W_ABS: u16 = 0x20;
-const JEQ_K: u16 = 0x15;
-const JSET_K: u16 = 0x45;
-const JGE_K: u16 = 0x35;
-const RET_K: u16 = 0x06;
+pub(super) const LD_W_ABS: u16 = 0x20;
+pub(super) const JEQ_K: u16 = 0x15;
+pub(super) const JSET_K: u16 = 0x45;
+pub(super) const JGE_K: u16 = 0x35;
+pub(super) const RET_K: u16 = 0x06;
 /// seccomp_data: nr at 0, arch at 4, args at 16 + 8 * i (low word first on
 /// the little-endian targets here).
 const OFF_NR: u32 = 0;
@@ -369,6 +403,12 @@ pub type Insn = (u16, u8, u8, u32);
 /// syscall's block, which returns its action when a case holds and ALLOW
 /// otherwise; ALLOW for every other syscall.
 pub fn compile(arch: Arch, rules: &[Rules]) -> Vec<Insn> {
+    compile_with(arch, rules, ENOSYS)
+}
+
+/// `compile`, numbers past the table getting `unknown` (`--explain`: the
+/// warden, which answers ENOSYS).
+pub fn compile_with(arch: Arch, rules: &[Rules], unknown: u32) -> Vec<Insn> {
     let mut p: Vec<Insn> = vec![
         (LD_W_ABS, 0, 0, OFF_ARCH),
         (JEQ_K, 1, 0, arch.audit()),
@@ -380,7 +420,7 @@ pub fn compile(arch: Arch, rules: &[Rules]) -> Vec<Insn> {
         p.push((RET_K, 0, 0, ENOSYS));
     }
     p.push((JGE_K, 0, 1, FIRST_UNKNOWN));
-    p.push((RET_K, 0, 0, ENOSYS));
+    p.push((RET_K, 0, 0, unknown));
     let mut sorted: Vec<&Rules> = rules.iter().collect();
     sorted.sort_by_key(|r| r.nr);
     p.extend(dispatch(&sorted));
@@ -438,36 +478,4 @@ fn block(r: &Rules) -> Vec<Insn> {
     }
     b.push((RET_K, 0, 0, RET_ALLOW));
     b
-}
-
-/// Runs a program on one call, as the kernel would (for the tests).
-pub fn run(prog: &[Insn], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
-    let word = |off: u32| -> u32 {
-        match off {
-            0 => nr,
-            4 => arch,
-            o if o >= 16 => {
-                let i = ((o - 16) / 8) as usize;
-                if (o - 16) % 8 == 0 {
-                    args[i] as u32
-                } else {
-                    (args[i] >> 32) as u32
-                }
-            }
-            _ => 0,
-        }
-    };
-    let (mut pc, mut a) = (0usize, 0u32);
-    loop {
-        let (code, jt, jf, k) = prog[pc];
-        pc += 1;
-        match code {
-            LD_W_ABS => a = word(k),
-            JEQ_K => pc += if a == k { jt } else { jf } as usize,
-            JSET_K => pc += if a & k != 0 { jt } else { jf } as usize,
-            JGE_K => pc += if a >= k { jt } else { jf } as usize,
-            RET_K => return k,
-            _ => panic!("unknown instruction {code:#x}"),
-        }
-    }
 }

@@ -14,7 +14,25 @@ pub fn described(warden: bool, unscoped: bool, root: bool, landlock_only: bool) 
             unscoped,
             root,
             landlock_only,
+            explain: false,
         },
+    )
+}
+
+/// `--explain`'s filter beside the rules it answers by.
+pub fn explained(landlock_only: bool) -> String {
+    format!(
+        " with --explain as USER_NOTIF: every EPERM and ENOSYS above, syscalls >= {FIRST_UNKNOWN}, {}{}{}, the warden answering each as above",
+        super::filter_rules::EXPLAINED_CALLS.join("/"),
+        format_args!("/{}", super::filter_landlock::KEYRING_CALLS.join("/")),
+        if landlock_only {
+            format!(
+                "/socket/socketpair/{}",
+                super::filter_landlock::LANDLOCK_ONLY_REFUSED.join("/")
+            )
+        } else {
+            String::new()
+        }
     )
 }
 

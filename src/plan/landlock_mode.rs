@@ -109,7 +109,28 @@ pub fn request(policy: &Policy, host: &HostFacts) -> Request {
         write_roots,
         write_excluded,
         write_files: WRITABLE_DEVICES.iter().map(PathBuf::from).collect(),
+        read_listed: read_listed(policy),
     }
+}
+
+/// The listed home (and `/home`) as Landlock reads them: only the entries,
+/// the writable roots and the directories on the way.
+fn read_listed(policy: &Policy) -> Vec<(PathBuf, Vec<PathBuf>)> {
+    let Some(l) = &policy.home_listing else {
+        return Vec::new();
+    };
+    let roots = policy.writable_roots.iter().map(|r| r.path.clone());
+    let mut keep: Vec<PathBuf> = l.entries.iter().map(|e| e.path.clone()).chain(roots).collect();
+    let mut out = Vec::new();
+    if let Some(h) = &l.homes {
+        let mut at_homes = keep.clone();
+        at_homes.push(l.home.clone());
+        at_homes.extend(l.tops.iter().cloned());
+        out.push((h.clone(), at_homes));
+    }
+    keep.retain(|k| k.starts_with(&l.home));
+    out.push((l.home.clone(), keep));
+    out
 }
 
 /// What this mode cannot give the policy, or the host cannot give this
@@ -173,6 +194,7 @@ pub(super) fn spec(
     layers: &Layers,
     lists: &Lists,
     fds: FdPlan,
+    limits: super::limits::Limits,
 ) -> SandboxSpec {
     let keep_background = policy.settings.keep_background.value;
     let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
@@ -204,32 +226,19 @@ pub(super) fn spec(
             policy.watched.clone()
         },
         review: None,
+        explain: super::explain::orders(policy, layers, !scoped, host.uid == 0, true).map(|mut e| {
+            // Where Landlock lets the command write.
+            e.writable = lists.write.beneath.clone();
+            e.writable.extend(lists.write_files.iter().cloned());
+            Box::new(e)
+        }),
+        limits: limits.watch,
     });
-    let mut env = policy.env.clone();
-    let mut set = |k: &str, v: &PathBuf| {
-        let said = policy.user_env_names.iter().any(|n| n == k);
-        if !said {
-            env.unset.retain(|u| u != k);
-            env.set.retain(|(s, _)| s != k);
-            env.set.push((k.into(), v.into()));
-        }
-    };
-    if let Some(t) = &tmp {
-        for k in ["TMPDIR", "TMP", "TEMP"] {
-            set(k, t);
-        }
-    }
-    if let Some(c) = &cache {
-        set("XDG_CACHE_HOME", c);
-    }
-    // No Unix socket can be made: every variable that names one goes.
-    for (v, _) in &policy.socket_vars {
-        if !env.unset.iter().any(|u| u == v.as_str()) && !env.set.iter().any(|(k, _)| k == v.as_str()) {
-            env.unset.push(v.into());
-        }
-    }
+    prepare.extend(limits.make);
+    let env = environment(policy, tmp.as_ref(), cache.as_ref());
     SandboxSpec {
         host: prepare,
+        join_cgroup: limits.join,
         ns: Default::default(),
         entry: Entry::None,
         identity: Identity::None,
@@ -276,6 +285,7 @@ pub(super) fn spec(
                 signals: !scoped,
                 root: host.uid == 0,
                 landlock_only: true,
+                explain: policy.settings.explain.value || policy.denials.is_some(),
             },
             caller_filters: Vec::new(),
             die_with_parent: policy.die_with_parent,
@@ -287,4 +297,34 @@ pub(super) fn spec(
             env,
         },
     }
+}
+
+/// The command's environment: the policy's rules, its own temporary
+/// directory and cache home, and the variables that name a Unix socket
+/// unset.
+fn environment(policy: &Policy, tmp: Option<&PathBuf>, cache: Option<&PathBuf>) -> crate::policy::EnvRules {
+    let mut env = policy.env.clone();
+    let mut set = |k: &str, v: &PathBuf| {
+        let said = policy.user_env_names.iter().any(|n| n == k);
+        if !said {
+            env.unset.retain(|u| u != k);
+            env.set.retain(|(s, _)| s != k);
+            env.set.push((k.into(), v.into()));
+        }
+    };
+    if let Some(t) = tmp {
+        for k in ["TMPDIR", "TMP", "TEMP"] {
+            set(k, t);
+        }
+    }
+    if let Some(c) = cache {
+        set("XDG_CACHE_HOME", c);
+    }
+    // No Unix socket can be made: every variable that names one goes.
+    for (v, _) in &policy.socket_vars {
+        if !env.unset.iter().any(|u| u == v.as_str()) && !env.set.iter().any(|(k, _)| k == v.as_str()) {
+            env.unset.push(v.into());
+        }
+    }
+    env
 }

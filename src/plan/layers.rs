@@ -91,6 +91,9 @@ pub struct Layers {
     pub home: LayerState,
     /// The command's terminal: a pty of qwrap's own, or the caller's.
     pub terminal: LayerState,
+    /// The resource limits: the cgroup that holds them, and the time limit
+    /// (plan/limits.rs sets it once the plan is made).
+    pub limits: LayerState,
     /// `--home overlay`, where it can be had.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub home_overlay: Option<super::caches::HomeOverlay>,
@@ -209,16 +212,6 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
             }
         ))
     };
-    let protected_paths = if policy.settings.allow_git_config.value {
-        LayerState::Off(format!(
-            "allow_git_config from {}",
-            policy.settings.allow_git_config.source
-        ))
-    } else if policy.protected.is_empty() {
-        LayerState::Off("the workspace is not a git checkout".into())
-    } else {
-        LayerState::Applied(format!("{} git paths read-only", policy.protected.len()))
-    };
     let inv = &host.unix_sockets;
     let (masked_sockets, reachable_sockets) = sockets(policy, &inv.paths);
     let counts = format!(
@@ -252,6 +245,7 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
         home,
         home_overlay,
         terminal: terminal(policy, host),
+        limits: LayerState::Off(super::limits::NONE_ASKED.into()),
         egress: egress(policy),
         cache_isolation: super::caches::cache_layer(&caches),
         caches,
@@ -262,7 +256,7 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
         seccomp: LayerState::Applied(
             "ioctl TIOCSTI and TIOCLINUX, setuid and setgid mode bits fail with EPERM".into(),
         ),
-        protected_paths,
+        protected_paths: protected_paths(policy),
         socket_masks,
         landlock_abi: if landlock_applies(policy, abi) { abi } else { 0 },
         masked_variables: policy
@@ -279,6 +273,20 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
             .collect(),
         masked_sockets,
         reachable_sockets,
+    }
+}
+
+/// The git paths kept read-only in a checkout (hooks, config).
+fn protected_paths(policy: &Policy) -> LayerState {
+    if policy.settings.allow_git_config.value {
+        LayerState::Off(format!(
+            "allow_git_config from {}",
+            policy.settings.allow_git_config.source
+        ))
+    } else if policy.protected.is_empty() {
+        LayerState::Off("the workspace is not a git checkout".into())
+    } else {
+        LayerState::Applied(format!("{} git paths read-only", policy.protected.len()))
     }
 }
 

@@ -67,6 +67,7 @@ pub fn layout(
             });
         }
     }
+    let sealed = listed_home(policy, &mut ops);
     if policy.settings.pid.value == crate::policy::PidMode::Private {
         // The PID namespace's own /proc: no host process in it.
         ops.push(MountOp::Proc {
@@ -195,7 +196,55 @@ pub fn layout(
             }),
     );
     ops.sort_by_key(|op| depth(op.path()));
+    // Read-only once everything beneath is mounted.
+    ops.extend(sealed.into_iter().map(MountOp::Seal));
     ops
+}
+
+/// The listed home: an empty tmpfs at the home (and at `/home`, which then
+/// holds only the home and the roots' tops), with its entries shown
+/// read-only; returns the tmpfs to seal once the rest is mounted.
+fn listed_home(policy: &Policy, ops: &mut Vec<MountOp>) -> Vec<PathBuf> {
+    let Some(l) = &policy.home_listing else {
+        return Vec::new();
+    };
+    let mut sealed = Vec::new();
+    if let Some(homes) = &l.homes {
+        ops.push(MountOp::Tmpfs {
+            path: homes.clone(),
+            mode: 0o755,
+            size: None,
+        });
+        ops.extend(
+            l.tops
+                .iter()
+                .filter(|t| !policy.writable_roots.iter().any(|r| r.path == **t))
+                .map(|t| MountOp::HostReadOnly(t.clone())),
+        );
+        sealed.push(homes.clone());
+    }
+    ops.push(MountOp::Tmpfs {
+        path: l.home.clone(),
+        mode: l.mode,
+        size: None,
+    });
+    // A redacted start-up file is its copy (below), not the host's.
+    let redacted = |p: &Path| policy.redacted_rc.iter().any(|r| r.path == p);
+    ops.extend(
+        l.entries
+            .iter()
+            .filter(|e| !redacted(&e.path))
+            .map(|e| match &e.kind {
+                EntryKind::Dir => MountOp::HostReadOnly(e.path.clone()),
+                EntryKind::File => MountOp::HostFile(e.path.clone()),
+                EntryKind::Link(t) => MountOp::Link {
+                    path: e.path.clone(),
+                    target: t.clone(),
+                },
+            }),
+    );
+    sealed.insert(0, l.home.clone());
+    sealed
 }
 
 fn depth(p: &Path) -> usize {

@@ -4,7 +4,9 @@
 
 mod caches;
 mod confine;
+pub mod explain;
 mod fds;
+mod filter_explain;
 pub mod filter_landlock;
 pub mod filter_rules;
 pub mod filter_text;
@@ -14,6 +16,7 @@ pub mod landlock_mode;
 mod layers;
 mod layout;
 mod legacy;
+pub mod limits;
 mod mount_op;
 mod new_api;
 mod overlay;
@@ -40,7 +43,10 @@ pub use mount_op::{DevStyle, MountOp, ProcCover, Shape};
 pub use overlay::{overlay_config, overlay_options};
 pub use review::{ReviewLayer, ReviewTree};
 pub use spec::{Entry, Identity, Join, SandboxSpec, lower};
-pub use step::{Ambient, Egress, Flags, IdMap, Namespaces, OverlayPart, OverlayUpper, Role, Step, TreeId};
+pub use step::{
+    Ambient, Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayPart, OverlayUpper, Role, Step, TreeId,
+    Watched,
+};
 pub use step_family::Family;
 
 use crate::host::{HostFacts, MountApi};
@@ -127,7 +133,10 @@ impl fmt::Display for Plan {
 /// closed) when `--landlock require` cannot hold or a socket of the
 /// caller's cannot be masked.
 pub fn build(policy: &Policy, host: &HostFacts) -> Result<(Plan, Layers), Box<Refused>> {
-    let layers = assess(policy, host);
+    let mut layers = assess(policy, host);
+    if let Some(message) = explain::unavailable(policy, host.kernel) {
+        return Err(Box::new(Refused { message, layers }));
+    }
     if let Some(why) = landlock_mode::landlock_only(policy, host) {
         return build_landlock_only(policy, host, landlock_layers::adjust(policy, host, layers, &why));
     }
@@ -147,15 +156,31 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<(Plan, Layers), Box<Re
         );
         return Err(Box::new(Refused { message, layers }));
     }
-    let plan = lower(run_spec::run_spec(policy, host, &layers, fds));
+    let limits = limits_of(policy, host, &mut layers)?;
+    let plan = lower(run_spec::run_spec(policy, host, &layers, fds, limits));
     Ok((plan, layers))
+}
+
+/// The limits' plan, their state in `layers`; refused where one cannot hold.
+fn limits_of(policy: &Policy, host: &HostFacts, layers: &mut Layers) -> Result<limits::Limits, Box<Refused>> {
+    match limits::plan(policy, host, layers) {
+        Ok((limits, state)) => {
+            layers.limits = state;
+            Ok(limits)
+        }
+        Err(message) => {
+            layers.limits = LayerState::Off(format!("refused: {message}"));
+            let layers = layers.clone();
+            Err(Box::new(Refused { message, layers }))
+        }
+    }
 }
 
 /// `run`'s plan without namespaces (landlock_mode.rs).
 fn build_landlock_only(
     policy: &Policy,
     host: &HostFacts,
-    layers: Layers,
+    mut layers: Layers,
 ) -> Result<(Plan, Layers), Box<Refused>> {
     let refusal =
         landlock_mode::refused(policy, host, host.landlock_abi).or_else(|| missing_required(policy, &layers));
@@ -168,7 +193,8 @@ fn build_landlock_only(
     };
     // Landlock's read and write rules hold every file that stays open.
     let fds = fds::plan(&host.fds, &policy.keep_fds, false);
-    let plan = lower(landlock_mode::spec(policy, host, &layers, lists, fds));
+    let limits = limits_of(policy, host, &mut layers)?;
+    let plan = lower(landlock_mode::spec(policy, host, &layers, lists, fds, limits));
     Ok((plan, layers))
 }
 

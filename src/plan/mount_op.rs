@@ -113,6 +113,9 @@ pub enum MountOp {
     },
     /// bwrap mode's `--remount-ro`.
     RemountReadOnly(PathBuf),
+    /// A tmpfs of the plan's own made read-only (this mount only) once
+    /// everything beneath it is in place: the listed home, `/home`.
+    Seal(PathBuf),
     /// A procfs: a new one in a new PID namespace (`own`), else the host's
     /// bound; `cover` says which of its host-wide entries are made
     /// read-only over it.
@@ -147,6 +150,7 @@ impl MountOp {
             | MountOp::Mask(p)
             | MountOp::HostFile(p)
             | MountOp::RemountReadOnly(p)
+            | MountOp::Seal(p)
             | MountOp::Mqueue(p) => p,
             MountOp::Dev { path, .. }
             | MountOp::Tmpfs { path, .. }

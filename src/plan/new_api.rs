@@ -125,7 +125,7 @@ impl Builder {
                         });
                     }
                 }
-                MountOp::RemountReadOnly(_) => self.push(Step::SetPathAttr {
+                MountOp::RemountReadOnly(_) | MountOp::Seal(_) => self.push(Step::SetPathAttr {
                     target,
                     recursive: false,
                     set: Flags {

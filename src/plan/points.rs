@@ -32,7 +32,7 @@ impl Builder {
             if last && matches!(ops[i], MountOp::Link { .. } | MountOp::TerminalName { .. }) {
                 continue;
             }
-            if last && matches!(ops[i], MountOp::Console(_) | MountOp::HostFile(_)) {
+            if last && !ops[i].mounts_on_a_directory() {
                 self.push(Step::MakeMountPoint {
                     path: dir.clone(),
                     dir: false,

@@ -12,11 +12,15 @@ use crate::host::{HostFacts, MountApi};
 use crate::policy::{NetworkMode, PidMode, Policy, ViewMode};
 
 /// The spec of `run`'s sandbox.
-pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: FdPlan) -> SandboxSpec {
+pub(super) fn run_spec(
+    policy: &Policy,
+    host: &HostFacts,
+    layers: &Layers,
+    fds: FdPlan,
+    limits: super::limits::Limits,
+) -> SandboxSpec {
     let private_pid = policy.settings.pid.value == PidMode::Private;
-    let keep_background = policy.settings.keep_background.value;
     let proxied = policy.network == NetworkMode::Proxied;
-    let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
 
     let mut prepare: Vec<Step> = policy
         .create_before
@@ -34,27 +38,9 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
         path: r.copy.clone(),
         text: r.text.clone(),
     }));
-    prepare.push(Step::StartWarden {
-        keep_background,
-        egress: proxied.then(|| Egress {
-            allow: crate::egress::AllowList(policy.allowed_domains.iter().map(|d| d.value.clone()).collect()),
-            log: policy.egress_log.clone(),
-            say: !policy.quiet && !keep_background,
-        }),
-        git: policy.git_layouts.iter().flat_map(|g| g.own()).collect(),
-        scoped: scoped && !keep_background,
-        notes: !policy.quiet && !keep_background && !private_pid,
-        remove: None,
-        writable: vec![],
-        // What the warden says at exit goes to a stderr it holds: not with
-        // --keep-background, where it would hold the caller's pipe open.
-        watch: if keep_background {
-            Vec::new()
-        } else {
-            policy.watched.clone()
-        },
-        review: layers.review.as_ref().map(|l| l.dir.clone()),
-    });
+    prepare.push(warden(policy, host, layers, limits.watch));
+    // The sandbox's cgroups, once the warden (which stays out) runs.
+    prepare.extend(limits.make);
 
     // Inherited devices bound read-only over themselves, files reopened.
     let mut inherited = Vec::new();
@@ -97,6 +83,7 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
     }
     SandboxSpec {
         host: prepare,
+        join_cgroup: limits.join,
         ns: super::Namespaces {
             user: true,
             pid: private_pid,
@@ -150,6 +137,40 @@ pub(super) fn run_spec(policy: &Policy, host: &HostFacts, layers: &Layers, fds: 
     }
 }
 
+/// The warden's orders in `run`.
+fn warden(policy: &Policy, host: &HostFacts, layers: &Layers, limits: Option<super::LimitWatch>) -> Step {
+    let private_pid = policy.settings.pid.value == PidMode::Private;
+    let keep_background = policy.settings.keep_background.value;
+    let proxied = policy.network == NetworkMode::Proxied;
+    let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
+    Step::StartWarden {
+        keep_background,
+        egress: proxied.then(|| Egress {
+            allow: crate::egress::AllowList(policy.allowed_domains.iter().map(|d| d.value.clone()).collect()),
+            log: policy.egress_log.clone(),
+            say: !policy.quiet && !keep_background,
+        }),
+        git: policy.git_layouts.iter().flat_map(|g| g.own()).collect(),
+        scoped: scoped && !keep_background,
+        notes: !policy.quiet && !keep_background && !private_pid,
+        remove: None,
+        writable: vec![],
+        // What the warden says at exit goes to a stderr it holds: not with
+        // --keep-background, where it would hold the caller's pipe open.
+        watch: if keep_background {
+            Vec::new()
+        } else {
+            policy.watched.clone()
+        },
+        review: layers.review.as_ref().map(|l| l.dir.clone()),
+        explain: (!private_pid)
+            .then(|| super::explain::orders(policy, layers, !scoped, host.uid == 0, false))
+            .flatten()
+            .map(Box::new),
+        limits,
+    }
+}
+
 /// What `run` confines the command with once its root is in place.
 fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -> Confinement {
     let private_pid = policy.settings.pid.value == PidMode::Private;
@@ -190,6 +211,7 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -
                 signals: !scoped,
                 root: host.uid == 0,
                 landlock_only: false,
+                explain: policy.settings.explain.value || policy.denials.is_some(),
             }
         },
         caller_filters: Vec::new(),

@@ -12,8 +12,13 @@ use crate::host::MountApi;
 #[derive(Debug, Clone)]
 pub struct SandboxSpec {
     /// Work on the host before anything is unshared, in order (`run`: the
-    /// host directories, the caches' layers, redacted rc files, the warden).
+    /// host directories, the caches' layers, redacted rc files, the warden,
+    /// the sandbox's cgroups).
     pub host: Vec<Step>,
+    /// `run` with a limit that needs a cgroup: the process that becomes the
+    /// command joins the sandbox's groups, after the host steps (or, with a
+    /// monitor, in the monitor's child), before it forks anything.
+    pub join_cgroup: Option<Step>,
     pub ns: Namespaces,
     pub entry: Entry,
     pub identity: Identity,
@@ -88,8 +93,10 @@ pub fn lower(spec: SandboxSpec) -> Plan {
     let mut b = Builder::default();
     b.steps.extend(spec.host);
     let ns = spec.ns;
+    let join_cgroup = spec.join_cgroup;
     let join = match &spec.entry {
         Entry::None => {
+            b.steps.extend(join_cgroup);
             b.steps.extend(spec.confinement.steps());
             return Plan {
                 mount_api: spec.mount_api,
@@ -98,6 +105,7 @@ pub fn lower(spec: SandboxSpec) -> Plan {
             };
         }
         Entry::Unshare => {
+            b.steps.extend(join_cgroup);
             b.push(Step::Unshare { ns });
             None
         }
@@ -119,6 +127,8 @@ pub fn lower(spec: SandboxSpec) -> Plan {
                 join: join.is_some(),
                 forward_signals: *forward_signals,
             });
+            // The monitor stays out of the groups; its child goes in.
+            b.steps.extend(join_cgroup);
             *join
         }
     };

@@ -1,7 +1,9 @@
 //! One setup step: the syscall it makes and why. Steps print in syscall form,
 //! so `qwrap plan` reads like an strace of the setup.
 
-pub use super::step_args::{Ambient, Egress, Flags, IdMap, Namespaces, OverlayPart, OverlayUpper, Role};
+pub use super::step_args::{
+    Ambient, Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayPart, OverlayUpper, Role, Watched,
+};
 use crate::policy::EnvRules;
 use serde::Serialize;
 use std::ffi::OsString;
@@ -58,6 +60,14 @@ pub enum Step {
             serialize_with = "crate::lossy::opt_path"
         )]
         review: Option<PathBuf>,
+        /// `--explain`, `--denials`: what the warden judges the trapped
+        /// calls by, and where it says the refusals.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        explain: Option<Box<super::explain::Explain>>,
+        /// The sandbox's limits: its groups, emptied and removed at its
+        /// end; the time limit; what it says at a limit.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        limits: Option<LimitWatch>,
     },
     /// `--review`, on the host: the run's layer (plan/review.rs), a lock
     /// the warden holds, the record `qwrap review` reads, the start.
@@ -73,6 +83,23 @@ pub enum Step {
         bases: Vec<PathBuf>,
         #[serde(skip)]
         record: Vec<u8>,
+    },
+    /// A cgroup of the sandbox's own, on the host: made new (one that is
+    /// there already fails the step), each limit written to its file, in
+    /// order, then the group the command joins made beneath it.
+    MakeCgroup {
+        #[serde(serialize_with = "crate::lossy::path")]
+        dir: PathBuf,
+        /// (file, value).
+        limits: Vec<(String, String)>,
+    },
+    /// The process that goes on to be the command (qwrap's own, or PID 1
+    /// of a private PID namespace, just forked) moves into each of the
+    /// sandbox's groups: all it forks is born there; the warden and the
+    /// monitor, started before, stay out.
+    JoinCgroup {
+        #[serde(serialize_with = "crate::lossy::paths")]
+        groups: Vec<PathBuf>,
     },
     /// `--isolation landlock`: a directory of the command's own on the host
     /// (its TMPDIR), made new (one that is there already fails the step).
@@ -272,6 +299,10 @@ pub enum Step {
         root: bool,
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         landlock_only: bool,
+        /// `--explain`: every call that can be refused goes to the warden
+        /// (the keyring filter's and the second filter's folded in).
+        #[serde(skip_serializing_if = "std::ops::Not::not")]
+        explain: bool,
     },
     /// A detached tmpfs (mode 0000) holding an empty directory `d` and an
     /// empty file `f`, both mode 0000: what hidden paths are covered with.

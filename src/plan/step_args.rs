@@ -31,6 +31,24 @@ pub enum OverlayUpper {
     ReadOnly,
 }
 
+impl OverlayUpper {
+    /// The same layer with its directories' paths mapped (`f`), as seen
+    /// from elsewhere (the legacy path's old root).
+    pub(super) fn map_dirs(&self, f: impl Fn(&std::path::Path) -> PathBuf) -> OverlayUpper {
+        match self {
+            OverlayUpper::Dirs { upper, work } => OverlayUpper::Dirs {
+                upper: f(upper),
+                work: f(work),
+            },
+            OverlayUpper::Volatile { upper, work } => OverlayUpper::Volatile {
+                upper: f(upper),
+                work: f(work),
+            },
+            other => other.clone(),
+        }
+    }
+}
+
 /// One cache's tree cloned from the home's overlay (`HomeCaches`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OverlayPart {
@@ -50,6 +68,37 @@ pub struct Egress {
     /// Each refusal said once per destination on qwrap's stderr (not with
     /// --quiet).
     pub say: bool,
+}
+
+/// What the warden keeps of the sandbox's limits (plan/limits.rs): the
+/// groups to empty and remove once it ends, what to watch and say.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct LimitWatch {
+    /// The sandbox's cgroups (one on v2, one per hierarchy on v1).
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub groups: Vec<PathBuf>,
+    /// cgroup v2 (memory.oom.group kills the tree, cgroup.kill ends it)
+    /// or v1 (the warden kills the group at the first OOM kill).
+    pub v2: bool,
+    /// `--memory`: the bytes, and the group whose files tell.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub memory: Option<Watched>,
+    /// `--max-processes`: the tasks asked for, and the group.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub processes: Option<Watched>,
+    /// `--time-limit`, in milliseconds.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_ms: Option<u64>,
+    /// One line on qwrap's stderr for a limit reached (not with --quiet).
+    pub say: bool,
+}
+
+/// A limit and the group whose files say whether it was reached.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Watched {
+    pub limit: u64,
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub group: PathBuf,
 }
 
 /// Which identity map.

@@ -28,6 +28,7 @@ impl Step {
             | Step::PrepareCaches { .. }
             | Step::PrepareReview { .. }
             | Step::StartWarden { .. }
+            | Step::MakeCgroup { .. }
             | Step::MakePrivateDir { .. } => Family::Host,
             Step::MakeMountsSlave
             | Step::CloneTree { .. }
@@ -89,6 +90,7 @@ impl Step {
             | Step::LandlockScopes { .. }
             | Step::BlockOnFd { .. }
             | Step::LockFile { .. }
+            | Step::JoinCgroup { .. }
             | Step::Exec { .. } => Family::Process,
         }
     }

@@ -18,6 +18,8 @@ impl fmt::Display for Step {
             | Step::CreateHostDir { .. }
             | Step::PrepareCaches { .. }
             | Step::PrepareReview { .. }
+            | Step::MakeCgroup { .. }
+            | Step::JoinCgroup { .. }
             | Step::StartWarden { .. } => super::step_text_host::write(self, f),
             Step::Unshare { ns } => write!(f, "unshare({})", ns.names()),
             Step::RefuseKeyrings => write!(
@@ -29,11 +31,18 @@ impl fmt::Display for Step {
                 signals,
                 root,
                 landlock_only,
-            } => write!(
-                f,
-                "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {}); sendmsg(warden, SCM_RIGHTS listener)",
-                filter_text::described(true, *signals, *root, *landlock_only)
-            ),
+                explain,
+            } => {
+                write!(
+                    f,
+                    "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {}",
+                    filter_text::described(true, *signals, *root, *landlock_only)
+                )?;
+                if *explain {
+                    write!(f, "{}", filter_text::explained(*landlock_only))?;
+                }
+                write!(f, "); sendmsg(warden, SCM_RIGHTS listener)")
+            }
             Step::DenySetgroups => write!(f, "openat(\"/proc/self/setgroups\", O_WRONLY); write(\"deny\")"),
             Step::WriteIdMap { map, inside, outside } => {
                 let file = if *map == IdMap::Uid { "uid_map" } else { "gid_map" };
@@ -182,14 +191,12 @@ impl fmt::Display for Step {
                 names.extend(flags.names("MS_"));
                 write!(f, "mount(NULL, {}, NULL, {}, NULL)", q(target), names.join("|"))
             }
-            Step::PivotRoot { new_root, put_old } => {
-                write!(
-                    f,
-                    "pivot_root({0}, {1}); chdir(\"/\") (on an initramfs root: mount(\"/\", {1}, MS_BIND|MS_REC); chdir({0}); mount(\".\", \"/\", MS_MOVE); chroot(\".\"))",
-                    q(new_root),
-                    q(put_old)
-                )
-            }
+            Step::PivotRoot { new_root, put_old } => write!(
+                f,
+                "pivot_root({0}, {1}); chdir(\"/\") (on an initramfs root: mount(\"/\", {1}, MS_BIND|MS_REC); chdir({0}); mount(\".\", \"/\", MS_MOVE); chroot(\".\"))",
+                q(new_root),
+                q(put_old)
+            ),
             Step::EnterRoot { new_root } => write!(
                 f,
                 "chdir({}); pivot_root(\".\", \".\"); umount2(\".\", MNT_DETACH); chdir(\"/\") (on an initramfs root: mount(\".\", \"/\", MS_MOVE); chroot(\".\"))",
@@ -258,7 +265,7 @@ impl fmt::Display for Step {
             }
             Step::StartReaper => write!(
                 f,
-                "getpid() = the command; getppid() = a process outside; landlock_create_ruleset(handled=REFER, scoped=SIGNAL); open(\"/\", O_PATH); fstat; landlock_add_rule(PATH_BENEATH, REFER, \"/\"); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self(); pidfd_open(the command); {ONE_THREAD}{DETACHED}the reaper (in it: a session of its own, poll of the command's pidfd, then, if the process outside is out of its reach, kill(-1, SIGKILL)){DETACHED_END}; sendmsg(warden, SCM_RIGHTS pidfd)"
+                "getpid() = the command; landlock_create_ruleset(handled=REFER, scoped=SIGNAL); open(\"/\", O_PATH); fstat; landlock_add_rule(PATH_BENEATH, REFER, \"/\"); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self(); pidfd_open(the command); {ONE_THREAD}{DETACHED}the reaper (in it: a session of its own, poll of the command's pidfd, then, if the warden (the caller's, outside) is out of its reach, kill(-1, SIGKILL)){DETACHED_END}; sendmsg(warden, SCM_RIGHTS pidfd)"
             ),
             Step::Seccomp => write!(
                 f,
@@ -384,7 +391,7 @@ impl fmt::Display for Step {
                 write!(
                     f,
                     " (before Linux 6.15, EINVAL from a detached mount: move_mount(<home overlay>, \"\", AT_FDCWD, {0}, MOVE_MOUNT_F_EMPTY_PATH), open_tree(AT_FDCWD, each path, OPEN_TREE_CLONE|OPEN_TREE_CLOEXEC), umount2({0}, MNT_DETACH)) \
-                     (EINVAL from fsconfig, a host mount beneath the home: per cache, mkdir(UPPER/its path), mkdir(LAYER/work-N), fsopen(\"overlay\"), fsconfig(lowerdir=its path, upperdir=UPPER/its path, workdir=LAYER/work-N), fsmount() -> its tree)",
+                     (EINVAL from fsconfig, a host mount beneath the home: per cache, mkdir(UPPER/its path), mkdir(LAYER/work-N), fsopen(\"overlay\"), fsconfig(lowerdir=its path, upperdir=UPPER/its path, workdir=LAYER/work-N), fsmount() -> its tree; one the host lacks: open_tree(AT_FDCWD, UPPER/its path, OPEN_TREE_CLONE) -> its tree)",
                     q(home)
                 )
             }

@@ -21,6 +21,24 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             )
         }
         Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
+        Step::MakeCgroup { dir, limits } => {
+            write!(f, "mkdir({}, 0755)", q(dir))?;
+            for (file, value) in limits {
+                write!(f, "; open({}, O_WRONLY); write({value:?})", q(&dir.join(file)))?;
+            }
+            write!(
+                f,
+                "; mkdir({}, 0755) on the host",
+                q(&dir.join(super::limits::LEAF))
+            )
+        }
+        Step::JoinCgroup { groups } => {
+            let calls: Vec<String> = groups
+                .iter()
+                .map(|g| format!("open({}, O_WRONLY); write(\"0\")", q(&g.join("cgroup.procs"))))
+                .collect();
+            write!(f, "{}", calls.join("; "))
+        }
         Step::PrepareCaches {
             create,
             layers,
@@ -56,10 +74,15 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             writable,
             watch,
             review,
+            explain,
+            limits,
         } => {
             write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
-            if *notes {
+            if *notes || explain.as_ref().is_some_and(|e| e.say) {
                 write!(f, "fcntl(stderr, F_DUPFD_CLOEXEC) for its notes; ")?;
+            }
+            if let Some(d) = explain.as_ref().and_then(|e| e.denials.as_ref()) {
+                write!(f, "open({}, O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0600); ", q(d))?;
             }
             if let Some(l) = egress.as_ref().and_then(|e| e.log.as_ref()) {
                 write!(f, "open({}, O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, 0600); ", q(l))?;
@@ -97,6 +120,12 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                     names.join(", ")
                 )?;
             }
+            if let Some(e) = explain {
+                explain_text(e, f)?;
+            }
+            if let Some(l) = limits {
+                limits_text(l, f)?;
+            }
             if !git.is_empty() {
                 let names: Vec<String> = git.iter().map(|p| q(p)).collect();
                 write!(
@@ -105,21 +134,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                     names.join(", ")
                 )?;
             }
-            if !watch.is_empty() {
-                let names: Vec<String> = watch.iter().map(|p| q(p)).collect();
-                write!(
-                    f,
-                    "; when the command exits, names on stderr each of {} that is there (made inside)",
-                    names.join(", ")
-                )?;
-            }
-            if let Some(l) = review {
-                write!(
-                    f,
-                    "; when the command exits, writes out the layer {} with syncfs and names it on stderr, or where every upper directory is empty leaves it idle for the next run",
-                    q(l)
-                )?;
-            }
+            at_exit_text(watch, review.as_deref(), f)?;
             write!(f, ")")
         }
         Step::PrepareReview {
@@ -128,42 +143,149 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             fresh,
             bases,
             ..
-        } => {
-            let set = layer.parent().unwrap_or(layer);
-            let mut calls = if *fresh {
-                vec![
-                    format!("mkdir({}, 0700) with missing parents", q(set)),
-                    format!("mkdir({}, 0700) (EEXIST: another run took this id)", q(layer)),
-                ]
-            } else {
-                vec![format!(
-                    "the idle layer {} reused (its directories there, left empty by an earlier run)",
-                    q(layer)
-                )]
-            };
-            for n in (0..*trees).filter(|_| *fresh) {
-                let (upper, work) = super::review::tree_dirs(layer, n);
-                calls.push(format!(
-                    "mkdir({}, 0700); mkdir({}, 0700); mkdir({}, 0700)",
-                    q(&layer.join(n.to_string())),
-                    q(&upper),
-                    q(&work)
-                ));
-            }
-            for (n, b) in bases.iter().enumerate() {
-                calls.push(format!(
-                    "link({}, {}) where it is there",
-                    q(b),
-                    q(&layer.join(format!("base-{n}")))
-                ));
-            }
-            calls.push(format!(
-                "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB) (EWOULDBLOCK: another run took it); pwrite(<lock>, getpid() ten digits wide); fstat(<lock>) = the run's start, its ctime; open({}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600), write() the trees, the command and the start",
-                q(&layer.join("lock")),
-                q(&layer.join("info"))
-            ));
-            write!(f, "{} on the host", calls.join("; "))
-        }
+        } => prepare_review(layer, *trees, *fresh, bases, f),
         _ => Ok(()),
     }
+}
+
+/// What the warden does for the limits, in its step's aside.
+fn limits_text(l: &super::step_args::LimitWatch, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    if let Some(ms) = l.time_ms {
+        write!(
+            f,
+            "; {ms} ms after it starts (the time limit): SIGTERM to every process of the sandbox ({}), SIGKILL to each {} s later",
+            if l.groups.is_empty() {
+                "found as the leftovers are"
+            } else {
+                "its group's cgroup.procs"
+            },
+            super::limits::GRACE_S
+        )?;
+    }
+    if l.groups.is_empty() {
+        return Ok(());
+    }
+    let names: Vec<String> = l.groups.iter().map(|g| q(g)).collect();
+    if let (Some(m), false) = (&l.memory, l.v2) {
+        write!(
+            f,
+            "; once the command runs, eventfd() and write(cgroup.event_control, \"EVENTFD FD\") of {}'s memory.oom_control: at the first OOM kill in the group it kills every process in it (cgroup v1 has no memory.oom.group)",
+            q(&m.group)
+        )?;
+    }
+    write!(
+        f,
+        "; when the sandbox ends, {} {}, waits for it to empty and removes it (rmdir), then reads {}whether a limit was reached{}",
+        if l.v2 {
+            "write(cgroup.kill, \"1\") of"
+        } else {
+            "SIGKILL to every pid in cgroup.procs of"
+        },
+        names.join(", "),
+        match (l.v2, l.memory.is_some(), l.processes.is_some()) {
+            (_, false, false) => "",
+            (true, true, false) => "memory.events and memory.peak: ",
+            (true, false, true) => "pids.events: ",
+            (true, true, true) => "memory.events, memory.peak and pids.events: ",
+            (false, true, false) => "memory.oom_control and memory.max_usage_in_bytes: ",
+            (false, false, true) => "pids.events: ",
+            (false, true, true) => "memory.oom_control, memory.max_usage_in_bytes and pids.events: ",
+        },
+        if l.say { ", and says so on stderr" } else { "" }
+    )
+}
+
+/// What the warden does for `--explain`, in its step's aside.
+fn explain_text(e: &super::explain::Explain, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    write!(
+        f,
+        "; with --explain answers every trapped call as the filter without it would (the errno of {}, or SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel runs the call and enforces), judging first from its arguments (the path read from /proc/PID/mem, against /proc/PID/cwd or /proc/PID/fd/N) whether it will be refused: a write outside {} writable paths (a read-only mount, asked through /proc/PID/root), a read of {} hidden paths{}, a connect to {} masked sockets; {}",
+        if e.keyrings || e.second.is_some() {
+            "the rules, the keyring calls and the second filter's"
+        } else {
+            "the rules"
+        },
+        e.writable.len(),
+        e.hidden.len(),
+        if e.view.is_some() {
+            " or of a host path outside the minimal view"
+        } else {
+            ""
+        },
+        e.sockets.len(),
+        match (e.say, e.denials.is_some()) {
+            (true, true) => "writes each refusal to the denials file and says them on stderr at exit",
+            (true, false) => "says the refusals on stderr at exit",
+            _ => "writes each refusal to the denials file",
+        }
+    )
+}
+
+/// What the warden does when the command exits (the agent files it
+/// watches, the review layer), in its step's aside.
+fn at_exit_text(
+    watch: &[std::path::PathBuf],
+    review: Option<&std::path::Path>,
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    if !watch.is_empty() {
+        let names: Vec<String> = watch.iter().map(|p| q(p)).collect();
+        write!(
+            f,
+            "; when the command exits, names on stderr each of {} that is there (made inside)",
+            names.join(", ")
+        )?;
+    }
+    if let Some(l) = review {
+        write!(
+            f,
+            "; when the command exits, writes out the layer {} with syncfs and names it on stderr, or where every upper directory is empty leaves it idle for the next run",
+            q(l)
+        )?;
+    }
+    Ok(())
+}
+
+/// `Step::PrepareReview`'s calls.
+fn prepare_review(
+    layer: &std::path::Path,
+    trees: usize,
+    fresh: bool,
+    bases: &[std::path::PathBuf],
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    let set = layer.parent().unwrap_or(layer);
+    let mut calls = if fresh {
+        vec![
+            format!("mkdir({}, 0700) with missing parents", q(set)),
+            format!("mkdir({}, 0700) (EEXIST: another run took this id)", q(layer)),
+        ]
+    } else {
+        vec![format!(
+            "the idle layer {} reused (its directories there, left empty by an earlier run)",
+            q(layer)
+        )]
+    };
+    for n in (0..trees).filter(|_| fresh) {
+        let (upper, work) = super::review::tree_dirs(layer, n);
+        calls.push(format!(
+            "mkdir({}, 0700); mkdir({}, 0700); mkdir({}, 0700)",
+            q(&layer.join(n.to_string())),
+            q(&upper),
+            q(&work)
+        ));
+    }
+    for (n, b) in bases.iter().enumerate() {
+        calls.push(format!(
+            "link({}, {}) where it is there",
+            q(b),
+            q(&layer.join(format!("base-{n}")))
+        ));
+    }
+    calls.push(format!(
+        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB) (EWOULDBLOCK: another run took it); pwrite(<lock>, getpid() ten digits wide); fstat(<lock>) = the run's start, its ctime; open({}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600), write() the trees, the command and the start",
+        q(&layer.join("lock")),
+        q(&layer.join("info"))
+    ));
+    write!(f, "{} on the host", calls.join("; "))
 }

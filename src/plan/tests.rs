@@ -10,7 +10,7 @@ fn build(policy: &Policy, host: &HostFacts) -> Plan {
     super::build(policy, host).expect("accepted").0
 }
 
-fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy {
+pub(super) fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy {
     Policy {
         workspace: PathBuf::from(roots[0]),
         writable_roots: roots
@@ -52,12 +52,14 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
         tmp_sockets: vec![],
         user_env_names: vec![],
         quiet: false,
+        denials: None,
         keep_fds: vec![],
         socket_vars: vec![],
         hidden: vec![],
         shown: vec![],
         view: crate::policy::ViewMode::Host,
         view_entries: vec![],
+        home_listing: None,
         cache_set: None,
         profiles: vec![],
         allowed_domains: vec![],
@@ -71,7 +73,7 @@ fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode) -> Policy
     }
 }
 
-fn host(api: MountApi) -> HostFacts {
+pub(super) fn host(api: MountApi) -> HostFacts {
     HostFacts {
         mount_api: api,
         mount_api_reason: "test",
@@ -86,6 +88,8 @@ fn host(api: MountApi) -> HostFacts {
         no_pty: None,
         landlock_only: Default::default(),
         review: None,
+        kernel: (6, 18),
+        cgroups: None,
     }
 }
 
@@ -116,6 +120,8 @@ fn starts_with_namespaces_and_identity_maps() {
                 writable: vec![],
                 watch: vec![],
                 review: None,
+                explain: None,
+                limits: None,
             },
             Step::Unshare {
                 ns: Namespaces {
@@ -196,7 +202,8 @@ fn ends_by_dropping_privileges_then_exec() {
                 Step::SeccompNotify {
                     signals: false,
                     root: false,
-                    landlock_only: false
+                    landlock_only: false,
+                    explain: false,
                 },
                 Step::RefuseKeyrings,
                 Step::DieWithParent

@@ -161,6 +161,8 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             writable: vec![],
             watch: vec![],
             review: None,
+            explain: None,
+            limits: None,
         }
     );
     assert_eq!(

@@ -117,6 +117,29 @@ pub fn find(workspace: &Path) -> Found {
     found
 }
 
+impl Found {
+    /// The live mode's guard: those there read-only (`read_only`), the
+    /// symlinks left out (`dropped`); the missing ones returned, to be
+    /// named at exit.
+    pub(super) fn guard(
+        self,
+        read_only: &mut Vec<super::Sourced<super::PathSpec>>,
+        dropped: &mut Vec<super::Dropped>,
+    ) -> Vec<PathBuf> {
+        read_only.extend(
+            self.present
+                .into_iter()
+                .map(|p| super::Sourced::new(super::PathSpec::Literal(p), "agent file")),
+        );
+        dropped.extend(self.links.into_iter().map(|path| super::Dropped {
+            path,
+            why:
+                "agent file: a symlink, whose name a mount cannot hold (--review keeps it in a layer)".into(),
+        }));
+        self.absent
+    }
+}
+
 /// Why a path (relative to the workspace's top) chooses code a host tool
 /// runs later, if it is one of the agent and editor files.
 pub fn why(rel: &Path) -> Option<&'static str> {

@@ -31,6 +31,8 @@ pub struct Invocation {
     /// `--quiet`: no notes on stderr while the command runs (the egress
     /// proxy's refusals).
     pub quiet: bool,
+    /// `--denials FILE`: one JSON object per refusal.
+    pub denials: Option<PathBuf>,
 }
 
 /// Reads the config files, merges the settings and resolves the policy. A
@@ -68,6 +70,7 @@ pub fn load(inv: &Invocation, caller: &Caller) -> Result<(Policy, Vec<String>), 
         };
         let mut policy = resolve(&request, caller)?;
         policy.quiet = inv.quiet;
+        policy.denials = inv.denials.as_deref().map(|d| absolutize(d, cwd));
         let before = configs.len();
         ignore(&mut configs, &|p| {
             policy.writable_roots.iter().any(|r| p.starts_with(&r.path))

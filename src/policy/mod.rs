@@ -11,6 +11,9 @@ mod config_files;
 mod env;
 pub mod git;
 mod git_guard;
+pub mod hidden_set;
+pub mod home_view;
+pub mod limits;
 mod load;
 mod modes;
 mod passwd;
@@ -29,6 +32,7 @@ pub mod view;
 pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
 pub use git_guard::GitLayout;
+pub use limits::{CpuLimit, MemoryLimit, ProcessLimit, TimeLimit};
 pub use load::{Invocation, LoadError, load};
 pub use modes::{
     CacheMode, HomeMode, IsolationMode, LandlockMode, NetworkMode, PidMode, TmpMode, TmpfsSize, ViewMode,
@@ -233,6 +237,10 @@ pub struct Policy {
     pub user_env_names: Vec<String>,
     /// `--quiet`.
     pub quiet: bool,
+    /// `--denials FILE`: one JSON object per refusal (time, pid, command,
+    /// operation, path or target, errno, reason, option).
+    #[serde(serialize_with = "crate::lossy::opt_path")]
+    pub denials: Option<PathBuf>,
     /// Inherited descriptors kept whatever they are (`--keep-fd`).
     pub keep_fds: Vec<i32>,
     /// Paths unreadable inside: the default credential stores that exist
@@ -244,6 +252,9 @@ pub struct Policy {
     pub view: ViewMode,
     /// In the minimal view, the host paths shown (read-only).
     pub view_entries: Vec<view::ViewEntry>,
+    /// `--home listed` (the default): what of the home is shown; None
+    /// where the home is shown whole or not at all (the minimal view).
+    pub home_listing: Option<home_view::Listing>,
     /// Where this workspace's cache layers are kept (overlaid caches):
     /// `$XDG_STATE_HOME/qwrap/caches/NAME-HASH`.
     #[serde(serialize_with = "crate::lossy::opt_path")]
@@ -286,7 +297,11 @@ impl Policy {
     /// Whether `p` exists inside: everything in the host view; in the
     /// minimal view only what lies in a writable root or a shown entry.
     pub fn shows(&self, p: &Path) -> bool {
-        self.view == ViewMode::Host || view::shows(&self.writable_roots, &self.view_entries, p)
+        match (&self.view, &self.home_listing) {
+            (ViewMode::Host, None) => true,
+            (ViewMode::Host, Some(l)) => l.shows(&self.writable_roots, p),
+            (ViewMode::Minimal, _) => view::shows(&self.writable_roots, &self.view_entries, p),
+        }
     }
 
     /// Whether the sandbox sees something other than the host's at `p`: its
@@ -294,10 +309,23 @@ impl Policy {
     /// /tmp, which is the host's directory bound in (a hidden path or a
     /// socket there must be hidden or masked like any other).
     pub fn replaced_inside(&self, p: &Path) -> bool {
+        // A root deeper under the private /tmp keeps its top directory
+        // there, the host's, shown read-only (layout.rs): a path in that
+        // top is the host's too.
+        let host_top = |r: &WritableRoot| {
+            let rel = r.path.strip_prefix("/tmp").ok()?;
+            let first = rel.components().next()?;
+            (rel.components().count() >= 2).then(|| Path::new("/tmp").join(first))
+        };
         p.starts_with("/dev")
             || (self.tmp == TmpMode::Private
                 && p.starts_with("/tmp")
-                && !self.writable_roots.iter().any(|r| p.starts_with(&r.path)))
+                && !self.writable_roots.iter().any(|r| p.starts_with(&r.path))
+                && !self
+                    .writable_roots
+                    .iter()
+                    .filter_map(host_top)
+                    .any(|t| p.starts_with(t)))
     }
 
     /// What the host is asked about the caches to overlay.

@@ -187,7 +187,13 @@ impl fmt::Display for PidMode {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum HomeMode {
-    /// The host's, read-only (the writable roots and caches aside).
+    /// An allow-list (the default): only the entries tools need and that
+    /// hold no credentials, the redacted start-up files and the writable
+    /// roots exist; every other name of the home is absent, and the rest
+    /// of it read-only (EROFS).
+    Listed,
+    /// The whole home, the host's, read-only (the writable roots and
+    /// caches aside, the hidden set unreadable): Qwen Code's model.
     ReadOnly,
     /// An overlay of the host's whose writes stay in the workspace's layer:
     /// tools that keep state under ~/.config or ~/.local work; nothing
@@ -199,10 +205,11 @@ impl FromStr for HomeMode {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
+            "listed" => Ok(Self::Listed),
             "readonly" => Ok(Self::ReadOnly),
             "overlay" => Ok(Self::Overlay),
             other => Err(format!(
-                "invalid home mode {other:?}: expected \"readonly\" or \"overlay\""
+                "invalid home mode {other:?}: expected \"listed\", \"readonly\" or \"overlay\""
             )),
         }
     }
@@ -211,6 +218,7 @@ impl FromStr for HomeMode {
 impl fmt::Display for HomeMode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            Self::Listed => "listed",
             Self::ReadOnly => "readonly",
             Self::Overlay => "overlay",
         })

@@ -11,15 +11,44 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// The start-up files read from the home directory.
-const RC_FILES: [&str; 7] = [
+const RC_FILES: [&str; 16] = [
     ".bashrc",
     ".bash_profile",
+    ".bash_login",
+    ".bash_aliases",
+    ".bash_logout",
     ".profile",
     ".zshrc",
     ".zshenv",
     ".zprofile",
+    ".zlogin",
+    ".zlogout",
+    ".kshrc",
+    ".mkshrc",
+    ".cshrc",
+    ".tcshrc",
     ".config/fish/config.fish",
 ];
+
+/// The start-up files of `home` that exist, and what they source from it
+/// (at most 64): the listed home shows them, redacted where they assign a
+/// credential.
+pub fn start_up_files(home: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = RC_FILES.iter().map(|f| home.join(f)).collect();
+    let mut i = 0;
+    while i < files.len() && files.len() < 64 {
+        let f = files[i].clone();
+        i += 1;
+        let Some(text) = read_small(&f) else { continue };
+        for s in sourced(&text, home) {
+            if !files.contains(&s) {
+                files.push(s);
+            }
+        }
+    }
+    files.retain(|f| std::fs::symlink_metadata(f).is_ok());
+    files
+}
 
 /// One file shown redacted: where, the copy shown over it, what went.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -41,18 +70,9 @@ pub fn redact(homes: &[PathBuf], show: &[PathBuf], state: Option<&Path>) -> Vec<
     let Some(state) = state else { return Vec::new() };
     let mut out: Vec<Redacted> = Vec::new();
     for home in homes {
-        let mut files: Vec<PathBuf> = RC_FILES.iter().map(|f| home.join(f)).collect();
-        let mut i = 0;
-        while i < files.len() && files.len() < 64 {
-            let f = files[i].clone();
-            i += 1;
+        // What a start-up file sources from the home is read by the shell too.
+        for f in start_up_files(home) {
             let Some(text) = read_small(&f) else { continue };
-            // What it sources from the home is read by the shell too.
-            for s in sourced(&text, home) {
-                if !files.contains(&s) {
-                    files.push(s);
-                }
-            }
             let real = std::fs::canonicalize(&f).unwrap_or(f.clone());
             if show.contains(&real) || out.iter().any(|r| r.path == real) {
                 continue;
@@ -98,8 +118,13 @@ fn fnv(data: &[u8]) -> u64 {
 /// as `~/…`, `$HOME/…`, `${HOME}/…` or relative to the home.
 fn sourced(text: &str, home: &Path) -> Vec<PathBuf> {
     let mut v = Vec::new();
-    for line in text.lines() {
-        let l = line.trim_start();
+    // Each command of a line: `[ -f F ] && . F`, `if …; then source F; fi`.
+    let commands = text.lines().flat_map(|l| l.split([';', '&', '|']));
+    for cmd in commands {
+        let mut l = cmd.trim_start();
+        for word in ["then ", "do ", "else ", "{ "] {
+            l = l.strip_prefix(word).unwrap_or(l).trim_start();
+        }
         let rest = l.strip_prefix("source ").or_else(|| l.strip_prefix(". "));
         let Some(arg) = rest.and_then(|r| r.split_whitespace().next()) else {
             continue;
@@ -125,55 +150,145 @@ fn sourced(text: &str, home: &Path) -> Vec<PathBuf> {
 pub fn redact_text(text: &str) -> (String, Vec<String>) {
     let mut out = String::with_capacity(text.len());
     let mut names = Vec::new();
-    for line in text.split_inclusive('\n') {
-        match assignment(line) {
-            Some((name, value))
-                if looks_secret(OsStr::new(&name))
-                    || looks_secret_value(OsStr::new(value.trim_matches(['"', '\'']))) =>
-            {
-                let indent = &line[..line.len() - line.trim_start().len()];
-                out.push_str(&format!(
-                    "{indent}# qwrap removed the assignment of {name} here (a credential; qwrap run --show FILE shows it)\n"
-                ));
-                if !names.contains(&name) {
-                    names.push(name);
-                }
+    let physical: Vec<&str> = text.split_inclusive('\n').collect();
+    let mut i = 0;
+    while i < physical.len() {
+        // A logical line: lines ending in a backslash go on to the next.
+        let mut end = i;
+        while end + 1 < physical.len() && physical[end].trim_end_matches('\n').ends_with('\\') {
+            end += 1;
+        }
+        let joined: String = physical[i..=end]
+            .iter()
+            .map(|l| l.trim_end_matches('\n').trim_end_matches('\\'))
+            .collect();
+        let line = physical[i];
+        let found = secret_names(&joined);
+        if found.is_empty() {
+            physical[i..=end].iter().for_each(|l| out.push_str(l));
+            i = end + 1;
+            continue;
+        }
+        let indent = &line[..line.len() - line.trim_start().len()];
+        for _ in i..=end {
+            out.push_str(&format!(
+                "{indent}# qwrap removed the assignment of {} here (a credential; qwrap run --show FILE shows it)\n",
+                found.join(", ")
+            ));
+        }
+        i = end + 1;
+        for n in found {
+            if !names.contains(&n) {
+                names.push(n);
             }
-            _ => out.push_str(line),
         }
     }
     (out, names)
 }
 
-/// `NAME=VALUE` after `export`, `declare -x`, `typeset -x`, `readonly` or
-/// nothing (sh), or fish's `set [-gxU…] NAME VALUE`: the name and value.
-fn assignment(line: &str) -> Option<(String, &str)> {
-    let mut l = line.trim();
-    if l.starts_with('#') {
-        return None;
+/// The credentials a line sets or holds, by name: every `NAME=VALUE` in
+/// it (several on a line, after `;`, `&&`, `if`, `export`, a tab, in an
+/// alias), fish's `set -gx NAME VALUE` and csh's `setenv NAME VALUE`
+/// anywhere, and any word that is a credential whatever names it (a
+/// token in an alias, a `Bearer` header): the whole line goes.
+fn secret_names(line: &str) -> Vec<String> {
+    let l = line.trim();
+    if l.starts_with('#') || l.is_empty() {
+        return Vec::new();
     }
-    if let Some(rest) = l.strip_prefix("set ") {
-        let mut words = rest.split_whitespace().skip_while(|w| w.starts_with('-'));
-        let name = words.next()?;
-        let value = rest[rest.find(name)? + name.len()..].trim();
-        return valid(name).then(|| (name.to_string(), value));
-    }
-    for prefix in [
-        "export ",
-        "declare -x ",
-        "declare -gx ",
-        "typeset -x ",
-        "readonly ",
-        "local ",
-    ] {
-        if let Some(rest) = l.strip_prefix(prefix) {
-            l = rest.trim_start();
-            break;
+    let mut out: Vec<String> = Vec::new();
+    let words: Vec<&str> = l
+        .split(|c: char| c.is_whitespace() || matches!(c, ';' | '&' | '|' | '(' | ')' | '`'))
+        .filter(|w| !w.is_empty())
+        .collect();
+    let unquote = |w: &str| w.trim_matches(['"', '\'', '{', '}']).to_string();
+    for (i, w) in words.iter().enumerate() {
+        // `${NAME:=value}`, `${NAME:-value}` set or default it.
+        let w = w
+            .trim_start_matches(['"', '\'', '$', '{'])
+            .replacen(":=", "=", 1)
+            .replacen(":-", "=", 1);
+        let w = w.as_str();
+        if let Some((name, value)) = w.split_once('=')
+            && let name = name.trim_end_matches('+')
+            && valid(name)
+            && (looks_secret(OsStr::new(name)) || looks_secret_value(OsStr::new(&unquote(value))))
+        {
+            out.push(name.to_string());
+            continue;
+        }
+        // fish's and csh's assignments, bash's `read NAME`, `printf -v NAME`.
+        if matches!(
+            w,
+            "set" | "setenv" | "read" | "printf" | "declare" | "typeset" | "local" | "export"
+        ) && let Some(name) = words[i + 1..].iter().find(|n| !n.starts_with('-'))
+            && valid(name)
+            && looks_secret(OsStr::new(name))
+        {
+            out.push(name.to_string());
+            continue;
+        }
+        if looks_secret_value(OsStr::new(&unquote(w))) {
+            out.push("a credential value".to_string());
         }
     }
-    let (name, value) = l.split_once('=')?;
-    valid(name).then(|| (name.to_string(), value))
+    // A client's password on its command line (`mysql -pSECRET`, `curl -u
+    // user:SECRET`, `--password SECRET`).
+    for (i, w) in words.iter().enumerate() {
+        let next = words.get(i + 1).map(|n| n.trim_matches(['"', '\'']));
+        let password_flag = (w.starts_with("-p") && w.len() > 2 && !w.starts_with("--"))
+            || (matches!(*w, "-u" | "--user") && next.is_some_and(|n| n.contains(':')))
+            || (matches!(*w, "--password" | "--pass" | "--token" | "--api-key") && next.is_some());
+        let client = || {
+            l.split(|c: char| !c.is_ascii_alphanumeric() && c != '-')
+                .any(|t| CLIENTS.contains(&t))
+        };
+        if password_flag && client() {
+            out.push("a credential value".to_string());
+        }
+    }
+    // A header's value is its words after `Bearer`/`Basic`.
+    let lower = l.to_ascii_lowercase();
+    if out.is_empty()
+        && [
+            "bearer ",
+            "basic ",
+            "authorization:",
+            "api-key:",
+            "private-token:",
+        ]
+        .iter()
+        .any(|k| lower.contains(k))
+        && l.split_whitespace()
+            .any(|w| w.trim_matches(['"', '\'']).len() >= 20)
+    {
+        out.push("a credential value".to_string());
+    }
+    out.dedup();
+    out
 }
+
+/// Programs that take a password or token on their command line.
+const CLIENTS: &[&str] = &[
+    "mysql",
+    "mariadb",
+    "mysqldump",
+    "curl",
+    "wget",
+    "psql",
+    "mongo",
+    "mongosh",
+    "redis-cli",
+    "sshpass",
+    "smbclient",
+    "ldapsearch",
+    "http",
+    "docker",
+    "podman",
+    "helm",
+    "gh",
+    "glab",
+];
 
 fn valid(name: &str) -> bool {
     !name.is_empty()
@@ -208,6 +323,58 @@ mod tests {
         );
         assert!(out.contains("  # qwrap removed the assignment of GITHUB_TOKEN here"));
         assert_eq!(out.lines().count(), text.lines().count());
+    }
+
+    #[test]
+    fn every_shape_of_a_credential_line_goes() {
+        let text = "[ -f ~/.k ] && export OPENAI_API_KEY=sk-abcdefghijklmnopqrstuvwx\n\
+            A=1 GITHUB_TOKEN=ghp_x B=2\n\
+            export\tAWS_SECRET_ACCESS_KEY=abc\n\
+            if true; then export STRIPE_KEY=x; fi\n\
+            alias gh-api='curl -H \"Authorization: Bearer abcdefghijklmnopqrstuvwxyz\"'\n\
+            typeset -gx HF_TOKEN=hf_x\n\
+            setenv DB_PASSWORD hunter2\n\
+            set -Ux ANTHROPIC_API_KEY xyz\n\
+            alias deploy='DEPLOY_URL=https://u:pw@host/x ./deploy'\n\
+            export PATH=$PATH:~/bin; alias ll='ls -l'\n";
+        let (out, names) = redact_text(text);
+        for gone in [
+            "sk-abc",
+            "ghp_x",
+            "=abc",
+            "STRIPE_KEY=x",
+            "abcdefghijklmnopqrstuvwxyz",
+            "hf_x",
+            "hunter2",
+            "xyz",
+            "pw@",
+        ] {
+            assert!(!out.contains(gone), "{gone}: {out}");
+        }
+        assert!(
+            out.contains("export PATH=$PATH:~/bin; alias ll='ls -l'\n"),
+            "{out}"
+        );
+        assert_eq!(out.lines().count(), text.lines().count());
+        assert!(names.contains(&"GITHUB_TOKEN".to_string()), "{names:?}");
+    }
+
+    #[test]
+    fn clients_passwords_defaults_reads_and_continued_lines_go() {
+        let text = "alias db='mysql -uroot -pS3CRETa'\n\
+            alias x='curl -u admin:S3CRETb https://h'\n\
+            alias y='curl -H \"X-Api-Key: S3CRETc\" https://h'\n\
+            export AZURE_OPENAI_API_\\\nKEY=S3CRETd\n\
+            export GEMINI_API_KEY+=S3CRETe\n\
+            : ${MISTRAL_API_KEY:=S3CRETf}\n\
+            read -r GROQ_API_KEY <<< 'S3CRETg'\n\
+            printf -v DEEPSEEK_API_KEY '%s' S3CRETh\n\
+            export DB_PASS=S3CRETi\n\
+            alias ll='ls -l'\n";
+        let (out, _) = redact_text(text);
+        assert!(!out.contains("S3CRET"), "{out}");
+        assert!(out.contains("alias ll='ls -l'\n"), "{out}");
+        assert_eq!(out.lines().count(), text.lines().count(), "{out}");
     }
 
     #[test]

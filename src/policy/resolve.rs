@@ -37,27 +37,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     resolver.add_builtin(&workspace, RootReason::Workspace, "workspace")?;
 
     if s.tmp.value == TmpMode::Host {
-        let (tmp, src) = match caller.var("TMPDIR") {
-            Some(t) => (PathBuf::from(t), "$TMPDIR"),
-            None => (PathBuf::from("/tmp"), "/tmp"),
-        };
-        let tmp = absolutize(&tmp, cwd);
-        // The host's temp dir inside home would make part of home writable
-        // on the word of an environment variable.
-        if let Ok(real) = std::fs::canonicalize(&tmp)
-            && let Some(h) = homes.iter().find(|h| real.starts_with(h) && real != **h)
-        {
-            return Err(PolicyError::InsideHome {
-                path: real,
-                source_name: format!("{src} with --tmp host"),
-                home: h.to_path_buf(),
-            });
-        }
-        resolver.add_builtin_if_exists(
-            &tmp,
-            RootReason::Temp,
-            &format!("{src} (tmp = host from {})", s.tmp.source),
-        )?;
+        host_tmp(caller, cwd, &homes, &s.tmp.source, &mut resolver)?;
     }
 
     let cache_mode = s.cache.value;
@@ -201,22 +181,11 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     // Review mode: the workspace and its git roots are overlaid whole, so
     // the guard's copies, pins and read-only paths give way to the layer.
     let review = review::policy(s, home.as_deref(), &env, &workspace, &writable_roots)?;
-    let mut watched = Vec::new();
-    if review.is_none() && !s.allow_agent_files.value {
-        let found = agent_files::find(&workspace);
-        ro_specs.extend(
-            found
-                .present
-                .into_iter()
-                .map(|p| Sourced::new(PathSpec::Literal(p), "agent file")),
-        );
-        dropped.extend(found.links.into_iter().map(|path| Dropped {
-            path,
-            why:
-                "agent file: a symlink, whose name a mount cannot hold (--review keeps it in a layer)".into(),
-        }));
-        watched = found.absent;
-    }
+    let mut watched = if review.is_none() && !s.allow_agent_files.value {
+        agent_files::find(&workspace).guard(&mut ro_specs, &mut dropped)
+    } else {
+        Vec::new()
+    };
     let guard = if s.allow_git_config.value || git.roots.is_empty() || review.is_some() {
         git_guard::Guard::default()
     } else {
@@ -328,41 +297,82 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
             s.home.source, s.view.source
         )));
     }
+    let listed = s.home.value == HomeMode::Listed && s.view.value == ViewMode::Host;
+    let mut exposed = Vec::new();
+    if listed || s.view.value == ViewMode::Minimal {
+        let profile_exposes = profiles.iter().flat_map(|p| {
+            defs[&p.value]
+                .value
+                .expose
+                .iter()
+                .map(move |t| Sourced::new(PathSpec::Template(t.clone()), format!("profile {}", p.value)))
+        });
+        for e in s.expose.iter().cloned().chain(profile_exposes) {
+            match spec_path(&e.value, home.as_deref(), &env, cwd) {
+                Ok(p) if std::fs::symlink_metadata(&p).is_ok() => exposed.push((p, e.source.clone())),
+                Ok(p) => dropped.push(Dropped {
+                    path: p,
+                    why: format!("{}: exposed path does not exist", e.source),
+                }),
+                Err(why) => dropped.push(Dropped {
+                    path: spec_display(&e.value),
+                    why: format!("{}: {why}", e.source),
+                }),
+            }
+        }
+        // A socket the user keeps must exist inside to be reached.
+        exposed.extend(
+            allowed_sockets
+                .iter()
+                .map(|a| (a.value.clone(), a.source.clone())),
+        );
+    }
     let view_entries = match s.view.value {
         ViewMode::Host => Vec::new(),
-        ViewMode::Minimal => {
-            let profile_exposes =
-                profiles.iter().flat_map(|p| {
-                    defs[&p.value].value.expose.iter().map(move |t| {
-                        Sourced::new(PathSpec::Template(t.clone()), format!("profile {}", p.value))
-                    })
-                });
-            let mut exposed = Vec::new();
-            for e in s.expose.iter().cloned().chain(profile_exposes) {
-                match spec_path(&e.value, home.as_deref(), &env, cwd) {
-                    Ok(p) if std::fs::symlink_metadata(&p).is_ok() => exposed.push((p, e.source.clone())),
-                    Ok(p) => dropped.push(Dropped {
-                        path: p,
-                        why: format!("{}: exposed path does not exist", e.source),
-                    }),
-                    Err(why) => dropped.push(Dropped {
-                        path: spec_display(&e.value),
-                        why: format!("{}: {why}", e.source),
-                    }),
-                }
-            }
-            // A socket the user keeps must exist inside to be reached.
-            exposed.extend(
-                allowed_sockets
-                    .iter()
-                    .map(|a| (a.value.clone(), a.source.clone())),
-            );
-            view::minimal(&exposed)
-        }
+        ViewMode::Minimal => view::minimal(&exposed),
     };
+    let root_paths: Vec<PathBuf> = writable_roots.iter().map(|r| r.path.clone()).collect();
+    // Nothing to list in a home that is no directory, or at `/`.
+    let home_listing = home
+        .as_ref()
+        .filter(|h| listed && home_view::listable(h))
+        .map(|h| {
+            let mut extra = exposed.clone();
+            extra.extend(show.iter().map(|p| (p.clone(), "--show".to_string())));
+            extra.extend(rc_files::start_up_files(h).into_iter().map(|p| {
+                (
+                    p,
+                    "a shell start-up file (redacted where it assigns a credential)".to_string(),
+                )
+            }));
+            // The checkout the workspace lies in, where its top is above it.
+            if let Some(top) = git
+                .top
+                .as_ref()
+                .filter(|t| workspace.starts_with(t) && **t != workspace)
+            {
+                extra.push((top.clone(), "the checkout the workspace lies in".to_string()));
+            }
+            let homes = home_view::homes_dir(h, &root_paths);
+            home_view::Listing {
+                home: h.clone(),
+                entries: home_view::entries(h, &env, &extra, &root_paths),
+                mode: std::fs::metadata(h).map_or(0o700, |m| {
+                    std::os::unix::fs::PermissionsExt::mode(&m.permissions()) & 0o777
+                }),
+                tops: homes
+                    .as_deref()
+                    .map(|d| home_view::tops(d, h, &root_paths))
+                    .unwrap_or_default(),
+                homes,
+            }
+        });
     // In the minimal view, what is not shown does not exist: nothing to hide.
     let hidden: Vec<HiddenPath> = match s.view.value {
-        ViewMode::Host => hidden,
+        ViewMode::Host => match &home_listing {
+            Some(l) => l.hidden(hidden, &homes, &writable_roots),
+            None => hidden,
+        },
         ViewMode::Minimal => hidden
             .into_iter()
             .filter(|h| view::shows(&writable_roots, &view_entries, &h.path))
@@ -444,9 +454,11 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         redacted_rc,
         user_env_names,
         quiet: false,
+        denials: None,
         shown,
         view: s.view.value,
         view_entries,
+        home_listing,
         cache_set,
         profiles,
         allowed_domains,
@@ -467,6 +479,39 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         review,
         watched,
     })
+}
+
+/// `--tmp host`: the host's temp directory ($TMPDIR, else /tmp) a writable
+/// root, never inside a home.
+fn host_tmp(
+    caller: &Caller,
+    cwd: &Path,
+    homes: &[PathBuf],
+    source: &str,
+    resolver: &mut roots::Resolver,
+) -> Result<(), PolicyError> {
+    let (tmp, src) = match caller.var("TMPDIR") {
+        Some(t) => (PathBuf::from(t), "$TMPDIR"),
+        None => (PathBuf::from("/tmp"), "/tmp"),
+    };
+    let tmp = absolutize(&tmp, cwd);
+    // The host's temp dir inside home would make part of home writable
+    // on the word of an environment variable.
+    if let Ok(real) = std::fs::canonicalize(&tmp)
+        && let Some(h) = homes.iter().find(|h| real.starts_with(h) && real != **h)
+    {
+        return Err(PolicyError::InsideHome {
+            path: real,
+            source_name: format!("{src} with --tmp host"),
+            home: h.to_path_buf(),
+        });
+    }
+    resolver.add_builtin_if_exists(
+        &tmp,
+        RootReason::Temp,
+        &format!("{src} (tmp = host from {source})"),
+    )?;
+    Ok(())
 }
 
 /// Where a variable chose a cache's path (`path` is not what the template

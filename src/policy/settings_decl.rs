@@ -14,7 +14,10 @@
 
 use super::profile::ProfileDef;
 use super::sourced::{SettingsError, Sourced, scalar};
-use super::{CacheMode, HomeMode, IsolationMode, LandlockMode, NetworkMode, PidMode, TmpfsSize, ViewMode};
+use super::{
+    CacheMode, CpuLimit, HomeMode, IsolationMode, LandlockMode, MemoryLimit, NetworkMode, PidMode,
+    ProcessLimit, TimeLimit, TmpfsSize, ViewMode,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -42,6 +45,11 @@ pub const ENV_LANDLOCK: &str = "QWRAP_LANDLOCK";
 pub const ENV_ALLOW_SOCKET: &str = "QWRAP_ALLOW_SOCKET";
 pub const ENV_TMPFS_SIZE: &str = "QWRAP_TMPFS_SIZE";
 pub const ENV_REVIEW: &str = "QWRAP_REVIEW";
+pub const ENV_EXPLAIN: &str = "QWRAP_EXPLAIN";
+pub const ENV_MEMORY: &str = "QWRAP_MEMORY";
+pub const ENV_MAX_PROCESSES: &str = "QWRAP_MAX_PROCESSES";
+pub const ENV_CPUS: &str = "QWRAP_CPUS";
+pub const ENV_TIME_LIMIT: &str = "QWRAP_TIME_LIMIT";
 /// Overrides the system config path (for tests and packaging).
 pub const ENV_SYSTEM_CONFIG: &str = "QWRAP_SYSTEM_CONFIG";
 /// How a declared setting is given, for the docs' checks and the reports.
@@ -182,11 +190,19 @@ declare_settings! {
         /// What writes to cache directories outside the workspace do.
         cache: CacheMode = CacheMode::Overlay, "--cache", ENV_CACHE;
         /// The home directory read-only, or overlaid.
-        home: HomeMode = HomeMode::ReadOnly, "--home", ENV_HOME;
+        home: HomeMode = HomeMode::Listed, "--home", ENV_HOME;
         /// Namespaces, Landlock and seccomp only, or the first that holds.
         isolation: IsolationMode = IsolationMode::Namespaces, "--isolation", ENV_ISOLATION;
         /// The size of the private /tmp and /dev/shm, each.
         tmpfs_size: TmpfsSize = TmpfsSize::DEFAULT, "--tmpfs-size", ENV_TMPFS_SIZE;
+        /// The memory of the command's whole tree, swap included (a cgroup).
+        memory: MemoryLimit = MemoryLimit(None), "--memory", ENV_MEMORY;
+        /// The tasks (processes and threads) of the command's tree (a cgroup).
+        max_processes: ProcessLimit = ProcessLimit(None), "--max-processes", ENV_MAX_PROCESSES;
+        /// The CPU time of the command's tree, in CPUs (a cgroup).
+        cpus: CpuLimit = CpuLimit(None), "--cpus", ENV_CPUS;
+        /// The wall-clock time of the sandbox (the warden ends it).
+        time_limit: TimeLimit = TimeLimit(None), "--time-limit", ENV_TIME_LIMIT;
     }
     switches {
         die_with_parent = true, "--no-die-with-parent" => no_die_with_parent;
@@ -207,6 +223,8 @@ declare_settings! {
         /// The agent and editor files at the workspace's top writable (by
         /// default those there at the start are read-only).
         allow_agent_files = false, "--allow-agent-files" => allow_agent_files;
+        /// Say at exit what was refused and the option that would allow it.
+        explain = false, "--explain" => explain, ENV_EXPLAIN;
     }
     paths {
         allow_socket, "--allow-socket", ENV_ALLOW_SOCKET;

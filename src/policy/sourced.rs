@@ -40,6 +40,18 @@ pub struct SettingsError {
     pub message: String,
 }
 
+/// A switch's variable: `1`, `true`, `yes`, `on` or `0`, `false`, `no`, `off`.
+pub(super) fn switch(v: &str, var: &str) -> Result<bool, SettingsError> {
+    match v.to_ascii_lowercase().as_str() {
+        "1" | "true" | "yes" | "on" => Ok(true),
+        "0" | "false" | "no" | "off" => Ok(false),
+        _ => Err(err(
+            &format!("${var}"),
+            format!("invalid value {v:?}: expected 1 or 0 (true, false, yes, no, on, off)"),
+        )),
+    }
+}
+
 pub(super) fn err(source: &str, message: impl Into<String>) -> SettingsError {
     SettingsError {
         source_name: source.to_string(),
@@ -89,17 +101,4 @@ pub(super) fn rules<'a>(
                 .map_err(|e: String| err(source, e))
         })
         .collect()
-}
-
-/// A switch given by a variable (`QWRAP_REVIEW=1`): `1`, `true`, `yes`,
-/// `on` or `0`, `false`, `no`, `off`.
-pub(super) fn switch(text: &str, env_name: &str) -> Result<bool, SettingsError> {
-    match text.trim().to_ascii_lowercase().as_str() {
-        "1" | "true" | "yes" | "on" => Ok(true),
-        "0" | "false" | "no" | "off" => Ok(false),
-        other => Err(err(
-            &format!("${env_name}"),
-            format!("invalid value {other:?}: expected 1, true, yes, on or 0, false, no, off"),
-        )),
-    }
 }

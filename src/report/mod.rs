@@ -101,6 +101,8 @@ pub struct Inspect {
     pub view: crate::policy::ViewMode,
     /// Minimal view: the host paths shown.
     pub view_entries: Vec<crate::policy::view::ViewEntry>,
+    /// The listed home (`--home listed`): what of it is shown, and why.
+    pub home_listing: Option<crate::policy::home_view::Listing>,
     /// Paths unreadable inside, and why.
     pub hidden: Vec<crate::policy::HiddenPath>,
     /// Default hidden entries taken out with `--show`.
@@ -113,8 +115,16 @@ pub struct Inspect {
     /// Shell start-up files shown without their credential assignments
     /// (the names removed, never the values).
     pub redacted_rc: Vec<crate::policy::rc_files::Redacted>,
+    /// The size of the private /tmp and /dev/shm, each, in bytes (null:
+    /// the kernel's default, half of the memory).
+    pub tmpfs_size: Option<u64>,
+    /// What bounds the cache layer: nothing but `qwrap cache clean`.
+    pub cache_layer: String,
     pub notes: Vec<String>,
 }
+
+/// The cache layer's note: it has no budget.
+pub const CACHE_LAYER_NOTE: &str = "no size budget: what the caches and an overlaid home write inside stays in the workspace's layer on the host (under ~/.local/state/qwrap/caches) until `qwrap cache clean`; `qwrap cache list` shows each layer's size";
 
 /// The running kernel's release.
 pub fn kernel() -> String {
@@ -164,6 +174,15 @@ impl Inspect {
                 &s.allow_agent_files.source,
             ),
             line("isolation", s.isolation.value.to_string(), &s.isolation.source),
+            line("tmpfs_size", s.tmpfs_size.value.to_string(), &s.tmpfs_size.source),
+            line("memory", s.memory.value.to_string(), &s.memory.source),
+            line(
+                "max_processes",
+                s.max_processes.value.to_string(),
+                &s.max_processes.source,
+            ),
+            line("cpus", s.cpus.value.to_string(), &s.cpus.source),
+            line("time_limit", s.time_limit.value.to_string(), &s.time_limit.source),
         ];
         settings.extend(s.allow_socket.iter().map(|i| SettingLine {
             name: "allow_socket",
@@ -214,12 +233,35 @@ impl Inspect {
             config_files: s.config_files.clone(),
             view: policy.view,
             view_entries: policy.view_entries.clone(),
+            home_listing: policy.home_listing.clone(),
             hidden: policy.hidden.clone(),
             shown: policy.shown.clone(),
             removed_variables: policy.removed_variables.clone(),
             redacted_rc: policy.redacted_rc.clone(),
+            tmpfs_size: s.tmpfs_size.value.bytes(host.mem_total),
+            cache_layer: CACHE_LAYER_NOTE.into(),
             notes,
         }
+    }
+
+    /// The layers beyond the mount view, as `Layers:` names them.
+    fn layer_list(&self) -> [(&'static str, &crate::plan::LayerState); 13] {
+        let l = &self.layers;
+        [
+            ("isolation", &l.isolation),
+            ("landlock filesystem", &l.landlock_filesystem),
+            ("landlock scopes", &l.landlock_scopes),
+            ("host processes", &l.processes),
+            ("seccomp", &l.seccomp),
+            ("protected git paths", &l.protected_paths),
+            ("host socket masks", &l.socket_masks),
+            ("caches", &l.cache_isolation),
+            ("home", &l.home),
+            ("workspace", &l.workspace),
+            ("terminal", &l.terminal),
+            ("egress", &l.egress),
+            ("limits", &l.limits),
+        ]
     }
 
     pub fn text(&self) -> String {
@@ -320,22 +362,19 @@ impl Inspect {
         );
         let l = &self.layers;
         let _ = writeln!(o, "Layers:");
-        for (name, state) in [
-            ("isolation", &l.isolation),
-            ("landlock filesystem", &l.landlock_filesystem),
-            ("landlock scopes", &l.landlock_scopes),
-            ("host processes", &l.processes),
-            ("seccomp", &l.seccomp),
-            ("protected git paths", &l.protected_paths),
-            ("host socket masks", &l.socket_masks),
-            ("caches", &l.cache_isolation),
-            ("home", &l.home),
-            ("workspace", &l.workspace),
-            ("terminal", &l.terminal),
-            ("egress", &l.egress),
-        ] {
+        for (name, state) in self.layer_list() {
             let _ = writeln!(o, "  {name}: {state}");
         }
+        let _ = writeln!(
+            o,
+            "Sizes: /tmp and /dev/shm {}; the cache layer: {}",
+            match (self.tmpfs_size, self.layers.landlock_only) {
+                (_, true) => "not the sandbox's own (no mount without namespaces)".to_string(),
+                (Some(b), false) => format!("{} each", crate::plan::limits::human_bytes(b)),
+                (None, false) => "the kernel's default each (half of the memory)".to_string(),
+            },
+            self.cache_layer
+        );
         let _ = writeln!(o, "Host Unix sockets:");
         if l.masked_sockets.is_empty() && l.reachable_sockets.is_empty() {
             let _ = writeln!(o, "  (none)");
@@ -363,6 +402,23 @@ impl Inspect {
         match self.view {
             crate::policy::ViewMode::Host => {
                 let _ = writeln!(o, "View: host (the whole host, read-only)");
+                if let Some(l) = &self.home_listing {
+                    let _ = writeln!(
+                        o,
+                        "Home: listed (only these of {} exist inside, read-only, beside the writable roots; every other name is absent{})",
+                        l.home.display(),
+                        match &l.homes {
+                            Some(h) => format!(", and of {} only the home and the roots' tops", h.display()),
+                            None => String::new(),
+                        }
+                    );
+                    if l.entries.is_empty() {
+                        let _ = writeln!(o, "  (none)");
+                    }
+                    for e in &l.entries {
+                        let _ = writeln!(o, "  {}  [{}]", e.path.display(), e.why);
+                    }
+                }
             }
             crate::policy::ViewMode::Minimal => {
                 let mut top: Vec<String> = self

@@ -47,7 +47,8 @@ pub struct Receipt {
     /// `host` (the whole host read-only, less the hidden paths) or
     /// `minimal` (only the system directories, roots and exposed paths).
     pub view: String,
-    /// `readonly`, or `overlay` (--home) where the overlay is had.
+    /// `listed` (the allow-list), `readonly` (the whole home), or
+    /// `overlay` (--home) where the overlay is had.
     pub home: String,
     /// `live` (writes reach the workspace as they happen) or `review`
     /// (kept in a layer until `qwrap review apply`).
@@ -56,6 +57,8 @@ pub struct Receipt {
     pub cache_mode: String,
     /// Each cache root and how it is mounted (`PATH: overlay`).
     pub caches: Vec<String>,
+    /// The resource limits and what holds them; `none`.
+    pub limits: String,
     pub hidden_paths: Vec<String>,
     pub removed_variables: Vec<String>,
     pub result: String,
@@ -185,6 +188,8 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         view: policy.view.to_string(),
         home: if inspect.layers.home_overlay.is_some() {
             "overlay".into()
+        } else if policy.home_listing.is_some() {
+            "listed".into()
         } else {
             "readonly".into()
         },
@@ -205,6 +210,11 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
                 format!("{}: {how}", c.path.display())
             })
             .collect(),
+        limits: match &inspect.layers.limits {
+            crate::plan::LayerState::Applied(what) => what.clone(),
+            crate::plan::LayerState::Off(why) if why.starts_with("refused") => why.clone(),
+            _ => "none".into(),
+        },
         hidden_paths: policy
             .hidden
             .iter()
@@ -261,7 +271,7 @@ impl Receipt {
 }
 
 /// Field order, as in the rollout checklist.
-const FIELDS: [&str; 33] = [
+const FIELDS: [&str; 34] = [
     "date",
     "host",
     "qwrap_version",
@@ -291,6 +301,7 @@ const FIELDS: [&str; 33] = [
     "workspace_mode",
     "cache_mode",
     "caches",
+    "limits",
     "hidden_paths",
     "removed_variables",
     "result",

@@ -119,6 +119,21 @@ impl Sandbox {
         })
     }
 
+    /// PID 1 of the sandbox's own PID namespace and every process that
+    /// descends from it: no process can leave a PID namespace, and its
+    /// orphans go to its PID 1. Judged by the parents /proc/PID/stat gives,
+    /// which any process may read (PID 1 is not dumpable: its namespaces
+    /// are not another user's to read).
+    pub(super) fn below(init: i32) -> Sandbox {
+        Sandbox {
+            dev: 0,
+            ino: 0,
+            command: init,
+            no_namespace: true,
+            spare: None,
+        }
+    }
+
     /// Whether `pid` is inside: in the sandbox's user namespace or one made
     /// inside it, or, without one, a descendant of the command.
     pub(super) fn holds(&self, pid: i32) -> Option<bool> {
@@ -256,7 +271,7 @@ mod tests {
     fn the_warden_decodes_exactly_the_rules_that_notify() {
         let mut notifying: Vec<&str> = Vec::new();
         for s in table() {
-            for (_, p) in Profile::all() {
+            for (_, p) in Profile::all().into_iter().filter(|(_, p)| !p.explain) {
                 if cases(s.rule, s.name, p).iter().any(|(_, a)| *a == RET_USER_NOTIF)
                     && !notifying.contains(&s.rule)
                 {

@@ -68,9 +68,19 @@ const GIT_DIRS_FILLED: u8 = b'A';
 /// qwrap's side of a started warden.
 pub(crate) struct Link {
     pub(super) socket: OwnedFd,
+    /// The warden, a process of the caller's outside the sandbox that
+    /// outlives it: the reaper's proof that its signals are scoped.
+    pub(crate) warden: Option<rustix::process::Pid>,
 }
 
 impl Link {
+    pub(super) fn new(socket: OwnedFd, warden: rustix::process::Pid) -> Link {
+        Link {
+            socket,
+            warden: Some(warden),
+        }
+    }
+
     /// `sendmsg(link, tag, SCM_RIGHTS fd)`.
     pub(crate) fn hand_over(&self, what: Handed) -> Result<(), Errno> {
         k::send_fd(&self.socket, what.tag(), what.fd().as_fd())?;
@@ -123,7 +133,10 @@ mod tests {
     #[test]
     fn every_kind_arrives_as_itself() {
         let (ours, theirs) = k::seqpacket_pair().unwrap();
-        let link = Link { socket: ours };
+        let link = Link {
+            socket: ours,
+            warden: None,
+        };
         let null = || k::open("/dev/null", rustix::fs::OFlags::RDONLY, rustix::fs::Mode::empty()).unwrap();
         let sent = [
             Handed::Listener(null()),

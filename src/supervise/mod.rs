@@ -6,10 +6,14 @@
 
 mod at_exit;
 mod calls;
+mod explain;
+mod explain_judge;
+mod explain_why;
 mod git_files;
 mod git_sync;
 pub(crate) mod handover;
 mod leftovers;
+mod limits;
 mod metadata;
 pub(crate) mod monitor;
 pub(crate) mod reaper;

@@ -29,11 +29,13 @@ use rustix::io::Errno;
 /// (not a child of the command), and returns a pidfd of it for the warden.
 /// In the reaper: a session of its own (no process group of the command's
 /// holds it), only the command's pidfd kept; when the command exits, and
-/// if a process outside (the caller) is indeed out of its signal reach,
-/// kill(-1, SIGKILL).
-pub(crate) fn start() -> Result<OwnedFd, crate::sys::SysError> {
+/// if a process outside of the caller's is indeed out of its signal reach,
+/// kill(-1, SIGKILL). That process is the warden (the caller's uid, alive
+/// until the sandbox is empty), else the caller: a caller that died first
+/// (ESRCH) left the leftovers alive.
+pub(crate) fn start(warden: Option<rustix::process::Pid>) -> Result<OwnedFd, crate::sys::SysError> {
     let command = k::getpid();
-    let outside = k::getppid();
+    let outside = warden.or_else(k::getppid);
     signal_domain()?;
     let watch = k::pidfd_open(command, rustix::process::PidfdFlags::empty())
         .map_err(|e| SysError::new("pidfd_open", format!("{}, 0", command.as_raw_nonzero()), e))?;

@@ -1,17 +1,14 @@
 //! The warden: a small process outside the sandbox, started before the
-//! namespaces are made and detached (forked by an intermediate that exits at
-//! once), so that it is not a child of the command, which keeps qwrap's PID:
-//! the command has exactly the children it makes. It answers the seccomp
-//! notifications of syscalls aimed at another process (the rules of
-//! plan::filter_rules that notify; warden_calls decides): allowed when every
-//! target is in the sandbox's user namespace or one made inside it, EPERM
-//! otherwise. When the command exits it kills what the command left behind
-//! (leftovers.rs and reaper.rs; unless --keep-background), then exits itself.
+//! namespaces and detached, so that the command (which keeps qwrap's PID)
+//! has exactly the children it makes. It answers the filter's
+//! notifications (warden_calls, metadata.rs; explain.rs with --explain),
+//! keeps the git dirs in step, serves the egress proxy, watches the limits
+//! (limits.rs) and, when the command exits, ends what it left behind
+//! (leftovers.rs, reaper.rs; unless --keep-background), then exits itself.
 
 use crate::egress::proxy;
-use crate::plan::Egress;
-use crate::sys::kernel as k;
-use crate::sys::{self, Notification};
+use crate::plan::{Egress, LimitWatch};
+use crate::sys::{self, Notification, kernel as k};
 use rustix::event::{PollFd, PollFlags};
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
@@ -19,9 +16,13 @@ use std::path::{Path, PathBuf};
 
 use super::at_exit::AtExit;
 use super::calls::Sandbox;
+use super::explain::{Explaining, Recorder};
+use super::explain_judge::{Base, Judge};
 use super::git_sync::{GitSync, Kind, Pair};
 use super::handover::{self, Handed, Link};
 use super::leftovers::Reaper;
+use super::limits::Limits;
+use std::sync::{Arc, Mutex};
 
 /// What the warden is asked to do besides answering the filter.
 pub(crate) struct Orders<'a> {
@@ -44,6 +45,11 @@ pub(crate) struct Orders<'a> {
     /// `--review`: the run's layer, written out and named at exit (left
     /// idle for the next run where it is empty).
     pub review: Option<&'a Path>,
+    /// The sandbox's limits (limits.rs).
+    pub limits: Option<&'a LimitWatch>,
+    /// `--explain`, `--denials`: the calls it judges and where it says
+    /// the refusals (explain.rs).
+    pub explain: Option<&'a crate::plan::explain::Explain>,
 }
 
 /// Starts the warden. `hold`: locks kept for the sandbox's life (the
@@ -59,8 +65,15 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         writable,
         watch,
         review,
+        explain,
+        limits,
     } = orders;
+    let explain = explain.cloned();
     let remove = remove.map(Path::to_path_buf);
+    let limits = limits.cloned();
+    // The limits' lines go to qwrap's stderr too, kept as the reports' are:
+    // not with --keep-background, where it would hold a caller's pipe open.
+    let says_limits = limits.as_ref().is_some_and(|l| l.say) && !keep_background;
     let writable = writable.to_vec();
     let (ours, theirs) = k::seqpacket_pair()?;
     let command = k::getpid();
@@ -73,9 +86,20 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
     let reports = !keep_background && says;
     // One descriptor of it for everything the warden says; its copies are
     // made in the warden, not on the command's way to exec.
-    let stderr = (reports || notes)
+    let stderr = (reports || notes || says_limits)
         .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
         .flatten();
+    // --explain's lines at exit, on a copy of their own.
+    let explain_say = explain
+        .as_ref()
+        .filter(|e| e.say)
+        .and_then(|_| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok());
+    let denials = match explain.as_ref().and_then(|e| e.denials.as_ref()) {
+        Some(path) => {
+            Some(sys::open_truncate(path).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?)
+        }
+        None => None,
+    };
     // The log is opened here, where the caller's rights apply.
     let log = match egress.and_then(|e| e.log.as_ref()) {
         Some(path) => Some(k::open_append(path).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?),
@@ -90,11 +114,13 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
     // The warden: a process of its own, no child of the command. What it
     // takes is moved into it; this process's copies close when the closure
     // is dropped here.
-    sys::spawn_detached(move || {
+    let (warden, _) = sys::spawn_detached(move || {
         let mut keep = vec![theirs.as_raw_fd()];
         keep.extend(stderr.as_ref().map(|r| r.as_raw_fd()));
         keep.extend(held.iter().map(|h| h.as_raw_fd()));
         keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
+        keep.extend(explain_say.as_ref().map(|l| l.as_raw_fd()));
+        keep.extend(denials.as_ref().map(|l| l.as_raw_fd()));
         sys::detach_warden(&keep);
         // A session of its own: where the scheduler groups by session
         // (autogroup), the warden's share of the CPU is not split with a
@@ -109,14 +135,17 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
                 .filter(|_| at_exit_says)
                 .and_then(|r| r.try_clone().ok()),
         };
+        let said = stderr
+            .as_ref()
+            .filter(|_| says_limits)
+            .and_then(|r| r.try_clone().ok());
+        let mut limits = limits.map(|l| Limits::new(l, said));
         let report = stderr.filter(|_| reports);
-        let proxy = egress.map(|e| {
-            let c = proxy::Config::new(e.allow.clone(), log);
-            match report.as_ref().filter(|_| e.say).and_then(|r| r.try_clone().ok()) {
-                Some(fd) => c.saying(std::fs::File::from(fd)),
-                None => c,
-            }
+        let explaining = explain.map(|orders| Explaining {
+            judge: Judge::new(orders),
+            seen: Arc::new(Mutex::new(Recorder::new(explain_say, denials))),
         });
+        let proxy = egress.map(|e| proxy_config(e, log, report.as_ref(), explaining.as_ref()));
         let reaper = if scoped { Reaper::Scoped } else { Reaper::Scan };
         let code = run(
             theirs,
@@ -130,7 +159,15 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
             notes,
             writable,
             &at_exit,
+            explaining,
+            limits.as_mut(),
         );
+        // The sandbox's groups emptied, what was reached said, the groups
+        // removed: before the copy of stderr closes, so that the caller
+        // reads the line before its end.
+        if let Some(l) = &mut limits {
+            l.end();
+        }
         // The command's own directory (--isolation landlock's TMPDIR): the
         // sandbox is gone, its leftovers too (or, kept, they are done).
         if let Some(dir) = &remove {
@@ -138,7 +175,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         }
         sys::exit_now(code)
     })?;
-    Ok(Link { socket: ours })
+    Ok(Link::new(ours, warden))
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -154,7 +191,11 @@ fn run(
     mut notes: Option<OwnedFd>,
     writable: Vec<PathBuf>,
     at_exit: &AtExit,
+    mut explaining: Option<Explaining>,
+    mut limits: Option<&mut Limits>,
 ) -> i32 {
+    let seen = explaining.as_ref().map(|e| Arc::clone(&e.seen));
+    let seen = seen.as_deref();
     let mut own_git: Vec<OwnedFd> = Vec::new();
     let mut sync: Option<GitSync> = None;
     let Ok(pidfd) = k::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
@@ -201,9 +242,12 @@ fn run(
             // A private PID namespace: no listener; the sandbox lives as
             // long as its PID 1.
             Some(Handed::Init(init)) => {
-                let code = watch(&init, sync.as_mut());
+                if let Some(l) = limits.as_deref_mut() {
+                    l.arm();
+                }
+                let code = watch(&init, sync.as_mut(), limits);
                 held.clear();
-                return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref(), at_exit));
+                return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref(), seen, at_exit));
             }
             Some(Handed::Listener(l)) => break l,
             // qwrap failed before the command ran: nothing to do but take
@@ -218,31 +262,49 @@ fn run(
         // The command is gone already (a quick one): the end as after its
         // exit.
         held.clear();
-        finish(sync.as_mut(), serving.as_deref(), at_exit);
+        finish(sync.as_mut(), serving.as_deref(), seen, at_exit);
         return 1;
     };
+    // --explain hands the warden every open: each round trip switched to
+    // it at once where the kernel can (Linux 6.6), not when the scheduler
+    // finds it a CPU on a busy machine.
+    if explaining.is_some() {
+        let _ = sys::notif_sync_wake_up(listener.as_fd());
+    }
     sandbox.spare = reaper_pid;
+    if let Some(l) = limits.as_deref_mut() {
+        l.spare(reaper_pid);
+        l.arm();
+    }
     let mut command_alive = true;
     loop {
         let inotify = sync.as_ref().map(GitSync::fd);
+        let oom = limits.as_deref().and_then(Limits::fd);
         let mut fds = vec![PollFd::new(&listener, PollFlags::IN)];
         if let Some(fd) = &inotify {
+            fds.push(PollFd::new(fd, PollFlags::IN));
+        }
+        if let Some(fd) = &oom {
             fds.push(PollFd::new(fd, PollFlags::IN));
         }
         if command_alive {
             fds.push(PollFd::new(&pidfd, PollFlags::IN));
         }
-        let timeout = sync.as_ref().and_then(GitSync::retry);
-        match rustix::event::poll(&mut fds, timeout) {
+        let timeout = sooner(sync.as_ref().and_then(GitSync::retry), limits.as_deref());
+        match rustix::event::poll(&mut fds, timeout.as_ref()) {
             Ok(_) | Err(Errno::INTR) => {}
             Err(_) => return 1,
         }
         let listener_ready = fds[0].revents();
         let git_ready = sync.is_some() && !fds[1].revents().is_empty();
+        let oom_ready = oom.is_some() && !fds[1 + usize::from(sync.is_some())].revents().is_empty();
         let exited = command_alive && !fds[fds.len() - 1].revents().is_empty();
         drop(fds);
         if let Some(s) = &mut sync {
             s.tend(git_ready);
+        }
+        if let Some(l) = limits.as_deref_mut() {
+            l.tend(oom_ready, &mut |sig| every_process(&sandbox, sig));
         }
         if exited {
             command_alive = false;
@@ -252,57 +314,152 @@ fn run(
                 // The cache layer slot is free for the workspace's next
                 // sandbox as soon as nothing of this one can write to it.
                 held.clear();
-                return finish(sync.as_mut(), serving.as_deref(), at_exit);
+                return finish(sync.as_mut(), serving.as_deref(), seen, at_exit);
             }
         }
         if listener_ready.contains(PollFlags::IN) {
             if let Ok(n) = sys::notif_recv(listener.as_fd()) {
-                if super::calls::makes_user_namespace(&n)
-                    && let Some(fd) = notes.take()
-                {
-                    let _ = k::write(&fd, NESTED_NOTE.as_bytes());
-                }
-                match super::metadata::handle(&n, &writable) {
-                    // A mode or times call (--isolation landlock): made
-                    // here, or refused, and answered with its result.
-                    Some(result) => {
-                        let _ =
-                            sys::notif_answer(listener.as_fd(), n.id, result.map_err(|e| e.raw_os_error()));
-                    }
-                    None => answer(&listener, &sandbox, &n),
-                }
+                notification(
+                    &listener,
+                    &sandbox,
+                    &n,
+                    explaining.as_mut(),
+                    &mut notes,
+                    &writable,
+                );
             }
         } else if listener_ready.intersects(PollFlags::HUP | PollFlags::ERR) {
             // No process holds the filter any more: the command and all
             // it started are gone (with --keep-background, the last of the
             // leftovers too).
-            return finish(sync.as_mut(), serving.as_deref(), at_exit);
+            return finish(sync.as_mut(), serving.as_deref(), seen, at_exit);
         }
     }
 }
 
-/// Keeps the git copies in step until the process behind `pidfd` exits;
-/// Some(exit code) when polling fails.
-fn watch(pidfd: &OwnedFd, mut sync: Option<&mut GitSync>) -> Option<i32> {
+/// One trapped call answered: with --explain judged first (refused by the
+/// rules, or let go on and predicted), and recorded where refused; the
+/// note on a nested user namespace; a mode or times call made here; the
+/// rest refused where aimed outside, else let go on.
+fn notification(
+    listener: &OwnedFd,
+    sandbox: &Sandbox,
+    n: &Notification,
+    mut explaining: Option<&mut Explaining>,
+    notes: &mut Option<OwnedFd>,
+    writable: &[PathBuf],
+) {
+    if let Some(e) = explaining.as_deref_mut() {
+        match e.judge.base(n) {
+            // Refused by the rules (and the filters folded in): with their
+            // errno, and said.
+            Base::Errno(errno) => {
+                e.record(n.pid, e.judge.filtered(n, errno));
+                let _ = sys::notif_send(listener.as_fd(), n.id, Some(errno));
+                return;
+            }
+            // Let go on as without --explain: the kernel runs it and
+            // refuses what it refuses; judged first.
+            Base::Allow => {
+                if let Some(r) = e.judge.predict(n) {
+                    e.record(n.pid, r);
+                }
+                let _ = sys::notif_send(listener.as_fd(), n.id, None);
+                return;
+            }
+            Base::Notify => {}
+        }
+    }
+    if super::calls::makes_user_namespace(n)
+        && let Some(fd) = notes.take()
+    {
+        let _ = k::write(&fd, NESTED_NOTE.as_bytes());
+    }
+    match super::metadata::handle(n, writable) {
+        // A mode or times call (--isolation landlock): made here, or
+        // refused, and answered with its result.
+        Some(result) => {
+            let _ = sys::notif_answer(listener.as_fd(), n.id, result.map_err(|e| e.raw_os_error()));
+        }
+        None => {
+            if let Some(errno) = answer(listener, sandbox, n)
+                && let Some(e) = &explaining
+            {
+                e.record(n.pid, e.judge.outside(n, errno));
+            }
+        }
+    }
+}
+
+/// Keeps the git copies in step, and the limits, until the process behind
+/// `pidfd` (PID 1 of the sandbox's own PID namespace) exits; Some(exit
+/// code) when polling fails.
+fn watch(pidfd: &OwnedFd, mut sync: Option<&mut GitSync>, mut limits: Option<&mut Limits>) -> Option<i32> {
+    // Every process of the sandbox, where its limits have no group to list
+    // them: PID 1 and what descends from it.
+    let sandbox = pidfd_pid(pidfd).map(Sandbox::below);
     loop {
         let inotify = sync.as_ref().map(|s| s.fd());
+        let oom = limits.as_deref().and_then(Limits::fd);
         let mut fds = vec![PollFd::new(pidfd, PollFlags::IN)];
         if let Some(fd) = &inotify {
             fds.push(PollFd::new(fd, PollFlags::IN));
         }
-        let timeout = sync.as_ref().and_then(|s| s.retry());
-        match rustix::event::poll(&mut fds, timeout) {
+        if let Some(fd) = &oom {
+            fds.push(PollFd::new(fd, PollFlags::IN));
+        }
+        let timeout = sooner(sync.as_ref().and_then(|s| s.retry()), limits.as_deref());
+        match rustix::event::poll(&mut fds, timeout.as_ref()) {
             Ok(_) | Err(Errno::INTR) => {}
             Err(_) => return Some(1),
         }
         let exited = !fds[0].revents().is_empty();
-        let git_ready = fds.len() > 1 && !fds[1].revents().is_empty();
+        let git_ready = inotify.is_some() && !fds[1].revents().is_empty();
+        let oom_ready = oom.is_some() && !fds[fds.len() - 1].revents().is_empty();
         drop(fds);
         if let Some(s) = sync.as_deref_mut() {
             s.tend(git_ready);
         }
+        if let Some(l) = limits.as_deref_mut() {
+            l.tend(oom_ready, &mut |sig| {
+                if let Some(s) = &sandbox {
+                    every_process(s, sig);
+                }
+            });
+        }
         if exited {
             return None;
+        }
+    }
+}
+
+/// The sooner of the git copies' retry and the limits' next deadline.
+fn sooner(
+    retry: Option<&rustix::event::Timespec>,
+    limits: Option<&Limits>,
+) -> Option<rustix::event::Timespec> {
+    let limit = limits.and_then(Limits::timeout).map(|d| rustix::event::Timespec {
+        tv_sec: d.as_secs() as i64,
+        tv_nsec: i64::from(d.subsec_nanos()),
+    });
+    match (retry.copied(), limit) {
+        (Some(a), Some(b)) => Some(if (a.tv_sec, a.tv_nsec) <= (b.tv_sec, b.tv_nsec) {
+            a
+        } else {
+            b
+        }),
+        (a, b) => a.or(b),
+    }
+}
+
+/// A signal to every process of the sandbox /proc shows.
+fn every_process(sandbox: &Sandbox, sig: rustix::process::Signal) {
+    let me = std::process::id() as i32;
+    for p in super::calls::processes().filter(|&p| p != me && Some(p) != sandbox.spare) {
+        if sandbox.holds(p) == Some(true)
+            && let Some(pid) = rustix::process::Pid::from_raw(p)
+        {
+            let _ = k::kill_process(pid, sig);
         }
     }
 }
@@ -315,25 +472,77 @@ const NESTED_NOTE: &str = "qwrap: note: the command made a user namespace, which
 /// judged) is refused, the rest
 /// goes on, if its caller is still the one that asked (the /proc reads
 /// above took time).
-fn answer(listener: &OwnedFd, sandbox: &Sandbox, n: &Notification) {
+fn answer(listener: &OwnedFd, sandbox: &Sandbox, n: &Notification) -> Option<i32> {
     let refuse = sandbox.refuses(n);
     if refuse.is_none() && !sys::notif_id_valid(listener.as_fd(), n.id) {
-        return;
+        return None;
     }
     // ENOENT: the caller went away meanwhile.
     let _ = sys::notif_send(listener.as_fd(), n.id, refuse);
+    refuse
+}
+
+/// The egress proxy's configuration: its log, its refusals said on
+/// `report` (where it says them) and recorded for --explain.
+fn proxy_config(
+    e: &Egress,
+    log: Option<std::fs::File>,
+    report: Option<&OwnedFd>,
+    explaining: Option<&Explaining>,
+) -> proxy::Config {
+    let mut c = proxy::Config::new(e.allow.clone(), log);
+    if let Some(fd) = report.filter(|_| e.say).and_then(|r| r.try_clone().ok()) {
+        c = c.saying(std::fs::File::from(fd));
+    }
+    if let Some(e) = explaining {
+        let seen = Arc::clone(&e.seen);
+        c.refused = Some(Box::new(
+            move |protocol: &str, destination: &str, reason: &str| {
+                if let Ok(mut s) = seen.lock() {
+                    s.record(0, egress_refusal(protocol, destination, reason));
+                }
+            },
+        ));
+    }
+    c
+}
+
+/// An egress refusal, as --explain says it.
+fn egress_refusal(protocol: &str, destination: &str, reason: &str) -> super::explain::Refusal {
+    // The host alone: an allow-list rule without a port takes every port.
+    let host = match destination.rsplit_once(':') {
+        Some((h, p)) if p.parse::<u16>().is_ok() => h.trim_start_matches('[').trim_end_matches(']'),
+        _ => destination,
+    };
+    super::explain::Refusal {
+        kind: super::explain::Kind::Egress,
+        op: protocol.into(),
+        target: destination.into(),
+        errno: None,
+        reason: reason.into(),
+        option: Some(format!("--allow-domain {host}")),
+    }
 }
 
 /// The sandbox is gone: the git copies made a last time, the proxy's last
 /// connections let end and be logged (at most a second: the command is
 /// gone, its peers hang up soon). The warden's exit code.
-fn finish(sync: Option<&mut GitSync>, serving: Option<&proxy::Config>, at_exit: &AtExit) -> i32 {
+fn finish(
+    sync: Option<&mut GitSync>,
+    serving: Option<&proxy::Config>,
+    seen: Option<&Mutex<Recorder>>,
+    at_exit: &AtExit,
+) -> i32 {
     if let Some(s) = sync {
         s.last();
     }
     at_exit.command_done();
     if let Some(c) = serving {
         c.drain(std::time::Duration::from_secs(1));
+    }
+    // --explain: said once nothing more can be refused.
+    if let Some(Ok(mut s)) = seen.map(Mutex::lock) {
+        s.finish();
     }
     0
 }

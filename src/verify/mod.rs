@@ -235,6 +235,7 @@ pub fn probe_args(
         git_dirs: policy.git_layouts.iter().map(|g| g.dir.clone()).collect(),
         hidden: policy.hidden.iter().map(|h| h.path.clone()).collect(),
         absent: outside_the_view(policy),
+        canary: helpers.canary.clone(),
         scoped: layers.landlock_scopes.is_applied(),
         private_pid: layers.private_pid,
         landlock_only: layers.landlock_only,
@@ -272,6 +273,8 @@ pub struct HostHelpers {
     egress_target: Option<u16>,
     /// The greeter's process.
     greeter: Option<rustix::process::Pid>,
+    /// The listed home: a file planted there under a name nothing lists.
+    canary: Option<PathBuf>,
 }
 
 /// A loopback server that writes a greeting to each client, for the
@@ -310,6 +313,12 @@ impl HostHelpers {
             h.egress_target = Some(port);
             h.greeter = Some(pid);
         }
+        if let Some(l) = &policy.home_listing {
+            let p = l.home.join(format!(".{tag}-canary"));
+            if std::fs::write(&p, "qwrap verify canary\n").is_ok() {
+                h.canary = Some(p);
+            }
+        }
         if let Some(dir) = socket_dir(policy, &tag) {
             match std::os::unix::net::UnixListener::bind(dir.join("s")) {
                 Ok(l) => h.socket = Some((l, dir.join("s"))),
@@ -332,6 +341,9 @@ impl Drop for HostHelpers {
         }
         if let Some(d) = &self.socket_dir {
             std::fs::remove_dir_all(d).ok();
+        }
+        if let Some(c) = &self.canary {
+            std::fs::remove_file(c).ok();
         }
         if let Some(pid) = self.greeter {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);

@@ -62,6 +62,10 @@ impl ProbeArgs {
             v.push("--absent".into());
             v.push(p.clone().into());
         }
+        if let Some(p) = &self.canary {
+            v.push("--canary".into());
+            v.push(p.clone().into());
+        }
         if self.scoped {
             v.push("--scoped".into());
         }
@@ -177,6 +181,9 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     checks.push(protected(&a.protected, &tag, refused));
     checks.push(super::git_check::check(&a.git_dirs, &tag, &a.workspace, refused));
     checks.push(hidden(&a.hidden));
+    if let Some(p) = &a.canary {
+        checks.push(canary(p));
+    }
     if let Some(p) = &a.absent {
         checks.push(absent(p));
     }
@@ -254,6 +261,18 @@ fn hidden(paths: &[PathBuf]) -> Check {
                     format!("{}: {}", p.display(), errno_text(e.raw_os_error())),
                 );
             }
+            // Without a mount (--isolation landlock) a hidden directory's
+            // names stay listable: what is in it must not be read.
+            Ok(_) if p.is_dir() => {
+                if let Some(f) = readable_inside(p) {
+                    return Check::fail(
+                        N,
+                        T,
+                        &errno_text(libc::EACCES),
+                        format!("{} is readable", f.display()),
+                    );
+                }
+            }
             Ok(_) => {
                 return Check::fail(
                     N,
@@ -265,6 +284,28 @@ fn hidden(paths: &[PathBuf]) -> Check {
         }
     }
     Check::pass(N, &format!("{T} ({} paths)", paths.len()))
+}
+
+/// A file beneath `dir` that opens for reading, if any (the first 64
+/// names looked at).
+fn readable_inside(dir: &Path) -> Option<PathBuf> {
+    let entries = std::fs::read_dir(dir).ok()?;
+    entries
+        .flatten()
+        .take(64)
+        .map(|e| e.path())
+        .find(|f| !f.is_dir() && std::fs::File::open(f).is_ok())
+}
+
+/// The listed home: a file the host made there, under a name nothing
+/// lists, cannot be read (ENOENT: absent; EACCES: Landlock alone).
+fn canary(p: &Path) -> Check {
+    const N: &str = "home-listed";
+    let title = format!("an unlisted file of the home ({}) cannot be read", p.display());
+    match std::fs::read(p) {
+        Err(e) => Check::pass(N, &format!("{title}: {e}")),
+        Ok(_) => Check::fail(N, &title, "ENOENT or EACCES", "it was read".into()),
+    }
 }
 
 /// Minimal view: a host path outside the view does not exist inside.

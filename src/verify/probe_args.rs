@@ -46,6 +46,10 @@ pub struct ProbeArgs {
     /// A host path outside the minimal view that must not exist inside.
     #[arg(long)]
     pub absent: Option<PathBuf>,
+    /// A canary file verify planted in the listed home, under a name no
+    /// list shows, after the view was decided: it must not be read.
+    #[arg(long)]
+    pub canary: Option<PathBuf>,
     /// Whether Landlock scopes signals and abstract sockets.
     #[arg(long)]
     pub scoped: bool,

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod bwrap_diff;
+pub mod cgroups;
 pub mod git;
 pub mod sockets;
 

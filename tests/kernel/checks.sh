@@ -5,6 +5,13 @@ WHO=$1; WS=$2
 cd "$WS" || exit 1
 pass() { echo "QW: PASS $WHO $API $1"; }
 fail() { echo "QW: FAIL $WHO $API $1: $2"; }
+# cgroup v2 for the limits' checks, where this identity may set it up
+# (root, at the hierarchy's root); the user has no group delegated to it
+# and sees the refusal.
+if [ "$(id -u)" = 0 ] && ! grep -q ' /sys/fs/cgroup ' /proc/self/mountinfo; then
+    mount -t cgroup2 none /sys/fs/cgroup 2>/dev/null &&
+        echo "+memory +pids +cpu" > /sys/fs/cgroup/cgroup.subtree_control 2>/dev/null
+fi
 ABI=$(qwrap inspect --json | tr -d ' \n' | grep -o '"landlock_abi":[0-9]*' | head -n 1 | cut -d: -f2)
 echo "QW: $WHO: Landlock ABI ${ABI:-?}"
 for API in new legacy; do
@@ -46,12 +53,51 @@ for API in new legacy; do
     qwrap run -- sh -c 'i=0; while [ $i -lt 1000 ]; do echo x | cat >/dev/null || exit 7; i=$((i+1)); done; echo $i > qw-forks' 2>qw-forks.err; rc=$?
     [ $rc -eq 0 ] && [ "$(cat qw-forks 2>/dev/null)" = 1000 ] && pass fork-pipelines || fail fork-pipelines "rc=$rc, $(cat qw-forks 2>/dev/null) done: $(grep -v '^qwrap: degraded' qw-forks.err | tail -n 2 | tr '\n' ' ')"
     rm -f qw-forks qw-forks.err
+    # Limits: the time limit ends the tree (the warden; no cgroup needed),
+    # SIGTERM's status. A process limit holds where a group can be made
+    # (forks fail inside, and qwrap says how many) or is refused, 125 with
+    # the reason: never ignored.
+    s=$(date +%s)
+    qwrap run --time-limit 1s -- sh -c 'sleep 60 & sleep 60' 2>qw-limit.err; rc=$?
+    e=$(( $(date +%s) - s ))
+    if [ $rc -eq 143 ] && [ $e -lt 30 ] && grep -q "time limit reached: 1s" qw-limit.err; then pass time-limit; else fail time-limit "rc=$rc after ${e}s: $(tr '\n' ' ' < qw-limit.err)"; fi
+    qwrap run --max-processes 20 -- sh -c 'i=0; while [ $i -lt 60 ]; do sleep 30 & i=$((i+1)); done' >/dev/null 2>qw-limit.err; rc=$?
+    # The warden says it once the sandbox is gone, just after the command.
+    for i in 1 2 3 4 5 6 7 8 9 10; do grep -q "limit reached" qw-limit.err && break; sleep 0.3; done
+    if [ $rc -eq 125 ] && grep -q "cannot be enforced here" qw-limit.err; then
+        pass "process-limit (refused: no group for $WHO)"
+    elif [ $rc -ne 0 ] && grep -q "process limit reached: [0-9]* forks\{0,1\} failed" qw-limit.err; then
+        pass process-limit
+    else
+        fail process-limit "rc=$rc: $(tr '\n' ' ' < qw-limit.err)"
+    fi
+    # A memory hog: killed with its tree at the limit (137, the line), or
+    # refused.
+    qwrap run --memory 32M -- sh -c 'dd if=/dev/zero of=/dev/null bs=200M count=1; sleep 2; echo survived' >qw-limit.out 2>qw-limit.err; rc=$?
+    for i in 1 2 3 4 5 6 7 8 9 10; do grep -q "limit reached" qw-limit.err && break; sleep 0.3; done
+    if [ $rc -eq 125 ] && grep -q "cannot be enforced here" qw-limit.err; then
+        pass "memory-limit (refused: no group for $WHO)"
+    elif [ $rc -eq 137 ] && ! grep -q survived qw-limit.out && grep -q "memory limit reached" qw-limit.err; then
+        pass memory-limit
+    else
+        fail memory-limit "rc=$rc: $(cat qw-limit.out qw-limit.err | tr '\n' ' ')"
+    fi
+    rm -f qw-limit.err qw-limit.out
     # A host process survives a signal and keeps its limits (the warden).
     sleep 120 & SP=$!
     before=$(grep 'Max open files' /proc/$SP/limits)
     qwrap run -- sh -c "kill -TERM $SP; kill -KILL $SP" 2>/dev/null
     sleep 0.5
     if [ -d /proc/$SP ] && [ "$(sed 's/.*) //' /proc/$SP/stat | cut -d' ' -f1)" != Z ]; then pass signal-host; else fail signal-host "the host process died"; fi
+    kill $SP 2>/dev/null; wait $SP 2>/dev/null
+    # ... nor its priority: the warden judges setpriority outside, failing
+    # closed where it cannot read the target (the value is read here).
+    sleep 120 & SP=$!
+    nice_before=$(sed 's/.*) //' /proc/$SP/stat | cut -d' ' -f17)
+    qwrap run -- sh -c "renice -n 19 -p $SP" >/dev/null 2>&1
+    qwrap run --landlock off -- sh -c "renice -n 19 -p $SP" >/dev/null 2>&1
+    nice_after=$(sed 's/.*) //' /proc/$SP/stat | cut -d' ' -f17)
+    if [ "$nice_before" = "$nice_after" ]; then pass renice-host; else fail renice-host "nice $nice_before -> $nice_after"; fi
     kill $SP 2>/dev/null; wait $SP 2>/dev/null
     # No setuid file through io_uring (seccomp cannot see its OPENAT).
     if [ -x /qw/uring ]; then

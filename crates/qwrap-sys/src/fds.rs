@@ -104,3 +104,15 @@ pub fn unix_socket_file(pid: u32, fd: i32) -> Result<OwnedFd, Errno> {
     // SAFETY: SIOCUNIXFILE takes no argument and returns a new fd.
     syscall_fd(unsafe { libc::ioctl(sock.as_raw_fd(), SIOCUNIXFILE, 0) } as libc::c_long)
 }
+
+/// `path` opened for writing from its start (made 0600 when missing).
+pub fn open_truncate(path: &std::path::Path) -> std::io::Result<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    faked!("openat", args: format!("{path:?}, O_WRONLY|O_CREAT|O_TRUNC"), Ok(std::fs::File::from(fake::fd())));
+    std::fs::OpenOptions::new()
+        .write(true)
+        .truncate(true)
+        .create(true)
+        .mode(0o600)
+        .open(path)
+}

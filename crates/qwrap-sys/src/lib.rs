@@ -17,11 +17,11 @@ mod spawn;
 pub use error::SysError;
 pub use exec::{apply_filters, exec_after_filters};
 
-pub use fds::{close_others_at_exec, dup_onto, unix_socket_file, with_inherited_fd};
+pub use fds::{close_others_at_exec, dup_onto, open_truncate, unix_socket_file, with_inherited_fd};
 pub use files::link;
 pub use notify::{
     Notification, detach_warden, exit_now, notif_answer, notif_id_valid, notif_recv, notif_send,
-    seccomp_install, seccomp_listener,
+    notif_sync_wake_up, read_memory, seccomp_install, seccomp_listener,
 };
 pub use process::*;
 pub use signals::{next_signal, send_signal, signal_fd, unblock_signals};

@@ -168,3 +168,45 @@ pub fn notif_id_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
     // SAFETY: ID_VALID reads the u64 we pass, of the size the ioctl encodes.
     unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0 }
 }
+
+/// Asks the kernel to wake the listener's reader on the caller's CPU and
+/// switch to it at once (`SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP`, Linux ≥
+/// 6.6): a round trip that does not wait for the scheduler to find the
+/// supervisor a CPU. EINVAL on older kernels (the round trip as before).
+pub fn notif_sync_wake_up(listener: BorrowedFd<'_>) -> Result<(), Errno> {
+    const SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP: u64 = 1;
+    // SAFETY: SET_FLAGS takes its flags as the argument itself.
+    let r = unsafe {
+        libc::ioctl(
+            listener.as_raw_fd(),
+            libc::SECCOMP_IOCTL_NOTIF_SET_FLAGS,
+            SECCOMP_USER_NOTIF_FD_SYNC_WAKE_UP,
+        )
+    };
+    if r < 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    Ok(())
+}
+
+/// Reads another process's memory at `at` into `buf` (`process_vm_readv`:
+/// the caller of a notification, which ptrace access lets the warden read);
+/// the bytes read, fewer where the mapping ends.
+pub fn read_memory(pid: i32, at: u64, buf: &mut [u8]) -> Result<usize, Errno> {
+    let local = libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    };
+    let remote = libc::iovec {
+        iov_base: at as usize as *mut libc::c_void,
+        iov_len: buf.len(),
+    };
+    // SAFETY: the local iovec covers `buf`, alive and writable for the
+    // call; the remote one is only read by the kernel, in the other
+    // process, which checks it.
+    let n = unsafe { libc::process_vm_readv(pid, &local, 1, &remote, 1, 0) };
+    if n < 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    Ok(n as usize)
+}

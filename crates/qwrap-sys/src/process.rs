@@ -166,9 +166,20 @@ fn caller_ignored() -> u64 {
 /// the same signal.
 pub fn exit_like(code: Option<i32>, signal: Option<i32>) -> ! {
     if let Some(sig) = signal {
-        // SAFETY: restoring the default disposition and signalling ourselves
-        // has no memory-safety preconditions.
+        // No core of this process, whatever the caller's limit: it holds the
+        // caller's environment and heap, and it would land in the
+        // workspace, where the next sandbox reads it (the command wrote
+        // its own core, if any, when it died).
+        let none = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: setrlimit reads the struct it is given, prctl takes
+        // integers; restoring the default disposition and signalling
+        // ourselves has no memory-safety preconditions.
         unsafe {
+            libc::setrlimit(libc::RLIMIT_CORE, &none);
+            libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
             libc::signal(sig, libc::SIG_DFL);
             libc::kill(libc::getpid(), sig);
         }

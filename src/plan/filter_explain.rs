@@ -1,0 +1,90 @@
+// `--explain`'s filter: every call that can be refused handed to the
+// warden, which answers it by the filters without `--explain`
+// (supervise/explain_judge.rs). Compiled by build.rs beside
+// filter_rules.rs (included with `#[path]`, so only core, std and the
+// sibling modules here).
+
+use super::filter_rules::{
+    Cond, Insn, JEQ_K, JGE_K, JSET_K, LD_W_ABS, Profile, RET_K, RET_USER_NOTIF, cases, is_errno,
+};
+
+/// `--explain`: the calls that name a path or an address the sandbox may
+/// refuse (a write outside the roots, a hidden or absent path, a masked
+/// socket), handed to the warden whatever their arguments. Reads count:
+/// every open is one of them.
+pub const EXPLAINED_CALLS: [&str; 23] = [
+    "open",
+    "openat",
+    "openat2",
+    "creat",
+    "mkdir",
+    "mkdirat",
+    "rmdir",
+    "unlink",
+    "unlinkat",
+    "rename",
+    "renameat",
+    "renameat2",
+    "link",
+    "linkat",
+    "symlink",
+    "symlinkat",
+    "truncate",
+    "mknod",
+    "mknodat",
+    "chmod",
+    "fchmodat",
+    "fchmodat2",
+    "connect",
+];
+
+/// `--explain`: the warden hears every call the filters without it would
+/// refuse (the filters stacked on this one fold into it: the keyring calls,
+/// and without namespaces the second filter's), and every call of
+/// EXPLAINED_CALLS; what it decodes already, as before.
+pub fn explain_cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
+    let folded = super::filter_landlock::KEYRING_CALLS.contains(&name)
+        || (p.landlock_only
+            && (super::filter_landlock::LANDLOCK_ONLY_REFUSED.contains(&name)
+                || matches!(name, "socket" | "socketpair")));
+    if folded || EXPLAINED_CALLS.contains(&name) {
+        return vec![(vec![], RET_USER_NOTIF)];
+    }
+    cases(rule, name, p.base())
+        .into_iter()
+        .map(|(c, a)| (c, if is_errno(a) { RET_USER_NOTIF } else { a }))
+        .collect()
+}
+
+/// Runs a program on one call, as the kernel would: the tests, and the
+/// warden answering `--explain`'s notifications by the filters without it.
+pub fn run(prog: &[Insn], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+    let word = |off: u32| -> u32 {
+        match off {
+            0 => nr,
+            4 => arch,
+            o if o >= 16 => {
+                let i = ((o - 16) / 8) as usize;
+                if (o - 16) % 8 == 0 {
+                    args[i] as u32
+                } else {
+                    (args[i] >> 32) as u32
+                }
+            }
+            _ => 0,
+        }
+    };
+    let (mut pc, mut a) = (0usize, 0u32);
+    loop {
+        let (code, jt, jf, k) = prog[pc];
+        pc += 1;
+        match code {
+            LD_W_ABS => a = word(k),
+            JEQ_K => pc += if a == k { jt } else { jf } as usize,
+            JSET_K => pc += if a & k != 0 { jt } else { jf } as usize,
+            JGE_K => pc += if a >= k { jt } else { jf } as usize,
+            RET_K => return k,
+            _ => panic!("unknown instruction {code:#x}"),
+        }
+    }
+}

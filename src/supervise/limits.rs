@@ -1,0 +1,310 @@
+//! The limits, the warden's side (plan/limits.rs decides them). The time
+//! limit: SIGTERM to every process of the sandbox when it passes, SIGKILL
+//! to each `GRACE_S` seconds later. On cgroup v1 the memory limit's OOM
+//! killer takes one process; the warden, told by an eventfd
+//! (cgroup.event_control), kills the rest of the group at once, as
+//! memory.oom.group has the kernel do on v2. When the sandbox ends it
+//! empties the groups (cgroup.kill, or SIGKILL to each pid listed), reads
+//! whether a limit was reached, removes them, and says so in one line.
+
+use crate::plan::limits::{GRACE_S, human_bytes};
+use crate::plan::{LimitWatch, Watched};
+use crate::sys::kernel as k;
+use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use rustix::process::{Pid, Signal};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+/// The limits of one sandbox, as the warden keeps them.
+pub(super) struct Limits {
+    watch: LimitWatch,
+    /// When the time limit passes (SIGTERM), then when SIGKILL follows.
+    term_at: Option<Instant>,
+    kill_at: Option<Instant>,
+    /// cgroup v1 with a memory limit: the OOM events' eventfd, and the
+    /// memory.oom_control it listens to (held while registered).
+    oom: Option<(OwnedFd, OwnedFd)>,
+    oom_killed: bool,
+    /// Where the lines go (a copy of qwrap's stderr).
+    say: Option<OwnedFd>,
+    /// The reaper, which a signal of the time limit spares: it ends the
+    /// sandbox once the command is gone.
+    spare: Option<i32>,
+}
+
+impl Limits {
+    pub(super) fn new(watch: LimitWatch, say: Option<OwnedFd>) -> Self {
+        let term_at = watch.time_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
+        Limits {
+            say: say.filter(|_| watch.say),
+            watch,
+            term_at,
+            kill_at: None,
+            oom: None,
+            oom_killed: false,
+            spare: None,
+        }
+    }
+
+    /// The reaper's pid, which the time limit's signals spare.
+    pub(super) fn spare(&mut self, pid: Option<i32>) {
+        self.spare = pid;
+    }
+
+    /// Once the sandbox's groups exist and hold it: on cgroup v1 with a
+    /// memory limit, the OOM events of its memory group.
+    pub(super) fn arm(&mut self) {
+        let Some(m) = self.watch.memory.as_ref().filter(|_| !self.watch.v2) else {
+            return;
+        };
+        let control = m.group.join("memory.oom_control");
+        let events = rustix::event::eventfd(
+            0,
+            rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
+        );
+        let oom = k::open(
+            &control,
+            rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
+            rustix::fs::Mode::empty(),
+        );
+        if let (Ok(e), Ok(o)) = (events, oom) {
+            let line = format!("{} {}", e.as_raw_fd(), o.as_raw_fd());
+            if std::fs::write(m.group.join("cgroup.event_control"), line).is_ok() {
+                self.oom = Some((e, o));
+            }
+        }
+    }
+
+    /// The descriptor to poll for OOM events, where there is one.
+    pub(super) fn fd(&self) -> Option<BorrowedFd<'_>> {
+        self.oom.as_ref().map(|(e, _)| e.as_fd())
+    }
+
+    /// How long until the next thing to do (the time limit, its SIGKILL).
+    pub(super) fn timeout(&self) -> Option<Duration> {
+        let next = self.kill_at.or(self.term_at)?;
+        Some(next.saturating_duration_since(Instant::now()))
+    }
+
+    /// After a poll: `oom_ready`, the OOM eventfd fired; the time limit
+    /// and its SIGKILL when they are due. `others`: signals every process
+    /// of the sandbox where it has no group to list them.
+    pub(super) fn tend(&mut self, oom_ready: bool, others: &mut dyn FnMut(Signal)) {
+        if oom_ready && let Some((e, _)) = &self.oom {
+            let _ = rustix::io::read(e, &mut [0u8; 8]);
+            if !self.oom_killed {
+                self.oom_killed = true;
+                if let Some(m) = &self.watch.memory {
+                    empty(&m.group, false, Duration::from_secs(2));
+                }
+            }
+        }
+        let now = Instant::now();
+        if self.term_at.is_some_and(|t| t <= now) {
+            self.term_at = None;
+            self.kill_at = Some(now + Duration::from_secs(GRACE_S));
+            if let Some(ms) = self.watch.time_ms {
+                self.line(&format!(
+                    "qwrap: time limit reached: {}: every process of the sandbox got SIGTERM, and gets SIGKILL {GRACE_S} s later; raise it with --time-limit DURATION\n",
+                    duration(ms)
+                ));
+            }
+            self.signal(Signal::TERM, others);
+        } else if self.kill_at.is_some_and(|t| t <= now) {
+            self.kill_at = None;
+            self.signal(Signal::KILL, others);
+        }
+    }
+
+    fn signal(&self, sig: Signal, others: &mut dyn FnMut(Signal)) {
+        match self.watch.groups.first() {
+            Some(g) => {
+                for pid in listed(g)
+                    .into_iter()
+                    .filter(|p| Some(p.as_raw_nonzero().get()) != self.spare)
+                {
+                    let _ = k::kill_process(pid, sig);
+                }
+            }
+            None => others(sig),
+        }
+    }
+
+    /// The sandbox is over: every group emptied, what was reached said,
+    /// the groups removed.
+    pub(super) fn end(&mut self) {
+        for g in &self.watch.groups {
+            empty(g, self.watch.v2, Duration::from_secs(5));
+        }
+        let mut lines = String::new();
+        if let Some(m) = &self.watch.memory
+            && (self.oom_killed || oom_kills(m, self.watch.v2) > 0)
+        {
+            let peak =
+                peak(m, self.watch.v2).map_or_else(String::new, |p| format!(" (peak {})", human_bytes(p)));
+            lines.push_str(&format!(
+                "qwrap: memory limit reached: the sandbox's {}{peak} were used up, and every process of it was killed together; raise it with --memory SIZE\n",
+                human_bytes(m.limit)
+            ));
+        }
+        if let Some(p) = &self.watch.processes {
+            // Counted where the fork failed before Linux 6.13 (the command's
+            // group, or one it made beneath), where the limit is since.
+            let failed = tree(&p.group)
+                .iter()
+                .map(|g| counter(&g.join("pids.events"), "max"))
+                .max()
+                .unwrap_or(0);
+            if failed > 0 {
+                lines.push_str(&format!(
+                    "qwrap: process limit reached: {failed} fork{} failed (EAGAIN) at {} tasks; raise it with --max-processes N\n",
+                    if failed == 1 { "" } else { "s" },
+                    p.limit
+                ));
+            }
+        }
+        for g in &self.watch.groups {
+            remove(g);
+        }
+        self.oom = None;
+        if !lines.is_empty() {
+            self.line(&lines);
+        }
+    }
+
+    fn line(&self, text: &str) {
+        if let Some(fd) = &self.say {
+            let _ = k::write(fd, text.as_bytes());
+        }
+    }
+}
+
+/// A group and every group beneath it (the command's, and any it made in
+/// a cgroup namespace of its own), the deepest last.
+fn tree(group: &Path) -> Vec<PathBuf> {
+    let mut all = vec![group.to_path_buf()];
+    let mut i = 0;
+    while i < all.len() {
+        if let Ok(entries) = std::fs::read_dir(&all[i]) {
+            all.extend(
+                entries
+                    .flatten()
+                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                    .map(|e| e.path()),
+            );
+        }
+        i += 1;
+    }
+    all
+}
+
+/// The pids a group and the groups beneath it list.
+fn listed(group: &Path) -> Vec<Pid> {
+    tree(group)
+        .iter()
+        .flat_map(|g| {
+            std::fs::read_to_string(g.join("cgroup.procs"))
+                .unwrap_or_default()
+                .lines()
+                .filter_map(|l| Pid::from_raw(l.trim().parse().ok()?))
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// Kills every process in a group until none is left (or `wait` passes):
+/// cgroup.kill where the kernel has it (v2, Linux 5.14), else SIGKILL to
+/// each pid listed, pass after pass (a fork under way is cancelled by the
+/// pending SIGKILL, so each pass lists the children of the last).
+fn empty(group: &Path, v2: bool, wait: Duration) {
+    let deadline = Instant::now() + wait;
+    let killed = v2 && std::fs::write(group.join("cgroup.kill"), "1").is_ok();
+    loop {
+        let pids = listed(group);
+        if pids.is_empty() || Instant::now() >= deadline {
+            return;
+        }
+        if !killed {
+            for pid in pids {
+                let _ = k::kill_process(pid, Signal::KILL);
+            }
+        }
+        std::thread::sleep(Duration::from_millis(2));
+    }
+}
+
+/// rmdir of the group and every group beneath it, the deepest first,
+/// again while the kernel still counts an exiting process in one.
+fn remove(group: &Path) {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    for g in tree(group).iter().rev() {
+        while let Err(e) = std::fs::remove_dir(g) {
+            if e.kind() == std::io::ErrorKind::NotFound || Instant::now() >= deadline {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+/// OOM kills in the memory group: memory.events' `oom_kill` (v2),
+/// memory.oom_control's (v1, Linux 4.13).
+fn oom_kills(m: &Watched, v2: bool) -> u64 {
+    if v2 {
+        counter(&m.group.join("memory.events"), "oom_kill")
+    } else {
+        counter(&m.group.join("memory.oom_control"), "oom_kill")
+    }
+}
+
+/// The most the group used, where the kernel keeps it (memory.peak: Linux
+/// 5.19; v1: with swap where it is accounted).
+fn peak(m: &Watched, v2: bool) -> Option<u64> {
+    let files: &[&str] = if v2 {
+        &["memory.peak"]
+    } else {
+        &["memory.memsw.max_usage_in_bytes", "memory.max_usage_in_bytes"]
+    };
+    files
+        .iter()
+        .find_map(|f| std::fs::read_to_string(m.group.join(f)).ok()?.trim().parse().ok())
+}
+
+/// `NAME N` from a flat-keyed cgroup file (0 where it is not there).
+fn counter(file: &Path, name: &str) -> u64 {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(' ')?;
+            (k == name).then(|| v.trim().parse().ok())?
+        })
+        .unwrap_or(0)
+}
+
+/// 90000 → "90s", 1500 → "1500ms".
+fn duration(ms: u64) -> String {
+    if ms.is_multiple_of(1000) {
+        format!("{}s", ms / 1000)
+    } else {
+        format!("{ms}ms")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counters_and_durations() {
+        let dir = tempfile::tempdir().unwrap();
+        let f = dir.path().join("memory.events");
+        std::fs::write(&f, "low 0\nhigh 0\nmax 12\noom 1\noom_kill 1\noom_group_kill 1\n").unwrap();
+        assert_eq!(counter(&f, "oom_kill"), 1);
+        assert_eq!(counter(&f, "max"), 12);
+        assert_eq!(counter(&f, "absent"), 0);
+        assert_eq!(counter(&dir.path().join("none"), "max"), 0);
+        assert_eq!(duration(90_000), "90s");
+        assert_eq!(duration(1500), "1500ms");
+    }
+}

@@ -1,0 +1,349 @@
+//! The listed home (the default): a realistic developer home of more than a
+//! hundred credential files, each holding a canary, reads none of them
+//! inside, in every mode, as root and unprivileged; files the host replaces
+//! during the run stay out; tools that keep their settings in the home
+//! still find them.
+
+mod common;
+
+use common::*;
+use std::path::Path;
+
+/// Credential files of a developer's home, by the tools that write them.
+const CREDENTIALS: &[&str] = &[
+    ".ssh/id_rsa",
+    ".ssh/id_ed25519",
+    ".ssh/work.pem",
+    ".ssh/deploy_key",
+    "keys/id_rsa",
+    ".gnupg/private-keys-v1.d/k.key",
+    ".gnupg/secring.gpg",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".netrc",
+    ".npmrc",
+    ".yarnrc",
+    ".yarnrc.yml",
+    ".pypirc",
+    ".config/pip/pip.conf",
+    ".pip/pip.conf",
+    ".gem/credentials",
+    ".m2/settings.xml",
+    ".m2/settings-security.xml",
+    ".gradle/gradle.properties",
+    ".nuget/NuGet/NuGet.Config",
+    ".config/composer/auth.json",
+    ".composer/auth.json",
+    ".bundle/config",
+    ".config/pypoetry/auth.toml",
+    ".cargo/credentials.toml",
+    ".cargo/credentials",
+    ".docker/config.json",
+    ".docker/key.pem",
+    ".config/containers/auth.json",
+    ".kube/config",
+    ".kube/prod.yaml",
+    ".minikube/profiles/minikube/client.key",
+    ".config/hub",
+    ".config/glab-cli/config.yml",
+    ".config/gh/hosts.yml",
+    ".config/gh-work/hosts.yml",
+    ".aws/credentials",
+    ".aws/config",
+    ".aws/cli/cache/sts.json",
+    ".aws/sso/cache/token.json",
+    ".config/gcloud/credentials.db",
+    ".config/gcloud/application_default_credentials.json",
+    ".azure/msal_token_cache.json",
+    ".oci/config",
+    ".oci/oci_api_key.pem",
+    ".config/doctl/config.yaml",
+    ".config/hcloud/cli.toml",
+    ".terraform.d/credentials.tfrc.json",
+    ".vault-token",
+    ".pulumi/credentials.json",
+    ".password-store/email.gpg",
+    ".local/share/keyrings/login.keyring",
+    ".config/op/config",
+    ".config/Bitwarden CLI/data.json",
+    ".claude/.credentials.json",
+    ".claude.json",
+    ".codex/auth.json",
+    ".qwen/oauth_creds.json",
+    ".gemini/oauth_creds.json",
+    ".config/github-copilot/hosts.json",
+    ".aider.conf.yml",
+    ".cache/huggingface/token",
+    ".huggingface/token",
+    ".kaggle/kaggle.json",
+    ".databrickscfg",
+    ".snowsql/config",
+    ".config/configstore/firebase-tools.json",
+    ".local/share/com.vercel.cli/auth.json",
+    ".config/stripe/config.toml",
+    ".cloudflared/cert.pem",
+    ".config/ngrok/ngrok.yml",
+    ".ngrok2/ngrok.yml",
+    ".fly/config.yml",
+    ".env",
+    ".env.local",
+    ".bash_history",
+    ".zsh_history",
+    ".python_history",
+    ".node_repl_history",
+    ".psql_history",
+    ".mysql_history",
+    ".sqlite_history",
+    ".lesshst",
+    ".pgpass",
+    ".my.cnf",
+    ".config/rclone/rclone.conf",
+    ".s3cfg",
+    ".boto",
+    ".wgetrc",
+    ".curlrc",
+    ".mozilla/firefox/p/logins.json",
+    ".mozilla/firefox/p/cookies.sqlite",
+    ".config/google-chrome/Default/Login Data",
+    ".config/google-chrome/Default/Cookies",
+    ".config/chromium/Default/Cookies",
+    ".config/BraveSoftware/Brave-Browser/Default/Cookies",
+    ".thunderbird/p/logins.json",
+    ".credentials.bak",
+    ".aws/credentials.bak",
+    "Documents/passwords.kdbx",
+    ".config/fish/fish_variables",
+    ".config/environment.d/secrets.conf",
+    ".pam_environment",
+    // Stores moved by variables (set below).
+    "cfg/gh/hosts.yml",
+    "gpg-home/private-keys-v1.d/k.key",
+    "cargo-home/credentials.toml",
+    "docker-cfg/config.json",
+    "kubeconfigs/dev.yaml",
+    "aws-creds",
+    "pass-store/bank.gpg",
+    "gh-cfg/hosts.yml",
+];
+
+/// What a tool reads that holds no credential: shown.
+const SETTINGS: &[&str] = &[
+    ".gitconfig",
+    ".ssh/known_hosts",
+    ".ssh/config",
+    ".vimrc",
+    ".inputrc",
+];
+
+/// The variables that move stores elsewhere in the home.
+fn moved(home: &Path) -> Vec<(&'static str, String)> {
+    let h = |p: &str| home.join(p).display().to_string();
+    vec![
+        ("XDG_CONFIG_HOME", h("cfg")),
+        ("GNUPGHOME", h("gpg-home")),
+        ("CARGO_HOME", h("cargo-home")),
+        ("DOCKER_CONFIG", h("docker-cfg")),
+        ("KUBECONFIG", h("kubeconfigs/dev.yaml")),
+        ("AWS_SHARED_CREDENTIALS_FILE", h("aws-creds")),
+        ("PASSWORD_STORE_DIR", h("pass-store")),
+        ("GH_CONFIG_DIR", h("gh-cfg")),
+    ]
+}
+
+fn plant(f: &Fixture) {
+    for (n, p) in CREDENTIALS.iter().enumerate() {
+        if let Some(dir) = Path::new(p).parent().filter(|d| !d.as_os_str().is_empty()) {
+            let mut acc = String::from("home");
+            for c in dir.components() {
+                acc.push('/');
+                acc.push_str(&c.as_os_str().to_string_lossy());
+                f.mkdir(&acc);
+            }
+        }
+        f.write(&format!("home/{p}"), &format!("CANARY-{n}\n"), 0o600);
+    }
+    for s in SETTINGS {
+        f.write(&format!("home/{s}"), "setting\n", 0o644);
+    }
+}
+
+/// Every canary the command can find: a recursive grep of the home and a
+/// read of each file by name.
+fn hunt(f: &Fixture) -> String {
+    let mut s = String::from("grep -rah CANARY ~ 2>/dev/null; ");
+    for p in CREDENTIALS {
+        s += &format!("cat \"$HOME/{p}\" 2>/dev/null; ");
+    }
+    s += "for v in ";
+    for (v, _) in moved(&f.home()) {
+        s += &format!("\"${v}\" ");
+    }
+    s += "; do cat \"$v\" 2>/dev/null; grep -rah CANARY \"$v\" 2>/dev/null; done; true";
+    s
+}
+
+const MODES: &[&[&str]] = &[
+    &[],
+    &["--home", "readonly"],
+    &["--home", "overlay"],
+    &["--landlock", "off"],
+    &["--pid", "private"],
+    &["--network", "closed"],
+    &["--isolation", "landlock"],
+];
+
+#[test]
+fn a_home_of_credentials_reads_none_in_every_mode() {
+    assert!(CREDENTIALS.len() >= 100, "{}", CREDENTIALS.len());
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        plant(&f);
+        let script = hunt(&f);
+        for opts in MODES {
+            let mut c = f.qwrap(&["run"]);
+            c.args(*opts).args(["--", "sh", "-c", &script]);
+            c.envs(moved(&f.home()));
+            let o = c.output().unwrap();
+            let out = ok(&o);
+            let mut read: std::collections::BTreeSet<&str> =
+                out.lines().filter(|l| l.starts_with("CANARY")).collect();
+            // The whole home hides the classes its list names: not a key
+            // or a second gh config in a place of the user's own choosing.
+            if opts.contains(&"--home") {
+                for unlisted in [
+                    "keys/id_rsa",
+                    ".config/gh-work/hosts.yml",
+                    "Documents/passwords.kdbx",
+                ] {
+                    let n = CREDENTIALS.iter().position(|p| *p == unlisted).unwrap();
+                    read.remove(format!("CANARY-{n}").as_str());
+                }
+            }
+            assert!(
+                read.is_empty(),
+                "{who:?} {opts:?}: read {} credential files: {read:?}",
+                read.len()
+            );
+        }
+        // The control: the same hunt outside finds every one.
+        let mut c = f.command("sh");
+        c.args(["-c", &script]).envs(moved(&f.home()));
+        let out = ok(&c.output().unwrap());
+        let read: std::collections::BTreeSet<&str> =
+            out.lines().filter(|l| l.starts_with("CANARY")).collect();
+        assert_eq!(read.len(), CREDENTIALS.len(), "{who:?}: the control");
+    }
+}
+
+#[test]
+fn settings_stay_readable_and_the_home_read_only() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            plant(&f);
+            let script = "cat ~/.gitconfig ~/.ssh/known_hosts ~/.ssh/config ~/.vimrc ~/.inputrc; \
+                          touch ~/new 2>&1; mkdir ~/.aws/x 2>&1; true";
+            let out = ok(&f.run_sh(api, &[], script));
+            assert_eq!(
+                out.matches("setting").count(),
+                SETTINGS.len(),
+                "{who:?} {api}: {out}"
+            );
+            assert!(
+                out.contains("touch: cannot touch") && out.contains("Read-only file system"),
+                "{who:?} {api}: {out}"
+            );
+            assert!(out.contains("No such file or directory"), "{who:?} {api}: {out}");
+            assert!(!f.home().join("new").exists());
+            // --expose shows a path, read-only.
+            let exposed = f.home().join("Documents");
+            let out = ok(&f.run_sh(
+                api,
+                &["--expose", exposed.to_str().unwrap()],
+                "cat ~/Documents/passwords.kdbx; touch ~/Documents/new 2>&1; true",
+            ));
+            assert!(out.starts_with("CANARY-"), "{who:?} {api}: {out}");
+            assert!(out.contains("Read-only file system"), "{who:?} {api}: {out}");
+        }
+    }
+}
+
+/// A credential file the host writes or replaces (by rename, as git's
+/// credential store and editors do) while the command runs stays out.
+#[test]
+fn files_the_host_replaces_during_the_run_stay_out() {
+    for who in Who::all() {
+        // The whole home shows a new name, and its hidden set is a mount
+        // on the file that the rename detaches: residuals docs/security.md
+        // names.
+        for opts in MODES.iter().filter(|o| !o.contains(&"--home")) {
+            let f = Fixture::new(who);
+            plant(&f);
+            let script = "sleep 1; cat ~/.git-credentials ~/.aws/credentials ~/.new-token 2>/dev/null; true";
+            let mut c = f.qwrap(&["run"]);
+            c.args(*opts)
+                .args(["--", "sh", "-c", script])
+                .stdout(std::process::Stdio::piped());
+            let child = c.spawn().unwrap();
+            std::thread::sleep(std::time::Duration::from_millis(400));
+            for (p, tmp) in [
+                (".git-credentials", ".git-credentials.tmp"),
+                (".aws/credentials", ".aws/credentials.tmp"),
+                (".new-token", ".new-token.tmp"),
+            ] {
+                f.write(&format!("home/{tmp}"), "CANARY-replaced\n", 0o600);
+                std::fs::rename(f.home().join(tmp), f.home().join(p)).unwrap();
+            }
+            let out = ok(&child.wait_with_output().unwrap());
+            assert!(!out.contains("CANARY"), "{who:?} {opts:?}: {out}");
+        }
+    }
+}
+
+/// Other users' homes under /home are absent; the caller's own is there.
+#[test]
+fn other_users_homes_are_absent() {
+    let other = Path::new("/home/qwrap-test-other");
+    if !rustix::process::geteuid().is_root() || !Path::new("/home").is_dir() {
+        println!("SKIP: planting a home under /home needs root");
+        return;
+    }
+    std::fs::create_dir_all(other).unwrap();
+    std::fs::write(other.join("secret"), "CANARY-other\n").unwrap();
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let out = ok(&f.run_sh(
+            "new",
+            &[],
+            "ls /home; cat /home/qwrap-test-other/secret 2>&1; true",
+        ));
+        assert!(!out.contains("CANARY"), "{who:?}: {out}");
+        assert!(!out.contains("qwrap-test-other\n"), "{who:?}: {out}");
+        let out = ok(&f.run_sh(
+            "new",
+            &["--home", "readonly"],
+            "cat /home/qwrap-test-other/secret; true",
+        ));
+        assert!(out.contains("CANARY-other"), "{who:?}: the control: {out}");
+    }
+    std::fs::remove_dir_all(other).unwrap();
+}
+
+/// verify plants a canary in the home under a name nothing lists and
+/// proves from inside that it cannot be read; it leaves nothing behind.
+#[test]
+fn verify_proves_an_unlisted_file_unreadable() {
+    for who in Who::all() {
+        for iso in ["namespaces", "landlock"] {
+            let f = Fixture::new(who);
+            plant(&f);
+            let before = listing(&f.home());
+            let out = ok(&f.qwrap(&["verify", "--isolation", iso]).output().unwrap());
+            assert!(
+                out.contains("PASS an unlisted file of the home"),
+                "{who:?} {iso}: {out}"
+            );
+            assert_eq!(listing(&f.home()), before, "{who:?} {iso}");
+        }
+    }
+}
