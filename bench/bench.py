@@ -180,6 +180,8 @@ def run(work):
         rows.append((f"{n} host mounts, legacy path", legacy, t["bwrap"],
                      "≤ 0.5× bwrap" if n == 5000 else "", (legacy <= 0.5 * t["bwrap"]) if n == 5000 else None))
 
+    rows.extend(review_rows(work, qwrap, bwrap))
+
     log("--network proxied")
     t = side_by_side({"qwrap": f"{qwrap} run --network proxied --allow-domain example.com -- /bin/true",
                    "closed": f"{qwrap} run --network closed -- /bin/true", "bwrap": bwrap},
@@ -249,6 +251,46 @@ def run(work):
     print()
     print("The realistic home (the first table's second group), step by step:")
     print_breakdown(like["steps"], like["wall"], startup[1])
+
+
+def review_rows(work, qwrap, bwrap):
+    """`--review` beside the live mode: a git checkout (the live mode's git
+    guard against the review mode's overlay of the workspace, its git dir
+    included), then a workspace of 100,000 files. A run of /bin/true
+    changes nothing, so its layer is made and removed each time."""
+    log("--review")
+    home = os.path.join(work, "review-home")
+    os.makedirs(home)
+    chown_user(home)
+    rows = []
+    for name, files in (("a git checkout", 10), ("a git checkout of 100,000 files", 100_000)):
+        ws = os.path.join(work, f"review-ws-{files}")
+        make_checkout(ws, files)
+        t = side_by_side({"live": f"{qwrap} run -- /bin/true", "review": f"{qwrap} run --review -- /bin/true",
+                          "bwrap": bwrap}, 100 if QUICK else 1000, 30, ws, home=home)
+        rows.append((f"start-up, {name}, live (the git guard)", t["live"], t["bwrap"], "", None))
+        rows.append((f"start-up, {name}, `--review` (an overlay of it)", t["review"], t["bwrap"],
+                     f"≤ the live mode + 1 ms ({t['live']:.2f} ms)", t["review"] <= t["live"] + 1.0))
+    return rows
+
+
+def make_checkout(ws, files):
+    """A git checkout of `files` committed files (1,000 a directory), owned
+    by the benchmark user."""
+    os.makedirs(ws)
+    for i in range(files):
+        d = os.path.join(ws, f"d{i // 1000}")
+        os.makedirs(d, exist_ok=True)
+        with open(os.path.join(d, f"f{i}"), "w") as fh:
+            fh.write(f"{i}\n")
+    git = ["git", "-C", ws, "-c", "user.name=b", "-c", "user.email=b@b"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "-A"], check=True)
+    subprocess.run([*git, "commit", "-qm", "b"], check=True)
+    for dirpath, dirnames, filenames in os.walk(ws):
+        chown_user(dirpath)
+        for n in filenames:
+            chown_user(os.path.join(dirpath, n))
 
 
 def limits_identity(cmd, ws):

@@ -86,7 +86,7 @@ pub fn clean_slots(set: &Path, slots: impl IntoIterator<Item = usize>) -> Vec<St
             said.push(format!("{}: in use by a running sandbox, kept", slot.display()));
             continue;
         }
-        match remove(&slot) {
+        match remove_tree(&slot) {
             Ok(()) => {
                 let _ = std::fs::remove_file(&lock);
                 said.push(format!("removed {}", slot.display()));
@@ -108,7 +108,7 @@ fn held(lock: &Path) -> bool {
 /// walking with descriptors it holds and never following a link: a writer
 /// that survives and swaps a directory for a symlink (into the home) meets
 /// O_NOFOLLOW, and only the link is removed.
-fn remove(dir: &Path) -> std::io::Result<()> {
+pub fn remove_tree(dir: &Path) -> std::io::Result<()> {
     use rustix::fs::{AtFlags, CWD, Mode, OFlags};
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     match rustix::fs::openat(CWD, dir, flags, Mode::empty()) {
@@ -137,7 +137,17 @@ fn empty(fd: &rustix::fd::OwnedFd) -> std::io::Result<()> {
     }
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     for n in names {
-        match rustix::fs::openat(fd, n.as_c_str(), flags, Mode::empty()) {
+        let opened = match rustix::fs::openat(fd, n.as_c_str(), flags, Mode::empty()) {
+            // A directory its owner cannot read (overlayfs leaves its work
+            // directory's `work` mode 0000): made readable first. With
+            // O_NOFOLLOW a link would have been ELOOP.
+            Err(rustix::io::Errno::ACCESS) => {
+                rustix::fs::chmodat(fd, n.as_c_str(), Mode::from_raw_mode(0o700), AtFlags::empty())?;
+                rustix::fs::openat(fd, n.as_c_str(), flags, Mode::empty())
+            }
+            other => other,
+        };
+        match opened {
             Ok(sub) => {
                 empty(&sub)?;
                 rustix::fs::unlinkat(fd, n.as_c_str(), AtFlags::REMOVEDIR)?;

@@ -17,6 +17,7 @@ Environment:
   QWRAP_TMPFS_SIZE, QWRAP_MEMORY             default --tmpfs-size, --memory
   QWRAP_MAX_PROCESSES, QWRAP_CPUS            default --max-processes, --cpus
   QWRAP_TIME_LIMIT                           default --time-limit
+  QWRAP_REVIEW=1                             default --review
   QWRAP_INCLUDE, QWRAP_ALLOW_SOCKET          extra roots and sockets, ':'-separated
   QWRAP_PROFILE                              profiles, ','-separated
   QWRAP_EXPLAIN=1                            --explain
@@ -33,6 +34,7 @@ Examples (cd into your project first: the workspace is the current directory):
   qwrap run -- sh                     a shell in a sandbox of the current directory
   qwrap run --network closed -- make  no network but loopback
   qwrap plan -- true                  the setup steps, one syscall per line
+  qwrap run --review -- sh            changes kept in a layer: qwrap review diff, apply
   qwrap verify                        prove the boundary from inside";
 
 #[derive(Parser)]
@@ -96,6 +98,12 @@ pub enum Command {
     Cache {
         #[command(subcommand)]
         action: CacheAction,
+    },
+    /// The layers `run --review` kept: list them, show one as a diff, apply
+    /// it to the workspace or discard it.
+    Review {
+        #[command(subcommand)]
+        action: ReviewAction,
     },
     /// Take bubblewrap's command line (as when installed under the name
     /// bwrap).
@@ -168,6 +176,17 @@ pub struct PolicyArgs {
     /// Leave git hooks, config and pointer files in writable roots writable.
     #[arg(long)]
     pub allow_git_config: bool,
+    /// Keep every change to the workspace, its git dir included, in a layer
+    /// of its own (an overlay whose upper layer lies in qwrap's state
+    /// directory) until `qwrap review apply`; the host's workspace stays as
+    /// it was.
+    #[arg(long)]
+    pub review: bool,
+    /// Leave the agent and editor files at the workspace's top writable
+    /// (.vscode/, .idea/, .envrc, .mcp.json, .claude/settings*.json, …:
+    /// read-only by default where they exist at the start).
+    #[arg(long)]
+    pub allow_agent_files: bool,
     /// Leave this host Unix socket reachable (repeatable), wherever it lies
     /// (under the private /tmp it is shown at its own path).
     #[arg(long, value_name = "PATH")]
@@ -297,6 +316,44 @@ pub enum CacheAction {
         workspace: Option<PathBuf>,
         #[arg(long)]
         all: bool,
+    },
+}
+
+#[derive(Subcommand)]
+pub enum ReviewAction {
+    /// The pending layers of every workspace: id, start, command, changes,
+    /// and whether a sandbox still runs in it.
+    List,
+    /// A layer's changes: a unified diff for text, a summary for binaries,
+    /// deletions, mode changes, symlinks, new commits and moved refs; the
+    /// files that choose code a host tool runs later named first.
+    Diff {
+        /// The layer (default: the workspace's only pending one).
+        id: Option<String>,
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Only the summary, no diff.
+        #[arg(long)]
+        stat: bool,
+    },
+    /// Apply a layer's changes to the workspace, never following a link the
+    /// command made, refusing (and naming) a file the host changed since
+    /// the run started; the layer is removed once applied.
+    Apply {
+        id: Option<String>,
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
+        /// Apply without asking, where files that choose code a host tool
+        /// runs later changed (without it apply asks on the terminal, and
+        /// refuses when stdin is not one).
+        #[arg(long)]
+        yes: bool,
+    },
+    /// Remove a layer, its changes unapplied.
+    Discard {
+        id: Option<String>,
+        #[arg(long, value_name = "DIR")]
+        workspace: Option<PathBuf>,
     },
 }
 

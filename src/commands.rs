@@ -158,10 +158,14 @@ pub fn execute(
     // and sandbox started meanwhile, so a bound is only a guard.
     for _ in 0..1000 {
         let err = crate::exec::execute(&loaded.plan, opts);
-        let taken = matches!(
-            loaded.plan.steps.get(err.index),
-            Some(plan::Step::PrepareCaches { lock: Some(_), .. })
-        ) && err.errno == libc::EWOULDBLOCK;
+        // Or another run of the workspace took the review layer's id.
+        let taken = match loaded.plan.steps.get(err.index) {
+            Some(plan::Step::PrepareCaches { lock: Some(_), .. }) => err.errno == libc::EWOULDBLOCK,
+            Some(plan::Step::PrepareReview { .. }) => {
+                err.errno == libc::EEXIST || err.errno == libc::EWOULDBLOCK
+            }
+            _ => false,
+        };
         if !taken {
             return Ok(err);
         }
@@ -181,6 +185,9 @@ pub fn execute(
 /// rules are made of.
 fn probe_host(policy: &Policy, pty: Pty) -> Result<HostFacts, Fatal> {
     let mut host = host::probe(&policy.cache_request())?;
+    if let Some(r) = &policy.review {
+        host.review = Some(host::review::probe(&r.set, &r.trees));
+    }
     host.no_pty = match pty {
         Pty::Tried(why) => why,
         Pty::Ask if plan::own_terminal(policy, &host) => host::pty_refused(),
@@ -379,4 +386,31 @@ pub fn cache(request: cache_layers::Request) -> Result<Output, Fatal> {
         }
     }
     Ok(out)
+}
+
+/// `qwrap review`: the layers of the workspace (the current directory, or
+/// `--workspace`); `confirm` asks the person at the terminal (apply).
+pub fn review(
+    request: crate::review::Request,
+    workspace: Option<std::path::PathBuf>,
+    confirm: &mut dyn FnMut(&str) -> bool,
+) -> Result<Output, Fatal> {
+    let caller = Caller::from_process();
+    let base = crate::review::base(caller.home.as_deref(), caller.var("XDG_STATE_HOME"))
+        .ok_or_else(|| Fatal::new("no home directory: no review layers", EXIT_USAGE))?;
+    let ws = match workspace {
+        Some(w) => w,
+        None => caller
+            .cwd()
+            .map_err(|e| Fatal::new(e.to_string(), crate::exit::SETUP))?
+            .to_path_buf(),
+    };
+    let ws = std::fs::canonicalize(&ws)
+        .map_err(|e| Fatal::new(format!("workspace {}: {e}", ws.display()), EXIT_USAGE))?;
+    let said = crate::review::run(&base, &ws, request, confirm);
+    Ok(Output {
+        stdout: said.stdout,
+        stderr: said.stderr,
+        code: said.code,
+    })
 }

@@ -22,6 +22,7 @@ mod lossy;
 pub mod plan;
 pub mod policy;
 pub mod report;
+pub mod review;
 pub mod supervise;
 /// The raw system calls and the kernel seam, a crate of their own: the
 /// only place `unsafe` is allowed.

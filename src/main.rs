@@ -231,6 +231,21 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
                 qwrap::cache_layers::Request::Clean { workspace, all }
             }
         })?),
+        Command::Review { action } => {
+            let (request, workspace) = match action {
+                cli::ReviewAction::List => (qwrap::review::Request::List, None),
+                cli::ReviewAction::Diff { id, workspace, stat } => {
+                    (qwrap::review::Request::Diff { id, stat }, workspace)
+                }
+                cli::ReviewAction::Apply { id, workspace, yes } => {
+                    (qwrap::review::Request::Apply { id, yes }, workspace)
+                }
+                cli::ReviewAction::Discard { id, workspace } => {
+                    (qwrap::review::Request::Discard { id }, workspace)
+                }
+            };
+            report(commands::review(request, workspace, &mut ask)?)
+        }
         // `qwrap bwrap …` is taken before clap parses (see bwrap_args).
         Command::Bwrap { args } => Ok(qwrap::bwrap::main(args).clamp(0, 255) as u8),
     }
@@ -251,6 +266,8 @@ fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocatio
             no_die_with_parent: x.no_die_with_parent,
             new_session: x.new_session,
             allow_git_config: a.allow_git_config,
+            review: a.review,
+            allow_agent_files: a.allow_agent_files,
             allow_socket: a
                 .allow_socket
                 .iter()
@@ -340,4 +357,22 @@ fn ssh_agent(asked: bool) -> Option<std::path::PathBuf> {
         eprintln!("qwrap: note: --ssh-agent: SSH_AUTH_SOCK is not set, so there is no agent to pass");
     }
     sock.map(std::path::PathBuf::from)
+}
+
+/// Asks the person at the terminal (stdin) to go on, after `text`; no
+/// where stdin is not a terminal.
+fn ask(text: &str) -> bool {
+    eprint!("{text}");
+    if !rustix::termios::isatty(rustix::stdio::stdin()) {
+        eprintln!(
+            "qwrap: review: stdin is not a terminal, so nobody can be asked: --yes applies without asking"
+        );
+        return false;
+    }
+    eprint!("Apply them? [y/N] ");
+    let mut line = String::new();
+    if std::io::stdin().read_line(&mut line).is_err() {
+        return false;
+    }
+    matches!(line.trim(), "y" | "Y" | "yes" | "YES" | "Yes")
 }

@@ -49,6 +49,8 @@ pub fn parse_run_fast(mut argv: impl Iterator<Item = OsString>) -> Option<Sandbo
                 x.setenv.extend([k, v]);
             }
             "--allow-git-config" if flag && !p.allow_git_config => p.allow_git_config = true,
+            "--review" if flag && !p.review => p.review = true,
+            "--allow-agent-files" if flag && !p.allow_agent_files => p.allow_agent_files = true,
             "--new-session" if flag && !x.new_session => x.new_session = true,
             "--no-die-with-parent" if flag && !x.no_die_with_parent => x.no_die_with_parent = true,
             _ => return None,
@@ -121,6 +123,9 @@ mod tests {
             &["--cpus=1.5"],
             &["--time-limit", "10m"],
             &["--allow-git-config"],
+            &["--review"],
+            &["--review=1"],
+            &["--allow-agent-files"],
             &["--allow-socket", "/s"],
             &["--new-session"],
             &["--no-die-with-parent"],
@@ -252,6 +257,7 @@ mod tests {
                 "c",
             ],
             &["--tmp=host", "--landlock", "require", "--", "c"],
+            &["--review", "--allow-agent-files", "--", "c"],
         ] {
             let argv = os(line);
             assert!(check(&argv), "not taken by the fast parser: {argv:?}");

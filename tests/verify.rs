@@ -357,6 +357,7 @@ fn receipt_is_filled_in() {
                 "isolation",
                 "view",
                 "home",
+                "workspace_mode",
                 "cache_mode",
                 "caches",
                 "limits",

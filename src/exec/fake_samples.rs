@@ -31,10 +31,14 @@ fn env() -> EnvRules {
     }
 }
 
-/// `qwrap run`'s kind of steps, in a plausible order.
+/// `qwrap run`'s kind of steps, in a plausible order: on the host, the
+/// namespaces and the mounts, then the command's confinement.
 pub(super) fn run_steps() -> Vec<Step> {
-    let mut all = Namespaces::default();
-    (all.user, all.net, all.ipc) = (true, true, true);
+    [run_host_steps(), run_mount_steps(), run_confinement_steps()].concat()
+}
+
+/// `qwrap run`'s steps on the host, before anything is unshared.
+fn run_host_steps() -> Vec<Step> {
     vec![
         Step::CreateHostDir { path: p("/q/made") },
         Step::PrepareCaches {
@@ -43,22 +47,38 @@ pub(super) fn run_steps() -> Vec<Step> {
             marked: vec![p("/q/layer/overlaid")],
             lock: Some(p("/q/slot.lock")),
         },
+        Step::PrepareReview {
+            layer: p("/q/state/reviews/ws-0011/3"),
+            trees: 2,
+            fresh: true,
+            bases: vec![p("/q/ws/.git/index")],
+            record: b"qwrap-review\t1\0".to_vec(),
+        },
+        Step::PrepareReview {
+            layer: p("/q/state/reviews/ws-0011/1"),
+            trees: 1,
+            fresh: false,
+            bases: vec![],
+            record: b"qwrap-review\t1\0".to_vec(),
+        },
         Step::WriteHostFile {
             path: p("/q/state/rc/bashrc-0011"),
             text: "alias g=git\n".into(),
         },
         Step::StartWarden {
             keep_background: false,
-            egress: Some(Egress {
+            egress: Some(Box::new(Egress {
                 allow: Default::default(),
                 log: Some(p("/q/egress.log")),
                 say: true,
-            }),
+            })),
             git: vec![p("/q/ws/.git")],
             scoped: true,
             notes: true,
             remove: None,
             writable: vec![],
+            watch: vec![p("/q/ws/.vscode"), p("/q/ws/.envrc")],
+            review: Some(p("/q/state/reviews/ws-0011/3")),
             explain: None,
             limits: Some(LimitWatch {
                 groups: vec![p("/q/cg/memory/qwrap-42")],
@@ -77,6 +97,18 @@ pub(super) fn run_steps() -> Vec<Step> {
         Step::JoinCgroup {
             groups: vec![p("/q/cg/memory/qwrap-42/sandbox")],
         },
+    ]
+}
+
+/// `qwrap run`'s namespaces and mounts.
+fn run_mount_steps() -> Vec<Step> {
+    let all = Namespaces {
+        user: true,
+        net: true,
+        ipc: true,
+        ..Default::default()
+    };
+    vec![
         Step::Unshare { ns: all },
         Step::DenySetgroups,
         Step::WriteIdMap {
@@ -184,6 +216,13 @@ pub(super) fn run_steps() -> Vec<Step> {
             set: RO,
             private: false,
         },
+    ]
+}
+
+/// `qwrap run`'s inherited descriptors reopened, and the command's
+/// confinement, once its root is in place.
+fn run_confinement_steps() -> Vec<Step> {
+    vec![
         Step::ReopenFd {
             fd: 0,
             path: p("/dev/null"),
@@ -392,6 +431,8 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 notes: false,
                 remove: None,
                 writable: vec![],
+                watch: vec![],
+                review: None,
                 explain: None,
                 limits: Some(LimitWatch {
                     groups: vec![p("/q/cg/qwrap-42")],
@@ -441,6 +482,8 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 notes: false,
                 remove: Some(p("/tmp/qwrap-1000-42")),
                 writable: vec![p("/home/u/ws/src"), p("/tmp/qwrap-1000-42")],
+                watch: vec![],
+                review: None,
                 explain: None,
                 limits: None,
                 repos: None,

@@ -16,6 +16,7 @@ fn printed(call: &str) -> &str {
     match call {
         "mkdirat" => "mkdir",
         "symlinkat" => "symlink",
+        "linkat" => "link",
         "mknodat" => "mknod",
         "openat" | "openat2" => "open",
         "umount2" => "umount",
@@ -85,6 +86,7 @@ fn vocabulary() -> BTreeSet<&'static str> {
         "mkdirat",
         "mknodat",
         "symlinkat",
+        "linkat",
         "fchmodat",
         "fchmod",
         "faccessat",

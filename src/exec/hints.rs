@@ -53,6 +53,17 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
              in a tmpfs, --no-detect leaves out the toolchains' caches"
                 .into(),
         ),
+        Step::PrepareReview { .. } if raw == libc::EEXIST || raw == libc::EWOULDBLOCK => Some(
+            "another run of this workspace took the same review layer id meanwhile: run the command again".into(),
+        ),
+        Step::PrepareReview { .. } => Some(
+            "the review layer could not be made in qwrap's state directory (${XDG_STATE_HOME:-~/.local/state}/qwrap/reviews)"
+                .into(),
+        ),
+        Step::MakeOverlay { lower, .. } if raw == libc::EINVAL => Some(format!(
+            "overlayfs in a user namespace refuses a lower layer with mounts beneath it (it would hide them): is a host mount beneath {}? --review needs the workspace without one; for `qwrap run`'s caches, --cache private uses a tmpfs instead",
+            lower.iter().map(|l| l.display().to_string()).collect::<Vec<_>>().join(", ")
+        )),
         Step::MakeOverlay { .. } if raw != libc::ENOSYS => Some(
             "overlayfs refused the layers (its words above); for `qwrap run`'s caches, --cache private uses \
              a tmpfs instead"

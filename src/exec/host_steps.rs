@@ -89,13 +89,17 @@ impl Executor {
                 notes,
                 remove,
                 writable,
+                watch,
+                review,
                 explain,
                 limits,
                 repos,
             } => {
                 let orders = crate::supervise::warden::Orders {
+                    watch,
+                    review: review.as_deref(),
                     keep_background: *keep_background,
-                    egress: egress.as_ref(),
+                    egress: egress.as_deref(),
                     git,
                     scoped: *scoped,
                     notes: *notes,
@@ -103,26 +107,98 @@ impl Executor {
                     writable,
                     explain: explain.as_deref(),
                     limits: limits.as_ref(),
-                    repos: repos.as_ref(),
+                    repos: repos.as_deref(),
                 };
                 self.warden = Some(crate::supervise::warden::start(orders, &self.held)?)
             }
-            Step::MakeCgroup { dir, limits } => {
-                k::mkdir(dir, Mode::from_raw_mode(0o755))
-                    .map_err(|e| Fail::call("mkdir", format!("{dir:?}, 0755"), e))?;
-                for (file, value) in limits {
-                    let path = dir.join(file);
-                    write_at(&CWD, &path, value.as_bytes())
-                        .map_err(|e| Fail::call("write", format!("{path:?}, {value:?}"), e))?;
-                }
-                let leaf = dir.join(crate::plan::limits::LEAF);
-                k::mkdir(&leaf, Mode::from_raw_mode(0o755))
-                    .map_err(|e| Fail::call("mkdir", format!("{leaf:?}, 0755"), e))?;
-            }
+            Step::PrepareReview {
+                layer,
+                trees,
+                fresh,
+                bases,
+                record,
+            } => self.prepare_review(layer, (*trees, *fresh), bases, record)?,
+            Step::MakeCgroup { dir, limits } => make_cgroup(dir, limits)?,
             Step::MakePrivateDir { path } => k::mkdir(path, Mode::from_raw_mode(0o700))
                 .map_err(|e| Fail::call("mkdir", format!("{path:?}, 0700"), e))?,
             _ => return Err(Errno::INVAL.into()),
         }
+        Ok(())
+    }
+}
+
+/// `Step::MakeCgroup`: the sandbox's group, each limit written to its
+/// file in order, then the group the command joins beneath it.
+fn make_cgroup(dir: &std::path::Path, limits: &[(String, String)]) -> Result<(), Fail> {
+    k::mkdir(dir, Mode::from_raw_mode(0o755))
+        .map_err(|e| Fail::call("mkdir", format!("{dir:?}, 0755"), e))?;
+    for (file, value) in limits {
+        let path = dir.join(file);
+        write_at(&CWD, &path, value.as_bytes())
+            .map_err(|e| Fail::call("write", format!("{path:?}, {value:?}"), e))?;
+    }
+    let leaf = dir.join(crate::plan::limits::LEAF);
+    k::mkdir(&leaf, Mode::from_raw_mode(0o755))
+        .map_err(|e| Fail::call("mkdir", format!("{leaf:?}, 0755"), e))?;
+    Ok(())
+}
+
+impl Executor {
+    /// `Step::PrepareReview`: the run's layer on the host, its lock held
+    /// (by the warden, from its start on), its record written last.
+    fn prepare_review(
+        &mut self,
+        layer: &std::path::Path,
+        (trees, fresh): (usize, bool),
+        bases: &[std::path::PathBuf],
+        record: &[u8],
+    ) -> Result<(), Fail> {
+        let mkdir = |d: &std::path::Path| {
+            k::mkdir(d, Mode::from_raw_mode(0o700))
+                .map_err(|e| Fail::call("mkdir", format!("{d:?}, 0700"), e))
+        };
+        if let Some(set) = layer.parent().filter(|_| fresh) {
+            mkdir_parents(set).map_err(|e| Fail::call("mkdir", format!("{set:?}, 0700"), e))?;
+            mkdir(layer)?;
+        }
+        for n in (0..trees).filter(|_| fresh) {
+            let (upper, work) = crate::plan::review::tree_dirs(layer, n);
+            mkdir(&layer.join(n.to_string()))?;
+            mkdir(&upper)?;
+            mkdir(&work)?;
+        }
+        // Without a base (no index, another filesystem) apply holds the
+        // index to the start alone.
+        for (n, b) in bases.iter().enumerate() {
+            let _ = crate::sys::link(b, layer.join(format!("base-{n}")));
+        }
+        let lock = layer.join("lock");
+        let fd = k::open(
+            &lock,
+            OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC,
+            Mode::from_raw_mode(0o600),
+        )
+        .map_err(|e| Fail::call("open", format!("{lock:?}, O_RDWR|O_CREAT|O_CLOEXEC, 0600"), e))?;
+        k::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+            .map_err(|e| Fail::call("flock", format!("{lock:?}, LOCK_EX|LOCK_NB"), e))?;
+        // The command's pid (qwrap's, which it takes over): `qwrap review`
+        // waits for the lock once that process is gone.
+        let pid = format!("{:>10}\n", k::getpid().as_raw_nonzero());
+        k::pwrite(&fd, pid.as_bytes(), 0).map_err(|e| Fail::call("pwrite", format!("{lock:?}"), e))?;
+        // The start, by the filesystem's own clock: a host file changed
+        // after this has a ctime no earlier.
+        let st = k::fstat(&fd).map_err(|e| Fail::call("fstat", format!("{lock:?}"), e))?;
+        let mut text = record.to_vec();
+        text.extend(format!("started\t{}.{:09}\0", st.st_ctime, st.st_ctime_nsec).as_bytes());
+        let info = layer.join("info");
+        k::create_file(&info, &text, Mode::from_raw_mode(0o600)).map_err(|e| {
+            Fail::call(
+                "open",
+                format!("{info:?}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600"),
+                e,
+            )
+        })?;
+        self.held.push(fd);
         Ok(())
     }
 }

@@ -139,7 +139,7 @@ pub fn probe(req: &CacheRequest) -> CacheFacts {
 /// The mount points strictly beneath `dir`, the topmost of each subtree.
 /// A table that cannot be read or parsed counts as one there is (the
 /// overlay would fail, or hide it).
-fn mounts_beneath(dir: &Path) -> Vec<PathBuf> {
+pub(super) fn mounts_beneath(dir: &Path) -> Vec<PathBuf> {
     let table = std::fs::read("/proc/self/mountinfo").map_err(|_| ());
     let Ok(entries) = table.and_then(|t| super::mountinfo::parse(&t).map_err(|_| ())) else {
         return vec![PathBuf::from("/proc/self/mountinfo (unreadable)")];
@@ -179,7 +179,7 @@ fn nearest_existing(mut p: &Path) -> &Path {
     p
 }
 
-fn overlay_unavailable(set: &Path) -> Option<String> {
+pub(super) fn overlay_unavailable(set: &Path) -> Option<String> {
     let release = rustix::system::uname().release().to_string_lossy().into_owned();
     let version = kernel_version(&release);
     // Overlayfs in a user namespace: Linux 5.11.
@@ -223,7 +223,7 @@ fn overlay_unavailable(set: &Path) -> Option<String> {
 
 /// Whether the command named in a held slot's lock has exited (reaped, or
 /// a zombie): its sandbox is ending.
-fn command_gone(lock: &Path) -> bool {
+pub fn command_gone(lock: &Path) -> bool {
     let Some(pid) = std::fs::read_to_string(lock)
         .ok()
         .and_then(|t| t.trim().parse::<u32>().ok())

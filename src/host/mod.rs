@@ -6,6 +6,7 @@ pub mod diagnose;
 mod fds;
 pub mod landlock_only;
 pub mod mountinfo;
+pub mod review;
 mod socket_inventory;
 pub mod unix_sockets;
 
@@ -80,6 +81,10 @@ pub struct HostFacts {
     /// group of the sandbox's own, and for the reports.
     #[serde(skip)]
     pub cgroups: Option<cgroups::CgroupFacts>,
+    /// `--review`: whether the workspace can be overlaid here, and the
+    /// next layer's id (filled by the caller, in that mode only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<review::ReviewFacts>,
 }
 
 /// A setting in the environment that the host probe cannot use.
@@ -127,6 +132,7 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
         },
         kernel: caches::kernel_version(&rustix::system::uname().release().to_string_lossy()),
         cgroups: None,
+        review: None,
     })
 }
 

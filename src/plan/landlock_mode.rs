@@ -170,6 +170,9 @@ pub fn refused(policy: &Policy, host: &HostFacts, abi: u32) -> Option<String> {
     if s.home.value == HomeMode::Overlay {
         return conflict(format!("--home overlay (from {})", s.home.source));
     }
+    if s.review.value {
+        return conflict(format!("--review (from {})", s.review.source));
+    }
     if let Some(a) = policy.allowed_sockets.first() {
         return conflict(format!(
             "a reachable host socket ({} from {}): no Unix socket can be made in this mode",
@@ -216,6 +219,12 @@ pub(super) fn spec(
         remove: tmp.clone(),
         // Where Landlock lets it write: the mode bits and times it may set.
         writable: lists.write.beneath.clone(),
+        watch: if keep_background {
+            Vec::new()
+        } else {
+            policy.watched.clone()
+        },
+        review: None,
         explain: super::explain::orders(policy, layers, !scoped, host.uid == 0, true).map(|mut e| {
             // Where Landlock lets the command write.
             e.writable = lists.write.beneath.clone();
@@ -223,32 +232,10 @@ pub(super) fn spec(
             Box::new(e)
         }),
         limits: limits.watch,
-        repos: super::run_spec::repo_scan(policy),
+        repos: super::run_spec::repo_scan(policy).map(Box::new),
     });
     prepare.extend(limits.make);
-    let mut env = policy.env.clone();
-    let mut set = |k: &str, v: &PathBuf| {
-        let said = policy.user_env_names.iter().any(|n| n == k);
-        if !said {
-            env.unset.retain(|u| u != k);
-            env.set.retain(|(s, _)| s != k);
-            env.set.push((k.into(), v.into()));
-        }
-    };
-    if let Some(t) = &tmp {
-        for k in ["TMPDIR", "TMP", "TEMP"] {
-            set(k, t);
-        }
-    }
-    if let Some(c) = &cache {
-        set("XDG_CACHE_HOME", c);
-    }
-    // No Unix socket can be made: every variable that names one goes.
-    for (v, _) in &policy.socket_vars {
-        if !env.unset.iter().any(|u| u == v.as_str()) && !env.set.iter().any(|(k, _)| k == v.as_str()) {
-            env.unset.push(v.into());
-        }
-    }
+    let env = environment(policy, tmp.as_ref(), cache.as_ref());
     SandboxSpec {
         host: prepare,
         join_cgroup: limits.join,
@@ -310,4 +297,34 @@ pub(super) fn spec(
             env,
         },
     }
+}
+
+/// The command's environment: the policy's rules, its own temporary
+/// directory and cache home, and the variables that name a Unix socket
+/// unset.
+fn environment(policy: &Policy, tmp: Option<&PathBuf>, cache: Option<&PathBuf>) -> crate::policy::EnvRules {
+    let mut env = policy.env.clone();
+    let mut set = |k: &str, v: &PathBuf| {
+        let said = policy.user_env_names.iter().any(|n| n == k);
+        if !said {
+            env.unset.retain(|u| u != k);
+            env.set.retain(|(s, _)| s != k);
+            env.set.push((k.into(), v.into()));
+        }
+    };
+    if let Some(t) = tmp {
+        for k in ["TMPDIR", "TMP", "TEMP"] {
+            set(k, t);
+        }
+    }
+    if let Some(c) = cache {
+        set("XDG_CACHE_HOME", c);
+    }
+    // No Unix socket can be made: every variable that names one goes.
+    for (v, _) in &policy.socket_vars {
+        if !env.unset.iter().any(|u| u == v.as_str()) && !env.set.iter().any(|(k, _)| k == v.as_str()) {
+            env.unset.push(v.into());
+        }
+    }
+    env
 }

@@ -39,6 +39,7 @@ impl Layers {
             ("caches", &self.cache_isolation),
             ("home", &self.home),
             ("terminal", &self.terminal),
+            ("workspace", &self.workspace),
         ]
         .iter()
         .filter_map(|(name, s)| match s {
@@ -96,6 +97,12 @@ pub struct Layers {
     /// `--home overlay`, where it can be had.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub home_overlay: Option<super::caches::HomeOverlay>,
+    /// The workspace: live (the host's directory, its agent and editor
+    /// files read-only) or kept in a review layer (`--review`).
+    pub workspace: LayerState,
+    /// `--review`, where it can be had.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<super::review::ReviewLayer>,
     /// The Landlock ABI the plan uses (0: none).
     pub landlock_abi: u32,
     /// Host sockets that will be masked.
@@ -205,16 +212,6 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
             }
         ))
     };
-    let protected_paths = if policy.settings.allow_git_config.value {
-        LayerState::Off(format!(
-            "allow_git_config from {}",
-            policy.settings.allow_git_config.source
-        ))
-    } else if policy.protected.is_empty() {
-        LayerState::Off("the workspace is not a git checkout".into())
-    } else {
-        LayerState::Applied(format!("{} git paths read-only", policy.protected.len()))
-    };
     let inv = &host.unix_sockets;
     let (masked_sockets, reachable_sockets) = sockets(policy, &inv.paths);
     let counts = format!(
@@ -235,7 +232,10 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
     };
     let caches = super::caches::cache_mounts(policy, host);
     let (home, home_overlay) = super::caches::home_layer(policy, host);
+    let (workspace, review) = super::review::workspace_layer(policy, host);
     Layers {
+        workspace,
+        review,
         isolation: LayerState::Applied(format!(
             "namespaces: user, mount, IPC{}{}",
             if policy.network.private() { ", network" } else { "" },
@@ -256,7 +256,7 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
         seccomp: LayerState::Applied(
             "ioctl TIOCSTI and TIOCLINUX, setuid and setgid mode bits fail with EPERM".into(),
         ),
-        protected_paths,
+        protected_paths: protected_paths(policy),
         socket_masks,
         landlock_abi: if landlock_applies(policy, abi) { abi } else { 0 },
         masked_variables: policy
@@ -276,6 +276,20 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
     }
 }
 
+/// The git paths kept read-only in a checkout (hooks, config).
+fn protected_paths(policy: &Policy) -> LayerState {
+    if policy.settings.allow_git_config.value {
+        LayerState::Off(format!(
+            "allow_git_config from {}",
+            policy.settings.allow_git_config.source
+        ))
+    } else if policy.protected.is_empty() {
+        LayerState::Off("the workspace is not a git checkout".into())
+    } else {
+        LayerState::Applied(format!("{} git paths read-only", policy.protected.len()))
+    }
+}
+
 fn landlock_applies(policy: &Policy, abi: u32) -> bool {
     policy.landlock != LandlockMode::Off && abi > 0
 }
@@ -283,7 +297,7 @@ fn landlock_applies(policy: &Policy, abi: u32) -> bool {
 /// With `--landlock require`, what the kernel cannot give; None when all is
 /// there (or Landlock is not required).
 pub fn missing_required(policy: &Policy, layers: &Layers) -> Option<String> {
-    missing_landlock(policy, layers)
+    missing_landlock(policy, layers).or_else(|| super::review::refusal(policy, &layers.workspace))
 }
 
 /// A socket of the caller's whose file may be in view but was not found

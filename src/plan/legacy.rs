@@ -127,13 +127,7 @@ impl Builder {
                 }
                 MountOp::Overlay { lower, upper, .. } => {
                     // After the pivot every host path is under the old root.
-                    let upper = match upper {
-                        super::OverlayUpper::Dirs { upper, work } => super::OverlayUpper::Dirs {
-                            upper: host(upper),
-                            work: host(work),
-                        },
-                        other => other.clone(),
-                    };
+                    let upper = upper.map_dirs(host);
                     let lower: Vec<PathBuf> = lower.iter().map(|l| host(l)).collect();
                     let tree = self.overlay(&lower, &upper, shape.userxattr);
                     self.push(Step::AttachTree {

@@ -21,6 +21,7 @@ mod mount_op;
 mod new_api;
 mod overlay;
 mod points;
+pub mod review;
 mod run_spec;
 mod spec;
 mod step;
@@ -40,6 +41,7 @@ use layers::{assess, missing_required, unmaskable_sockets};
 pub use layout::{DEVICES, dev_entries, layout};
 pub use mount_op::{DevStyle, MountOp, ProcCover, Shape};
 pub use overlay::{overlay_config, overlay_options};
+pub use review::{ReviewLayer, ReviewTree};
 pub use spec::{Entry, Identity, Join, SandboxSpec, lower};
 pub use step::{
     Ambient, Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayPart, OverlayUpper, RepoScan, Role, Step,

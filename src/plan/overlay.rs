@@ -26,7 +26,7 @@ pub fn overlay_config(
     }
     let mut out = vec![("lowerdir", top_first)];
     match upper {
-        OverlayUpper::Dirs { upper, work } => {
+        OverlayUpper::Dirs { upper, work } | OverlayUpper::Volatile { upper, work } => {
             out.push(("upperdir", escape(upper.as_os_str().as_bytes())));
             out.push(("workdir", escape(work.as_os_str().as_bytes())));
         }
@@ -38,6 +38,9 @@ pub fn overlay_config(
     }
     if userxattr {
         out.push(("userxattr", Vec::new()));
+    }
+    if let OverlayUpper::Volatile { .. } = upper {
+        out.push(("volatile", Vec::new()));
     }
     out
 }
@@ -130,6 +133,14 @@ mod tests {
         assert_eq!(
             overlay_options(&lower, &OverlayUpper::ReadOnly, false, ""),
             "lowerdir=/lower \"\\:\\,\\\\:/l1"
+        );
+        let volatile = OverlayUpper::Volatile {
+            upper: "/u".into(),
+            work: "/w".into(),
+        };
+        assert_eq!(
+            overlay_options(&lower[..1], &volatile, true, ""),
+            "lowerdir=/l1,upperdir=/u,workdir=/w,userxattr,volatile"
         );
     }
 }

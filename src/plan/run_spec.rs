@@ -20,9 +20,8 @@ pub(super) fn run_spec(
     limits: super::limits::Limits,
 ) -> SandboxSpec {
     let private_pid = policy.settings.pid.value == PidMode::Private;
-    let keep_background = policy.settings.keep_background.value;
     let proxied = policy.network == NetworkMode::Proxied;
-    let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
+
     let mut prepare: Vec<Step> = policy
         .create_before
         .iter()
@@ -34,29 +33,12 @@ pub(super) fn run_spec(
         &layers.caches,
         layers.home_overlay.as_ref(),
     ));
+    prepare.extend(layers.review.as_ref().map(|l| super::review::prepare(policy, l)));
     prepare.extend(policy.redacted_rc.iter().map(|r| Step::WriteHostFile {
         path: r.copy.clone(),
         text: r.text.clone(),
     }));
-    prepare.push(Step::StartWarden {
-        keep_background,
-        egress: proxied.then(|| Egress {
-            allow: crate::egress::AllowList(policy.allowed_domains.iter().map(|d| d.value.clone()).collect()),
-            log: policy.egress_log.clone(),
-            say: !policy.quiet && !keep_background,
-        }),
-        git: policy.git_layouts.iter().flat_map(|g| g.own()).collect(),
-        scoped: scoped && !keep_background,
-        notes: !policy.quiet && !keep_background && !private_pid,
-        remove: None,
-        writable: vec![],
-        explain: (!private_pid)
-            .then(|| super::explain::orders(policy, layers, !scoped, host.uid == 0, false))
-            .flatten()
-            .map(Box::new),
-        limits: limits.watch,
-        repos: repo_scan(policy),
-    });
+    prepare.push(warden(policy, host, layers, limits.watch));
     // The sandbox's cgroups, once the warden (which stays out) runs.
     prepare.extend(limits.make);
 
@@ -87,6 +69,18 @@ pub(super) fn run_spec(
 
     // The minimal view assembles a new root, as the legacy path does.
     let minimal = policy.view == ViewMode::Minimal;
+    let mut mounts = layout(
+        policy,
+        &layers.masked_sockets,
+        fds.console.as_deref(),
+        &layers.caches,
+        layers.home_overlay.as_ref(),
+        host.uid == 0,
+        policy.settings.tmpfs_size.value.bytes(host.mem_total),
+    );
+    if let Some(l) = &layers.review {
+        super::review::overlay_trees(&mut mounts, l);
+    }
     SandboxSpec {
         host: prepare,
         join_cgroup: limits.join,
@@ -119,15 +113,7 @@ pub(super) fn run_spec(
         hostname: None,
         egress_port: proxied.then_some(crate::egress::PROXY_PORT),
         inherited,
-        mounts: layout(
-            policy,
-            &layers.masked_sockets,
-            fds.console.as_deref(),
-            &layers.caches,
-            layers.home_overlay.as_ref(),
-            host.uid == 0,
-            policy.settings.tmpfs_size.value.bytes(host.mem_total),
-        ),
+        mounts,
         mount_api: if minimal { MountApi::Legacy } else { host.mount_api },
         shape: Shape::RUN,
         seal_root: minimal,
@@ -148,6 +134,45 @@ pub(super) fn run_spec(
                 closed: fds.closed,
             },
         ),
+    }
+}
+
+/// The warden's orders in `run`.
+fn warden(policy: &Policy, host: &HostFacts, layers: &Layers, limits: Option<super::LimitWatch>) -> Step {
+    let private_pid = policy.settings.pid.value == PidMode::Private;
+    let keep_background = policy.settings.keep_background.value;
+    let proxied = policy.network == NetworkMode::Proxied;
+    let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
+    Step::StartWarden {
+        keep_background,
+        egress: proxied.then(|| {
+            Box::new(Egress {
+                allow: crate::egress::AllowList(
+                    policy.allowed_domains.iter().map(|d| d.value.clone()).collect(),
+                ),
+                log: policy.egress_log.clone(),
+                say: !policy.quiet && !keep_background,
+            })
+        }),
+        git: policy.git_layouts.iter().flat_map(|g| g.own()).collect(),
+        scoped: scoped && !keep_background,
+        notes: !policy.quiet && !keep_background && !private_pid,
+        remove: None,
+        writable: vec![],
+        // What the warden says at exit goes to a stderr it holds: not with
+        // --keep-background, where it would hold the caller's pipe open.
+        watch: if keep_background {
+            Vec::new()
+        } else {
+            policy.watched.clone()
+        },
+        review: layers.review.as_ref().map(|l| l.dir.clone()),
+        explain: (!private_pid)
+            .then(|| super::explain::orders(policy, layers, !scoped, host.uid == 0, false))
+            .flatten()
+            .map(Box::new),
+        limits,
+        repos: repo_scan(policy).map(Box::new),
     }
 }
 
@@ -236,9 +261,11 @@ fn environment(policy: &Policy, layers: &Layers) -> crate::policy::EnvRules {
 
 /// The writable roots (caches aside) walked for repositories the command
 /// makes, and the `.git`s there at the start; none with
-/// `--allow-git-config`, where git dirs are the command's anyway.
+/// `--allow-git-config`, where git dirs are the command's anyway, nor in
+/// review mode, where nothing reaches the host before `review apply`.
 pub(super) fn repo_scan(policy: &Policy) -> Option<RepoScan> {
-    (!policy.settings.allow_git_config.value).then(|| RepoScan {
+    let off = policy.settings.allow_git_config.value || policy.review.is_some();
+    (!off).then(|| RepoScan {
         roots: policy
             .writable_roots
             .iter()

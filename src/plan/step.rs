@@ -25,7 +25,7 @@ pub enum Step {
         keep_background: bool,
         /// `--network proxied`: the proxy the warden serves.
         #[serde(skip_serializing_if = "Option::is_none")]
-        egress: Option<Egress>,
+        egress: Option<Box<Egress>>,
         /// The host git dirs (and objects/info) whose sandbox-own copies the
         /// warden keeps in step (supervise/git_sync.rs), in the order
         /// `HandGitDirs` sends them.
@@ -50,6 +50,16 @@ pub enum Step {
         /// write).
         #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
         writable: Vec<PathBuf>,
+        /// Agent and editor files missing at the start: those there at the
+        /// command's exit are named on qwrap's stderr.
+        #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
+        watch: Vec<PathBuf>,
+        /// `--review`: the run's layer, named at exit (idle if empty).
+        #[serde(
+            skip_serializing_if = "Option::is_none",
+            serialize_with = "crate::lossy::opt_path"
+        )]
+        review: Option<PathBuf>,
         /// `--explain`, `--denials`: what the warden judges the trapped
         /// calls by, and where it says the refusals.
         #[serde(skip_serializing_if = "Option::is_none")]
@@ -61,7 +71,22 @@ pub enum Step {
         /// The repositories below the writable roots, looked for again
         /// when the sandbox ends: a new one is named.
         #[serde(skip_serializing_if = "Option::is_none")]
-        repos: Option<RepoScan>,
+        repos: Option<Box<RepoScan>>,
+    },
+    /// `--review`, on the host: the run's layer (plan/review.rs), a lock
+    /// the warden holds, the record `qwrap review` reads, the start.
+    PrepareReview {
+        #[serde(serialize_with = "crate::lossy::path")]
+        layer: PathBuf,
+        trees: usize,
+        /// Made now, else an idle one (an earlier run left it empty).
+        fresh: bool,
+        /// The git indexes, linked as `base-N` where they are: a host index
+        /// only refreshed since (the same entries) is no conflict at apply.
+        #[serde(serialize_with = "crate::lossy::paths")]
+        bases: Vec<PathBuf>,
+        #[serde(skip)]
+        record: Vec<u8>,
     },
     /// A cgroup of the sandbox's own, on the host: made new (one that is
     /// there already fails the step), each limit written to its file, in

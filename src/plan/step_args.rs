@@ -16,10 +16,37 @@ pub enum OverlayUpper {
         #[serde(serialize_with = "crate::lossy::path")]
         work: PathBuf,
     },
+    /// Into a host directory, `volatile`: no sync of the upper layer's
+    /// filesystem, at unmount or asked from inside (`--review`'s layer:
+    /// the warden writes it out when the command exits).
+    Volatile {
+        #[serde(serialize_with = "crate::lossy::path")]
+        upper: PathBuf,
+        #[serde(serialize_with = "crate::lossy::path")]
+        work: PathBuf,
+    },
     /// Into a tmpfs that ends with the sandbox.
     Tmpfs,
     /// Nowhere: the overlay is read-only.
     ReadOnly,
+}
+
+impl OverlayUpper {
+    /// The same layer with its directories' paths mapped (`f`), as seen
+    /// from elsewhere (the legacy path's old root).
+    pub(super) fn map_dirs(&self, f: impl Fn(&std::path::Path) -> PathBuf) -> OverlayUpper {
+        match self {
+            OverlayUpper::Dirs { upper, work } => OverlayUpper::Dirs {
+                upper: f(upper),
+                work: f(work),
+            },
+            OverlayUpper::Volatile { upper, work } => OverlayUpper::Volatile {
+                upper: f(upper),
+                work: f(work),
+            },
+            other => other.clone(),
+        }
+    }
 }
 
 /// One cache's tree cloned from the home's overlay (`HomeCaches`).

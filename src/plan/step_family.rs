@@ -26,6 +26,7 @@ impl Step {
             Step::CreateHostDir { .. }
             | Step::WriteHostFile { .. }
             | Step::PrepareCaches { .. }
+            | Step::PrepareReview { .. }
             | Step::StartWarden { .. }
             | Step::MakeCgroup { .. }
             | Step::MakePrivateDir { .. } => Family::Host,

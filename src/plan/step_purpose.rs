@@ -6,17 +6,13 @@ impl Step {
     /// A short phrase naming what the step is for, used in error messages.
     pub fn purpose(&self) -> String {
         match self {
-            Step::PrepareCaches { .. } => {
-                "make the cache directories and claim the workspace's layer slot".into()
-            }
-            Step::WriteHostFile { path, .. } => format!("write {} before the sandbox starts", path.display()),
-            Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
-            Step::StartWarden { .. } => "start the warden outside the sandbox".into(),
-            Step::MakeCgroup { dir, .. } => format!(
-                "make the sandbox's cgroup in {}",
-                dir.parent().unwrap_or(dir).display()
-            ),
-            Step::JoinCgroup { .. } => "move the command's process into the sandbox's cgroups".into(),
+            Step::PrepareCaches { .. }
+            | Step::WriteHostFile { .. }
+            | Step::CreateHostDir { .. }
+            | Step::StartWarden { .. }
+            | Step::PrepareReview { .. }
+            | Step::MakeCgroup { .. }
+            | Step::JoinCgroup { .. } => host_purpose(self),
             Step::ListenEgress { .. } => "hand the egress proxy's socket to the warden".into(),
             Step::Unshare { ns } if ns.user && !ns.net => "create user and mount namespaces".into(),
             Step::Unshare { ns } if ns.user => "create user, mount and network namespaces".into(),
@@ -135,5 +131,26 @@ impl Step {
                     .join(", ")
             ),
         }
+    }
+}
+
+/// What a step made on the host before anything is unshared is for.
+fn host_purpose(step: &Step) -> String {
+    match step {
+        Step::PrepareCaches { .. } => {
+            "make the cache directories and claim the workspace's layer slot".into()
+        }
+        Step::WriteHostFile { path, .. } => format!("write {} before the sandbox starts", path.display()),
+        Step::CreateHostDir { path } => format!("create {} before the sandbox starts", path.display()),
+        Step::StartWarden { .. } => "start the warden outside the sandbox".into(),
+        Step::PrepareReview { layer, .. } => {
+            format!("make the review layer {} and hold its lock", layer.display())
+        }
+        Step::MakeCgroup { dir, .. } => format!(
+            "make the sandbox's cgroup in {}",
+            dir.parent().unwrap_or(dir).display()
+        ),
+        Step::JoinCgroup { .. } => "move the command's process into the sandbox's cgroups".into(),
+        _ => unreachable!("{step:?} is no host step"),
     }
 }

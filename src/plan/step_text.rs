@@ -17,6 +17,7 @@ impl fmt::Display for Step {
             Step::WriteHostFile { .. }
             | Step::CreateHostDir { .. }
             | Step::PrepareCaches { .. }
+            | Step::PrepareReview { .. }
             | Step::MakeCgroup { .. }
             | Step::JoinCgroup { .. }
             | Step::StartWarden { .. } => super::step_text_host::write(self, f),
@@ -190,14 +191,12 @@ impl fmt::Display for Step {
                 names.extend(flags.names("MS_"));
                 write!(f, "mount(NULL, {}, NULL, {}, NULL)", q(target), names.join("|"))
             }
-            Step::PivotRoot { new_root, put_old } => {
-                write!(
-                    f,
-                    "pivot_root({0}, {1}); chdir(\"/\") (on an initramfs root: mount(\"/\", {1}, MS_BIND|MS_REC); chdir({0}); mount(\".\", \"/\", MS_MOVE); chroot(\".\"))",
-                    q(new_root),
-                    q(put_old)
-                )
-            }
+            Step::PivotRoot { new_root, put_old } => write!(
+                f,
+                "pivot_root({0}, {1}); chdir(\"/\") (on an initramfs root: mount(\"/\", {1}, MS_BIND|MS_REC); chdir({0}); mount(\".\", \"/\", MS_MOVE); chroot(\".\"))",
+                q(new_root),
+                q(put_old)
+            ),
             Step::EnterRoot { new_root } => write!(
                 f,
                 "chdir({}); pivot_root(\".\", \".\"); umount2(\".\", MNT_DETACH); chdir(\"/\") (on an initramfs root: mount(\".\", \"/\", MS_MOVE); chroot(\".\"))",

@@ -72,6 +72,8 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             notes,
             remove,
             writable,
+            watch,
+            review,
             explain,
             limits,
             repos,
@@ -120,36 +122,22 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 )?;
             }
             if let Some(e) = explain {
-                write!(
-                    f,
-                    "; with --explain answers every trapped call as the filter without it would (the errno of {}, or SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel runs the call and enforces), judging first from its arguments (the path read from /proc/PID/mem, against /proc/PID/cwd or /proc/PID/fd/N) whether it will be refused: a write outside {} writable paths (a read-only mount, asked through /proc/PID/root), a read of {} hidden paths{}, a connect to {} masked sockets; {}",
-                    if e.keyrings || e.second.is_some() {
-                        "the rules, the keyring calls and the second filter's"
-                    } else {
-                        "the rules"
-                    },
-                    e.writable.len(),
-                    e.hidden.len(),
-                    if e.view.is_some() {
-                        " or of a host path outside the minimal view"
-                    } else {
-                        ""
-                    },
-                    e.sockets.len(),
-                    match (e.say, e.denials.is_some()) {
-                        (true, true) =>
-                            "writes each refusal to the denials file and says them on stderr at exit",
-                        (true, false) => "says the refusals on stderr at exit",
-                        _ => "writes each refusal to the denials file",
-                    }
-                )?;
+                explain_text(e, f)?;
             }
             if let Some(l) = limits {
                 limits_text(l, f)?;
             }
-            git_text(git, repos.as_ref(), f)?;
+            git_text(git, repos.as_deref(), f)?;
+            at_exit_text(watch, review.as_deref(), f)?;
             write!(f, ")")
         }
+        Step::PrepareReview {
+            layer,
+            trees,
+            fresh,
+            bases,
+            ..
+        } => prepare_review(layer, *trees, *fresh, bases, f),
         _ => Ok(()),
     }
 }
@@ -226,4 +214,99 @@ fn git_text(
         )?;
     }
     Ok(())
+}
+
+/// What the warden does for `--explain`, in its step's aside.
+fn explain_text(e: &super::explain::Explain, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    write!(
+        f,
+        "; with --explain answers every trapped call as the filter without it would (the errno of {}, or SECCOMP_USER_NOTIF_FLAG_CONTINUE: the kernel runs the call and enforces), judging first from its arguments (the path read from /proc/PID/mem, against /proc/PID/cwd or /proc/PID/fd/N) whether it will be refused: a write outside {} writable paths (a read-only mount, asked through /proc/PID/root), a read of {} hidden paths{}, a connect to {} masked sockets; {}",
+        if e.keyrings || e.second.is_some() {
+            "the rules, the keyring calls and the second filter's"
+        } else {
+            "the rules"
+        },
+        e.writable.len(),
+        e.hidden.len(),
+        if e.view.is_some() {
+            " or of a host path outside the minimal view"
+        } else {
+            ""
+        },
+        e.sockets.len(),
+        match (e.say, e.denials.is_some()) {
+            (true, true) => "writes each refusal to the denials file and says them on stderr at exit",
+            (true, false) => "says the refusals on stderr at exit",
+            _ => "writes each refusal to the denials file",
+        }
+    )
+}
+
+/// What the warden does when the command exits (the agent files it
+/// watches, the review layer), in its step's aside.
+fn at_exit_text(
+    watch: &[std::path::PathBuf],
+    review: Option<&std::path::Path>,
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    if !watch.is_empty() {
+        let names: Vec<String> = watch.iter().map(|p| q(p)).collect();
+        write!(
+            f,
+            "; when the command exits, names on stderr each of {} that is there (made inside)",
+            names.join(", ")
+        )?;
+    }
+    if let Some(l) = review {
+        write!(
+            f,
+            "; when the command exits, writes out the layer {} with syncfs and names it on stderr, or where every upper directory is empty leaves it idle for the next run",
+            q(l)
+        )?;
+    }
+    Ok(())
+}
+
+/// `Step::PrepareReview`'s calls.
+fn prepare_review(
+    layer: &std::path::Path,
+    trees: usize,
+    fresh: bool,
+    bases: &[std::path::PathBuf],
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    let set = layer.parent().unwrap_or(layer);
+    let mut calls = if fresh {
+        vec![
+            format!("mkdir({}, 0700) with missing parents", q(set)),
+            format!("mkdir({}, 0700) (EEXIST: another run took this id)", q(layer)),
+        ]
+    } else {
+        vec![format!(
+            "the idle layer {} reused (its directories there, left empty by an earlier run)",
+            q(layer)
+        )]
+    };
+    for n in (0..trees).filter(|_| fresh) {
+        let (upper, work) = super::review::tree_dirs(layer, n);
+        calls.push(format!(
+            "mkdir({}, 0700); mkdir({}, 0700); mkdir({}, 0700)",
+            q(&layer.join(n.to_string())),
+            q(&upper),
+            q(&work)
+        ));
+    }
+    for (n, b) in bases.iter().enumerate() {
+        calls.push(format!(
+            "link({}, {}) where it is there",
+            q(b),
+            q(&layer.join(format!("base-{n}")))
+        ));
+    }
+    calls.push(format!(
+        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB) (EWOULDBLOCK: another run took it); pwrite(<lock>, getpid() ten digits wide); fstat(<lock>) = the run's start, its ctime; open({}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600), write() the trees, the command and the start",
+        q(&layer.join("lock")),
+        q(&layer.join("info"))
+    ));
+    write!(f, "{} on the host", calls.join("; "))
 }

@@ -69,6 +69,8 @@ pub(super) fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode
         allowed_sockets: vec![],
         env: EnvRules::build(tmp, &[], &[]),
         command: vec![OsString::from("true")],
+        review: None,
+        watched: vec![],
     }
 }
 
@@ -86,6 +88,7 @@ pub(super) fn host(api: MountApi) -> HostFacts {
         mem_total: 8 << 30,
         no_pty: None,
         landlock_only: Default::default(),
+        review: None,
         kernel: (6, 18),
         cgroups: None,
     }
@@ -116,12 +119,14 @@ fn starts_with_namespaces_and_identity_maps() {
                 notes: true,
                 remove: None,
                 writable: vec![],
+                watch: vec![],
+                review: None,
                 explain: None,
                 limits: None,
-                repos: Some(crate::plan::RepoScan {
+                repos: Some(Box::new(crate::plan::RepoScan {
                     roots: vec!["/home/u/proj".into()],
                     known: vec![],
-                }),
+                })),
             },
             Step::Unshare {
                 ns: Namespaces {

@@ -159,12 +159,14 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             notes: true,
             remove: None,
             writable: vec![],
+            watch: vec![],
+            review: None,
             explain: None,
             limits: None,
-            repos: Some(crate::plan::RepoScan {
+            repos: Some(Box::new(crate::plan::RepoScan {
                 roots: vec!["/w".into()],
                 known: vec![],
-            }),
+            })),
         }
     );
     assert_eq!(

@@ -262,6 +262,12 @@ pub fn for_roots(git: &GitInfo, roots: &[super::WritableRoot], allowed: bool) ->
     };
     for dot_git in &found.dot_gits {
         let Some(top) = dot_git.parent() else { continue };
+        // One the caller may not write (another user's, under a shared
+        // /tmp) cannot be planted in: no mounts spent on it.
+        let writable = |p: &Path| rustix::fs::access(p, rustix::fs::Access::WRITE_OK).is_ok();
+        if !writable(top) && !writable(dot_git) {
+            continue;
+        }
         let info = super::git::discover(top);
         if info.top.as_deref() == Some(top) {
             g.merge(guard(&info));

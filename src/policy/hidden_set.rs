@@ -118,6 +118,10 @@ pub const DEFAULT_HIDDEN: &[(&str, &str)] = &[
         ".local/state/qwrap/caches",
         "every workspace's cache and home layers: what their sandboxes wrote, logins included",
     ),
+    (
+        ".local/state/qwrap/reviews",
+        "every workspace's review layers: what their sandboxes wrote, pending review",
+    ),
 ];
 
 /// Credential stores a variable moves (a colon list names several), and

@@ -6,6 +6,7 @@
 //! dirs are (pointer files, each checked against the filesystem). No
 //! setting and no path to grant is taken from the workspace's contents.
 
+pub mod agent_files;
 mod config_files;
 mod env;
 pub mod git;
@@ -19,6 +20,7 @@ mod passwd;
 pub mod profile;
 pub mod rc_files;
 mod resolve;
+mod review;
 mod roots;
 pub mod secrets;
 pub mod settings;
@@ -36,6 +38,7 @@ pub use modes::{
     CacheMode, HomeMode, IsolationMode, LandlockMode, NetworkMode, PidMode, TmpMode, TmpfsSize, ViewMode,
 };
 pub use resolve::resolve;
+pub use review::ReviewPolicy;
 pub use roots::{CacheRoot, RootReason, WritableRoot};
 pub use settings::{CliSettings, PathSpec, Settings, Sourced};
 pub use toolchains::{set_name as layer_set_name, state_dir};
@@ -281,6 +284,14 @@ pub struct Policy {
     pub home: Option<PathBuf>,
     #[serde(skip)]
     pub command: Vec<OsString>,
+    /// `--review`: the layer the workspace's changes are kept in (None: the
+    /// live mode, where they reach the host as they happen).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewPolicy>,
+    /// Agent and editor files (and a profile's read-only files) missing at
+    /// the start: each one the command makes is named when it exits.
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub watched: Vec<PathBuf>,
 }
 
 /// Variables that name a host socket by path; unset inside when it is masked.

@@ -37,27 +37,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     resolver.add_builtin(&workspace, RootReason::Workspace, "workspace")?;
 
     if s.tmp.value == TmpMode::Host {
-        let (tmp, src) = match caller.var("TMPDIR") {
-            Some(t) => (PathBuf::from(t), "$TMPDIR"),
-            None => (PathBuf::from("/tmp"), "/tmp"),
-        };
-        let tmp = absolutize(&tmp, cwd);
-        // The host's temp dir inside home would make part of home writable
-        // on the word of an environment variable.
-        if let Ok(real) = std::fs::canonicalize(&tmp)
-            && let Some(h) = homes.iter().find(|h| real.starts_with(h) && real != **h)
-        {
-            return Err(PolicyError::InsideHome {
-                path: real,
-                source_name: format!("{src} with --tmp host"),
-                home: h.to_path_buf(),
-            });
-        }
-        resolver.add_builtin_if_exists(
-            &tmp,
-            RootReason::Temp,
-            &format!("{src} (tmp = host from {})", s.tmp.source),
-        )?;
+        host_tmp(caller, cwd, &homes, &s.tmp.source, &mut resolver)?;
     }
 
     let cache_mode = s.cache.value;
@@ -198,7 +178,19 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
     );
 
     ro_specs.extend(s.read_only.iter().cloned());
-    let (guard, repos) = git_guard::for_roots(&git, &writable_roots, s.allow_git_config.value);
+    // Review mode: the workspace and its git roots are overlaid whole, so
+    // the guard's copies, pins and read-only paths give way to the layer.
+    let review = review::policy(s, home.as_deref(), &env, &workspace, &writable_roots)?;
+    let mut watched = if review.is_none() && !s.allow_agent_files.value {
+        agent_files::find(&workspace).guard(&mut ro_specs, &mut dropped)
+    } else {
+        Vec::new()
+    };
+    let (guard, repos) = git_guard::for_roots(
+        &git,
+        &writable_roots,
+        s.allow_git_config.value || review.is_some(),
+    );
     if let Some(n) = &guard.note {
         git.note.get_or_insert_with(|| n.clone());
     }
@@ -239,6 +231,10 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
             Err(_) => None,
         };
         let Some(real) = real else {
+            // A profile's settings file made inside is named at exit.
+            if spec.source.starts_with("profile ") && in_roots(&abs) {
+                watched.push(abs.clone());
+            }
             dropped.push(Dropped {
                 path: abs,
                 why: format!("{}: read-only path does not exist", spec.source),
@@ -481,7 +477,42 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         settings: s.clone(),
         home,
         command: req.command.clone(),
+        review,
+        watched,
     })
+}
+
+/// `--tmp host`: the host's temp directory ($TMPDIR, else /tmp) a writable
+/// root, never inside a home.
+fn host_tmp(
+    caller: &Caller,
+    cwd: &Path,
+    homes: &[PathBuf],
+    source: &str,
+    resolver: &mut roots::Resolver,
+) -> Result<(), PolicyError> {
+    let (tmp, src) = match caller.var("TMPDIR") {
+        Some(t) => (PathBuf::from(t), "$TMPDIR"),
+        None => (PathBuf::from("/tmp"), "/tmp"),
+    };
+    let tmp = absolutize(&tmp, cwd);
+    // The host's temp dir inside home would make part of home writable
+    // on the word of an environment variable.
+    if let Ok(real) = std::fs::canonicalize(&tmp)
+        && let Some(h) = homes.iter().find(|h| real.starts_with(h) && real != **h)
+    {
+        return Err(PolicyError::InsideHome {
+            path: real,
+            source_name: format!("{src} with --tmp host"),
+            home: h.to_path_buf(),
+        });
+    }
+    resolver.add_builtin_if_exists(
+        &tmp,
+        RootReason::Temp,
+        &format!("{src} (tmp = host from {source})"),
+    )?;
+    Ok(())
 }
 
 /// Where a variable chose a cache's path (`path` is not what the template

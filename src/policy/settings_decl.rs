@@ -44,6 +44,7 @@ pub const ENV_PROFILE: &str = "QWRAP_PROFILE";
 pub const ENV_LANDLOCK: &str = "QWRAP_LANDLOCK";
 pub const ENV_ALLOW_SOCKET: &str = "QWRAP_ALLOW_SOCKET";
 pub const ENV_TMPFS_SIZE: &str = "QWRAP_TMPFS_SIZE";
+pub const ENV_REVIEW: &str = "QWRAP_REVIEW";
 pub const ENV_EXPLAIN: &str = "QWRAP_EXPLAIN";
 pub const ENV_MEMORY: &str = "QWRAP_MEMORY";
 pub const ENV_MAX_PROCESSES: &str = "QWRAP_MAX_PROCESSES";
@@ -216,6 +217,12 @@ declare_settings! {
         share_terminal = false, "--share-terminal" => share_terminal;
         /// Leave what the command leaves behind running after it exits.
         keep_background = false, "--keep-background" => keep_background;
+        /// Every change to the workspace (its git dir included) kept in a
+        /// layer of its own until `qwrap review apply`.
+        review = false, "--review" => review, ENV_REVIEW;
+        /// The agent and editor files at the workspace's top writable (by
+        /// default those there at the start are read-only).
+        allow_agent_files = false, "--allow-agent-files" => allow_agent_files;
         /// Say at exit what was refused and the option that would allow it.
         explain = false, "--explain" => explain, ENV_EXPLAIN;
     }

@@ -406,6 +406,12 @@ fn qwen_profile_reproduces_qwen_code() {
     assert_eq!(p.read_only.len(), 1);
     assert_eq!(p.read_only[0].path, t.p("home/u/.qwen/.env"));
     assert_eq!(p.read_only[0].source, "profile qwen");
+    // Its settings, missing here, are named at exit if made inside.
+    assert!(
+        p.watched.contains(&t.p("home/u/.qwen/settings.json")),
+        "{:?}",
+        p.watched
+    );
     let dropped: Vec<String> = p.dropped.iter().map(|d| d.why.clone()).collect();
     assert!(
         dropped.iter().any(|w| w.contains("$QWEN_RUNTIME_DIR is not set")),

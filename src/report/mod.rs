@@ -167,6 +167,12 @@ impl Inspect {
             ),
             line("cache", s.cache.value.to_string(), &s.cache.source),
             line("home", s.home.value.to_string(), &s.home.source),
+            line("review", s.review.value.to_string(), &s.review.source),
+            line(
+                "allow_agent_files",
+                s.allow_agent_files.value.to_string(),
+                &s.allow_agent_files.source,
+            ),
             line("isolation", s.isolation.value.to_string(), &s.isolation.source),
             line("tmpfs_size", s.tmpfs_size.value.to_string(), &s.tmpfs_size.source),
             line("memory", s.memory.value.to_string(), &s.memory.source),
@@ -236,6 +242,26 @@ impl Inspect {
             cache_layer: CACHE_LAYER_NOTE.into(),
             notes,
         }
+    }
+
+    /// The layers beyond the mount view, as `Layers:` names them.
+    fn layer_list(&self) -> [(&'static str, &crate::plan::LayerState); 13] {
+        let l = &self.layers;
+        [
+            ("isolation", &l.isolation),
+            ("landlock filesystem", &l.landlock_filesystem),
+            ("landlock scopes", &l.landlock_scopes),
+            ("host processes", &l.processes),
+            ("seccomp", &l.seccomp),
+            ("protected git paths", &l.protected_paths),
+            ("host socket masks", &l.socket_masks),
+            ("caches", &l.cache_isolation),
+            ("home", &l.home),
+            ("workspace", &l.workspace),
+            ("terminal", &l.terminal),
+            ("egress", &l.egress),
+            ("limits", &l.limits),
+        ]
     }
 
     pub fn text(&self) -> String {
@@ -336,20 +362,7 @@ impl Inspect {
         );
         let l = &self.layers;
         let _ = writeln!(o, "Layers:");
-        for (name, state) in [
-            ("isolation", &l.isolation),
-            ("landlock filesystem", &l.landlock_filesystem),
-            ("landlock scopes", &l.landlock_scopes),
-            ("host processes", &l.processes),
-            ("seccomp", &l.seccomp),
-            ("protected git paths", &l.protected_paths),
-            ("host socket masks", &l.socket_masks),
-            ("caches", &l.cache_isolation),
-            ("home", &l.home),
-            ("terminal", &l.terminal),
-            ("egress", &l.egress),
-            ("limits", &l.limits),
-        ] {
+        for (name, state) in self.layer_list() {
             let _ = writeln!(o, "  {name}: {state}");
         }
         let _ = writeln!(

@@ -50,6 +50,9 @@ pub struct Receipt {
     /// `listed` (the allow-list), `readonly` (the whole home), or
     /// `overlay` (--home) where the overlay is had.
     pub home: String,
+    /// `live` (writes reach the workspace as they happen) or `review`
+    /// (kept in a layer until `qwrap review apply`).
+    pub workspace_mode: String,
     /// `overlay`, `private` or `shared`.
     pub cache_mode: String,
     /// Each cache root and how it is mounted (`PATH: overlay`).
@@ -190,6 +193,7 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         } else {
             "readonly".into()
         },
+        workspace_mode: if policy.review.is_some() { "review" } else { "live" }.into(),
         cache_mode: policy.settings.cache.value.to_string(),
         caches: inspect
             .layers
@@ -267,7 +271,7 @@ impl Receipt {
 }
 
 /// Field order, as in the rollout checklist.
-const FIELDS: [&str; 33] = [
+const FIELDS: [&str; 34] = [
     "date",
     "host",
     "qwrap_version",
@@ -294,6 +298,7 @@ const FIELDS: [&str; 33] = [
     "isolation",
     "view",
     "home",
+    "workspace_mode",
     "cache_mode",
     "caches",
     "limits",

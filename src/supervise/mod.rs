@@ -4,6 +4,7 @@
 //! the git dirs it keeps in step. The executor starts the warden and hands
 //! it what it needs over one socket (warden.rs: `Link` and `hand_over_*`).
 
+mod at_exit;
 mod calls;
 mod explain;
 mod explain_judge;

@@ -14,6 +14,7 @@ use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
 use std::path::{Path, PathBuf};
 
+use super::at_exit::AtExit;
 use super::calls::Sandbox;
 use super::explain::{Explaining, Recorder};
 use super::explain_judge::{Base, Judge};
@@ -38,6 +39,12 @@ pub(crate) struct Orders<'a> {
     /// `--isolation landlock`: where it changes a file's mode bits and
     /// times on the command's behalf (metadata.rs).
     pub writable: &'a [PathBuf],
+    /// Files missing at the start, named at exit when the command made
+    /// them (at_exit.rs).
+    pub watch: &'a [PathBuf],
+    /// `--review`: the run's layer, written out and named at exit (left
+    /// idle for the next run where it is empty).
+    pub review: Option<&'a Path>,
     /// The sandbox's limits (limits.rs).
     pub limits: Option<&'a LimitWatch>,
     /// `--explain`, `--denials`: the calls it judges and where it says
@@ -58,6 +65,8 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         notes,
         remove,
         writable,
+        watch,
+        review,
         explain,
         limits,
         repos,
@@ -75,7 +84,8 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
     // refusals) goes to qwrap's stderr, kept only while the command's exit
     // ends the warden: with --keep-background it would hold a caller's
     // pipe open.
-    let says = !git.is_empty() || egress.is_some_and(|e| e.say);
+    let at_exit_says = !keep_background && (!watch.is_empty() || review.is_some());
+    let says = !git.is_empty() || egress.is_some_and(|e| e.say) || at_exit_says;
     let reports = !keep_background && says;
     // One descriptor of it for everything the warden says; its copies are
     // made in the warden, not on the command's way to exec.
@@ -121,36 +131,25 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         // command that forks without end, which it may have to outpace.
         let _ = k::setsid();
         let notes = stderr.as_ref().filter(|_| notes).and_then(|r| r.try_clone().ok());
+        let at_exit = AtExit {
+            watch: watch.to_vec(),
+            review: review.map(Path::to_path_buf),
+            out: stderr
+                .as_ref()
+                .filter(|_| at_exit_says)
+                .and_then(|r| r.try_clone().ok()),
+        };
         let said = stderr
             .as_ref()
             .filter(|_| says_limits)
             .and_then(|r| r.try_clone().ok());
         let mut limits = limits.map(|l| Limits::new(l, said));
         let report = stderr.filter(|_| reports);
-        let proxy = egress.map(|e| {
-            let c = proxy::Config::new(e.allow.clone(), log);
-            match report.as_ref().filter(|_| e.say).and_then(|r| r.try_clone().ok()) {
-                Some(fd) => c.saying(std::fs::File::from(fd)),
-                None => c,
-            }
-        });
         let explaining = explain.map(|orders| Explaining {
             judge: Judge::new(orders),
             seen: Arc::new(Mutex::new(Recorder::new(explain_say, denials))),
         });
-        let proxy = proxy.map(|mut c| {
-            if let Some(e) = &explaining {
-                let seen = Arc::clone(&e.seen);
-                c.refused = Some(Box::new(
-                    move |protocol: &str, destination: &str, reason: &str| {
-                        if let Ok(mut s) = seen.lock() {
-                            s.record(0, egress_refusal(protocol, destination, reason));
-                        }
-                    },
-                ));
-            }
-            c
-        });
+        let proxy = egress.map(|e| proxy_config(e, log, report.as_ref(), explaining.as_ref()));
         let reaper = if scoped { Reaper::Scoped } else { Reaper::Scan };
         let code = run(
             theirs,
@@ -163,6 +162,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
             git.to_vec(),
             notes,
             writable,
+            &at_exit,
             explaining,
             limits.as_mut(),
         );
@@ -218,6 +218,7 @@ fn run(
     git: Vec<PathBuf>,
     mut notes: Option<OwnedFd>,
     writable: Vec<PathBuf>,
+    at_exit: &AtExit,
     mut explaining: Option<Explaining>,
     mut limits: Option<&mut Limits>,
 ) -> i32 {
@@ -226,6 +227,7 @@ fn run(
     let mut own_git: Vec<OwnedFd> = Vec::new();
     let mut sync: Option<GitSync> = None;
     let Ok(pidfd) = k::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
+        at_exit.command_done();
         return 1;
     };
     // The egress proxy's socket comes first, when there is one; then the
@@ -273,14 +275,22 @@ fn run(
                 }
                 let code = watch(&init, sync.as_mut(), limits);
                 held.clear();
-                return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref(), seen));
+                return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref(), seen, at_exit));
             }
             Some(Handed::Listener(l)) => break l,
-            // qwrap failed before the command ran: nothing to do.
-            None => return 0,
+            // qwrap failed before the command ran: nothing to do but take
+            // away its empty layer.
+            None => {
+                at_exit.setup_failed();
+                return 0;
+            }
         }
     };
     let Some(mut sandbox) = Sandbox::of(command.as_raw_nonzero().get()) else {
+        // The command is gone already (a quick one): the end as after its
+        // exit.
+        held.clear();
+        finish(sync.as_mut(), serving.as_deref(), seen, at_exit);
         return 1;
     };
     // --explain hands the warden every open: each round trip switched to
@@ -332,58 +342,79 @@ fn run(
                 // The cache layer slot is free for the workspace's next
                 // sandbox as soon as nothing of this one can write to it.
                 held.clear();
-                return finish(sync.as_mut(), serving.as_deref(), seen);
+                return finish(sync.as_mut(), serving.as_deref(), seen, at_exit);
             }
         }
         if listener_ready.contains(PollFlags::IN) {
             if let Ok(n) = sys::notif_recv(listener.as_fd()) {
-                if let Some(e) = explaining.as_mut() {
-                    match e.judge.base(&n) {
-                        // Refused by the rules (and the filters folded in):
-                        // with their errno, and said.
-                        Base::Errno(errno) => {
-                            e.record(n.pid, e.judge.filtered(&n, errno));
-                            let _ = sys::notif_send(listener.as_fd(), n.id, Some(errno));
-                            continue;
-                        }
-                        // Let go on as without --explain: the kernel runs
-                        // it and refuses what it refuses; judged first.
-                        Base::Allow => {
-                            if let Some(r) = e.judge.predict(&n) {
-                                e.record(n.pid, r);
-                            }
-                            let _ = sys::notif_send(listener.as_fd(), n.id, None);
-                            continue;
-                        }
-                        Base::Notify => {}
-                    }
-                }
-                if super::calls::makes_user_namespace(&n)
-                    && let Some(fd) = notes.take()
-                {
-                    let _ = k::write(&fd, NESTED_NOTE.as_bytes());
-                }
-                match super::metadata::handle(&n, &writable) {
-                    // A mode or times call (--isolation landlock): made
-                    // here, or refused, and answered with its result.
-                    Some(result) => {
-                        let _ =
-                            sys::notif_answer(listener.as_fd(), n.id, result.map_err(|e| e.raw_os_error()));
-                    }
-                    None => {
-                        if let Some(errno) = answer(&listener, &sandbox, &n)
-                            && let Some(e) = &explaining
-                        {
-                            e.record(n.pid, e.judge.outside(&n, errno));
-                        }
-                    }
-                }
+                notification(
+                    &listener,
+                    &sandbox,
+                    &n,
+                    explaining.as_mut(),
+                    &mut notes,
+                    &writable,
+                );
             }
         } else if listener_ready.intersects(PollFlags::HUP | PollFlags::ERR) {
             // No process holds the filter any more: the command and all
             // it started are gone (with --keep-background, the last of the
             // leftovers too).
-            return finish(sync.as_mut(), serving.as_deref(), seen);
+            return finish(sync.as_mut(), serving.as_deref(), seen, at_exit);
+        }
+    }
+}
+
+/// One trapped call answered: with --explain judged first (refused by the
+/// rules, or let go on and predicted), and recorded where refused; the
+/// note on a nested user namespace; a mode or times call made here; the
+/// rest refused where aimed outside, else let go on.
+fn notification(
+    listener: &OwnedFd,
+    sandbox: &Sandbox,
+    n: &Notification,
+    mut explaining: Option<&mut Explaining>,
+    notes: &mut Option<OwnedFd>,
+    writable: &[PathBuf],
+) {
+    if let Some(e) = explaining.as_deref_mut() {
+        match e.judge.base(n) {
+            // Refused by the rules (and the filters folded in): with their
+            // errno, and said.
+            Base::Errno(errno) => {
+                e.record(n.pid, e.judge.filtered(n, errno));
+                let _ = sys::notif_send(listener.as_fd(), n.id, Some(errno));
+                return;
+            }
+            // Let go on as without --explain: the kernel runs it and
+            // refuses what it refuses; judged first.
+            Base::Allow => {
+                if let Some(r) = e.judge.predict(n) {
+                    e.record(n.pid, r);
+                }
+                let _ = sys::notif_send(listener.as_fd(), n.id, None);
+                return;
+            }
+            Base::Notify => {}
+        }
+    }
+    if super::calls::makes_user_namespace(n)
+        && let Some(fd) = notes.take()
+    {
+        let _ = k::write(&fd, NESTED_NOTE.as_bytes());
+    }
+    match super::metadata::handle(n, writable) {
+        // A mode or times call (--isolation landlock): made here, or
+        // refused, and answered with its result.
+        Some(result) => {
+            let _ = sys::notif_answer(listener.as_fd(), n.id, result.map_err(|e| e.raw_os_error()));
+        }
+        None => {
+            if let Some(errno) = answer(listener, sandbox, n)
+                && let Some(e) = &explaining
+            {
+                e.record(n.pid, e.judge.outside(n, errno));
+            }
         }
     }
 }
@@ -479,6 +510,31 @@ fn answer(listener: &OwnedFd, sandbox: &Sandbox, n: &Notification) -> Option<i32
     refuse
 }
 
+/// The egress proxy's configuration: its log, its refusals said on
+/// `report` (where it says them) and recorded for --explain.
+fn proxy_config(
+    e: &Egress,
+    log: Option<std::fs::File>,
+    report: Option<&OwnedFd>,
+    explaining: Option<&Explaining>,
+) -> proxy::Config {
+    let mut c = proxy::Config::new(e.allow.clone(), log);
+    if let Some(fd) = report.filter(|_| e.say).and_then(|r| r.try_clone().ok()) {
+        c = c.saying(std::fs::File::from(fd));
+    }
+    if let Some(e) = explaining {
+        let seen = Arc::clone(&e.seen);
+        c.refused = Some(Box::new(
+            move |protocol: &str, destination: &str, reason: &str| {
+                if let Ok(mut s) = seen.lock() {
+                    s.record(0, egress_refusal(protocol, destination, reason));
+                }
+            },
+        ));
+    }
+    c
+}
+
 /// An egress refusal, as --explain says it.
 fn egress_refusal(protocol: &str, destination: &str, reason: &str) -> super::explain::Refusal {
     // The host alone: an allow-list rule without a port takes every port.
@@ -503,10 +559,12 @@ fn finish(
     sync: Option<&mut GitSync>,
     serving: Option<&proxy::Config>,
     seen: Option<&Mutex<Recorder>>,
+    at_exit: &AtExit,
 ) -> i32 {
     if let Some(s) = sync {
         s.last();
     }
+    at_exit.command_done();
     if let Some(c) = serving {
         c.drain(std::time::Duration::from_secs(1));
     }

@@ -112,3 +112,16 @@ fn tiocsti_check() -> Check {
     std::mem::forget(slave);
     check
 }
+
+/// Creates `path` as a new file (never through one already there), as the
+/// probe's write checks do; the errno when refused.
+pub(crate) fn create(path: &std::path::Path) -> Result<(), i32> {
+    use rustix::fs::{Mode, OFlags};
+    rustix::fs::open(
+        path,
+        OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
+        Mode::from_raw_mode(0o600),
+    )
+    .map(drop)
+    .map_err(|e| e.raw_os_error())
+}

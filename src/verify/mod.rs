@@ -2,6 +2,7 @@
 //! same policy and plan as `run`, plus the linked-worktree commit canary.
 
 mod attempts;
+pub(crate) use attempts::create;
 mod cache_check;
 mod canary;
 mod egress_checks;
@@ -10,6 +11,7 @@ mod leftover_check;
 pub mod probe;
 mod probe_args;
 mod reach;
+mod review_check;
 pub mod terminal_check;
 
 use crate::exec;
@@ -157,7 +159,8 @@ pub fn run_in_sandbox_with(
     p.env.set.retain(|(k, _)| k != "LC_ALL");
     p.env.set.insert(0, ("LC_ALL".into(), "C".into()));
     let (plan, _) = plan::build(&p, &host.as_captured()).map_err(|r| NoSandbox::Refused(r.message))?;
-    let out = exec::capture_with(&plan, on_output).map_err(|e| NoSandbox::Fork(e.to_string()))?;
+    let out = review_check::removing_layer(&plan, exec::capture_with(&plan, on_output))
+        .map_err(|e| NoSandbox::Fork(e.to_string()))?;
     let text = String::from_utf8_lossy(&out.output).into_owned();
     match out.code {
         Some(c) if c == exec::EXIT_SETUP => Err(NoSandbox::Setup(text.trim_end().to_string())),
@@ -216,6 +219,7 @@ pub fn probe_args(
         home_overlaid: layers.home_overlay.is_some(),
         cache_tag: (!layers.landlock_only).then(|| format!(".qwrap-verify-cache-{}", std::process::id())),
         leftover_tag: (!policy.settings.keep_background.value).then(leftover_check::tag),
+        review_tag: review_check::tag(layers),
         proxied: policy.network == NetworkMode::Proxied,
         proxy_target: helpers.egress_target.map(|port| format!("127.0.0.1:{port}")),
         host_has_nonlo: host_ifs.iter().any(|i| i != "lo"),
@@ -431,6 +435,7 @@ pub fn battery(
     if let Some(tag) = &args.leftover_tag {
         leftover_check::settle(&mut checks, tag);
     }
+    review_check::settle(&mut checks, &policy.workspace, args.review_tag.as_deref());
     checks.push(terminal_check::check(policy.settings.share_terminal.value));
     let no_checkout = "the workspace is not a git checkout".into();
     checks.push(if policy.git.checkout == Checkout::None {
@@ -458,19 +463,6 @@ pub fn parse_probe_output(text: &str) -> Result<Vec<Check>, NoSandbox> {
         .find(|l| l.starts_with('['))
         .and_then(|l| serde_json::from_str(l).ok())
         .ok_or_else(|| NoSandbox::NoResult(text.trim_end().to_string()))
-}
-
-/// Creates `path` as a new file (never through one already there), as the
-/// probe's write checks do; the errno when refused.
-pub(crate) fn create(path: &std::path::Path) -> Result<(), i32> {
-    use rustix::fs::{Mode, OFlags};
-    rustix::fs::open(
-        path,
-        OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC,
-        Mode::from_raw_mode(0o600),
-    )
-    .map(drop)
-    .map_err(|e| e.raw_os_error())
 }
 
 #[cfg(test)]

@@ -83,6 +83,10 @@ impl ProbeArgs {
             v.push("--cache-tag".into());
             v.push(t.into());
         }
+        if let Some(t) = &self.review_tag {
+            v.push("--review-tag".into());
+            v.push(t.into());
+        }
         if let Some(t) = &self.leftover_tag {
             v.push("--leftover-tag".into());
             v.push(t.into());
@@ -185,6 +189,9 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     }
     if a.proxied {
         checks.extend(super::egress_checks::checks(a.proxy_target.as_deref()));
+    }
+    if let Some(t) = &a.review_tag {
+        checks.push(super::review_check::write(&a.workspace, t));
     }
     if let Some(t) = &a.cache_tag {
         checks.push(super::cache_check::write(&a.caches, t));

@@ -64,6 +64,10 @@ pub struct ProbeArgs {
     pub caches: Vec<PathBuf>,
     #[arg(long)]
     pub cache_tag: Option<String>,
+    /// `--review`: a file to write at the workspace's top, which must not
+    /// reach the host (`review-held`).
+    #[arg(long)]
+    pub review_tag: Option<String>,
     /// The name (comm) the leftover check's processes carry.
     #[arg(long)]
     pub leftover_tag: Option<String>,

@@ -258,3 +258,38 @@ pub fn qwrap_tmp() -> std::collections::BTreeSet<String> {
         .filter(|n| n.contains("qwrap"))
         .collect()
 }
+
+/// Every entry beneath `dir`: a file by its mode and a hash of its bytes, a
+/// link by its target, a directory by its mode; `skip`: names left out.
+pub fn tree(dir: &Path, skip: &[&str]) -> std::collections::BTreeMap<String, String> {
+    fn walk(root: &Path, dir: &Path, skip: &[&str], out: &mut std::collections::BTreeMap<String, String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            let rel = p.strip_prefix(root).unwrap().to_string_lossy().into_owned();
+            if skip.contains(&rel.as_str()) {
+                continue;
+            }
+            let m = std::fs::symlink_metadata(&p).unwrap();
+            let mode = m.permissions().mode() & 0o7777;
+            let v = if m.file_type().is_symlink() {
+                format!("link {}", std::fs::read_link(&p).unwrap().display())
+            } else if m.is_dir() {
+                walk(root, &p, skip, out);
+                format!("dir {mode:o}")
+            } else if !m.is_file() {
+                format!("special {mode:o}")
+            } else {
+                let mut h = std::collections::hash_map::DefaultHasher::new();
+                std::hash::Hash::hash(&std::fs::read(&p).unwrap(), &mut h);
+                format!("file {mode:o} {:016x}", std::hash::Hasher::finish(&h))
+            };
+            out.insert(rel, v);
+        }
+    }
+    let mut out = std::collections::BTreeMap::new();
+    walk(dir, dir, skip, &mut out);
+    out
+}

@@ -6,6 +6,7 @@ mod error;
 mod exec;
 pub mod fake;
 mod fds;
+mod files;
 pub mod kernel;
 pub mod landlock;
 mod notify;
@@ -17,6 +18,7 @@ pub use error::SysError;
 pub use exec::{apply_filters, exec_after_filters};
 
 pub use fds::{close_others_at_exec, dup_onto, open_truncate, unix_socket_file, with_inherited_fd};
+pub use files::link;
 pub use notify::{
     Notification, detach_warden, exit_now, notif_answer, notif_id_valid, notif_recv, notif_send,
     notif_sync_wake_up, read_memory, seccomp_install, seccomp_listener,

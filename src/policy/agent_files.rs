@@ -1,0 +1,189 @@
+//! The agent and editor files at the top of a workspace: what a host tool
+//! (an editor opening the folder, direnv on `cd`, an agent started there)
+//! reads to choose a program it runs. In the live mode those there when
+//! the sandbox starts are read-only inside, as git hooks are; those made
+//! inside are named on qwrap's stderr when the command exits. `qwrap
+//! review` names them among a layer's changes. `--allow-agent-files`
+//! leaves them writable.
+
+use std::path::{Path, PathBuf};
+
+/// Directories at the workspace's top, guarded whole, and what a host tool
+/// runs from them.
+pub const DIRS: [(&str, &str); 10] = [
+    (
+        ".vscode",
+        "VS Code runs its tasks on folder open and the programs its settings name",
+    ),
+    (
+        ".idea",
+        "JetBrains IDEs run its run configurations and external tools",
+    ),
+    (".codex", "Codex reads its config, MCP servers and hooks there"),
+    (
+        ".gemini",
+        "Gemini CLI starts the MCP servers and tools its settings name",
+    ),
+    (".cursor", "Cursor starts the MCP servers its settings name"),
+    (
+        ".zed",
+        "Zed runs its tasks and the language servers its settings name",
+    ),
+    (".continue", "Continue starts the MCP servers its config names"),
+    (".windsurf", "Windsurf runs its workflows"),
+    (
+        ".devcontainer",
+        "dev container tools run its create and start commands",
+    ),
+    (".helix", "Helix starts the language servers its config names"),
+];
+
+/// Files at the workspace's top, and what a host tool does with them.
+pub const FILES: [(&str, &str); 10] = [
+    (".envrc", "direnv sources it on cd"),
+    (".mcp.json", "agents start the MCP servers it names"),
+    (
+        ".claude/settings.json",
+        "Claude Code runs its hooks and MCP servers",
+    ),
+    (
+        ".claude/settings.local.json",
+        "Claude Code runs its hooks and MCP servers",
+    ),
+    (
+        ".qwen/settings.json",
+        "Qwen Code starts its MCP servers and reads its sandbox setting",
+    ),
+    (".dir-locals.el", "Emacs evaluates it on opening a file"),
+    (".exrc", "vi and Neovim source it with 'exrc'"),
+    (".nvim.lua", "Neovim sources it with 'exrc'"),
+    (".nvimrc", "Neovim sources it with 'exrc'"),
+    (
+        ".aider.conf.yml",
+        "aider runs the lint and test commands it names",
+    ),
+];
+
+/// Directories whose every file is an agent's settings, in a review.
+const AGENT_DIRS: [(&str, &str); 2] = [
+    (
+        ".claude",
+        "Claude Code reads its settings, hooks and commands there",
+    ),
+    (".qwen", "Qwen Code reads its settings and commands there"),
+];
+
+/// The guarded files at a workspace's top, as found when a sandbox starts.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Found {
+    /// There: made read-only inside.
+    pub present: Vec<PathBuf>,
+    /// There, but a symlink: a mount cannot hold a name that is a link.
+    pub links: Vec<PathBuf>,
+    /// Not there: named at exit if the command made them.
+    pub absent: Vec<PathBuf>,
+}
+
+/// Looks for the guarded files in `workspace` (an lstat each, and a read of
+/// `.claude/` where it exists, for every `settings*.json`).
+pub fn find(workspace: &Path) -> Found {
+    let mut found = Found::default();
+    let mut sort = |p: PathBuf| match std::fs::symlink_metadata(&p) {
+        Ok(m) if m.file_type().is_symlink() => found.links.push(p),
+        Ok(_) => found.present.push(p),
+        Err(_) => found.absent.push(p),
+    };
+    for (name, _) in DIRS.iter().chain(FILES.iter()) {
+        sort(workspace.join(name));
+    }
+    if let Ok(dir) = std::fs::read_dir(workspace.join(".claude")) {
+        for e in dir.flatten() {
+            let name = e.file_name();
+            let text = name.to_string_lossy();
+            let p = e.path();
+            if text.starts_with("settings")
+                && text.ends_with(".json")
+                && !found.present.contains(&p)
+                && !found.links.contains(&p)
+            {
+                if e.file_type().is_ok_and(|t| t.is_symlink()) {
+                    found.links.push(p);
+                } else {
+                    found.present.push(p);
+                }
+            }
+        }
+    }
+    found
+}
+
+impl Found {
+    /// The live mode's guard: those there read-only (`read_only`), the
+    /// symlinks left out (`dropped`); the missing ones returned, to be
+    /// named at exit.
+    pub(super) fn guard(
+        self,
+        read_only: &mut Vec<super::Sourced<super::PathSpec>>,
+        dropped: &mut Vec<super::Dropped>,
+    ) -> Vec<PathBuf> {
+        read_only.extend(
+            self.present
+                .into_iter()
+                .map(|p| super::Sourced::new(super::PathSpec::Literal(p), "agent file")),
+        );
+        dropped.extend(self.links.into_iter().map(|path| super::Dropped {
+            path,
+            why:
+                "agent file: a symlink, whose name a mount cannot hold (--review keeps it in a layer)".into(),
+        }));
+        self.absent
+    }
+}
+
+/// Why a path (relative to the workspace's top) chooses code a host tool
+/// runs later, if it is one of the agent and editor files.
+pub fn why(rel: &Path) -> Option<&'static str> {
+    let first = rel.components().next()?.as_os_str().to_str()?;
+    if let Some((_, why)) = DIRS.iter().chain(AGENT_DIRS.iter()).find(|(d, _)| *d == first) {
+        return Some(why);
+    }
+    FILES
+        .iter()
+        .find(|(f, _)| Path::new(f) == rel)
+        .map(|(_, why)| *why)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn present_absent_and_links_are_told_apart() {
+        let d = tempfile::tempdir().unwrap();
+        let ws = d.path();
+        std::fs::create_dir_all(ws.join(".vscode")).unwrap();
+        std::fs::create_dir_all(ws.join(".claude")).unwrap();
+        std::fs::write(ws.join(".claude/settings.json"), "{}").unwrap();
+        std::fs::write(ws.join(".claude/settings.team.json"), "{}").unwrap();
+        std::fs::write(ws.join(".claude/notes.md"), "").unwrap();
+        std::os::unix::fs::symlink("elsewhere", ws.join(".envrc")).unwrap();
+        let f = find(ws);
+        assert!(f.present.contains(&ws.join(".vscode")));
+        assert!(f.present.contains(&ws.join(".claude/settings.json")));
+        assert!(f.present.contains(&ws.join(".claude/settings.team.json")));
+        assert!(!f.present.contains(&ws.join(".claude/notes.md")));
+        assert_eq!(f.links, vec![ws.join(".envrc")]);
+        assert!(f.absent.contains(&ws.join(".mcp.json")));
+        assert!(f.absent.contains(&ws.join(".claude/settings.local.json")));
+        assert_eq!(f.present.len() + f.links.len() + f.absent.len(), 21);
+    }
+
+    #[test]
+    fn reasons() {
+        assert!(why(Path::new(".vscode/tasks.json")).is_some());
+        assert!(why(Path::new(".claude/commands/x.md")).is_some());
+        assert!(why(Path::new(".envrc")).is_some());
+        assert!(why(Path::new("src/.envrc")).is_none());
+        assert!(why(Path::new("README.md")).is_none());
+    }
+}

@@ -1,0 +1,387 @@
+//! `qwrap review apply`: a layer's changes written to the host's trees.
+//!
+//! - Every path is reached from a descriptor of the tree's top, one
+//!   directory at a time with O_NOFOLLOW, on both sides: a link the command
+//!   made is copied as a link, never followed; a host directory that became
+//!   a link is met as one.
+//! - A file is written whole into a new temporary name beside its place
+//!   (O_CREAT|O_EXCL), given its mode (without setuid and setgid) and
+//!   modification time, and renamed over the old one.
+//! - Nothing is written while the host changed any path the layer
+//!   touches since the run started: its ctime (which no program can set
+//!   back) is at or after the start recorded by the run, taken from the
+//!   same clock (the lock file's ctime). That costs nothing at start-up,
+//!   whatever the workspace's size. A file copied up from the host that
+//!   the host removed since counts as changed. Each path is checked again
+//!   just before it is written.
+//! - Directories are made writable by their owner while they are filled,
+//!   and given their mode last.
+
+use super::changes::{Change, Host, HostKind, Kind, dir_flags, file_flags, host_at, names, open_below};
+use super::{Layer, Said, shown};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use rustix::io::Errno;
+use std::ffi::OsStr;
+use std::path::Path;
+
+/// Whether an inode changed at or after the start. On a filesystem that
+/// keeps whole seconds, a change in the start's second counts too.
+fn after(ctime: (i64, i64), started: (i64, i64)) -> bool {
+    ctime >= started || (ctime.0 == started.0 && ctime.1 == 0)
+}
+
+/// The first entry beneath a host directory (`rel` in the tree) changed
+/// since the start; a git index only refreshed is no change.
+fn changed_below(
+    at: (&Layer, BorrowedFd<'_>, usize),
+    dir: BorrowedFd<'_>,
+    rel: &Path,
+    started: (i64, i64),
+    depth: usize,
+) -> Option<String> {
+    for n in names(dir).unwrap_or_default() {
+        let h = host_at(Some(dir), &n);
+        let p = rel.join(&n);
+        // A directory by what it holds: its ctime moves with its names.
+        let judged = match h.kind {
+            HostKind::Dir => false,
+            HostKind::File => !index_refreshed(at.0, at.1, at.2, &p),
+            _ => true,
+        };
+        if judged && after(h.ctime, started) {
+            return Some(p.display().to_string());
+        }
+        if h.kind == HostKind::Dir
+            && depth < 256
+            && let Ok(sub) = rustix::fs::openat(dir, n.as_os_str(), dir_flags(), Mode::empty())
+            && let Some(found) = changed_below(at, sub.as_fd(), &p, started, depth + 1)
+        {
+            return Some(found);
+        }
+    }
+    None
+}
+
+/// Whether `c` is a git index the host only refreshed since the start: its
+/// entries, stat data aside, those of the index linked at the start.
+fn index_refreshed(layer: &Layer, root: BorrowedFd<'_>, tree: usize, rel: &Path) -> bool {
+    let Some(host) = layer.info.trees.get(tree).map(|t| t.join(rel)) else {
+        return false;
+    };
+    let Some((n, _)) = layer.info.bases.iter().find(|(_, p)| *p == host) else {
+        return false;
+    };
+    let base = std::fs::read(layer.dir.join(format!("base-{n}")));
+    let now = open_below(root, rel.parent().unwrap_or(Path::new("")))
+        .and_then(|d| super::changes::read_at(d.as_fd(), rel.file_name().unwrap_or_default(), 1 << 30));
+    match (base, now) {
+        (Ok(b), Some(n)) => super::git_index::same_entries(&b, &n),
+        _ => false,
+    }
+}
+
+/// Why writing `c` would lose a change the host made since `started`.
+fn conflict(layer: &Layer, root: BorrowedFd<'_>, c: &Change, h: Host, started: (i64, i64)) -> Option<String> {
+    let copied_up = matches!(
+        c.kind,
+        Kind::File { origin: true, .. } | Kind::Dir { origin: true, .. }
+    );
+    match (&c.kind, h.kind) {
+        (Kind::Unsupported(_), _) => None,
+        // A directory whose mode changes: its entries are checked as theirs.
+        (Kind::Dir { .. }, HostKind::Dir) => None,
+        (_, HostKind::Missing) if copied_up => Some("removed on the host since the run started".into()),
+        (_, HostKind::Missing) => None,
+        // A directory the layer removes or replaces: what it holds is
+        // checked (its own ctime moves with every name made in it).
+        (_, HostKind::Dir) => {
+            let dir = open_below(root, &c.rel)?;
+            changed_below((layer, root, c.tree), dir.as_fd(), &c.rel, started, 0)
+                .map(|p| format!("{p} in it changed on the host since the run started"))
+        }
+        (Kind::File { .. }, HostKind::File)
+            if after(h.ctime, started) && index_refreshed(layer, root, c.tree, &c.rel) =>
+        {
+            None
+        }
+        _ if after(h.ctime, started) => Some("changed on the host since the run started".into()),
+        _ => None,
+    }
+}
+
+/// Each change that the host's changes since the run started forbid, as
+/// `PATH: why`.
+pub fn conflicts(layer: &Layer, changes: &[Change]) -> Vec<String> {
+    let Some(started) = layer.info.started else {
+        return vec!["the layer records no start: nothing can be checked against the host".into()];
+    };
+    let roots: Vec<Option<OwnedFd>> = layer
+        .info
+        .trees
+        .iter()
+        .map(|t| rustix::fs::open(t, dir_flags(), Mode::empty()).ok())
+        .collect();
+    changes
+        .iter()
+        .filter_map(|c| {
+            let root = roots.get(c.tree)?.as_ref()?;
+            conflict(layer, root.as_fd(), c, c.host, started)
+                .map(|why| format!("{}: {why}", shown(layer, c.tree, &c.rel)))
+        })
+        .collect()
+}
+
+/// `qwrap review apply`.
+pub fn apply(layer: &Layer, yes: bool, confirm: &mut dyn FnMut(&str) -> bool) -> Said {
+    let refused = super::refused;
+    let changes = match super::changes::of_layer(layer) {
+        Ok(c) => c,
+        Err(e) => return refused(format!("qwrap: review: layer {}: {e}", layer.id)),
+    };
+    let ws = layer.info.workspace.display();
+    let Some(started) = layer.info.started else {
+        return refused(format!(
+            "qwrap: review: layer {} records no start: not applied",
+            layer.id
+        ));
+    };
+    if !layer.intact() {
+        return refused(format!(
+            "qwrap: review: layer {} was not written out before the host restarted (its run did not end cleanly): its files may be torn; `qwrap review diff {}` shows what is there, copy what you need by hand, then discard it",
+            layer.id, layer.id
+        ));
+    }
+    let conflicts = conflicts(layer, &changes);
+    if !conflicts.is_empty() {
+        let mut lines = vec![format!(
+            "qwrap: review: layer {} not applied: the host changed what it changes since the run started:",
+            layer.id
+        )];
+        lines.extend(conflicts.iter().map(|c| format!("  {c}")));
+        lines.push("hint: `qwrap review diff` shows both sides; bring the host's change into the layer's or discard it".into());
+        return Said {
+            stderr: lines,
+            code: 1,
+            ..Said::default()
+        };
+    }
+    let flags = super::flags::flagged(layer, &changes);
+    if !flags.is_empty() && !yes {
+        let mut text = format!(
+            "Layer {} changes files that choose code a host tool runs later:\n",
+            layer.id
+        );
+        for f in &flags {
+            text.push_str(&format!("  {}  ({})\n", f.path, f.why));
+        }
+        if !confirm(&text) {
+            return refused(format!("qwrap: review: layer {} not applied", layer.id));
+        }
+    }
+    let mut done = 0usize;
+    let mut modes: Vec<(usize, std::path::PathBuf, u32)> = Vec::new();
+    let mut skipped = Vec::new();
+    for c in &changes {
+        let result = apply_one(layer, c, started, &mut modes);
+        match result {
+            Ok(true) => done += 1,
+            Ok(false) => skipped.push(super::show::line(layer, c)),
+            Err(why) => {
+                return Said {
+                    stderr: vec![
+                        format!(
+                            "qwrap: review: layer {} stopped at {}: {why}",
+                            layer.id,
+                            shown(layer, c.tree, &c.rel)
+                        ),
+                        format!(
+                            "qwrap: review: {done} of {} changes were applied; the layer is kept",
+                            changes.len()
+                        ),
+                    ],
+                    code: 1,
+                    ..Said::default()
+                };
+            }
+        }
+    }
+    // Directories' modes last, the deepest first: a read-only one could
+    // not have been filled.
+    modes.sort_by_key(|m| std::cmp::Reverse(m.1.components().count()));
+    for (tree, rel, mode) in modes {
+        if let Some(root) = layer.info.trees.get(tree)
+            && let Ok(r) = rustix::fs::open(root, dir_flags(), Mode::empty())
+            && let Some(d) = open_below(r.as_fd(), &rel)
+        {
+            let _ = rustix::fs::fchmod(&d, Mode::from_raw_mode(mode & 0o1777));
+        }
+    }
+    let mut stdout = format!(
+        "applied {done} change{} of layer {} to {ws}\n",
+        if done == 1 { "" } else { "s" },
+        layer.id
+    );
+    for s in &skipped {
+        stdout.push_str(&format!("  not applied: {s}\n"));
+    }
+    match super::remove_layer(&layer.dir) {
+        Ok(()) => stdout.push_str(&format!("removed layer {}\n", layer.id)),
+        Err(e) => stdout.push_str(&format!("layer {} could not be removed: {e}\n", layer.id)),
+    }
+    Said {
+        stdout,
+        ..Said::default()
+    }
+}
+
+/// Writes one change; Ok(false) where it is not applied (a socket, a
+/// device node).
+fn apply_one(
+    layer: &Layer,
+    c: &Change,
+    started: (i64, i64),
+    modes: &mut Vec<(usize, std::path::PathBuf, u32)>,
+) -> Result<bool, String> {
+    if let Kind::Unsupported(_) = c.kind {
+        return Ok(false);
+    }
+    let io = |e: Errno| e.to_string();
+    let tree = layer.info.trees.get(c.tree).ok_or("no such tree")?;
+    let root = rustix::fs::open(tree, dir_flags(), Mode::empty()).map_err(io)?;
+    let parent_rel = c.rel.parent().unwrap_or(Path::new(""));
+    let name = c.rel.file_name().ok_or("no name")?;
+    let host = open_below(root.as_fd(), parent_rel)
+        .ok_or("its directory is missing on the host, or a link there")?;
+    let now = host_at(Some(host.as_fd()), name);
+    if let Some(why) = conflict(layer, root.as_fd(), c, now, started) {
+        return Err(why);
+    }
+    let upper_root = rustix::fs::open(layer.upper(c.tree), dir_flags(), Mode::empty()).map_err(io)?;
+    let up = || {
+        open_below(upper_root.as_fd(), parent_rel)
+            .ok_or_else(|| "its directory in the layer is gone".to_string())
+    };
+    let tmp = format!(".qwrap-apply-{}", std::process::id());
+    let tmp = OsStr::new(&tmp);
+    // Something new in place of what is there: made beside it, renamed over.
+    let replace = |host: &OwnedFd| -> Result<(), String> {
+        if now.kind == HostKind::Dir {
+            remove_at(host.as_fd(), name).map_err(io)?;
+        }
+        rustix::fs::renameat(host, tmp, host, name).map_err(|e| {
+            let _ = rustix::fs::unlinkat(host, tmp, AtFlags::empty());
+            e.to_string()
+        })
+    };
+    match &c.kind {
+        Kind::Deleted => {
+            if now.kind != HostKind::Missing {
+                remove_at(host.as_fd(), name).map_err(io)?;
+            }
+        }
+        Kind::File { mode, .. } => {
+            let src = rustix::fs::openat(up()?, name, file_flags(), Mode::empty()).map_err(io)?;
+            let st = rustix::fs::fstat(&src).map_err(io)?;
+            if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+                return Err("no longer a regular file in the layer".into());
+            }
+            let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let dst = rustix::fs::openat(&host, tmp, flags, Mode::from_raw_mode(0o600)).map_err(io)?;
+            let copied = copy(src.as_fd(), dst.as_fd())
+                .and_then(|()| rustix::fs::fchmod(&dst, Mode::from_raw_mode(mode & 0o1777)))
+                .and_then(|()| {
+                    let times = rustix::fs::Timestamps {
+                        last_access: rustix::fs::Timespec {
+                            tv_sec: st.st_atime,
+                            tv_nsec: st.st_atime_nsec as _,
+                        },
+                        last_modification: rustix::fs::Timespec {
+                            tv_sec: st.st_mtime,
+                            tv_nsec: st.st_mtime_nsec as _,
+                        },
+                    };
+                    rustix::fs::futimens(&dst, &times)
+                });
+            if let Err(e) = copied {
+                let _ = rustix::fs::unlinkat(&host, tmp, AtFlags::empty());
+                return Err(e.to_string());
+            }
+            replace(&host)?;
+        }
+        Kind::Symlink { target } => {
+            rustix::fs::symlinkat(target.as_os_str(), &host, tmp).map_err(io)?;
+            replace(&host)?;
+        }
+        Kind::Fifo { mode } => {
+            rustix::fs::mknodat(&host, tmp, FileType::Fifo, Mode::from_raw_mode(mode & 0o777), 0)
+                .map_err(io)?;
+            replace(&host)?;
+        }
+        Kind::Dir { mode, .. } => {
+            if now.kind != HostKind::Dir {
+                if now.kind != HostKind::Missing {
+                    remove_at(host.as_fd(), name).map_err(io)?;
+                }
+                rustix::fs::mkdirat(&host, name, Mode::from_raw_mode(0o700)).map_err(io)?;
+            }
+            modes.push((c.tree, c.rel.clone(), *mode));
+        }
+        Kind::Unsupported(_) => return Ok(false),
+    }
+    Ok(true)
+}
+
+/// Copies a file's bytes.
+fn copy(src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> Result<(), Errno> {
+    let mut buf = vec![0u8; 256 << 10];
+    loop {
+        let n = super::changes::read_full(src, &mut buf)?;
+        if n == 0 {
+            return Ok(());
+        }
+        let mut rest = &buf[..n];
+        while !rest.is_empty() {
+            match rustix::io::write(dst, rest) {
+                Ok(0) => return Err(Errno::IO),
+                Ok(k) => rest = &rest[k..],
+                Err(Errno::INTR) => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Removes `name` in `dir` and all beneath it, never following a link.
+fn remove_at(dir: BorrowedFd<'_>, name: &OsStr) -> Result<(), Errno> {
+    let sub = match rustix::fs::openat(dir, name, dir_flags(), Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOTDIR | Errno::LOOP) => return rustix::fs::unlinkat(dir, name, AtFlags::empty()),
+        Err(Errno::ACCESS) => {
+            rustix::fs::chmodat(dir, name, Mode::from_raw_mode(0o700), AtFlags::empty())?;
+            rustix::fs::openat(dir, name, dir_flags(), Mode::empty())?
+        }
+        Err(e) => return Err(e),
+    };
+    let _ = rustix::fs::fchmod(&sub, Mode::from_raw_mode(0o700));
+    for n in names(sub.as_fd())? {
+        remove_at(sub.as_fd(), &n)?;
+    }
+    rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_start_and_after_it() {
+        let start = (100, 500);
+        assert!(after((100, 500), start));
+        assert!(after((101, 0), start));
+        assert!(!after((100, 499), start));
+        // A filesystem of whole seconds: the start's second counts.
+        assert!(after((100, 0), start));
+        assert!(!after((99, 0), start));
+    }
+}

@@ -1,0 +1,163 @@
+//! The changes that choose code a host tool runs later: git's hooks and
+//! config, the agent and editor files at the workspace's top
+//! (policy/agent_files.rs), and build files' new scripts. `diff` names them
+//! first; `apply` asks before it writes them.
+
+use super::changes::{Change, Kind, read_at};
+use super::{Layer, shown};
+use rustix::fd::AsFd;
+use std::path::{Component, Path};
+
+/// One change a host tool may run code from, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Flag {
+    pub path: String,
+    pub why: String,
+}
+
+/// Files at any depth that a build tool runs, by name.
+const BUILD_FILES: [(&str, &str); 14] = [
+    ("Makefile", "make runs its recipes"),
+    ("makefile", "make runs its recipes"),
+    ("GNUmakefile", "make runs its recipes"),
+    ("build.rs", "cargo runs it before building"),
+    ("setup.py", "pip runs it to build and install"),
+    ("pyproject.toml", "pip runs its build backend"),
+    ("conftest.py", "pytest imports it"),
+    ("CMakeLists.txt", "cmake runs it"),
+    ("justfile", "just runs its recipes"),
+    ("Justfile", "just runs its recipes"),
+    (
+        ".pre-commit-config.yaml",
+        "pre-commit installs and runs its hooks",
+    ),
+    (".npmrc", "npm takes its script shell and node options"),
+    (".yarnrc.yml", "yarn takes its plugins and paths"),
+    (".yarnrc", "yarn takes its paths and options"),
+];
+
+/// A git dir's names that choose code or another repository.
+fn git_why(rel: &Path) -> Option<&'static str> {
+    let parts: Vec<&str> = rel.iter().filter_map(|c| c.to_str()).collect();
+    let last = *parts.last()?;
+    if parts.contains(&"hooks") {
+        return Some("a git hook: git runs it");
+    }
+    if parts[0] == "info" {
+        return Some("git's info (attributes choose filters and drivers)");
+    }
+    match last {
+        "config" | "config.worktree" => {
+            Some("git config: names programs git runs (core.fsmonitor, filters, aliases)")
+        }
+        "commondir" | "gitdir" => Some("a git pointer: which repository git uses"),
+        "alternates" => Some("git's alternates: where it reads objects"),
+        _ => None,
+    }
+}
+
+/// Why a change chooses code a host tool runs later, if it does.
+fn why(layer: &Layer, c: &Change) -> Option<String> {
+    // A directory is named by what it holds.
+    if matches!(c.kind, Kind::Deleted | Kind::Dir { .. }) {
+        return None;
+    }
+    let in_git = if c.tree > 0 {
+        Some(c.rel.as_path())
+    } else {
+        c.rel
+            .strip_prefix(".git")
+            .ok()
+            .filter(|r| !r.as_os_str().is_empty())
+    };
+    if let Some(rel) = in_git {
+        return git_why(rel).map(str::to_string);
+    }
+    if c.rel == Path::new(".git") && !matches!(c.kind, Kind::Dir { .. }) {
+        return Some("a git pointer: which repository git uses".into());
+    }
+    if let Some(w) = crate::policy::agent_files::why(&c.rel) {
+        return Some(w.to_string());
+    }
+    let name = c.rel.file_name()?.to_str()?;
+    let under_node_modules = c
+        .rel
+        .components()
+        .any(|p| p == Component::Normal("node_modules".as_ref()));
+    if name == "package.json" && !under_node_modules {
+        let scripts = changed_scripts(layer, c)?;
+        return Some(format!(
+            "npm runs its scripts: new or changed: {}",
+            scripts.join(", ")
+        ));
+    }
+    if name.ends_with(".mk") {
+        return Some("make includes it".into());
+    }
+    if c.rel.components().next() == Some(Component::Normal(".husky".as_ref())) {
+        return Some("husky installs it as a git hook".into());
+    }
+    if c.rel.starts_with(".cargo") && (name == "config" || name == "config.toml") {
+        return Some("cargo takes its runners, aliases and build settings".into());
+    }
+    BUILD_FILES
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, w)| w.to_string())
+}
+
+/// The scripts of a package.json that the layer adds or changes.
+fn changed_scripts(layer: &Layer, c: &Change) -> Option<Vec<String>> {
+    let parent = c.rel.parent().unwrap_or(Path::new(""));
+    let name = c.rel.file_name()?;
+    let read = |root: &Path| {
+        let dir = rustix::fs::open(root, super::changes::dir_flags(), rustix::fs::Mode::empty()).ok()?;
+        let sub = super::changes::open_below(dir.as_fd(), parent)?;
+        read_at(sub.as_fd(), name, 16 << 20)
+    };
+    let scripts = |bytes: Option<Vec<u8>>| -> serde_json::Map<String, serde_json::Value> {
+        bytes
+            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
+            .and_then(|v| v.get("scripts").and_then(|s| s.as_object().cloned()))
+            .unwrap_or_default()
+    };
+    let old = scripts(read(layer.info.trees.get(c.tree)?));
+    let new = scripts(read(&layer.upper(c.tree)));
+    let changed: Vec<String> = new
+        .iter()
+        .filter(|(k, v)| old.get(*k) != Some(*v))
+        .map(|(k, _)| k.clone())
+        .collect();
+    (!changed.is_empty()).then_some(changed)
+}
+
+/// The flagged changes of a layer, in order.
+pub fn flagged(layer: &Layer, changes: &[Change]) -> Vec<Flag> {
+    changes
+        .iter()
+        .filter_map(|c| {
+            why(layer, c).map(|why| Flag {
+                path: shown(layer, c.tree, &c.rel),
+                why,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn git_names() {
+        assert!(git_why(Path::new("hooks/pre-commit")).is_some());
+        assert!(git_why(Path::new("modules/lib/hooks/post-checkout")).is_some());
+        assert!(git_why(Path::new("config")).is_some());
+        assert!(git_why(Path::new("worktrees/w/config.worktree")).is_some());
+        assert!(git_why(Path::new("objects/info/alternates")).is_some());
+        assert!(git_why(Path::new("info/attributes")).is_some());
+        assert!(git_why(Path::new("refs/heads/main")).is_none());
+        assert!(git_why(Path::new("index")).is_none());
+        assert!(git_why(Path::new("objects/ab/cdef")).is_none());
+    }
+}

@@ -1,0 +1,307 @@
+//! The git dirs a layer changed: the refs it moved (loose, packed and
+//! HEAD, read from the layer over the host's as overlayfs merges them) and
+//! the commits new to the host. The commits are listed by the host's git
+//! run on the host's git dir (its config, never the layer's), reading the
+//! layer's objects as an alternate only where no symlink lies among them.
+
+use super::Layer;
+use super::changes::{dir_flags, names, read_at};
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{AtFlags, FileType, Mode};
+use std::collections::{BTreeMap, BTreeSet};
+use std::ffi::OsStr;
+use std::path::{Path, PathBuf};
+
+/// A ref the layer moved: its value on the host and in the layer (None:
+/// missing), and the commits new to the host it leads to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Moved {
+    pub name: String,
+    pub old: Option<String>,
+    pub new: Option<String>,
+    pub commits: Vec<String>,
+}
+
+/// One git dir the layer changed.
+#[derive(Debug, Clone)]
+pub struct GitDir {
+    /// As people read it.
+    pub shown: String,
+    pub moved: Vec<Moved>,
+    /// Why the commits are not listed, where they are not.
+    pub note: Option<String>,
+}
+
+/// What a name is in the merged view.
+enum Merged {
+    File(Vec<u8>),
+    Gone,
+    Host,
+}
+
+/// A git dir: the host's and the layer's side.
+struct Sides {
+    host: Option<OwnedFd>,
+    upper: OwnedFd,
+}
+
+impl Sides {
+    /// `rel` in the merged view: the layer's file, gone (a whiteout or an
+    /// opaque directory above it), or the host's to read.
+    fn merged(&self, rel: &Path) -> Merged {
+        let mut dir = match rustix::fs::openat(&self.upper, ".", dir_flags(), Mode::empty()) {
+            Ok(d) => d,
+            Err(_) => return Merged::Host,
+        };
+        let parts: Vec<&OsStr> = rel.iter().collect();
+        let mut opaque = false;
+        for (i, part) in parts.iter().enumerate() {
+            let Ok(st) = rustix::fs::statat(&dir, *part, AtFlags::SYMLINK_NOFOLLOW) else {
+                return if opaque { Merged::Gone } else { Merged::Host };
+            };
+            let kind = FileType::from_raw_mode(st.st_mode);
+            if kind == FileType::CharacterDevice && st.st_rdev == 0 {
+                return Merged::Gone;
+            }
+            if i + 1 == parts.len() {
+                return match read_at(dir.as_fd(), part, 1 << 26) {
+                    Some(b) => Merged::File(b),
+                    None => Merged::Gone,
+                };
+            }
+            match rustix::fs::openat(&dir, *part, dir_flags(), Mode::empty()) {
+                Ok(sub) => {
+                    let mut b = [0u8; 4];
+                    opaque |= rustix::fs::fgetxattr(&sub, "user.overlay.opaque", &mut b)
+                        .is_ok_and(|n| b[..n] == *b"y");
+                    dir = sub;
+                }
+                Err(_) => return Merged::Gone,
+            }
+        }
+        Merged::Host
+    }
+
+    fn host_file(&self, rel: &Path) -> Option<Vec<u8>> {
+        let host = self.host.as_ref()?;
+        let parent = super::changes::open_below(host.as_fd(), rel.parent().unwrap_or(Path::new("")))?;
+        read_at(parent.as_fd(), rel.file_name()?, 1 << 26)
+    }
+
+    fn after_file(&self, rel: &Path) -> Option<Vec<u8>> {
+        match self.merged(rel) {
+            Merged::File(b) => Some(b),
+            Merged::Gone => None,
+            Merged::Host => self.host_file(rel),
+        }
+    }
+}
+
+fn value(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).trim().to_string()
+}
+
+/// `packed-refs`: name → object name.
+fn packed(text: Option<Vec<u8>>) -> BTreeMap<String, String> {
+    let text = String::from_utf8_lossy(&text.unwrap_or_default()).into_owned();
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with('^'))
+        .filter_map(|l| l.split_once(' '))
+        .map(|(v, n)| (n.trim().to_string(), v.to_string()))
+        .collect()
+}
+
+/// The loose ref names below `rel` on one side (files only).
+fn loose_names(root: Option<&OwnedFd>, rel: &Path, out: &mut BTreeSet<String>, depth: usize) {
+    let Some(dir) = root.and_then(|r| super::changes::open_below(r.as_fd(), rel)) else {
+        return;
+    };
+    for n in names(dir.as_fd()).unwrap_or_default() {
+        let p = rel.join(&n);
+        match rustix::fs::openat(&dir, n.as_os_str(), dir_flags(), Mode::empty()) {
+            Ok(_) if depth < 32 => loose_names(root, &p, out, depth + 1),
+            Ok(_) => {}
+            Err(_) => {
+                out.insert(p.to_string_lossy().into_owned());
+            }
+        }
+    }
+}
+
+/// The git dirs of a layer: tree 0's `.git` where the layer holds it, and
+/// each git root outside the workspace.
+fn git_dirs(layer: &Layer) -> Vec<(usize, PathBuf)> {
+    let mut v = Vec::new();
+    if layer.upper(0).join(".git").is_dir() && !layer.upper(0).join(".git").is_symlink() {
+        v.push((0, PathBuf::from(".git")));
+    }
+    for n in 1..layer.info.trees.len() {
+        v.push((n, PathBuf::new()));
+    }
+    v
+}
+
+/// Every git dir the layer changed, with its moved refs.
+pub fn changed(layer: &Layer) -> Vec<GitDir> {
+    let mut out = Vec::new();
+    for (n, rel) in git_dirs(layer) {
+        let (Some(tree), upper) = (layer.info.trees.get(n), layer.upper(n).join(&rel)) else {
+            continue;
+        };
+        let host_path = tree.join(&rel);
+        let Ok(up) = rustix::fs::open(&upper, dir_flags(), Mode::empty()) else {
+            continue;
+        };
+        let sides = Sides {
+            host: rustix::fs::open(&host_path, dir_flags(), Mode::empty()).ok(),
+            upper: up,
+        };
+        let mut touched = BTreeSet::new();
+        let mut layer_refs = BTreeSet::new();
+        loose_names(Some(&sides.upper), Path::new("refs"), &mut layer_refs, 0);
+        touched.extend(layer_refs);
+        // A removed or emptied refs directory: every host ref below it.
+        loose_names(sides.host.as_ref(), Path::new("refs"), &mut touched, 0);
+        let upper_has = |p: &str| rustix::fs::statat(&sides.upper, p, AtFlags::SYMLINK_NOFOLLOW).is_ok();
+        let packed_before = packed(sides.host_file(Path::new("packed-refs")));
+        let packed_after = packed(sides.after_file(Path::new("packed-refs")));
+        touched.extend(packed_before.keys().cloned());
+        touched.extend(packed_after.keys().cloned());
+        if upper_has("HEAD") {
+            touched.insert("HEAD".into());
+        }
+        let mut moved = Vec::new();
+        for name in touched {
+            let rel = Path::new(&name);
+            let old = sides
+                .host_file(rel)
+                .map(|b| value(&b))
+                .or_else(|| packed_before.get(&name).cloned());
+            let new = sides
+                .after_file(rel)
+                .map(|b| value(&b))
+                .or_else(|| packed_after.get(&name).cloned());
+            if old != new {
+                moved.push(Moved {
+                    name,
+                    old,
+                    new,
+                    commits: Vec::new(),
+                });
+            }
+        }
+        let mut dir = GitDir {
+            shown: super::shown(layer, n, &rel),
+            moved,
+            note: None,
+        };
+        if !dir.moved.is_empty() {
+            commits(&mut dir, &host_path, &upper, sides.host.is_some());
+        }
+        out.push(dir);
+    }
+    out
+}
+
+/// Whether a tree holds a symlink anywhere (checked before git reads it).
+fn holds_a_link(dir: &Path) -> bool {
+    fn walk(fd: &OwnedFd, depth: usize) -> bool {
+        for n in names(fd.as_fd()).unwrap_or_default() {
+            let Ok(st) = rustix::fs::statat(fd, n.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) else {
+                continue;
+            };
+            match FileType::from_raw_mode(st.st_mode) {
+                FileType::Symlink => return true,
+                FileType::Directory => {
+                    match rustix::fs::openat(fd, n.as_os_str(), dir_flags(), Mode::empty()) {
+                        Ok(sub) if depth < 8 => {
+                            if walk(&sub, depth + 1) {
+                                return true;
+                            }
+                        }
+                        _ => return true,
+                    }
+                }
+                _ => {}
+            }
+        }
+        false
+    }
+    rustix::fs::open(dir, dir_flags(), Mode::empty()).is_ok_and(|fd| walk(&fd, 0))
+}
+
+fn is_object_name(v: &str) -> bool {
+    matches!(v.len(), 40 | 64) && v.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The commits each moved ref leads to that no host ref reaches: the
+/// host's git on the host's git dir, the layer's objects an alternate.
+fn commits(dir: &mut GitDir, host_git: &Path, upper_git: &Path, host_exists: bool) {
+    if !host_exists {
+        dir.note = Some("no git dir on the host: the commits are not listed".into());
+        return;
+    }
+    let objects = upper_git.join("objects");
+    // git follows an alternate's own `info/alternates`: a pointer the
+    // command wrote, as a link would be.
+    let points_away = std::fs::symlink_metadata(objects.join("info/alternates")).is_ok();
+    if objects.is_dir() && (holds_a_link(&objects) || points_away) {
+        dir.note =
+            Some("the layer's objects hold a symlink or name alternates: the commits are not listed".into());
+        return;
+    }
+    for m in &mut dir.moved {
+        let Some(new) = m.new.as_deref().filter(|v| is_object_name(v)) else {
+            continue;
+        };
+        let mut c = std::process::Command::new("git");
+        c.arg("--git-dir")
+            .arg(host_git)
+            .args([
+                "--no-replace-objects",
+                "-c",
+                "core.fsmonitor=false",
+                "log",
+                "--format=%h %s",
+                "-n",
+                "21",
+                new,
+                "--not",
+                "--all",
+                "--",
+            ])
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .env("LC_ALL", "C")
+            .stdin(std::process::Stdio::null());
+        for k in [
+            "GIT_DIR",
+            "GIT_WORK_TREE",
+            "GIT_COMMON_DIR",
+            "GIT_INDEX_FILE",
+            "GIT_OBJECT_DIRECTORY",
+            "GIT_CONFIG",
+            "GIT_CONFIG_PARAMETERS",
+            "GIT_CONFIG_COUNT",
+            "GIT_EXTERNAL_DIFF",
+            "GIT_PAGER",
+            "GIT_EXEC_PATH",
+        ] {
+            c.env_remove(k);
+        }
+        if objects.is_dir() {
+            c.env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &objects);
+        } else {
+            c.env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES");
+        }
+        match c.output() {
+            Ok(o) if o.status.success() => {
+                m.commits = String::from_utf8_lossy(&o.stdout)
+                    .lines()
+                    .map(str::to_string)
+                    .collect();
+            }
+            Ok(_) => dir.note = Some("git could not list the commits".into()),
+            Err(e) => dir.note = Some(format!("git could not run: {e}")),
+        }
+    }
+}

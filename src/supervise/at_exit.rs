@@ -1,0 +1,136 @@
+//! What the warden says when the command has exited: each agent or editor
+//! file it made (missing at the start, there now), and with `--review` the
+//! layer that holds the run's changes — left idle instead, for the next
+//! run, where the command changed nothing.
+
+use rustix::fd::OwnedFd;
+use rustix::fs::{AtFlags, Mode, OFlags};
+use std::path::{Path, PathBuf};
+
+/// The warden's orders for the command's exit.
+pub(super) struct AtExit {
+    /// Files missing at the start, named when there at the exit.
+    pub watch: Vec<PathBuf>,
+    /// `--review`: the run's layer.
+    pub review: Option<PathBuf>,
+    /// Where it is said (a copy of qwrap's stderr); None: nothing is said.
+    pub out: Option<OwnedFd>,
+}
+
+impl AtExit {
+    /// The command ran and is gone.
+    pub(super) fn command_done(&self) {
+        let mut said = String::new();
+        for p in &self.watch {
+            if std::fs::symlink_metadata(p).is_ok() {
+                said.push_str(&format!(
+                    "qwrap: {}: made inside during the run: an agent's or editor's settings, which choose what a host tool runs; read it before such a tool opens this directory\n",
+                    p.display()
+                ));
+            }
+        }
+        if let Some(layer) = &self.review
+            && !idle_if_empty(layer)
+        {
+            written_out(layer);
+            let id = layer
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            said.push_str(&format!(
+                "qwrap: review: the run's changes are kept in layer {id}, the workspace is unchanged: `qwrap review diff {id}`, then `qwrap review apply {id}` or `qwrap review discard {id}`\n"
+            ));
+        }
+        if let Some(out) = &self.out
+            && !said.is_empty()
+        {
+            let _ = rustix::io::write(out, said.as_bytes());
+        }
+    }
+
+    /// qwrap failed before the command ran: its layer holds nothing.
+    pub(super) fn setup_failed(&self) {
+        if let Some(layer) = &self.review {
+            idle_if_empty(layer);
+        }
+    }
+}
+
+/// Leaves a review layer whose every tree's upper directory is empty
+/// idle for the workspace's next run (its record and the git index links
+/// removed, its directories and lock kept: reusing them costs no
+/// directory made or removed); whether it was empty.
+fn idle_if_empty(layer: &Path) -> bool {
+    let trees: Vec<PathBuf> = (0..)
+        .map(|n| layer.join(n.to_string()))
+        .take_while(|t| t.is_dir())
+        .collect();
+    let empty = !trees.is_empty()
+        && trees
+            .iter()
+            .all(|t| std::fs::read_dir(t.join("upper")).is_ok_and(|mut d| d.next().is_none()));
+    if !empty {
+        return false;
+    }
+    let Ok(dir) = rustix::fs::open(layer, dir_flags(), Mode::empty()) else {
+        return false;
+    };
+    for n in (0..).map(|k| format!("base-{k}")) {
+        if rustix::fs::unlinkat(&dir, n.as_str(), AtFlags::empty()).is_err() {
+            break;
+        }
+    }
+    // The volatile overlay's mark (`work/work/incompat/volatile`) would
+    // refuse the next mount: the work directory's own `work` goes.
+    for t in &trees {
+        if let Ok(work) = rustix::fs::open(t.join("work"), dir_flags(), Mode::empty()) {
+            let _ = remove(&work, "work");
+        }
+    }
+    rustix::fs::unlinkat(&dir, "info", AtFlags::empty()).is_ok()
+}
+
+/// A layer that holds changes, written out (its overlay was `volatile`:
+/// nothing synced it) and marked so: `qwrap review apply` takes a layer
+/// after the host restarted only with this mark.
+fn written_out(layer: &Path) {
+    let Ok(dir) = rustix::fs::open(layer, dir_flags(), Mode::empty()) else {
+        return;
+    };
+    if rustix::fs::syncfs(&dir).is_ok() {
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        let _ = rustix::fs::openat(&dir, "synced", flags, Mode::from_raw_mode(0o600));
+    }
+}
+
+fn dir_flags() -> OFlags {
+    OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// Removes `name` in `dir` and all beneath it, never following a link;
+/// each directory made readable first (overlayfs leaves its work
+/// directory's `work` mode 0000).
+fn remove(dir: &OwnedFd, name: &str) -> Result<(), rustix::io::Errno> {
+    use rustix::io::Errno;
+    let sub = match rustix::fs::openat(dir, name, dir_flags(), Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOTDIR | Errno::LOOP) => return rustix::fs::unlinkat(dir, name, AtFlags::empty()),
+        Err(Errno::ACCESS) => {
+            rustix::fs::chmodat(dir, name, Mode::from_raw_mode(0o700), AtFlags::empty())?;
+            rustix::fs::openat(dir, name, dir_flags(), Mode::empty())?
+        }
+        Err(e) => return Err(e),
+    };
+    let _ = rustix::fs::fchmod(&sub, Mode::from_raw_mode(0o700));
+    let mut names = Vec::new();
+    for e in rustix::fs::Dir::read_from(&sub)? {
+        let n = e?.file_name().to_string_lossy().into_owned();
+        if n != "." && n != ".." {
+            names.push(n);
+        }
+    }
+    for n in names {
+        remove(&sub, &n)?;
+    }
+    rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)
+}

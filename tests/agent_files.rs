@@ -1,0 +1,79 @@
+//! The live mode's agent and editor files (policy/agent_files.rs): those
+//! at the workspace's top when the sandbox starts are read-only inside, as
+//! git hooks are, and each one the command makes is named on qwrap's
+//! stderr when it exits; `--allow-agent-files` leaves them be. A profile's
+//! settings file in its state directory too. As root and unprivileged, on
+//! both mount APIs.
+
+mod common;
+
+use common::*;
+
+/// The live mode: the agent and editor files there at the start are
+/// read-only, each one the command makes is named at exit; with
+/// --allow-agent-files neither. A profile's settings file too.
+#[test]
+fn agent_files_are_read_only_and_new_ones_named() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            f.mkdir("ws/.vscode");
+            f.mkdir("ws/.claude");
+            f.write("ws/.vscode/settings.json", "{}\n", 0o644);
+            f.write("ws/.claude/settings.json", "{}\n", 0o644);
+            f.write("ws/.envrc", "export A=1\n", 0o644);
+            let before = tree(&f.ws(), &[]);
+            let script = "for p in .vscode/settings.json .vscode/tasks.json .claude/settings.json .envrc; do \
+                 echo evil > $p 2>/dev/null && echo WROTE $p; done; rm -rf .vscode 2>/dev/null; \
+                 mv .envrc x 2>/dev/null && echo MOVED; \
+                 echo '{}' > .mcp.json; echo '{}' > .claude/settings.local.json; mkdir .idea; echo ok";
+            let o = f.run_sh(api, &[], script);
+            assert_eq!(ok(&o), "ok\n", "{who:?} {api}");
+            let mut after = tree(&f.ws(), &[]);
+            for new in [".mcp.json", ".claude/settings.local.json", ".idea"] {
+                assert!(after.remove(new).is_some(), "{new}");
+                let line = format!(
+                    "qwrap: {}: made inside during the run",
+                    f.ws().join(new).display()
+                );
+                assert!(stderr(&o).contains(&line), "{who:?} {api}: {}", stderr(&o));
+            }
+            assert_eq!(after, before, "{who:?} {api}");
+            let o = f.run_sh(
+                api,
+                &["--allow-agent-files"],
+                "echo x > .vscode/tasks.json && echo '{}' > .cursor",
+            );
+            ok(&o);
+            assert!(!stderr(&o).contains("made inside"), "{}", stderr(&o));
+            assert!(f.ws().join(".vscode/tasks.json").exists());
+        }
+        // --profile qwen: Qwen Code's settings in its state directory.
+        let f = Fixture::new(who);
+        f.mkdir("home/.qwen");
+        f.write("home/.qwen/settings.json", "{\"sandbox\": true}\n", 0o644);
+        let o = f.run_sh(
+            "new",
+            &["--profile", "qwen"],
+            "echo '{}' > ~/.qwen/settings.json; echo s > ~/.qwen/state; echo x > ~/.qwen/.env",
+        );
+        assert!(
+            stderr(&o).contains("Read-only file system"),
+            "{who:?}: {}",
+            stderr(&o)
+        );
+        assert_eq!(
+            std::fs::read_to_string(f.home().join(".qwen/settings.json")).unwrap(),
+            "{\"sandbox\": true}\n"
+        );
+        assert!(
+            f.home().join(".qwen/state").exists(),
+            "the profile's root stays writable"
+        );
+        let line = format!(
+            "qwrap: {}: made inside during the run",
+            f.home().join(".qwen/.env").display()
+        );
+        assert!(stderr(&o).contains(&line), "{who:?}: {}", stderr(&o));
+    }
+}

