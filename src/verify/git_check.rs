@@ -3,8 +3,12 @@
 //! plants in each git dir what a host git would follow or run (`commondir`,
 //! `gitdir`, `config.worktree`, a config key, a hook, a new name,
 //! `objects/info/alternates`, a FIFO named `ORIG_HEAD`, a symlink named
-//! `packed-refs`); then it waits while verify looks at the host's git dirs
-//! from outside, and only then goes on. Nothing planted may be there.
+//! `packed-refs`, a reflog that is a link to `/etc/passwd`, a ref that is
+//! a link to `/dev/zero`, an index whose entry names `.git/hooks/…`) and
+//! makes a repository of its own in the workspace; then it waits while
+//! verify looks at the host's git dirs from outside, and only then goes on.
+//! Nothing planted may be there, and the new repository must be named when
+//! the sandbox ends (verify removes it).
 
 use super::Check;
 use crate::errno::errno_text;
@@ -21,6 +25,10 @@ const PLANTED: &str = "qwrap-probe: git planted\n";
 /// What the probe waits for: verify has looked.
 const LOOKED: &str = ".qwrap-verify-git-looked";
 const SETTLING: &str = "planted; settled from outside";
+/// The repository the probe makes in the workspace.
+const NESTED: &str = ".qwrap-verify-nested";
+/// The index entry the probe forges.
+const FORGED: &str = ".git/hooks/qwrap-verify";
 
 /// In the probe.
 pub fn check(git_dirs: &[PathBuf], tag: &str, workspace: &Path, refused: i32) -> Check {
@@ -57,9 +65,12 @@ pub fn check(git_dirs: &[PathBuf], tag: &str, workspace: &Path, refused: i32) ->
             }
         }
     }
-    for d in git_dirs {
+    for d in git_dirs.iter().filter(|d| !d.ends_with("objects")) {
         plant(d);
     }
+    let nested = workspace.join(NESTED).join(".git");
+    let _ = std::fs::create_dir_all(nested.join("hooks"));
+    let _ = std::fs::write(nested.join("config"), format!("[core]\n\tfsmonitor = {MARK}\n"));
     let mut out = std::io::stdout();
     let _ = out.write_all(PLANTED.as_bytes());
     let _ = out.flush();
@@ -97,9 +108,34 @@ fn plant(d: &Path) {
         0,
     );
     let _ = std::fs::rename(&fifo, d.join("ORIG_HEAD"));
-    let link = d.join("packed-refs.qwrap-verify");
-    let _ = std::os::unix::fs::symlink("/etc/passwd", &link);
-    let _ = std::fs::rename(&link, d.join("packed-refs"));
+    for (n, target) in [
+        ("packed-refs", "/etc/passwd"),
+        ("logs/HEAD", "/etc/passwd"),
+        ("refs/heads/qwrap-verify", "/dev/zero"),
+    ] {
+        let link = d.join(format!("{n}.qwrap-verify"));
+        let _ = std::os::unix::fs::symlink(target, &link);
+        let _ = std::fs::rename(&link, d.join(n));
+    }
+    let _ = std::fs::write(d.join("index.qwrap-verify"), forged_index());
+    let _ = std::fs::rename(d.join("index.qwrap-verify"), d.join("index"));
+}
+
+/// A version 2 index of one entry whose path is [`FORGED`] (its trailer
+/// left zero, as `index.skipHash` writes it).
+fn forged_index() -> Vec<u8> {
+    let mut v = b"DIRC".to_vec();
+    v.extend_from_slice(&2u32.to_be_bytes());
+    v.extend_from_slice(&1u32.to_be_bytes());
+    let mut stat = [0u8; 40];
+    stat[24..28].copy_from_slice(&0o100755u32.to_be_bytes());
+    v.extend_from_slice(&stat);
+    v.extend_from_slice(&[0x11; 20]);
+    v.extend_from_slice(&(FORGED.len() as u16).to_be_bytes());
+    v.extend_from_slice(FORGED.as_bytes());
+    v.resize(12 + ((62 + FORGED.len() + 8) & !7), 0);
+    v.extend_from_slice(&[0; 20]);
+    v
 }
 
 /// Outside: whether the probe has planted.
@@ -130,10 +166,15 @@ pub fn look_on_host(git_dirs: &[PathBuf], workspace: &Path) -> Check {
                 found.push(d.join(n));
             }
         }
-        for n in ["ORIG_HEAD", "packed-refs"] {
+        for n in ["ORIG_HEAD", "packed-refs", "logs/HEAD", "refs/heads/qwrap-verify"] {
             if std::fs::symlink_metadata(d.join(n)).is_ok_and(|m| !m.is_file()) {
                 found.push(d.join(n));
             }
+        }
+        if std::fs::read(d.join("index"))
+            .is_ok_and(|c| c.windows(FORGED.len()).any(|w| w == FORGED.as_bytes()))
+        {
+            found.push(d.join("index"));
         }
     }
     let _ = std::fs::write(workspace.join(LOOKED), "");
@@ -147,6 +188,28 @@ pub fn look_on_host(git_dirs: &[PathBuf], workspace: &Path) -> Check {
             "nothing planted inside in the host's git dirs",
             format!("on the host while the sandbox ran: {}", list.join(", ")),
         )
+    }
+}
+
+/// After the run: the repository the probe made was named on stderr when
+/// the sandbox ended; verify removes it.
+pub fn settle_nested(checks: &mut [Check], output: &str, workspace: &Path) {
+    let nested = workspace.join(NESTED);
+    if !nested.exists() {
+        return;
+    }
+    let _ = std::fs::remove_dir_all(&nested);
+    let named = format!("{}: a repository made inside", nested.join(".git").display());
+    let Some(c) = checks.iter_mut().find(|c| c.name == N) else {
+        return;
+    };
+    if c.outcome == super::Outcome::Pass && !output.contains(&named) {
+        *c = Check::fail(
+            N,
+            T,
+            "a repository made inside named when the sandbox ends",
+            format!("{} was not named", nested.join(".git").display()),
+        );
     }
 }
 

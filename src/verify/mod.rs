@@ -423,6 +423,7 @@ pub fn battery(
     drop(helpers);
     let mut checks = parse_probe_output(&text)?;
     git_check::settle(&mut checks, seen_on_host);
+    git_check::settle_nested(&mut checks, &text, &args.workspace);
     if layers.landlock_only {
         checks.push(Check::not_provided(
             "cache-isolated",
