@@ -376,3 +376,28 @@ fn repositories_made_inside_are_named_at_exit() {
         }
     }
 }
+
+/// A 400 MiB `MERGE_MSG` written inside reaches the host whole, copied
+/// through a fixed buffer: the warden's peak memory stays far below it.
+#[test]
+fn a_large_file_copies_in_a_fixed_buffer() {
+    let f = Fixture::new(Who::User);
+    repo(&f);
+    let script = "head -c 400000000 /dev/zero | tr '\\0' x > $(git rev-parse --git-dir)/MERGE_MSG
+         sleep 2; for p in $(pgrep -x qwrap); do grep VmHWM /proc/$p/status; done; echo planted";
+    let o = f.run_sh("new", &[], script);
+    assert!(stdout(&o).contains("planted"), "{}", stderr(&o));
+    let size = std::fs::metadata(f.ws().join(".git/MERGE_MSG"))
+        .map(|m| m.len())
+        .unwrap_or(0);
+    assert_eq!(size, 400_000_000, "the copy reached the host whole");
+    // The warden (outside) is found from the host: its high-water mark.
+    let peak: u64 = stdout(&o)
+        .lines()
+        .filter_map(|l| l.strip_prefix("VmHWM:"))
+        .filter_map(|v| v.trim().trim_end_matches(" kB").trim().parse().ok())
+        .max()
+        .unwrap_or(0);
+    assert!(peak > 0, "no qwrap process's peak read: {}", stdout(&o));
+    assert!(peak < 64 * 1024, "a qwrap process peaked at {peak} kB");
+}

@@ -259,19 +259,14 @@ fn environment(policy: &Policy, layers: &Layers) -> crate::policy::EnvRules {
     env
 }
 
-/// The writable roots (caches aside) walked for repositories the command
+/// The writable roots (caches and a shared temp aside) walked for repositories the command
 /// makes, and the `.git`s there at the start; none with
 /// `--allow-git-config`, where git dirs are the command's anyway, nor in
 /// review mode, where nothing reaches the host before `review apply`.
 pub(super) fn repo_scan(policy: &Policy) -> Option<RepoScan> {
     let off = policy.settings.allow_git_config.value || policy.review.is_some();
     (!off).then(|| RepoScan {
-        roots: policy
-            .writable_roots
-            .iter()
-            .filter(|r| r.cache.is_none())
-            .map(|r| r.path.clone())
-            .collect(),
+        roots: crate::policy::scanned(&policy.writable_roots),
         known: policy.repos.dot_gits.clone(),
     })
 }

@@ -239,14 +239,21 @@ impl Guard {
     }
 }
 
-/// The guard of the workspace's checkout and of every repository below
-/// the writable roots (caches aside), and what the walk found.
-pub fn for_roots(git: &GitInfo, roots: &[super::WritableRoot], allowed: bool) -> (Guard, Found) {
-    let scanned: Vec<PathBuf> = roots
+/// The roots walked for repositories: the writable ones but the caches
+/// and the host's shared temp (`--tmp host`), where other processes' come
+/// and go.
+pub fn scanned(roots: &[super::WritableRoot]) -> Vec<PathBuf> {
+    roots
         .iter()
-        .filter(|r| r.cache.is_none())
+        .filter(|r| r.cache.is_none() && r.reason != super::RootReason::Temp)
         .map(|r| r.path.clone())
-        .collect();
+        .collect()
+}
+
+/// The guard of the workspace's checkout and of every repository below
+/// the [`scanned`] roots, and what the walk found.
+pub fn for_roots(git: &GitInfo, roots: &[super::WritableRoot], allowed: bool) -> (Guard, Found) {
+    let scanned = scanned(roots);
     let found = if allowed {
         Found::default()
     } else {

@@ -31,7 +31,7 @@ pub mod view;
 
 pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
-pub use git_guard::{Found, GitLayout, HOST_OBJECTS, repositories_below};
+pub use git_guard::{Found, GitLayout, HOST_OBJECTS, repositories_below, scanned};
 pub use limits::{CpuLimit, MemoryLimit, ProcessLimit, TimeLimit};
 pub use load::{Invocation, LoadError, load};
 pub use modes::{

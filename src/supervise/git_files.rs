@@ -10,13 +10,101 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+/// Files up to this size are held in memory; larger ones are hashed and
+/// copied through a fixed buffer from the descriptor read.
+const SMALL: u64 = 1 << 20;
+/// The largest file vetted (read whole): refs, reflogs, the index.
+pub(super) const VET_MAX: u64 = 256 << 20;
+
+/// A file's content: held, or (large) read again from its descriptor.
+#[derive(Debug, Clone)]
+pub(super) enum Data {
+    Small(Vec<u8>),
+    /// The descriptor and the length hashed: exactly that much is copied
+    /// (a file still growing is copied again once it changes).
+    Large(std::sync::Arc<OwnedFd>, u64),
+}
+
+impl PartialEq for Data {
+    fn eq(&self, other: &Data) -> bool {
+        match (self, other) {
+            (Data::Small(a), Data::Small(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for Data {}
+
+impl Data {
+    /// The whole content, read into memory up to `max` bytes.
+    pub(super) fn bytes(&self, max: u64) -> Result<std::borrow::Cow<'_, [u8]>, String> {
+        match self {
+            Data::Small(d) => Ok(std::borrow::Cow::Borrowed(d)),
+            Data::Large(fd, len) => {
+                if *len > max {
+                    return Err(format!("it is larger than the {} MiB qwrap vets", max >> 20));
+                }
+                let mut v = Vec::new();
+                let mut at = 0u64;
+                let mut buf = vec![0u8; 64 * 1024];
+                loop {
+                    let want = buf.len().min((len - at) as usize);
+                    match rustix::io::pread(&**fd, &mut buf[..want], at) {
+                        Ok(0) => return Ok(std::borrow::Cow::Owned(v)),
+                        Ok(n) => {
+                            v.extend_from_slice(&buf[..n]);
+                            at += n as u64;
+                        }
+                        Err(Errno::INTR) => {}
+                        Err(e) => return Err(e.to_string()),
+                    }
+                }
+            }
+        }
+    }
+
+    /// Writes the content to `to`, through a fixed buffer when large.
+    fn write_to(&self, to: &OwnedFd) -> Result<(), Errno> {
+        let write_all = |mut rest: &[u8]| -> Result<(), Errno> {
+            while !rest.is_empty() {
+                match rustix::io::write(to, rest) {
+                    Ok(n) => rest = &rest[n..],
+                    Err(Errno::INTR) => {}
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(())
+        };
+        match self {
+            Data::Small(d) => write_all(d),
+            Data::Large(fd, len) => {
+                let mut buf = vec![0u8; 64 * 1024];
+                let mut at = 0u64;
+                loop {
+                    let want = buf.len().min((len - at) as usize);
+                    match rustix::io::pread(&**fd, &mut buf[..want], at) {
+                        Ok(0) => return Ok(()),
+                        Ok(n) => {
+                            write_all(&buf[..n])?;
+                            at += n as u64;
+                        }
+                        Err(Errno::INTR) => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+            }
+        }
+    }
+}
+
 /// One side's view of a name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) enum State {
     Absent,
     File {
         hash: u64,
-        data: Vec<u8>,
+        data: Data,
         mode: u32,
     },
     Dir,
@@ -74,18 +162,33 @@ pub(super) fn state(root: BorrowedFd<'_>, rel: &Path) -> State {
                 Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() => {}
                 _ => return State::Other,
             }
+            let large = st.st_size as u64 > SMALL;
+            let mut len = 0u64;
             let mut data = Vec::new();
+            let mut h = std::collections::hash_map::DefaultHasher::new();
             let mut buf = vec![0u8; 64 * 1024];
             loop {
                 match rustix::io::read(&fd, &mut buf) {
                     Ok(0) => break,
+                    Ok(n) if large => {
+                        std::hash::Hasher::write(&mut h, &buf[..n]);
+                        len += n as u64;
+                    }
                     Ok(n) => data.extend_from_slice(&buf[..n]),
                     Err(Errno::INTR) => {}
                     Err(_) => return State::Other,
                 }
             }
+            let (hash, data) = if large {
+                (
+                    std::hash::Hasher::finish(&h),
+                    Data::Large(std::sync::Arc::new(fd), len),
+                )
+            } else {
+                (hash(&data), Data::Small(data))
+            };
             State::File {
-                hash: hash(&data),
+                hash,
                 data,
                 mode: st.st_mode & 0o777,
             }
@@ -124,6 +227,11 @@ pub(super) fn lock_name(name: &OsStr) -> OsString {
 /// Writes `data` at `rel` the way git does: `NAME.lock` created exclusively
 /// (AGAIN while another holds it), written, renamed into place.
 pub(super) fn put(root: BorrowedFd<'_>, rel: &Path, data: &[u8], mode: u32) -> Result<(), Errno> {
+    put_data(root, rel, &Data::Small(data.to_vec()), mode)
+}
+
+/// [`put`] of a file's content, held or streamed.
+pub(super) fn put_data(root: BorrowedFd<'_>, rel: &Path, data: &Data, mode: u32) -> Result<(), Errno> {
     let dir = make_dirs(root, rel.parent().unwrap_or(Path::new("")))?;
     let name = rel.file_name().ok_or(Errno::INVAL)?;
     let lock = lock_name(name);
@@ -132,16 +240,9 @@ pub(super) fn put(root: BorrowedFd<'_>, rel: &Path, data: &[u8], mode: u32) -> R
         Err(Errno::EXIST) => return Err(Errno::AGAIN),
         r => r?,
     };
-    let mut rest = data;
-    while !rest.is_empty() {
-        match rustix::io::write(&fd, rest) {
-            Ok(n) => rest = &rest[n..],
-            Err(Errno::INTR) => {}
-            Err(e) => {
-                let _ = rustix::fs::unlinkat(&dir, lock.as_os_str(), AtFlags::empty());
-                return Err(e);
-            }
-        }
+    if let Err(e) = data.write_to(&fd) {
+        let _ = rustix::fs::unlinkat(&dir, lock.as_os_str(), AtFlags::empty());
+        return Err(e);
     }
     let _ = rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode));
     rustix::fs::renameat(&dir, lock.as_os_str(), &dir, name)
@@ -179,7 +280,7 @@ pub(super) fn remove(root: BorrowedFd<'_>, rel: &Path, is_dir: bool) -> Result<(
 pub(super) fn copy_in(host: BorrowedFd<'_>, own: BorrowedFd<'_>, rel: &Path, depth: usize) {
     match state(host, rel) {
         State::File { data, mode, .. } => {
-            let _ = put(own, rel, &data, mode);
+            let _ = put_data(own, rel, &data, mode);
         }
         State::Dir if depth < 8 => {
             let _ = make_dirs(own, rel);

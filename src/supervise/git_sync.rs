@@ -20,7 +20,9 @@
 //! with it. The config, hooks and info the sandbox starts with are copies of
 //! the host's.
 
-use super::git_files::{State, copy_in, dir_flags, make_dirs, names, put, remove, state};
+use super::git_files::{
+    Data, State, VET_MAX, copy_in, dir_flags, make_dirs, names, put, put_data, remove, state,
+};
 use super::git_index::Vetted;
 use super::git_objects;
 use super::git_vet;
@@ -148,9 +150,9 @@ impl Pair {
         let sparse = ["config", "config.worktree"]
             .iter()
             .any(|n| match state(host.as_fd(), Path::new(n)) {
-                State::File { data, .. } => {
-                    crate::policy::git::core_flag(&String::from_utf8_lossy(&data), "sparsecheckout")
-                }
+                State::File { data, .. } => data.bytes(VET_MAX).is_ok_and(|d| {
+                    crate::policy::git::core_flag(&String::from_utf8_lossy(&d), "sparsecheckout")
+                }),
                 _ => false,
             });
         Ok(Pair {
@@ -174,7 +176,7 @@ impl Pair {
     pub(super) fn populate(&mut self) {
         if self.kind == Kind::Objects {
             let host_alternates = match state(self.host.as_fd(), Path::new("info/alternates")) {
-                State::File { data, .. } => Some(data),
+                State::File { data, .. } => data.bytes(VET_MAX).ok().map(|d| d.into_owned()),
                 _ => None,
             };
             let git_dir = self.host_path.parent().unwrap_or(Path::new("/"));
@@ -184,6 +186,16 @@ impl Pair {
         }
         for n in COPIED_IN {
             copy_in(self.host.as_fd(), self.own.as_fd(), Path::new(n), 0);
+        }
+    }
+}
+
+impl From<Errno> for Done {
+    fn from(e: Errno) -> Done {
+        if e == Errno::AGAIN {
+            Done::Deferred
+        } else {
+            Done::Nothing
         }
     }
 }
@@ -367,13 +379,21 @@ impl Pair {
 
     /// Copies the sandbox's content to the host once vetted; a rewritten
     /// copy (an index without what hides changes) comes back in next.
-    fn vetted_out(&mut self, rel: &Path, data: &[u8], mode: u32, hash: u64, host: Option<&[u8]>) -> Done {
-        let vetted = if self.kind == Kind::Top {
-            git_vet::vet(rel, data, host, self.sparse)
-        } else {
-            Ok(Vetted::Keep)
+    fn vetted_out(&mut self, rel: &Path, content: &Data, mode: u32, hash: u64, host: Option<&Data>) -> Done {
+        if self.kind != Kind::Top || !git_vet::vetted(rel) {
+            return self
+                .copy(false, rel, content, mode, hash)
+                .map_or_else(Done::from, |()| Done::Copied);
+        }
+        // What is vetted is read whole, up to VET_MAX.
+        let data = match content.bytes(VET_MAX) {
+            Ok(d) => d,
+            Err(why) => return Done::Refused(why),
         };
-        if vetted.is_ok() && self.kind == Kind::Top && self.names_missing_object(rel, data, host) {
+        let host = host.and_then(|h| h.bytes(VET_MAX).ok());
+        let (data, host) = (&data[..], host.as_deref());
+        let vetted = git_vet::vet(rel, data, host, self.sparse);
+        if vetted.is_ok() && self.names_missing_object(rel, data, host) {
             // Its object may be on its way (an event not yet read): waited
             // for, up to two seconds.
             let since = *self.missing.entry(rel.to_path_buf()).or_insert_with(Instant::now);
@@ -387,7 +407,7 @@ impl Pair {
         self.missing.remove(rel);
         let r = match vetted {
             Err(why) => return Done::Refused(why),
-            Ok(Vetted::Keep) => self.copy(false, rel, data, mode, hash),
+            Ok(Vetted::Keep) => self.copy(false, rel, content, mode, hash),
             // The base stays the sandbox's: the host's rewritten copy is
             // then the newer side, and is copied back in.
             Ok(Vetted::Rewritten(new)) => put(self.host.as_fd(), rel, &new, mode).map(|()| {
@@ -402,8 +422,8 @@ impl Pair {
     }
 
     /// Copies one side's content to the other (`to_own`: host to sandbox).
-    fn copy(&mut self, to_own: bool, rel: &Path, data: &[u8], mode: u32, hash: u64) -> Result<(), Errno> {
-        put(self.root(to_own), rel, data, mode)?;
+    fn copy(&mut self, to_own: bool, rel: &Path, data: &Data, mode: u32, hash: u64) -> Result<(), Errno> {
+        put_data(self.root(to_own), rel, data, mode)?;
         self.base.insert(rel.to_path_buf(), hash);
         Ok(())
     }
@@ -577,7 +597,7 @@ impl GitSync {
             }
             let p = &self.pairs[i];
             let read = |own: bool, rel: &str| match state(p.root(own), Path::new(rel)) {
-                State::File { data, .. } => Some(data),
+                State::File { hash, .. } => Some(hash),
                 _ => None,
             };
             let mut changed = Vec::new();

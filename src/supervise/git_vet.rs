@@ -39,6 +39,25 @@ pub(super) fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) ->
     }
 }
 
+/// Whether `rel` is vetted (read whole) before it reaches the host; other
+/// files are copied as they are, through a fixed buffer.
+pub(super) fn vetted(rel: &Path) -> bool {
+    let first = rel.iter().next().map(OsStr::as_bytes).unwrap_or_default();
+    let single = rel.iter().count() == 1;
+    matches!(first, b"refs" | b"logs" | b"sequencer" | b"rebase-merge")
+        || (single
+            && (first.ends_with(b"_HEAD")
+                || [
+                    &b"HEAD"[..],
+                    b"AUTO_MERGE",
+                    b"NOTES_MERGE_REF",
+                    b"packed-refs",
+                    b"index",
+                ]
+                .contains(&first)
+                || first.starts_with(b"sharedindex.")))
+}
+
 /// Whether a directory made inside may be made on the host.
 pub(super) fn dir_ok(rel: &Path) -> bool {
     let mut parts = rel.iter();
