@@ -4,7 +4,7 @@
 # (a fork that fails inside the sandbox showed there, not with the static
 # busybox of the other stages). In each MODE (bare: no qwrap, the control;
 # default: qwrap run; landlock-off: qwrap run --landlock off) each shell runs
-# 1,000 pipelines and make -j4 builds 200 targets of a shell command each.
+# 400 pipelines and make -j4 builds 200 targets of a shell command each.
 # Prints `QW: PASS WHO MODE name (N s)` or `QW: FAIL WHO MODE name: detail`.
 WHO=$1; WS=$2; shift 2
 cd "$WS" || exit 1
@@ -23,10 +23,10 @@ qw() {
 said() { grep -v '^qwrap: degraded' "$1" | tail -n 2 | tr '\n' ' '; }
 why() { [ "$1" -eq 124 ] && echo "timed out after $T s" || echo "rc=$1"; }
 
-# 1,000 pipelines, whose SIGCHLD arrives while the next fork is under way;
+# 400 pipelines, whose SIGCHLD arrives while the next fork is under way;
 # each cat appends its line to qw-n, which counts those that ran (a shell
 # that cannot fork stops there).
-LOOP='i=0; while [ $i -lt 1000 ]; do echo x | cat >> qw-n || exit 7; i=$((i+1)); done'
+LOOP='i=0; while [ $i -lt 400 ]; do echo x | cat >> qw-n || exit 7; i=$((i+1)); done'
 pipelines() { # NAME SHELL...
     name=$1; shift
     rm -f qw-n qw-err
@@ -34,10 +34,10 @@ pipelines() { # NAME SHELL...
     qw "$@" -c "$LOOP" 2>qw-err; rc=$?
     t=$(($(date +%s) - t0))
     n=$(grep -c '^x$' qw-n 2>/dev/null)
-    if [ $rc -eq 0 ] && [ "$n" = 1000 ]; then
+    if [ $rc -eq 0 ] && [ "$n" = 400 ]; then
         pass "$name-pipelines ($t s)"
     else
-        fail "$name-pipelines" "$(why $rc), ${n:-0} of 1000 done: $(said qw-err)"
+        fail "$name-pipelines" "$(why $rc), ${n:-0} of 400 done: $(said qw-err)"
     fi
     rm -f qw-n qw-err
 }

@@ -7,7 +7,7 @@
 #    as an unprivileged uid on both mount APIs;
 #  - with a Debian 12 root that mmdebstrap builds from Debian's archive
 #    (dash, bash, busybox, make, util-linux, mount, procps) and the static
-#    qwrap: on a tmpfs root, 1,000 pipelines in dash, in bash and in busybox
+#    qwrap: on a tmpfs root, 400 pipelines in dash, in bash and in busybox
 #    sh and make -j4 of 200 targets, bare as the control, then in qwrap's
 #    default mode and with --landlock off as root and as uid 1001
 #    (debian-init, debian.sh).
