@@ -124,6 +124,12 @@ const CREDENTIALS: &[&str] = &[
     "aws-creds",
     "pass-store/bank.gpg",
     "gh-cfg/hosts.yml",
+    "gcloud-cfg/credentials.db",
+    "azure-cfg/msal_token_cache.json",
+    "codex-home/auth.json",
+    "claude-cfg/.credentials.json",
+    "hf-home/token",
+    "netrc-file",
 ];
 
 /// What a tool reads that holds no credential: shown.
@@ -147,6 +153,12 @@ fn moved(home: &Path) -> Vec<(&'static str, String)> {
         ("AWS_SHARED_CREDENTIALS_FILE", h("aws-creds")),
         ("PASSWORD_STORE_DIR", h("pass-store")),
         ("GH_CONFIG_DIR", h("gh-cfg")),
+        ("CLOUDSDK_CONFIG", h("gcloud-cfg")),
+        ("AZURE_CONFIG_DIR", h("azure-cfg")),
+        ("CODEX_HOME", h("codex-home")),
+        ("CLAUDE_CONFIG_DIR", h("claude-cfg")),
+        ("HF_HOME", h("hf-home")),
+        ("NETRC", h("netrc-file")),
     ]
 }
 

@@ -158,6 +158,18 @@ const MOVED_STORES: &[(&str, &str, &str)] = &[
     ),
     ("NPM_CONFIG_USERCONFIG", "", "npm registry tokens"),
     ("PIP_CONFIG_FILE", "", "pip's index URLs with tokens"),
+    ("CLOUDSDK_CONFIG", "", "Google Cloud credentials and tokens"),
+    ("AZURE_CONFIG_DIR", "", "Azure CLI tokens"),
+    ("CODEX_HOME", "auth.json", "Codex's credentials"),
+    ("CLAUDE_CONFIG_DIR", ".credentials.json", "Claude Code's credentials"),
+    ("HF_HOME", "token", "Hugging Face token"),
+    ("HF_TOKEN_PATH", "", "Hugging Face token"),
+    ("NETRC", "", "passwords for HTTP and FTP hosts (curl, git)"),
+    ("HISTFILE", "", "the shell's history (typed passwords, tokens)"),
+    ("VAULT_CONFIG_PATH", "", "HashiCorp Vault's settings and token helper"),
+    ("TF_CLI_CONFIG_FILE", "", "Terraform registry tokens"),
+    ("OCI_CLI_CONFIG_FILE", "", "Oracle Cloud API keys"),
+    ("BW_CONFIG_DIR", "", "Bitwarden CLI sessions"),
 ];
 
 /// The stores the caller's variables moved, that exist.
