@@ -401,3 +401,68 @@ fn a_large_file_copies_in_a_fixed_buffer() {
     assert!(peak > 0, "no qwrap process's peak read: {}", stdout(&o));
     assert!(peak < 64 * 1024, "a qwrap process peaked at {peak} kB");
 }
+
+/// The same routes through a linked worktree's and a submodule's git dirs:
+/// links in their `logs/` and `refs/` (and the common dir's), and an index
+/// whose entry names the main repository's hooks from there.
+#[test]
+fn a_worktree_and_a_submodule_are_remotes_too() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            repo(&f);
+            let setup = format!(
+                "set -e; cd ..; {GIT} init -q -b main libsrc && cd libsrc && {GIT} commit -q --allow-empty -m l && cd ../ws
+                 {GIT} -c protocol.file.allow=always submodule -q add ../libsrc lib && {GIT} commit -qm sub
+                 {GIT} worktree add -q ../wt -b wtb"
+            );
+            ok(&f.command("sh").args(["-c", &setup]).output().unwrap());
+            let marker = f.path().join("PWNED");
+            let rc = f.write("rc", "# rc\n", 0o644);
+            for (name, dir, forged) in [
+                ("worktree", f.path().join("wt"), "../ws/.git/hooks/post-commit"),
+                ("submodule", f.ws().join("lib"), "../.git/hooks/post-commit"),
+            ] {
+                let fake = forged.replace("..", "-.").replace(".git", "-git");
+                let script = format!(
+                    "g=$(git rev-parse --git-dir); c=$(git rev-parse --git-common-dir)
+                     for d in $g $c; do ln -sfn '{rc}' $d/logs/HEAD; ln -sfn /dev/zero $d/refs/heads/zero; done
+                     blob=$(printf '#!/bin/sh\\ntouch {m}\\n' | git hash-object -w --stdin)
+                     git update-index --add --cacheinfo 100755,$blob,{fake}
+                     perl -pi -e 's{{\\Q{fake}\\E}}{{{forged}}}' $g/index
+                     sleep 0.5; echo planted",
+                    rc = rc.display(),
+                    m = marker.display()
+                );
+                let o = f
+                    .qwrap(&["run", "--workspace"])
+                    .arg(&dir)
+                    .args(["--", "sh", "-c", &script])
+                    .current_dir(&dir)
+                    .env("QWRAP_MOUNT_API", api)
+                    .output()
+                    .unwrap();
+                let what = format!("{who:?} {api} {name}");
+                assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+                assert_eq!(odd_entries(&f.ws().join(".git")), Vec::<String>::new(), "{what}");
+                let h = f
+                    .command("timeout")
+                    .args(["20", "sh", "-c", &format!("{GIT} checkout -- . ; {GIT} commit -q --allow-empty -m h; {GIT} log -1 --format=%s")])
+                    .current_dir(&dir)
+                    .output()
+                    .unwrap();
+                assert!(stdout(&h).contains('h'), "{what}: host git: {}", stderr(&h));
+                assert!(!marker.exists(), "{what}: a hook from the index ran on the host");
+                assert!(
+                    !f.ws().join(".git/hooks/post-commit").exists(),
+                    "{what}: hook written"
+                );
+                assert_eq!(
+                    std::fs::read_to_string(&rc).unwrap(),
+                    "# rc\n",
+                    "{what}: rc written"
+                );
+            }
+        }
+    }
+}
