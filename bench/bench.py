@@ -181,6 +181,7 @@ def run(work):
                      "≤ 0.5× bwrap" if n == 5000 else "", (legacy <= 0.5 * t["bwrap"]) if n == 5000 else None))
 
     rows.extend(review_rows(work, qwrap, bwrap))
+    rows.extend(git_rows(work, qwrap, bwrap))
 
     log("--network proxied")
     t = side_by_side({"qwrap": f"{qwrap} run --network proxied --allow-domain example.com -- /bin/true",
@@ -271,6 +272,38 @@ def review_rows(work, qwrap, bwrap):
         rows.append((f"start-up, {name}, live (the git guard)", t["live"], t["bwrap"], "", None))
         rows.append((f"start-up, {name}, `--review` (an overlay of it)", t["review"], t["bwrap"],
                      f"≤ the live mode + 1 ms ({t['live']:.2f} ms)", t["review"] <= t["live"] + 1.0))
+    return rows
+
+
+def git_rows(work, qwrap, bwrap):
+    """The git guard's start-up against `--allow-git-config` (no guard): a
+    checkout of 40 commits, 30 branches and 30 tags (their refs and
+    reflogs copied in), a superproject with five submodules, a workspace
+    holding 20 repositories (each found by the walk and guarded)."""
+    log("git guard")
+    base = os.path.join(work, "git-guard")
+    os.makedirs(base)
+    g = "git -c user.name=b -c user.email=b@b -c protocol.file.allow=always"
+    script = f"""set -e; cd {base}
+        {g} init -q -b main co && cd co && for i in $(seq 1 40); do echo $i > f$i; {g} add f$i; {g} commit -qm c$i; done
+        for i in $(seq 1 30); do {g} branch b$i; {g} tag t$i; done; cd ..
+        for i in 1 2 3 4 5; do {g} init -q -b main s$i && (cd s$i && {g} commit -q --allow-empty -m s); done
+        {g} init -q -b main sup && cd sup && {g} commit -q --allow-empty -m a
+        for i in 1 2 3 4 5; do {g} submodule -q add ../s$i m$i; done; {g} commit -qm subs; cd ..
+        mkdir many && cd many && for i in $(seq 1 20); do {g} init -q -b main r$i && (cd r$i && {g} commit -q --allow-empty -m r); done"""
+    subprocess.run(["sh", "-c", script], check=True, stdout=subprocess.DEVNULL)
+    for dirpath, dirnames, filenames in os.walk(base):
+        chown_user(dirpath)
+        for n in filenames:
+            chown_user(os.path.join(dirpath, n))
+    rows = []
+    for name, ws in (("a checkout, 30 branches and 30 tags", "co"), ("a superproject with five submodules", "sup"),
+                     ("a workspace holding 20 repositories", "many")):
+        t = side_by_side({"guarded": f"{qwrap} run -- /bin/true",
+                          "unguarded": f"{qwrap} run --allow-git-config -- /bin/true", "bwrap": bwrap},
+                         100 if QUICK else 1000, 30, os.path.join(base, ws))
+        rows.append((f"start-up, {name}, the git guard (`--allow-git-config`: {t['unguarded']:.2f} ms)",
+                     t["guarded"], t["bwrap"], "", None))
     return rows
 
 

@@ -295,3 +295,41 @@ pub(super) fn copy_in(host: BorrowedFd<'_>, own: BorrowedFd<'_>, rel: &Path, dep
         _ => {}
     }
 }
+
+/// What [`seed_file`] found and copied.
+pub(super) enum Seeded {
+    /// A regular file, copied: its hash as [`state`] computes it.
+    File(u64),
+    Dir,
+}
+
+/// Copies one regular file `name` of up to 1 MiB from `host` to `own`
+/// (both directories held), made exclusively: the start's copy, before
+/// anyone else writes there. A directory is only reported; anything else,
+/// or a larger file (left to the first reconcile), is skipped.
+pub(super) fn seed_file(host: BorrowedFd<'_>, own: BorrowedFd<'_>, name: &OsStr) -> Option<Seeded> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = rustix::fs::openat(host, name, flags, Mode::empty()).ok()?;
+    let st = rustix::fs::fstat(&fd).ok()?;
+    match rustix::fs::FileType::from_raw_mode(st.st_mode) {
+        rustix::fs::FileType::Directory => return Some(Seeded::Dir),
+        rustix::fs::FileType::RegularFile if st.st_size as u64 <= SMALL => {}
+        _ => return None,
+    }
+    let mut data = Vec::with_capacity(st.st_size as usize);
+    let mut buf = vec![0u8; 16 * 1024];
+    loop {
+        match rustix::io::read(&fd, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => data.extend_from_slice(&buf[..n]),
+            Err(Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
+    let mode = Mode::from_raw_mode(st.st_mode & 0o777);
+    let wflags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let out = rustix::fs::openat(own, name, wflags, mode).ok()?;
+    let h = hash(&data);
+    Data::Small(data).write_to(&out).ok()?;
+    Some(Seeded::File(h))
+}

@@ -21,7 +21,7 @@
 //! the host's.
 
 use super::git_files::{
-    Data, State, VET_MAX, copy_in, dir_flags, make_dirs, names, put, put_data, remove, state,
+    self, Data, State, VET_MAX, copy_in, dir_flags, make_dirs, names, put, put_data, remove, state,
 };
 use super::git_index::Vetted;
 use super::git_objects;
@@ -141,6 +141,8 @@ pub(super) struct Pair {
     imported: HashSet<OsString>,
     /// Refs whose object the host lacked, since when.
     missing: HashMap<PathBuf, Instant>,
+    /// Directories copied in whole at the start: watched, not walked again.
+    seeded: Vec<PathBuf>,
 }
 
 impl Pair {
@@ -164,6 +166,7 @@ impl Pair {
             sparse,
             imported: HashSet::new(),
             missing: HashMap::new(),
+            seeded: Vec::new(),
         })
     }
 
@@ -186,6 +189,37 @@ impl Pair {
         }
         for n in COPIED_IN {
             copy_in(self.host.as_fd(), self.own.as_fd(), Path::new(n), 0);
+        }
+        for d in REF_DIRS {
+            self.seed(Path::new(d), 0);
+        }
+    }
+
+    /// Copies a tree of refs or reflogs in before the command starts (its
+    /// own side empty, nobody else writing there: no locks), each file
+    /// remembered as copied; the directories seeded are watched without
+    /// being walked again (`seeded`).
+    fn seed(&mut self, rel: &Path, depth: usize) {
+        let Ok(host) = git_files::open_dir(self.host.as_fd(), rel) else {
+            return;
+        };
+        let Ok(own) = make_dirs(self.own.as_fd(), rel) else {
+            return;
+        };
+        self.base.insert(rel.to_path_buf(), DIR_BASE);
+        self.seeded.push(rel.to_path_buf());
+        for n in names(host.as_fd(), Path::new("")) {
+            let child = rel.join(&n);
+            if n.as_encoded_bytes().ends_with(b".lock") {
+                continue;
+            }
+            match git_files::seed_file(host.as_fd(), own.as_fd(), &n) {
+                Some(git_files::Seeded::File(hash)) => {
+                    self.base.insert(child, hash);
+                }
+                Some(git_files::Seeded::Dir) if depth < 16 => self.seed(&child, depth + 1),
+                _ => {}
+            }
         }
     }
 }
@@ -255,7 +289,9 @@ impl Pair {
             (State::Dir, _) if !dir_ok => return Done::Nothing,
             (State::Dir, State::Dir) => {
                 self.base.insert(rel.to_path_buf(), DIR_BASE);
-                below.push(rel.to_path_buf());
+                if !self.seeded.iter().any(|d| d == rel) {
+                    below.push(rel.to_path_buf());
+                }
                 return Done::Nothing;
             }
             (State::Dir, State::Absent) | (State::Absent, State::Dir) => {
@@ -456,9 +492,16 @@ impl GitSync {
         for i in 0..s.pairs.len() {
             s.pairs[i].populate();
             s.watch(i, Path::new(""));
+            for d in s.pairs[i].seeded.clone() {
+                s.watch(i, &d);
+            }
             s.dirty.insert((i, PathBuf::new()));
         }
         s.flush();
+        // From now on a seeded directory is walked like any other.
+        for p in &mut s.pairs {
+            p.seeded.clear();
+        }
         Ok(s)
     }
 
