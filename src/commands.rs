@@ -407,10 +407,16 @@ pub fn review(
     };
     let ws = std::fs::canonicalize(&ws)
         .map_err(|e| Fatal::new(format!("workspace {}: {e}", ws.display()), EXIT_USAGE))?;
-    let said = crate::review::run(&base, &ws, request, confirm);
+    // What the command wrote is shown, never obeyed, by the terminal.
+    let mut asked = |text: &str| confirm(&crate::review::visible(text, true));
+    let said = crate::review::run(&base, &ws, request, &mut asked);
     Ok(Output {
-        stdout: said.stdout,
-        stderr: said.stderr,
+        stdout: crate::review::visible(&said.stdout, true),
+        stderr: said
+            .stderr
+            .iter()
+            .map(|l| crate::review::visible(l, true))
+            .collect(),
         code: said.code,
     })
 }

@@ -337,12 +337,46 @@ pub fn shown(layer: &Layer, tree: usize, rel: &Path) -> String {
             .unwrap_or_default()
     };
     let b = p.as_os_str().as_bytes();
-    String::from_utf8_lossy(b).into_owned()
+    visible(&String::from_utf8_lossy(b), false)
+}
+
+/// Text a terminal shows as it is: control characters (ESC, a carriage
+/// return, C1 codes, DEL), bidirectional overrides and, unless
+/// `newlines`, line breaks and tabs are written as escapes (`\x1b`,
+/// `\u{202e}`, `\n`), so that a name or line the command chose cannot
+/// move the cursor, clear the screen, retitle the window or forge a line
+/// of the summary.
+pub fn visible(s: &str, newlines: bool) -> String {
+    let mut out = String::with_capacity(s.len());
+    for c in s.chars() {
+        let bidi = matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}');
+        match c {
+            '\n' | '\t' if newlines => out.push(c),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            c if (c as u32) < 0x20 || c == '\u{7f}' => out.push_str(&format!("\\x{:02x}", c as u32)),
+            c if ('\u{80}'..='\u{9f}').contains(&c) || bidi => {
+                out.push_str(&format!("\\u{{{:x}}}", c as u32))
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_the_command_named_is_shown_not_obeyed() {
+        let evil = "a\x1b[2J\x1b]0;title\x07\u{202e}txt.sh\r\nD README.md\u{9b}";
+        assert_eq!(
+            visible(evil, false),
+            "a\\x1b[2J\\x1b]0;title\\x07\\u{202e}txt.sh\\x0d\\nD README.md\\u{9b}"
+        );
+        assert_eq!(visible("line\n\tnext\x1b[1m", true), "line\n\tnext\\x1b[1m");
+    }
 
     #[test]
     fn the_record_parses() {
