@@ -466,3 +466,82 @@ fn a_worktree_and_a_submodule_are_remotes_too() {
         }
     }
 }
+
+/// rerere's record naming files outside the work tree (a host commit
+/// would copy a secret into `rr-cache/`, or write a recorded "resolution"
+/// over a start-up file), a todo's `exec` line after a tab, and a merge
+/// strategy on the `[options]` line itself: none reaches the host.
+#[test]
+fn state_files_reaching_outside_never_reach_the_host() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let secret = f.write("secret.txt", "SECRET-CANARY\n", 0o644);
+        let target = f.write("target-rc", "# rc\n", 0o644);
+        let marker = f.path().join("PWNED");
+        let script = format!(
+            "g=$(git rev-parse --git-dir)
+             H=0123456789abcdef0123456789abcdef01234567; mkdir -p $g/rr-cache/$H
+             H2=89abcdef0123456789abcdef0123456789abcdef; D=$g/rr-cache/$H2; mkdir -p $D
+             cp '{target}' $D/preimage; {{ cat '{target}'; echo 'touch {m}'; }} > $D/postimage
+             printf '%s\\t%s\\0%s.-1\\t%s\\0' $H '{secret}' $H2 '{target}' > $g/MERGE_RR
+             sleep 0.5; echo planted",
+            secret = secret.display(),
+            target = target.display(),
+            m = marker.display()
+        );
+        let o = f.run_sh("new", &[], &script);
+        assert!(stdout(&o).contains("planted"), "{who:?}: {}", stderr(&o));
+        host(&f, &format!("echo x >> f; {GIT} commit -qam x; true"));
+        let o = f
+            .command("grep")
+            .args(["-r", "SECRET-CANARY"])
+            .arg(f.ws().join(".git"))
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&o).is_empty(),
+            "{who:?}: the secret was copied in: {}",
+            stdout(&o)
+        );
+        assert_eq!(
+            std::fs::read_to_string(&target).unwrap(),
+            "# rc\n",
+            "{who:?}: written outside"
+        );
+        // A todo's exec line after a tab; a strategy on the [options] line.
+        let script = format!(
+            "g=$(git rev-parse --git-dir)
+             GIT_SEQUENCE_EDITOR='sed -i 1ibreak' {GIT} rebase -qi HEAD~1 >/dev/null 2>&1
+             printf 'x\\ttouch {m}\\n' >> $g/rebase-merge/git-rebase-todo; sleep 0.5; echo planted",
+            m = marker.display()
+        );
+        let o = f.run_sh("new", &[], &script);
+        assert!(stdout(&o).contains("planted"), "{who:?}: {}", stderr(&o));
+        host(
+            &f,
+            &format!("{GIT} rebase --continue; {GIT} rebase --abort; true"),
+        );
+        assert!(
+            !marker.exists(),
+            "{who:?}: an exec line after a tab ran on the host"
+        );
+        let script = format!(
+            "g=$(git rev-parse --git-dir)
+             {GIT} cherry-pick side~1 side >/dev/null 2>&1; printf '[options] strategy = x/run\\n' >> $g/sequencer/opts
+             mkdir -p git-merge-x; printf '#!/bin/sh\\ntouch {m}\\n' > git-merge-x/run; chmod +x git-merge-x/run
+             sleep 0.5; echo planted",
+            m = marker.display()
+        );
+        let o = f.run_sh("new", &[], &script);
+        assert!(stdout(&o).contains("planted"), "{who:?}: {}", stderr(&o));
+        host(
+            &f,
+            &format!("echo 2 > f; {GIT} add f; GIT_EDITOR=true {GIT} cherry-pick --continue; true"),
+        );
+        assert!(
+            !marker.exists(),
+            "{who:?}: the strategy on the [options] line ran on the host"
+        );
+    }
+}

@@ -180,17 +180,18 @@ fn entry(
         }
         n
     };
-    check_entry(&name, mode)?;
+    check_entry(&name, mode, sparse)?;
     *prev = name;
     Ok(())
 }
 
-fn check_entry(name: &[u8], mode: u32) -> Result<(), String> {
+fn check_entry(name: &[u8], mode: u32, sparse: bool) -> Result<(), String> {
     let shown = || String::from_utf8_lossy(name).into_owned();
     let path = match mode {
         0o100644 | 0o100755 | 0o100664 | 0o120000 | 0o160000 => name,
-        // A sparse index's directory entry.
-        0o040000 => name
+        // A sparse index's directory entry: only where the host's checkout
+        // is sparse (elsewhere it would hide what lies beneath).
+        0o040000 if sparse => name
             .strip_suffix(b"/")
             .ok_or_else(|| format!("{}: a directory entry", shown()))?,
         m => return Err(format!("{}: mode {m:o} is not one git writes", shown())),

@@ -333,3 +333,14 @@ pub(super) fn missing_on_host(git_dir: &Path, host_dir: BorrowedFd<'_>, oids: &[
         .find(|oid| answers.next() != Some(**oid))
         .map(|oid| oid.to_string())
 }
+
+/// Whether the host's repository has the ref `name` (`git rev-parse
+/// --verify`, which reads loose and packed refs and a worktree's common
+/// dir).
+pub(super) fn ref_on_host(git_dir: &Path, name: &str) -> bool {
+    git(git_dir)
+        .args(["rev-parse", "-q", "--verify", name])
+        .stdout(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success())
+}

@@ -142,7 +142,7 @@ pub(super) struct Pair {
     /// Refs whose object the host lacked, since when.
     missing: HashMap<PathBuf, Instant>,
     /// Directories copied in whole at the start: watched, not walked again.
-    seeded: Vec<PathBuf>,
+    seeded: HashSet<PathBuf>,
 }
 
 impl Pair {
@@ -166,7 +166,7 @@ impl Pair {
             sparse,
             imported: HashSet::new(),
             missing: HashMap::new(),
-            seeded: Vec::new(),
+            seeded: HashSet::new(),
         })
     }
 
@@ -207,7 +207,7 @@ impl Pair {
             return;
         };
         self.base.insert(rel.to_path_buf(), DIR_BASE);
-        self.seeded.push(rel.to_path_buf());
+        self.seeded.insert(rel.to_path_buf());
         for n in names(host.as_fd(), Path::new("")) {
             let child = rel.join(&n);
             if n.as_encoded_bytes().ends_with(b".lock") {
@@ -289,7 +289,7 @@ impl Pair {
             (State::Dir, _) if !dir_ok => return Done::Nothing,
             (State::Dir, State::Dir) => {
                 self.base.insert(rel.to_path_buf(), DIR_BASE);
-                if !self.seeded.iter().any(|d| d == rel) {
+                if !self.seeded.contains(rel) {
                     below.push(rel.to_path_buf());
                 }
                 return Done::Nothing;
@@ -395,15 +395,28 @@ impl Pair {
                 .flat_map(|l| l.split(' ').take(2))
                 .filter(|o| o.bytes().any(|b| b != b'0'))
                 .collect()
+        } else if rel == Path::new("packed-refs") {
+            // The objects of the lines the host's copy does not have.
+            let old = host.map(String::from_utf8_lossy).unwrap_or_default();
+            let old: HashSet<&str> = old.lines().collect();
+            let new: Vec<String> = text
+                .lines()
+                .filter(|l| !l.starts_with('#') && !old.contains(l))
+                .filter_map(|l| l.trim_start_matches('^').split(' ').next().map(str::to_string))
+                .collect();
+            let new: Vec<&str> = new.iter().map(String::as_str).collect();
+            return !new.is_empty()
+                && git_objects::missing_on_host(&self.host_path, self.host.as_fd(), &new).is_some();
         } else if rel.starts_with("refs") || rel == Path::new("HEAD") {
             let v = text.trim_end();
             match v.strip_prefix("ref: ") {
                 // A branch made inside, not on the host yet: HEAD waits
                 // for it, so that host git never sees an unborn branch.
                 Some(target) => {
-                    let made =
-                        |own: bool| matches!(state(self.root(own), Path::new(target)), State::File { .. });
-                    return made(true) && !made(false);
+                    // A linked worktree's branches are its common dir's:
+                    // host git says (loose, packed, or through commondir).
+                    let here = matches!(state(self.root(false), Path::new(target)), State::File { .. });
+                    return !here && !git_objects::ref_on_host(&self.host_path, target);
                 }
                 None => vec![v],
             }
@@ -471,6 +484,8 @@ pub(super) struct GitSync {
     pairs: Vec<Pair>,
     inotify: OwnedFd,
     watches: HashMap<i32, (usize, PathBuf)>,
+    /// The directories watched, by pair (a lookup, not a scan of `watches`).
+    watched: HashSet<(usize, PathBuf)>,
     dirty: BTreeSet<(usize, PathBuf)>,
     report: Option<OwnedFd>,
     said: BTreeSet<PathBuf>,
@@ -485,6 +500,7 @@ impl GitSync {
             pairs,
             inotify: fd,
             watches: HashMap::new(),
+            watched: HashSet::new(),
             dirty: BTreeSet::new(),
             report,
             said: BTreeSet::new(),
@@ -492,7 +508,8 @@ impl GitSync {
         for i in 0..s.pairs.len() {
             s.pairs[i].populate();
             s.watch(i, Path::new(""));
-            for d in s.pairs[i].seeded.clone() {
+            let seeded: Vec<PathBuf> = s.pairs[i].seeded.iter().cloned().collect();
+            for d in seeded {
                 s.watch(i, &d);
             }
             s.dirty.insert((i, PathBuf::new()));
@@ -519,6 +536,7 @@ impl GitSync {
             | W::DELETE
             | W::ONLYDIR
             | W::DONT_FOLLOW;
+        self.watched.insert((i, rel.to_path_buf()));
         for own in [false, true] {
             let fd = self.pairs[i].root(own).as_raw_fd();
             let path = Path::new(&format!("/proc/self/fd/{fd}")).join(rel);
@@ -581,7 +599,7 @@ impl GitSync {
             let (i, rel) = d;
             let (below, done) = self.pairs[i].reconcile(&rel);
             for b in below {
-                if !self.watches.values().any(|(j, r)| *j == i && *r == b) {
+                if !self.watched.contains(&(i, b.clone())) {
                     self.watch(i, &b);
                 }
                 self.dirty.insert((i, b));

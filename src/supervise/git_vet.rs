@@ -31,6 +31,7 @@ pub(super) fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) ->
         [b"packed-refs"] => keep(packed_refs(data)),
         [n] if *n == b"index" || n.starts_with(b"sharedindex.") => git_index::vet(data, sparse),
         [b"sequencer", b"opts"] => keep(no_strategy(data)),
+        [b"MERGE_RR"] => keep(merge_rr(data)),
         [b"rebase-merge", b"strategy" | b"strategy_opts"] => {
             Err("it chooses a merge strategy, a program".into())
         }
@@ -50,6 +51,7 @@ pub(super) fn vetted(rel: &Path) -> bool {
                 || [
                     &b"HEAD"[..],
                     b"AUTO_MERGE",
+                    b"MERGE_RR",
                     b"NOTES_MERGE_REF",
                     b"packed-refs",
                     b"index",
@@ -159,9 +161,38 @@ fn packed_refs(data: &[u8]) -> Result<(), String> {
 /// A cherry-pick's or revert's options without a strategy (a program git
 /// runs as `git-merge-NAME`).
 fn no_strategy(data: &[u8]) -> Result<(), String> {
+    // Anywhere: git's config syntax takes `[options] strategy = …` on one
+    // line, and quoting or a continuation can split the key.
     let text = String::from_utf8_lossy(data).to_ascii_lowercase();
-    if text.lines().any(|l| l.trim_start().starts_with("strategy")) {
+    if text.contains("strategy") || text.contains("\\\n") {
         return Err("it chooses a merge strategy, a program".into());
+    }
+    Ok(())
+}
+
+/// rerere's record of conflicted paths (`HASH[.N]\tPATH\0`): each path
+/// one git accepts in a work tree (rerere reads and writes the file it
+/// names: an absolute or `..` path would reach outside the repository).
+fn merge_rr(data: &[u8]) -> Result<(), String> {
+    let Some(body) = data.strip_suffix(b"\0") else {
+        return if data.is_empty() {
+            Ok(())
+        } else {
+            Err("its last record is not ended".into())
+        };
+    };
+    for rec in body.split(|c| *c == 0) {
+        let Some(tab) = rec.iter().position(|c| *c == b'\t') else {
+            return Err("a record is not one git writes".into());
+        };
+        let (id, path) = (&rec[..tab], &rec[tab + 1..]);
+        let id = id.split(|c| *c == b'.').next().unwrap_or_default();
+        if !is_oid(id) || !super::git_index::path_ok(path) {
+            return Err(format!(
+                "it names {:?}, a path outside the work tree",
+                String::from_utf8_lossy(path)
+            ));
+        }
     }
     Ok(())
 }
@@ -171,7 +202,11 @@ fn exec_lines(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
     let execs = |d: &[u8]| -> Vec<Vec<u8>> {
         d.split(|c| *c == b'\n')
             .map(|l| l.trim_ascii())
-            .filter(|l| l.starts_with(b"x ") || l.starts_with(b"exec ") || l == b"x" || l == b"exec")
+            // The command word ends at any whitespace, as git parses it.
+            .filter(|l| {
+                let word = l.split(|c| c.is_ascii_whitespace()).next().unwrap_or_default();
+                word == b"x" || word == b"exec"
+            })
             .map(<[u8]>::to_vec)
             .collect()
     };
@@ -224,6 +259,12 @@ mod tests {
     #[test]
     fn programs_in_state_files() {
         assert!(v("sequencer/opts", "[options]\n\tstrategy = x/run\n").is_err());
+        assert!(v("sequencer/opts", "[options] strategy = x/evil\n").is_err());
+        assert!(v("rebase-merge/git-rebase-todo", "pick 1234 a\nx\ttouch /tmp/p\n").is_err());
+        let oid = "0123456789abcdef0123456789abcdef01234567";
+        assert!(v("MERGE_RR", &format!("{oid}\t/root/secret.txt\0")).is_err());
+        assert!(v("MERGE_RR", &format!("{oid}.-1\t../x\0")).is_err());
+        assert_eq!(v("MERGE_RR", &format!("{oid}\tsrc/a.c\0")), Ok(Vetted::Keep));
         assert_eq!(
             v("sequencer/opts", "[options]\n\tsignoff = true\n"),
             Ok(Vetted::Keep)
