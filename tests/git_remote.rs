@@ -545,3 +545,38 @@ fn state_files_reaching_outside_never_reach_the_host() {
         );
     }
 }
+
+/// A submodule the checkout has not initialised (its directory empty):
+/// a repository planted there would be one host `git status` recurses
+/// into. Its directory is read-only inside.
+#[test]
+fn an_uninitialised_submodule_takes_no_planted_repository() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let setup = format!(
+            "set -e; {GIT} init -q -b main libsrc && cd libsrc && {GIT} commit -q --allow-empty -m l && cd ..
+             {GIT} init -q -b main sup && cd sup && {GIT} commit -q --allow-empty -m a
+             {GIT} -c protocol.file.allow=always submodule -q add ../libsrc lib && {GIT} commit -qm sub && cd ..
+             rm -rf ws && {GIT} clone -q sup ws"
+        );
+        ok(&f
+            .command("sh")
+            .current_dir(f.path())
+            .args(["-c", &setup])
+            .output()
+            .unwrap());
+        let marker = f.path().join("PWNED");
+        let script = format!(
+            "cd lib && git init -q 2>&1; git config core.fsmonitor 'touch {m}; false' 2>&1; echo planted",
+            m = marker.display()
+        );
+        let o = f.run_sh("new", &[], &script);
+        assert!(stdout(&o).contains("planted"), "{who:?}: {}", stderr(&o));
+        assert!(
+            !f.ws().join("lib/.git").exists(),
+            "{who:?}: a repository was planted"
+        );
+        host(&f, &format!("{GIT} status >/dev/null; true"));
+        assert!(!marker.exists(), "{who:?}: the planted fsmonitor ran on the host");
+    }
+}

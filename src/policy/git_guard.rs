@@ -125,6 +125,7 @@ pub fn guard(info: &GitInfo) -> Guard {
     if info.checkout != Checkout::Normal {
         g.protect(top.join(".git"));
     }
+    uninitialised_submodules(&mut g, top);
     let mut queue = vec![(common, 0usize)];
     let mut seen = 0usize;
     while let Some((dir, depth)) = queue.pop() {
@@ -284,6 +285,41 @@ pub fn for_roots(git: &GitInfo, roots: &[super::WritableRoot], allowed: bool) ->
         g.note = found.note.clone();
     }
     (g, found)
+}
+
+/// Each submodule `.gitmodules` names whose directory holds no `.git`:
+/// read-only inside (made empty on the host first where it is missing, as
+/// `git clone` leaves it), so that no repository is planted where host git
+/// would recurse into it as a submodule (`git status` runs its config).
+/// Such submodules are initialised on the host.
+fn uninitialised_submodules(g: &mut Guard, top: &Path) {
+    let Some(text) = read_small(&top.join(".gitmodules")) else {
+        return;
+    };
+    for line in text.lines() {
+        let Some((k, v)) = line.split_once('=') else {
+            continue;
+        };
+        if !k.trim().eq_ignore_ascii_case("path") {
+            continue;
+        }
+        let rel = Path::new(v.trim().trim_matches('"'));
+        let plain = rel
+            .components()
+            .all(|c| matches!(c, std::path::Component::Normal(_)));
+        if !plain || rel.as_os_str().is_empty() {
+            continue;
+        }
+        let dir = top.join(rel);
+        match fs::symlink_metadata(&dir) {
+            Ok(m) if m.is_dir() && fs::symlink_metadata(dir.join(".git")).is_err() => g.protect(dir),
+            Err(_) if fs::symlink_metadata(dir.parent().unwrap_or(top)).is_ok_and(|m| m.is_dir()) => {
+                g.create.push(dir.clone());
+                g.protect(dir);
+            }
+            _ => {}
+        }
+    }
 }
 
 /// Whether a repository uses git-lfs: its config names it, or its

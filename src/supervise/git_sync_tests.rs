@@ -10,6 +10,12 @@ fn pair(kind: Kind) -> (tempfile::TempDir, PathBuf, PathBuf, Pair) {
     fs::create_dir_all(host.join("hooks")).unwrap();
     fs::create_dir_all(&own).unwrap();
     fs::write(host.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+    // The branches HEAD is moved to: on the host already, so HEAD need not
+    // wait for them.
+    fs::create_dir_all(host.join("refs/heads")).unwrap();
+    for b in ["main", "topic", "inside", "again"] {
+        fs::write(host.join("refs/heads").join(b), OID).unwrap();
+    }
     fs::write(host.join("index"), "DIRC…").unwrap();
     fs::write(host.join("config"), "[core]\n").unwrap();
     fs::write(host.join("hooks/pre-commit"), "#!/bin/sh\n").unwrap();
