@@ -121,6 +121,8 @@ fn plan_for(policy: Policy, mut notes: Vec<String>, pty: Pty) -> Result<Loaded, 
             .filter(|d| d.why.contains("cannot be reached") || d.why.starts_with("--include"))
             .map(|d| format!("{}: {} (left out)", d.path.display(), d.why)),
     );
+    // Repositories the walk did not reach are not guarded: said each run.
+    notes.extend(policy.repos.note.iter().map(|n| format!("git: {n}")));
     // The user's own (a profile's list applies whenever it is proxied).
     if policy.network != policy::NetworkMode::Proxied
         && let Some(d) = policy

@@ -192,7 +192,7 @@ pub fn repositories_below(roots: &[PathBuf]) -> Found {
         read += 1;
         if read > MAX_SCAN {
             found.note = Some(format!(
-                "more than {MAX_SCAN} directories below the writable roots: repositories deeper in are not guarded"
+                "more than {MAX_SCAN} directories below the writable roots: repositories beyond them are not guarded, and one made there is not named at exit"
             ));
             break;
         }
