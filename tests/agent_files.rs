@@ -19,18 +19,28 @@ fn agent_files_are_read_only_and_new_ones_named() {
             let f = Fixture::new(who);
             f.mkdir("ws/.vscode");
             f.mkdir("ws/.claude");
+            f.mkdir("ws/.claude/hooks");
+            f.mkdir("ws/.qwen");
             f.write("ws/.vscode/settings.json", "{}\n", 0o644);
             f.write("ws/.claude/settings.json", "{}\n", 0o644);
+            f.write("ws/.claude/hooks/pre.sh", "#!/bin/sh\n", 0o755);
+            f.write("ws/.qwen/settings.json", "{}\n", 0o644);
             f.write("ws/.envrc", "export A=1\n", 0o644);
             let before = tree(&f.ws(), &[]);
-            let script = "for p in .vscode/settings.json .vscode/tasks.json .claude/settings.json .envrc; do \
+            // The files, the hook script a setting names, a new settings
+            // file beside them, and the directory renamed away and made
+            // again (a hostile review's route).
+            let script = "for p in .vscode/settings.json .vscode/tasks.json .claude/settings.json .claude/hooks/pre.sh \
+                 .claude/settings.local.json .qwen/extensions .envrc; do \
                  echo evil > $p 2>/dev/null && echo WROTE $p; done; rm -rf .vscode 2>/dev/null; \
                  mv .envrc x 2>/dev/null && echo MOVED; \
-                 echo '{}' > .mcp.json; echo '{}' > .claude/settings.local.json; mkdir .idea; echo ok";
+                 for d in .claude .qwen; do mv $d $d.x 2>/dev/null && echo MOVED $d; mkdir -p $d 2>/dev/null; \
+                 echo evil > $d/settings.json 2>/dev/null; done; \
+                 echo '{}' > .mcp.json; mkdir .idea; echo ok";
             let o = f.run_sh(api, &[], script);
             assert_eq!(ok(&o), "ok\n", "{who:?} {api}");
             let mut after = tree(&f.ws(), &[]);
-            for new in [".mcp.json", ".claude/settings.local.json", ".idea"] {
+            for new in [".mcp.json", ".idea"] {
                 assert!(after.remove(new).is_some(), "{new}");
                 let line = format!(
                     "qwrap: {}: made inside during the run",

@@ -10,7 +10,15 @@ use std::path::{Path, PathBuf};
 
 /// Directories at the workspace's top, guarded whole, and what a host tool
 /// runs from them.
-pub const DIRS: [(&str, &str); 10] = [
+pub const DIRS: [(&str, &str); 12] = [
+    (
+        ".claude",
+        "Claude Code runs its hooks and MCP servers and reads its commands there",
+    ),
+    (
+        ".qwen",
+        "Qwen Code starts its MCP servers and extensions and reads its sandbox setting there",
+    ),
     (
         ".vscode",
         "VS Code runs its tasks on folder open and the programs its settings name",
