@@ -183,7 +183,8 @@ mod tests {
         assert_eq!(f.links, vec![ws.join(".envrc")]);
         assert!(f.absent.contains(&ws.join(".mcp.json")));
         assert!(f.absent.contains(&ws.join(".claude/settings.local.json")));
-        assert_eq!(f.present.len() + f.links.len() + f.absent.len(), 21);
+        assert!(f.present.contains(&ws.join(".claude")));
+        assert_eq!(f.present.len() + f.links.len() + f.absent.len(), 23);
     }
 
     #[test]

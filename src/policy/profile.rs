@@ -196,7 +196,7 @@ mod tests {
         let p = shipped();
         let qwen = p.get("qwen").expect("qwen profile");
         assert!(qwen.include.iter().any(|i| i.contains("QWEN_HOME")));
-        assert_eq!(qwen.read_only.len(), 2);
+        assert_eq!(qwen.read_only.len(), 5);
         assert!(qwen.read_only.iter().any(|r| r.ends_with("/settings.json")));
         assert_eq!(
             toml::from_str::<ShippedFile>(SHIPPED).unwrap().profiles.len(),
