@@ -580,3 +580,34 @@ fn an_uninitialised_submodule_takes_no_planted_repository() {
         assert!(!marker.exists(), "{who:?}: the planted fsmonitor ran on the host");
     }
 }
+
+/// A FIFO named `.gitignore` in the work tree would make host git wait:
+/// Landlock lets FIFOs be made only where nothing of the host's reads
+/// later (the private /tmp, /dev). As root and unprivileged, both mount
+/// APIs; the host's `git status` finishes.
+#[test]
+fn no_fifo_in_the_work_tree() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            repo(&f);
+            let script = "mkdir -p docs; mkfifo docs/.gitignore 2>&1; mkfifo .gitattributes 2>&1; \
+                 mkfifo /tmp/ok && echo tmp-fifo-ok; echo planted";
+            let o = f.run_sh(api, &[], script);
+            let what = format!("{who:?} {api}");
+            assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+            assert!(
+                stdout(&o).contains("tmp-fifo-ok"),
+                "{what}: FIFOs in /tmp: {}",
+                stdout(&o)
+            );
+            assert_eq!(
+                odd_entries(&f.ws()),
+                Vec::<String>::new(),
+                "{what}: a FIFO in the work tree"
+            );
+            let h = host(&f, &format!("{GIT} status --porcelain && echo host-ok"));
+            assert!(stdout(&h).contains("host-ok"), "{what}: host git: {}", stderr(&h));
+        }
+    }
+}

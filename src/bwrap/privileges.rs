@@ -104,6 +104,8 @@ pub(super) fn layers(
     }
     let landlock = (ctx.landlock != LandlockMode::Off && ctx.landlock_abi > 0).then_some(LandlockRules {
         abi: ctx.landlock_abi,
+        // bubblewrap's behaviour: FIFOs wherever writes go.
+        fifo: writable.clone(),
         paths: writable,
         scoped: ctx.landlock_abi >= LANDLOCK_SCOPE_ABI,
         filesystem: true,

@@ -250,6 +250,7 @@ fn run_confinement_steps() -> Vec<Step> {
         Step::Landlock {
             abi: 7,
             paths: vec![p("/q/ws"), p("/tmp")],
+            fifo: vec![p("/tmp")],
             scoped: true,
         },
         Step::SeccompNotify {

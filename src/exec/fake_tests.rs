@@ -342,6 +342,7 @@ fn a_failing_call_is_named_with_its_arguments() {
     let step = Step::Landlock {
         abi: 7,
         paths: vec![p("/q/ws")],
+        fifo: vec![p("/tmp")],
         scoped: true,
     };
     let mut ex = Executor::new(1, None);

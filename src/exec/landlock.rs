@@ -9,8 +9,12 @@ use std::path::PathBuf;
 
 /// Applies the ruleset exactly as planned: the ABI was probed, so anything
 /// less than full enforcement is an error (fail closed).
-pub(super) fn apply(abi: u32, paths: &[PathBuf], scoped: bool) -> Result<(), Fail> {
-    let mut beneath: Vec<(PathBuf, FsAccess)> = paths.iter().map(|p| (p.clone(), FsAccess::Write)).collect();
+pub(super) fn apply(abi: u32, paths: &[PathBuf], fifo: &[PathBuf], scoped: bool) -> Result<(), Fail> {
+    // FIFOs only where nothing of the host's reads later (a FIFO named
+    // `.gitignore` in the workspace makes host git wait).
+    let mut beneath: Vec<(PathBuf, FsAccess)> =
+        paths.iter().map(|p| (p.clone(), FsAccess::WriteNoFifo)).collect();
+    beneath.extend(fifo.iter().map(|p| (p.clone(), FsAccess::MakeFifo)));
     // Files the caller handed over on fds 0-2 for writing (a terminal, a log
     // file) stay writable when re-opened through /dev/stdout or
     // /proc/self/fd: the process can write them through the fd anyway.

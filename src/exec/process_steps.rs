@@ -58,7 +58,12 @@ impl Executor {
                 ambient,
             } => caps::drop_capabilities(keep, *bounding, *ambient)?,
             Step::NoNewPrivs => k::set_no_new_privs()?,
-            Step::Landlock { abi, paths, scoped } => landlock::apply(*abi, paths, *scoped)?,
+            Step::Landlock {
+                abi,
+                paths,
+                fifo,
+                scoped,
+            } => landlock::apply(*abi, paths, fifo, *scoped)?,
             Step::Seccomp => seccomp::apply()?,
             Step::LandlockAllowList {
                 abi,
@@ -79,17 +84,7 @@ impl Executor {
             })?,
             Step::LandlockOnlyFilter { closed } => seccomp::apply_landlock_only(*closed)?,
             Step::RefuseKeyrings => seccomp::apply_keyring_refusal()?,
-            Step::HandGitDirs { dirs } => {
-                let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
-                for d in dirs {
-                    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-                    let fd = k::open(d, flags, Mode::empty()).map_err(|e| {
-                        Fail::call("open", format!("{d:?}, O_RDONLY|O_DIRECTORY|O_NOFOLLOW"), e)
-                    })?;
-                    link.hand_over(Handed::GitDir(fd))?;
-                }
-                link.wait_for_git_dirs()?;
-            }
+            Step::HandGitDirs { dirs } => self.hand_git_dirs(dirs)?,
             Step::StartReaper => {
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 let reaper = crate::supervise::reaper::start(link.warden)?;
@@ -148,6 +143,20 @@ impl Executor {
 
             _ => return Err(Errno::INVAL.into()),
         }
+        Ok(())
+    }
+
+    /// Hands each of the sandbox's own git dirs to the warden, opened
+    /// inside, and waits until it has copied the host's files in.
+    fn hand_git_dirs(&mut self, dirs: &[std::path::PathBuf]) -> Result<(), Fail> {
+        let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
+        for d in dirs {
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+            let fd = k::open(d, flags, Mode::empty())
+                .map_err(|e| Fail::call("open", format!("{d:?}, O_RDONLY|O_DIRECTORY|O_NOFOLLOW"), e))?;
+            link.hand_over(Handed::GitDir(fd))?;
+        }
+        link.wait_for_git_dirs()?;
         Ok(())
     }
 }

@@ -67,6 +67,8 @@ pub struct PidOne {
 pub struct LandlockRules {
     pub abi: u32,
     pub paths: Vec<PathBuf>,
+    /// Where FIFOs may be made (step.rs).
+    pub fifo: Vec<PathBuf>,
     pub scoped: bool,
     /// False: only the scopes (`run --pid private`, where nested sandboxes
     /// must mount).
@@ -153,8 +155,17 @@ impl Confinement {
                 ..
             }) => s.push(Step::LandlockScopes { abi }),
             Some(LandlockRules {
-                abi, paths, scoped, ..
-            }) => s.push(Step::Landlock { abi, paths, scoped }),
+                abi,
+                paths,
+                fifo,
+                scoped,
+                ..
+            }) => s.push(Step::Landlock {
+                abi,
+                paths,
+                fifo,
+                scoped,
+            }),
             None => {}
         }
         if let Some(a) = self.allow_list {
@@ -247,6 +258,7 @@ mod tests {
             landlock: Some(LandlockRules {
                 abi: 7,
                 paths: vec!["/w".into()],
+                fifo: vec![],
                 scoped: true,
                 filesystem: true,
             }),

@@ -378,6 +378,25 @@ pub fn landlock_paths(policy: &Policy, home: Option<&super::caches::HomeOverlay>
     v
 }
 
+/// Where the command may make FIFOs: nowhere a host tool reads later (a
+/// FIFO named `.gitignore` in the workspace makes host git wait), so only
+/// /dev, the private /tmp, the host's temp with `--tmp host`, and the
+/// caches and home kept in layers.
+pub fn fifo_paths(policy: &Policy, home: Option<&super::caches::HomeOverlay>) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = policy
+        .writable_roots
+        .iter()
+        .filter(|r| r.cache.is_some() || r.reason == crate::policy::RootReason::Temp)
+        .map(|r| r.path.clone())
+        .collect();
+    v.extend(home.map(|h| h.home.clone()));
+    v.push(PathBuf::from("/dev"));
+    if policy.tmp == TmpMode::Private {
+        v.push(PathBuf::from("/tmp"));
+    }
+    v
+}
+
 fn egress(policy: &Policy) -> LayerState {
     match policy.network {
         NetworkMode::Open => LayerState::Off("--network open: the host's network".into()),

@@ -195,6 +195,7 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -
         landlock: (layers.landlock_abi > 0 && (!private_pid || scoped)).then(|| LandlockRules {
             abi: layers.landlock_abi,
             paths: landlock_paths(policy, layers.home_overlay.as_ref()),
+            fifo: super::layers::fifo_paths(policy, layers.home_overlay.as_ref()),
             scoped,
             filesystem: !private_pid,
         }),

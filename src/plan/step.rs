@@ -249,8 +249,13 @@ pub enum Step {
     NoNewPrivs,
     Landlock {
         abi: u32,
+        /// Write-type access beneath each, but making FIFOs.
         #[serde(serialize_with = "crate::lossy::paths")]
         paths: Vec<PathBuf>,
+        /// FIFOs made only beneath these: nothing of the host's reads
+        /// there later (the private /tmp, /dev, caches in layers).
+        #[serde(serialize_with = "crate::lossy::paths")]
+        fifo: Vec<PathBuf>,
         scoped: bool,
     },
     Seccomp,

@@ -242,19 +242,12 @@ impl fmt::Display for Step {
                 }
             }
             Step::NoNewPrivs => write!(f, "prctl(PR_SET_NO_NEW_PRIVS, 1)"),
-            Step::Landlock { abi, paths, scoped } => {
-                let beneath: Vec<String> = paths.iter().map(|p| q(p)).collect();
-                write!(
-                    f,
-                    "landlock_create_ruleset(ABI {abi}, handled=write-type{}); openat(each path, O_PATH) and landlock_add_rule(PATH_BENEATH, write-type, {} and the terminals on fds 0-2, found by fcntl(F_GETFL), readlink and fstat); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self()",
-                    if *scoped {
-                        ", scoped=SIGNAL|ABSTRACT_UNIX_SOCKET"
-                    } else {
-                        ""
-                    },
-                    beneath.join(", ")
-                )
-            }
+            Step::Landlock {
+                abi,
+                paths,
+                fifo,
+                scoped,
+            } => landlock_text(*abi, paths, fifo, *scoped, f),
             Step::HandGitDirs { dirs } => {
                 let names: Vec<String> = dirs.iter().map(|d| q(d)).collect();
                 write!(
@@ -450,4 +443,27 @@ fn unless_read_only(path: &std::path::Path, bubblewrap: bool) -> String {
     } else {
         format!("statfs({}) (left alone if read-only already)", q(path))
     }
+}
+
+/// `Step::Landlock`'s calls.
+fn landlock_text(
+    abi: u32,
+    paths: &[std::path::PathBuf],
+    fifo: &[std::path::PathBuf],
+    scoped: bool,
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    let beneath: Vec<String> = paths.iter().map(|p| q(p)).collect();
+    let fifos: Vec<String> = fifo.iter().map(|p| q(p)).collect();
+    write!(
+        f,
+        "landlock_create_ruleset(ABI {abi}, handled=write-type{}); openat(each path, O_PATH) and landlock_add_rule(PATH_BENEATH, write-type but MAKE_FIFO, {} and the terminals on fds 0-2, found by fcntl(F_GETFL), readlink and fstat); landlock_add_rule(PATH_BENEATH, MAKE_FIFO, {}); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self()",
+        if scoped {
+            ", scoped=SIGNAL|ABSTRACT_UNIX_SOCKET"
+        } else {
+            ""
+        },
+        beneath.join(", "),
+        fifos.join(", ")
+    )
 }

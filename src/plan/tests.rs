@@ -198,6 +198,7 @@ fn ends_by_dropping_privileges_then_exec() {
             Step::Landlock {
                 abi: 7,
                 paths: vec!["/home/u/proj".into(), "/dev".into(), "/tmp".into()],
+                fifo: vec!["/dev".into(), "/tmp".into()],
                 scoped: true
             }
         );

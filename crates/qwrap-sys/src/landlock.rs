@@ -30,6 +30,11 @@ pub enum FsAccess {
     ListDir,
     /// Read and Write.
     ReadWrite,
+    /// Every write-type access but making a FIFO (a directory host tools
+    /// read later: a FIFO there makes them wait).
+    WriteNoFifo,
+    /// Making FIFOs only.
+    MakeFifo,
 }
 
 /// What a domain scopes: processes outside it are out of reach.
@@ -156,6 +161,8 @@ fn access(a: FsAccess, abi: ABI) -> BitFlags<AccessFs> {
         FsAccess::Read => read,
         FsAccess::ListDir => AccessFs::ReadDir.into(),
         FsAccess::ReadWrite => read | AccessFs::from_write(abi),
+        FsAccess::WriteNoFifo => AccessFs::from_write(abi) & !AccessFs::MakeFifo,
+        FsAccess::MakeFifo => AccessFs::MakeFifo.into(),
     }
 }
 
