@@ -611,3 +611,32 @@ fn no_fifo_in_the_work_tree() {
         }
     }
 }
+
+/// An index whose entry for an edited file keeps the file's new stat
+/// data beside the old object id: host git would trust the stat data and
+/// show nothing. The stat data the command chose is zeroed on the way, and
+/// host `git status` compares the content.
+#[test]
+fn stat_data_chosen_inside_hides_nothing() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let script = "set -e; g=$(git rev-parse --git-dir); OLD=$(git rev-parse HEAD:Makefile)
+             printf 'all:\\n\\ttouch evil\\n' > Makefile; sleep 1.2; git add Makefile; NEW=$(git rev-parse :Makefile)
+             perl -0777 -pi -e 'BEGIN { $n = pack(\"H*\", shift); $o = pack(\"H*\", shift) } s/\\Q$n\\E/$o/' $NEW $OLD $g/index
+             git status --porcelain; sleep 0.5; echo planted";
+        let o = f.run_sh("new", &[], script);
+        assert!(stdout(&o).contains("planted"), "{who:?}: {}", stderr(&o));
+        assert!(
+            !stdout(&o).contains("Makefile"),
+            "{who:?}: the forgery did not hide the edit inside: {}",
+            stdout(&o)
+        );
+        let h = host(&f, &format!("{GIT} status --porcelain"));
+        assert!(
+            stdout(&h).contains("M Makefile"),
+            "{who:?}: the edit is hidden: {}",
+            stdout(&h)
+        );
+    }
+}

@@ -298,11 +298,16 @@ fn the_whole_tree_is_in_the_group_and_qwraps_helpers_outside_are_not() {
             .read_line(&mut line)
             .unwrap();
         let top = child.id();
-        let below = tree(top);
-        let sleeper = *below
-            .iter()
-            .find(|p| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sleep"))
-            .expect("a sleep in the tree");
+        // The shell's children may still be between fork and exec.
+        let is_sleep =
+            |p: &u32| std::fs::read_to_string(format!("/proc/{p}/comm")).is_ok_and(|c| c.trim() == "sleep");
+        let t0 = std::time::Instant::now();
+        let mut below = tree(top);
+        while !below.iter().any(is_sleep) && t0.elapsed().as_secs() < 5 {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+            below = tree(top);
+        }
+        let sleeper = *below.iter().find(|p| is_sleep(p)).expect("a sleep in the tree");
         let group = cgroups::group_of(sleeper, "pids").unwrap();
         let members: Vec<u32> = std::fs::read_to_string(group.join("cgroup.procs"))
             .unwrap()

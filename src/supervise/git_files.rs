@@ -162,7 +162,8 @@ pub(super) fn state(root: BorrowedFd<'_>, rel: &Path) -> State {
                 Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() => {}
                 _ => return State::Other,
             }
-            let large = st.st_size as u64 > SMALL;
+            // Hashed as a stream; held only while it stays small (a file
+            // still growing is not held past SMALL either).
             let mut len = 0u64;
             let mut data = Vec::new();
             let mut h = std::collections::hash_map::DefaultHasher::new();
@@ -170,22 +171,24 @@ pub(super) fn state(root: BorrowedFd<'_>, rel: &Path) -> State {
             loop {
                 match rustix::io::read(&fd, &mut buf) {
                     Ok(0) => break,
-                    Ok(n) if large => {
+                    Ok(n) => {
                         std::hash::Hasher::write(&mut h, &buf[..n]);
                         len += n as u64;
+                        if len <= SMALL {
+                            data.extend_from_slice(&buf[..n]);
+                        } else {
+                            data = Vec::new();
+                        }
                     }
-                    Ok(n) => data.extend_from_slice(&buf[..n]),
                     Err(Errno::INTR) => {}
                     Err(_) => return State::Other,
                 }
             }
-            let (hash, data) = if large {
-                (
-                    std::hash::Hasher::finish(&h),
-                    Data::Large(std::sync::Arc::new(fd), len),
-                )
+            let hash = std::hash::Hasher::finish(&h);
+            let data = if len > SMALL {
+                Data::Large(std::sync::Arc::new(fd), len)
             } else {
-                (hash(&data), Data::Small(data))
+                Data::Small(data)
             };
             State::File {
                 hash,
@@ -197,10 +200,12 @@ pub(super) fn state(root: BorrowedFd<'_>, rel: &Path) -> State {
     }
 }
 
+/// The bytes' hash, as the large files' is made a buffer at a time (the
+/// hasher takes a stream: however a file is read, its hash is the same).
 pub(super) fn hash(data: &[u8]) -> u64 {
-    use std::hash::{Hash, Hasher};
+    use std::hash::Hasher;
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    data.hash(&mut h);
+    h.write(data);
     h.finish()
 }
 

@@ -26,18 +26,35 @@ const SKIP_WORKTREE: u16 = 0x4000;
 const INTENT_TO_ADD: u16 = 0x2000;
 
 /// Vets an index (`sparse`: the host's checkout is sparse, where
-/// skip-worktree is git's own).
-pub(super) fn vet(data: &[u8], sparse: bool) -> Result<Vetted, String> {
-    match parse(data, 20, sparse) {
-        Ok(v) => Ok(v),
+/// skip-worktree is git's own). `host`: the host's index, whose entries'
+/// stat data the sandbox's may repeat; an entry whose stat data is new
+/// gets it zeroed, so that host git compares the file's content with the
+/// entry's object instead of trusting stat data the command chose (stat
+/// data of a changed file beside the old object id hid the change).
+pub(super) fn vet(data: &[u8], sparse: bool, host: Option<&[u8]>) -> Result<Vetted, String> {
+    let known = |hash: usize| {
+        host.and_then(|h| parse(h, hash, true, None).ok())
+            .map(|p| p.stats)
+    };
+    match parse(data, 20, sparse, known(20).as_ref()) {
+        Ok(p) => Ok(p.vetted),
         // A SHA-256 repository's index: its object names and trailer are
         // 32 bytes; its rewrite would need SHA-256, so it is only checked.
-        Err(e) => match parse(data, 32, sparse) {
-            Ok(Vetted::Keep) => Ok(Vetted::Keep),
-            Ok(Vetted::Rewritten(_)) => Err("it hides changes (a SHA-256 index is not rewritten)".into()),
+        Err(e) => match parse(data, 32, sparse, known(32).as_ref()) {
+            Ok(Parsed {
+                vetted: Vetted::Keep, ..
+            }) => Ok(Vetted::Keep),
+            Ok(_) => Err("it hides changes (a SHA-256 index is not rewritten)".into()),
             Err(_) => Err(e),
         },
     }
+}
+
+/// An index taken apart: what may reach the host, and each entry's stat
+/// data and object id by name and stage.
+struct Parsed {
+    vetted: Vetted,
+    stats: std::collections::HashMap<Vec<u8>, Vec<u8>>,
 }
 
 struct Reader<'a> {
@@ -65,7 +82,12 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn parse(data: &[u8], hash: usize, sparse: bool) -> Result<Vetted, String> {
+fn parse(
+    data: &[u8],
+    hash: usize,
+    sparse: bool,
+    host: Option<&std::collections::HashMap<Vec<u8>, Vec<u8>>>,
+) -> Result<Parsed, String> {
     if data.len() < 12 + hash || &data[..4] != b"DIRC" {
         return Err("it is not an index".into());
     }
@@ -78,8 +100,17 @@ fn parse(data: &[u8], hash: usize, sparse: bool) -> Result<Vetted, String> {
     let count = r.u32()?;
     let mut flips: Vec<(usize, u16)> = Vec::new();
     let mut prev: Vec<u8> = Vec::new();
+    let mut stats = std::collections::HashMap::new();
+    let mut zero: Vec<usize> = Vec::new();
     for _ in 0..count {
-        entry(&mut r, version, hash, &mut prev, &mut flips, sparse)?;
+        let start = r.at;
+        let key = entry(&mut r, version, hash, &mut prev, &mut flips, sparse)?;
+        let stat = body[start..start + 40 + hash].to_vec();
+        let chosen = stat[..40].iter().any(|b| *b != 0);
+        if chosen && host.is_some_and(|h| h.get(&key) != Some(&stat)) {
+            zero.push(start);
+        }
+        stats.insert(key, stat);
     }
     let entries_end = r.at;
     let mut kept: Vec<(usize, usize)> = Vec::new();
@@ -98,19 +129,30 @@ fn parse(data: &[u8], hash: usize, sparse: bool) -> Result<Vetted, String> {
             kept.push((start, r.at));
         }
     }
-    if flips.is_empty() && !dropped {
-        return Ok(Vetted::Keep);
+    if flips.is_empty() && zero.is_empty() && !dropped {
+        return Ok(Parsed {
+            vetted: Vetted::Keep,
+            stats,
+        });
     }
     let mut out = body[..entries_end].to_vec();
     for (at, mask) in flips {
         let v = u16::from_be_bytes([out[at], out[at + 1]]) & !mask;
         out[at..at + 2].copy_from_slice(&v.to_be_bytes());
     }
+    // ctime and mtime (16 bytes) and the size (the last 4 of the 40).
+    for at in zero {
+        out[at..at + 16].fill(0);
+        out[at + 36..at + 40].fill(0);
+    }
     for (s, e) in kept {
         out.extend_from_slice(&body[s..e]);
     }
     if hash != 20 {
-        return Ok(Vetted::Rewritten(Vec::new()));
+        return Ok(Parsed {
+            vetted: Vetted::Rewritten(Vec::new()),
+            stats,
+        });
     }
     // `index.skipHash` leaves the trailer zero: so does the rewrite.
     let trailer = &data[data.len() - hash..];
@@ -120,11 +162,15 @@ fn parse(data: &[u8], hash: usize, sparse: bool) -> Result<Vetted, String> {
         sha1(&out)
     };
     out.extend_from_slice(&sum);
-    Ok(Vetted::Rewritten(out))
+    Ok(Parsed {
+        vetted: Vetted::Rewritten(out),
+        stats,
+    })
 }
 
 /// One entry: its mode and path checked, the bits that hide a change
-/// noted for clearing (offset of the flags word, bits).
+/// noted for clearing (offset of the flags word, bits); returns its name
+/// and stage, its key among the entries.
 fn entry(
     r: &mut Reader<'_>,
     version: u32,
@@ -132,7 +178,7 @@ fn entry(
     prev: &mut Vec<u8>,
     flips: &mut Vec<(usize, u16)>,
     sparse: bool,
-) -> Result<(), String> {
+) -> Result<Vec<u8>, String> {
     let start = r.at;
     let stat = r.take(40)?;
     let mode = u32::from_be_bytes([stat[24], stat[25], stat[26], stat[27]]);
@@ -181,8 +227,10 @@ fn entry(
         n
     };
     check_entry(&name, mode, sparse)?;
+    let mut key = name.clone();
+    key.push(b'0' + ((flags >> 12) & 3) as u8);
     *prev = name;
-    Ok(())
+    Ok(key)
 }
 
 fn check_entry(name: &[u8], mode: u32, sparse: bool) -> Result<(), String> {
@@ -387,28 +435,28 @@ mod tests {
     #[test]
     fn entries_vetted_and_hiding_bits_cleared() {
         let clean = index(&[(0o100644, 0, b"Makefile"), (0o100755, 0, b"run.sh")], b"");
-        assert_eq!(vet(&clean, false), Ok(Vetted::Keep));
+        assert_eq!(vet(&clean, false, None), Ok(Vetted::Keep));
         let forged = index(&[(0o100755, 0, b".git/hooks/post-commit")], b"");
         assert!(
-            vet(&forged, false)
+            vet(&forged, false, None)
                 .unwrap_err()
                 .contains(".git/hooks/post-commit")
         );
         let odd = index(&[(0o020644, 0, b"dev")], b"");
-        assert!(vet(&odd, false).is_err());
+        assert!(vet(&odd, false, None).is_err());
         let link = index(&[(0o120000, 0, b".gitmodules")], b"");
-        assert!(vet(&link, false).is_err());
+        assert!(vet(&link, false, None).is_err());
         // assume-unchanged cleared, an fsmonitor extension dropped, the
         // trailer made again; the rewrite is vetted clean.
         let fsmn = b"FSMN\0\0\0\x04abcd";
         let hidden = index(&[(0o100644, ASSUME_VALID, b"Makefile")], fsmn);
-        let Ok(Vetted::Rewritten(r)) = vet(&hidden, false) else {
+        let Ok(Vetted::Rewritten(r)) = vet(&hidden, false, None) else {
             panic!("not rewritten")
         };
         assert_eq!(r, index(&[(0o100644, 0, b"Makefile")], b""));
-        assert_eq!(vet(&r, false), Ok(Vetted::Keep));
+        assert_eq!(vet(&r, false, None), Ok(Vetted::Keep));
         let cut = &clean[..clean.len() - 30];
-        assert!(vet(cut, false).is_err());
+        assert!(vet(cut, false, None).is_err());
     }
 
     #[test]
@@ -418,6 +466,6 @@ mod tests {
         ext.extend_from_slice(&(tree.len() as u32).to_be_bytes());
         ext.extend_from_slice(tree);
         let i = index(&[(0o100644, 0, b"a")], &ext);
-        assert!(vet(&i, false).unwrap_err().contains(".git"));
+        assert!(vet(&i, false, None).unwrap_err().contains(".git"));
     }
 }

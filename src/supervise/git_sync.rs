@@ -141,6 +141,9 @@ pub(super) struct Pair {
     imported: HashSet<OsString>,
     /// Refs whose object the host lacked, since when.
     missing: HashMap<PathBuf, Instant>,
+    /// Files the warden rewrote on their way out: (the sandbox's hash, the
+    /// host's copy's).
+    rewritten: HashMap<PathBuf, (u64, u64)>,
     /// Directories copied in whole at the start: watched, not walked again.
     seeded: HashSet<PathBuf>,
 }
@@ -167,6 +170,7 @@ impl Pair {
             imported: HashSet::new(),
             missing: HashMap::new(),
             seeded: HashSet::new(),
+            rewritten: HashMap::new(),
         })
     }
 
@@ -324,11 +328,19 @@ impl Pair {
                     mode: sm,
                 },
             ) => {
+                // A copy the warden rewrote on its way out (an index
+                // without what hides changes): the two sides agree.
+                let rewrite = self.rewritten.get(rel).copied();
+                if rewrite == Some((*sh, *hh)) {
+                    return Done::Nothing;
+                }
                 if base == Some(*hh) {
                     return self.vetted_out(rel, sd, *sm, *sh, Some(hd));
                 } else {
                     let r = self.copy(true, rel, hd, *hm, *hh);
-                    if base != Some(*sh) && r.is_ok() {
+                    let own_unchanged = base == Some(*sh) || rewrite.is_some_and(|(o, _)| o == *sh);
+                    self.rewritten.remove(rel);
+                    if !own_unchanged && r.is_ok() {
                         return Done::Conflict;
                     }
                     r
@@ -459,8 +471,12 @@ impl Pair {
             Ok(Vetted::Keep) => self.copy(false, rel, content, mode, hash),
             // The base stays the sandbox's: the host's rewritten copy is
             // then the newer side, and is copied back in.
+            // The sandbox keeps its own; the pair of the two is
+            // remembered, so that neither is copied over the other.
             Ok(Vetted::Rewritten(new)) => put(self.host.as_fd(), rel, &new, mode).map(|()| {
-                self.base.insert(rel.to_path_buf(), hash);
+                let written = git_files::hash(&new);
+                self.base.insert(rel.to_path_buf(), written);
+                self.rewritten.insert(rel.to_path_buf(), (hash, written));
             }),
         };
         match r {

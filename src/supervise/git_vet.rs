@@ -29,7 +29,7 @@ pub(super) fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) ->
         [b"NOTES_MERGE_REF"] => keep(ref_value(data)),
         [n] if n.ends_with(b"_HEAD") || *n == b"AUTO_MERGE" => keep(lines(data, |l| is_oid(l).then_some(()))),
         [b"packed-refs"] => keep(packed_refs(data)),
-        [n] if *n == b"index" || n.starts_with(b"sharedindex.") => git_index::vet(data, sparse),
+        [n] if *n == b"index" || n.starts_with(b"sharedindex.") => git_index::vet(data, sparse, host),
         [b"sequencer", b"opts"] => keep(no_strategy(data)),
         [b"MERGE_RR"] => keep(merge_rr(data)),
         [b"rebase-merge", b"strategy" | b"strategy_opts"] => {
