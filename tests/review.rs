@@ -33,12 +33,13 @@ fn review(f: &Fixture, args: &[&str]) -> std::process::Output {
 
 /// What a command does to a checkout: files changed, made, removed and
 /// replaced by links and directories, a mode changed, a commit (dates
-/// fixed, so that two runs make the same objects).
+/// fixed, so that two runs make the same objects). A FIFO is refused in
+/// the workspace by Landlock in both modes (host tools would wait on it).
 const EDITS: &str = "set -e
     echo more >> a.txt; echo new > new.txt; mkdir -p deep/er && echo d > deep/er/d.txt
     rm -rf sub; ln -s a.txt alias; chmod 644 run.sh; rm c.txt; mkdir c.txt; echo inside > c.txt/f
     git add -A && git -c user.name=t -c user.email=t@t commit -qm inside
-    echo later > later.txt; mkfifo pipe";
+    echo later > later.txt; mkfifo pipe 2>/dev/null || true";
 
 const DATES: [&str; 6] = [
     "--setenv",
@@ -153,7 +154,6 @@ fn apply_gives_what_the_live_mode_gives() {
                 "  A alias -> a.txt (symlink)",
                 "  m run.sh (mode 100755 -> 100644)",
                 "  T c.txt/ (was a file)",
-                "  A pipe (FIFO)",
                 "  ref refs/heads/main: ",
                 " inside\n",
                 "+more\n",
