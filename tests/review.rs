@@ -465,3 +465,42 @@ fn the_reports_say_the_mode() {
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
     assert!(stderr(&o).contains("$QWRAP_REVIEW"), "{}", stderr(&o));
 }
+
+/// A loose object's directory swapped for a link to a planted object, and
+/// a FIFO in place of an object: the diff lists them, apply leaves them
+/// out, and the host's git dir holds nothing but files and directories
+/// (host git would read the planted object, or wait on the FIFO).
+#[test]
+fn links_and_fifos_in_a_git_dir_are_never_applied() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        checkout(&f, "ws");
+        let script = "set -e; o=$(git rev-parse HEAD); d=.git/objects/$(echo $o | cut -c1-2)
+             mkdir -p planted; cp -r $d/. planted/; rm -rf $d; ln -s ../../planted $d
+             ln -s /etc .git/objects/pack/evil-link; echo done";
+        let o = f.run_sh("new", &["--review"], script);
+        assert!(stdout(&o).contains("done"), "{who:?}: {}", stderr(&o));
+        let d = ok(&review(&f, &["diff"]));
+        assert!(d.contains("which host git would read through"), "{who:?}: {d}");
+        ok(&review(&f, &["apply", "--yes"]));
+        let mut odd = Vec::new();
+        let mut stack = vec![f.ws().join(".git")];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                let t = e.file_type().unwrap();
+                if t.is_dir() {
+                    stack.push(e.path());
+                } else if !t.is_file() {
+                    odd.push(e.path());
+                }
+            }
+        }
+        assert!(odd.is_empty(), "{who:?}: applied into the git dir: {odd:?}");
+        let h = f
+            .command("timeout")
+            .args(["20", "git", "log", "-1", "--format=%s"])
+            .output()
+            .unwrap();
+        assert!(h.status.success(), "{who:?}: host git: {}", stderr(&h));
+    }
+}

@@ -169,6 +169,15 @@ struct Walk<'a> {
 
 impl Walk<'_> {
     fn push(&mut self, rel: PathBuf, kind: Kind, host: Host) {
+        // Host git reads through a link and waits on a FIFO in its own
+        // dir, and trusts what it finds there: never applied there.
+        let in_git_dir = self.tree > 0 || rel.components().any(|c| c.as_os_str() == ".git");
+        let kind = match kind {
+            Kind::Symlink { .. } | Kind::Fifo { .. } if in_git_dir => {
+                Kind::Unsupported("a link or FIFO in a git dir, which host git would read through")
+            }
+            k => k,
+        };
         self.out.push(Change {
             tree: self.tree,
             rel,

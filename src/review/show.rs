@@ -105,7 +105,9 @@ pub fn diff(layer: &Layer, stat: bool) -> Said {
     // what they are.
     let mut lines: Vec<Result<String, (String, usize, usize)>> = Vec::new();
     for c in &changes {
-        let Some(dir) = objects_dir(layer, c) else {
+        // Only git's own files are counted: anything else is listed.
+        let counted = matches!(c.kind, Kind::File { .. } | Kind::Deleted | Kind::Dir { .. });
+        let Some(dir) = objects_dir(layer, c).filter(|_| counted) else {
             lines.push(Ok(line(layer, c)));
             continue;
         };
