@@ -21,6 +21,7 @@
 //! first [`MAX_GIT_DIRS`] guarded and a note.
 
 use super::git::{Checkout, GitInfo, core_key};
+use super::read_small;
 use std::fs;
 use std::path::{Path, PathBuf};
 
@@ -276,6 +277,11 @@ pub fn for_roots(git: &GitInfo, roots: &[super::WritableRoot], allowed: bool) ->
         if !writable(top) && !writable(dot_git) {
             continue;
         }
+        // The workspace's own checkout, and each submodule's (its `.git`
+        // file protected by its superproject's guard), are guarded already.
+        if g.layouts.iter().any(|l| l.dir == *dot_git) || g.protect.contains(dot_git) {
+            continue;
+        }
         let info = super::git::discover(top);
         if info.top.as_deref() == Some(top) {
             g.merge(guard(&info));
@@ -374,13 +380,6 @@ fn subdirs(dir: &Path) -> Vec<PathBuf> {
         .collect();
     v.sort();
     v
-}
-
-fn read_small(p: &Path) -> Option<String> {
-    if fs::metadata(p).ok()?.len() > 1 << 20 {
-        return None;
-    }
-    fs::read_to_string(p).ok()
 }
 
 #[cfg(test)]

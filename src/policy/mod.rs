@@ -427,3 +427,25 @@ fn io_text(e: &std::io::Error) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// A small text file's content (up to 1 MiB), or None: opened without
+/// blocking and judged by the descriptor opened, so that a FIFO or device
+/// in its place (one a command made inside) is never waited on or read.
+pub(crate) fn read_small(p: &std::path::Path) -> Option<String> {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::Read;
+    let fd = rustix::fs::open(
+        p,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let f = std::fs::File::from(fd);
+    let m = f.metadata().ok()?;
+    if !m.is_file() || m.len() > 1 << 20 {
+        return None;
+    }
+    let mut s = String::new();
+    f.take(1 << 20).read_to_string(&mut s).ok()?;
+    Some(s)
+}

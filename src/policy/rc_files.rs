@@ -6,6 +6,7 @@
 //! rules as the environment's decide (secrets.rs). `--show FILE` shows the
 //! original.
 
+use super::read_small;
 use super::secrets::{looks_secret, looks_secret_value};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -98,11 +99,6 @@ pub fn redact(homes: &[PathBuf], show: &[PathBuf], state: Option<&Path>) -> Vec<
         }
     }
     out
-}
-
-fn read_small(p: &Path) -> Option<String> {
-    let m = std::fs::metadata(p).ok()?;
-    (m.is_file() && m.len() <= 1 << 20).then(|| std::fs::read_to_string(p).ok())?
 }
 
 fn fnv(data: &[u8]) -> u64 {

@@ -216,7 +216,7 @@ fn entry(
         let n = if len < 0x0fff {
             r.take(len)?.to_vec()
         } else {
-            nul_terminated_peek(r)?
+            up_to_nul(r)?.to_vec()
         };
         // Entries are padded with 1 to 8 NULs to a multiple of 8 bytes.
         let size = (r.at - start + 8) & !7;
@@ -360,19 +360,17 @@ fn varint(r: &mut Reader<'_>) -> Result<usize, String> {
 }
 
 fn nul_terminated<'a>(r: &mut Reader<'a>) -> Result<&'a [u8], String> {
-    let rest = &r.data[r.at..];
-    let n = rest.iter().position(|c| *c == 0).ok_or("a name is cut short")?;
-    let s = r.take(n)?;
+    let s = up_to_nul(r)?;
     r.take(1)?;
     Ok(s)
 }
 
-/// A long name (4095 bytes or more) of a version 2 or 3 entry: up to its
-/// NUL, which the padding then covers.
-fn nul_terminated_peek(r: &mut Reader<'_>) -> Result<Vec<u8>, String> {
+/// The bytes before the next NUL, which is left unread (a long name of a
+/// version 2 or 3 entry: the padding covers its NUL).
+fn up_to_nul<'a>(r: &mut Reader<'a>) -> Result<&'a [u8], String> {
     let rest = &r.data[r.at..];
     let n = rest.iter().position(|c| *c == 0).ok_or("a name is cut short")?;
-    Ok(r.take(n)?.to_vec())
+    r.take(n)
 }
 
 #[cfg(test)]

@@ -368,11 +368,7 @@ impl Pair {
             }
             _ => return Done::Nothing,
         };
-        match result {
-            Ok(()) => Done::Copied,
-            Err(Errno::AGAIN) => Done::Deferred,
-            Err(_) => Done::Nothing,
-        }
+        result.map_or_else(Done::from, |()| Done::Copied)
     }
 
     /// Objects: the subdirectories to watch (at the top level), and what
@@ -479,11 +475,7 @@ impl Pair {
                 self.rewritten.insert(rel.to_path_buf(), (hash, written));
             }),
         };
-        match r {
-            Ok(()) => Done::Copied,
-            Err(Errno::AGAIN) => Done::Deferred,
-            Err(_) => Done::Nothing,
-        }
+        r.map_or_else(Done::from, |()| Done::Copied)
     }
 
     /// Copies one side's content to the other (`to_own`: host to sandbox).

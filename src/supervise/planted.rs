@@ -66,7 +66,7 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
     }
     let mut out = Vec::new();
     for config in ["config", "config.worktree"] {
-        let text = read_small(&dot_git.join(config));
+        let text = crate::policy::read_small(&dot_git.join(config)).unwrap_or_default();
         out.extend(
             keys_that_run(&text)
                 .into_iter()
@@ -83,15 +83,6 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
         out.extend(hooks.into_iter().map(|h| format!("hook {h}")));
     }
     out
-}
-
-fn read_small(p: &Path) -> String {
-    use std::io::Read;
-    let mut s = String::new();
-    if let Ok(f) = std::fs::File::open(p) {
-        let _ = f.take(1 << 20).read_to_string(&mut s);
-    }
-    s
 }
 
 /// The keys of a config text that name a program (`alias.X = !…` too).
