@@ -265,8 +265,9 @@ fn a_host_change_meanwhile_is_refused_and_named() {
 fn files_that_choose_code_are_named_and_asked_for() {
     for who in Who::all() {
         let f = Fixture::new(who);
-        checkout(&f, "ws");
+        f.mkdir("ws");
         f.write("ws/package.json", "{\"scripts\": {\"test\": \"true\"}}\n", 0o644);
+        checkout(&f, "ws");
         let script = "mkdir -p .vscode && echo '{}' > .vscode/tasks.json && echo 'use flake' > .envrc \
              && printf '#!/bin/sh\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit \
              && git config alias.st status \
