@@ -367,3 +367,131 @@ fn a_gone_process_is_reported_gone() {
         }
     }
 }
+
+/// A cgroup of the host's, with a host process in it: mounted for the
+/// test below the test's own cgroup (a cgroup namespace made inside is
+/// rooted there), handed to the unprivileged caller as a session's
+/// delegated cgroup would be.
+struct HostCgroup {
+    mnt: std::path::PathBuf,
+    dir: std::path::PathBuf,
+    name: String,
+    sleeper: Option<Killed>,
+}
+
+impl HostCgroup {
+    fn new(f: &Fixture, who: Who) -> Option<HostCgroup> {
+        let mnt = std::env::temp_dir().join(format!("qwrap-cg-{}-{who:?}", std::process::id()));
+        std::fs::create_dir_all(&mnt).unwrap();
+        let m = std::process::Command::new("mount")
+            .args(["-t", "cgroup2", "none"])
+            .arg(&mnt)
+            .status()
+            .unwrap();
+        if !m.success() {
+            std::fs::remove_dir(&mnt).ok();
+            return None;
+        }
+        let own = std::fs::read_to_string("/proc/self/cgroup").unwrap();
+        let own = own
+            .lines()
+            .find_map(|l| l.strip_prefix("0::"))
+            .unwrap()
+            .to_string();
+        let name = format!("qwrap-test-{}-{who:?}", std::process::id());
+        let dir = mnt.join(own.trim_start_matches('/')).join(&name);
+        std::fs::create_dir(&dir).unwrap();
+        let (uid, gid) = who.ids();
+        for p in [
+            &dir,
+            &dir.join("cgroup.procs"),
+            &dir.join("cgroup.freeze"),
+            &dir.join("cgroup.kill"),
+        ] {
+            std::os::unix::fs::chown(p, Some(uid), Some(gid)).unwrap();
+        }
+        let sleeper = Killed(f.command("sleep").arg("60").spawn().unwrap());
+        std::fs::write(dir.join("cgroup.procs"), sleeper.0.id().to_string()).unwrap();
+        Some(HostCgroup {
+            mnt,
+            dir,
+            name,
+            sleeper: Some(sleeper),
+        })
+    }
+
+    /// From the host: the process alive, not frozen, still in the group.
+    fn intact(&self) -> Result<(), String> {
+        let pid = self.sleeper.as_ref().unwrap().0.id();
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).map_err(|e| format!("gone: {e}"))?;
+        if !stat.contains(") S") {
+            return Err(format!("not sleeping: {stat}"));
+        }
+        let events = std::fs::read_to_string(self.dir.join("cgroup.events")).unwrap();
+        if events.contains("frozen 1") {
+            return Err(format!("frozen: {events}"));
+        }
+        let procs = std::fs::read_to_string(self.dir.join("cgroup.procs")).unwrap();
+        if procs.trim() != pid.to_string() {
+            return Err(format!("group holds {procs:?}"));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for HostCgroup {
+    fn drop(&mut self) {
+        std::fs::write(self.dir.join("cgroup.freeze"), "0").ok();
+        drop(self.sleeper.take());
+        std::thread::sleep(Duration::from_millis(50));
+        std::fs::remove_dir(&self.dir).ok();
+        std::process::Command::new("umount").arg(&self.mnt).status().ok();
+        std::fs::remove_dir(&self.mnt).ok();
+    }
+}
+
+/// A cgroup namespace made inside and a cgroup filesystem mounted in it
+/// (where Landlock's file rules, which refuse the mount, are off): the
+/// host's groups below the sandbox's must stay out of reach, their
+/// processes neither frozen nor killed. Straight, and from a user
+/// namespace of the command's own.
+#[test]
+fn host_cgroups_cannot_be_frozen_or_killed() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let Some(cg) = HostCgroup::new(&f, who) else {
+            eprintln!("SKIP: cgroup2 cannot be mounted here");
+            return;
+        };
+        let attack = format!(
+            "m=$(mktemp -d); for u in '' -Ur; do unshare $u -m -C sh -c \
+             'mount -t cgroup2 none \"$1\" && {{ echo 1 > \"$1/{n}/cgroup.freeze\"; echo 1 > \"$1/{n}/cgroup.kill\"; echo REACHED; }}' \
+             sh \"$m\" 2>/dev/null; done; true",
+            n = cg.name
+        );
+        for (name, args) in [
+            ("default", vec!["run"]),
+            ("landlock off", vec!["run", "--landlock", "off"]),
+            ("pid private", vec!["run", "--pid", "private"]),
+            (
+                "pid private, landlock off",
+                vec!["run", "--pid", "private", "--landlock", "off"],
+            ),
+            ("isolation landlock", vec!["run", "--isolation", "landlock"]),
+        ] {
+            let mut c = f.qwrap(&args);
+            c.args(["--", "sh", "-c", &attack]);
+            let o = c.output().unwrap();
+            std::thread::sleep(Duration::from_millis(100));
+            if let Err(e) = cg.intact() {
+                panic!(
+                    "{who:?} {name}: a host cgroup was reached: {e}\n{}{}",
+                    stdout(&o),
+                    stderr(&o)
+                );
+            }
+            assert!(!stdout(&o).contains("REACHED"), "{who:?} {name}: {}", stdout(&o));
+            assert_ne!(o.status.code(), Some(125), "{who:?} {name}: {}", stderr(&o));
+        }
+    }
+}

@@ -120,6 +120,7 @@ fn the_table_is_the_whole_syscall_table() {
         "signal",
         "pidfd-signal",
         "clone",
+        "clone3",
         "fcntl",
         "unshare",
     ];
@@ -225,9 +226,17 @@ fn decisions() {
     assert_eq!(call(old, 56, a(&[0x11])), RET_ALLOW); // clone(SIGCHLD)
     assert_eq!(call(old, 56, a(&[0x3d0f00])), RET_ALLOW); // a thread
     assert_eq!(call(old, 56, a(&[0x10000011])), RET_USER_NOTIF); // CLONE_NEWUSER
-    assert_eq!(call(old, 435, a(&[])), RET_ALLOW); // clone3
     assert_eq!(call(p, 57, a(&[])), RET_ALLOW);
-    assert_eq!(call(p, 435, a(&[])), RET_ALLOW);
+    // A cgroup namespace is refused in every profile (a cgroup filesystem
+    // mounted in it reaches the host's groups below the caller's), also
+    // together with a user namespace; clone3's flags cannot be read.
+    for prof in [old, p, root, plain] {
+        assert_eq!(call(prof, 56, a(&[0x02000011])), EPERM); // clone(CLONE_NEWCGROUP)
+        assert_eq!(call(prof, 272, a(&[0x02000000])), EPERM); // unshare
+        assert_eq!(call(prof, 272, a(&[0x12020000])), EPERM); // with NEWUSER|NEWNS
+        assert_eq!(call(prof, 435, a(&[])), ENOSYS); // clone3
+    }
+    assert_eq!(call(p, 272, a(&[0x20000])), RET_ALLOW); // unshare(CLONE_NEWNS)
     // Extended attributes: refused to root, whose file capabilities would
     // hold on the host.
     for nr in [188, 189, 190, 463] {

@@ -48,6 +48,7 @@ const O_CREAT: u32 = 0o100;
 const O_TMPFILE_BIT: u32 = 0o20000000;
 const O_ASYNC: u32 = 0o20000;
 const CLONE_NEWUSER: u32 = 0x1000_0000;
+const CLONE_NEWCGROUP: u32 = 0x0200_0000;
 const F_SETFL: u32 = 4;
 const F_SETOWN: u32 = 8;
 const F_SETOWN_EX: u32 = 15;
@@ -348,7 +349,19 @@ fn rule_cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
         "pidfd-signal" if held_by_warden => vec![(vec![], ENOSYS)],
         // A user namespace made in the shared PID mode cannot be given its
         // id maps (/proc is the host's): the warden says what would work.
-        "clone" | "unshare" if p.warden => vec![(vec![Cond::AnyBit(0, CLONE_NEWUSER)], RET_USER_NOTIF)],
+        // A cgroup namespace made inside is rooted at the caller's cgroup,
+        // whose host groups a cgroup filesystem mounted in it would reach
+        // (freeze, kill) wherever Landlock's file rules are off.
+        "clone" | "unshare" => {
+            let mut v = vec![(vec![Cond::AnyBit(0, CLONE_NEWCGROUP)], EPERM)];
+            if p.warden {
+                v.push((vec![Cond::AnyBit(0, CLONE_NEWUSER)], RET_USER_NOTIF));
+            }
+            v
+        }
+        // Its flags lie in memory the filter cannot read: callers fall
+        // back to clone, whose flags it can.
+        "clone3" => vec![(vec![], ENOSYS)],
         "fcntl" if held_by_warden => vec![
             (vec![Cond::Eq(1, F_SETOWN)], RET_USER_NOTIF),
             (vec![Cond::Eq(1, F_SETOWN_EX)], EPERM),

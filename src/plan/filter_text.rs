@@ -52,7 +52,9 @@ pub fn summary(rule: &str, p: Profile) -> Option<&'static str> {
         "setpriority" | "ioprio" if p.warden => "(not the caller) = USER_NOTIF",
         "signal" if held_by_warden => " = USER_NOTIF",
         "pidfd-signal" if held_by_warden => " = ENOSYS",
-        "clone" | "unshare" if p.warden => "(CLONE_NEWUSER) = USER_NOTIF",
+        "clone" | "unshare" if p.warden => "(CLONE_NEWCGROUP) = EPERM, (CLONE_NEWUSER) = USER_NOTIF",
+        "clone" | "unshare" => "(CLONE_NEWCGROUP) = EPERM",
+        "clone3" => " = ENOSYS",
         "fcntl" if held_by_warden => "(F_SETOWN) = USER_NOTIF, (F_SETOWN_EX, F_SETFL|O_ASYNC) = EPERM",
         "fcntl" if p.unscoped => "(F_SETOWN_EX, F_SETFL|O_ASYNC) = EPERM",
         _ => return None,
@@ -88,7 +90,7 @@ fn held(s: &Syscall) -> (String, String) {
     match s.rule {
         "kernel" => both(s.held),
         "unshare" => both(&format!(
-            "{}; with CLONE_NEWUSER in the shared PID mode, the warden lets it go on and says once that the new namespace cannot be given its id maps there (--pid private can)",
+            "{}; CLONE_NEWCGROUP: EPERM (a cgroup namespace is rooted at the caller's cgroup, and a cgroup filesystem mounted in it reaches the host's groups below: freeze, kill); with CLONE_NEWUSER in the shared PID mode, the warden lets it go on and says once that the new namespace cannot be given its id maps there (--pid private can)",
             s.held
         )),
         "signal" => ("Landlock signal scope (EPERM)".into(), warden.into()),
@@ -105,8 +107,11 @@ fn held(s: &Syscall) -> (String, String) {
             "TIOCSTI, TIOCLINUX, FIOSETOWN, SIOCSPGRP, FIOASYNC: EPERM".into(),
         ),
         "target" | "setpriority" | "ioprio" => both(warden),
+        "clone3" => both(
+            "ENOSYS: its flags lie in memory seccomp cannot read (callers fall back to clone, whose flags it can)",
+        ),
         "clone" => both(
-            "as fork; with CLONE_NEWUSER in the shared PID mode, the warden lets it go on and says once that the new namespace cannot be given its id maps there (--pid private can)",
+            "as fork; CLONE_NEWCGROUP: EPERM (a cgroup namespace is rooted at the caller's cgroup, and a cgroup filesystem mounted in it reaches the host's groups below: freeze, kill); with CLONE_NEWUSER in the shared PID mode, the warden lets it go on and says once that the new namespace cannot be given its id maps there (--pid private can)",
         ),
         "setid-mode" => both(
             "EPERM with S_ISUID or S_ISGID in the mode; with `--isolation landlock` (no read-only mount holds a file's mode) the warden changes the mode only of a file where Landlock lets the command write, and owned by it, EPERM elsewhere",

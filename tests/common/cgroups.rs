@@ -238,16 +238,18 @@ pub fn tree(root: u32) -> Vec<u32> {
 pub const LIFT: &str = r#"
 import ctypes, errno, os, time
 libc = ctypes.CDLL(None, use_errno=True)
-assert libc.unshare(0x10000000 | 0x20000 | 0x02000000) == 0, os.strerror(ctypes.get_errno())
-os.makedirs("/tmp/cg", exist_ok=True)
-for fs, opts in ((b"cgroup", b"pids"), (b"cgroup2", None)):
-    if libc.mount(b"none", b"/tmp/cg", fs, 0, opts) == 0:
-        break
+if libc.unshare(0x10000000 | 0x20000 | 0x02000000) != 0:
+    print("cgroup namespace refused:", os.strerror(ctypes.get_errno()), flush=True)
 else:
-    raise SystemExit("mount: " + os.strerror(ctypes.get_errno()))
-with open("/tmp/cg/pids.max", "w") as f:
-    f.write("max")
-print("root of the view:", open("/tmp/cg/pids.max").read().strip(), flush=True)
+    os.makedirs("/tmp/cg", exist_ok=True)
+    for fs, opts in ((b"cgroup", b"pids"), (b"cgroup2", None)):
+        if libc.mount(b"none", b"/tmp/cg", fs, 0, opts) == 0:
+            break
+    else:
+        raise SystemExit("mount: " + os.strerror(ctypes.get_errno()))
+    with open("/tmp/cg/pids.max", "w") as f:
+        f.write("max")
+    print("root of the view:", open("/tmp/cg/pids.max").read().strip(), flush=True)
 kids, failed = 0, 0
 for _ in range(100):
     try:
