@@ -161,6 +161,10 @@ fn apply_gives_what_the_live_mode_gives() {
                 "  ref refs/heads/main: ",
                 " inside\n",
                 "+more\n",
+                // What the new commit holds: its files and its patch.
+                "    what they hold:\n",
+                "      |  new.txt ",
+                "      | +new\n",
             ] {
                 assert!(d.contains(line), "{who:?} {api}: no {line:?} in\n{d}");
             }
@@ -272,7 +276,11 @@ fn files_that_choose_code_are_named_and_asked_for() {
              && printf '#!/bin/sh\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit \
              && git config alias.st status \
              && echo '{\"scripts\": {\"test\": \"true\", \"postinstall\": \"curl x | sh\"}}' > package.json \
-             && printf 'all:\\n\\ttrue\\n' > Makefile && echo plain > notes.txt";
+             && printf 'all:\\n\\ttrue\\n' > Makefile && echo plain > notes.txt \
+             && mkdir -p nested && git init -q nested && git -C nested config core.fsmonitor ./x \
+             && mkdir -p .venv/lib/site-packages && echo 'import os' > .venv/lib/site-packages/evil.pth \
+             && echo '[toolchain]' > rust-toolchain.toml && mkdir -p crate/.cargo && echo '[alias]' > crate/.cargo/config.toml \
+             && mkdir -p deep && echo 'use nix' > deep/.envrc";
         ok(&f.run_sh("new", &["--review"], script));
         let d = ok(&review(&f, &["diff", "--stat"]));
         let named = d
@@ -286,6 +294,11 @@ fn files_that_choose_code_are_named_and_asked_for() {
             ".git/config",
             "package.json  (npm runs its scripts: new or changed: postinstall)",
             "Makefile",
+            "nested/.git/config",
+            ".venv/lib/site-packages/evil.pth",
+            "rust-toolchain.toml",
+            "crate/.cargo/config.toml",
+            "deep/.envrc",
         ] {
             assert!(named.contains(p), "{who:?}: {p} not named in\n{d}");
         }

@@ -16,7 +16,7 @@ pub struct Flag {
 }
 
 /// Files at any depth that a build tool runs, by name.
-const BUILD_FILES: [(&str, &str); 14] = [
+const BUILD_FILES: [(&str, &str); 28] = [
     ("Makefile", "make runs its recipes"),
     ("makefile", "make runs its recipes"),
     ("GNUmakefile", "make runs its recipes"),
@@ -34,6 +34,26 @@ const BUILD_FILES: [(&str, &str); 14] = [
     (".npmrc", "npm takes its script shell and node options"),
     (".yarnrc.yml", "yarn takes its plugins and paths"),
     (".yarnrc", "yarn takes its paths and options"),
+    (".envrc", "direnv loads it on entering the directory"),
+    (
+        "rust-toolchain",
+        "rustup runs the toolchain it names (a path names any program)",
+    ),
+    (
+        "rust-toolchain.toml",
+        "rustup runs the toolchain it names (a path names any program)",
+    ),
+    ("sitecustomize.py", "python imports it at start-up"),
+    ("usercustomize.py", "python imports it at start-up"),
+    ("build.gradle", "gradle runs it"),
+    ("build.gradle.kts", "gradle runs it"),
+    ("settings.gradle", "gradle runs it"),
+    ("settings.gradle.kts", "gradle runs it"),
+    ("gradlew", "the gradle wrapper: run as a program"),
+    ("pom.xml", "maven runs its plugins"),
+    ("Rakefile", "rake runs its tasks"),
+    ("meson.build", "meson runs it"),
+    ("noxfile.py", "nox runs it"),
 ];
 
 /// A git dir's names that choose code or another repository.
@@ -76,6 +96,9 @@ fn why(layer: &Layer, c: &Change) -> Option<String> {
     if c.rel == Path::new(".git") && !matches!(c.kind, Kind::Dir { .. }) {
         return Some("a git pointer: which repository git uses".into());
     }
+    if let Some(w) = nested_repository(&c.rel) {
+        return Some(w);
+    }
     if let Some(w) = crate::policy::agent_files::why(&c.rel) {
         return Some(w.to_string());
     }
@@ -97,13 +120,37 @@ fn why(layer: &Layer, c: &Change) -> Option<String> {
     if c.rel.components().next() == Some(Component::Normal(".husky".as_ref())) {
         return Some("husky installs it as a git hook".into());
     }
-    if c.rel.starts_with(".cargo") && (name == "config" || name == "config.toml") {
+    if name.ends_with(".pth") {
+        return Some("python runs its import lines at start-up (in site-packages)".into());
+    }
+    let parent_is = |d: &str| c.rel.parent().and_then(Path::file_name) == Some(d.as_ref());
+    if parent_is(".cargo") && (name == "config" || name == "config.toml") {
         return Some("cargo takes its runners, aliases and build settings".into());
     }
     BUILD_FILES
         .iter()
         .find(|(n, _)| *n == name)
         .map(|(_, w)| w.to_string())
+}
+
+/// A repository below the workspace's top (`sub/.git`, a directory or a
+/// pointer file): host git run there (a prompt, an editor's scan of
+/// subfolders) takes its config and hooks.
+fn nested_repository(rel: &Path) -> Option<String> {
+    let parts: Vec<Component> = rel.components().collect();
+    let at = parts
+        .iter()
+        .skip(1)
+        .position(|p| *p == Component::Normal(".git".as_ref()))?
+        + 1;
+    let inner: std::path::PathBuf = parts[at + 1..].iter().collect();
+    if inner.as_os_str().is_empty() {
+        return Some("a repository below the top: host git there follows it".into());
+    }
+    if inner == Path::new("HEAD") {
+        return Some("a repository below the top: host git there runs its config and hooks".into());
+    }
+    git_why(&inner).map(|w| format!("{w} (a repository below the top)"))
 }
 
 /// The scripts of a package.json that the layer adds or changes.
@@ -159,5 +206,16 @@ mod tests {
         assert!(git_why(Path::new("refs/heads/main")).is_none());
         assert!(git_why(Path::new("index")).is_none());
         assert!(git_why(Path::new("objects/ab/cdef")).is_none());
+    }
+
+    #[test]
+    fn nested_repositories() {
+        assert!(nested_repository(Path::new("sub/.git/config")).is_some());
+        assert!(nested_repository(Path::new("a/b/.git/hooks/x")).is_some());
+        assert!(nested_repository(Path::new("sub/.git")).is_some());
+        assert!(nested_repository(Path::new("sub/.git/HEAD")).is_some());
+        assert!(nested_repository(Path::new("sub/.git/objects/ab/cd")).is_none());
+        assert!(nested_repository(Path::new(".git/config")).is_none());
+        assert!(nested_repository(Path::new("sub/x.git/config")).is_none());
     }
 }

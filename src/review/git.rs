@@ -20,6 +20,9 @@ pub struct Moved {
     pub old: Option<String>,
     pub new: Option<String>,
     pub commits: Vec<String>,
+    /// What those commits hold: each one's files changed (`--stat`), and
+    /// its patch where asked; bounded.
+    pub contents: String,
 }
 
 /// One git dir the layer changed.
@@ -141,8 +144,9 @@ fn git_dirs(layer: &Layer) -> Vec<(usize, PathBuf)> {
     v
 }
 
-/// Every git dir the layer changed, with its moved refs.
-pub fn changed(layer: &Layer) -> Vec<GitDir> {
+/// Every git dir the layer changed, with its moved refs; their new
+/// commits' patches too where `patches`.
+pub fn changed(layer: &Layer, patches: bool) -> Vec<GitDir> {
     let mut out = Vec::new();
     for (n, rel) in git_dirs(layer) {
         let (Some(tree), upper) = (layer.info.trees.get(n), layer.upper(n).join(&rel)) else {
@@ -187,6 +191,7 @@ pub fn changed(layer: &Layer) -> Vec<GitDir> {
                     old,
                     new,
                     commits: Vec::new(),
+                    contents: String::new(),
                 });
             }
         }
@@ -196,7 +201,7 @@ pub fn changed(layer: &Layer) -> Vec<GitDir> {
             note: None,
         };
         if !dir.moved.is_empty() {
-            commits(&mut dir, &host_path, &upper, sides.host.is_some());
+            commits(&mut dir, &host_path, &upper, sides.host.is_some(), patches);
         }
         out.push(dir);
     }
@@ -234,9 +239,12 @@ fn is_object_name(v: &str) -> bool {
     matches!(v.len(), 40 | 64) && v.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
+/// The most of a commit listing's contents shown per ref.
+const CONTENTS_MAX: usize = 256 << 10;
+
 /// The commits each moved ref leads to that no host ref reaches: the
 /// host's git on the host's git dir, the layer's objects an alternate.
-fn commits(dir: &mut GitDir, host_git: &Path, upper_git: &Path, host_exists: bool) {
+fn commits(dir: &mut GitDir, host_git: &Path, upper_git: &Path, host_exists: bool, patches: bool) {
     if !host_exists {
         dir.note = Some("no git dir on the host: the commits are not listed".into());
         return;
@@ -254,54 +262,75 @@ fn commits(dir: &mut GitDir, host_git: &Path, upper_git: &Path, host_exists: boo
         let Some(new) = m.new.as_deref().filter(|v| is_object_name(v)) else {
             continue;
         };
-        let mut c = std::process::Command::new("git");
-        c.arg("--git-dir")
-            .arg(host_git)
-            .args([
-                "--no-replace-objects",
-                "-c",
-                "core.fsmonitor=false",
-                "log",
-                "--format=%h %s",
-                "-n",
-                "21",
-                new,
-                "--not",
-                "--all",
-                "--",
-            ])
-            .env("GIT_OPTIONAL_LOCKS", "0")
-            .env("LC_ALL", "C")
-            .stdin(std::process::Stdio::null());
-        for k in [
-            "GIT_DIR",
-            "GIT_WORK_TREE",
-            "GIT_COMMON_DIR",
-            "GIT_INDEX_FILE",
-            "GIT_OBJECT_DIRECTORY",
-            "GIT_CONFIG",
-            "GIT_CONFIG_PARAMETERS",
-            "GIT_CONFIG_COUNT",
-            "GIT_EXTERNAL_DIFF",
-            "GIT_PAGER",
-            "GIT_EXEC_PATH",
-        ] {
-            c.env_remove(k);
+        let list = host_git_log(host_git, &objects, &["--format=%h %s", "-n", "21", new]);
+        // Their contents: git's own diff, no driver or filter a config
+        // names (the host's config, but no program runs for a review).
+        let mut args = vec![
+            "--format=commit %h %s",
+            "-n",
+            "20",
+            "--stat",
+            "--no-ext-diff",
+            "--no-textconv",
+        ];
+        if patches {
+            args.push("-p");
         }
-        if objects.is_dir() {
-            c.env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &objects);
-        } else {
-            c.env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES");
-        }
-        match c.output() {
-            Ok(o) if o.status.success() => {
-                m.commits = String::from_utf8_lossy(&o.stdout)
-                    .lines()
-                    .map(str::to_string)
-                    .collect();
+        args.push(new);
+        let contents = host_git_log(host_git, &objects, &args);
+        match (list, contents) {
+            (Ok(list), Ok(mut contents)) => {
+                m.commits = list.lines().map(str::to_string).collect();
+                if contents.len() > CONTENTS_MAX {
+                    let mut end = CONTENTS_MAX;
+                    while !contents.is_char_boundary(end) {
+                        end -= 1;
+                    }
+                    contents.truncate(end);
+                    contents.push_str("\n… (more: `git log -p` after apply)\n");
+                }
+                m.contents = contents;
             }
-            Ok(_) => dir.note = Some("git could not list the commits".into()),
-            Err(e) => dir.note = Some(format!("git could not run: {e}")),
+            (Err(e), _) | (_, Err(e)) => dir.note = Some(e),
         }
+    }
+}
+
+/// `git log ARGS --not --all` by the host's git on the host's git dir,
+/// the layer's objects an alternate; its output, or why not.
+fn host_git_log(host_git: &Path, objects: &Path, args: &[&str]) -> Result<String, String> {
+    let mut c = std::process::Command::new("git");
+    c.arg("--git-dir")
+        .arg(host_git)
+        .args(["--no-replace-objects", "-c", "core.fsmonitor=false", "log"])
+        .args(args)
+        .args(["--not", "--all", "--"])
+        .env("GIT_OPTIONAL_LOCKS", "0")
+        .env("LC_ALL", "C")
+        .stdin(std::process::Stdio::null());
+    for k in [
+        "GIT_DIR",
+        "GIT_WORK_TREE",
+        "GIT_COMMON_DIR",
+        "GIT_INDEX_FILE",
+        "GIT_OBJECT_DIRECTORY",
+        "GIT_CONFIG",
+        "GIT_CONFIG_PARAMETERS",
+        "GIT_CONFIG_COUNT",
+        "GIT_EXTERNAL_DIFF",
+        "GIT_PAGER",
+        "GIT_EXEC_PATH",
+    ] {
+        c.env_remove(k);
+    }
+    if objects.is_dir() {
+        c.env("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects);
+    } else {
+        c.env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES");
+    }
+    match c.output() {
+        Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).into_owned()),
+        Ok(_) => Err("git could not list the commits".into()),
+        Err(e) => Err(format!("git could not run: {e}")),
     }
 }

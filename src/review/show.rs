@@ -143,7 +143,7 @@ pub fn diff(layer: &Layer, stat: bool) -> Said {
             let _ = writeln!(o, "  {}  ({})", f.path, f.why);
         }
     }
-    for g in super::git::changed(layer) {
+    for g in super::git::changed(layer, !stat) {
         if g.moved.is_empty() {
             continue;
         }
@@ -157,6 +157,12 @@ pub fn diff(layer: &Layer, stat: bool) -> Said {
                     break;
                 }
                 let _ = writeln!(o, "      {c}");
+            }
+            if !m.contents.is_empty() {
+                let _ = writeln!(o, "    what they hold:");
+                for l in m.contents.lines() {
+                    let _ = writeln!(o, "{}", format!("      | {l}").trim_end());
+                }
             }
         }
         if let Some(n) = &g.note {
