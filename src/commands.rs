@@ -409,6 +409,8 @@ pub fn review(
     };
     let ws = std::fs::canonicalize(&ws)
         .map_err(|e| Fatal::new(format!("workspace {}: {e}", ws.display()), EXIT_USAGE))?;
+    // A file the command made unreadable to itself is still its owner's.
+    let _ = crate::host::review::as_owner();
     // What the command wrote is shown, never obeyed, by the terminal.
     let mut asked = |text: &str| confirm(&crate::review::visible(text, true));
     let said = crate::review::run(&base, &ws, request, &mut asked);

@@ -522,3 +522,36 @@ fn links_and_fifos_in_a_git_dir_are_never_applied() {
         assert!(h.status.success(), "{who:?}: host git: {}", stderr(&h));
     }
 }
+
+/// A hard link made inside to a file the host has (a copied-up file by a
+/// new name) is a new file, not a host removal; a sparse file keeps its
+/// holes; a file the command made unreadable to itself still applies,
+/// with its mode.
+#[test]
+fn links_sparse_and_unreadable_files_apply() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        checkout(&f, "ws");
+        let script = "ln a.txt hard && truncate -s 1G sparse && echo tail >> sparse \
+             && mkdir -p s && echo secret > s/u && chmod 000 s/u";
+        ok(&f.run_sh("new", &["--review"], script));
+        let d = ok(&review(&f, &["diff", "--stat"]));
+        assert!(!d.contains("Changed on the host"), "{who:?}: {d}");
+        ok(&review(&f, &["apply", "--yes"]));
+        assert_eq!(
+            std::fs::read_to_string(f.ws().join("hard")).unwrap(),
+            "a\ndirty\n"
+        );
+        let sparse = std::fs::metadata(f.ws().join("sparse")).unwrap();
+        use std::os::unix::fs::MetadataExt;
+        assert_eq!(sparse.len(), (1 << 30) + 5, "{who:?}");
+        assert!(
+            sparse.blocks() < 1024,
+            "{who:?}: {} blocks: written whole",
+            sparse.blocks()
+        );
+        let u = std::fs::metadata(f.ws().join("s/u")).unwrap();
+        assert_eq!(u.mode() & 0o777, 0, "{who:?}");
+        assert_eq!(std::fs::read_to_string(f.ws().join("s/u")).unwrap(), "secret\n");
+    }
+}

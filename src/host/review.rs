@@ -82,6 +82,34 @@ pub fn next_id(set: &Path) -> u32 {
         .saturating_add(1)
 }
 
+/// `qwrap review` as an ordinary user: a user namespace of its own, the
+/// caller's uid and gid mapped to themselves, whose capabilities reach
+/// only what the caller owns. So a file the command made unreadable to
+/// itself in its layer (mode 000, a directory without search) is read and
+/// applied with its mode, as the owner could after a chmod; what others
+/// own stays as the caller sees it. Where no user namespace can be made,
+/// review goes on as the caller (such a file then fails with EACCES).
+pub fn as_owner() -> Result<(), rustix::io::Errno> {
+    use crate::sys::kernel as k;
+    use rustix::fs::{Mode, OFlags};
+    if rustix::process::geteuid().is_root() {
+        return Ok(());
+    }
+    let (uid, gid) = (
+        rustix::process::getuid().as_raw(),
+        rustix::process::getgid().as_raw(),
+    );
+    crate::sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWUSER)?;
+    let map = |file: &str, text: String| {
+        k::open(file, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())
+            .and_then(|fd| k::write(&fd, text.as_bytes()))
+    };
+    map("/proc/self/setgroups", "deny".into())?;
+    map("/proc/self/uid_map", format!("{uid} {uid} 1"))?;
+    map("/proc/self/gid_map", format!("{gid} {gid} 1"))?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

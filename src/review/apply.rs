@@ -91,7 +91,12 @@ fn conflict(layer: &Layer, root: BorrowedFd<'_>, c: &Change, h: Host, started: (
         (Kind::Unsupported(_), _) => None,
         // A directory whose mode changes: its entries are checked as theirs.
         (Kind::Dir { .. }, HostKind::Dir) => None,
-        (_, HostKind::Missing) if copied_up => Some("removed on the host since the run started".into()),
+        // Copied up, yet no host file by its name: removed on the host, or
+        // a new name the command gave a copied-up file (a hard link), which
+        // the host's directory, unchanged since the start, tells apart.
+        (_, HostKind::Missing) if copied_up && names_changed(root, &c.rel, started) => {
+            Some("removed on the host since the run started".into())
+        }
         (_, HostKind::Missing) => None,
         // A directory the layer removes or replaces: what it holds is
         // checked (its own ctime moves with every name made in it).
@@ -107,6 +112,19 @@ fn conflict(layer: &Layer, root: BorrowedFd<'_>, c: &Change, h: Host, started: (
         }
         _ if after(h.ctime, started) => Some("changed on the host since the run started".into()),
         _ => None,
+    }
+}
+
+/// Whether the host directory that holds `rel` changed its names since
+/// `started` (or is gone, or cannot be read: counted as changed).
+fn names_changed(root: BorrowedFd<'_>, rel: &Path, started: (i64, i64)) -> bool {
+    let parent = rel.parent().unwrap_or(Path::new(""));
+    let Some(dir) = open_below(root, parent) else {
+        return true;
+    };
+    match rustix::fs::fstat(&dir) {
+        Ok(st) => after((st.st_ctime, st.st_ctime_nsec as i64), started),
+        Err(_) => true,
     }
 }
 
@@ -332,24 +350,58 @@ fn apply_one(
     Ok(true)
 }
 
-/// Copies a file's bytes.
+/// Copies a file's bytes, its holes kept holes (a sparse file the
+/// command made is not written out whole).
 fn copy(src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> Result<(), Errno> {
+    use rustix::fs::SeekFrom;
+    let size = rustix::fs::fstat(src)?.st_size as u64;
     let mut buf = vec![0u8; 256 << 10];
-    loop {
-        let n = super::changes::read_full(src, &mut buf)?;
-        if n == 0 {
-            return Ok(());
-        }
-        let mut rest = &buf[..n];
-        while !rest.is_empty() {
-            match rustix::io::write(dst, rest) {
+    let mut pos = 0u64;
+    while pos < size {
+        let data = match rustix::fs::seek(src, SeekFrom::Data(pos)) {
+            Ok(d) => d,
+            Err(Errno::NXIO) => break,                   // a hole to the end
+            Err(Errno::INVAL | Errno::OPNOTSUPP) => pos, // no hole support: all data
+            Err(e) => return Err(e),
+        };
+        let end = rustix::fs::seek(src, SeekFrom::Hole(data))
+            .unwrap_or(size)
+            .min(size);
+        copy_range(src, dst, data, end, &mut buf)?;
+        pos = end.max(data + 1);
+    }
+    rustix::fs::ftruncate(dst, size)
+}
+
+/// Copies the bytes `from..to` of `src` to the same place in `dst`.
+fn copy_range(
+    src: BorrowedFd<'_>,
+    dst: BorrowedFd<'_>,
+    from: u64,
+    to: u64,
+    buf: &mut [u8],
+) -> Result<(), Errno> {
+    let mut at = from;
+    while at < to {
+        let want = buf.len().min((to - at) as usize);
+        let n = match rustix::io::pread(src, &mut buf[..want], at) {
+            Ok(0) => return Ok(()), // shrank while read: ftruncate sets the size
+            Ok(n) => n,
+            Err(Errno::INTR) => continue,
+            Err(e) => return Err(e),
+        };
+        let mut done = 0;
+        while done < n {
+            match rustix::io::pwrite(dst, &buf[done..n], at + done as u64) {
                 Ok(0) => return Err(Errno::IO),
-                Ok(k) => rest = &rest[k..],
+                Ok(k) => done += k,
                 Err(Errno::INTR) => {}
                 Err(e) => return Err(e),
             }
         }
+        at += n as u64;
     }
+    Ok(())
 }
 
 /// Removes `name` in `dir` and all beneath it, never following a link.

@@ -23,6 +23,15 @@ for API in new legacy; do
     # verify: every check passes, the exposures of this kernel accepted by name.
     out=$(qwrap verify --accept-degraded abstract-socket 2>&1); rc=$?
     if [ $rc -eq 0 ]; then pass verify; else fail verify "rc=$rc: $(echo "$out" | grep -A2 FAIL | tr '\n' ' ')"; fi
+    # The warden's and the terminal's routes, by name in verify's report:
+    # host processes signalled, their limits and priority changed, the
+    # caller's terminal (a pty stands for it) signalled or left changed.
+    for row in "a host process cannot be signalled" "a host process's limits and priority" "the caller's terminal is out of the command's reach"; do
+        case "$out" in
+            *"PASS $row"*) pass "verify: $row" ;;
+            *) fail "verify: $row" "$(echo "$out" | grep -F -A2 "$row" | tr '\n' ' ')" ;;
+        esac
+    done
     # ...and without accepting them, it says what holds and what does not.
     out=$(qwrap verify 2>&1); rc=$?
     if [ "${ABI:-0}" -lt 6 ]; then

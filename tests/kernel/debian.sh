@@ -67,10 +67,25 @@ make_j4() {
     rm -rf qw-mk/out qw-err
 }
 
+# No cgroup namespace inside (a cgroup filesystem mounted in one reaches
+# the host's groups below the caller's): refused with --pid private, where
+# a user namespace (the control) is not.
+cgroupns() {
+    if ! qwrap run --pid private -- unshare -U true 2>qw-err; then
+        fail cgroupns-refused "the control, unshare -U, failed: $(said qw-err)"
+    elif qwrap run --pid private -- unshare -U -C true 2>/dev/null; then
+        fail cgroupns-refused "unshare -U -C ran"
+    else
+        pass cgroupns-refused
+    fi
+    rm -f qw-err
+}
+
 for MODE in "$@"; do
     pipelines dash dash
     pipelines bash bash
     pipelines busybox-sh busybox sh
     make_j4
+    [ "$MODE" = default ] && cgroupns
 done
 rm -rf qw-mk
