@@ -555,3 +555,61 @@ fn links_sparse_and_unreadable_files_apply() {
         assert_eq!(std::fs::read_to_string(f.ws().join("s/u")).unwrap(), "secret\n");
     }
 }
+
+/// What host git trusts in its git dir is vetted at apply as the live
+/// guard vets it: a forged index entry (`.git/hooks/post-commit`) refuses
+/// the apply, named, and leaves the host's index; a bit that hides an edit
+/// (assume-unchanged) is dropped from the index applied.
+#[test]
+fn git_files_are_vetted_at_apply() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        checkout(&f, "ws");
+        let marker = f.path().join("PWNED");
+        let index_before = std::fs::read(f.ws().join(".git/index")).unwrap();
+        let forge = format!(
+            "set -e; blob=$(printf '#!/bin/sh\\ntouch {m}\\n' | git hash-object -w --stdin)
+             git update-index --add --cacheinfo 100755,$blob,-git/hooks/post-commit
+             perl -pi -e 's{{-git/hooks/post-commit}}{{.git/hooks/post-commit}}' .git/index",
+            m = marker.display()
+        );
+        ok(&f.run_sh("new", &["--review"], &forge));
+        let d = ok(&review(&f, &["diff", "--stat"]));
+        assert!(d.contains(".git/index: git would refuse it"), "{who:?}: {d}");
+        let o = review(&f, &["apply", "--yes"]);
+        assert_eq!(o.status.code(), Some(1), "{who:?}: {}", stdout(&o));
+        assert_eq!(
+            std::fs::read(f.ws().join(".git/index")).unwrap(),
+            index_before,
+            "{who:?}"
+        );
+        let h = f
+            .command("sh")
+            .args([
+                "-c",
+                "git checkout -- . ; git -c user.name=t -c user.email=t@t commit -q --allow-empty -m h; true",
+            ])
+            .current_dir(f.ws())
+            .output()
+            .unwrap();
+        assert!(!marker.exists(), "{who:?}: a hook ran: {}", stderr(&h));
+        ok(&review(&f, &["discard"]));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        // An edit hidden from git status inside is not hidden on the host.
+        let hide =
+            "set -e; printf 'all:\\n\\ttouch evil\\n' > run.sh; git update-index --assume-unchanged run.sh";
+        ok(&f.run_sh("new", &["--review"], hide));
+        ok(&review(&f, &["apply", "--yes"]));
+        let h = f
+            .command("sh")
+            .args(["-c", "git status --porcelain; git ls-files -v run.sh"])
+            .current_dir(f.ws())
+            .output()
+            .unwrap();
+        let out = stdout(&h);
+        assert!(
+            out.contains(" M run.sh") && out.contains("H run.sh"),
+            "{who:?}: {out}"
+        );
+    }
+}

@@ -184,6 +184,20 @@ pub fn apply(layer: &Layer, yes: bool, confirm: &mut dyn FnMut(&str) -> bool) ->
             ..Said::default()
         };
     }
+    let refused_by_git = super::git_vetting::refused(layer, &changes);
+    if !refused_by_git.is_empty() {
+        let mut lines = vec![format!(
+            "qwrap: review: layer {} not applied: it holds git files git would refuse from a remote:",
+            layer.id
+        )];
+        lines.extend(refused_by_git.iter().map(|c| format!("  {c}")));
+        lines.push("hint: the command forged what host git trusts; `qwrap review discard` it".into());
+        return Said {
+            stderr: lines,
+            code: 1,
+            ..Said::default()
+        };
+    }
     let flags = super::flags::flagged(layer, &changes);
     if !flags.is_empty() && !yes {
         let mut text = format!(
@@ -306,21 +320,34 @@ fn apply_one(
             }
             let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
             let dst = rustix::fs::openat(&host, tmp, flags, Mode::from_raw_mode(0o600)).map_err(io)?;
-            let copied = copy(src.as_fd(), dst.as_fd())
-                .and_then(|()| rustix::fs::fchmod(&dst, Mode::from_raw_mode(mode & 0o1777)))
-                .and_then(|()| {
-                    let times = rustix::fs::Timestamps {
-                        last_access: rustix::fs::Timespec {
-                            tv_sec: st.st_atime,
-                            tv_nsec: st.st_atime_nsec as _,
-                        },
-                        last_modification: rustix::fs::Timespec {
-                            tv_sec: st.st_mtime,
-                            tv_nsec: st.st_mtime_nsec as _,
-                        },
-                    };
-                    rustix::fs::futimens(&dst, &times)
-                });
+            // A git file host git trusts: its vetted bytes (an index
+            // rewritten without what hides changes), else a copy.
+            let bytes = match super::git_vetting::vetted_bytes(layer, c) {
+                Some(Err(why)) => {
+                    let _ = rustix::fs::unlinkat(&host, tmp, AtFlags::empty());
+                    return Err(format!("git would refuse it: {why}"));
+                }
+                Some(Ok(b)) => Some(b),
+                None => None,
+            };
+            let copied = match &bytes {
+                Some(b) => copy_range_from(b, dst.as_fd()),
+                None => copy(src.as_fd(), dst.as_fd()),
+            }
+            .and_then(|()| rustix::fs::fchmod(&dst, Mode::from_raw_mode(mode & 0o1777)))
+            .and_then(|()| {
+                let times = rustix::fs::Timestamps {
+                    last_access: rustix::fs::Timespec {
+                        tv_sec: st.st_atime,
+                        tv_nsec: st.st_atime_nsec as _,
+                    },
+                    last_modification: rustix::fs::Timespec {
+                        tv_sec: st.st_mtime,
+                        tv_nsec: st.st_mtime_nsec as _,
+                    },
+                };
+                rustix::fs::futimens(&dst, &times)
+            });
             if let Err(e) = copied {
                 let _ = rustix::fs::unlinkat(&host, tmp, AtFlags::empty());
                 return Err(e.to_string());
@@ -371,6 +398,20 @@ fn copy(src: BorrowedFd<'_>, dst: BorrowedFd<'_>) -> Result<(), Errno> {
         pos = end.max(data + 1);
     }
     rustix::fs::ftruncate(dst, size)
+}
+
+/// Writes `bytes` as a file's whole content.
+fn copy_range_from(bytes: &[u8], dst: BorrowedFd<'_>) -> Result<(), Errno> {
+    let mut rest = bytes;
+    while !rest.is_empty() {
+        match rustix::io::write(dst, rest) {
+            Ok(0) => return Err(Errno::IO),
+            Ok(k) => rest = &rest[k..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Copies the bytes `from..to` of `src` to the same place in `dst`.

@@ -143,6 +143,21 @@ pub fn diff(layer: &Layer, stat: bool) -> Said {
             let _ = writeln!(o, "  {}  ({})", f.path, f.why);
         }
     }
+    git_section(&mut o, layer, stat);
+    refusals(&mut o, layer, &changes);
+    if !stat {
+        for c in &changes {
+            hunks(&mut o, layer, c);
+        }
+    }
+    Said {
+        stdout: o,
+        ..Said::default()
+    }
+}
+
+/// The refs a layer moved, with their new commits and what they hold.
+fn git_section(o: &mut String, layer: &Layer, stat: bool) {
     for g in super::git::changed(layer, !stat) {
         if g.moved.is_empty() {
             continue;
@@ -169,7 +184,22 @@ pub fn diff(layer: &Layer, stat: bool) -> Said {
             let _ = writeln!(o, "  ({n})");
         }
     }
-    let conflicts = super::apply::conflicts(layer, &changes);
+}
+
+/// What apply would refuse: git files git would refuse from a remote, and
+/// what the host changed since the run started.
+fn refusals(o: &mut String, layer: &Layer, changes: &[Change]) {
+    let refused = super::git_vetting::refused(layer, changes);
+    if !refused.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nGit files apply refuses (git would refuse them from a remote):"
+        );
+        for r in &refused {
+            let _ = writeln!(o, "  {r}");
+        }
+    }
+    let conflicts = super::apply::conflicts(layer, changes);
     if !conflicts.is_empty() {
         let _ = writeln!(
             o,
@@ -178,15 +208,6 @@ pub fn diff(layer: &Layer, stat: bool) -> Said {
         for c in &conflicts {
             let _ = writeln!(o, "  {c}");
         }
-    }
-    if !stat {
-        for c in &changes {
-            hunks(&mut o, layer, c);
-        }
-    }
-    Said {
-        stdout: o,
-        ..Said::default()
     }
 }
 

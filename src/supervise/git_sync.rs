@@ -23,9 +23,9 @@
 use super::git_files::{
     self, Data, State, VET_MAX, copy_in, dir_flags, make_dirs, names, put, put_data, remove, state,
 };
-use super::git_index::Vetted;
 use super::git_objects;
-use super::git_vet;
+use crate::git_rules as git_vet;
+use crate::git_rules::Vetted;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use rustix::fs::Mode;
 use rustix::io::Errno;
@@ -116,7 +116,7 @@ pub(super) fn synced(kind: Kind, rel: &Path) -> Option<Shape> {
             }
         }
         // Inside a state directory: files and directories of any name;
-        // refs and reflogs, vetted on their way to the host (git_vet.rs).
+        // refs and reflogs, vetted on their way to the host (git_rules/).
         Kind::Top if STATE_DIRS.contains(&first) => Some(Shape::File),
         Kind::Top if REF_DIRS.contains(&first) => Some(Shape::File),
         _ => None,

@@ -1,18 +1,22 @@
-//! What the sandbox wrote at a git dir's top level, vetted before the
-//! warden copies it to the host, as git vets what a remote sends: ref
+//! git's rules for what a host git will trust, applied to what a sandbox
+//! wrote in a git dir before the warden copies it to the host (or review
+//! applies it), as git vets what a remote sends: ref
 //! names by `check-ref-format`'s rules, ref values object names or
 //! symbolic refs into `refs/`, reflogs line by line, `packed-refs` entry by
-//! entry, the index through git_index.rs; state files that choose a
+//! entry, the index through index.rs; state files that choose a
 //! program (a merge strategy, a todo list's `exec` lines the host's copy
 //! did not have) are not carried. A refusal says why.
 
-use super::git_index::{self, Vetted};
+mod index;
+mod sha1;
+
+pub use index::Vetted;
 use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
 /// What may reach the host, given the host's current copy of the file.
-pub(super) fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result<Vetted, String> {
+pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result<Vetted, String> {
     let parts: Vec<&[u8]> = rel.iter().map(OsStr::as_bytes).collect();
     let keep = |r: Result<(), String>| r.map(|()| Vetted::Keep);
     match parts.as_slice() {
@@ -29,7 +33,7 @@ pub(super) fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) ->
         [b"NOTES_MERGE_REF"] => keep(ref_value(data)),
         [n] if n.ends_with(b"_HEAD") || *n == b"AUTO_MERGE" => keep(lines(data, |l| is_oid(l).then_some(()))),
         [b"packed-refs"] => keep(packed_refs(data)),
-        [n] if *n == b"index" || n.starts_with(b"sharedindex.") => git_index::vet(data, sparse, host),
+        [n] if *n == b"index" || n.starts_with(b"sharedindex.") => index::vet(data, sparse, host),
         [b"sequencer", b"opts"] => keep(no_strategy(data)),
         [b"MERGE_RR"] => keep(merge_rr(data)),
         [b"rebase-merge", b"strategy" | b"strategy_opts"] => {
@@ -42,7 +46,7 @@ pub(super) fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) ->
 
 /// Whether `rel` is vetted (read whole) before it reaches the host; other
 /// files are copied as they are, through a fixed buffer.
-pub(super) fn vetted(rel: &Path) -> bool {
+pub fn vetted(rel: &Path) -> bool {
     let first = rel.iter().next().map(OsStr::as_bytes).unwrap_or_default();
     let single = rel.iter().count() == 1;
     matches!(first, b"refs" | b"logs" | b"sequencer" | b"rebase-merge")
@@ -61,7 +65,7 @@ pub(super) fn vetted(rel: &Path) -> bool {
 }
 
 /// Whether a directory made inside may be made on the host.
-pub(super) fn dir_ok(rel: &Path) -> bool {
+pub fn dir_ok(rel: &Path) -> bool {
     let mut parts = rel.iter();
     match parts.next().map(OsStr::as_bytes) {
         Some(b"refs") => ref_name(rel).is_ok(),
@@ -187,7 +191,7 @@ fn merge_rr(data: &[u8]) -> Result<(), String> {
         };
         let (id, path) = (&rec[..tab], &rec[tab + 1..]);
         let id = id.split(|c| *c == b'.').next().unwrap_or_default();
-        if !is_oid(id) || !super::git_index::path_ok(path) {
+        if !is_oid(id) || !index::path_ok(path) {
             return Err(format!(
                 "it names {:?}, a path outside the work tree",
                 String::from_utf8_lossy(path)

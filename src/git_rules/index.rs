@@ -11,7 +11,7 @@ use super::sha1::sha1;
 
 /// What may reach the host.
 #[derive(Debug, PartialEq, Eq)]
-pub(super) enum Vetted {
+pub enum Vetted {
     Keep,
     /// The same index without what hides changes.
     Rewritten(Vec<u8>),

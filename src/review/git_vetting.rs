@@ -1,0 +1,99 @@
+//! The files of a layer's git dirs that host git trusts completely (the
+//! index, the sequencer's and rebase's state), vetted at apply by the live
+//! guard's rules (git_rules): one git would refuse from a remote refuses
+//! the apply, named; an index that hides changes (assume-unchanged, new
+//! stat data) is applied rewritten.
+
+use super::changes::{Change, Kind, dir_flags, open_below, read_at};
+use super::{Layer, shown};
+use crate::git_rules::{self, Vetted};
+use rustix::fd::AsFd;
+use rustix::fs::Mode;
+use std::path::{Component, Path, PathBuf};
+
+/// The most of a vetted file read (as the live guard).
+const VET_MAX: usize = 256 << 20;
+
+/// Where a change lies in a git dir: the directory (relative to its tree)
+/// and the name git_rules judges it by, for the files it vets.
+fn vetted_name(c: &Change) -> Option<(PathBuf, PathBuf)> {
+    let parts: Vec<Component> = c.rel.components().collect();
+    let git = match parts
+        .iter()
+        .rposition(|p| *p == Component::Normal(".git".as_ref()))
+    {
+        Some(i) => i + 1,
+        None if c.tree > 0 => 0,
+        None => return None,
+    };
+    let name = c.rel.file_name()?.to_str()?;
+    let parent = c
+        .rel
+        .parent()?
+        .file_name()
+        .and_then(|p| p.to_str())
+        .unwrap_or_default();
+    let tail: PathBuf = if name == "index" || name.starts_with("sharedindex.") || name == "MERGE_RR" {
+        name.into()
+    } else if matches!(parent, "sequencer" | "rebase-merge") && parts.len() >= git + 2 {
+        [parent, name].iter().collect()
+    } else {
+        return None;
+    };
+    let git_dir: PathBuf = parts[..git].iter().collect();
+    git_rules::vetted(&tail).then_some((git_dir, tail))
+}
+
+/// A change's bytes as they may reach the host: None where it is no file
+/// git_rules vets; otherwise the bytes to write, or why git would refuse
+/// them.
+pub fn vetted_bytes(layer: &Layer, c: &Change) -> Option<Result<Vec<u8>, String>> {
+    if !matches!(c.kind, Kind::File { .. }) {
+        return None;
+    }
+    let (git_dir, tail) = vetted_name(c)?;
+    let tree = layer.info.trees.get(c.tree)?;
+    let parent = c.rel.parent().unwrap_or(Path::new(""));
+    let name = c.rel.file_name()?;
+    let read = |root: &Path, rel: &Path| {
+        let r = rustix::fs::open(root, dir_flags(), Mode::empty()).ok()?;
+        let d = open_below(r.as_fd(), rel)?;
+        read_at(d.as_fd(), name, VET_MAX)
+    };
+    let Some(data) = read(&layer.upper(c.tree), parent) else {
+        return Some(Err(
+            "it cannot be read whole (larger than 256 MiB, or not a file)".into(),
+        ));
+    };
+    let host = read(tree, parent);
+    let sparse = sparse_checkout(&tree.join(&git_dir), &tree.join(parent));
+    Some(match git_rules::vet(&tail, &data, host.as_deref(), sparse) {
+        Ok(Vetted::Keep) => Ok(data),
+        Ok(Vetted::Rewritten(b)) => Ok(b),
+        Err(why) => Err(why),
+    })
+}
+
+/// Whether the host's checkout is sparse (skip-worktree is git's own
+/// there): `core.sparseCheckout` in its config or its worktree's.
+fn sparse_checkout(git_dir: &Path, own_dir: &Path) -> bool {
+    [git_dir.join("config"), own_dir.join("config.worktree")]
+        .iter()
+        .filter_map(|p| crate::policy::read_small(p))
+        .any(|d| crate::policy::git::core_flag(&d, "sparsecheckout"))
+}
+
+/// Each change git would refuse from a remote, as `PATH: git would refuse
+/// it: why`.
+pub fn refused(layer: &Layer, changes: &[Change]) -> Vec<String> {
+    changes
+        .iter()
+        .filter_map(|c| match vetted_bytes(layer, c)? {
+            Ok(_) => None,
+            Err(why) => Some(format!(
+                "{}: git would refuse it: {why}",
+                shown(layer, c.tree, &c.rel)
+            )),
+        })
+        .collect()
+}
