@@ -359,3 +359,56 @@ fn verify_proves_an_unlisted_file_unreadable() {
         }
     }
 }
+
+/// A host mount shows the home at a second path (a bind mount of it
+/// elsewhere, and one of a directory in it): the credential files are not
+/// read there, in any mode.
+#[test]
+fn a_second_path_to_the_home_shows_nothing() {
+    if !rustix::process::geteuid().is_root() {
+        println!("SKIP: a bind mount on the host needs root");
+        return;
+    }
+    struct Unmount(Vec<std::path::PathBuf>);
+    impl Drop for Unmount {
+        fn drop(&mut self) {
+            for p in self.0.iter().rev() {
+                let _ = std::process::Command::new("umount").arg("-l").arg(p).status();
+            }
+        }
+    }
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        plant(&f);
+        let mirror = f.mkdir("mirror");
+        let aws = f.mkdir("aws-elsewhere");
+        let mut held = Unmount(Vec::new());
+        for (src, dst) in [(f.home(), &mirror), (f.home().join(".aws"), &aws)] {
+            let st = std::process::Command::new("mount")
+                .arg("--bind")
+                .arg(&src)
+                .arg(dst)
+                .status()
+                .unwrap();
+            assert!(st.success());
+            held.0.push(dst.clone());
+        }
+        let script = format!(
+            "grep -rah CANARY {m} {a} 2>/dev/null; cat {m}/.aws/credentials {a}/credentials 2>/dev/null; true",
+            m = mirror.display(),
+            a = aws.display()
+        );
+        // The control: the host sees the canaries there.
+        let control = f.command("sh").args(["-c", &script]).output().unwrap();
+        assert!(stdout(&control).contains("CANARY"), "{who:?}: the control");
+        for opts in MODES {
+            let mut c = f.qwrap(&["run"]);
+            c.args(*opts).args(["--", "sh", "-c", &script]);
+            let out = ok(&c.output().unwrap());
+            assert!(
+                !out.contains("CANARY"),
+                "{who:?} {opts:?}: read through a second path:\n{out}"
+            );
+        }
+    }
+}

@@ -217,6 +217,17 @@ pub fn inside_qwrap(sandbox_dev: &[&str]) -> bool {
     dev == sandbox_dev
 }
 
+/// The other paths the host's mount table shows `path` (or a part of it)
+/// at: a bind mount of it elsewhere, a second mount of its filesystem. An
+/// unreadable table gives none (the caller names the residual).
+pub fn second_paths(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read("/proc/self/mountinfo")
+        .ok()
+        .and_then(|t| mountinfo::parse(&t).ok())
+        .map(|m| mountinfo::other_views(&m, path))
+        .unwrap_or_default()
+}
+
 /// Whether the root is the initramfs (rootfs). statfs(2) first: only a
 /// ramfs or tmpfs root can be one, and only then is mountinfo read.
 pub fn root_is_initramfs() -> bool {

@@ -2,7 +2,7 @@
 
 use std::ffi::OsString;
 use std::os::unix::ffi::OsStringExt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One mount, with the per-mount flags that a read-only remount must keep.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -12,6 +12,9 @@ pub struct MountEntry {
     /// The filesystem's device (`major:minor`).
     pub major: u32,
     pub minor: u32,
+    /// The directory of the filesystem the mount shows (a bind mount's
+    /// source within it).
+    pub root: PathBuf,
     pub mount_point: PathBuf,
     pub fstype: String,
     pub read_only: bool,
@@ -47,6 +50,49 @@ pub fn root_is_initramfs(entries: &[MountEntry]) -> bool {
         .any(|e| e.mount_point == std::path::Path::new("/") && e.fstype == "rootfs")
 }
 
+/// The other places the mount table shows `path` (or a part of it) at:
+/// a mount of the same filesystem whose root holds `path`'s directory in
+/// it (`path` seen at a second path), or lies below it (a part of `path`
+/// mounted elsewhere). Paths below `path` itself are its own.
+pub fn other_views(entries: &[MountEntry], path: &Path) -> Vec<PathBuf> {
+    // The mount `path` lies on: the deepest mount point above it, the
+    // last mounted of those.
+    let Some(own) = entries
+        .iter()
+        .filter(|e| path.starts_with(&e.mount_point))
+        .max_by_key(|e| e.mount_point.components().count())
+        .and_then(|deepest| {
+            entries
+                .iter()
+                .rev()
+                .find(|e| e.mount_point == deepest.mount_point)
+        })
+    else {
+        return Vec::new();
+    };
+    let Ok(within) = path.strip_prefix(&own.mount_point) else {
+        return Vec::new();
+    };
+    let in_fs = own.root.join(within);
+    let mut out = Vec::new();
+    for e in entries {
+        if e.id == own.id || (e.major, e.minor) != (own.major, own.minor) {
+            continue;
+        }
+        let seen = if let Ok(rest) = in_fs.strip_prefix(&e.root) {
+            e.mount_point.join(rest)
+        } else if e.root.starts_with(&in_fs) {
+            e.mount_point.clone()
+        } else {
+            continue;
+        };
+        if !seen.starts_with(path) && !out.contains(&seen) {
+            out.push(seen);
+        }
+    }
+    out
+}
+
 fn parse_line(line: &[u8]) -> Result<MountEntry, &'static str> {
     let mut fields = line.split(|&b| b == b' ');
     let mut next = |what: &'static str| fields.next().ok_or(what);
@@ -58,7 +104,7 @@ fn parse_line(line: &[u8]) -> Result<MountEntry, &'static str> {
         .and_then(|d| d.split_once(':'))
         .and_then(|(a, b)| Some((a.parse().ok()?, b.parse().ok()?)))
         .ok_or("bad major:minor")?;
-    let _root = next("missing root")?;
+    let root = unescape(next("missing root")?)?;
     let mount_point = unescape(next("missing mount point")?)?;
     let options = next("missing mount options")?;
     // Optional fields end with a lone "-".
@@ -74,6 +120,7 @@ fn parse_line(line: &[u8]) -> Result<MountEntry, &'static str> {
         parent,
         major,
         minor,
+        root: PathBuf::from(OsString::from_vec(root)),
         mount_point: PathBuf::from(OsString::from_vec(mount_point)),
         fstype,
         read_only: false,
@@ -148,6 +195,36 @@ mod tests {
         assert!(m[2].read_only && m[2].nosuid && m[2].nodev && !m[2].noexec);
         assert_eq!(m[2].fstype, "tmpfs");
         assert!(m[3].noexec && !m[3].read_only);
+    }
+
+    #[test]
+    fn a_path_seen_elsewhere() {
+        let table = b"27 1 254:0 / / rw - ext4 /dev/vda rw
+40 27 254:0 /home/u /mirror rw - ext4 /dev/vda rw
+41 27 254:0 /home/u/.aws /srv/aws rw - ext4 /dev/vda rw
+42 27 254:0 / /mnt/whole rw - ext4 /dev/vda rw
+43 27 254:0 /var /var2 rw - ext4 /dev/vda rw
+44 27 0:30 / /tmp rw - tmpfs t rw
+45 27 254:0 /home/u/ws /home/u/ws2 rw - ext4 /dev/vda rw
+";
+        let m = parse(table).unwrap();
+        let seen = other_views(&m, Path::new("/home/u"));
+        assert_eq!(
+            seen,
+            [
+                PathBuf::from("/mirror"),
+                "/srv/aws".into(),
+                "/mnt/whole/home/u".into()
+            ]
+        );
+        // A home on a mount of its own: the other mounts of its filesystem.
+        let table = b"27 1 254:0 / / rw - ext4 /dev/vda rw
+30 27 254:1 / /home rw - ext4 /dev/vdb rw
+31 27 254:1 /u /backup rw - ext4 /dev/vdb rw
+";
+        let m = parse(table).unwrap();
+        assert_eq!(other_views(&m, Path::new("/home/u")), [PathBuf::from("/backup")]);
+        assert!(other_views(&m, Path::new("/etc")).is_empty());
     }
 
     #[test]

@@ -333,6 +333,13 @@ pub(super) fn hidden_paths(
     let mut wanted: Vec<(PathBuf, String)> = Vec::new();
     let mut shown = Vec::new();
     for h in homes {
+        // The home shown by a host mount at a second path: hidden whole.
+        for p in crate::host::second_paths(h) {
+            wanted.push((
+                p,
+                "a second path to the home (a host mount shows it there)".into(),
+            ));
+        }
         for (p, why) in default_hidden(h).into_iter().chain(moved_stores(env)) {
             let p = canonical_or_self(&p);
             if show.contains(&p) {
