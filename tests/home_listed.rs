@@ -412,3 +412,20 @@ fn a_second_path_to_the_home_shows_nothing() {
         }
     }
 }
+
+/// HOME names another directory than the account's (an agent harness's
+/// own): the account's home is not shown either.
+#[test]
+fn the_accounts_home_stays_out_when_home_names_another() {
+    if !rustix::process::geteuid().is_root() {
+        println!("SKIP: planting in the account's home needs root's");
+        return;
+    }
+    let canary = Path::new("/root/.qwrap-test-account-canary");
+    std::fs::write(canary, "CANARY-account\n").unwrap();
+    let f = Fixture::new(Who::Root);
+    let o = f.run_sh("new", &[], "cat /root/.qwrap-test-account-canary 2>&1; true");
+    std::fs::remove_file(canary).unwrap();
+    let out = ok(&o);
+    assert!(!out.contains("CANARY"), "{out}");
+}

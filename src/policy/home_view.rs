@@ -111,17 +111,32 @@ impl Listing {
 }
 
 impl Listing {
-    /// The hidden set as the listed home needs it: only what it shows.
+    /// The hidden set as the listed home needs it: only what it shows, and
+    /// the account's home whole where HOME names another (nothing of it is
+    /// listed), unless a root lies in it or /home's cover takes it away.
     pub fn hidden(
         &self,
         hidden: Vec<super::HiddenPath>,
-        _homes: &[PathBuf],
+        homes: &[PathBuf],
         roots: &[super::WritableRoot],
     ) -> Vec<super::HiddenPath> {
-        hidden
+        let mut kept: Vec<super::HiddenPath> = hidden
             .into_iter()
             .filter(|h| self.shows(roots, &h.path))
-            .collect()
+            .collect();
+        for other in homes.iter().filter(|o| **o != self.home && o.is_dir()) {
+            let holds_root = roots.iter().any(|r| r.path.starts_with(other));
+            let covered = self.homes.as_ref().is_some_and(|d| other.starts_with(d));
+            if !holds_root && !covered && !self.home.starts_with(other) {
+                kept.retain(|h| !h.path.starts_with(other));
+                kept.push(super::HiddenPath {
+                    path: other.clone(),
+                    dir: true,
+                    why: "the account's home, where HOME names another: nothing of it is listed".into(),
+                });
+            }
+        }
+        kept
     }
 }
 
