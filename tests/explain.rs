@@ -401,3 +401,33 @@ fn without_namespaces_the_refusals_are_landlocks() {
         );
     }
 }
+
+/// A signal to a host process: refused by Landlock's signal scope (or,
+/// without it, by the warden) and said either way; the host process lives.
+#[test]
+fn a_signal_to_a_host_process_is_said() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let mut host = f.command("sleep").arg("60").spawn().unwrap();
+        let pid = host.id();
+        for opts in [&[][..], &["--landlock", "off"]] {
+            let (o, lines, objects) =
+                explained(&f, opts, &format!("kill -TERM {pid} 2>/dev/null; echo rc=$?"));
+            assert!(stdout(&o).contains("rc=1"), "{who:?} {opts:?}: {}", stdout(&o));
+            let k = object(&objects, "call", "kill");
+            assert_eq!(k["errno"], "EPERM", "{who:?} {opts:?}");
+            assert!(
+                lines
+                    .iter()
+                    .any(|l| l.starts_with("qwrap: refused: call kill (EPERM)")),
+                "{who:?} {opts:?}: {lines:#?}"
+            );
+        }
+        assert!(
+            host.try_wait().unwrap().is_none(),
+            "{who:?}: the host process died"
+        );
+        host.kill().ok();
+        host.wait().ok();
+    }
+}

@@ -613,3 +613,76 @@ fn git_files_are_vetted_at_apply() {
         );
     }
 }
+
+/// Objects reach the host as a push's would: a loose object rewritten
+/// inside under its own name (forged content) refuses the apply, named,
+/// and the host's object stays; a new object whose name is not its
+/// content's hash never lands under that name; new commits still arrive.
+#[test]
+fn objects_arrive_as_a_push_would() {
+    const FORGE: &str = r#"
+import sys, zlib, os
+path, body = sys.argv[1], sys.argv[2].encode()
+data = zlib.compress(b"blob %d\0" % len(body) + body)
+if os.path.exists(path):
+    os.chmod(path, 0o644)
+os.makedirs(os.path.dirname(path), exist_ok=True)
+open(path, "wb").write(data)
+"#;
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        checkout(&f, "ws");
+        let blob = stdout(
+            &f.command("git")
+                .args(["rev-parse", "HEAD:a.txt"])
+                .current_dir(f.ws())
+                .output()
+                .unwrap(),
+        );
+        let blob = blob.trim();
+        let obj = format!(".git/objects/{}/{}", &blob[..2], &blob[2..]);
+        let before = std::fs::read(f.ws().join(&obj)).unwrap();
+        f.write("forge.py", FORGE, 0o644);
+        let forge = f.path().join("forge.py");
+        let script = format!("python3 {} {obj} 'forged'", forge.display());
+        ok(&f.run_sh("new", &["--review"], &script));
+        let d = ok(&review(&f, &["diff", "--stat"]));
+        assert!(d.contains(&format!("{obj}: git would refuse it")), "{who:?}: {d}");
+        let o = review(&f, &["apply", "--yes"]);
+        assert_eq!(o.status.code(), Some(1), "{who:?}: {}", stdout(&o));
+        assert_eq!(
+            std::fs::read(f.ws().join(&obj)).unwrap(),
+            before,
+            "{who:?}: the host's object rewritten"
+        );
+        ok(&review(&f, &["discard"]));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        // A new object under a name that is not its hash, beside a commit.
+        let fake = "1234567890123456789012345678901234567890";
+        let script = format!(
+            "python3 {} .git/objects/12/{} 'forged'; echo x > x.txt; git add x.txt; git -c user.name=t -c user.email=t@t commit -qm x",
+            forge.display(),
+            &fake[2..]
+        );
+        ok(&f.run_sh("new", &["--review"], &script));
+        ok(&review(&f, &["apply", "--yes"]));
+        assert!(
+            !f.ws().join(".git/objects/12").join(&fake[2..]).exists(),
+            "{who:?}: a forged object landed"
+        );
+        let fsck = f
+            .command("git")
+            .args(["fsck", "--no-dangling"])
+            .current_dir(f.ws())
+            .output()
+            .unwrap();
+        assert!(fsck.status.success(), "{who:?}: {}", stderr(&fsck));
+        let log = f
+            .command("git")
+            .args(["log", "-1", "--format=%s"])
+            .current_dir(f.ws())
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&log), "x\n", "{who:?}");
+    }
+}

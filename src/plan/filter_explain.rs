@@ -50,6 +50,12 @@ pub fn explain_cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)
     if folded || EXPLAINED_CALLS.contains(&name) {
         return vec![(vec![], RET_USER_NOTIF)];
     }
+    // With Landlock's signal scope the kernel refuses a signal to a
+    // process outside: handed to the warden, which judges the target and
+    // says it, while the kernel still answers.
+    if rule == "signal" && !p.unscoped {
+        return vec![(vec![super::filter_rules::Cond::Ne(0, 0)], RET_USER_NOTIF)];
+    }
     cases(rule, name, p.base())
         .into_iter()
         .map(|(c, a)| (c, if is_errno(a) { RET_USER_NOTIF } else { a }))

@@ -211,6 +211,11 @@ pub fn apply(layer: &Layer, yes: bool, confirm: &mut dyn FnMut(&str) -> bool) ->
             return refused(format!("qwrap: review: layer {} not applied", layer.id));
         }
     }
+    // New objects first, through host git's receiving path, so that the
+    // refs written after find them.
+    if let Err(why) = super::git_objects::import(layer, &changes) {
+        return refused(format!("qwrap: review: layer {} not applied: {why}", layer.id));
+    }
     let mut done = 0usize;
     let mut modes: Vec<(usize, std::path::PathBuf, u32)> = Vec::new();
     let mut skipped = Vec::new();
@@ -277,6 +282,10 @@ fn apply_one(
 ) -> Result<bool, String> {
     if let Kind::Unsupported(_) = c.kind {
         return Ok(false);
+    }
+    // git's objects: imported above, or left to host git.
+    if super::git_objects::classify(c).is_some() {
+        return Ok(true);
     }
     let io = |e: Errno| e.to_string();
     let tree = layer.info.trees.get(c.tree).ok_or("no such tree")?;

@@ -209,7 +209,7 @@ pub fn changed(layer: &Layer, patches: bool) -> Vec<GitDir> {
 }
 
 /// Whether a tree holds a symlink anywhere (checked before git reads it).
-fn holds_a_link(dir: &Path) -> bool {
+pub(super) fn holds_a_link(dir: &Path) -> bool {
     fn walk(fd: &OwnedFd, depth: usize) -> bool {
         for n in names(fd.as_fd()).unwrap_or_default() {
             let Ok(st) = rustix::fs::statat(fd, n.as_os_str(), AtFlags::SYMLINK_NOFOLLOW) else {

@@ -86,7 +86,7 @@ fn sparse_checkout(git_dir: &Path, own_dir: &Path) -> bool {
 /// Each change git would refuse from a remote, as `PATH: git would refuse
 /// it: why`.
 pub fn refused(layer: &Layer, changes: &[Change]) -> Vec<String> {
-    changes
+    let mut out: Vec<String> = changes
         .iter()
         .filter_map(|c| match vetted_bytes(layer, c)? {
             Ok(_) => None,
@@ -95,5 +95,7 @@ pub fn refused(layer: &Layer, changes: &[Change]) -> Vec<String> {
                 shown(layer, c.tree, &c.rel)
             )),
         })
-        .collect()
+        .collect();
+    out.extend(super::git_objects::forged(layer, changes));
+    out
 }

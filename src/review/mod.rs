@@ -20,6 +20,7 @@ mod changes;
 mod flags;
 mod git;
 mod git_index;
+mod git_objects;
 mod git_vetting;
 mod show;
 mod text_diff;

@@ -105,6 +105,19 @@ impl Judge {
         super::explain_why::outside(self.name(n.nr).0, errno)
     }
 
+    /// Whether a call is one of the signal rule's (kill, tgkill…).
+    pub(super) fn is_signal(&self, n: &Notification) -> bool {
+        self.name(n.nr).1 == "signal"
+    }
+
+    /// A signal to a process outside the sandbox, which Landlock's signal
+    /// scope refuses.
+    pub(super) fn scoped(&self, n: &Notification, errno: i32) -> Refusal {
+        let mut r = super::explain_why::outside(self.name(n.nr).0, errno);
+        r.reason = format!("{} (Landlock's signal scope)", r.reason);
+        r
+    }
+
     /// What a call the filters let go on will meet (None: nothing known).
     pub(super) fn predict(&mut self, n: &Notification) -> Option<Refusal> {
         let (name, _) = self.name(n.nr);

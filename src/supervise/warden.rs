@@ -392,6 +392,12 @@ fn notification(
                 if let Some(r) = e.judge.predict(n) {
                     e.record(n.pid, r);
                 }
+                // A signal Landlock's scope will refuse: said here.
+                if e.judge.is_signal(n)
+                    && let Some(errno) = sandbox.refuses(n)
+                {
+                    e.record(n.pid, e.judge.scoped(n, errno));
+                }
                 let _ = sys::notif_send(listener.as_fd(), n.id, None);
                 return;
             }
