@@ -132,9 +132,12 @@ fn said(what: &str, o: std::io::Result<std::process::Output>) -> Result<(), Stri
     }
 }
 
+/// A git dir's new objects: (its tree and place), loose ids, packs.
+type NewObjects = ((usize, PathBuf), Vec<String>, Vec<PathBuf>);
+
 /// Brings the layer's new objects to the host's repositories; the count.
 pub fn import(layer: &Layer, changes: &[Change]) -> Result<usize, String> {
-    let mut by_dir: Vec<((usize, PathBuf), Vec<String>, Vec<PathBuf>)> = Vec::new();
+    let mut by_dir: Vec<NewObjects> = Vec::new();
     for c in changes {
         let Some((git_dir, o)) = classify(c) else { continue };
         let key = (c.tree, git_dir);
