@@ -337,7 +337,7 @@ fn repositories_below_the_workspace_are_guarded_alike() {
 }
 
 /// Repositories planted inside (a `.git` directory with an fsmonitor and a
-/// hook, a `.git` pointer file) are named when the sandbox ends, with what
+/// hook, a `.git` pointer file, a bare one) are named when the sandbox ends, with what
 /// in them host git would run; one there from the start is not.
 #[test]
 fn repositories_made_inside_are_named_at_exit() {
@@ -348,7 +348,8 @@ fn repositories_made_inside_are_named_at_exit() {
             let script = format!(
                 "mkdir -p sub/deep plain ptr && cd sub/deep && git init -q && git config core.fsmonitor 'touch /x'
                  printf '#!/bin/sh\\n' > .git/hooks/post-checkout; cd ../..
-                 (cd plain && git init -q); printf 'gitdir: ../.evil\\n' > ptr/.git; {GIT} status >/dev/null; echo planted"
+                 (cd plain && git init -q); printf 'gitdir: ../.evil\\n' > ptr/.git
+                 git init -q --bare emb && git -C emb config core.fsmonitor 'touch /x'; {GIT} status >/dev/null; echo planted"
             );
             let o = f.run_sh(api, &[], &script);
             let what = format!("{who:?} {api}");
@@ -368,6 +369,13 @@ fn repositories_made_inside_are_named_at_exit() {
             assert!(
                 line("ptr").is_some_and(|l| l.contains("pointer")),
                 "{what}: ptr not named: {err}"
+            );
+            // A bare one (or one whose core.worktree names a work tree).
+            let emb = format!("{}:", f.ws().join("emb").display());
+            assert!(
+                err.lines()
+                    .any(|l| l.contains(&emb) && l.contains("core.fsmonitor")),
+                "{what}: emb not named: {err}"
             );
             assert!(
                 !err.contains(&format!("{}/.git:", f.ws().display())),

@@ -280,7 +280,12 @@ fn files_that_choose_code_are_named_and_asked_for() {
              && mkdir -p nested && git init -q nested && git -C nested config core.fsmonitor ./x \
              && mkdir -p .venv/lib/site-packages && echo 'import os' > .venv/lib/site-packages/evil.pth \
              && echo '[toolchain]' > rust-toolchain.toml && mkdir -p crate/.cargo && echo '[alias]' > crate/.cargo/config.toml \
-             && mkdir -p deep && echo 'use nix' > deep/.envrc";
+             && mkdir -p deep && echo 'use nix' > deep/.envrc \
+             && git init -q --bare emb && git -C emb config core.fsmonitor ./x \
+             && git config core.hooksPath .githooks && mkdir -p .githooks && echo x > .githooks/pre-commit \
+             && printf '[package]\\nname = \"c\"\\nbuild = \"src/gen.rs\"\\n' > Cargo.toml \
+             && echo '{}' > opencode.json && mkdir -p .github/workflows && echo 'on: push' > .github/workflows/ci.yml \
+             && echo 'export default {}' > vite.config.ts && echo '{}' > all.code-workspace";
         ok(&f.run_sh("new", &["--review"], script));
         let d = ok(&review(&f, &["diff", "--stat"]));
         let named = d
@@ -299,6 +304,13 @@ fn files_that_choose_code_are_named_and_asked_for() {
             "rust-toolchain.toml",
             "crate/.cargo/config.toml",
             "deep/.envrc",
+            "emb/config",
+            ".githooks/pre-commit",
+            "Cargo.toml",
+            "opencode.json",
+            ".github/workflows/ci.yml",
+            "vite.config.ts",
+            "all.code-workspace",
         ] {
             assert!(named.contains(p), "{who:?}: {p} not named in\n{d}");
         }

@@ -268,6 +268,12 @@ pub(super) fn repo_scan(policy: &Policy) -> Option<RepoScan> {
     let off = policy.settings.allow_git_config.value || policy.review.is_some();
     (!off).then(|| RepoScan {
         roots: crate::policy::scanned(&policy.writable_roots),
-        known: policy.repos.dot_gits.clone(),
+        known: policy
+            .repos
+            .dot_gits
+            .iter()
+            .chain(&policy.repos.bare)
+            .cloned()
+            .collect(),
     })
 }

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 /// Directories at the workspace's top, guarded whole, and what a host tool
 /// runs from them.
-pub const DIRS: [(&str, &str); 12] = [
+pub const DIRS: [(&str, &str); 16] = [
     (
         ".claude",
         "Claude Code runs its hooks and MCP servers and reads its commands there",
@@ -44,10 +44,14 @@ pub const DIRS: [(&str, &str); 12] = [
         "dev container tools run its create and start commands",
     ),
     (".helix", "Helix starts the language servers its config names"),
+    (".opencode", "opencode runs its plugins, commands and MCP servers"),
+    (".kiro", "Kiro starts the MCP servers and hooks its settings name"),
+    (".roo", "Roo Code starts the MCP servers its config names"),
+    (".amazonq", "Amazon Q starts the MCP servers its config names"),
 ];
 
 /// Files at the workspace's top, and what a host tool does with them.
-pub const FILES: [(&str, &str); 10] = [
+pub const FILES: [(&str, &str); 14] = [
     (".envrc", "direnv sources it on cd"),
     (".mcp.json", "agents start the MCP servers it names"),
     (
@@ -70,6 +74,13 @@ pub const FILES: [(&str, &str); 10] = [
         ".aider.conf.yml",
         "aider runs the lint and test commands it names",
     ),
+    (
+        "opencode.json",
+        "opencode starts the MCP servers and commands it names",
+    ),
+    (".dir-locals-2.el", "Emacs evaluates it on opening a file"),
+    ("mise.toml", "mise runs its tasks and sources its [env] on cd"),
+    (".mise.toml", "mise runs its tasks and sources its [env] on cd"),
 ];
 
 /// Directories whose every file is an agent's settings, in a review.

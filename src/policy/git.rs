@@ -230,7 +230,7 @@ pub(crate) fn core_flag(text: &str, key: &str) -> bool {
     })
 }
 
-pub(super) fn core_key(text: &str, key: &str) -> Option<PathBuf> {
+pub(crate) fn core_key(text: &str, key: &str) -> Option<PathBuf> {
     let mut in_core = false;
     for line in text.lines() {
         let l = line.trim();

@@ -179,6 +179,9 @@ const NOT_SCANNED: [&str; 6] = ["node_modules", "target", ".venv", "venv", "__py
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub struct Found {
     pub dot_gits: Vec<PathBuf>,
+    /// Git dirs without a `.git` in their path (bare, or with a
+    /// `core.worktree`): a directory holding `HEAD`, `objects` and `refs`.
+    pub bare: Vec<PathBuf>,
     pub note: Option<String>,
 }
 
@@ -198,9 +201,16 @@ pub fn repositories_below(roots: &[PathBuf]) -> Found {
             break;
         }
         let Ok(rd) = fs::read_dir(&dir) else { continue };
+        let mut git_dir = [false; 3];
         for e in rd.flatten() {
             let name = e.file_name();
             let Ok(t) = e.file_type() else { continue };
+            match name.as_encoded_bytes() {
+                b"HEAD" => git_dir[0] = t.is_file(),
+                b"objects" => git_dir[1] = t.is_dir(),
+                b"refs" => git_dir[2] = t.is_dir(),
+                _ => {}
+            }
             if name == ".git" {
                 if t.is_dir() || t.is_file() {
                     found.dot_gits.push(e.path());
@@ -209,7 +219,11 @@ pub fn repositories_below(roots: &[PathBuf]) -> Found {
                 queue.push_back((e.path(), depth + 1));
             }
         }
+        if git_dir == [true; 3] {
+            found.bare.push(dir);
+        }
     }
+    found.bare.sort();
     found.dot_gits.sort();
     found.dot_gits.dedup();
     found

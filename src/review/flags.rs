@@ -16,7 +16,7 @@ pub struct Flag {
 }
 
 /// Files at any depth that a build tool runs, by name.
-const BUILD_FILES: [(&str, &str); 28] = [
+const BUILD_FILES: &[(&str, &str)] = &[
     ("Makefile", "make runs its recipes"),
     ("makefile", "make runs its recipes"),
     ("GNUmakefile", "make runs its recipes"),
@@ -54,6 +54,55 @@ const BUILD_FILES: [(&str, &str); 28] = [
     ("Rakefile", "rake runs its tasks"),
     ("meson.build", "meson runs it"),
     ("noxfile.py", "nox runs it"),
+    ("lefthook.yml", "lefthook installs and runs its git hooks"),
+    (".lefthook.yml", "lefthook installs and runs its git hooks"),
+    ("lefthook.yaml", "lefthook installs and runs its git hooks"),
+    (".lintstagedrc", "lint-staged runs its commands on commit"),
+    (".lintstagedrc.json", "lint-staged runs its commands on commit"),
+    (".lintstagedrc.yml", "lint-staged runs its commands on commit"),
+    (".pnpmfile.cjs", "pnpm runs its hooks on install"),
+    (".pylintrc", "pylint runs its init-hook"),
+    ("pylintrc", "pylint runs its init-hook"),
+    ("tox.ini", "tox runs its commands"),
+    ("pytest.ini", "pytest loads the plugins its addopts name"),
+    (
+        "setup.cfg",
+        "pytest and setuptools take options and plugins from it",
+    ),
+    ("Gemfile", "bundler evaluates it (Ruby)"),
+    ("composer.json", "composer runs its scripts"),
+    ("Taskfile.yml", "task runs its commands"),
+    ("Taskfile.yaml", "task runs its commands"),
+    (".bazelrc", "bazel takes its options and tools"),
+    ("BUILD.bazel", "bazel runs its rules"),
+    ("WORKSPACE", "bazel runs its rules"),
+    ("MODULE.bazel", "bazel runs its rules"),
+    (".vimrc", "vim sources it with 'exrc'"),
+    (".gitconfig", "git takes it where a config includes it"),
+];
+
+/// Names by their ending: configuration that is code.
+const BUILD_ENDINGS: &[(&str, &str)] = &[
+    (".config.js", "a JavaScript tool loads it (its config is code)"),
+    (".config.cjs", "a JavaScript tool loads it (its config is code)"),
+    (".config.mjs", "a JavaScript tool loads it (its config is code)"),
+    (".config.ts", "a JavaScript tool loads it (its config is code)"),
+    (".config.mts", "a JavaScript tool loads it (its config is code)"),
+    (".config.cts", "a JavaScript tool loads it (its config is code)"),
+    (
+        ".code-workspace",
+        "VS Code runs its tasks on opening the workspace",
+    ),
+    (".run.xml", "a JetBrains IDE runs its run configuration"),
+];
+
+/// Names by their start, for the dotfiles whose config is code.
+const CODE_CONFIGS: &[&str] = &[
+    ".eslintrc.",
+    ".prettierrc.",
+    ".babelrc.",
+    ".stylelintrc.",
+    ".mocharc.",
 ];
 
 /// A git dir's names that choose code or another repository.
@@ -127,10 +176,99 @@ fn why(layer: &Layer, c: &Change) -> Option<String> {
     if parent_is(".cargo") && (name == "config" || name == "config.toml") {
         return Some("cargo takes its runners, aliases and build settings".into());
     }
+    if CODE_CONFIGS.iter().any(|p| name.starts_with(p))
+        && [".js", ".cjs", ".mjs", ".ts"].iter().any(|e| name.ends_with(e))
+    {
+        return Some("a JavaScript tool loads it (its config is code)".into());
+    }
+    if c.rel.starts_with(".github/workflows") {
+        return Some("CI runs it, with the repository's secrets".into());
+    }
+    if c.rel.parent().and_then(Path::file_name) == Some(".bin".as_ref()) && under_node_modules {
+        return Some("npm scripts run it by name".into());
+    }
+    if name == "Cargo.toml" && cargo_build_changed(layer, c) {
+        return Some("cargo runs the build script it names (build =)".into());
+    }
+    if let Some(w) = bare_repository(layer, c, name) {
+        return Some(w);
+    }
     BUILD_FILES
         .iter()
         .find(|(n, _)| *n == name)
+        .or_else(|| BUILD_ENDINGS.iter().find(|(e, _)| name.ends_with(e)))
         .map(|(_, w)| w.to_string())
+}
+
+/// A file of the layer's side and the host's, at `c`.
+fn both_sides(layer: &Layer, c: &Change) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
+    let parent = c.rel.parent().unwrap_or(Path::new(""));
+    let Some(name) = c.rel.file_name() else {
+        return (None, None);
+    };
+    let read = |root: &Path| {
+        let dir = rustix::fs::open(root, super::changes::dir_flags(), rustix::fs::Mode::empty()).ok()?;
+        let sub = super::changes::open_below(dir.as_fd(), parent)?;
+        read_at(sub.as_fd(), name, 16 << 20)
+    };
+    let host = layer.info.trees.get(c.tree).and_then(|t| read(t));
+    (read(&layer.upper(c.tree)), host)
+}
+
+/// Whether a Cargo.toml's `build` key is new or changed.
+fn cargo_build_changed(layer: &Layer, c: &Change) -> bool {
+    let build = |b: &Option<Vec<u8>>| -> Option<String> {
+        let text = String::from_utf8_lossy(b.as_deref()?).into_owned();
+        text.lines()
+            .map(str::trim)
+            .find(|l| l.split('=').next().is_some_and(|k| k.trim() == "build"))
+            .map(str::to_string)
+    };
+    let (new, old) = both_sides(layer, c);
+    let new = build(&new);
+    new.is_some() && new != build(&old)
+}
+
+/// A repository without a `.git` in its path (a bare one, or one whose
+/// `core.worktree` names a work tree): its `HEAD` or `config`, in a
+/// directory that also holds `objects` on either side.
+fn bare_repository(layer: &Layer, c: &Change, name: &str) -> Option<String> {
+    if name != "HEAD" && name != "config" {
+        return None;
+    }
+    let parent = c.rel.parent()?;
+    let is_repo = |root: &Path| {
+        let d = root.join(parent);
+        d.join("HEAD").is_file() && d.join("objects").is_dir()
+    };
+    let host = layer.info.trees.get(c.tree).is_some_and(|t| is_repo(t));
+    (is_repo(&layer.upper(c.tree)) || host).then(|| {
+        "a repository without .git in its path: host git run there takes its config and hooks".into()
+    })
+}
+
+/// The directories `core.hooksPath` names in the workspace (relative to
+/// its top), in the repository's config (the host's or the layer's) or
+/// the caller's.
+fn hooks_paths(layer: &Layer) -> Vec<std::path::PathBuf> {
+    let Some(ws) = layer.info.trees.first() else {
+        return Vec::new();
+    };
+    // The host's config and the layer's (as apply would leave it).
+    let mut configs = vec![ws.join(".git/config"), layer.upper(0).join(".git/config")];
+    if let Some(h) = std::env::var_os("HOME") {
+        configs.push(Path::new(&h).join(".gitconfig"));
+        configs.push(Path::new(&h).join(".config/git/config"));
+    }
+    configs
+        .iter()
+        .filter_map(|p| crate::policy::read_small(p))
+        .filter_map(|text| crate::policy::git::core_key(&text, "hookspath"))
+        .filter_map(|p| {
+            let p = if p.is_absolute() { p } else { ws.join(p) };
+            p.strip_prefix(ws).ok().map(Path::to_path_buf)
+        })
+        .collect()
 }
 
 /// A repository below the workspace's top (`sub/.git`, a directory or a
@@ -180,10 +318,19 @@ fn changed_scripts(layer: &Layer, c: &Change) -> Option<Vec<String>> {
 
 /// The flagged changes of a layer, in order.
 pub fn flagged(layer: &Layer, changes: &[Change]) -> Vec<Flag> {
+    let hooks = hooks_paths(layer);
     changes
         .iter()
         .filter_map(|c| {
-            why(layer, c).map(|why| Flag {
+            let hook = c.tree == 0
+                && !matches!(c.kind, Kind::Deleted | Kind::Dir { .. })
+                && hooks.iter().any(|h| c.rel.starts_with(h));
+            let why = if hook {
+                Some("a git hook: core.hooksPath names its directory".to_string())
+            } else {
+                why(layer, c)
+            };
+            why.map(|why| Flag {
                 path: shown(layer, c.tree, &c.rel),
                 why,
             })

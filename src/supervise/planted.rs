@@ -1,5 +1,7 @@
-//! Repositories the command made: a `.git` (a directory or a pointer file)
-//! below a writable root that was not there when the sandbox started. No
+//! Repositories the command made: a `.git` (a directory or a pointer file),
+//! or a git dir by another name (a bare one, or one whose `core.worktree`
+//! names a work tree), below a writable root that was not there when the
+//! sandbox started. No
 //! mount can guard a name that does not exist yet, and host git trusts a
 //! repository's own config and hooks, so each one is named when the
 //! sandbox ends, with what in it would run a program under host git. qwrap
@@ -41,7 +43,12 @@ const RUNS_IN_SECTION: [(&str, &str); 7] = [
 pub(crate) fn say(scan: &RepoScan, fd: Option<&OwnedFd>) {
     let Some(fd) = fd else { return };
     let now = crate::policy::repositories_below(&scan.roots);
-    for dot_git in now.dot_gits.iter().filter(|d| !scan.known.contains(d)) {
+    for dot_git in now
+        .dot_gits
+        .iter()
+        .chain(&now.bare)
+        .filter(|d| !scan.known.contains(d))
+    {
         let risks = risks(dot_git);
         let what = if risks.is_empty() {
             "a repository made inside: host git there trusts its config and hooks; look at them first"
