@@ -495,3 +495,64 @@ fn host_cgroups_cannot_be_frozen_or_killed() {
         }
     }
 }
+
+/// With `--pid private`, a host process in qwrap's own process group (an
+/// agent's shell job) is out of reach of the calls that name the group or
+/// the session: kill(0), PRIO_PGRP, the session's autogroup.
+#[test]
+fn the_callers_process_group_and_session_are_out_of_reach() {
+    use std::os::unix::process::CommandExt;
+    let attack = r#"
+import os, signal
+signal.signal(signal.SIGUSR1, signal.SIG_IGN)
+for f in (lambda: os.kill(0, signal.SIGUSR1), lambda: os.setpriority(os.PRIO_PGRP, 0, 13),
+          lambda: open('/proc/self/autogroup', 'w').write('19')):
+    try:
+        f()
+    except OSError:
+        pass
+print('tried')
+"#;
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        for opts in [
+            &["--pid", "private"][..],
+            &["--pid", "private", "--landlock", "off"],
+            &[],
+            &["--landlock", "off"],
+        ] {
+            let mut c = f.command("sh");
+            let q = qwrap().display().to_string();
+            c.args([
+                "-c",
+                &format!(
+                    "sleep 30 & echo $! > {ws}/victim; sleep 0.2; {q} run {o} -- python3 -c \"$0\"; sleep 0.3; \
+                     cat /proc/$(cat {ws}/victim)/stat /proc/$(cat {ws}/victim)/autogroup; kill $(cat {ws}/victim)",
+                    ws = f.ws().display(),
+                    o = opts.join(" ")
+                ),
+                attack,
+            ])
+            .current_dir(f.ws())
+            .process_group(0);
+            let o = c.output().unwrap();
+            let out = stdout(&o);
+            assert!(out.contains("tried"), "{who:?} {opts:?}: {out}{}", stderr(&o));
+            // The victim lived (SIGUSR1 ends a sleep), at nice 0, its
+            // session's autogroup at nice 0.
+            let stat = out
+                .lines()
+                .find(|l| l.contains("(sleep)"))
+                .unwrap_or_else(|| panic!("{who:?} {opts:?}: the victim died: {out}"));
+            let nice = stat
+                .rsplit_once(')')
+                .unwrap()
+                .1
+                .split_whitespace()
+                .nth(16)
+                .unwrap();
+            assert_eq!(nice, "0", "{who:?} {opts:?}: {stat}");
+            assert!(out.contains(" nice 0"), "{who:?} {opts:?}: autogroup: {out}");
+        }
+    }
+}

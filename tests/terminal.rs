@@ -56,6 +56,18 @@ os.waitpid(pid, 0)
 /// qwrap run OPTS -- ARGS on a terminal of the test's own (TYPED: what to
 /// type when), and what the host saw: `key: value` lines, and the rest.
 fn on_terminal(f: &Fixture, opts: &[&str], args: &[&str], typed: &str) -> (BTreeMap<String, String>, String) {
+    on_terminal_with(f, opts, args, typed, "tty")
+}
+
+/// `on_terminal`, with fds 0-2 the terminal (`stdio` "tty") or /dev/null
+/// ("null": the terminal is only the controlling one).
+fn on_terminal_with(
+    f: &Fixture,
+    opts: &[&str],
+    args: &[&str],
+    typed: &str,
+    stdio: &str,
+) -> (BTreeMap<String, String>, String) {
     let user = f.write("user.py", USER, 0o644);
     let ws = f.ws();
     let mut c = f.command("timeout");
@@ -68,6 +80,7 @@ fn on_terminal(f: &Fixture, opts: &[&str], args: &[&str], typed: &str) -> (BTree
         .arg("--")
         .args(args)
         .env("TYPED", typed)
+        .env("STDIO", stdio)
         .env("TERM", "xterm");
     let out = c.output().unwrap();
     let text = stdout(&out);
@@ -96,13 +109,18 @@ fn on_terminal(f: &Fixture, opts: &[&str], args: &[&str], typed: &str) -> (BTree
 }
 
 fn attack(f: &Fixture, opts: &[&str]) -> (BTreeMap<String, String>, String) {
+    attack_with(f, opts, "tty")
+}
+
+fn attack_with(f: &Fixture, opts: &[&str], stdio: &str) -> (BTreeMap<String, String>, String) {
     let attack = f.write("ws/attack.py", ATTACK, 0o644);
     let ws = f.ws();
-    let (host, _) = on_terminal(
+    let (host, _) = on_terminal_with(
         f,
         opts,
         &["python3", attack.to_str().unwrap(), ws.to_str().unwrap()],
         "[]",
+        stdio,
     );
     let inside = std::fs::read_to_string(ws.join("inside")).unwrap_or_default();
     for name in ["signals", "inside", "job"] {
@@ -144,6 +162,33 @@ fn nothing_done_to_the_terminal_reaches_the_callers_terminal_or_a_host_job() {
                 inside.contains("exclusive0 done") && inside.contains("ldisc0 done"),
                 "{who:?} {opts:?}: {inside}"
             );
+        }
+    }
+}
+
+/// No terminal on fds 0-2 (an agent's pipes), the caller's terminal its
+/// controlling one: `/dev/tty` opens nothing inside, in every mode, and the
+/// host's terminal and job are as they were.
+#[test]
+fn without_a_terminal_on_fds_0_to_2_the_controlling_one_is_out_of_reach() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        for opts in MODES {
+            let (host, inside) = attack_with(&f, opts, "null");
+            for (k, v) in [
+                ("exclusive", "0"),
+                ("job-signals", "-"),
+                ("job-state", "S"),
+                ("ldisc", "0"),
+                ("modes", "same"),
+                ("status", "0"),
+            ] {
+                assert_eq!(
+                    host[k], v,
+                    "{who:?} {opts:?}: {k} on the host\n{host:?}\ninside:\n{inside}"
+                );
+            }
+            assert!(inside.contains("dev-tty refused 6"), "{who:?} {opts:?}: {inside}");
         }
     }
 }

@@ -291,6 +291,7 @@ pub fn spec(c: &Config, ctx: &Context) -> Result<SandboxSpec, LowerError> {
             // Armed before the monitor's fork.
             die_with_parent: false,
             new_session: c.new_session,
+            detach_terminal: false,
             pid_one: (ns.pid && !c.as_pid_1).then(crate::plan::PidOne::default),
             block_fd: c.block_fd,
             argv: c.command.clone(),

@@ -262,6 +262,7 @@ fn run_confinement_steps() -> Vec<Step> {
         Step::RefuseKeyrings,
         Step::DieWithParent,
         Step::NewSession {},
+        Step::DetachTerminal,
         Step::Exec {
             argv: vec!["true".into()],
             argv0: None,

@@ -104,6 +104,9 @@ impl Executor {
                 }
             }
             Step::NewSession => new_session(self.die_with_parent)?,
+            Step::DetachTerminal => {
+                sys::give_up_controlling_terminal()?;
+            }
             Step::PidOneInit {
                 forward_signals,
                 wait_all,

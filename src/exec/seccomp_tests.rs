@@ -256,7 +256,7 @@ fn the_description_names_every_rule_call() {
     let a = arch();
     for (name, p) in Profile::all() {
         let text = if p.explain {
-            describe(a, p.base()) + &explained(p.landlock_only)
+            describe(a, p.base()) + &explained(p.landlock_only, !p.unscoped)
         } else {
             describe(a, p)
         };

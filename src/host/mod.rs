@@ -70,6 +70,9 @@ pub struct HostFacts {
     /// by the caller: `run` knows from its own try (`no_pty_text`), the
     /// reports ask (`pty_refused`).
     pub no_pty: Option<String>,
+    /// The caller's controlling terminal (/proc/self/stat's tty_nr, and
+    /// whether the caller leads its session).
+    pub ctty: Ctty,
     /// What `--isolation landlock` (or `auto`) needs: filled by the
     /// caller once it knows the policy asks for it.
     #[serde(skip)]
@@ -126,6 +129,7 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
         caches: caches::probe(caches),
         mem_total: mem_total(),
         no_pty: None,
+        ctty: ctty(),
         landlock_only: landlock_only::Facts {
             pid: std::process::id(),
             ..Default::default()
@@ -215,6 +219,35 @@ pub fn inside_qwrap(sandbox_dev: &[&str]) -> bool {
     dev.retain(|e| e != "console");
     dev.sort();
     dev == sandbox_dev
+}
+
+/// Whether the caller has a controlling terminal, and leads its session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ctty {
+    #[default]
+    None,
+    Held,
+    /// The caller leads the terminal's session (TIOCNOTTY would hang up
+    /// its foreground group).
+    Leads,
+}
+
+/// The caller's controlling terminal, from /proc/self/stat (an unreadable
+/// one counts as held: giving up a terminal that is not there costs an
+/// open).
+pub fn ctty() -> Ctty {
+    let held = std::fs::read_to_string("/proc/self/stat").map_or(true, |s| {
+        s.rsplit_once(')')
+            .and_then(|(_, rest)| rest.split_whitespace().nth(4)?.parse::<i64>().ok())
+            .is_none_or(|tty| tty != 0)
+    });
+    let leads = rustix::process::getsid(None).is_ok_and(|s| s == rustix::process::getpid());
+    match (held, leads) {
+        (false, _) => Ctty::None,
+        (true, false) => Ctty::Held,
+        (true, true) => Ctty::Leads,
+    }
 }
 
 /// The other paths the host's mount table shows `path` (or a part of it)

@@ -123,6 +123,9 @@ pub struct Confinement {
     /// `run`: die with the parent (bwrap mode arms it before its first fork).
     pub die_with_parent: bool,
     pub new_session: bool,
+    /// `run`: the caller's controlling terminal given up (no terminal on
+    /// fds 0-2, and the caller does not lead its session).
+    pub detach_terminal: bool,
     /// PID 1 of the new PID namespace forks the command.
     pub pid_one: Option<PidOne>,
     /// bwrap mode's `--block-fd`.
@@ -215,6 +218,8 @@ impl Confinement {
         }
         if self.new_session {
             s.push(Step::NewSession);
+        } else if self.detach_terminal {
+            s.push(Step::DetachTerminal);
         }
         if let Some(one) = self.pid_one {
             if one.hand_to_warden {
@@ -270,6 +275,7 @@ mod tests {
             caller_filters: vec![vec![0; 8]],
             die_with_parent: true,
             new_session: true,
+            detach_terminal: false,
             pid_one: Some(PidOne::default()),
             block_fd: Some(9),
             argv: vec!["true".into()],

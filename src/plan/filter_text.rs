@@ -20,15 +20,28 @@ pub fn described(warden: bool, unscoped: bool, root: bool, landlock_only: bool) 
 }
 
 /// `--explain`'s filter beside the rules it answers by.
-pub fn explained(landlock_only: bool) -> String {
+pub fn explained(landlock_only: bool, scoped: bool) -> String {
+    let signals: Vec<&str> = table()
+        .iter()
+        .filter(|s| s.rule == "signal")
+        .map(|s| s.name)
+        .collect();
     format!(
-        " with --explain as USER_NOTIF: every EPERM and ENOSYS above, syscalls >= {FIRST_UNKNOWN}, {}{}{}, the warden answering each as above",
+        " with --explain as USER_NOTIF: every EPERM and ENOSYS above, syscalls >= {FIRST_UNKNOWN}, {}{}{}, the warden answering each as above{}",
         super::filter_rules::EXPLAINED_CALLS.join("/"),
         format_args!("/{}", super::filter_landlock::KEYRING_CALLS.join("/")),
         if landlock_only {
             format!(
                 "/socket/socketpair/{}",
                 super::filter_landlock::LANDLOCK_ONLY_REFUSED.join("/")
+            )
+        } else {
+            String::new()
+        },
+        if scoped {
+            format!(
+                "; {}(pid != 0): the warden says what Landlock's signal scope refuses, the kernel answers",
+                signals.join("/")
             )
         } else {
             String::new()

@@ -135,6 +135,28 @@ pub fn own_terminal(policy: &Policy, host: &HostFacts) -> bool {
             .any(|f| f.fd < 3 && f.kind == crate::host::FdKind::Terminal)
 }
 
+/// How the command leaves the caller's session where no pty stands
+/// between them: `(new_session, detach_terminal)`. Asked (`--new-session`),
+/// or with `--pid private` always (PID 1 is no group leader: a plain
+/// setsid, so that the command shares no process group, session or
+/// autogroup with host processes); else a caller's controlling terminal
+/// is given up, by a session of its own where the caller leads its
+/// session (TIOCNOTTY would hang it up).
+pub fn session(policy: &Policy, host: &HostFacts, private_pid: bool) -> (bool, bool) {
+    if policy.new_session {
+        return (true, false);
+    }
+    if policy.settings.share_terminal.value || own_terminal(policy, host) {
+        return (false, false);
+    }
+    match host.ctty {
+        _ if private_pid => (true, false),
+        crate::host::Ctty::Leads => (true, false),
+        crate::host::Ctty::Held => (false, true),
+        crate::host::Ctty::None => (false, false),
+    }
+}
+
 fn terminal(policy: &Policy, host: &HostFacts) -> LayerState {
     if policy.settings.share_terminal.value {
         LayerState::Off(
@@ -149,7 +171,10 @@ fn terminal(policy: &Policy, host: &HostFacts) -> LayerState {
             "a pty of qwrap's own, in a session of its own: the caller's terminal is held outside, and left in its modes".into(),
         )
     } else {
-        LayerState::Applied("no terminal on fds 0-2 (where one is: a pty of qwrap's own)".into())
+        LayerState::Applied(match host.ctty {
+            crate::host::Ctty::None => "no terminal on fds 0-2, and no controlling terminal (where one is on fds 0-2: a pty of qwrap's own)".into(),
+            _ => "no terminal on fds 0-2: the caller's controlling terminal is given up before the command runs (TIOCNOTTY, or a session of its own), so /dev/tty opens nothing".into(),
+        })
     }
 }
 

@@ -223,7 +223,8 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -
         caller_filters: Vec::new(),
         // With a monitor, armed before its fork.
         die_with_parent: policy.die_with_parent && !private_pid,
-        new_session: policy.new_session,
+        new_session: super::layers::session(policy, host, private_pid).0,
+        detach_terminal: super::layers::session(policy, host, private_pid).1,
         pid_one: private_pid.then_some(PidOne {
             forward_signals: true,
             wait_all: keep_background,

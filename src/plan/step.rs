@@ -343,6 +343,12 @@ pub enum Step {
     /// process that started it.
     DieWithParent,
     NewSession,
+    /// No terminal on fds 0-2, yet the caller has a controlling terminal:
+    /// given up (TIOCNOTTY), so that `/dev/tty` opens nothing and the
+    /// command can neither signal the caller's jobs nor change the
+    /// terminal through it; the command stays in the caller's process
+    /// group (^C still reaches it).
+    DetachTerminal,
     Exec {
         #[serde(serialize_with = "ser_argv")]
         argv: Vec<OsString>,

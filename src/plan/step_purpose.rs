@@ -93,6 +93,7 @@ impl Step {
             Step::SealFds { .. } => "close the inherited descriptors the command must not have".into(),
             Step::DieWithParent => "die with the parent process".into(),
             Step::NewSession => "start a new session".into(),
+            Step::DetachTerminal => "give up the caller's controlling terminal".into(),
             Step::Exec { .. } => "run the command".into(),
             Step::CloneMonitor { join: false, .. } => "create the sandbox's namespaces".into(),
             Step::CloneMonitor { join: true, .. } => "start the sandbox's process".into(),

@@ -39,7 +39,7 @@ impl fmt::Display for Step {
                     filter_text::described(true, *signals, *root, *landlock_only)
                 )?;
                 if *explain {
-                    write!(f, "{}", filter_text::explained(*landlock_only))?;
+                    write!(f, "{}", filter_text::explained(*landlock_only, !*signals))?;
                 }
                 write!(f, "); sendmsg(warden, SCM_RIGHTS listener)")
             }
@@ -394,6 +394,7 @@ impl fmt::Display for Step {
             }
             Step::DieWithParent
             | Step::NewSession
+            | Step::DetachTerminal
             | Step::CloneMonitor { .. }
             | Step::JoinNamespace { .. }
             | Step::ForkIntoPidNamespace { .. }

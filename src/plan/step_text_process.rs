@@ -21,6 +21,10 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f,
             "prctl(PR_SET_PDEATHSIG, SIGKILL); getppid() is still the parent"
         ),
+        Step::DetachTerminal => write!(
+            f,
+            "open(\"/dev/tty\", O_RDWR|O_NOCTTY|O_NONBLOCK|O_CLOEXEC) (ENXIO: none, nothing to do); ioctl(fd, TIOCNOTTY)"
+        ),
         Step::NewSession => write!(
             f,
             "setsid(); a group leader ({ONE_THREAD}) forks first and stays as a supervisor that forwards signals{DYING_CHILD}"

@@ -87,6 +87,7 @@ pub(super) fn host(api: MountApi) -> HostFacts {
         caches: crate::host::caches::CacheFacts::none(),
         mem_total: 8 << 30,
         no_pty: None,
+        ctty: crate::host::Ctty::None,
         landlock_only: Default::default(),
         review: None,
         kernel: (6, 18),

@@ -195,7 +195,7 @@ mod tests {
         assert!(f.absent.contains(&ws.join(".mcp.json")));
         assert!(f.absent.contains(&ws.join(".claude/settings.local.json")));
         assert!(f.present.contains(&ws.join(".claude")));
-        assert_eq!(f.present.len() + f.links.len() + f.absent.len(), 23);
+        assert_eq!(f.present.len() + f.links.len() + f.absent.len(), 31);
     }
 
     #[test]

@@ -14,6 +14,8 @@ def t(name, f):
         res.append(f"{name} done")
     except OSError as e:
         res.append(f"{name} refused {e.errno}")
+    except termios.error as e:
+        res.append(f"{name} refused {e.args[0]}")
 
 # Into the host job's group, then a background read: SIGTTIN to the job.
 child = os.fork()

@@ -44,8 +44,11 @@ def user():
         os.setpgid(0, 0)
         os.tcsetpgrp(slave, os.getpid())
         signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+        # $STDIO=null: the terminal only as the controlling one (an
+        # agent's pipes in a terminal's session).
+        stdio = os.open("/dev/null", os.O_RDWR) if os.environ.get("STDIO") == "null" else slave
         for fd in (0, 1, 2):
-            os.dup2(slave, fd)
+            os.dup2(stdio, fd)
         os.execvp(argv[0], argv)
     try:
         # Both sides, as a shell does (the child may have run already).

@@ -37,6 +37,25 @@ pub fn terminal_exclusive(fd: impl rustix::fd::AsFd) -> Result<bool, Errno> {
     Ok(on != 0)
 }
 
+/// Gives up the caller's controlling terminal (`open("/dev/tty")`, then
+/// TIOCNOTTY on it): Ok(false) where there is none. A session leader would
+/// hang up its foreground group instead: the caller asks only as another.
+pub fn give_up_controlling_terminal() -> Result<bool, Errno> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDWR | OFlags::NOCTTY | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = match kernel::open("/dev/tty", flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NXIO | Errno::NOENT) => return Ok(false),
+        Err(e) => return Err(e),
+    };
+    faked!("ioctl", Ok(true));
+    // SAFETY: TIOCNOTTY takes no argument; `fd` is open for the call.
+    if unsafe { libc::ioctl(fd.as_raw_fd(), libc::TIOCNOTTY) } != 0 {
+        return Err(Errno::from_raw_os_error(last_errno()));
+    }
+    Ok(true)
+}
+
 /// TIOCEXCL: a terminal's exclusive mode on.
 pub fn set_terminal_exclusive(fd: impl rustix::fd::AsFd) -> Result<(), Errno> {
     // SAFETY: TIOCEXCL takes no argument.
