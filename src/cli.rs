@@ -385,6 +385,13 @@ pub struct ProbeCli {
     pub tiocsti: bool,
     #[arg(long)]
     pub terminal_route: bool,
+    /// The caller's terminal only as the controlling one: `qwrap run` with
+    /// these options (`--` ends them) whose command opens /dev/tty.
+    #[arg(long, num_args = 0.., allow_hyphen_values = true)]
+    pub controlling_terminal_route: Option<Vec<String>>,
+    /// Inside: open /dev/tty and change it (exclusive mode, a window size).
+    #[arg(long)]
+    pub open_tty: bool,
 }
 
 /// clap's parser for `run` alone.

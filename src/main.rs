@@ -337,6 +337,14 @@ fn probe_cmd(p: ProbeCli) -> ExitCode {
         outln!("{}", verify::terminal_check::attempt());
         return 0;
     }
+    if let Some(opts) = &p.controlling_terminal_route {
+        outln!("{}", verify::terminal_check::controlling_attempt(opts));
+        return 0;
+    }
+    if p.open_tty {
+        verify::terminal_check::open_tty();
+        return 0;
+    }
     if p.nested_remount {
         outln!("{}", verify::probe::nested_remount_attempt());
         return 0;

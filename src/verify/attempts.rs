@@ -57,8 +57,14 @@ pub(super) fn tiocsti() -> Check {
 /// The check a fresh `qwrap __probe FLAG` prints as its last JSON line;
 /// `no_result` of its output when it printed none.
 pub(super) fn in_fresh_qwrap(flag: &str, no_result: impl FnOnce(String) -> Check) -> Check {
+    in_fresh_qwrap_with(&[flag], no_result)
+}
+
+/// `in_fresh_qwrap` with more arguments.
+pub(super) fn in_fresh_qwrap_with(args: &[&str], no_result: impl FnOnce(String) -> Check) -> Check {
     let out = std::process::Command::new("/proc/self/exe")
-        .args([super::PROBE_COMMAND, flag])
+        .arg(super::PROBE_COMMAND)
+        .args(args)
         .stdin(std::process::Stdio::null())
         .output();
     let text = out

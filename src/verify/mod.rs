@@ -438,6 +438,17 @@ pub fn battery(
     }
     review_check::settle(&mut checks, &policy.workspace, args.review_tag.as_deref());
     checks.push(terminal_check::check(policy.settings.share_terminal.value));
+    let st = &policy.settings;
+    let modes = [
+        format!("--pid={}", st.pid.value),
+        format!("--landlock={}", st.landlock.value),
+        format!("--isolation={}", st.isolation.value),
+    ];
+    let mut opts: Vec<&str> = modes.iter().map(String::as_str).collect();
+    if st.new_session.value {
+        opts.push("--new-session");
+    }
+    checks.push(terminal_check::controlling(st.share_terminal.value, &opts));
     let no_checkout = "the workspace is not a git checkout".into();
     checks.push(if policy.git.checkout == Checkout::None {
         Check::skip("worktree-commit", "worktree commit canary", no_checkout)

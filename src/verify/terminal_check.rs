@@ -98,3 +98,97 @@ fn as_the_command(caller: rustix::fd::OwnedFd) -> Result<(), ()> {
     }
     Ok(())
 }
+
+const CTTY_NAME: &str = "controlling-terminal";
+const CTTY_TITLE: &str = "with no terminal on fds 0-2, the caller's controlling terminal is out of reach";
+
+/// The caller's terminal only as the command's controlling one (an agent's
+/// pipes on fds 0-2): a real `qwrap run` with the mode's options (`opts`),
+/// in a session whose controlling terminal is a stand-in pty, runs qwrap's
+/// probe, which opens /dev/tty and sets exclusive mode and a window size
+/// there. The stand-in must be as it was.
+pub(super) fn controlling(shared: bool, opts: &[&str]) -> Check {
+    if shared {
+        return Check::fail(
+            CTTY_NAME,
+            CTTY_TITLE,
+            EXPECTED,
+            "--share-terminal: the command holds the caller's terminal".into(),
+        );
+    }
+    let mut args = vec!["--controlling-terminal-route"];
+    args.extend_from_slice(opts);
+    super::attempts::in_fresh_qwrap_with(&args, |text| {
+        Check::fail(CTTY_NAME, CTTY_TITLE, EXPECTED, format!("no result: {text}"))
+    })
+}
+
+/// The fresh qwrap's half: prints the check as JSON.
+pub fn controlling_attempt(opts: &[String]) -> String {
+    let check = match controlling_tried(opts) {
+        Ok(()) => Check::pass(CTTY_NAME, CTTY_TITLE),
+        Err(got) => Check::fail(CTTY_NAME, CTTY_TITLE, EXPECTED, got),
+    };
+    serde_json::to_string(&check).expect("check serialises")
+}
+
+fn controlling_tried(opts: &[String]) -> Result<(), String> {
+    let flags = OpenptFlags::RDWR | OpenptFlags::NOCTTY;
+    let master = rustix::pty::openpt(flags).map_err(|e| format!("openpt: {e}"))?;
+    rustix::pty::grantpt(&master).map_err(|e| format!("grantpt: {e}"))?;
+    rustix::pty::unlockpt(&master).map_err(|e| format!("unlockpt: {e}"))?;
+    let caller = rustix::pty::ioctl_tiocgptpeer(&master, flags).map_err(|e| format!("TIOCGPTPEER: {e}"))?;
+    let size = t::Winsize {
+        ws_row: 33,
+        ws_col: 101,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    t::tcsetwinsize(&caller, size).map_err(|e| format!("TIOCSWINSZ: {e}"))?;
+    // By its path: named /proc/self/exe it would take itself for bwrap.
+    let exe = std::env::current_exe().map_err(|e| format!("/proc/self/exe: {e}"))?;
+    let mut run = std::process::Command::new(exe);
+    run.arg("run")
+        .args(opts)
+        .args(["--", "/proc/self/exe", super::PROBE_COMMAND, "--open-tty"]);
+    run.stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped());
+    let ctty = caller.try_clone().map_err(|e| format!("dup: {e}"))?;
+    let out = crate::sys::spawn_in_session(run, ctty).map_err(|e| format!("qwrap run: {e}"))?;
+    if !out.status.success() {
+        return Err(format!(
+            "qwrap run failed ({}): {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ));
+    }
+    let mut seen = Vec::new();
+    if sys::terminal_exclusive(&caller) != Ok(false) {
+        seen.push("exclusive".to_string());
+    }
+    if t::tcgetwinsize(&caller).ok().map(|w| (w.ws_row, w.ws_col)) != Some((33, 101)) {
+        seen.push("its window size changed".into());
+    }
+    if seen.is_empty() {
+        Ok(())
+    } else {
+        Err(seen.join(", "))
+    }
+}
+
+/// Inside: what a command may do to a terminal it can open by /dev/tty.
+pub fn open_tty() {
+    let Ok(tty) = crate::sys::kernel::open("/dev/tty", rustix::fs::OFlags::RDWR, rustix::fs::Mode::empty())
+    else {
+        return;
+    };
+    let _ = sys::set_terminal_exclusive(&tty);
+    let size = t::Winsize {
+        ws_row: 5,
+        ws_col: 7,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    let _ = t::tcsetwinsize(&tty, size);
+}

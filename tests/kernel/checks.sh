@@ -26,7 +26,7 @@ for API in new legacy; do
     # The warden's and the terminal's routes, by name in verify's report:
     # host processes signalled, their limits and priority changed, the
     # caller's terminal (a pty stands for it) signalled or left changed.
-    for row in "a host process cannot be signalled" "a host process's limits and priority" "the caller's terminal is out of the command's reach"; do
+    for row in "a host process cannot be signalled" "a host process's limits and priority" "the caller's terminal is out of the command's reach" "with no terminal on fds 0-2, the caller's controlling terminal is out of reach"; do
         case "$out" in
             *"PASS $row"*) pass "verify: $row" ;;
             *) fail "verify: $row" "$(echo "$out" | grep -F -A2 "$row" | tr '\n' ' ')" ;;

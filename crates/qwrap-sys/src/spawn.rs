@@ -173,3 +173,24 @@ unsafe fn run<F: FnOnce() -> Infallible>(data: *mut libc::c_void) -> ! {
         None => super::exit_now(1),
     }
 }
+
+/// Runs `cmd` in a session of its own whose controlling terminal is
+/// `ctty`, and waits for its output (verify's stand-in for a caller whose
+/// terminal is only the controlling one).
+pub fn spawn_in_session(
+    mut cmd: std::process::Command,
+    ctty: OwnedFd,
+) -> std::io::Result<std::process::Output> {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the hook runs in the child between fork and exec; setsid and
+    // TIOCSCTTY are async-signal-safe system calls on a descriptor the
+    // child holds, and nothing is allocated or locked.
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::setsid()?;
+            rustix::process::ioctl_tiocsctty(&ctty)?;
+            Ok(())
+        });
+    }
+    cmd.output()
+}
