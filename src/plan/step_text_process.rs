@@ -35,41 +35,14 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             info_fd,
             json_status_fd,
             forward_signals,
-        } => {
-            let reports = info_fd.is_some() || json_status_fd.is_some();
-            if *join || reports {
-                write!(f, "pipe2(O_CLOEXEC) for the child's reports; ")?;
-            }
-            if *forward_signals {
-                write!(f, "pipe2(O_CLOEXEC) for how the command ended; {FORWARD_HELD}; ")?;
-            }
-            write!(
-                f,
-                "{ONE_THREAD}clone({}SIGCHLD); the parent waits as the monitor",
-                if *join {
-                    String::new()
-                } else {
-                    format!("{}|", ns.names())
-                }
-            )?;
-            write!(f, "{DYING_CHILD}; in the child getppid() = the monitor")?;
-            if reports {
-                write!(f, ", statx of /proc/CHILD/ns/* for the namespace ids")?;
-                if !*join {
-                    write!(f, "; the child read(go pipe) until the monitor has them")?;
-                }
-            }
-            if *join || json_status_fd.is_some() {
-                write!(f, ", read of the reports (fcntl O_NONBLOCK once the child ended)")?;
-            }
-            if *forward_signals {
-                write!(
-                    f,
-                    " (the monitor: {FORWARD}; it ends as PID 1 says the command ended, by the same exit code or signal)"
-                )?;
-            }
-            Ok(())
-        }
+        } => clone_monitor(
+            f,
+            ns,
+            *join,
+            info_fd.is_some() || json_status_fd.is_some(),
+            json_status_fd.is_some(),
+            *forward_signals,
+        ),
         Step::JoinNamespace { fd, pid } => write!(
             f,
             "setns({fd}, {})",
@@ -143,4 +116,47 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         ),
         other => write!(f, "{other:?}"),
     }
+}
+
+/// CloneMonitor's text.
+fn clone_monitor(
+    f: &mut fmt::Formatter<'_>,
+    ns: &super::Namespaces,
+    join: bool,
+    reports: bool,
+    json_status: bool,
+    forward_signals: bool,
+) -> fmt::Result {
+    if join || reports {
+        write!(f, "pipe2(O_CLOEXEC) for the child's reports; ")?;
+    }
+    if forward_signals {
+        write!(f, "pipe2(O_CLOEXEC) for how the command ended; {FORWARD_HELD}; ")?;
+    }
+    write!(
+        f,
+        "{ONE_THREAD}clone({}SIGCHLD); the parent waits as the monitor",
+        if join {
+            String::new()
+        } else {
+            format!("{}|", ns.names())
+        }
+    )?;
+    write!(f, "{DYING_CHILD}; in the child getppid() = the monitor")?;
+    if reports {
+        write!(f, ", statx of /proc/CHILD/ns/* for the namespace ids")?;
+        if !join {
+            write!(f, "; the child read(go pipe) until the monitor has them")?;
+        }
+    }
+    if join || json_status {
+        write!(f, ", read of the reports (fcntl O_NONBLOCK once the child ended)")?;
+    }
+    if forward_signals {
+        write!(
+            f,
+            " (the monitor: {FORWARD}; it ends as PID 1 says the command ended, by the same exit code or signal)"
+        )?;
+    }
+    Ok(())
 }
