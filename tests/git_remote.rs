@@ -648,3 +648,43 @@ fn stat_data_chosen_inside_hides_nothing() {
         );
     }
 }
+
+/// An index whose cache-tree names a planted tree for a directory (its
+/// entries and stat data the host's own, so `git status` shows nothing):
+/// the user's next host commit does not carry the planted file.
+#[test]
+fn a_forged_cache_tree_never_reaches_a_host_commit() {
+    const FORGE: &str = include_str!("helpers/forge_cache_tree.py");
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let forge = f.write("forge.py", FORGE, 0o644);
+        ok(&host(
+            &f,
+            &format!("mkdir sub && echo s > sub/s && {GIT} add sub && {GIT} commit -qm sub"),
+        ));
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let script = format!(
+            "set -e; b=$(printf 'planted\\n' | git hash-object -w --stdin)
+             st=$(printf '100644 blob %s\\ts\\n' $b | git mktree)
+             r=$(git ls-tree HEAD | awk -v st=$st -F '\\t' '{{ if ($2 == \"sub\") print \"040000 tree \" st \"\\t\" $2; else print }}' | git mktree)
+             GIT_INDEX_FILE=/tmp/donor git read-tree $r
+             python3 {forge} .git/index /tmp/donor
+             git status --porcelain; sleep 0.5; echo planted",
+            forge = forge.display()
+        );
+        let o = f.run_sh("new", &[], &script);
+        assert!(stdout(&o).contains("planted"), "{who:?}: {}", stderr(&o));
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let h = host(
+            &f,
+            &format!("echo edit >> f && {GIT} commit -qam edit && {GIT} show HEAD:sub/s"),
+        );
+        assert_eq!(
+            stdout(&h),
+            "s\n",
+            "{who:?}: the user's commit carries a planted file: {}",
+            stderr(&h)
+        );
+    }
+}

@@ -480,7 +480,8 @@ fn host_cgroups_cannot_be_frozen_or_killed() {
             ("isolation landlock", vec!["run", "--isolation", "landlock"]),
         ] {
             let mut c = f.qwrap(&args);
-            c.args(["--", "sh", "-c", &attack]);
+            // Each mode as named (the suite's private-PID run sets one).
+            c.args(["--", "sh", "-c", &attack]).env_remove("QWRAP_PID");
             let o = c.output().unwrap();
             std::thread::sleep(Duration::from_millis(100));
             if let Err(e) = cg.intact() {

@@ -285,7 +285,9 @@ fn files_that_choose_code_are_named_and_asked_for() {
              && git config core.hooksPath .githooks && mkdir -p .githooks && echo x > .githooks/pre-commit \
              && printf '[package]\\nname = \"c\"\\nbuild = \"src/gen.rs\"\\n' > Cargo.toml \
              && echo '{}' > opencode.json && mkdir -p .github/workflows && echo 'on: push' > .github/workflows/ci.yml \
-             && echo 'export default {}' > vite.config.ts && echo '{}' > all.code-workspace";
+             && echo 'export default {}' > vite.config.ts && echo '{}' > all.code-workspace \
+             && mkdir -p bom q && printf '\\357\\273\\277{\"scripts\": {\"test\": \"x\"}}' > bom/package.json \
+             && printf '[package]\\n\"build\" = \"g.rs\"\\n' > q/Cargo.toml";
         ok(&f.run_sh("new", &["--review"], script));
         let d = ok(&review(&f, &["diff", "--stat"]));
         let named = d
@@ -311,6 +313,8 @@ fn files_that_choose_code_are_named_and_asked_for() {
             ".github/workflows/ci.yml",
             "vite.config.ts",
             "all.code-workspace",
+            "bom/package.json",
+            "q/Cargo.toml",
         ] {
             assert!(named.contains(p), "{who:?}: {p} not named in\n{d}");
         }
@@ -696,5 +700,42 @@ open(path, "wb").write(data)
             .output()
             .unwrap();
         assert_eq!(stdout(&log), "x\n", "{who:?}");
+    }
+}
+
+/// Review mode takes the index by the same rules: a forged cache-tree
+/// (a planted tree for an untouched directory) does not reach the user's
+/// next host commit after apply.
+#[test]
+fn a_forged_cache_tree_is_not_applied() {
+    const FORGE: &str = include_str!("helpers/forge_cache_tree.py");
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.mkdir("ws");
+        f.mkdir("ws/sub");
+        f.write("ws/sub/s", "s\n", 0o644);
+        checkout(&f, "ws");
+        let forge = f.write("forge.py", FORGE, 0o644);
+        let script = format!(
+            "set -e; b=$(printf 'planted\\n' | git hash-object -w --stdin)
+             st=$(printf '100644 blob %s\\ts\\n' $b | git mktree)
+             r=$(git ls-tree HEAD | awk -v st=$st -F '\\t' '{{ if ($2 == \"sub\") print \"040000 tree \" st \"\\t\" $2; else print }}' | git mktree)
+             GIT_INDEX_FILE=/tmp/donor git read-tree $r
+             python3 {forge} .git/index /tmp/donor",
+            forge = forge.display()
+        );
+        ok(&f.run_sh("new", &["--review"], &script));
+        ok(&review(&f, &["apply", "--yes"]));
+        std::thread::sleep(std::time::Duration::from_millis(1100));
+        let h = f
+            .command("sh")
+            .args([
+                "-c",
+                &format!("echo edit >> a.txt && {GIT} commit -qam edit && {GIT} show HEAD:sub/s"),
+            ])
+            .current_dir(f.ws())
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&h), "s\n", "{who:?}: {}", stderr(&h));
     }
 }

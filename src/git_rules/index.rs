@@ -20,6 +20,13 @@ pub enum Vetted {
 /// Extensions that only speed git up or hide changes: dropped when the
 /// index is rewritten (git makes them again).
 const DROPPED: [&[u8; 4]; 4] = [b"FSMN", b"UNTR", b"EOIE", b"IEOT"];
+/// Extensions that name object ids git takes on trust: the cache-tree
+/// (git reuses a directory's cached tree id for the next commit, so a
+/// forged one put a planted file into the user's commit while `git
+/// status` showed nothing) and the resolve-undo records. Kept only where
+/// the host's index holds the same bytes; otherwise dropped (git makes the
+/// cache-tree again).
+const TRUSTED: [&[u8; 4]; 2] = [b"TREE", b"REUC"];
 const ASSUME_VALID: u16 = 0x8000;
 const EXTENDED: u16 = 0x4000;
 const SKIP_WORKTREE: u16 = 0x4000;
@@ -34,7 +41,7 @@ const INTENT_TO_ADD: u16 = 0x2000;
 pub(super) fn vet(data: &[u8], sparse: bool, host: Option<&[u8]>) -> Result<Vetted, String> {
     let known = |hash: usize| {
         host.and_then(|h| parse(h, hash, true, None).ok())
-            .map(|p| p.stats)
+            .map(|p| p.known)
     };
     match parse(data, 20, sparse, known(20).as_ref()) {
         Ok(p) => Ok(p.vetted),
@@ -50,11 +57,19 @@ pub(super) fn vet(data: &[u8], sparse: bool, host: Option<&[u8]>) -> Result<Vett
     }
 }
 
-/// An index taken apart: what may reach the host, and each entry's stat
-/// data and object id by name and stage.
+/// An index taken apart: what may reach the host, and what the next one
+/// may repeat of it.
 struct Parsed {
     vetted: Vetted,
+    known: Known,
+}
+
+/// Each entry's stat data and object id by name and stage, and the
+/// extensions' bytes by signature.
+#[derive(Default)]
+struct Known {
     stats: std::collections::HashMap<Vec<u8>, Vec<u8>>,
+    exts: std::collections::HashMap<[u8; 4], Vec<u8>>,
 }
 
 struct Reader<'a> {
@@ -82,12 +97,7 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn parse(
-    data: &[u8],
-    hash: usize,
-    sparse: bool,
-    host: Option<&std::collections::HashMap<Vec<u8>, Vec<u8>>>,
-) -> Result<Parsed, String> {
+fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result<Parsed, String> {
     if data.len() < 12 + hash || &data[..4] != b"DIRC" {
         return Err("it is not an index".into());
     }
@@ -107,13 +117,14 @@ fn parse(
         let key = entry(&mut r, version, hash, &mut prev, &mut flips, sparse)?;
         let stat = body[start..start + 40 + hash].to_vec();
         let chosen = stat[..40].iter().any(|b| *b != 0);
-        if chosen && host.is_some_and(|h| h.get(&key) != Some(&stat)) {
+        if chosen && host.is_some_and(|h| h.stats.get(&key) != Some(&stat)) {
             zero.push(start);
         }
         stats.insert(key, stat);
     }
     let entries_end = r.at;
     let mut kept: Vec<(usize, usize)> = Vec::new();
+    let mut exts = std::collections::HashMap::new();
     let mut dropped = false;
     while r.at < body.len() {
         let start = r.at;
@@ -123,16 +134,20 @@ fn parse(
         if &sig == b"TREE" {
             tree(ext)?;
         }
-        if DROPPED.contains(&&sig) {
+        let untrusted =
+            TRUSTED.contains(&&sig) && host.is_none_or(|h| h.exts.get(&sig).map(Vec::as_slice) != Some(ext));
+        if DROPPED.contains(&&sig) || untrusted {
             dropped = true;
         } else {
             kept.push((start, r.at));
         }
+        exts.insert(sig, ext.to_vec());
     }
+    let known = Known { stats, exts };
     if flips.is_empty() && zero.is_empty() && !dropped {
         return Ok(Parsed {
             vetted: Vetted::Keep,
-            stats,
+            known,
         });
     }
     let mut out = body[..entries_end].to_vec();
@@ -151,7 +166,7 @@ fn parse(
     if hash != 20 {
         return Ok(Parsed {
             vetted: Vetted::Rewritten(Vec::new()),
-            stats,
+            known,
         });
     }
     // `index.skipHash` leaves the trailer zero: so does the rewrite.
@@ -164,7 +179,7 @@ fn parse(
     out.extend_from_slice(&sum);
     Ok(Parsed {
         vetted: Vetted::Rewritten(out),
-        stats,
+        known,
     })
 }
 

@@ -215,18 +215,22 @@ fn both_sides(layer: &Layer, c: &Change) -> (Option<Vec<u8>>, Option<Vec<u8>>) {
     (read(&layer.upper(c.tree)), host)
 }
 
-/// Whether a Cargo.toml's `build` key is new or changed.
+/// Whether a Cargo.toml's `package.build` is new or changed, as cargo
+/// reads it (TOML: quoted and dotted keys alike); one that does not parse
+/// counts as changed.
 fn cargo_build_changed(layer: &Layer, c: &Change) -> bool {
-    let build = |b: &Option<Vec<u8>>| -> Option<String> {
-        let text = String::from_utf8_lossy(b.as_deref()?).into_owned();
-        text.lines()
-            .map(str::trim)
-            .find(|l| l.split('=').next().is_some_and(|k| k.trim() == "build"))
-            .map(str::to_string)
+    let build = |b: &Option<Vec<u8>>| -> Result<Option<toml::Value>, ()> {
+        let Some(b) = b else { return Ok(None) };
+        let text = std::str::from_utf8(b).map_err(drop)?;
+        let v: toml::Table = toml::from_str(text).map_err(drop)?;
+        Ok(v.get("package").and_then(|p| p.get("build")).cloned())
     };
     let (new, old) = both_sides(layer, c);
-    let new = build(&new);
-    new.is_some() && new != build(&old)
+    match build(&new) {
+        Err(()) => true,
+        Ok(None) => false,
+        Ok(n) => build(&old).ok().flatten() != n,
+    }
 }
 
 /// A repository without a `.git` in its path (a bare one, or one whose
@@ -300,14 +304,24 @@ fn changed_scripts(layer: &Layer, c: &Change) -> Option<Vec<String>> {
         let sub = super::changes::open_below(dir.as_fd(), parent)?;
         read_at(sub.as_fd(), name, 16 << 20)
     };
-    let scripts = |bytes: Option<Vec<u8>>| -> serde_json::Map<String, serde_json::Value> {
-        bytes
-            .and_then(|b| serde_json::from_slice::<serde_json::Value>(&b).ok())
-            .and_then(|v| v.get("scripts").and_then(|s| s.as_object().cloned()))
-            .unwrap_or_default()
+    // npm strips a byte-order mark; a file read otherwise than npm reads
+    // it is named whole (None: it cannot be read as JSON here).
+    let scripts = |bytes: Option<Vec<u8>>| -> Option<serde_json::Map<String, serde_json::Value>> {
+        let Some(b) = bytes else {
+            return Some(serde_json::Map::new());
+        };
+        let b = b.strip_prefix("\u{feff}".as_bytes()).unwrap_or(&b);
+        let v = serde_json::from_slice::<serde_json::Value>(b).ok()?;
+        Some(
+            v.get("scripts")
+                .and_then(|s| s.as_object().cloned())
+                .unwrap_or_default(),
+        )
     };
-    let old = scripts(read(layer.info.trees.get(c.tree)?));
-    let new = scripts(read(&layer.upper(c.tree)));
+    let old = scripts(read(layer.info.trees.get(c.tree)?)).unwrap_or_default();
+    let Some(new) = scripts(read(&layer.upper(c.tree))) else {
+        return Some(vec!["(it cannot be read as JSON here: look at it whole)".into()]);
+    };
     let changed: Vec<String> = new
         .iter()
         .filter(|(k, v)| old.get(*k) != Some(*v))

@@ -67,7 +67,10 @@ pub(super) fn line(layer: &Layer, c: &Change) -> String {
             ),
             _ => replaced("/"),
         },
-        Kind::Symlink { target } => replaced(&format!(" -> {} (symlink)", target.to_string_lossy())),
+        Kind::Symlink { target } => replaced(&format!(
+            " -> {} (symlink)",
+            super::visible(&target.to_string_lossy(), false)
+        )),
         Kind::Fifo { .. } => replaced(" (FIFO)"),
         Kind::Deleted => format!("D {p}{}", if c.host.kind == HostKind::Dir { "/" } else { "" }),
         Kind::Unsupported(what) => format!("? {p} ({what}: not applied)"),
@@ -239,7 +242,7 @@ fn hunks(o: &mut String, layer: &Layer, c: &Change) {
             let _ = writeln!(
                 o,
                 "\n--- a/{p}\n+++ b/{p}\nsymlink -> {}",
-                target.to_string_lossy()
+                super::visible(&target.to_string_lossy(), false)
             );
         }
         return;
