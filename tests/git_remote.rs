@@ -688,3 +688,40 @@ fn a_forged_cache_tree_never_reaches_a_host_commit() {
         );
     }
 }
+
+/// A link made in git-lfs's store (the host's, bound in) is gone when the
+/// sandbox ends, and named: host git-lfs would copy the file it names into
+/// the work tree at the next checkout.
+#[test]
+fn a_link_in_the_lfs_store_is_swept_at_exit() {
+    if !Path::new("/usr/bin/git-lfs").exists() {
+        eprintln!("SKIP git-lfs: not installed");
+        return;
+    }
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        ok(&host(
+            &f,
+            &format!(
+                "git lfs install --local >/dev/null && printf '*.bin filter=lfs diff=lfs merge=lfs -text\\n' > .gitattributes \
+                 && {GIT} add .gitattributes && {GIT} commit -qm lfs"
+            ),
+        ));
+        let secret = f.write("secret", "CANARY-lfs\n", 0o600);
+        let oid = "ab".repeat(32);
+        let script = format!(
+            "set -e; d=.git/lfs/objects/ab/ab; mkdir -p $d; ln -s {s} $d/{oid}; ln -s {s} .git/lfs/planted; echo planted",
+            s = secret.display()
+        );
+        let o = f.run_sh("new", &[], &script);
+        assert!(stdout(&o).contains("planted"), "{who:?}: {}", stderr(&o));
+        let odd = odd_entries(&f.ws().join(".git/lfs"));
+        assert!(odd.is_empty(), "{who:?}: left in the host's lfs store: {odd:?}");
+        assert!(
+            stderr(&o).contains("git-lfs's store: removed"),
+            "{who:?}: {}",
+            stderr(&o)
+        );
+    }
+}

@@ -276,5 +276,10 @@ pub(super) fn repo_scan(policy: &Policy) -> Option<RepoScan> {
             .chain(&policy.repos.bare)
             .cloned()
             .collect(),
+        lfs: policy
+            .git_layouts
+            .iter()
+            .flat_map(|l| l.shared.iter().filter(|s| s.ends_with("lfs")).cloned())
+            .collect(),
     })
 }

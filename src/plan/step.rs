@@ -552,4 +552,8 @@ pub struct RepoScan {
     pub roots: Vec<PathBuf>,
     #[serde(serialize_with = "crate::lossy::paths")]
     pub known: Vec<PathBuf>,
+    /// git-lfs's stores (the host's, bound in): swept of every link, FIFO
+    /// or device the command made there.
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub lfs: Vec<PathBuf>,
 }

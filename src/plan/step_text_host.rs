@@ -212,6 +212,14 @@ fn git_text(
             names.join(", "),
             r.known.len()
         )?;
+        if !r.lfs.is_empty() {
+            let lfs: Vec<String> = r.lfs.iter().map(|p| q(p)).collect();
+            write!(
+                f,
+                ", and sweeps git-lfs's {} (openat O_NOFOLLOW, fstatat AT_SYMLINK_NOFOLLOW): every link, FIFO, socket or device made there unlinkat and named",
+                lfs.join(", ")
+            )?;
+        }
     }
     Ok(())
 }

@@ -127,6 +127,7 @@ fn starts_with_namespaces_and_identity_maps() {
                 repos: Some(Box::new(crate::plan::RepoScan {
                     roots: vec!["/home/u/proj".into()],
                     known: vec![],
+                    lfs: vec![],
                 })),
             },
             Step::Unshare {

@@ -166,6 +166,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
             repos: Some(Box::new(crate::plan::RepoScan {
                 roots: vec!["/w".into()],
                 known: vec![],
+                lfs: vec![],
             })),
         }
     );

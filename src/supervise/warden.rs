@@ -201,6 +201,7 @@ impl Ending {
             let _ = std::fs::remove_dir_all(dir);
         }
         if let Some(r) = &self.repos {
+            super::planted::sweep_lfs(&r.lfs, self.say.as_ref());
             super::planted::say(r, self.say.as_ref());
         }
     }
