@@ -340,3 +340,61 @@ for n in os.listdir("/proc/1/fd") if os.access("/proc/1/fd", os.R_OK) else []:
         );
     }
 }
+
+/// ^C typed on the caller's terminal stops a command that does not hold
+/// it (fds 0-2 not a terminal), in every mode: with `--pid private`, PID 1
+/// is in a session of its own, and the stand-in passes the terminal's
+/// SIGINT on.
+#[test]
+fn ctrl_c_stops_a_command_without_the_terminal() {
+    const DRIVER: &str = r#"
+import fcntl, os, sys, termios, time
+master, slave = os.openpty()
+pid = os.fork()
+if pid == 0:
+    os.setsid()
+    fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+    null = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(null, fd)
+    os.execv(sys.argv[1], sys.argv[1:])
+os.close(slave)
+time.sleep(1.5)
+start = time.time()
+os.write(master, b"\x03")
+while time.time() - start < 15:
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done:
+        print(f"ended {time.time() - start:.1f} {os.waitstatus_to_exitcode(status)}")
+        break
+    time.sleep(0.05)
+else:
+    os.kill(pid, 9)
+    print("still running")
+"#;
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let q = qwrap().display().to_string();
+        for opts in [
+            &[][..],
+            &["--pid", "private"],
+            &["--pid", "private", "--landlock", "off"],
+            &["--isolation", "landlock"],
+        ] {
+            let mut c = f.command("python3");
+            c.args(["-c", DRIVER, &q, "run"])
+                .args(opts)
+                .args(["--", "sleep", "20"]);
+            let o = c.output().unwrap();
+            let out = stdout(&o);
+            let ended: Option<f64> = out
+                .strip_prefix("ended ")
+                .and_then(|r| r.split_whitespace().next()?.parse().ok());
+            assert!(
+                ended.is_some_and(|t| t < 5.0),
+                "{who:?} {opts:?}: {out}{}",
+                stderr(&o)
+            );
+        }
+    }
+}

@@ -47,9 +47,13 @@ extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
     // SAFETY: the kernel hands an SA_SIGINFO handler a valid siginfo_t.
     let code = unsafe { info.as_ref() }.map_or(0, |i| i.si_code);
     // SI_USER, SI_QUEUE, SI_TKILL (<= 0): a process sent it; above 0 the
-    // kernel did (a terminal's ^C reaches the child itself already).
+    // kernel did: a terminal's ^C reaches the child itself already, unless
+    // the child left the session (PID 1 of a private PID namespace starts
+    // one of its own where the command holds no terminal).
     let by_process = code <= 0;
-    if !(by_process || FORWARD_KERNEL_SENT.load(std::sync::atomic::Ordering::Relaxed)) {
+    // SAFETY: getsid(2) is async-signal-safe and takes no memory.
+    let elsewhere = || pid > 0 && unsafe { libc::getsid(pid) != libc::getsid(0) };
+    if !(by_process || FORWARD_KERNEL_SENT.load(std::sync::atomic::Ordering::Relaxed) || elsewhere()) {
         return;
     }
     if pid > 0 {
