@@ -175,8 +175,11 @@ unsafe fn run<F: FnOnce() -> Infallible>(data: *mut libc::c_void) -> ! {
 }
 
 /// Runs `cmd` in a session of its own whose controlling terminal is
-/// `ctty`, and waits for its output (verify's stand-in for a caller whose
-/// terminal is only the controlling one).
+/// `ctty`, waits for it, then reads what it left on stderr (verify's
+/// stand-in for a caller whose terminal is only the controlling one). The
+/// wait comes first: a sandbox's warden holds stderr until the last
+/// process with the sandbox's filter is gone, which the command is only
+/// once reaped.
 pub fn spawn_in_session(
     mut cmd: std::process::Command,
     ctty: OwnedFd,
@@ -192,5 +195,15 @@ pub fn spawn_in_session(
             Ok(())
         });
     }
-    cmd.output()
+    let mut child = cmd.spawn()?;
+    let status = child.wait()?;
+    let mut stderr = Vec::new();
+    if let Some(mut e) = child.stderr.take() {
+        std::io::Read::read_to_end(&mut e, &mut stderr)?;
+    }
+    Ok(std::process::Output {
+        status,
+        stdout: Vec::new(),
+        stderr,
+    })
 }
