@@ -17,6 +17,7 @@ pub mod egress;
 pub mod errno;
 pub mod exec;
 pub mod exit;
+mod git_receive;
 mod git_rules;
 pub mod host;
 mod lossy;

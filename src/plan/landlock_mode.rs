@@ -236,6 +236,7 @@ pub(super) fn spec(
     });
     prepare.extend(limits.make);
     let env = environment(policy, tmp.as_ref(), cache.as_ref());
+    let (new_session, detach_terminal) = super::layers::session(policy, host, false);
     SandboxSpec {
         host: prepare,
         join_cgroup: limits.join,
@@ -289,8 +290,8 @@ pub(super) fn spec(
             },
             caller_filters: Vec::new(),
             die_with_parent: policy.die_with_parent,
-            new_session: super::layers::session(policy, host, false).0,
-            detach_terminal: super::layers::session(policy, host, false).1,
+            new_session,
+            detach_terminal,
             pid_one: None,
             block_fd: None,
             argv: policy.command.clone(),

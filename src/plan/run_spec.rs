@@ -181,6 +181,7 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -
     let private_pid = policy.settings.pid.value == PidMode::Private;
     let keep_background = policy.settings.keep_background.value;
     let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
+    let (new_session, detach_terminal) = super::layers::session(policy, host, private_pid);
     Confinement {
         chdir: vec![policy.workspace.clone()],
         inside: Vec::new(),
@@ -223,8 +224,8 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -
         caller_filters: Vec::new(),
         // With a monitor, armed before its fork.
         die_with_parent: policy.die_with_parent && !private_pid,
-        new_session: super::layers::session(policy, host, private_pid).0,
-        detach_terminal: super::layers::session(policy, host, private_pid).1,
+        new_session,
+        detach_terminal,
         pid_one: private_pid.then_some(PidOne {
             forward_signals: true,
             wait_all: keep_background,

@@ -8,7 +8,7 @@
 //!   files only, refs and reflogs included, vetted on their way out
 //!   (supervise/git_sync.rs, git_vet.rs); `objects/` is the sandbox's own
 //!   too, the host's objects read through alternates and what is new
-//!   brought over as a push would be (supervise/git_objects.rs); `lfs/` is
+//!   brought over as a push would be (git_receive.rs, supervise/git_objects.rs); `lfs/` is
 //!   the host's, bound in. Nothing the sandbox makes there
 //!   (`commondir`, `gitdir`, `config`, `hooks/`, a FIFO, any new name)
 //!   reaches the host;

@@ -342,6 +342,20 @@ pub(super) fn read_at(dir: BorrowedFd<'_>, name: &std::ffi::OsStr, limit: usize)
     Some(buf)
 }
 
+/// Where a change's path enters a git dir: the index of the component
+/// after its last `.git` (0 in a git root outside the workspace, which is
+/// one whole); None where it lies in no git dir.
+pub(super) fn in_git_dir(c: &Change, parts: &[std::path::Component<'_>]) -> Option<usize> {
+    match parts
+        .iter()
+        .rposition(|p| *p == std::path::Component::Normal(".git".as_ref()))
+    {
+        Some(i) => Some(i + 1),
+        None if c.tree > 0 => Some(0),
+        None => None,
+    }
+}
+
 /// Opens `rel`'s directories one by one beneath `root`, never following a
 /// link; None where one is missing or not a directory.
 pub(super) fn open_below(root: BorrowedFd<'_>, rel: &Path) -> Option<OwnedFd> {

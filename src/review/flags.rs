@@ -297,13 +297,7 @@ fn nested_repository(rel: &Path) -> Option<String> {
 
 /// The scripts of a package.json that the layer adds or changes.
 fn changed_scripts(layer: &Layer, c: &Change) -> Option<Vec<String>> {
-    let parent = c.rel.parent().unwrap_or(Path::new(""));
-    let name = c.rel.file_name()?;
-    let read = |root: &Path| {
-        let dir = rustix::fs::open(root, super::changes::dir_flags(), rustix::fs::Mode::empty()).ok()?;
-        let sub = super::changes::open_below(dir.as_fd(), parent)?;
-        read_at(sub.as_fd(), name, 16 << 20)
-    };
+    let (new, old) = both_sides(layer, c);
     // npm strips a byte-order mark; a file read otherwise than npm reads
     // it is named whole (None: it cannot be read as JSON here).
     let scripts = |bytes: Option<Vec<u8>>| -> Option<serde_json::Map<String, serde_json::Value>> {
@@ -318,8 +312,8 @@ fn changed_scripts(layer: &Layer, c: &Change) -> Option<Vec<String>> {
                 .unwrap_or_default(),
         )
     };
-    let old = scripts(read(layer.info.trees.get(c.tree)?)).unwrap_or_default();
-    let Some(new) = scripts(read(&layer.upper(c.tree))) else {
+    let old = scripts(old).unwrap_or_default();
+    let Some(new) = scripts(new) else {
         return Some(vec!["(it cannot be read as JSON here: look at it whole)".into()]);
     };
     let changed: Vec<String> = new

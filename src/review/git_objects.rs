@@ -8,10 +8,10 @@
 
 use super::changes::{Change, HostKind, Kind};
 use super::{Layer, shown};
-use std::io::Write;
+use crate::git_receive;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::path::{Component, PathBuf};
+use std::process::Stdio;
 
 /// What apply does with a change below a git dir's `objects/`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -30,14 +30,7 @@ pub enum Object {
 /// that git dir's `objects/`; None where it lies elsewhere.
 fn below_objects(c: &Change) -> Option<(PathBuf, PathBuf)> {
     let parts: Vec<Component> = c.rel.components().collect();
-    let git = match parts
-        .iter()
-        .rposition(|p| *p == Component::Normal(".git".as_ref()))
-    {
-        Some(i) => i + 1,
-        None if c.tree > 0 => 0,
-        None => return None,
-    };
+    let git = super::changes::in_git_dir(c, &parts)?;
     // A submodule's or a linked worktree's git dir below `.git`: its own
     // `objects/` is the one just above the path's.
     let at = parts[git..]
@@ -102,36 +95,6 @@ pub fn forged(layer: &Layer, changes: &[Change]) -> Vec<String> {
         .collect()
 }
 
-/// Host git, with nothing of the caller's git environment.
-fn git(git_dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    for (k, _) in std::env::vars_os() {
-        if k.as_bytes().starts_with(b"GIT_") {
-            c.env_remove(k);
-        }
-    }
-    c.arg("--git-dir")
-        .arg(git_dir)
-        .env("GIT_TERMINAL_PROMPT", "0")
-        .stderr(Stdio::piped());
-    c
-}
-
-fn said(what: &str, o: std::io::Result<std::process::Output>) -> Result<(), String> {
-    match o {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(format!(
-            "{what}: refused by git as a push would be: {}",
-            String::from_utf8_lossy(&o.stderr)
-                .trim()
-                .lines()
-                .last()
-                .unwrap_or("")
-        )),
-        Err(e) => Err(format!("{what}: git could not run: {e}")),
-    }
-}
-
 /// A git dir's new objects: (its tree and place), loose ids, packs.
 type NewObjects = ((usize, PathBuf), Vec<String>, Vec<PathBuf>);
 
@@ -168,50 +131,17 @@ pub fn import(layer: &Layer, changes: &[Change]) -> Result<usize, String> {
             ));
         }
         if !loose.is_empty() {
-            transfer(&host, &objects, &loose)?;
+            git_receive::transfer(&host, &objects, &loose).map_err(|e| format!("git's objects: {e}"))?;
         }
         for p in &packs {
             let f = std::fs::File::open(layer.upper(tree).join(p))
                 .map_err(|e| format!("{}: {e}", p.display()))?;
-            let o = git(&host)
-                .args(["index-pack", "--strict", "--stdin", "--fix-thin"])
-                .stdin(Stdio::from(f))
-                .stdout(Stdio::null())
-                .output();
-            said(&shown(layer, tree, p), o)?;
+            git_receive::index_pack(&host, Stdio::from(f))
+                .map_err(|e| format!("{}: {e}", shown(layer, tree, p)))?;
         }
         n += loose.len() + packs.len();
     }
     Ok(n)
-}
-
-/// `git pack-objects` of `ids` out of the layer's objects (the host's an
-/// alternate), piped into the host's strict unpacking.
-fn transfer(host: &Path, objects: &Path, ids: &[String]) -> Result<(), String> {
-    let mut pack = git(host)
-        .args(["pack-objects", "--stdout", "-q"])
-        .env("GIT_OBJECT_DIRECTORY", objects)
-        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", host.join("objects"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("git could not run: {e}"))?;
-    let stdout = pack.stdout.take().ok_or("no pipe")?;
-    let mut receive = git(host);
-    if ids.len() < 100 {
-        receive.args(["unpack-objects", "-q", "--strict"]);
-    } else {
-        receive.args(["index-pack", "--strict", "--stdin", "--fix-thin"]);
-    }
-    let receive = receive.stdin(Stdio::from(stdout)).stdout(Stdio::null()).spawn();
-    if let Some(mut stdin) = pack.stdin.take() {
-        for id in ids {
-            let _ = writeln!(stdin, "{id}");
-        }
-    }
-    let packed = said("git's objects", pack.wait_with_output());
-    let received = said("git's objects", receive.and_then(|r| r.wait_with_output()));
-    packed.and(received)
 }
 
 #[cfg(test)]

@@ -18,14 +18,7 @@ const VET_MAX: usize = 256 << 20;
 /// and the name git_rules judges it by, for the files it vets.
 fn vetted_name(c: &Change) -> Option<(PathBuf, PathBuf)> {
     let parts: Vec<Component> = c.rel.components().collect();
-    let git = match parts
-        .iter()
-        .rposition(|p| *p == Component::Normal(".git".as_ref()))
-    {
-        Some(i) => i + 1,
-        None if c.tree > 0 => 0,
-        None => return None,
-    };
+    let git = super::changes::in_git_dir(c, &parts)?;
     let name = c.rel.file_name()?.to_str()?;
     let parent = c
         .rel

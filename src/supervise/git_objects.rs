@@ -11,6 +11,7 @@
 //! warden's descriptors and streamed in a fixed buffer.
 
 use super::git_files::{names, open_dir};
+use crate::git_receive::git;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::collections::HashSet;
@@ -18,10 +19,7 @@ use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-
-/// Fewer new objects than this are unpacked loose, as `receive.unpackLimit`.
-const UNPACK_LIMIT: usize = 100;
+use std::process::Stdio;
 
 /// The alternates file the sandbox starts with: the host's objects (seen
 /// read-only at the git dir's top) and the host's own alternates, made
@@ -119,43 +117,10 @@ fn open_regular(own: BorrowedFd<'_>, rel: &Path) -> Result<OwnedFd, String> {
     Ok(fd)
 }
 
-/// Host git, with nothing of the caller's git environment, quiet.
-fn git(git_dir: &Path) -> Command {
-    let mut c = Command::new("git");
-    for (k, _) in std::env::vars_os() {
-        if k.as_bytes().starts_with(b"GIT_") {
-            c.env_remove(k);
-        }
-    }
-    c.arg("--git-dir").arg(git_dir).env("GIT_TERMINAL_PROMPT", "0");
-    c.stderr(Stdio::piped());
-    c
-}
-
-fn said(o: std::io::Result<std::process::Output>) -> Result<(), String> {
-    match o {
-        Ok(o) if o.status.success() => Ok(()),
-        Ok(o) => Err(format!(
-            "refused by git as a push would be: {}",
-            String::from_utf8_lossy(&o.stderr)
-                .trim()
-                .lines()
-                .last()
-                .unwrap_or("")
-        )),
-        Err(e) => Err(format!("git could not run: {e}")),
-    }
-}
-
 /// A pack, read by git as a pushed one would be.
 fn import_pack(git_dir: &Path, own: BorrowedFd<'_>, rel: &Path) -> Result<(), String> {
     let fd = open_regular(own, rel)?;
-    let o = git(git_dir)
-        .args(["index-pack", "--strict", "--stdin", "--fix-thin"])
-        .stdin(Stdio::from(fd))
-        .stdout(Stdio::null())
-        .output();
-    said(o)
+    crate::git_receive::index_pack(git_dir, Stdio::from(fd))
 }
 
 /// Loose objects: copied (regular files only) into a private quarantine,
@@ -204,37 +169,14 @@ fn import_loose(
     }
 }
 
-/// `git pack-objects` over the quarantine, piped into the host's strict
-/// unpacking.
+/// The quarantine's objects `ids` (`ab/cdef…`) through host git's
+/// receiving path.
 fn transfer(git_dir: &Path, q: &Path, ids: &[PathBuf]) -> Result<(), String> {
-    let host_objects = git_dir.join("objects");
-    let mut pack = git(git_dir)
-        .args(["pack-objects", "--stdout", "-q"])
-        .env("GIT_OBJECT_DIRECTORY", q)
-        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", &host_objects)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("git could not run: {e}"))?;
-    let stdout = pack.stdout.take().ok_or("no pipe")?;
-    let mut receive = git(git_dir);
-    if ids.len() < UNPACK_LIMIT {
-        receive.args(["unpack-objects", "-q", "--strict"]);
-    } else {
-        receive.args(["index-pack", "--strict", "--stdin", "--fix-thin"]);
-    }
-    let receive = receive.stdin(Stdio::from(stdout)).stdout(Stdio::null()).spawn();
-    if let Some(mut stdin) = pack.stdin.take() {
-        for id in ids {
-            let b = id.as_os_str().as_bytes();
-            let name: Vec<u8> = b.iter().copied().filter(|c| *c != b'/').collect();
-            let _ = stdin.write_all(&name);
-            let _ = stdin.write_all(b"\n");
-        }
-    }
-    let packed = said(pack.wait_with_output());
-    let received = said(receive.and_then(|r| r.wait_with_output()));
-    packed.and(received)
+    let ids: Vec<String> = ids
+        .iter()
+        .map(|id| id.to_string_lossy().replace('/', ""))
+        .collect();
+    crate::git_receive::transfer(git_dir, q, &ids)
 }
 
 /// A directory of the warden's own, removed with everything in it.
