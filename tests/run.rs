@@ -304,3 +304,39 @@ fn host_mount_table_unchanged() {
     }
     assert_eq!(before, host_mounts());
 }
+
+/// In a PID namespace whose session and process-group leaders lie outside
+/// it (a container's shell, `unshare --pid --fork`), the kernel gives the
+/// caller's session and group as 0: qwrap runs the command all the same,
+/// in every mode.
+#[test]
+fn runs_where_its_session_leader_is_outside_its_pid_namespace() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let unshare: &[&str] = match who {
+            Who::Root => &["-p", "-f", "--mount-proc"],
+            Who::User => &["-U", "-r", "-p", "-f", "--mount-proc"],
+        };
+        let modes: [&[&str]; 5] = [
+            &[],
+            &["--pid", "private"],
+            &["--isolation", "landlock"],
+            &["--landlock", "off"],
+            &["--new-session"],
+        ];
+        for mode in modes {
+            let out = f
+                .command("unshare")
+                .args(unshare)
+                .args(["sh", "-c", "echo session $(ps -o sid= $$); exec \"$@\"", "sh"])
+                .arg(qwrap())
+                .arg("run")
+                .args(mode)
+                .args(["--", "echo", "ran"])
+                .env_remove("QWRAP_PID")
+                .output()
+                .unwrap();
+            assert_eq!(ok(&out), "session 0\nran\n", "{who:?} {mode:?}");
+        }
+    }
+}

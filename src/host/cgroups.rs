@@ -11,8 +11,9 @@ use std::path::{Path, PathBuf};
 /// The caller's cgroups.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct CgroupFacts {
-    /// qwrap's pid: the sandbox's groups are named `qwrap-PID`.
-    pub pid: u32,
+    /// The run's name (`host::run_name`): the sandbox's groups are named
+    /// `qwrap-NAME`.
+    pub run: String,
     /// The host has swap: a memory limit must hold it too.
     pub swap: bool,
     /// The unified hierarchy (cgroup v2), where it is mounted.
@@ -72,7 +73,7 @@ pub fn probe() -> CgroupFacts {
     let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let mounts = std::fs::read("/proc/self/mountinfo").unwrap_or_default();
     let info = rustix::system::sysinfo();
-    facts(&own, &mounts, std::process::id(), info.totalswap > 0, &Real)
+    facts(&own, &mounts, super::run_name(), info.totalswap > 0, &Real)
 }
 
 /// What the probe asks of the filesystem (a fake in the unit tests).
@@ -107,10 +108,10 @@ struct Mount {
     options: Vec<String>,
 }
 
-pub(crate) fn facts(own: &str, mountinfo: &[u8], pid: u32, swap: bool, look: &dyn Look) -> CgroupFacts {
+pub(crate) fn facts(own: &str, mountinfo: &[u8], run: String, swap: bool, look: &dyn Look) -> CgroupFacts {
     let mounts = cgroup_mounts(mountinfo);
     let mut facts = CgroupFacts {
-        pid,
+        run,
         swap,
         ..Default::default()
     };
@@ -287,7 +288,7 @@ pub(crate) mod tests {
         facts(
             "0::/user.slice/user-1000.slice/user@1000.service/app.slice/app-term.scope\n",
             mountinfo,
-            4242,
+            "4242".into(),
             true,
             &fake,
         )
@@ -307,7 +308,7 @@ pub(crate) mod tests {
             u.levels[3].not_writable.as_deref(),
             Some("Permission denied (EACCES)")
         );
-        assert!(f.v1.is_empty() && f.swap && f.pid == 4242);
+        assert!(f.v1.is_empty() && f.swap && f.run == "4242");
     }
 
     #[test]
@@ -324,7 +325,7 @@ pub(crate) mod tests {
             "9223372036854771712".into(),
         );
         fake.writable.push("/sys/fs/cgroup".into());
-        let f = facts(own, mountinfo, 7, false, &fake);
+        let f = facts(own, mountinfo, "7-0".into(), false, &fake);
         assert_eq!(f.v1.len(), 3);
         assert_eq!(f.v1[0].controllers, ["memory"]);
         assert_eq!(
@@ -350,7 +351,7 @@ pub(crate) mod tests {
     #[test]
     fn reads_this_hosts_cgroups() {
         let f = probe();
-        assert_eq!(f.pid, std::process::id());
+        assert!(f.run.starts_with(&format!("{}-", std::process::id())));
         assert!(f.unified.is_some() || !f.v1.is_empty() || !Path::new("/sys/fs/cgroup").exists());
     }
 }

@@ -60,8 +60,9 @@ pub struct Facts {
     /// The read and write allow-lists of a Landlock-only sandbox, once
     /// asked for (an error names the directory that could not be listed).
     pub lists: Option<Result<Lists, String>>,
-    /// qwrap's pid: names the command's own temporary directory.
-    pub pid: u32,
+    /// The run's name (`host::run_name`): names the command's own
+    /// temporary directory.
+    pub run: String,
 }
 
 /// Grants and exclusions, before the host's directories are listed.

@@ -131,7 +131,7 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
         no_pty: None,
         ctty: ctty(),
         landlock_only: landlock_only::Facts {
-            pid: std::process::id(),
+            run: run_name(),
             ..Default::default()
         },
         kernel: caches::kernel_version(&rustix::system::uname().release().to_string_lossy()),
@@ -233,6 +233,24 @@ pub enum Ctty {
     Leads,
 }
 
+/// This run's name on the host (its temporary directory, its cgroups):
+/// qwrap's pid and a random part, since a pid is unique only in its own
+/// PID namespace (two containers' qwrap may both be PID 1, one left
+/// behind by a killed run). Random once per process: the same in every
+/// fact that holds it.
+pub fn run_name() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    static NAME: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    NAME.get_or_init(|| {
+        // std seeds each RandomState from the kernel's random bytes.
+        let random = std::collections::hash_map::RandomState::new()
+            .build_hasher()
+            .finish();
+        format!("{}-{:08x}", std::process::id(), random as u32)
+    })
+    .clone()
+}
+
 /// The caller's controlling terminal, from /proc/self/stat (an unreadable
 /// one counts as held: giving up a terminal that is not there costs an
 /// open).
@@ -242,7 +260,7 @@ pub fn ctty() -> Ctty {
             .and_then(|(_, rest)| rest.split_whitespace().nth(4)?.parse::<i64>().ok())
             .is_none_or(|tty| tty != 0)
     });
-    let leads = rustix::process::getsid(None).is_ok_and(|s| s == rustix::process::getpid());
+    let leads = crate::sys::session_id() == rustix::process::getpid().as_raw_nonzero().get();
     match (held, leads) {
         (false, _) => Ctty::None,
         (true, false) => Ctty::Held,

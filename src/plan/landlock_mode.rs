@@ -50,7 +50,7 @@ pub fn landlock_only(policy: &Policy, host: &HostFacts) -> Option<String> {
 /// The command's own temporary directory (its TMPDIR): a new one per run.
 pub fn private_tmp(policy: &Policy, host: &HostFacts) -> Option<PathBuf> {
     (policy.tmp == TmpMode::Private)
-        .then(|| PathBuf::from(format!("/tmp/qwrap-{}-{}", host.uid, host.landlock_only.pid)))
+        .then(|| PathBuf::from(format!("/tmp/qwrap-{}-{}", host.uid, host.landlock_only.run)))
 }
 
 /// Where tools that follow `$XDG_CACHE_HOME` write: the workspace's own

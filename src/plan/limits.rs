@@ -133,7 +133,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, layers: &Layers) -> Result<(Limit
     let empty = CgroupFacts::default();
     let facts = host.cgroups.as_ref().unwrap_or(&empty);
     let names: Vec<&str> = need.iter().map(|(c, _)| *c).collect();
-    let name = format!("qwrap-{}", facts.pid);
+    let name = format!("qwrap-{}", facts.run);
     let extra = helpers(policy, layers);
     let (groups, v2, writes) = match unified(facts, &names) {
         Ok(parent) => {

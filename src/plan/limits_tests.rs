@@ -48,7 +48,7 @@ fn v1_root(memsw: bool, swap: bool) -> CgroupFacts {
         memsw,
     };
     CgroupFacts {
-        pid: 42,
+        run: "42".into(),
         swap,
         unified: None,
         v1: vec![

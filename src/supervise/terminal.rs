@@ -271,7 +271,7 @@ impl Relay {
     /// terminal that is not the caller's controlling one counts as had).
     fn foreground(&self) -> bool {
         match t::tcgetpgrp(&self.output) {
-            Ok(group) => group == rustix::process::getpgrp(),
+            Ok(group) => group.as_raw_nonzero().get() == sys::process_group(),
             Err(_) => true,
         }
     }

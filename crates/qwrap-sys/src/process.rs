@@ -64,6 +64,21 @@ extern "C" fn forward(sig: libc::c_int, info: *mut libc::siginfo_t, _: *mut libc
     }
 }
 
+/// The caller's session ID, 0 when the session's leader lies outside the
+/// caller's PID namespace (a container's shell, `unshare --pid --fork`):
+/// rustix's `getsid` cannot hold a 0.
+pub fn session_id() -> i32 {
+    // SAFETY: getsid(0) takes no memory and cannot fail for the caller.
+    unsafe { libc::getsid(0) }
+}
+
+/// The caller's process group ID, 0 when its leader lies outside the
+/// caller's PID namespace (rustix's `getpgrp` cannot hold a 0).
+pub fn process_group() -> i32 {
+    // SAFETY: getpgrp(2) takes no memory and cannot fail.
+    unsafe { libc::getpgrp() }
+}
+
 /// The signals a supervising parent passes on to its child.
 pub const FORWARDED_SIGNALS: [i32; 8] = [
     libc::SIGHUP,
