@@ -351,12 +351,30 @@ fn verify_proves_an_unlisted_file_unreadable() {
             plant(&f);
             let before = listing(&f.home());
             let out = ok(&f.qwrap(&["verify", "--isolation", iso]).output().unwrap());
-            assert!(
-                out.contains("PASS an unlisted file of the home"),
-                "{who:?} {iso}: {out}"
-            );
+            for line in [
+                "PASS an unlisted file of the home",
+                "PASS a home file the host replaces during the run cannot be read",
+                "SKIP the home's files cannot be read through a second path to the home: no host mount",
+            ] {
+                assert!(out.contains(line), "{who:?} {iso}: {line}: {out}");
+            }
             assert_eq!(listing(&f.home()), before, "{who:?} {iso}");
         }
+        // The whole home: the overlay's mask holds against the rename; the
+        // read-only view's does not, and verify says that row is given up
+        // (it did read the file).
+        let f = Fixture::new(who);
+        let out = ok(&f.qwrap(&["verify", "--home", "overlay"]).output().unwrap());
+        assert!(
+            out.contains("PASS a home file the host replaces during the run cannot be read"),
+            "{who:?} overlay: {out}"
+        );
+        let out = ok(&f.qwrap(&["verify", "--home", "readonly"]).output().unwrap());
+        assert!(
+            out.contains("N/A  a home file the host replaces during the run cannot be read: not provided by this mode: --home readonly")
+                && out.contains("-replaced was read)"),
+            "{who:?} readonly: {out}"
+        );
     }
 }
 
@@ -408,6 +426,20 @@ fn a_second_path_to_the_home_shows_nothing() {
             assert!(
                 !out.contains("CANARY"),
                 "{who:?} {opts:?}: read through a second path:\n{out}"
+            );
+        }
+        // verify proves it too, through each of the two.
+        for opts in [&[][..], &["--home", "readonly"], &["--isolation", "landlock"]] {
+            let out = ok(&f.qwrap(&["verify"]).args(opts).output().unwrap());
+            let line = out
+                .lines()
+                .find(|l| l.contains("through a second path to the home"))
+                .unwrap_or_default();
+            assert!(
+                line.starts_with("PASS")
+                    && line.contains(&format!("{}/.qwrap-verify-", mirror.display()))
+                    && !line.contains(&aws.display().to_string()),
+                "{who:?} {opts:?}: {out}"
             );
         }
     }

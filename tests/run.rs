@@ -308,9 +308,12 @@ fn host_mount_table_unchanged() {
 /// In a PID namespace whose session and process-group leaders lie outside
 /// it (a container's shell, `unshare --pid --fork`), the kernel gives the
 /// caller's session and group as 0: qwrap runs the command all the same,
-/// in every mode.
+/// in every mode. There qwrap is PID 1, whose end kills every process in
+/// the namespace: it stays until the warden has done its last work (seen
+/// from the host: the planted repository named, the command's own TMPDIR
+/// removed), and exits as the command did.
 #[test]
-fn runs_where_its_session_leader_is_outside_its_pid_namespace() {
+fn runs_as_pid_one_of_its_namespace_and_ends_last() {
     for who in Who::all() {
         let f = Fixture::new(who);
         let unshare: &[&str] = match who {
@@ -325,6 +328,7 @@ fn runs_where_its_session_leader_is_outside_its_pid_namespace() {
             &["--new-session"],
         ];
         for mode in modes {
+            let _ = std::fs::remove_dir_all(f.ws().join("planted"));
             let out = f
                 .command("unshare")
                 .args(unshare)
@@ -332,11 +336,31 @@ fn runs_where_its_session_leader_is_outside_its_pid_namespace() {
                 .arg(qwrap())
                 .arg("run")
                 .args(mode)
-                .args(["--", "echo", "ran"])
+                .args([
+                    "--",
+                    "sh",
+                    "-c",
+                    "echo pid $$; echo \"$TMPDIR\"; git init -q planted; exit 3",
+                ])
                 .env_remove("QWRAP_PID")
                 .output()
                 .unwrap();
-            assert_eq!(ok(&out), "session 0\nran\n", "{who:?} {mode:?}");
+            let text = stdout(&out);
+            let ctx = format!("{who:?} {mode:?}: {text}{}", stderr(&out));
+            assert_eq!(out.status.code(), Some(3), "{ctx}");
+            let lines: Vec<&str> = text.lines().collect();
+            assert_eq!(lines[0], "session 0", "{ctx}");
+            // The command is not PID 1 (qwrap is; with --pid private, the
+            // sandbox's own PID 1 is qwrap's too).
+            assert_ne!(lines[1], "pid 1", "{ctx}");
+            assert!(
+                lines[2] == "/tmp" || !std::path::Path::new(lines[2]).exists(),
+                "{ctx}: the command's TMPDIR was left behind"
+            );
+            assert!(
+                stderr(&out).contains("planted/.git: a repository made inside"),
+                "{ctx}: the warden's last word is missing"
+            );
         }
     }
 }

@@ -262,6 +262,7 @@ fn run_confinement_steps() -> Vec<Step> {
         Step::RefuseKeyrings,
         Step::DieWithParent,
         Step::NewSession {},
+        Step::StayInit,
         Step::DetachTerminal,
         Step::Exec {
             argv: vec!["true".into()],

@@ -104,6 +104,7 @@ impl Executor {
                 }
             }
             Step::NewSession => new_session(self.die_with_parent)?,
+            Step::StayInit => self.parent = stay_init()?,
             Step::DetachTerminal => {
                 sys::give_up_controlling_terminal()?;
             }
@@ -203,6 +204,19 @@ fn reopen_fd(fd: i32, path: &Path) -> Result<(), Errno> {
         }
     }
     sys::dup_onto(new, fd)
+}
+
+/// PID 1 of its PID namespace: the child goes on, with its parent (PID 1
+/// now); the parent reaps every process until none is left (the warden's
+/// last work done), then exits as the child did.
+fn stay_init() -> Result<Option<rustix::process::Pid>, Errno> {
+    let Some(pid) = sys::fork()? else {
+        return Ok(k::getppid());
+    };
+    k::not_dumpable()?;
+    sys::forward_signals_to(pid, false)?;
+    let status = sys::reap_all_children(pid)?;
+    sys::exit_like(status.exit_status(), status.terminating_signal())
 }
 
 /// Starts a new session, without a controlling terminal. A process group

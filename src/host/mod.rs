@@ -73,6 +73,9 @@ pub struct HostFacts {
     /// The caller's controlling terminal (/proc/self/stat's tty_nr, and
     /// whether the caller leads its session).
     pub ctty: Ctty,
+    /// qwrap is PID 1 of its PID namespace (a container's first process):
+    /// its end would kill every process in it.
+    pub pid_one: bool,
     /// What `--isolation landlock` (or `auto`) needs: filled by the
     /// caller once it knows the policy asks for it.
     #[serde(skip)]
@@ -130,6 +133,7 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
         mem_total: mem_total(),
         no_pty: None,
         ctty: ctty(),
+        pid_one: std::process::id() == 1,
         landlock_only: landlock_only::Facts {
             run: run_name(),
             ..Default::default()

@@ -158,7 +158,7 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<(Plan, Layers), Box<Re
     }
     let limits = limits_of(policy, host, &mut layers)?;
     let plan = lower(run_spec::run_spec(policy, host, &layers, fds, limits));
-    Ok((plan, layers))
+    Ok((as_init(plan, host), layers))
 }
 
 /// The limits' plan, their state in `layers`; refused where one cannot hold.
@@ -195,7 +195,17 @@ fn build_landlock_only(
     let fds = fds::plan(&host.fds, &policy.keep_fds, false);
     let limits = limits_of(policy, host, &mut layers)?;
     let plan = lower(landlock_mode::spec(policy, host, &layers, lists, fds, limits));
-    Ok((plan, layers))
+    Ok((as_init(plan, host), layers))
+}
+
+/// Where qwrap is PID 1 of its PID namespace, it stays as that PID 1
+/// (`StayInit`) before anything else: its end would kill the warden
+/// before its last work.
+fn as_init(mut plan: Plan, host: &HostFacts) -> Plan {
+    if host.pid_one {
+        plan.steps.insert(0, Step::StayInit);
+    }
+    plan
 }
 
 /// `root` + absolute `path` ("/tmp" + "/a/b" = "/tmp/a/b").

@@ -343,6 +343,13 @@ pub enum Step {
     /// process that started it.
     DieWithParent,
     NewSession,
+    /// qwrap is PID 1 of its PID namespace (a container's first process),
+    /// whose end kills every process in it, the warden before its last
+    /// work (the git dirs' last copies, the leftovers, the lfs sweep, the
+    /// private TMPDIR): it forks, and the parent stays as PID 1, passes
+    /// signals on, reaps every process until none is left and exits as the
+    /// child did. The child goes on.
+    StayInit,
     /// No terminal on fds 0-2, yet the caller has a controlling terminal:
     /// given up (TIOCNOTTY), so that `/dev/tty` opens nothing and the
     /// command can neither signal the caller's jobs nor change the

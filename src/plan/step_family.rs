@@ -84,6 +84,7 @@ impl Step {
             | Step::SealFds { .. }
             | Step::DieWithParent
             | Step::NewSession
+            | Step::StayInit
             | Step::DetachTerminal
             | Step::PidOneInit { .. }
             | Step::HandInit

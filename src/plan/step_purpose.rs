@@ -94,6 +94,7 @@ impl Step {
             Step::DieWithParent => "die with the parent process".into(),
             Step::NewSession => "start a new session".into(),
             Step::DetachTerminal => "give up the caller's controlling terminal".into(),
+            Step::StayInit => "stay as PID 1 until every process has ended (its end would kill the warden)".into(),
             Step::Exec { .. } => "run the command".into(),
             Step::CloneMonitor { join: false, .. } => "create the sandbox's namespaces".into(),
             Step::CloneMonitor { join: true, .. } => "start the sandbox's process".into(),

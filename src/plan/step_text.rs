@@ -394,6 +394,7 @@ impl fmt::Display for Step {
             }
             Step::DieWithParent
             | Step::NewSession
+            | Step::StayInit
             | Step::DetachTerminal
             | Step::CloneMonitor { .. }
             | Step::JoinNamespace { .. }

@@ -25,6 +25,10 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f,
             "open(\"/dev/tty\", O_RDWR|O_NOCTTY|O_NONBLOCK|O_CLOEXEC) (ENXIO: none, nothing to do); ioctl(fd, TIOCNOTTY)"
         ),
+        Step::StayInit => write!(
+            f,
+            "qwrap is PID 1 of its PID namespace: {ONE_THREAD}fork(); the parent stays as PID 1, not dumpable, passes signals on to the child, wait4(-1, __WALL) until ECHILD (every orphan, the warden's last work), then exits as the child did; the child goes on (getppid() = PID 1)"
+        ),
         Step::NewSession => write!(
             f,
             "setsid(); a group leader ({ONE_THREAD}) forks first and stays as a supervisor that forwards signals{DYING_CHILD}"

@@ -88,6 +88,7 @@ pub(super) fn host(api: MountApi) -> HostFacts {
         mem_total: 8 << 30,
         no_pty: None,
         ctty: crate::host::Ctty::None,
+        pid_one: false,
         landlock_only: Default::default(),
         review: None,
         kernel: (6, 18),

@@ -319,6 +319,9 @@ pub(super) fn show_paths(
         .collect()
 }
 
+/// Why a second path to the home is hidden.
+pub const SECOND_PATH: &str = "a second path to the home (a host mount shows it there)";
+
 pub(super) fn hidden_paths(
     s: &Settings,
     homes: &[PathBuf],
@@ -335,10 +338,7 @@ pub(super) fn hidden_paths(
     for h in homes {
         // The home shown by a host mount at a second path: hidden whole.
         for p in crate::host::second_paths(h) {
-            wanted.push((
-                p,
-                "a second path to the home (a host mount shows it there)".into(),
-            ));
+            wanted.push((p, SECOND_PATH.into()));
         }
         for (p, why) in default_hidden(h).into_iter().chain(moved_stores(env)) {
             let p = canonical_or_self(&p);

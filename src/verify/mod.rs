@@ -7,6 +7,7 @@ mod cache_check;
 mod canary;
 mod egress_checks;
 mod git_check;
+mod home_check;
 mod leftover_check;
 pub mod probe;
 mod probe_args;
@@ -233,9 +234,29 @@ pub fn probe_args(
         protected: policy.protected.clone(),
         // With --allow-git-config the guard is off and nothing is claimed.
         git_dirs: policy.git_layouts.iter().map(|g| g.dir.clone()).collect(),
-        hidden: policy.hidden.iter().map(|h| h.path.clone()).collect(),
+        // A second path to the home is the home_check's to prove, with a
+        // canary: without a mount (Landlock alone) it shows the listed
+        // files, the same inodes as the home does, by design.
+        hidden: policy
+            .hidden
+            .iter()
+            .filter(|h| h.why != crate::policy::secrets::SECOND_PATH)
+            .map(|h| h.path.clone())
+            .collect(),
         absent: outside_the_view(policy),
-        canary: helpers.canary.clone(),
+        // The unlisted-name check is the listed home's; the whole-home
+        // views hide the canary (the second-path check reads it).
+        canary: helpers
+            .home
+            .as_ref()
+            .and_then(|h| h.canary.clone())
+            .filter(|_| policy.home_listing.is_some()),
+        replaced: helpers.home.as_ref().and_then(|h| h.replaced.clone()),
+        second_paths: helpers
+            .home
+            .as_ref()
+            .map(|h| h.second_paths())
+            .unwrap_or_default(),
         scoped: layers.landlock_scopes.is_applied(),
         private_pid: layers.private_pid,
         landlock_only: layers.landlock_only,
@@ -273,8 +294,9 @@ pub struct HostHelpers {
     egress_target: Option<u16>,
     /// The greeter's process.
     greeter: Option<rustix::process::Pid>,
-    /// The listed home: a file planted there under a name nothing lists.
-    canary: Option<PathBuf>,
+    /// Files planted in the home: a canary under a name nothing lists,
+    /// one the host replaces while the probe runs.
+    home: Option<home_check::Planted>,
 }
 
 /// A loopback server that writes a greeting to each client, for the
@@ -313,11 +335,8 @@ impl HostHelpers {
             h.egress_target = Some(port);
             h.greeter = Some(pid);
         }
-        if let Some(l) = &policy.home_listing {
-            let p = l.home.join(format!(".{tag}-canary"));
-            if std::fs::write(&p, "qwrap verify canary\n").is_ok() {
-                h.canary = Some(p);
-            }
+        if let Some(home) = policy.home.as_deref().filter(|h| h.is_dir()) {
+            h.home = Some(home_check::Planted::plant(home, &tag));
         }
         if let Some(dir) = socket_dir(policy, &tag) {
             match std::os::unix::net::UnixListener::bind(dir.join("s")) {
@@ -341,9 +360,6 @@ impl Drop for HostHelpers {
         }
         if let Some(d) = &self.socket_dir {
             std::fs::remove_dir_all(d).ok();
-        }
-        if let Some(c) = &self.canary {
-            std::fs::remove_file(c).ok();
         }
         if let Some(pid) = self.greeter {
             let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
@@ -390,7 +406,7 @@ pub fn battery(
     policy: &Policy,
     host: &HostFacts,
 ) -> Result<Report, NoSandbox> {
-    let helpers = HostHelpers::start(policy);
+    let mut helpers = HostHelpers::start(policy);
     // The inventory must include the test socket made just now, and so must
     // the layers the probe checks against: they come from the plan for this
     // host.
@@ -400,6 +416,13 @@ pub fn battery(
     let args = probe_args(policy, &host, &layers, &helpers);
     // The test server is listed for the probe's sandbox alone.
     let mut policy_for_probe = policy.clone();
+    // The whole-home views hide the home's canaries: the checks ask
+    // whether hidden stays hidden.
+    if policy.home_listing.is_none()
+        && let Some(h) = &helpers.home
+    {
+        policy_for_probe.hidden.extend(h.hidden());
+    }
     if let Some(port) = helpers.egress_target {
         let rule = format!("127.0.0.1:{port}").parse().expect("a valid rule");
         policy_for_probe
@@ -409,9 +432,13 @@ pub fn battery(
     // The git check plants inside, then waits while verify looks at the
     // host's git dirs (the sandbox still running), then goes on.
     let mut seen_on_host: Option<Check> = None;
+    let mut home = helpers.home.take();
     let mut on_output = |out: &[u8]| {
         if seen_on_host.is_none() && git_check::planted(out) {
             seen_on_host = Some(git_check::look_on_host(&args.git_dirs, &args.workspace));
+        }
+        if let Some(h) = &mut home {
+            h.replace_if_asked(out, &args.workspace);
         }
     };
     let text = run_in_sandbox_with(
@@ -424,6 +451,14 @@ pub fn battery(
     let mut checks = parse_probe_output(&text)?;
     git_check::settle(&mut checks, seen_on_host);
     git_check::settle_nested(&mut checks, &text, &args.workspace);
+    if let Some(h) = &home {
+        h.settle(
+            &mut checks,
+            &args.workspace,
+            policy.settings.home.value == crate::policy::HomeMode::ReadOnly,
+        );
+    }
+    drop(home);
     if layers.landlock_only {
         checks.push(Check::not_provided(
             "cache-isolated",

@@ -66,6 +66,14 @@ impl ProbeArgs {
             v.push("--canary".into());
             v.push(p.clone().into());
         }
+        if let Some(p) = &self.replaced {
+            v.push("--replaced".into());
+            v.push(p.clone().into());
+        }
+        for p in &self.second_paths {
+            v.push("--second-path".into());
+            v.push(p.clone().into());
+        }
         if self.scoped {
             v.push("--scoped".into());
         }
@@ -183,6 +191,10 @@ pub fn run(a: &ProbeArgs) -> Vec<Check> {
     checks.push(hidden(&a.hidden));
     if let Some(p) = &a.canary {
         checks.push(canary(p));
+    }
+    if a.home.is_some() {
+        checks.push(super::home_check::replaced(a.replaced.as_deref(), &a.workspace));
+        checks.push(super::home_check::second_paths(&a.second_paths));
     }
     if let Some(p) = &a.absent {
         checks.push(absent(p));

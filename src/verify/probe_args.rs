@@ -50,6 +50,14 @@ pub struct ProbeArgs {
     /// list shows, after the view was decided: it must not be read.
     #[arg(long)]
     pub canary: Option<PathBuf>,
+    /// A home file verify replaces by rename while the probe waits: it
+    /// must not be read.
+    #[arg(long)]
+    pub replaced: Option<PathBuf>,
+    /// The canary at each second path the host's mounts give the home:
+    /// none may be read.
+    #[arg(long = "second-path")]
+    pub second_paths: Vec<PathBuf>,
     /// Whether Landlock scopes signals and abstract sockets.
     #[arg(long)]
     pub scoped: bool,

@@ -45,6 +45,8 @@ fn args_round_trip_shape() {
         hidden: vec![],
         absent: None,
         canary: None,
+        replaced: Some("/h/.r".into()),
+        second_paths: vec!["/m/.c".into(), "/n/.c".into()],
         scoped: false,
         private_pid: false,
         home_overlaid: false,
@@ -73,7 +75,13 @@ fn args_round_trip_shape() {
             "pid:[1]",
             "--home",
             "/h",
-            "--closed-network"
+            "--closed-network",
+            "--replaced",
+            "/h/.r",
+            "--second-path",
+            "/m/.c",
+            "--second-path",
+            "/n/.c"
         ]
     );
 }
@@ -101,6 +109,8 @@ fn every_argument_is_parsed_back_by_the_one_definition() {
         hidden: vec!["/h/.ssh".into()],
         absent: Some("/opt".into()),
         canary: None,
+        replaced: None,
+        second_paths: vec![],
         scoped: true,
         private_pid: false,
         home_overlaid: false,

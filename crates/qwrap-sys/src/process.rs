@@ -394,6 +394,30 @@ pub fn signal_routes(pid: i32, owners: bool) -> Vec<(&'static str, Result<(), Er
     v
 }
 
+/// PID 1 of a PID namespace: reaps every child (orphans are its children)
+/// until none is left, and returns how `child` ended. Once `child` has
+/// ended, signals are held, not passed on: its pid may be another's by then.
+pub fn reap_all_children(child: i32) -> Result<rustix::process::WaitStatus, Errno> {
+    let mut ended = None;
+    // Any child (rustix's `waitpid(None)` is the caller's process group
+    // only), and __WALL: the warden's intermediate is a clone child that
+    // sends no SIGCHLD.
+    let all = rustix::process::WaitOptions::from_bits_retain(libc::__WALL as u32);
+    loop {
+        match kernel::wait(all) {
+            Ok(Some((pid, status))) => {
+                if pid.as_raw_nonzero().get() == child {
+                    hold_signals()?;
+                    ended = Some(status);
+                }
+            }
+            Ok(None) | Err(Errno::INTR) => continue,
+            Err(Errno::CHILD) => return ended.ok_or(Errno::CHILD),
+            Err(e) => return Err(e),
+        }
+    }
+}
+
 /// Waits for one child to end, through interruptions.
 pub fn wait_child(pid: i32) -> Result<rustix::process::WaitStatus, Errno> {
     let child = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
