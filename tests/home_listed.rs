@@ -461,3 +461,38 @@ fn the_accounts_home_stays_out_when_home_names_another() {
     let out = ok(&o);
     assert!(!out.contains("CANARY"), "{out}");
 }
+
+/// A credential file with a second name (a hard link outside the home)
+/// is readable through that name in the host view: inspect names it and
+/// verify says the row is not provided; without one, verify passes it.
+#[test]
+fn a_hard_linked_credential_file_is_named() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.mkdir("home/.ssh");
+        let key = f.write("home/.ssh/id_ed25519", "CANARY-key\n", 0o600);
+        let out = ok(&f.qwrap(&["verify"]).output().unwrap());
+        assert!(
+            out.contains("PASS the home's credential files have no other name"),
+            "{who:?}: {out}"
+        );
+        let copy = f.path().join("ws-sibling-key");
+        std::fs::hard_link(&key, &copy).unwrap();
+        // The attack it names: the other name is read inside.
+        let inside = ok(&f.run_sh("new", &[], &format!("cat '{}'", copy.display())));
+        assert!(inside.contains("CANARY-key"), "{who:?}: the control: {inside}");
+        let out = ok(&f.qwrap(&["inspect"]).output().unwrap());
+        assert!(
+            out.contains(&format!("  {}  [1 other name(s)", key.display())),
+            "{who:?}: {out}"
+        );
+        let out = ok(&f.qwrap(&["verify"]).output().unwrap());
+        assert!(
+            out.contains(&format!(
+                "N/A  the home's credential files have no other name (a hard link): not provided by this mode: {} (1 other)",
+                key.display()
+            )),
+            "{who:?}: {out}"
+        );
+    }
+}

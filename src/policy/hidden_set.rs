@@ -245,3 +245,45 @@ pub fn default_hidden(home: &Path) -> Vec<(PathBuf, &'static str)> {
     }
     out
 }
+
+/// A credential file of the home's classes that has other names (hard
+/// links): no mount or Landlock rule on this name reaches them, so each is
+/// readable wherever the view shows it. Found by its link count; where the
+/// other names are, only a walk of the filesystem could say.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct OtherNames {
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub path: PathBuf,
+    /// How many names besides this one.
+    pub others: u64,
+}
+
+/// The credential files of `home` (the default set's, and the stores the
+/// caller's variables move) that have other names: each file, and the
+/// files directly in each directory (the first 256), never through a link.
+pub fn other_names(home: &Path, env: &dyn Fn(&str) -> Option<OsString>) -> Vec<OtherNames> {
+    use std::os::unix::fs::MetadataExt;
+    let linked = |p: &Path| {
+        std::fs::symlink_metadata(p)
+            .ok()
+            .filter(|m| m.is_file() && m.nlink() > 1)
+            .map(|m| OtherNames {
+                path: p.to_path_buf(),
+                others: m.nlink() - 1,
+            })
+    };
+    let mut out = Vec::new();
+    for (p, _) in default_hidden(home).into_iter().chain(moved_stores(env)) {
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.is_dir() => {
+                let Ok(entries) = std::fs::read_dir(&p) else {
+                    continue;
+                };
+                out.extend(entries.flatten().take(256).filter_map(|e| linked(&e.path())));
+            }
+            _ => out.extend(linked(&p)),
+        }
+    }
+    out.sort_by(|a, b| a.path.cmp(&b.path));
+    out
+}

@@ -108,6 +108,9 @@ pub struct Inspect {
     /// Default hidden entries taken out with `--show`.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub shown: Vec<PathBuf>,
+    /// Credential files of the home with other names (hard links), which
+    /// stay readable wherever the view shows those names.
+    pub other_names: Vec<crate::policy::hidden_set::OtherNames>,
     /// Names of the caller's variables removed from the command's
     /// environment (never their values).
     #[serde(serialize_with = "crate::lossy::os_strings")]
@@ -236,6 +239,11 @@ impl Inspect {
             home_listing: policy.home_listing.clone(),
             hidden: policy.hidden.clone(),
             shown: policy.shown.clone(),
+            other_names: policy
+                .home
+                .as_deref()
+                .map(|h| crate::policy::hidden_set::other_names(h, &|k| std::env::var_os(k)))
+                .unwrap_or_default(),
             removed_variables: policy.removed_variables.clone(),
             redacted_rc: policy.redacted_rc.clone(),
             tmpfs_size: s.tmpfs_size.value.bytes(host.mem_total),
@@ -447,6 +455,21 @@ impl Inspect {
         }
         for p in &self.shown {
             let _ = writeln!(o, "  {}  [shown: taken out with --show]", p.display());
+        }
+        if !self.other_names.is_empty() {
+            let _ = writeln!(
+                o,
+                "Credential files with other names (hard links: no mask or rule on this name reaches them; each is readable wherever the view shows it):"
+            );
+        }
+        for l in &self.other_names {
+            let _ = writeln!(
+                o,
+                "  {}  [{} other name(s): find / -xdev -samefile '{}']",
+                l.path.display(),
+                l.others,
+                l.path.display()
+            );
         }
         let names: Vec<String> = self
             .removed_variables

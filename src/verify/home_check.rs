@@ -148,6 +148,32 @@ pub(super) fn second_paths(paths: &[PathBuf]) -> Check {
     unreadable(SECOND, SECOND_T, paths)
 }
 
+/// On the host: the home's credential files have no other names (hard
+/// links), which no mask or rule on their own name reaches.
+pub(super) fn other_names(home: Option<&Path>) -> Check {
+    const N: &str = "home-other-names";
+    const T: &str = "the home's credential files have no other name (a hard link)";
+    let Some(home) = home else {
+        return Check::skip(N, T, "no home directory".into());
+    };
+    let found = crate::policy::hidden_set::other_names(home, &|k| std::env::var_os(k));
+    if found.is_empty() {
+        return Check::pass(N, T);
+    }
+    let list: Vec<String> = found
+        .iter()
+        .map(|l| format!("{} ({} other)", l.path.display(), l.others))
+        .collect();
+    Check::not_provided(
+        N,
+        T,
+        format!(
+            "{}: each other name is readable wherever the view shows it; `find / -xdev -samefile FILE` finds them",
+            list.join(", ")
+        ),
+    )
+}
+
 fn unreadable(name: &str, title: &str, paths: &[PathBuf]) -> Check {
     let mut how = Vec::new();
     for p in paths {

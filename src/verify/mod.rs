@@ -472,6 +472,7 @@ pub fn battery(
         leftover_check::settle(&mut checks, tag);
     }
     review_check::settle(&mut checks, &policy.workspace, args.review_tag.as_deref());
+    checks.push(home_check::other_names(policy.home.as_deref()));
     checks.push(terminal_check::check(policy.settings.share_terminal.value));
     let st = &policy.settings;
     let modes = [
