@@ -183,7 +183,7 @@ struct Executor {
     /// The mount table, read once by the first legacy read-only remount.
     mounts: Option<Vec<mountinfo::MountEntry>>,
     /// bwrap mode: what the sandbox tells its monitor.
-    monitor: crate::supervise::monitor::Link,
+    monitor: crate::supervise::monitor::MonitorLink,
     /// /proc as the sandbox started, for steps after the root has changed.
     proc: Option<OwnedFd>,
     /// bwrap mode: the new root, inside which destinations are resolved.
@@ -193,7 +193,7 @@ struct Executor {
     /// bwrap mode: the caller's seccomp programs, installed just before execve.
     filters: Vec<Vec<libc::sock_filter>>,
     /// The link to the warden, until the listener is handed over.
-    warden: Option<crate::supervise::handover::Link>,
+    warden: Option<crate::supervise::handover::WardenLink>,
     /// What hidden paths are covered with.
     hidden: Option<hidden::Source>,
     /// Locks the warden holds for the sandbox's life (the cache layer slot).
@@ -207,7 +207,7 @@ impl Executor {
             parent: k::getppid(),
             die_with_parent: false,
             mounts: None,
-            monitor: crate::supervise::monitor::Link::default(),
+            monitor: crate::supervise::monitor::MonitorLink::default(),
             proc: None,
             root: new_root.map(in_root::NewRoot::new),
             pwd: None,

@@ -10,7 +10,7 @@ use std::os::unix::fs::MetadataExt;
 
 /// Who a trapped call is aimed at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Target {
+pub(super) enum Aimed {
     Pid(i32),
     Group(i32),
     /// Everything of the user's (kill(-1), PRIO_USER, IOPRIO_WHO_USER).
@@ -35,51 +35,51 @@ pub(super) const DECODED: [&str; 8] = [
 
 /// The target of a trapped call (`clone` is trapped only with
 /// CLONE_NEWUSER, as unshare).
-pub(super) fn target(n: &Notification) -> Target {
+pub(super) fn target(n: &Notification) -> Aimed {
     let a = n.args;
     let int = |x: u64| x as u32 as i32;
     let nr = i64::from(n.nr);
     let rule = rule_of(Arch::HERE, nr);
     if !DECODED.contains(&rule) && rule != "clone" {
-        return Target::Everyone;
+        return Aimed::Everyone;
     }
     match rule {
         "signal" if nr == libc::SYS_kill => match int(a[0]) {
-            0 => Target::Group(0),
-            -1 => Target::Everyone,
-            p if p < 0 => Target::Group(-p),
-            p => Target::Pid(p),
+            0 => Aimed::Group(0),
+            -1 => Aimed::Everyone,
+            p if p < 0 => Aimed::Group(-p),
+            p => Aimed::Pid(p),
         },
         // PRIO_PROCESS 0, PRIO_PGRP 1, PRIO_USER 2.
         "setpriority" => match (a[0], int(a[1])) {
-            (0, 0) => Target::Caller,
-            (0, p) => Target::Pid(p),
-            (1, g) => Target::Group(g),
-            _ => Target::Everyone,
+            (0, 0) => Aimed::Caller,
+            (0, p) => Aimed::Pid(p),
+            (1, g) => Aimed::Group(g),
+            _ => Aimed::Everyone,
         },
         // IOPRIO_WHO_PROCESS 1, _PGRP 2, _USER 3.
         "ioprio" => match (a[0], int(a[1])) {
-            (1, 0) => Target::Caller,
-            (1, p) => Target::Pid(p),
-            (2, g) => Target::Group(g),
-            _ => Target::Everyone,
+            (1, 0) => Aimed::Caller,
+            (1, p) => Aimed::Pid(p),
+            (2, g) => Aimed::Group(g),
+            _ => Aimed::Everyone,
         },
         // Only F_SETOWN comes here; its owner is the register argument.
         "fcntl" => match int(a[2]) {
-            0 => Target::Caller,
-            p if p < 0 => Target::Group(-p),
-            p => Target::Pid(p),
+            0 => Aimed::Caller,
+            p if p < 0 => Aimed::Group(-p),
+            p => Aimed::Pid(p),
         },
         // Only with CLONE_NEWUSER: the caller's own namespace.
-        "unshare" | "clone" => Target::Caller,
+        "unshare" | "clone" => Aimed::Caller,
         // tkill(tid), tgkill(tgid, …), rt_sigqueueinfo(pid, …),
         // rt_tgsigqueueinfo(tgid, …), prlimit64(pid), sched_*(pid),
         // migrate_pages(pid), move_pages(pid).
         "signal" | "target" => match int(a[0]) {
-            0 => Target::Caller,
-            p => Target::Pid(p),
+            0 => Aimed::Caller,
+            p => Aimed::Pid(p),
         },
-        _ => Target::Everyone,
+        _ => Aimed::Everyone,
     }
 }
 
@@ -170,20 +170,20 @@ impl Sandbox {
     pub(super) fn refuses(&self, n: &Notification) -> Option<i32> {
         let outside = Some(libc::EPERM);
         match target(n) {
-            Target::Caller => None,
-            Target::Pid(p) | Target::Group(p) if Some(p) == self.spare => outside,
-            Target::Pid(p) => match self.holds(p) {
+            Aimed::Caller => None,
+            Aimed::Pid(p) | Aimed::Group(p) if Some(p) == self.spare => outside,
+            Aimed::Pid(p) => match self.holds(p) {
                 Some(true) => None,
                 Some(false) => outside,
                 None if gone(p) => Some(libc::ESRCH),
                 None => outside,
             },
-            Target::Group(0) => match group_of(n.pid as i32) {
+            Aimed::Group(0) => match group_of(n.pid as i32) {
                 Some(g) if self.group_inside(g) => None,
                 _ => outside,
             },
-            Target::Group(g) if self.group_inside(g) => None,
-            Target::Group(_) | Target::Everyone => outside,
+            Aimed::Group(g) if self.group_inside(g) => None,
+            Aimed::Group(_) | Aimed::Everyone => outside,
         }
     }
 
@@ -300,16 +300,16 @@ mod tests {
                 args: a,
             }
         };
-        assert_eq!(target(&n(62, &[(-1i64) as u64, 9])), Target::Everyone);
-        assert_eq!(target(&n(62, &[(-7i64) as u64, 9])), Target::Group(7));
-        assert_eq!(target(&n(62, &[0, 9])), Target::Group(0));
-        assert_eq!(target(&n(62, &[42, 9])), Target::Pid(42));
-        assert_eq!(target(&n(200, &[42, 9])), Target::Pid(42)); // tkill
-        assert_eq!(target(&n(72, &[3, 8, 42])), Target::Pid(42)); // F_SETOWN
-        assert_eq!(target(&n(72, &[3, 8, (-42i64) as u64])), Target::Group(42));
-        assert_eq!(target(&n(302, &[0])), Target::Caller);
-        assert_eq!(target(&n(141, &[2, 0])), Target::Everyone);
-        assert_eq!(target(&n(56, &[0x10000000])), Target::Caller); // clone(CLONE_NEWUSER)
-        assert_eq!(target(&n(0, &[])), Target::Everyone);
+        assert_eq!(target(&n(62, &[(-1i64) as u64, 9])), Aimed::Everyone);
+        assert_eq!(target(&n(62, &[(-7i64) as u64, 9])), Aimed::Group(7));
+        assert_eq!(target(&n(62, &[0, 9])), Aimed::Group(0));
+        assert_eq!(target(&n(62, &[42, 9])), Aimed::Pid(42));
+        assert_eq!(target(&n(200, &[42, 9])), Aimed::Pid(42)); // tkill
+        assert_eq!(target(&n(72, &[3, 8, 42])), Aimed::Pid(42)); // F_SETOWN
+        assert_eq!(target(&n(72, &[3, 8, (-42i64) as u64])), Aimed::Group(42));
+        assert_eq!(target(&n(302, &[0])), Aimed::Caller);
+        assert_eq!(target(&n(141, &[2, 0])), Aimed::Everyone);
+        assert_eq!(target(&n(56, &[0x10000000])), Aimed::Caller); // clone(CLONE_NEWUSER)
+        assert_eq!(target(&n(0, &[])), Aimed::Everyone);
     }
 }

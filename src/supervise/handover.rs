@@ -66,16 +66,16 @@ impl Handed {
 const GIT_DIRS_FILLED: u8 = b'A';
 
 /// qwrap's side of a started warden.
-pub(crate) struct Link {
+pub(crate) struct WardenLink {
     pub(super) socket: OwnedFd,
     /// The warden, a process of the caller's outside the sandbox that
     /// outlives it: the reaper's proof that its signals are scoped.
     pub(crate) warden: Option<rustix::process::Pid>,
 }
 
-impl Link {
-    pub(super) fn new(socket: OwnedFd, warden: rustix::process::Pid) -> Link {
-        Link {
+impl WardenLink {
+    pub(super) fn new(socket: OwnedFd, warden: rustix::process::Pid) -> WardenLink {
+        WardenLink {
             socket,
             warden: Some(warden),
         }
@@ -133,7 +133,7 @@ mod tests {
     #[test]
     fn every_kind_arrives_as_itself() {
         let (ours, theirs) = k::seqpacket_pair().unwrap();
-        let link = Link {
+        let link = WardenLink {
             socket: ours,
             warden: None,
         };

@@ -11,7 +11,7 @@ use rustix::io::Errno;
 use std::time::{Duration, Instant};
 
 /// How the warden finds the leftovers.
-pub(super) enum Reaper {
+pub(super) enum Emptying {
     /// The reaper in the outer signal domain kills them; the warden waits
     /// for the sandbox to empty (and scans if it does not).
     Scoped,
@@ -19,10 +19,10 @@ pub(super) enum Reaper {
     Scan,
 }
 
-impl Reaper {
+impl Emptying {
     /// Kills every leftover.
     pub(super) fn kill_all(&self, sandbox: &Sandbox, listener: &OwnedFd) {
-        if !matches!(self, Reaper::Scoped) || !empties(listener, Duration::from_secs(2)) {
+        if !matches!(self, Emptying::Scoped) || !empties(listener, Duration::from_secs(2)) {
             scan(sandbox, listener);
         }
     }

@@ -23,25 +23,25 @@ pub(super) fn handle(n: &Notification, writable: &[PathBuf]) -> Option<Result<()
     let int = |x: u64| x as u32 as i32;
     let pid = n.pid as i32;
     let r = match name {
-        "chmod" => chmod(pid, Target::Path(AT_FDCWD, a[0], true), a[1], writable),
-        "fchmod" => chmod(pid, Target::Fd(int(a[0])), a[1], writable),
-        "fchmodat" => chmod(pid, Target::Path(int(a[0]), a[1], true), a[2], writable),
+        "chmod" => chmod(pid, Named::Path(AT_FDCWD, a[0], true), a[1], writable),
+        "fchmod" => chmod(pid, Named::Fd(int(a[0])), a[1], writable),
+        "fchmodat" => chmod(pid, Named::Path(int(a[0]), a[1], true), a[2], writable),
         "fchmodat2" => chmod(pid, at_target(int(a[0]), a[1], int(a[3])), a[2], writable),
         "utime" => times(
             pid,
-            Target::Path(AT_FDCWD, a[0], true),
+            Named::Path(AT_FDCWD, a[0], true),
             Times::Utimbuf(a[1]),
             writable,
         ),
         "utimes" => times(
             pid,
-            Target::Path(AT_FDCWD, a[0], true),
+            Named::Path(AT_FDCWD, a[0], true),
             Times::Timeval(a[1]),
             writable,
         ),
         "futimesat" => times(
             pid,
-            Target::Path(int(a[0]), a[1], true),
+            Named::Path(int(a[0]), a[1], true),
             Times::Timeval(a[2]),
             writable,
         ),
@@ -58,17 +58,17 @@ pub(super) fn handle(n: &Notification, writable: &[PathBuf]) -> Option<Result<()
 
 /// What a call names: a path (relative to a directory descriptor, to
 /// follow a final symlink or not) or a descriptor.
-enum Target {
+enum Named {
     Path(i32, u64, bool),
     Fd(i32),
 }
 
 /// `*at` calls: AT_EMPTY_PATH or a NULL path name the descriptor itself.
-fn at_target(dirfd: i32, path: u64, flags: i32) -> Target {
+fn at_target(dirfd: i32, path: u64, flags: i32) -> Named {
     if path == 0 || flags & libc::AT_EMPTY_PATH != 0 {
-        return Target::Fd(dirfd);
+        return Named::Fd(dirfd);
     }
-    Target::Path(dirfd, path, flags & libc::AT_SYMLINK_NOFOLLOW == 0)
+    Named::Path(dirfd, path, flags & libc::AT_SYMLINK_NOFOLLOW == 0)
 }
 
 /// How a call gives its times (the pointer; 0: now).
@@ -78,12 +78,12 @@ enum Times {
     Timespec(u64),
 }
 
-fn chmod(pid: i32, target: Target, mode: u64, writable: &[PathBuf]) -> Result<(), Errno> {
+fn chmod(pid: i32, target: Named, mode: u64, writable: &[PathBuf]) -> Result<(), Errno> {
     let fd = open_judged(pid, target, writable)?;
     rustix::fs::chmod(magic(&fd), Mode::from_raw_mode(mode as u32 & 0o7777))
 }
 
-fn times(pid: i32, target: Target, given: Times, writable: &[PathBuf]) -> Result<(), Errno> {
+fn times(pid: i32, target: Named, given: Times, writable: &[PathBuf]) -> Result<(), Errno> {
     let now = Timespec {
         tv_sec: 0,
         tv_nsec: UTIME_NOW,
@@ -124,10 +124,10 @@ fn seconds(sec: i64, nsec: i64) -> Timespec {
 /// The file, opened by the warden (O_PATH), if it lies beneath a path the
 /// command may write and its owner is the warden's (the command's) user:
 /// EPERM otherwise, the kernel's errno where it cannot be opened.
-fn open_judged(pid: i32, target: Target, writable: &[PathBuf]) -> Result<OwnedFd, Errno> {
+fn open_judged(pid: i32, target: Named, writable: &[PathBuf]) -> Result<OwnedFd, Errno> {
     let fd = match target {
-        Target::Fd(fd) => their_fd(pid, fd)?,
-        Target::Path(dirfd, ptr, follow) => {
+        Named::Fd(fd) => their_fd(pid, fd)?,
+        Named::Path(dirfd, ptr, follow) => {
             let path = c_string(pid, ptr)?;
             let dir = if dirfd == AT_FDCWD {
                 rustix::fs::open(

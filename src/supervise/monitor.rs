@@ -12,7 +12,7 @@ use rustix::process::{Pid, Signal, WaitOptions};
 
 /// What the sandbox side keeps of its monitor.
 #[derive(Default)]
-pub(crate) struct Link {
+pub(crate) struct MonitorLink {
     /// With `join`: where to report the pid that holds the namespaces.
     pub ready: Option<OwnedFd>,
     /// With --json-status-fd: `S` here just before the command starts and
@@ -29,7 +29,7 @@ pub(crate) struct Link {
     pub ended: Option<OwnedFd>,
 }
 
-impl Link {
+impl MonitorLink {
     /// Just before the command starts (and before the caller's seccomp
     /// filters, which may forbid the write). Best effort: a monitor that
     /// cannot learn it only leaves out exit-code.
@@ -72,7 +72,7 @@ pub(crate) fn clone(
     die_with_parent: bool,
     join: bool,
     forward_signals: bool,
-) -> Result<Link, Errno> {
+) -> Result<MonitorLink, Errno> {
     let pipe = || k::pipe_cloexec();
     let ready = if join { Some(pipe()?) } else { None };
     let started = if json_status_fd.is_some() {
@@ -95,7 +95,7 @@ pub(crate) fn clone(
         if die_with_parent {
             k::die_with_parent()?;
         }
-        let mut link = Link {
+        let mut link = MonitorLink {
             ready: ready.map(|(_, w)| w),
             started: started.map(|(_, w)| w),
             announced: false,
@@ -213,7 +213,11 @@ fn read_pid(r: &OwnedFd) -> Option<i32> {
 /// Forks into the PID namespace joined (or made: `new_pidns`) just before.
 /// Returns in the child; the parent reports the child's pid to the monitor,
 /// waits and exits as the child does.
-pub(crate) fn fork_into_pidns(new_pidns: bool, die_with_parent: bool, link: &mut Link) -> Result<(), Errno> {
+pub(crate) fn fork_into_pidns(
+    new_pidns: bool,
+    die_with_parent: bool,
+    link: &mut MonitorLink,
+) -> Result<(), Errno> {
     let ready = link.ready.take();
     if new_pidns {
         sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWPID)?;

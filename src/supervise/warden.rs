@@ -19,8 +19,8 @@ use super::calls::Sandbox;
 use super::explain::{Explaining, Recorder};
 use super::explain_judge::{Base, Judge};
 use super::git_sync::{GitSync, Kind, Pair};
-use super::handover::{self, Handed, Link};
-use super::leftovers::Reaper;
+use super::handover::{self, Handed, WardenLink};
+use super::leftovers::Emptying;
 use super::limits::Limits;
 use std::sync::{Arc, Mutex};
 
@@ -56,7 +56,7 @@ pub(crate) struct Orders<'a> {
 
 /// Starts the warden. `hold`: locks kept for the sandbox's life (the
 /// warden outlives it).
-pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno> {
+pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, Errno> {
     let Orders {
         keep_background,
         egress,
@@ -150,7 +150,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
             seen: Arc::new(Mutex::new(Recorder::new(explain_say, denials))),
         });
         let proxy = egress.map(|e| proxy_config(e, log, report.as_ref(), explaining.as_ref()));
-        let reaper = if scoped { Reaper::Scoped } else { Reaper::Scan };
+        let reaper = if scoped { Emptying::Scoped } else { Emptying::Scan };
         let code = run(
             theirs,
             command,
@@ -175,7 +175,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<Link, Errno>
         ending.end();
         sys::exit_now(code)
     })?;
-    Ok(Link::new(ours, warden))
+    Ok(WardenLink::new(ours, warden))
 }
 
 /// What the warden does once the sandbox is gone (its leftovers too, or,
@@ -215,7 +215,7 @@ fn run(
     mut report: Option<OwnedFd>,
     mut proxy: Option<proxy::Config>,
     mut held: Vec<OwnedFd>,
-    reaper: Reaper,
+    reaper: Emptying,
     git: Vec<PathBuf>,
     mut notes: Option<OwnedFd>,
     writable: Vec<PathBuf>,
