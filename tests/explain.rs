@@ -431,3 +431,38 @@ fn a_signal_to_a_host_process_is_said() {
         host.wait().ok();
     }
 }
+
+/// bwrap mode keeps bubblewrap's behaviour: its stderr is bubblewrap's
+/// and the command's alone, and a caller who sets QWRAP_EXPLAIN is told
+/// that this mode reports no refusals, not left to read silence.
+#[test]
+fn bwrap_mode_says_it_reports_no_refusals() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let ws = f.ws();
+        let argv = [
+            "bwrap",
+            "--ro-bind",
+            "/",
+            "/",
+            "--dev",
+            "/dev",
+            "--bind",
+            ws.to_str().unwrap(),
+            ws.to_str().unwrap(),
+            "--",
+            "sh",
+            "-c",
+            "touch /usr/qwrap-explain-probe 2>/dev/null; exit 0",
+        ];
+        let plain = f.qwrap(&argv).env_remove("QWRAP_EXPLAIN").output().unwrap();
+        assert_eq!(stderr(&plain), "", "{who:?}");
+        let asked = f.qwrap(&argv).env("QWRAP_EXPLAIN", "1").output().unwrap();
+        assert_eq!(
+            stderr(&asked),
+            "bwrap: QWRAP_EXPLAIN: bwrap mode reports no refusals (it keeps bubblewrap's behaviour); `qwrap run --explain` does\n",
+            "{who:?}"
+        );
+        assert_eq!(asked.status.code(), Some(0), "{who:?}");
+    }
+}

@@ -47,7 +47,7 @@ pub fn main(args: Vec<OsString>) -> i32 {
         }
         Err(e) => return fail(&e.0),
     };
-    for w in &config.warnings {
+    for w in config.warnings.iter().map(String::as_str).chain(explain_note()) {
         eprintln!("{}bwrap: {w}", if level_prefix { "<4>" } else { "" });
     }
     let host = match crate::host::probe(&Default::default()) {
@@ -70,6 +70,17 @@ pub fn main(args: Vec<OsString>) -> i32 {
     let text = err.to_string();
     let text = text.strip_prefix("qwrap: ").unwrap_or(&text);
     fail(&text.replace("\nhint: ", "\nbwrap: hint: "))
+}
+
+/// bwrap mode keeps bubblewrap's behaviour and reports no refusals: where
+/// the caller asks for them (`QWRAP_EXPLAIN`), it is told so, not left
+/// to read silence as "nothing was refused".
+fn explain_note() -> Option<&'static str> {
+    let asked = std::env::var(crate::policy::ENV_EXPLAIN)
+        .is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
+    asked.then_some(
+        "QWRAP_EXPLAIN: bwrap mode reports no refusals (it keeps bubblewrap's behaviour); `qwrap run --explain` does",
+    )
 }
 
 /// How the caller named this program, as bubblewrap's usage line shows it:

@@ -25,6 +25,7 @@ mod roots;
 pub mod secrets;
 pub mod settings;
 mod settings_decl;
+pub use settings_decl::ENV_EXPLAIN;
 mod sourced;
 mod toolchains;
 pub mod view;
