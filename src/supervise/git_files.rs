@@ -127,10 +127,15 @@ pub(super) fn open_dir(root: BorrowedFd<'_>, rel: &Path) -> Result<OwnedFd, Errn
 
 /// The names in a directory (none when it cannot be opened).
 pub(super) fn names(root: BorrowedFd<'_>, rel: &Path) -> Vec<OsString> {
-    let Ok(fd) = open_dir(root, rel) else {
-        return Vec::new();
-    };
-    let Ok(dir) = rustix::fs::Dir::read_from(&fd) else {
+    match open_dir(root, rel) {
+        Ok(fd) => names_in(fd.as_fd()),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The names in a directory held.
+pub(super) fn names_in(fd: BorrowedFd<'_>) -> Vec<OsString> {
+    let Ok(dir) = rustix::fs::Dir::read_from(fd) else {
         return Vec::new();
     };
     dir.flatten()
@@ -223,6 +228,15 @@ pub(super) fn make_dirs(root: BorrowedFd<'_>, rel: &Path) -> Result<OwnedFd, Err
     Ok(fd)
 }
 
+/// The directory `name` in `dir`, made if missing (never through a link).
+pub(super) fn make_dir_at(dir: BorrowedFd<'_>, name: &OsStr) -> Result<OwnedFd, Errno> {
+    match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o755)) {
+        Ok(()) | Err(Errno::EXIST) => {}
+        Err(e) => return Err(e),
+    }
+    rustix::fs::openat(dir, name, dir_flags(), Mode::empty())
+}
+
 pub(super) fn lock_name(name: &OsStr) -> OsString {
     let mut l = name.to_os_string();
     l.push(".lock");
@@ -305,7 +319,8 @@ pub(super) fn copy_in(host: BorrowedFd<'_>, own: BorrowedFd<'_>, rel: &Path, dep
 pub(super) enum Seeded {
     /// A regular file, copied: its hash as [`state`] computes it.
     File(u64),
-    Dir,
+    /// A directory, opened (O_NOFOLLOW|O_DIRECTORY, read-only).
+    Dir(OwnedFd),
 }
 
 /// Copies one regular file `name` of up to 1 MiB from `host` to `own`
@@ -317,7 +332,7 @@ pub(super) fn seed_file(host: BorrowedFd<'_>, own: BorrowedFd<'_>, name: &OsStr)
     let fd = rustix::fs::openat(host, name, flags, Mode::empty()).ok()?;
     let st = rustix::fs::fstat(&fd).ok()?;
     match rustix::fs::FileType::from_raw_mode(st.st_mode) {
-        rustix::fs::FileType::Directory => return Some(Seeded::Dir),
+        rustix::fs::FileType::Directory => return Some(Seeded::Dir(fd)),
         rustix::fs::FileType::RegularFile if st.st_size as u64 <= SMALL => {}
         _ => return None,
     }
