@@ -28,7 +28,14 @@ mod qwrap {
             include!("src/verify/probe_args.rs");
         }
     }
+    pub mod policy {
+        pub use crate::modes::*;
+    }
 }
+
+#[allow(dead_code)]
+#[path = "src/policy/modes.rs"]
+mod modes;
 
 /// qwrap(1), qwrap-SUBCOMMAND(1) for each visible subcommand, and the
 /// bash, zsh and fish completions.
@@ -37,6 +44,7 @@ fn man_pages_and_completions() {
     use clap_complete::Shell;
     println!("cargo:rerun-if-changed=src/cli.rs");
     println!("cargo:rerun-if-changed=src/verify/probe_args.rs");
+    println!("cargo:rerun-if-changed=src/policy/modes.rs");
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let man = out.join("man");
     let completions = out.join("completions");

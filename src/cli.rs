@@ -6,6 +6,12 @@ use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+/// A mode's names as the choices clap offers (declared once, with the
+/// mode, in src/policy/modes.rs).
+fn choices(names: &'static [&'static str]) -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(names.iter().copied())
+}
+
 pub const RUN_ABOUT: &str = "Run CMD in a sandbox: the host read-only, the writable roots writable";
 
 /// Shown under every command's help.
@@ -135,16 +141,16 @@ pub struct PolicyArgs {
     /// open: the host's network; closed: a private network with only lo;
     /// proxied: only lo and a proxy to the --allow-domain destinations
     /// [default: open].
-    #[arg(long, value_name = "MODE", value_parser = ["open", "closed", "proxied"])]
+    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::NetworkMode::NAMES))]
     pub network: Option<String>,
     /// shared: the host's PID namespace; private: a new one with its own
     /// /proc (host processes invisible; nested sandboxes such as bwrap,
     /// Chromium's and qwrap work inside) [default: shared].
-    #[arg(long, value_name = "MODE", value_parser = ["shared", "private"])]
+    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::PidMode::NAMES))]
     pub pid: Option<String>,
     /// private: a fresh tmpfs on /tmp; host: the host's $TMPDIR is writable
     /// [default: private].
-    #[arg(long, value_name = "MODE", value_parser = ["private", "host"])]
+    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::TmpMode::NAMES))]
     pub tmp: Option<String>,
     /// The size of the private /tmp and /dev/shm, each: a size (512M, 4G)
     /// or a share of the host's memory [default: 20%].
@@ -171,7 +177,7 @@ pub struct PolicyArgs {
     pub time_limit: Option<String>,
     /// require: fail unless every Landlock layer applies; best-effort: apply
     /// what the kernel offers; off [default: best-effort].
-    #[arg(long, value_name = "MODE", value_parser = ["require", "best-effort", "off"])]
+    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::LandlockMode::NAMES))]
     pub landlock: Option<String>,
     /// Leave git hooks, config and pointer files in writable roots writable.
     #[arg(long)]
@@ -204,12 +210,12 @@ pub struct PolicyArgs {
     pub show: Vec<PathBuf>,
     /// host: the whole host read-only; minimal: only system directories,
     /// the writable roots and exposed paths exist [default: host].
-    #[arg(long, value_name = "VIEW", value_parser = ["host", "minimal"])]
+    #[arg(long, value_name = "VIEW", value_parser = choices(crate::qwrap::policy::ViewMode::NAMES))]
     pub view: Option<String>,
     /// overlay: caches outside the workspace are overlaid, writes stay in
     /// the workspace's own layer; private: a fresh tmpfs per run; shared:
     /// written through to the host [default: overlay].
-    #[arg(long, value_name = "MODE", value_parser = ["overlay", "private", "shared"])]
+    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::CacheMode::NAMES))]
     pub cache: Option<String>,
     /// listed: only the home's entries that tools need and that hold no
     /// credentials (see qwrap(1)), the redacted start-up files and the
@@ -218,13 +224,13 @@ pub struct PolicyArgs {
     /// overlay: an overlay of the whole home whose writes stay in the
     /// workspace's layer (tools' state under ~/.config, ~/.local; never
     /// the host's) [default: listed].
-    #[arg(long, value_name = "MODE", value_parser = ["listed", "readonly", "overlay"])]
+    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::HomeMode::NAMES))]
     pub home: Option<String>,
     /// namespaces: user, mount, IPC and network namespaces with Landlock
     /// and seccomp; landlock: Landlock and seccomp only, where namespaces
     /// are refused (containers; see qwrap(1) for what it gives up); auto:
     /// namespaces where they work, else landlock [default: namespaces].
-    #[arg(long, value_name = "MODE", value_parser = ["namespaces", "landlock", "auto"])]
+    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::IsolationMode::NAMES))]
     pub isolation: Option<String>,
     /// Do not apply the toolchain profiles (rust, node, python, go) that
     /// the workspace's files call for.

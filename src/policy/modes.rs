@@ -1,33 +1,69 @@
-//! The modes a setting chooses between, with their parsers and names.
+//! The modes a setting chooses between, with their parsers and names:
+//! each declared once (`modes!`), its names shared by the parser, the
+//! printed form, the JSON and the command line's choices.
 
 use serde::Serialize;
 use std::fmt;
 use std::str::FromStr;
 
-/// Network view inside the sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum NetworkMode {
-    /// The host's network namespace.
-    Open,
-    /// A fresh network namespace with only `lo`, up.
-    Closed,
-    /// A fresh network namespace whose only way out is the warden's proxy,
-    /// to the destinations of the allow-list.
-    Proxied,
+/// A mode: its variants and their names, the parser (its error names
+/// `what` and every name), `Display` and `Serialize` by name, and `NAMES`
+/// in the order declared (clap's `value_parser`).
+macro_rules! modes {
+    ($(#[$meta:meta])* $name:ident ($what:literal) {
+        $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+
+    }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+        pub enum $name {
+            $($(#[$vmeta])* #[serde(rename = $text)] $variant,)+
+        }
+
+        impl $name {
+            /// Every name, in the order declared.
+            pub const NAMES: &'static [&'static str] = &[$($text),+];
+        }
+
+        impl FromStr for $name {
+            type Err = String;
+            fn from_str(s: &str) -> Result<Self, Self::Err> {
+                match s {
+                    $($text => Ok(Self::$variant),)+
+                    other => Err(format!("invalid {} {other:?}: expected {}", $what, one_of(Self::NAMES))),
+                }
+            }
+        }
+
+        impl fmt::Display for $name {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str(match self {
+                    $(Self::$variant => $text,)+
+                })
+            }
+        }
+    };
 }
 
-impl FromStr for NetworkMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "open" => Ok(Self::Open),
-            "closed" => Ok(Self::Closed),
-            "proxied" => Ok(Self::Proxied),
-            other => Err(format!(
-                "invalid network mode {other:?}: expected \"open\", \"closed\" or \"proxied\""
-            )),
-        }
+/// `"a", "b" or "c"`.
+fn one_of(names: &[&str]) -> String {
+    let quoted: Vec<String> = names.iter().map(|n| format!("{n:?}")).collect();
+    match quoted.split_last() {
+        Some((last, [])) => last.clone(),
+        Some((last, rest)) => format!("{} or {last}", rest.join(", ")),
+        None => String::new(),
+    }
+}
+
+modes! {
+    /// Network view inside the sandbox.
+    NetworkMode ("network mode") {
+        /// The host's network namespace.
+        Open = "open",
+        /// A fresh network namespace with only `lo`, up.
+        Closed = "closed",
+        /// A fresh network namespace whose only way out is the warden's proxy,
+        /// to the destinations of the allow-list.
+        Proxied = "proxied",
     }
 }
 
@@ -38,265 +74,93 @@ impl NetworkMode {
     }
 }
 
-impl fmt::Display for NetworkMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Open => "open",
-            Self::Closed => "closed",
-            Self::Proxied => "proxied",
-        })
+modes! {
+    /// Whether Landlock must, may or must not be applied.
+    LandlockMode ("landlock mode") {
+        /// Fail closed unless every Landlock layer can be applied.
+        Require = "require",
+        /// Apply what the kernel offers and report the rest as degraded.
+        BestEffort = "best-effort",
+        Off = "off",
     }
 }
 
-/// Whether Landlock must, may or must not be applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum LandlockMode {
-    /// Fail closed unless every Landlock layer can be applied.
-    Require,
-    /// Apply what the kernel offers and report the rest as degraded.
-    BestEffort,
-    Off,
-}
-
-impl FromStr for LandlockMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "require" => Ok(Self::Require),
-            "best-effort" => Ok(Self::BestEffort),
-            "off" => Ok(Self::Off),
-            other => Err(format!(
-                "invalid landlock mode {other:?}: expected \"require\", \"best-effort\" or \"off\""
-            )),
-        }
+modes! {
+    /// What /tmp is inside the sandbox.
+    TmpMode ("tmp mode") {
+        /// A fresh tmpfs on /tmp, `TMPDIR=/tmp`.
+        Private = "private",
+        /// The host's `$TMPDIR` (or /tmp) is a writable root.
+        Host = "host",
     }
 }
 
-impl fmt::Display for LandlockMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Require => "require",
-            Self::BestEffort => "best-effort",
-            Self::Off => "off",
-        })
+modes! {
+    /// What of the host the sandbox sees.
+    ViewMode ("view") {
+        /// The whole host, read-only (less the hidden paths).
+        Host = "host",
+        /// Only the system directories, the writable roots, the exposed paths,
+        /// /dev, /proc, /sys and /tmp: everything else does not exist.
+        Minimal = "minimal",
     }
 }
 
-/// What /tmp is inside the sandbox.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum TmpMode {
-    /// A fresh tmpfs on /tmp, `TMPDIR=/tmp`.
-    Private,
-    /// The host's `$TMPDIR` (or /tmp) is a writable root.
-    Host,
-}
-
-impl FromStr for TmpMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "private" => Ok(Self::Private),
-            "host" => Ok(Self::Host),
-            other => Err(format!(
-                "invalid tmp mode {other:?}: expected \"private\" or \"host\""
-            )),
-        }
+modes! {
+    /// Whose PID namespace the command runs in.
+    PidMode ("pid mode") {
+        /// The host's: the caller's tools see and wait for the command as
+        /// usual; the warden keeps the command's hands off host processes.
+        Shared = "shared",
+        /// A new one, with its own /proc: host processes cannot be seen or
+        /// named, and user namespaces made inside can be given their maps
+        /// (nested sandboxes work).
+        Private = "private",
     }
 }
 
-impl fmt::Display for TmpMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Private => "private",
-            Self::Host => "host",
-        })
+modes! {
+    /// What the home directory is inside.
+    HomeMode ("home mode") {
+        /// An allow-list (the default): only the entries tools need and that
+        /// hold no credentials, the redacted start-up files and the writable
+        /// roots exist; every other name of the home is absent, and the rest
+        /// of it read-only (EROFS).
+        Listed = "listed",
+        /// The whole home, the host's, read-only (the writable roots and
+        /// caches aside, the hidden set unreadable): Qwen Code's model.
+        ReadOnly = "readonly",
+        /// An overlay of the host's whose writes stay in the workspace's layer:
+        /// tools that keep state under ~/.config or ~/.local work; nothing
+        /// reaches the host's home.
+        Overlay = "overlay",
     }
 }
 
-/// What of the host the sandbox sees.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ViewMode {
-    /// The whole host, read-only (less the hidden paths).
-    Host,
-    /// Only the system directories, the writable roots, the exposed paths,
-    /// /dev, /proc, /sys and /tmp: everything else does not exist.
-    Minimal,
-}
-
-impl FromStr for ViewMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "host" => Ok(Self::Host),
-            "minimal" => Ok(Self::Minimal),
-            other => Err(format!(
-                "invalid view {other:?}: expected \"host\" or \"minimal\""
-            )),
-        }
+modes! {
+    /// How the command is isolated.
+    IsolationMode ("isolation") {
+        /// User, mount, IPC (and network) namespaces, Landlock and seccomp.
+        Namespaces = "namespaces",
+        /// Landlock and seccomp only, for hosts and containers that refuse
+        /// user namespaces or mounts (docs/security.md says what it gives up).
+        Landlock = "landlock",
+        /// Namespaces where they are allowed, else Landlock only, said on one
+        /// `qwrap: degraded:` line.
+        Auto = "auto",
     }
 }
 
-impl fmt::Display for ViewMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Host => "host",
-            Self::Minimal => "minimal",
-        })
-    }
-}
-
-/// Whose PID namespace the command runs in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum PidMode {
-    /// The host's: the caller's tools see and wait for the command as
-    /// usual; the warden keeps the command's hands off host processes.
-    Shared,
-    /// A new one, with its own /proc: host processes cannot be seen or
-    /// named, and user namespaces made inside can be given their maps
-    /// (nested sandboxes work).
-    Private,
-}
-
-impl FromStr for PidMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "shared" => Ok(Self::Shared),
-            "private" => Ok(Self::Private),
-            other => Err(format!(
-                "invalid pid mode {other:?}: expected \"shared\" or \"private\""
-            )),
-        }
-    }
-}
-
-impl fmt::Display for PidMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Shared => "shared",
-            Self::Private => "private",
-        })
-    }
-}
-
-/// What the home directory is inside.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum HomeMode {
-    /// An allow-list (the default): only the entries tools need and that
-    /// hold no credentials, the redacted start-up files and the writable
-    /// roots exist; every other name of the home is absent, and the rest
-    /// of it read-only (EROFS).
-    Listed,
-    /// The whole home, the host's, read-only (the writable roots and
-    /// caches aside, the hidden set unreadable): Qwen Code's model.
-    ReadOnly,
-    /// An overlay of the host's whose writes stay in the workspace's layer:
-    /// tools that keep state under ~/.config or ~/.local work; nothing
-    /// reaches the host's home.
-    Overlay,
-}
-
-impl FromStr for HomeMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "listed" => Ok(Self::Listed),
-            "readonly" => Ok(Self::ReadOnly),
-            "overlay" => Ok(Self::Overlay),
-            other => Err(format!(
-                "invalid home mode {other:?}: expected \"listed\", \"readonly\" or \"overlay\""
-            )),
-        }
-    }
-}
-
-impl fmt::Display for HomeMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Listed => "listed",
-            Self::ReadOnly => "readonly",
-            Self::Overlay => "overlay",
-        })
-    }
-}
-
-/// How the command is isolated.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IsolationMode {
-    /// User, mount, IPC (and network) namespaces, Landlock and seccomp.
-    Namespaces,
-    /// Landlock and seccomp only, for hosts and containers that refuse
-    /// user namespaces or mounts (docs/security.md says what it gives up).
-    Landlock,
-    /// Namespaces where they are allowed, else Landlock only, said on one
-    /// `qwrap: degraded:` line.
-    Auto,
-}
-
-impl FromStr for IsolationMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "namespaces" => Ok(Self::Namespaces),
-            "landlock" => Ok(Self::Landlock),
-            "auto" => Ok(Self::Auto),
-            other => Err(format!(
-                "invalid isolation {other:?}: expected \"namespaces\", \"landlock\" or \"auto\""
-            )),
-        }
-    }
-}
-
-impl fmt::Display for IsolationMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Namespaces => "namespaces",
-            Self::Landlock => "landlock",
-            Self::Auto => "auto",
-        })
-    }
-}
-
-/// What a write to a cache directory outside the workspace does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "lowercase")]
-pub enum CacheMode {
-    /// The host's cache is the read-only lower layer of an overlay whose
-    /// upper layer belongs to the workspace: host tools never read it.
-    Overlay,
-    /// A fresh tmpfs per run: nothing is kept, nothing reaches the host.
-    Private,
-    /// Written through to the host's cache (a later host tool reads it).
-    Shared,
-}
-
-impl FromStr for CacheMode {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "overlay" => Ok(Self::Overlay),
-            "private" => Ok(Self::Private),
-            "shared" => Ok(Self::Shared),
-            other => Err(format!(
-                "invalid cache mode {other:?}: expected \"overlay\", \"private\" or \"shared\""
-            )),
-        }
-    }
-}
-
-impl fmt::Display for CacheMode {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Overlay => "overlay",
-            Self::Private => "private",
-            Self::Shared => "shared",
-        })
+modes! {
+    /// What a write to a cache directory outside the workspace does.
+    CacheMode ("cache mode") {
+        /// The host's cache is the read-only lower layer of an overlay whose
+        /// upper layer belongs to the workspace: host tools never read it.
+        Overlay = "overlay",
+        /// A fresh tmpfs per run: nothing is kept, nothing reaches the host.
+        Private = "private",
+        /// Written through to the host's cache (a later host tool reads it).
+        Shared = "shared",
     }
 }
 
