@@ -134,6 +134,26 @@ pub fn kernel() -> String {
     rustix::system::uname().release().to_string_lossy().into_owned()
 }
 
+/// Credential files with other names: a heading and a line each (none
+/// when there are none).
+fn other_names_text(o: &mut String, list: &[crate::policy::hidden_set::OtherNames]) {
+    if !list.is_empty() {
+        let _ = writeln!(
+            o,
+            "Credential files with other names (hard links: no mask or rule on this name reaches them; each is readable wherever the view shows it):"
+        );
+    }
+    for l in list {
+        let _ = writeln!(
+            o,
+            "  {}  [{} other name(s): find / -xdev -samefile '{}']",
+            l.path.display(),
+            l.others,
+            l.path.display()
+        );
+    }
+}
+
 impl Inspect {
     pub fn new(
         policy: &Policy,
@@ -456,21 +476,7 @@ impl Inspect {
         for p in &self.shown {
             let _ = writeln!(o, "  {}  [shown: taken out with --show]", p.display());
         }
-        if !self.other_names.is_empty() {
-            let _ = writeln!(
-                o,
-                "Credential files with other names (hard links: no mask or rule on this name reaches them; each is readable wherever the view shows it):"
-            );
-        }
-        for l in &self.other_names {
-            let _ = writeln!(
-                o,
-                "  {}  [{} other name(s): find / -xdev -samefile '{}']",
-                l.path.display(),
-                l.others,
-                l.path.display()
-            );
-        }
+        other_names_text(&mut o, &self.other_names);
         let names: Vec<String> = self
             .removed_variables
             .iter()

@@ -1,8 +1,13 @@
-//! The processes beside the sandbox, outside it: the warden (seccomp
-//! notifications, the leftovers' end, the locks it holds, the egress proxy's
-//! host) and its jobs — the trapped calls it decodes, the leftovers it ends,
-//! the git dirs it keeps in step. The executor starts the warden and hands
-//! it what it needs over one socket (warden.rs: `Link` and `hand_over_*`).
+//! The processes beside the sandbox, outside it, and what they do: the
+//! warden (warden.rs) and its jobs — the trapped calls it decodes (calls,
+//! metadata) and explains (explain*), the leftovers it ends (leftovers),
+//! the git dirs it keeps in step (git_*), the repositories and lfs stores
+//! it looks at when the sandbox ends (planted), the limits it watches
+//! (limits), what it says at exit (at_exit), the egress proxy it serves;
+//! the reaper inside the sandbox's signal domain (reaper); the monitor and
+//! PID 1 of a private PID namespace (monitor); the terminal's relay
+//! (terminal). The executor starts the warden and hands it what it needs
+//! over one socket (handover.rs: `WardenLink::hand_over`).
 
 mod at_exit;
 mod calls;

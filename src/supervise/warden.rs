@@ -1,10 +1,11 @@
 //! The warden: a small process outside the sandbox, started before the
 //! namespaces and detached, so that the command (which keeps qwrap's PID)
 //! has exactly the children it makes. It answers the filter's
-//! notifications (warden_calls, metadata.rs; explain.rs with --explain),
+//! notifications (calls.rs, metadata.rs; explain.rs with --explain),
 //! keeps the git dirs in step, serves the egress proxy, watches the limits
 //! (limits.rs) and, when the command exits, ends what it left behind
-//! (leftovers.rs, reaper.rs; unless --keep-background), then exits itself.
+//! (leftovers.rs, reaper.rs; unless --keep-background), looks at the
+//! repositories and lfs stores (planted.rs), then exits itself.
 
 use crate::egress::proxy;
 use crate::plan::{Egress, LimitWatch};
@@ -151,21 +152,20 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
         });
         let proxy = egress.map(|e| proxy_config(e, log, report.as_ref(), explaining.as_ref()));
         let reaper = if scoped { Emptying::Scoped } else { Emptying::Scan };
-        let code = run(
-            theirs,
+        let duties = Duties {
+            link: theirs,
             command,
             keep_background,
             report,
             proxy,
             held,
             reaper,
-            git.to_vec(),
+            git: git.to_vec(),
             notes,
             writable,
-            &at_exit,
             explaining,
-            limits.as_mut(),
-        );
+        };
+        let code = run(duties, &at_exit, limits.as_mut());
         // The sandbox's groups emptied, what was reached said, the groups
         // removed: before the copy of stderr closes, so that the caller
         // reads the line before its end.
@@ -207,22 +207,41 @@ impl Ending {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn run(
+/// What the warden was given to do, moved into its process.
+struct Duties {
+    /// Its end of the hand-over socket.
     link: OwnedFd,
     command: rustix::process::Pid,
     keep_background: bool,
-    mut report: Option<OwnedFd>,
-    mut proxy: Option<proxy::Config>,
-    mut held: Vec<OwnedFd>,
+    /// Where the git dirs' refusals and conflicts are said.
+    report: Option<OwnedFd>,
+    proxy: Option<proxy::Config>,
+    /// Locks and the terminal, released when the sandbox has ended.
+    held: Vec<OwnedFd>,
     reaper: Emptying,
+    /// The host's git dirs whose own levels are handed over.
     git: Vec<PathBuf>,
-    mut notes: Option<OwnedFd>,
+    /// Where a note about a trapped call goes (once).
+    notes: Option<OwnedFd>,
+    /// `--isolation landlock`: where mode bits and times may change.
     writable: Vec<PathBuf>,
-    at_exit: &AtExit,
-    mut explaining: Option<Explaining>,
-    mut limits: Option<&mut Limits>,
-) -> i32 {
+    explaining: Option<Explaining>,
+}
+
+fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32 {
+    let Duties {
+        link,
+        command,
+        keep_background,
+        mut report,
+        mut proxy,
+        mut held,
+        reaper,
+        git,
+        mut notes,
+        writable,
+        mut explaining,
+    } = duties;
     let seen = explaining.as_ref().map(|e| Arc::clone(&e.seen));
     let seen = seen.as_deref();
     let mut own_git: Vec<OwnedFd> = Vec::new();

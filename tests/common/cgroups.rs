@@ -71,8 +71,9 @@ pub fn group_of(pid: u32, controller: &str) -> Option<PathBuf> {
     under(ms.iter().find(|m| m.v2)?, path)
 }
 
-/// Every group named `name` beneath the cgroup mounts.
-pub fn named(name: &str) -> Vec<PathBuf> {
+/// Every group whose name starts with `prefix` beneath the cgroup mounts
+/// (a sandbox's are `qwrap-PID-RANDOM`).
+pub fn named(prefix: &str) -> Vec<PathBuf> {
     fn walk(dir: &Path, name: &str, depth: usize, out: &mut Vec<PathBuf>) {
         let Ok(entries) = std::fs::read_dir(dir) else {
             return;
@@ -81,7 +82,7 @@ pub fn named(name: &str) -> Vec<PathBuf> {
             if !e.file_type().is_ok_and(|t| t.is_dir()) {
                 continue;
             }
-            if e.file_name() == name {
+            if e.file_name().as_encoded_bytes().starts_with(name.as_bytes()) {
                 out.push(e.path());
             } else if depth > 0 {
                 walk(&e.path(), name, depth - 1, out);
@@ -90,7 +91,7 @@ pub fn named(name: &str) -> Vec<PathBuf> {
     }
     let mut out = Vec::new();
     for m in mounts() {
-        walk(&m.point, name, 8, &mut out);
+        walk(&m.point, prefix, 8, &mut out);
     }
     out
 }
@@ -169,7 +170,7 @@ pub fn refused(o: &Output, f: &Fixture) {
 /// Whether the sandbox of qwrap `pid` left no group behind.
 pub fn no_group_left(pid: u32) -> bool {
     let deadline = Instant::now() + Duration::from_secs(5);
-    while !named(&format!("qwrap-{pid}")).is_empty() {
+    while !named(&format!("qwrap-{pid}-")).is_empty() {
         if Instant::now() > deadline {
             return false;
         }
