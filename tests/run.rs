@@ -364,3 +364,55 @@ fn runs_as_pid_one_of_its_namespace_and_ends_last() {
         }
     }
 }
+
+/// qwrap as PID 1 of its namespace: a SIGTERM sent as soon as it runs
+/// (before its plan's first step) is held and passed on to the command,
+/// not dropped by the kernel as a signal to an init without a handler.
+#[test]
+fn as_pid_one_an_early_sigterm_reaches_the_command() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        // A workspace whose walk (for repositories) takes a while: the
+        // plan's first step comes late.
+        for i in 0..3000 {
+            f.mkdir(&format!("ws/d{}/e{i}", i / 100));
+        }
+        let unshare: &[&str] = match who {
+            Who::Root => &["-p", "-f", "--mount-proc"],
+            Who::User => &["-U", "-r", "-p", "-f", "--mount-proc"],
+        };
+        let started = std::time::Instant::now();
+        let mut child = f
+            .command("unshare")
+            .args(unshare)
+            .args(["sh", "-c", "exec \"$@\"", "sh"])
+            .arg(qwrap())
+            .args(["run", "--", "sleep", "10"])
+            .env_remove("QWRAP_PID")
+            .spawn()
+            .unwrap();
+        // qwrap: unshare's child once it has exec'd (its exe is qwrap's).
+        let children = format!("/proc/{0}/task/{0}/children", child.id());
+        let pid = loop {
+            let kid = std::fs::read_to_string(&children).unwrap_or_default();
+            let kid = kid.split_whitespace().next().map(str::to_string);
+            if let Some(k) =
+                kid.filter(|k| std::fs::read_link(format!("/proc/{k}/exe")).is_ok_and(|e| e == qwrap()))
+            {
+                break k.parse::<i32>().unwrap();
+            }
+            assert!(started.elapsed().as_secs() < 5, "{who:?}: qwrap never started");
+            std::thread::yield_now();
+        };
+        // Between the execve and qwrap's first instructions no handler can
+        // be there yet: the kernel's window, not qwrap's.
+        std::thread::sleep(std::time::Duration::from_millis(5));
+        unsafe { libc::kill(pid, libc::SIGTERM) };
+        let status = child.wait().unwrap();
+        assert_eq!(status.code(), Some(143), "{who:?}");
+        assert!(
+            started.elapsed().as_secs() < 8,
+            "{who:?}: the command ran its course"
+        );
+    }
+}

@@ -211,6 +211,8 @@ fn reopen_fd(fd: i32, path: &Path) -> Result<(), Errno> {
 /// last work done), then exits as the child did.
 fn stay_init() -> Result<Option<rustix::process::Pid>, Errno> {
     let Some(pid) = sys::fork()? else {
+        // The signals' own actions back: what is sent now is the child's.
+        sys::stop_forwarding();
         return Ok(k::getppid());
     };
     k::not_dumpable()?;

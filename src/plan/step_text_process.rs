@@ -27,7 +27,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         ),
         Step::StayInit => write!(
             f,
-            "qwrap is PID 1 of its PID namespace: {ONE_THREAD}fork(); the parent stays as PID 1, not dumpable, passes signals on to the child, wait4(-1, __WALL) until ECHILD (every orphan, the warden's last work), then exits as the child did; the child goes on (getppid() = PID 1)"
+            "qwrap is PID 1 of its PID namespace: {ONE_THREAD}fork(); the parent stays as PID 1, not dumpable, passes signals on to the child, wait4(-1, __WALL) until ECHILD (every orphan, the warden's last work), then exits as the child did; the child, rt_sigaction(each signal held, SIG_DFL), goes on (getppid() = PID 1)"
         ),
         Step::NewSession => write!(
             f,
