@@ -133,7 +133,9 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
         mem_total: mem_total(),
         no_pty: None,
         ctty: ctty(),
-        pid_one: std::process::id() == 1,
+        // StayInit is held back: on Linux 6.1's test root, verify and
+        // --network proxied failed under it (exit 125), not yet understood.
+        pid_one: false,
         landlock_only: landlock_only::Facts {
             run: run_name(),
             ..Default::default()
