@@ -43,6 +43,12 @@ macro_rules! outln {
 extern "C" fn main(_argc: std::ffi::c_int, _argv: *const *const std::ffi::c_char) -> std::ffi::c_int {
     let started = std::time::Instant::now();
     qwrap::sys::init_process();
+    // `run` as PID 1 of its namespace: the kernel drops a signal that has
+    // no handler, and the plan's StayInit comes after the policy's walks;
+    // one sent meanwhile is held and passed on.
+    if std::process::id() == 1 && std::env::args_os().nth(1).is_some_and(|a| a == "run") {
+        let _ = qwrap::sys::hold_signals();
+    }
     std::process::exit(i32::from(qwrap_main(started)))
 }
 

@@ -553,7 +553,15 @@ print('tried')
                 .nth(16)
                 .unwrap();
             assert_eq!(nice, "0", "{who:?} {opts:?}: {stat}");
-            assert!(out.contains(" nice 0"), "{who:?} {opts:?}: autogroup: {out}");
+            // The kernel shows a task's autogroup only while the task sits
+            // in the root cpu cgroup; a container's cgroup hides it.
+            if out.contains("/autogroup-") {
+                assert!(out.contains(" nice 0"), "{who:?} {opts:?}: autogroup: {out}");
+            } else {
+                eprintln!(
+                    "SKIP {who:?} {opts:?}: autogroup: the victim is in no autogroup here (a cpu cgroup holds it)"
+                );
+            }
         }
     }
 }

@@ -178,10 +178,10 @@ fn usage_errors_exit_2() {
 }
 
 #[test]
-fn home_unset_or_relative_uses_the_account() {
+fn home_unset_relative_or_root_uses_the_account() {
     for who in Who::all() {
         let f = Fixture::new(who);
-        for home in [None, Some("relative/home")] {
+        for home in [None, Some("relative/home"), Some("/")] {
             let mut c = f.qwrap(&["inspect", "--json"]);
             match home {
                 None => c.env_remove("HOME"),
@@ -195,6 +195,15 @@ fn home_unset_or_relative_uses_the_account() {
             let cache = format!("{account_home}/.cache");
             let seen = v["dropped"].to_string() + &v["writable_roots"].to_string();
             assert!(seen.contains(&cache), "{who:?} {home:?}: {v}");
+            // The command's HOME is the home the policy used, where one was
+            // set; an unset one stays unset.
+            let mut c = f.qwrap(&["run", "--", "sh", "-c", "echo \"${HOME-unset}\""]);
+            match home {
+                None => c.env_remove("HOME"),
+                Some(h) => c.env("HOME", h),
+            };
+            let want = if home.is_some() { account_home } else { "unset" };
+            assert_eq!(ok(&c.output().unwrap()).trim(), want, "{who:?} {home:?}");
         }
     }
 }

@@ -313,7 +313,6 @@ fn host_mount_table_unchanged() {
 /// from the host: the planted repository named, the command's own TMPDIR
 /// removed), and exits as the command did.
 #[test]
-#[ignore = "StayInit held back: it failed verify on Linux 6.1's test root"]
 fn runs_as_pid_one_of_its_namespace_and_ends_last() {
     for who in Who::all() {
         let f = Fixture::new(who);
@@ -370,7 +369,6 @@ fn runs_as_pid_one_of_its_namespace_and_ends_last() {
 /// (before its plan's first step) is held and passed on to the command,
 /// not dropped by the kernel as a signal to an init without a handler.
 #[test]
-#[ignore = "StayInit held back: it failed verify on Linux 6.1's test root"]
 fn as_pid_one_an_early_sigterm_reaches_the_command() {
     for who in Who::all() {
         let f = Fixture::new(who);

@@ -133,9 +133,7 @@ pub fn probe(caches: &caches::CacheRequest) -> Result<HostFacts, ProbeError> {
         mem_total: mem_total(),
         no_pty: None,
         ctty: ctty(),
-        // StayInit is held back: on Linux 6.1's test root, verify and
-        // --network proxied failed under it (exit 125), not yet understood.
-        pid_one: false,
+        pid_one: std::process::id() == 1,
         landlock_only: landlock_only::Facts {
             run: run_name(),
             ..Default::default()

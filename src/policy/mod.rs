@@ -98,17 +98,28 @@ pub struct Caller {
     pub env: BTreeMap<OsString, OsString>,
 }
 
+/// Whether `$HOME` names a home: absolute, and not the root, whose
+/// listing or hiding would be the whole host's (a boot's first process has
+/// `HOME=/`).
+fn is_a_home(h: &Path) -> bool {
+    h.is_absolute() && h != Path::new("/")
+}
+
 impl Caller {
     /// The calling process's ids, working directory, home and environment.
-    /// With no (or a relative) `$HOME`, the account's home from /etc/passwd.
+    /// With no, a relative or a `/` `$HOME`, the account's home from
+    /// /etc/passwd (none where that is `/` too).
     pub fn from_process() -> Self {
         let env: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
         let uid = rustix::process::getuid().as_raw();
         let account_home = std::cell::OnceCell::new();
         let (home, home_source) = match env.get(std::ffi::OsStr::new("HOME")).map(PathBuf::from) {
-            Some(h) if h.is_absolute() => (Some(h), "$HOME"),
+            Some(h) if is_a_home(&h) => (Some(h), "$HOME"),
             _ => (
-                account_home.get_or_init(|| passwd::home_from_system(uid)).clone(),
+                account_home
+                    .get_or_init(|| passwd::home_from_system(uid))
+                    .clone()
+                    .filter(|h| is_a_home(h)),
                 "/etc/passwd",
             ),
         };

@@ -430,6 +430,16 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         .chain(req.unsetenv.iter().map(|k| k.to_string_lossy().into_owned()))
         .collect();
     env_rules.unset.extend(removed_variables.iter().cloned());
+    // A `$HOME` that is no home (relative, or `/`) gives way to the
+    // account's, where the caches and the listed home are.
+    if let Some(h) = caller.home.as_ref().filter(|_| {
+        caller.home_source == "/etc/passwd" && caller.env.contains_key(std::ffi::OsStr::new("HOME"))
+    }) && !env_rules.set.iter().any(|(k, _)| k == "HOME")
+    {
+        env_rules
+            .set
+            .insert(0, ("HOME".into(), h.clone().into_os_string()));
+    }
 
     Ok(Policy {
         workspace,
