@@ -181,7 +181,7 @@ fn usage_errors_exit_2() {
 fn home_unset_relative_or_root_uses_the_account() {
     for who in Who::all() {
         let f = Fixture::new(who);
-        for home in [None, Some("relative/home"), Some("/")] {
+        for home in [None, Some("relative/home"), Some("/"), Some("/usr/..")] {
             let mut c = f.qwrap(&["inspect", "--json"]);
             match home {
                 None => c.env_remove("HOME"),

@@ -98,11 +98,11 @@ pub struct Caller {
     pub env: BTreeMap<OsString, OsString>,
 }
 
-/// Whether `$HOME` names a home: absolute, and not the root, whose
-/// listing or hiding would be the whole host's (a boot's first process has
-/// `HOME=/`).
+/// Whether `$HOME` names a home: absolute, and not the root under any
+/// spelling (`/..`, a link to it), whose listing or hiding would be the
+/// whole host's (a boot's first process has `HOME=/`).
 fn is_a_home(h: &Path) -> bool {
-    h.is_absolute() && h != Path::new("/")
+    h.is_absolute() && canonical_or_self(h) != Path::new("/") && !h.ends_with("..")
 }
 
 impl Caller {
