@@ -63,19 +63,41 @@ pub fn qwrap() -> &'static Path {
         let base = Path::new("/var/tmp").join("qwrap-test-bin");
         std::fs::create_dir_all(&base).unwrap();
         std::fs::set_permissions(&base, std::fs::Permissions::from_mode(0o1777)).ok();
-        // Remove copies left by earlier runs whose process is gone.
+        // Each run holds a lock in its copy's directory while it lives;
+        // a directory whose lock can be taken is a gone run's (in any PID
+        // namespace: a pid would not say, another namespace's is not in
+        // this /proc).
         if let Ok(entries) = std::fs::read_dir(&base) {
             for e in entries.flatten() {
-                let name = e.file_name();
-                let pid = name.to_string_lossy().parse::<u32>().unwrap_or(0);
-                if pid != 0 && !Path::new(&format!("/proc/{pid}")).exists() {
+                let gone = std::fs::File::open(e.path().join("lock")).is_ok_and(|f| {
+                    rustix::fs::flock(&f, rustix::fs::FlockOperation::NonBlockingLockExclusive).is_ok()
+                });
+                // A copy named by its pid alone, a day old.
+                let legacy = e
+                    .file_name()
+                    .to_string_lossy()
+                    .parse::<u32>()
+                    .is_ok_and(|pid| !Path::new(&format!("/proc/{pid}")).exists())
+                    && e.metadata()
+                        .and_then(|m| m.modified())
+                        .is_ok_and(|t| t.elapsed().is_ok_and(|a| a.as_secs() > 86_400));
+                if gone || legacy {
                     std::fs::remove_dir_all(e.path()).ok();
                 }
             }
         }
-        let dir = base.join(std::process::id().to_string());
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos());
+        let dir = base.join(format!("{}-{nanos:x}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+        // Locked before it has the name the sweep looks for; held until
+        // this process ends.
+        let lock = std::fs::File::create(dir.join("lock.new")).unwrap();
+        rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
+        std::fs::rename(dir.join("lock.new"), dir.join("lock")).unwrap();
+        std::mem::forget(lock);
         let bin = dir.join("qwrap");
         // Copied by another process: a write fd held here would leak into
         // any child another test thread forks meanwhile, and exec of the
