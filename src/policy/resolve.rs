@@ -430,16 +430,7 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         .chain(req.unsetenv.iter().map(|k| k.to_string_lossy().into_owned()))
         .collect();
     env_rules.unset.extend(removed_variables.iter().cloned());
-    // A `$HOME` that is no home (relative, or `/`) gives way to the
-    // account's, where the caches and the listed home are.
-    if let Some(h) = caller.home.as_ref().filter(|_| {
-        caller.home_source == "/etc/passwd" && caller.env.contains_key(std::ffi::OsStr::new("HOME"))
-    }) && !env_rules.set.iter().any(|(k, _)| k == "HOME")
-    {
-        env_rules
-            .set
-            .insert(0, ("HOME".into(), h.clone().into_os_string()));
-    }
+    home_variable(caller, &mut env_rules);
 
     Ok(Policy {
         workspace,
@@ -531,4 +522,18 @@ fn host_tmp(
 fn variable_default(template: &str, home: Option<&Path>, path: &Path) -> Option<Option<PathBuf>> {
     let default = profile::expand(template, home, &|_| None).ok();
     (default.as_deref() != Some(path)).then_some(default)
+}
+
+/// A `$HOME` that is no home (relative, or `/`) gives way to the account's,
+/// where the caches and the listed home are; `--setenv HOME` wins.
+fn home_variable(caller: &Caller, env_rules: &mut EnvRules) {
+    let replaced =
+        caller.home_source == "/etc/passwd" && caller.env.contains_key(std::ffi::OsStr::new("HOME"));
+    if let Some(h) = caller.home.as_ref().filter(|_| replaced)
+        && !env_rules.set.iter().any(|(k, _)| k == "HOME")
+    {
+        env_rules
+            .set
+            .insert(0, ("HOME".into(), h.clone().into_os_string()));
+    }
 }
