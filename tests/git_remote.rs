@@ -337,19 +337,23 @@ fn repositories_below_the_workspace_are_guarded_alike() {
 }
 
 /// Repositories planted inside (a `.git` directory with an fsmonitor and a
-/// hook, a `.git` pointer file, a bare one) are named when the sandbox ends, with what
-/// in them host git would run; one there from the start is not.
+/// hook, a `.git` pointer file, a bare one) are named when the sandbox ends,
+/// with what in them host git would run, and moved aside: a host git there
+/// afterwards runs nothing (its marker is never made). A plain one stays,
+/// and one there from the start is not named.
 #[test]
 fn repositories_made_inside_are_named_at_exit() {
     for who in Who::all() {
         for api in APIS {
             let f = Fixture::new(who);
             repo(&f);
+            let hit = f.ws().parent().unwrap().join("fsmonitor-ran");
             let script = format!(
-                "mkdir -p sub/deep plain ptr && cd sub/deep && git init -q && git config core.fsmonitor 'touch /x'
+                "mkdir -p sub/deep plain ptr && cd sub/deep && git init -q && git config core.fsmonitor 'touch {hit}'
                  printf '#!/bin/sh\\n' > .git/hooks/post-checkout; cd ../..
                  (cd plain && git init -q); printf 'gitdir: ../.evil\\n' > ptr/.git
-                 git init -q --bare emb && git -C emb config core.fsmonitor 'touch /x'; {GIT} status >/dev/null; echo planted"
+                 git init -q --bare emb && git -C emb config core.fsmonitor 'touch {hit}'; {GIT} status >/dev/null; echo planted",
+                hit = hit.display()
             );
             let o = f.run_sh(api, &[], &script);
             let what = format!("{who:?} {api}");
@@ -381,6 +385,22 @@ fn repositories_made_inside_are_named_at_exit() {
                 !err.contains(&format!("{}/.git:", f.ws().display())),
                 "{what}: the workspace's own repository named: {err}"
             );
+            // The warden's last word has come (stderr's end): those holding
+            // a program are aside, the plain one in place.
+            for (p, held) in [
+                ("sub/deep/.git", "sub/deep/.git.qwrap-held"),
+                ("ptr/.git", "ptr/.git.qwrap-held"),
+                ("emb/HEAD", "emb/HEAD.qwrap-held"),
+            ] {
+                assert!(!f.ws().join(p).exists(), "{what}: {p} left in place: {err}");
+                assert!(f.ws().join(held).exists(), "{what}: {held} missing: {err}");
+            }
+            assert!(f.ws().join("plain/.git").is_dir(), "{what}: plain moved");
+            // Host git in and above them runs nothing planted.
+            for dir in [f.ws().join("sub/deep"), f.ws().join("emb"), f.ws()] {
+                let _ = f.command("git").arg("-C").arg(&dir).arg("status").output();
+            }
+            assert!(!hit.exists(), "{what}: a host git ran the planted fsmonitor");
         }
     }
 }

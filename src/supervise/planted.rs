@@ -4,8 +4,11 @@
 //! sandbox started. No
 //! mount can guard a name that does not exist yet, and host git trusts a
 //! repository's own config and hooks, so each one is named when the
-//! sandbox ends, with what in it would run a program under host git. qwrap
-//! leaves it as it is (it may be the work asked for: `git init`).
+//! sandbox ends, with what in it would run a program under host git. One
+//! that holds such a thing is moved aside (`.git.qwrap-held`; a bare one's
+//! `HEAD.qwrap-held`), so that no host git takes it for a repository until
+//! the user has looked; a plain one stays (it may be the work asked for:
+//! `git init`).
 
 use crate::plan::RepoScan;
 use rustix::fd::OwnedFd;
@@ -117,14 +120,57 @@ pub(crate) fn say(scan: &RepoScan, fd: Option<&OwnedFd>) {
             "a repository made inside: host git there trusts its config and hooks; look at them first"
                 .to_string()
         } else {
+            // A `.git` goes aside whole; a git dir by another name (bare)
+            // loses its HEAD, without which git takes it for none.
+            let aside = if dot_git.file_name().is_some_and(|n| n == ".git") {
+                dot_git.clone()
+            } else {
+                dot_git.join("HEAD")
+            };
+            let done = match hold_aside(&aside) {
+                Ok(held) => format!(
+                    "moved aside to {} (no host git takes it for a repository there; review it, then move it back)",
+                    held.display()
+                ),
+                Err(e) => {
+                    format!("remove it, or review it before any git runs there (moving it aside failed: {e})")
+                }
+            };
             format!(
-                "a repository made inside whose {} host git would run: remove it, or review it before any git runs there",
+                "a repository made inside whose {} host git would run: {done}",
                 risks.join(", ")
             )
         };
         let line = format!("qwrap: git: {}: {what}\n", dot_git.display());
         let _ = rustix::io::write(fd, line.as_bytes());
     }
+}
+
+/// Renames a repository made inside to `NAME.qwrap-held` (or `-2` … `-9`
+/// after it), beside it: its directory opened from `/` one component at a
+/// time without following a link (a link planted on the way leads
+/// nowhere), the rename replacing nothing.
+fn hold_aside(dot_git: &Path) -> Result<std::path::PathBuf, rustix::io::Errno> {
+    use rustix::io::Errno;
+    let (Some(parent), Some(name)) = (dot_git.parent(), dot_git.file_name()) else {
+        return Err(Errno::INVAL);
+    };
+    let rel = parent.strip_prefix("/").map_err(|_| Errno::INVAL)?;
+    let root = rustix::fs::open("/", super::git_files::dir_flags(), rustix::fs::Mode::empty())?;
+    let dir = super::git_files::open_dir(std::os::fd::AsFd::as_fd(&root), rel)?;
+    for i in 1..10 {
+        let mut held = name.to_os_string();
+        held.push(".qwrap-held");
+        if i > 1 {
+            held.push(format!("-{i}"));
+        }
+        match rustix::fs::renameat_with(&dir, name, &dir, &held, rustix::fs::RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(parent.join(held)),
+            Err(Errno::EXIST) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Err(Errno::EXIST)
 }
 
 /// What in a planted `.git` names a program: config keys, hooks, a
@@ -135,6 +181,10 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
         return vec!["pointer to another git dir".into()];
     }
     let mut out = Vec::new();
+    // A linked worktree's git dir takes config and hooks from its common dir.
+    if std::fs::symlink_metadata(dot_git.join("commondir")).is_ok() {
+        out.push("commondir (another git dir's config and hooks)".into());
+    }
     for config in ["config", "config.worktree"] {
         let text = crate::policy::read_small(&dot_git.join(config)).unwrap_or_default();
         out.extend(
@@ -188,7 +238,27 @@ fn keys_that_run(text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::keys_that_run;
+    use super::{keys_that_run, risks};
+
+    #[test]
+    fn a_git_dir_that_borrows_another_is_a_risk() {
+        let d = tempfile::tempdir().unwrap();
+        let g = d.path().join(".git");
+        std::fs::create_dir_all(g.join("hooks")).unwrap();
+        std::fs::write(g.join("hooks/pre-commit.sample"), "").unwrap();
+        assert!(risks(&g).is_empty(), "{:?}", risks(&g));
+        std::fs::write(g.join("commondir"), "/elsewhere\n").unwrap();
+        std::fs::write(g.join("hooks/post-checkout"), "").unwrap();
+        assert_eq!(
+            risks(&g),
+            vec![
+                "commondir (another git dir's config and hooks)",
+                "hook post-checkout"
+            ]
+        );
+        std::fs::write(d.path().join("ptr"), "gitdir: x\n").unwrap();
+        assert_eq!(risks(&d.path().join("ptr")), vec!["pointer to another git dir"]);
+    }
 
     #[test]
     fn keys_that_name_a_program() {
