@@ -347,12 +347,23 @@ fn repositories_made_inside_are_named_at_exit() {
         for api in APIS {
             let f = Fixture::new(who);
             repo(&f);
+            // A repository there from the start, which the command replaces.
+            ok(&f
+                .command("git")
+                .args(["init", "-q", "known"])
+                .current_dir(f.ws())
+                .output()
+                .unwrap());
             let hit = f.ws().parent().unwrap().join("fsmonitor-ran");
             let script = format!(
                 "mkdir -p sub/deep plain ptr && cd sub/deep && git init -q && git config core.fsmonitor 'touch {hit}'
                  printf '#!/bin/sh\\n' > .git/hooks/post-checkout; cd ../..
                  (cd plain && git init -q); printf 'gitdir: ../.evil\\n' > ptr/.git
-                 git init -q --bare emb && git -C emb config core.fsmonitor 'touch {hit}'; {GIT} status >/dev/null; echo planted",
+                 git init -q --bare emb && git -C emb config core.fsmonitor 'touch {hit}'
+                 mkdir sym && git init -q --bare sym/gd && git -C sym/gd config core.bare false && git -C sym/gd config core.fsmonitor 'touch {hit}' && ln -s gd sym/.git
+                 mkdir bad && git -C bad init -q && printf '# \\377\\n[core] fsmonitor = touch {hit}\\n' >> bad/.git/config
+                 mv known k.old && git init -q known && git -C known config core.fsmonitor 'touch {hit}'
+                 {GIT} status >/dev/null; echo planted",
                 hit = hit.display()
             );
             let o = f.run_sh(api, &[], &script);
@@ -391,13 +402,20 @@ fn repositories_made_inside_are_named_at_exit() {
                 ("sub/deep/.git", "sub/deep/.git.qwrap-held"),
                 ("ptr/.git", "ptr/.git.qwrap-held"),
                 ("emb/HEAD", "emb/HEAD.qwrap-held"),
+                ("sym/.git", "sym/.git.qwrap-held"),
+                ("bad/.git", "bad/.git.qwrap-held"),
+                ("known/.git", "known/.git.qwrap-held"),
             ] {
                 assert!(!f.ws().join(p).exists(), "{what}: {p} left in place: {err}");
                 assert!(f.ws().join(held).exists(), "{what}: {held} missing: {err}");
             }
             assert!(f.ws().join("plain/.git").is_dir(), "{what}: plain moved");
+            // The repository the command moved is still the user's.
+            assert!(f.ws().join("k.old/.git").is_dir(), "{what}: k.old moved");
+            assert!(!err.contains("k.old/.git:"), "{what}: k.old named: {err}");
             // Host git in and above them runs nothing planted.
-            for dir in [f.ws().join("sub/deep"), f.ws().join("emb"), f.ws()] {
+            for d in ["sub/deep", "emb", "sym", "bad", "known", ""] {
+                let dir = f.ws().join(d);
                 let _ = f.command("git").arg("-C").arg(&dir).arg("status").output();
             }
             assert!(!hit.exists(), "{what}: a host git ran the planted fsmonitor");

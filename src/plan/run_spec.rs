@@ -275,6 +275,7 @@ pub(super) fn repo_scan(policy: &Policy) -> Option<RepoScan> {
             .dot_gits
             .iter()
             .chain(&policy.repos.bare)
+            .chain(&policy.repos.linked)
             .cloned()
             .collect(),
         lfs: policy

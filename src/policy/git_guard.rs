@@ -182,6 +182,10 @@ pub struct Found {
     /// Git dirs without a `.git` in their path (bare, or with a
     /// `core.worktree`): a directory holding `HEAD`, `objects` and `refs`.
     pub bare: Vec<PathBuf>,
+    /// A `.git` that is a link, and a git dir whose `HEAD` is one (git
+    /// follows both): never guarded, but named and held at exit when made
+    /// inside.
+    pub linked: Vec<PathBuf>,
     pub note: Option<String>,
 }
 
@@ -202,11 +206,12 @@ pub fn repositories_below(roots: &[PathBuf]) -> Found {
         }
         let Ok(rd) = fs::read_dir(&dir) else { continue };
         let mut git_dir = [false; 3];
+        let mut head_link = false;
         for e in rd.flatten() {
             let name = e.file_name();
             let Ok(t) = e.file_type() else { continue };
             match name.as_encoded_bytes() {
-                b"HEAD" => git_dir[0] = t.is_file(),
+                b"HEAD" => (git_dir[0], head_link) = (t.is_file(), t.is_symlink()),
                 b"objects" => git_dir[1] = t.is_dir(),
                 b"refs" => git_dir[2] = t.is_dir(),
                 _ => {}
@@ -214,6 +219,8 @@ pub fn repositories_below(roots: &[PathBuf]) -> Found {
             if name == ".git" {
                 if t.is_dir() || t.is_file() {
                     found.dot_gits.push(e.path());
+                } else if t.is_symlink() {
+                    found.linked.push(e.path());
                 }
             } else if t.is_dir() && depth < SCAN_DEPTH && !NOT_SCANNED.iter().any(|n| name == *n) {
                 queue.push_back((e.path(), depth + 1));
@@ -221,9 +228,12 @@ pub fn repositories_below(roots: &[PathBuf]) -> Found {
         }
         if git_dir == [true; 3] {
             found.bare.push(dir);
+        } else if head_link && git_dir[1] && git_dir[2] {
+            found.linked.push(dir);
         }
     }
     found.bare.sort();
+    found.linked.sort();
     found.dot_gits.sort();
     found.dot_gits.dedup();
     found

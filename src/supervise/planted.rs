@@ -15,33 +15,36 @@ use rustix::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// Config keys whose value git runs (or that bring in more config).
-const RUNS: [&str; 14] = [
-    "core.fsmonitor",
-    "core.hookspath",
-    "core.sshcommand",
-    "core.pager",
-    "core.editor",
-    "core.askpass",
-    "credential.helper",
-    "gpg.program",
-    "sequence.editor",
-    "include.path",
-    "uploadpack.packobjectshook",
-    "diff.external",
-    "core.gitproxy",
-    "core.worktree",
+/// The config keys a plain repository holds (`git init`, `git clone`,
+/// `git remote add`, an upstream set), none of which names a program: any
+/// other key, or a line that cannot be read, makes it one to hold aside
+/// (an allow-list: git's list of keys that run something keeps growing).
+const PLAIN: [&str; 22] = [
+    "core.repositoryformatversion",
+    "core.filemode",
+    "core.bare",
+    "core.logallrefupdates",
+    "core.ignorecase",
+    "core.precomposeunicode",
+    "core.symlinks",
+    "core.autocrlf",
+    "core.eol",
+    "core.sharedrepository",
+    "extensions.objectformat",
+    "extensions.refstorage",
+    "init.defaultbranch",
+    "user.name",
+    "user.email",
+    "pull.rebase",
+    "gc.auto",
+    "receive.denycurrentbranch",
+    "remote.*.url",
+    "remote.*.fetch",
+    "branch.*.remote",
+    "branch.*.merge",
 ];
-/// Subsection keys whose value git runs (`filter.NAME.clean`, …).
-const RUNS_IN_SECTION: [(&str, &str); 7] = [
-    ("filter", "clean"),
-    ("filter", "smudge"),
-    ("filter", "process"),
-    ("diff", "textconv"),
-    ("diff", "command"),
-    ("merge", "driver"),
-    ("includeif", "path"),
-];
+/// Config larger than this is not read: held aside.
+const CONFIG_MAX: u64 = 1 << 20;
 
 /// Most entries of git-lfs's stores looked at when the sandbox ends.
 const LFS_SWEEP_MAX: usize = 200_000;
@@ -105,17 +108,45 @@ pub(crate) fn sweep_lfs(stores: &[std::path::PathBuf], fd: Option<&OwnedFd>) {
     }
 }
 
+/// The repositories there at the start, by what their paths named then
+/// (device and inode, not followed): one the command put in the place of
+/// another (`mv app old; git init app`) is one it made, and one it moved
+/// (`old`) is still the user's.
+pub(crate) struct Known(Vec<Option<(u64, u64)>>);
+
+impl Known {
+    pub(crate) fn now(paths: &[std::path::PathBuf]) -> Known {
+        Known(paths.iter().map(|p| identity(p)).collect())
+    }
+
+    fn holds(&self, p: &Path) -> bool {
+        let id = identity(p);
+        id.is_some() && self.0.contains(&id)
+    }
+}
+
+fn identity(p: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()))
+}
+
 /// Says each repository made inside.
-pub(crate) fn say(scan: &RepoScan, fd: Option<&OwnedFd>) {
+pub(crate) fn say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>) {
     let Some(fd) = fd else { return };
     let now = crate::policy::repositories_below(&scan.roots);
     for dot_git in now
         .dot_gits
         .iter()
         .chain(&now.bare)
-        .filter(|d| !scan.known.contains(d))
+        .chain(&now.linked)
+        .filter(|d| !known.holds(d))
     {
-        let risks = risks(dot_git);
+        // Nothing is read through a link the command made.
+        let risks = if now.linked.contains(dot_git) {
+            vec!["a link where git looks (a .git or HEAD)".to_string()]
+        } else {
+            risks(dot_git)
+        };
         let what = if risks.is_empty() {
             "a repository made inside: host git there trusts its config and hooks; look at them first"
                 .to_string()
@@ -186,12 +217,21 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
         out.push("commondir (another git dir's config and hooks)".into());
     }
     for config in ["config", "config.worktree"] {
-        let text = crate::policy::read_small(&dot_git.join(config)).unwrap_or_default();
-        out.extend(
-            keys_that_run(&text)
-                .into_iter()
-                .map(|k| format!("{config} key {k}")),
-        );
+        let path = dot_git.join(config);
+        let Ok(meta) = std::fs::symlink_metadata(&path) else {
+            continue;
+        };
+        let text = (meta.is_file() && meta.len() <= CONFIG_MAX)
+            .then(|| std::fs::read(&path).ok())
+            .flatten();
+        match text {
+            Some(t) => out.extend(
+                keys_not_plain(&String::from_utf8_lossy(&t))
+                    .into_iter()
+                    .map(|k| format!("{config} key {k}")),
+            ),
+            None => out.push(format!("{config} (not a small regular file qwrap can read)")),
+        }
     }
     if let Ok(rd) = std::fs::read_dir(dot_git.join("hooks")) {
         let mut hooks: Vec<String> = rd
@@ -205,32 +245,46 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
     out
 }
 
-/// The keys of a config text that name a program (`alias.X = !…` too).
-fn keys_that_run(text: &str) -> Vec<String> {
+/// The keys of a config text that a plain repository does not hold, and
+/// each line that cannot be read as git reads it, by name.
+fn keys_not_plain(text: &str) -> Vec<String> {
     let mut section = String::new();
     let mut sub = false;
     let mut out = Vec::new();
-    for line in text.lines() {
-        let l = line.trim();
+    let mut add = |k: String| {
+        if !out.contains(&k) {
+            out.push(k);
+        }
+    };
+    for line in text.trim_start_matches('\u{feff}').lines() {
+        let mut l = line.trim();
         if let Some(h) = l.strip_prefix('[') {
-            let h = h.split(']').next().unwrap_or("").trim();
-            sub = h.contains(' ') || h.contains('.');
-            section = h.split([' ', '.']).next().unwrap_or("").to_ascii_lowercase();
+            let Some((h, rest)) = h.split_once(']') else {
+                add("a section header qwrap cannot read".into());
+                continue;
+            };
+            let h = h.trim();
+            sub = h.contains([' ', '.', '"']);
+            section = h.split([' ', '.', '"']).next().unwrap_or("").to_ascii_lowercase();
+            // git reads a key on the header's line too.
+            l = rest.trim();
+        }
+        if l.is_empty() || l.starts_with(['#', ';']) {
             continue;
         }
-        let Some((k, v)) = l.split_once('=').or(Some((l, ""))) else {
-            continue;
+        let k = l
+            .split_once('=')
+            .map_or(l, |(k, _)| k)
+            .trim()
+            .to_ascii_lowercase();
+        let name = if sub {
+            format!("{section}.*.{k}")
+        } else {
+            format!("{section}.{k}")
         };
-        let k = k.trim().to_ascii_lowercase();
-        if k.is_empty() || k.starts_with(['#', ';']) {
-            continue;
-        }
-        let full = format!("{section}.{k}");
-        let runs = (!sub && RUNS.contains(&full.as_str()))
-            || (sub && RUNS_IN_SECTION.contains(&(section.as_str(), k.as_str())))
-            || (section == "alias" && v.trim().trim_matches('"').starts_with('!'));
-        if runs && !out.contains(&full) {
-            out.push(full);
+        let valid = !k.is_empty() && k.chars().all(|c| c.is_ascii_alphanumeric() || c == '-');
+        if !valid || !PLAIN.contains(&name.as_str()) {
+            add(name);
         }
     }
     out
@@ -238,7 +292,7 @@ fn keys_that_run(text: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{keys_that_run, risks};
+    use super::{keys_not_plain, risks};
 
     #[test]
     fn a_git_dir_that_borrows_another_is_a_risk() {
@@ -261,12 +315,33 @@ mod tests {
     }
 
     #[test]
-    fn keys_that_name_a_program() {
-        let text = "[core]\n\tfsmonitor = touch x\n\tbare = false\n[filter \"lfs\"]\n\tsmudge = x\n[alias]\n\tst = status\n\tpwn = !sh -c x\n[includeIf \"gitdir:/x\"]\n\tpath = /tmp/c\n";
+    fn only_a_plain_repositorys_keys_pass() {
+        let init = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n[remote \"origin\"]\n\turl = https://x/y\n\tfetch = +refs/heads/*:refs/remotes/origin/*\n[branch \"main\"]\n\tremote = origin\n\tmerge = refs/heads/main\n";
+        assert!(keys_not_plain(init).is_empty(), "{:?}", keys_not_plain(init));
+        let text = "[core]\n\tfsmonitor = touch x\n\tbare = false\n[filter \"lfs\"]\n\tsmudge = x\n[alias]\n\tpwn = !sh -c x\n[includeIf \"gitdir:/x\"]\n\tpath = /tmp/c\n[gpg \"ssh\"]\n\tdefaultKeyCommand = x\n";
         assert_eq!(
-            keys_that_run(text),
-            vec!["core.fsmonitor", "filter.smudge", "alias.pwn", "includeif.path"]
+            keys_not_plain(text),
+            vec![
+                "core.fsmonitor",
+                "filter.*.smudge",
+                "alias.pwn",
+                "includeif.*.path",
+                "gpg.*.defaultkeycommand"
+            ]
         );
-        assert!(keys_that_run("[core]\n\tautocrlf = true\n").is_empty());
+        // A key on the header's line, after a byte-order mark, in old
+        // subsection syntax; a header cut short.
+        assert_eq!(
+            keys_not_plain("\u{feff}[core] fsmonitor = x\n"),
+            vec!["core.fsmonitor"]
+        );
+        assert_eq!(
+            keys_not_plain("[remote.o]\n\tuploadpack = x\n"),
+            vec!["remote.*.uploadpack"]
+        );
+        assert_eq!(
+            keys_not_plain("[core\n"),
+            vec!["a section header qwrap cannot read"]
+        );
     }
 }

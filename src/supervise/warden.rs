@@ -184,6 +184,8 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
 struct Ending {
     remove: Option<PathBuf>,
     repos: Option<crate::plan::RepoScan>,
+    /// What each repository there at the start is, before the command runs.
+    known: super::planted::Known,
     say: Option<OwnedFd>,
 }
 
@@ -192,6 +194,7 @@ impl Ending {
         Ending {
             remove: remove.map(Path::to_path_buf),
             say: repos.and_then(|_| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok()),
+            known: super::planted::Known::now(repos.map_or(&[][..], |r| &r.known)),
             repos: repos.cloned(),
         }
     }
@@ -202,7 +205,7 @@ impl Ending {
         }
         if let Some(r) = &self.repos {
             super::planted::sweep_lfs(&r.lfs, self.say.as_ref());
-            super::planted::say(r, self.say.as_ref());
+            super::planted::say(r, &self.known, self.say.as_ref());
         }
     }
 }
