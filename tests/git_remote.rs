@@ -354,6 +354,13 @@ fn repositories_made_inside_are_named_at_exit() {
                 .current_dir(f.ws())
                 .output()
                 .unwrap());
+            // A bare one there from the start, which no mount guards.
+            ok(&f
+                .command("git")
+                .args(["init", "-q", "--bare", "E.git"])
+                .current_dir(f.ws())
+                .output()
+                .unwrap());
             let hit = f.ws().parent().unwrap().join("fsmonitor-ran");
             let script = format!(
                 "mkdir -p sub/deep plain ptr && cd sub/deep && git init -q && git config core.fsmonitor 'touch {hit}'
@@ -363,6 +370,13 @@ fn repositories_made_inside_are_named_at_exit() {
                  mkdir sym && git init -q --bare sym/gd && git -C sym/gd config core.bare false && git -C sym/gd config core.fsmonitor 'touch {hit}' && ln -s gd sym/.git
                  mkdir bad && git -C bad init -q && printf '# \\377\\n[core] fsmonitor = touch {hit}\\n' >> bad/.git/config
                  mv known k.old && git init -q known && git -C known config core.fsmonitor 'touch {hit}'
+                 mkdir -p A/refs/heads A/objs && ln -s objs A/objects && echo 'ref: refs/heads/main' > A/HEAD
+                 printf '[core]\\n\\tbare = false\\n\\tworktree = %s/A\\n\\tfsmonitor = touch {hit}\\n' \"$PWD\" > A/config
+                 mkdir -p Bc/objects Bc/refs B && echo 'ref: refs/heads/main' > B/HEAD && echo ../Bc > B/commondir
+                 printf '[core]\\n\\tfsmonitor = touch {hit}\\n' > Bc/config
+                 git init -q C2 && mkdir C2/.hk && rm -r C2/.git/hooks && ln -s /proc/self/cwd/.hk C2/.git/hooks
+                 git init -q D && mkdir -p D/.git/modules/s
+                 git -C E.git config core.bare false && git -C E.git config core.worktree \"$PWD\" && git -C E.git config core.fsmonitor 'touch {hit}'
                  {GIT} status >/dev/null; echo planted",
                 hit = hit.display()
             );
@@ -405,6 +419,11 @@ fn repositories_made_inside_are_named_at_exit() {
                 ("sym/.git", "sym/.git.qwrap-held"),
                 ("bad/.git", "bad/.git.qwrap-held"),
                 ("known/.git", "known/.git.qwrap-held"),
+                ("A/HEAD", "A/HEAD.qwrap-held"),
+                ("B/HEAD", "B/HEAD.qwrap-held"),
+                ("C2/.git", "C2/.git.qwrap-held"),
+                ("D/.git", "D/.git.qwrap-held"),
+                ("E.git/HEAD", "E.git/HEAD.qwrap-held"),
             ] {
                 assert!(!f.ws().join(p).exists(), "{what}: {p} left in place: {err}");
                 assert!(f.ws().join(held).exists(), "{what}: {held} missing: {err}");
@@ -414,7 +433,9 @@ fn repositories_made_inside_are_named_at_exit() {
             assert!(f.ws().join("k.old/.git").is_dir(), "{what}: k.old moved");
             assert!(!err.contains("k.old/.git:"), "{what}: k.old named: {err}");
             // Host git in and above them runs nothing planted.
-            for d in ["sub/deep", "emb", "sym", "bad", "known", ""] {
+            for d in [
+                "sub/deep", "emb", "sym", "bad", "known", "A", "B", "C2", "D", "E.git", "",
+            ] {
                 let dir = f.ws().join(d);
                 let _ = f.command("git").arg("-C").arg(&dir).arg("status").output();
             }

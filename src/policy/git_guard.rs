@@ -182,9 +182,9 @@ pub struct Found {
     /// Git dirs without a `.git` in their path (bare, or with a
     /// `core.worktree`): a directory holding `HEAD`, `objects` and `refs`.
     pub bare: Vec<PathBuf>,
-    /// A `.git` that is a link, and a git dir whose `HEAD` is one (git
-    /// follows both): never guarded, but named and held at exit when made
-    /// inside.
+    /// A `.git` that is a link, a git dir whose `HEAD`, `objects` or
+    /// `refs` is one, and one that borrows them (`commondir`): never
+    /// guarded, but named and held at exit when made inside.
     pub linked: Vec<PathBuf>,
     pub note: Option<String>,
 }
@@ -206,15 +206,22 @@ pub fn repositories_below(roots: &[PathBuf]) -> Found {
         }
         let Ok(rd) = fs::read_dir(&dir) else { continue };
         let mut git_dir = [false; 3];
-        let mut head_link = false;
+        // git opens HEAD, objects and refs through links too, and takes
+        // objects and refs from a `commondir`'s directory.
+        let (mut linked, mut head, mut common) = (false, false, false);
         for e in rd.flatten() {
             let name = e.file_name();
             let Ok(t) = e.file_type() else { continue };
+            let (dir, link) = (t.is_dir(), t.is_symlink());
             match name.as_encoded_bytes() {
-                b"HEAD" => (git_dir[0], head_link) = (t.is_file(), t.is_symlink()),
-                b"objects" => git_dir[1] = t.is_dir(),
-                b"refs" => git_dir[2] = t.is_dir(),
+                b"HEAD" => (git_dir[0], head) = (t.is_file(), t.is_file() || link),
+                b"objects" => git_dir[1] = dir,
+                b"refs" => git_dir[2] = dir,
+                b"commondir" => common = true,
                 _ => {}
+            }
+            if matches!(name.as_encoded_bytes(), b"HEAD" | b"objects" | b"refs") {
+                linked |= link;
             }
             if name == ".git" {
                 if t.is_dir() || t.is_file() {
@@ -228,7 +235,7 @@ pub fn repositories_below(roots: &[PathBuf]) -> Found {
         }
         if git_dir == [true; 3] {
             found.bare.push(dir);
-        } else if head_link && git_dir[1] && git_dir[2] {
+        } else if head && (linked || common) {
             found.linked.push(dir);
         }
     }

@@ -112,22 +112,38 @@ pub(crate) fn sweep_lfs(stores: &[std::path::PathBuf], fd: Option<&OwnedFd>) {
 /// (device and inode, not followed): one the command put in the place of
 /// another (`mv app old; git init app`) is one it made, and one it moved
 /// (`old`) is still the user's.
-pub(crate) struct Known(Vec<Option<(u64, u64)>>);
+pub(crate) struct Known(Vec<(u64, u64, u64)>);
 
 impl Known {
     pub(crate) fn now(paths: &[std::path::PathBuf]) -> Known {
-        Known(paths.iter().map(|p| identity(p)).collect())
+        Known(paths.iter().filter_map(|p| identity(p)).collect())
     }
 
     fn holds(&self, p: &Path) -> bool {
-        let id = identity(p);
-        id.is_some() && self.0.contains(&id)
+        identity(p).is_some_and(|id| self.0.contains(&id))
     }
 }
 
-fn identity(p: &Path) -> Option<(u64, u64)> {
+/// Device, inode and, for a git dir by another name (bare: no mount
+/// guards it, and it can be removed), a hash of what in it would run
+/// something (its risks and its config files' bytes). A `.git` is guarded
+/// while the command runs (its config is the sandbox's own copy), and the
+/// host's git may change it meanwhile: its device and inode only.
+fn identity(p: &Path) -> Option<(u64, u64, u64)> {
+    use std::hash::{Hash, Hasher};
     use std::os::unix::fs::MetadataExt;
-    std::fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()))
+    let m = std::fs::symlink_metadata(p).ok()?;
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    if !m.file_type().is_symlink() && p.file_name().is_some_and(|n| n != ".git") {
+        risks(p).hash(&mut h);
+        for c in ["config", "config.worktree"] {
+            // Read only a small regular file: a FIFO would block.
+            let c = p.join(c);
+            let small = std::fs::symlink_metadata(&c).is_ok_and(|m| m.is_file() && m.len() <= CONFIG_MAX);
+            small.then(|| std::fs::read(&c).ok()).flatten().hash(&mut h);
+        }
+    }
+    Some((m.dev(), m.ino(), h.finish()))
 }
 
 /// Says each repository made inside.
@@ -233,7 +249,24 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
             None => out.push(format!("{config} (not a small regular file qwrap can read)")),
         }
     }
-    if let Ok(rd) = std::fs::read_dir(dot_git.join("hooks")) {
+    // Submodules' and worktrees' git dirs hold config and hooks of their
+    // own; a plain repository has none.
+    for sub in ["modules", "worktrees"] {
+        if std::fs::symlink_metadata(dot_git.join(sub)).is_ok() {
+            out.push(format!("{sub}/ (git dirs of their own)"));
+        }
+    }
+    // Hooks only from a real directory: a link git resolves from the work
+    // tree (`/proc/self/cwd/…`) leads elsewhere than it does here.
+    let hooks = dot_git.join("hooks");
+    let hooks_dir = std::fs::symlink_metadata(&hooks).ok().map(|m| m.is_dir());
+    if hooks_dir == Some(false) {
+        out.push("hooks (not a directory)".into());
+    }
+    if let Some(rd) = (hooks_dir == Some(true))
+        .then(|| std::fs::read_dir(&hooks).ok())
+        .flatten()
+    {
         let mut hooks: Vec<String> = rd
             .flatten()
             .map(|e| e.file_name().to_string_lossy().into_owned())
