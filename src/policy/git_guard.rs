@@ -212,16 +212,13 @@ pub fn repositories_below(roots: &[PathBuf]) -> Found {
         for e in rd.flatten() {
             let name = e.file_name();
             let Ok(t) = e.file_type() else { continue };
-            let (dir, link) = (t.is_dir(), t.is_symlink());
+            let link = t.is_symlink();
             match name.as_encoded_bytes() {
-                b"HEAD" => (git_dir[0], head) = (t.is_file(), t.is_file() || link),
-                b"objects" => git_dir[1] = dir,
-                b"refs" => git_dir[2] = dir,
+                b"HEAD" => (git_dir[0], head, linked) = (t.is_file(), t.is_file() || link, linked || link),
+                b"objects" => (git_dir[1], linked) = (t.is_dir(), linked || link),
+                b"refs" => (git_dir[2], linked) = (t.is_dir(), linked || link),
                 b"commondir" => common = true,
                 _ => {}
-            }
-            if matches!(name.as_encoded_bytes(), b"HEAD" | b"objects" | b"refs") {
-                linked |= link;
             }
             if name == ".git" {
                 if t.is_dir() || t.is_file() {

@@ -137,10 +137,7 @@ fn identity(p: &Path) -> Option<(u64, u64, u64)> {
     if !m.file_type().is_symlink() && p.file_name().is_some_and(|n| n != ".git") {
         risks(p).hash(&mut h);
         for c in ["config", "config.worktree"] {
-            // Read only a small regular file: a FIFO would block.
-            let c = p.join(c);
-            let small = std::fs::symlink_metadata(&c).is_ok_and(|m| m.is_file() && m.len() <= CONFIG_MAX);
-            small.then(|| std::fs::read(&c).ok()).flatten().hash(&mut h);
+            config_bytes(&p.join(c)).ok().flatten().hash(&mut h);
         }
     }
     Some((m.dev(), m.ino(), h.finish()))
@@ -233,20 +230,14 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
         out.push("commondir (another git dir's config and hooks)".into());
     }
     for config in ["config", "config.worktree"] {
-        let path = dot_git.join(config);
-        let Ok(meta) = std::fs::symlink_metadata(&path) else {
-            continue;
-        };
-        let text = (meta.is_file() && meta.len() <= CONFIG_MAX)
-            .then(|| std::fs::read(&path).ok())
-            .flatten();
-        match text {
-            Some(t) => out.extend(
+        match config_bytes(&dot_git.join(config)) {
+            Ok(None) => {}
+            Ok(Some(t)) => out.extend(
                 keys_not_plain(&String::from_utf8_lossy(&t))
                     .into_iter()
                     .map(|k| format!("{config} key {k}")),
             ),
-            None => out.push(format!("{config} (not a small regular file qwrap can read)")),
+            Err(()) => out.push(format!("{config} (not a small regular file qwrap can read)")),
         }
     }
     // Submodules' and worktrees' git dirs hold config and hooks of their
@@ -276,6 +267,19 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
         out.extend(hooks.into_iter().map(|h| format!("hook {h}")));
     }
     out
+}
+
+/// A git dir's config file: None where there is none, Err where it is not
+/// a small regular file that reads (a FIFO would block, a link leads
+/// elsewhere).
+fn config_bytes(path: &Path) -> Result<Option<Vec<u8>>, ()> {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return Ok(None);
+    };
+    if !meta.is_file() || meta.len() > CONFIG_MAX {
+        return Err(());
+    }
+    std::fs::read(path).map(Some).map_err(drop)
 }
 
 /// The keys of a config text that a plain repository does not hold, and
