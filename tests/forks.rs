@@ -72,7 +72,9 @@ fn make_j4_builds_every_target() {
 /// Forty processes that each fork and exit in a tight loop, and go on for
 /// three seconds after the command has ended (it writes `ended` last),
 /// then write a marker: the swarm outpaces a single pass over /proc, and
-/// would starve a warden that shares its share of the CPU.
+/// would starve a warden that shares its share of the CPU (where no
+/// autogroup gives the warden's session its own, each of the forty has
+/// as much CPU as the warden).
 const SWARM: &str = r#"
 import os, time
 for _ in range(40):

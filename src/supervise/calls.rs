@@ -97,6 +97,10 @@ pub(super) fn makes_user_namespace(n: &Notification) -> bool {
 pub(super) struct Sandbox {
     dev: u64,
     ino: u64,
+    /// Held open so that the namespace, and with it its inode number, is
+    /// not freed and given to another (a later sandbox's, whose processes
+    /// the leftovers' end would take for these) while the warden lives.
+    _pinned: Option<OwnedFd>,
     /// The command's pid.
     command: i32,
     /// The command is in the warden's own user namespace.
@@ -108,11 +112,13 @@ pub(super) struct Sandbox {
 impl Sandbox {
     /// The user namespace of `pid` (the command, before it runs).
     pub(super) fn of(pid: i32) -> Option<Sandbox> {
-        let m = std::fs::metadata(format!("/proc/{pid}/ns/user")).ok()?;
+        let ns = std::fs::File::open(format!("/proc/{pid}/ns/user")).ok()?;
+        let m = ns.metadata().ok()?;
         let own = std::fs::metadata("/proc/self/ns/user").ok()?;
         Some(Sandbox {
             dev: m.dev(),
             ino: m.ino(),
+            _pinned: Some(ns.into()),
             command: pid,
             no_namespace: (own.dev(), own.ino()) == (m.dev(), m.ino()),
             spare: None,
@@ -128,6 +134,7 @@ impl Sandbox {
         Sandbox {
             dev: 0,
             ino: 0,
+            _pinned: None,
             command: init,
             no_namespace: true,
             spare: None,
@@ -240,13 +247,6 @@ fn group_of(pid: i32) -> Option<i32> {
     stat_field(pid, 2)
 }
 
-/// Whether a process has exited and waits for its parent (state Z or X).
-/// Its threads, if any are left, still die of a SIGKILL sent to it.
-pub(super) fn exited(pid: i32) -> bool {
-    let state = stat_after_comm(pid);
-    matches!(state.as_deref().and_then(|s| s.get(..1)), Some("Z" | "X") | None)
-}
-
 /// Field `n` after the state in /proc/PID/stat (1: the parent, 2: the
 /// process group), read past the comm, which may hold spaces.
 fn stat_field(pid: i32, n: usize) -> Option<i32> {
@@ -255,7 +255,7 @@ fn stat_field(pid: i32, n: usize) -> Option<i32> {
 
 /// /proc/PID/stat from the state on (the comm, which may hold spaces and
 /// parentheses, ends at the last `)`).
-fn stat_after_comm(pid: i32) -> Option<String> {
+pub(super) fn stat_after_comm(pid: i32) -> Option<String> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     Some(stat.get(stat.rfind(')')? + 2..)?.to_string())
 }

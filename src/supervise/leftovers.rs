@@ -1,13 +1,14 @@
 //! The leftovers' end, the warden's side: with Landlock's signal scope
 //! the reaper (started inside: reaper.rs) kills them and the warden waits
-//! for the sandbox to empty; without it, /proc passes until the filter's
-//! listener says no process holds it.
+//! for the sandbox to empty; without it, the warden looks at what /proc
+//! lists and at every pid given out since, until none of them runs.
 
-use super::calls::{Sandbox, exited, processes};
+use super::calls::{Sandbox, processes, stat_after_comm};
 use crate::sys;
 use rustix::event::{PollFd, PollFlags};
 use rustix::fd::{AsFd, OwnedFd};
 use rustix::io::Errno;
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 /// How the warden finds the leftovers.
@@ -15,7 +16,7 @@ pub(super) enum Emptying {
     /// The reaper in the outer signal domain kills them; the warden waits
     /// for the sandbox to empty (and scans if it does not).
     Scoped,
-    /// /proc passes until no process holds the filter.
+    /// The warden finds and kills them (scan).
     Scan,
 }
 
@@ -56,89 +57,197 @@ fn empties(listener: &OwnedFd, wait: Duration) -> bool {
     }
 }
 
-/// Kills every process of the sandbox that /proc shows, pass after pass,
-/// until the listener says none holds the filter. A pass can miss a
-/// process that forks and exits in a loop (its pid is newer than the
-/// listing), so passes that find nothing are not taken for an empty
-/// sandbox: only the listener's hangup is, or, where a zombie of the
-/// sandbox still holds the filter (a PID 1 that does not reap), two
-/// passes in a row that find none alive and no new zombie (a process that
-/// forks leaves one zombie each time under such a PID 1). A zombie is sent
-/// a SIGKILL too, for threads it may have left. Forks go on meanwhile, but
-/// a fork that a pending SIGKILL meets is cancelled (copy_process checks
-/// under the task list lock). The first pass goes up from the oldest, so
-/// that what does not fork dies at once; the later ones take the newest
-/// first (counting down from the last pid given out, past the wrap at
-/// pid_max).
+/// Kills every process of the sandbox. Steps look at every pid given out
+/// since the last `ns_last_pid` read, in the order the kernel gives them
+/// out (cyclic); two listings of /proc find the processes that were there
+/// before. It ends with a step that finds none alive after the second
+/// listing, then waits for those killed to exit. A process made after the
+/// first `ns_last_pid` read is looked at after its pid was given out; if
+/// it was not visible yet (its fork under way), its parent was alive then
+/// and looked at before it (an earlier pid in that order, or a listing),
+/// and was killed: a pending SIGKILL cancels the fork (copy_process checks
+/// under the task-list lock). One whose fork was under way at that first
+/// read either had it cancelled by the first listing's kill of its parent
+/// or was visible in the second. So the last step leaves none that can
+/// fork, whatever the parent of the sandbox's orphans does with their
+/// zombies (a PID 1 that reaps late or never keeps the listener open).
+/// Pids given out faster than a step reads them (half of pid_max: one
+/// could be given out twice) start it all again. Bursts on the newest pids
+/// between them are for speed only.
 fn scan(sandbox: &Sandbox, listener: &OwnedFd) {
-    let me = std::process::id() as i32;
-    let pid_max = read_number("/proc/sys/kernel/pid_max").unwrap_or(1 << 22);
     let deadline = Instant::now() + Duration::from_secs(30);
-    let mut empty = 0;
-    let mut zombies = std::collections::HashSet::new();
-    let mut first = true;
-    while Instant::now() < deadline && !empties(listener, Duration::ZERO) {
-        newest(sandbox, me, pid_max);
-        let last = read_number("/proc/sys/kernel/ns_last_pid").unwrap_or(pid_max);
-        let mut pids: Vec<i32> = processes().filter(|&p| p != me).collect();
-        pids.sort_unstable_by_key(|&p| (last - p).rem_euclid(pid_max));
-        if first {
-            pids.reverse();
-        }
-        first = false;
-        let mut found = false;
-        for p in pids {
-            // A zombie seen before costs one read, not the namespace walk.
-            if zombies.contains(&p) && exited(p) {
-                continue;
-            }
-            if kill_if_inside(sandbox, p) {
-                found |= !exited(p) || zombies.insert(p);
-            }
-        }
-        empty = if found { 0 } else { empty + 1 };
-        if empty >= 2 {
-            if empties(listener, Duration::from_millis(100)) || zombies.iter().any(|&p| unreaped(p)) {
-                return;
-            }
-            empty = 0;
-        }
-    }
-}
-
-/// Whether `pid` is still a zombie, not yet reaped.
-fn unreaped(pid: i32) -> bool {
-    exited(pid) && std::fs::symlink_metadata(format!("/proc/{pid}")).is_ok()
-}
-
-/// Kills the sandbox's newest processes, the last few pids given out, again
-/// and again until none of them is one of its live processes: a process
-/// that forks and exits in a loop is among them at every moment, and a
-/// few reads reach it before its next fork does (a whole pass would not).
-fn newest(sandbox: &Sandbox, me: i32, pid_max: i32) {
-    for _ in 0..100_000 {
-        let Some(last) = read_number("/proc/sys/kernel/ns_last_pid") else {
+    let mut killed = Killed::new();
+    'again: while Instant::now() < deadline {
+        let Some(mut hunt) = Hunt::start(sandbox, &mut killed) else {
             return;
         };
-        let mut found = false;
-        for p in (0..8).map(|d| (last - d - 1).rem_euclid(pid_max) + 1) {
-            if p != me && kill_if_inside(sandbox, p) {
-                found |= !exited(p);
+        let mut listings = 0;
+        while Instant::now() < deadline {
+            if empties(listener, Duration::ZERO) {
+                return;
+            }
+            match hunt.step() {
+                None => continue 'again,
+                Some(true) => {}
+                Some(false) if listings == 2 => break 'again,
+                Some(false) => {
+                    listings += 1;
+                    hunt.listing();
+                }
             }
         }
-        if !found {
-            return;
-        }
+    }
+    while !killed.is_empty() && Instant::now() < deadline && !empties(listener, Duration::from_millis(1)) {
+        killed.retain(|&(p, start)| running(p).is_some_and(|r| r.start == start));
     }
 }
 
-/// SIGKILL to `pid` if it is the sandbox's; whether it was.
-fn kill_if_inside(sandbox: &Sandbox, pid: i32) -> bool {
-    let Some(p) = rustix::process::Pid::from_raw(pid).filter(|_| sandbox.holds(pid) == Some(true)) else {
-        return false;
+/// The pids looked at so far (every one given out after `from` is next)
+/// and the processes killed.
+struct Hunt<'a> {
+    sandbox: &'a Sandbox,
+    from: i32,
+    pid_max: i32,
+    killed: &'a mut Killed,
+}
+
+impl<'a> Hunt<'a> {
+    fn start(sandbox: &'a Sandbox, killed: &'a mut Killed) -> Option<Hunt<'a>> {
+        Some(Hunt {
+            sandbox,
+            from: read_number("/proc/sys/kernel/ns_last_pid")?,
+            pid_max: read_number("/proc/sys/kernel/pid_max").unwrap_or(1 << 22),
+            killed,
+        })
+    }
+
+    /// Looks at every pid given out since the last step, in that order
+    /// (with a burst every few): whether one was alive and inside (and is
+    /// killed), None when too many were given out to tell (or none can be
+    /// read).
+    fn step(&mut self) -> Option<bool> {
+        let before = self.killed.len();
+        self.burst();
+        let to = read_number("/proc/sys/kernel/ns_last_pid")?;
+        let span = (to - self.from).rem_euclid(self.pid_max);
+        if span > self.pid_max / 2 {
+            return None;
+        }
+        for i in 0..span {
+            self.look((self.from + i).rem_euclid(self.pid_max) + 1);
+            self.now_and_then(i);
+        }
+        self.from = to;
+        Some(self.killed.len() > before)
+    }
+
+    /// Kills the sandbox's processes that /proc lists, in the order their
+    /// pids were given out (a parent before its children, which it could
+    /// otherwise see die and act on), with a burst every few.
+    fn listing(&mut self) {
+        let me = std::process::id() as i32;
+        let mut pids: Vec<i32> = processes().filter(|&p| p != me).collect();
+        pids.sort_unstable_by_key(|&p| (p - self.from - 1).rem_euclid(self.pid_max));
+        for (n, p) in pids.into_iter().enumerate() {
+            self.look(p);
+            self.now_and_then(n as i32);
+        }
+    }
+
+    /// A burst every 32 pids looked at: a process that forks in a loop
+    /// has moved on by the time a step or a listing on a CPU it shares
+    /// reaches its pid (a listing is slow where thousands of zombies wait
+    /// for a parent that does not reap).
+    fn now_and_then(&mut self, n: i32) {
+        if n % 32 == 31 {
+            self.burst();
+        }
+    }
+
+    /// Kills the sandbox's processes among the newest pids, again and
+    /// again while it finds some: a process that forks and exits in a loop
+    /// is among them at every moment, and a few reads reach it before its
+    /// next fork does. Once this burst killed one, a look that finds none
+    /// takes twice as many pids, up to 256 (the others' newest pids are
+    /// older than those just killed); a first look that finds none ends it.
+    fn burst(&mut self) {
+        let start = self.killed.len();
+        let mut width = 8;
+        for _ in 0..100_000 {
+            let Some(last) = read_number("/proc/sys/kernel/ns_last_pid") else {
+                return;
+            };
+            let before = self.killed.len();
+            for d in 0..width {
+                self.look((last - d - 1).rem_euclid(self.pid_max) + 1);
+            }
+            if self.killed.len() > before {
+                width = 8;
+            } else if self.killed.len() == start || width >= 256 {
+                return;
+            } else {
+                width *= 2;
+            }
+        }
+    }
+
+    fn look(&mut self, pid: i32) {
+        kill_if_inside(self.sandbox, pid, self.killed, 64);
+    }
+}
+
+/// The processes killed, each by its pid and start time (a pid given out
+/// again is another process).
+type Killed = HashSet<(i32, u64)>;
+
+/// SIGKILL to `pid` if it runs and is the sandbox's, through a pidfd
+/// opened before it is judged (a process that took a freed pid meanwhile
+/// is never the one killed); it joins `killed`. Its parent goes first if
+/// it is the sandbox's too (a `sh -c 'sleep 9; touch x'` whose sleep died
+/// first would touch x), and so on up. A thread's id gets no pidfd: its
+/// process is judged by its own pid.
+fn kill_if_inside(sandbox: &Sandbox, pid: i32, killed: &mut Killed, depth: u32) {
+    let (Some(p), Some(Running { start, parent })) = (rustix::process::Pid::from_raw(pid), running(pid))
+    else {
+        return;
     };
-    let _ = crate::sys::kernel::kill_process(p, rustix::process::Signal::KILL);
-    true
+    if killed.contains(&(pid, start)) {
+        return;
+    }
+    let Ok(fd) = sys::kernel::pidfd_open(p, rustix::process::PidfdFlags::empty()) else {
+        return;
+    };
+    if sandbox.holds(pid) != Some(true) {
+        return;
+    }
+    if depth > 0 && parent > 1 {
+        kill_if_inside(sandbox, parent, killed, depth - 1);
+    }
+    let _ = sys::kernel::pidfd_send_signal(&fd, rustix::process::Signal::KILL);
+    killed.insert((pid, start));
+}
+
+/// A process that has not exited, or has left threads that run (a zombie
+/// leader counts itself among its threads; they die of a SIGKILL sent to
+/// it): its start time and parent.
+struct Running {
+    start: u64,
+    parent: i32,
+}
+
+/// /proc/PID/stat's state, parent, num_threads and starttime.
+fn running(pid: i32) -> Option<Running> {
+    let stat = stat_after_comm(pid)?;
+    let fields: Vec<&str> = stat.split_whitespace().collect();
+    let exited = matches!(fields.first().and_then(|s| s.get(..1)), Some("Z" | "X"));
+    let threads: i32 = fields.get(17)?.parse().ok()?;
+    if exited && threads < 2 {
+        return None;
+    }
+    Some(Running {
+        start: fields.get(19)?.parse().ok()?,
+        parent: fields.get(1)?.parse().ok()?,
+    })
 }
 
 fn read_number(path: &str) -> Option<i32> {

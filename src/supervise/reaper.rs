@@ -12,10 +12,10 @@
 //!   it. The sandbox cannot signal or trace the reaper (its domain is the
 //!   outer one), and the warden refuses every trapped call aimed at it.
 //!   The warden waits for the sandbox to empty before its last jobs.
-//! - Without it, the warden walks /proc when the command exits and kills
-//!   every process whose user namespace is the sandbox's or one made
-//!   inside it (NS_GET_PARENT), pass after pass until two find none alive
-//!   (leftovers.rs). Forks are not trapped: a held fork fails with EINTR
+//! - Without it, the warden kills, when the command exits, every process
+//!   whose user namespace is the sandbox's or one made inside it
+//!   (NS_GET_PARENT): those /proc lists and every pid given out since,
+//!   until a look at the newest finds none alive (leftovers.rs). Forks are not trapped: a held fork fails with EINTR
 //!   when a signal arrives, and shells then cannot fork.
 
 use crate::sys::kernel as k;

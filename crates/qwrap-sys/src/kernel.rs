@@ -379,6 +379,13 @@ pub fn pidfd_open(pid: Pid, flags: PidfdFlags) -> R<OwnedFd> {
     rustix::process::pidfd_open(pid, flags)
 }
 
+/// A signal to the process a pidfd names: never to a process that took
+/// its pid after it (ESRCH once it is gone).
+pub fn pidfd_send_signal(pidfd: impl AsFd, signal: Signal) -> R<()> {
+    faked!("pidfd_send_signal", Ok(()));
+    rustix::process::pidfd_send_signal(pidfd, signal)
+}
+
 pub fn drop_from_bounding_set(cap: CapabilitySet) -> R<()> {
     faked!("prctl", Ok(()));
     rustix::thread::remove_capability_from_bounding_set(cap)
