@@ -129,12 +129,12 @@ impl<'a> Hunt<'a> {
         let before = self.killed.len();
         self.burst();
         let to = read_number("/proc/sys/kernel/ns_last_pid")?;
-        let span = (to - self.from).rem_euclid(self.pid_max);
+        let span = given_since(self.from, to, self.pid_max);
         if span > self.pid_max / 2 {
             return None;
         }
         for i in 0..span {
-            self.look((self.from + i).rem_euclid(self.pid_max) + 1);
+            self.look(nth_after(self.from, i, self.pid_max));
             self.now_and_then(i);
         }
         self.from = to;
@@ -147,7 +147,7 @@ impl<'a> Hunt<'a> {
     fn listing(&mut self) {
         let me = std::process::id() as i32;
         let mut pids: Vec<i32> = processes().filter(|&p| p != me).collect();
-        pids.sort_unstable_by_key(|&p| (p - self.from - 1).rem_euclid(self.pid_max));
+        pids.sort_unstable_by_key(|&p| given_since(self.from + 1, p, self.pid_max));
         for (n, p) in pids.into_iter().enumerate() {
             self.look(p);
             self.now_and_then(n as i32);
@@ -179,7 +179,7 @@ impl<'a> Hunt<'a> {
             };
             let before = self.killed.len();
             for d in 0..width {
-                self.look((last - d - 1).rem_euclid(self.pid_max) + 1);
+                self.look(nth_after(last, -d - 1, self.pid_max));
             }
             if self.killed.len() > before {
                 width = 8;
@@ -250,6 +250,46 @@ fn running(pid: i32) -> Option<Running> {
     })
 }
 
+/// How many pids the kernel gave out after `from` up to `to`: it gives
+/// them out in a cycle below pid_max (from 300 again after a wrap, which
+/// counts the few below as well).
+fn given_since(from: i32, to: i32, pid_max: i32) -> i32 {
+    (to - from).rem_euclid(pid_max)
+}
+
+/// The pid `i + 1` places after `from` in that cycle (before it, for a
+/// negative `i`); pid_max itself, which names no process, stands for 0.
+fn nth_after(from: i32, i: i32, pid_max: i32) -> i32 {
+    (from + i).rem_euclid(pid_max) + 1
+}
+
 fn read_number(path: &str) -> Option<i32> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{given_since, nth_after};
+
+    #[test]
+    fn pids_are_looked_at_in_the_order_given_out_across_the_wrap() {
+        let max = 32768;
+        let since: Vec<i32> = (0..given_since(32765, 301, max))
+            .map(|i| nth_after(32765, i, max))
+            .collect();
+        // 32766, 32767, pid_max (none), 1 ..= 301: every pid given out after
+        // 32765 up to 301, in the kernel's order.
+        assert_eq!(&since[..4], &[32766, 32767, 32768, 1]);
+        assert_eq!(since.last(), Some(&301));
+        assert_eq!(since.len(), 304);
+        assert_eq!(given_since(500, 500, max), 0);
+        // The newest: the last pid given out, then back.
+        assert_eq!(nth_after(2, -1, max), 2);
+        assert_eq!(nth_after(2, -3, max), 32768);
+        assert_eq!(nth_after(2, -4, max), 32767);
+        // A listing's order: older first, the newest last.
+        let mut pids = vec![5, 600, 32000, 301, 700];
+        pids.sort_unstable_by_key(|&p| given_since(601, p, max));
+        assert_eq!(pids, [700, 32000, 5, 301, 600]);
+    }
 }
