@@ -216,9 +216,10 @@ fn the_sandbox_ends_with_the_command() {
     for who in Who::all() {
         let f = Fixture::new(who);
         let tag = format!("qwrap-left-{}-{who:?}", std::process::id());
-        // The background shell's command line carries the tag.
+        // The background process's command line carries the tag (and one
+        // pkill ends it, with nothing left: a shell's sleep would stay).
         let script = format!(
-            "setsid sh -c 'sh -c \"sleep 120; : {tag}\" &' </dev/null >/dev/null 2>&1; sleep 0.2; echo started"
+            "setsid sh -c 'python3 -c \"import time; time.sleep(120)\" {tag} &' </dev/null >/dev/null 2>&1; sleep 0.2; echo started"
         );
         let alive = || {
             std::fs::read_dir("/proc").unwrap().flatten().any(|e| {
