@@ -121,6 +121,53 @@ fn a_read_of_a_hidden_path_names_the_show_that_would_allow_it() {
     }
 }
 
+/// Not only opens: a program the view leaves out ("not found"), an access
+/// check and a chdir of hidden paths are said, each with its call.
+#[test]
+fn a_program_a_probe_and_a_chdir_of_hidden_paths_are_said() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.mkdir("home/bin");
+        let tool = f.write("home/bin/mytool", "#!/bin/sh\necho ran\n", 0o755);
+        let aws = f.mkdir("home/.aws");
+        f.write("home/.aws/credentials", "[default]\n", 0o600);
+        let script = format!(
+            "{t}; echo exec=$?; [ -r {a}/credentials ] || test -r {a}/credentials; cd {a} 2>/dev/null; echo cd=$?",
+            t = tool.display(),
+            a = aws.display()
+        );
+        // The listed home: neither is there; --show lists each.
+        let (o, _, objects) = explained(&f, &[], &script);
+        let out = stdout(&o);
+        assert!(
+            out.contains("exec=127") && out.contains("cd=") && !out.contains("ran"),
+            "{who:?}: {out}"
+        );
+        let r = object(&objects, "read", tool.to_str().unwrap());
+        assert_eq!(r["operation"], "execve", "{who:?}: {r}");
+        assert_eq!(r["option"], format!("--show {}", tool.display()));
+        let r = object(&objects, "read", aws.to_str().unwrap());
+        assert_eq!(r["operation"], "chdir", "{who:?}: {r}");
+        // The whole home: the hidden set refuses the credentials; an access
+        // check of them is said.
+        let (o, lines, objects) = explained(&f, &["--home", "readonly"], &script);
+        assert!(stdout(&o).contains("ran"), "{who:?}: {}", stdout(&o));
+        let creds = aws.join("credentials");
+        let r = objects
+            .iter()
+            .find(|o| o["path"] == creds.to_str().unwrap() && o["operation"] != "openat")
+            .unwrap_or_else(|| panic!("{who:?}: no probe of {} in {objects:#?}", creds.display()));
+        assert!(
+            ["access", "faccessat", "faccessat2"].contains(&r["operation"].as_str().unwrap()),
+            "{who:?}: {r}"
+        );
+        assert!(
+            lines.iter().any(|l| l.contains(creds.to_str().unwrap())),
+            "{who:?}: {lines:#?}"
+        );
+    }
+}
+
 #[test]
 fn a_read_outside_the_minimal_view_names_the_expose_that_would_allow_it() {
     for who in Who::all() {

@@ -11,11 +11,19 @@ use super::filter_rules::{
 /// `--explain`: the calls that name a path or an address the sandbox may
 /// refuse (a write outside the roots, a hidden or absent path, a masked
 /// socket), handed to the warden whatever their arguments. Reads count:
-/// every open is one of them.
-pub const EXPLAINED_CALLS: [&str; 23] = [
+/// every open, exec, access check and chdir is one of them (a program in
+/// a home directory the view leaves out is "not found"). stat is not: the
+/// most frequent call of a build, its ENOENT is most often asked for.
+pub const EXPLAINED_CALLS: [&str; 29] = [
     "open",
     "openat",
     "openat2",
+    "execve",
+    "execveat",
+    "access",
+    "faccessat",
+    "faccessat2",
+    "chdir",
     "creat",
     "mkdir",
     "mkdirat",
