@@ -71,6 +71,10 @@ pub(super) fn filtered(
                 None,
             ),
             "fcntl" => ("it names a SIGIO owner the warden cannot check", None),
+            "clone3" => (
+                "its flags lie in memory the filter cannot read: callers fall back to clone (glibc does at every fork), whose flags it can",
+                None,
+            ),
             "pidfd-signal" => (
                 "its target is a descriptor another thread could swap: callers fall back to kill",
                 None,
