@@ -10,6 +10,7 @@ mod common;
 use common::*;
 use std::os::unix::fs::FileTypeExt;
 use std::path::Path;
+use std::time::Duration;
 
 const GIT: &str = "git -c user.name=t -c user.email=t@t";
 
@@ -751,6 +752,69 @@ fn a_forged_cache_tree_never_reaches_a_host_commit() {
 /// A link made in git-lfs's store (the host's, bound in) is gone when the
 /// sandbox ends, and named: host git-lfs would copy the file it names into
 /// the work tree at the next checkout.
+/// While the command runs: a link, a FIFO (made where Landlock's file
+/// rules are off) and a link in a directory made and then moved are gone
+/// from the host's lfs store within moments, seen from the host while the
+/// command still sleeps (a host git-lfs run then would read through the
+/// link), on both mount APIs.
+#[test]
+fn a_link_in_the_lfs_store_is_removed_while_the_command_runs() {
+    if !Path::new("/usr/bin/git-lfs").exists() {
+        eprintln!("SKIP git-lfs: not installed");
+        return;
+    }
+    let modes: [(&str, &[&str]); 3] = [("new", &[]), ("legacy", &[]), ("new", &["--landlock", "off"])];
+    for who in Who::all() {
+        for (api, opts) in modes {
+            let f = Fixture::new(who);
+            repo(&f);
+            ok(&host(&f, "git lfs install --local >/dev/null"));
+            let secret = f.write("secret", "CANARY-lfs\n", 0o600);
+            let oid = "cd".repeat(32);
+            let script = format!(
+                "set -e; d=.git/lfs/objects/cd/cd; mkdir -p $d; ln -s {s} $d/{oid}; mkfifo .git/lfs/fifo 2>/dev/null || true; \
+                 mkdir .git/lfs/tmp/a; mv .git/lfs/tmp/a .git/lfs/tmp/b; ln -s {s} .git/lfs/tmp/b/x; \
+                 echo planted; sleep 3",
+                s = secret.display()
+            );
+            let mut c = f.qwrap(&["run"]);
+            c.args(opts).args(["--", "sh", "-c", &script]);
+            c.env("QWRAP_MOUNT_API", api)
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            let child = c.spawn().unwrap();
+            let store = f.ws().join(".git/lfs");
+            let t0 = std::time::Instant::now();
+            while !store.join("objects/cd/cd").exists() && t0.elapsed() < Duration::from_secs(2) {
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            std::thread::sleep(Duration::from_millis(700));
+            let live = odd_entries(&store);
+            let o = child.wait_with_output().unwrap();
+            let what = format!("{who:?} {api} {opts:?}");
+            assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+            assert!(
+                live.is_empty(),
+                "{what}: in the host's lfs store while it ran: {live:?}"
+            );
+            assert!(
+                stderr(&o).contains("git-lfs's store while the command ran: removed"),
+                "{what}: {}",
+                stderr(&o)
+            );
+            if opts.is_empty() {
+                continue;
+            }
+            // Without Landlock's file rules the FIFO is made, and removed.
+            assert!(
+                stderr(&o).contains(".git/lfs/fifo: a link, FIFO"),
+                "{what}: {}",
+                stderr(&o)
+            );
+        }
+    }
+}
+
 #[test]
 fn a_link_in_the_lfs_store_is_swept_at_exit() {
     if !Path::new("/usr/bin/git-lfs").exists() {
@@ -778,7 +842,7 @@ fn a_link_in_the_lfs_store_is_swept_at_exit() {
         let odd = odd_entries(&f.ws().join(".git/lfs"));
         assert!(odd.is_empty(), "{who:?}: left in the host's lfs store: {odd:?}");
         assert!(
-            stderr(&o).contains("git-lfs's store: removed"),
+            stderr(&o).contains("git-lfs's store") && stderr(&o).contains(": removed"),
             "{who:?}: {}",
             stderr(&o)
         );

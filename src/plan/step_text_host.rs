@@ -216,8 +216,9 @@ fn git_text(
             let lfs: Vec<String> = r.lfs.iter().map(|p| q(p)).collect();
             write!(
                 f,
-                ", and sweeps git-lfs's {} (openat O_NOFOLLOW, fstatat AT_SYMLINK_NOFOLLOW): every link, FIFO, socket or device made there unlinkat and named",
-                lfs.join(", ")
+                ", and sweeps git-lfs's {} (openat O_NOFOLLOW, fstatat AT_SYMLINK_NOFOLLOW): every link, FIFO, socket or device made there unlinkat and named; while the command runs, inotify_add_watch(IN_CREATE|IN_MOVED_TO) on each directory of {} (up to 8192), and what is made there that is neither a file nor a directory unlinkat and named as it appears",
+                lfs.join(", "),
+                if lfs.len() == 1 { "it" } else { "them" }
             )?;
         }
     }

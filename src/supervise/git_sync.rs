@@ -24,6 +24,7 @@ use super::git_files::{
     self, Data, State, VET_MAX, copy_in, dir_flags, make_dirs, names, put, put_data, remove, state,
 };
 use super::git_objects;
+use super::lfs_guard::LfsGuard;
 use crate::git_rules as git_vet;
 use crate::git_rules::Vetted;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -31,6 +32,7 @@ use rustix::fs::Mode;
 use rustix::io::Errno;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -501,6 +503,8 @@ pub(super) struct GitSync {
     dirty: BTreeSet<(usize, PathBuf)>,
     report: Option<OwnedFd>,
     said: BTreeSet<PathBuf>,
+    /// git-lfs's stores, watched on the same descriptor.
+    lfs: Option<LfsGuard>,
 }
 
 impl GitSync {
@@ -516,6 +520,7 @@ impl GitSync {
             dirty: BTreeSet::new(),
             report,
             said: BTreeSet::new(),
+            lfs: None,
         };
         for i in 0..s.pairs.len() {
             s.pairs[i].populate();
@@ -536,6 +541,17 @@ impl GitSync {
 
     pub(super) fn fd(&self) -> BorrowedFd<'_> {
         self.inotify.as_fd()
+    }
+
+    /// Watches git-lfs's stores too (lfs_guard.rs).
+    pub(super) fn guard_lfs(&mut self, stores: &[PathBuf]) {
+        if !stores.is_empty() {
+            self.lfs = Some(LfsGuard::new(
+                self.inotify.as_fd(),
+                stores,
+                self.report.as_ref().map(|r| r.as_fd()),
+            ));
+        }
     }
 
     /// Watches a directory level on both sides.
@@ -563,13 +579,34 @@ impl GitSync {
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
         let mut reader = rustix::fs::inotify::Reader::new(&self.inotify, &mut buf);
         let mut marks = Vec::new();
+        let mut lfs = Vec::new();
+        let mut lost = false;
         while let Ok(e) = reader.next() {
-            if e.events()
-                .contains(rustix::fs::inotify::ReadFlags::QUEUE_OVERFLOW)
-            {
+            use rustix::fs::inotify::ReadFlags as R;
+            if e.events().contains(R::QUEUE_OVERFLOW) {
                 marks.extend((0..self.pairs.len()).map(|i| (i, PathBuf::new())));
+                lost = true;
             } else if let Some(w) = self.watches.get(&e.wd()) {
                 marks.push(w.clone());
+            } else if self.lfs.as_ref().is_some_and(|g| g.owns(e.wd())) {
+                let gone = e.events().intersects(R::DELETE_SELF | R::IGNORED);
+                let name = e
+                    .file_name()
+                    .map(|n| OsStr::from_bytes(n.to_bytes()).to_os_string());
+                lfs.push((e.wd(), gone, name));
+            }
+        }
+        if let Some(g) = &mut self.lfs {
+            let (inotify, say) = (self.inotify.as_fd(), self.report.as_ref().map(|r| r.as_fd()));
+            for (wd, gone, name) in lfs {
+                if gone {
+                    g.forget(wd);
+                } else if name.is_some() {
+                    g.made(inotify, wd, name.as_deref(), say);
+                }
+            }
+            if lost {
+                g.again(inotify, say);
             }
         }
         self.dirty.extend(marks);

@@ -161,6 +161,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
             held,
             reaper,
             git: git.to_vec(),
+            lfs: ending.repos.as_ref().map(|r| r.lfs.clone()).unwrap_or_default(),
             notes,
             writable,
             explaining,
@@ -224,6 +225,8 @@ struct Duties {
     reaper: Emptying,
     /// The host's git dirs whose own levels are handed over.
     git: Vec<PathBuf>,
+    /// git-lfs's stores (the host's, bound in), watched while it runs.
+    lfs: Vec<PathBuf>,
     /// Where a note about a trapped call goes (once).
     notes: Option<OwnedFd>,
     /// `--isolation landlock`: where mode bits and times may change.
@@ -241,6 +244,7 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
         mut held,
         reaper,
         git,
+        lfs,
         mut notes,
         writable,
         mut explaining,
@@ -277,6 +281,9 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
                         })
                         .collect();
                     sync = GitSync::new(pairs, report.take()).ok();
+                    if let Some(s) = &mut sync {
+                        s.guard_lfs(&lfs);
+                    }
                     handover::git_dirs_filled(&link);
                 }
             }
