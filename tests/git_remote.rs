@@ -834,7 +834,8 @@ fn a_link_in_the_lfs_store_is_swept_at_exit() {
         let secret = f.write("secret", "CANARY-lfs\n", 0o600);
         let oid = "ab".repeat(32);
         let script = format!(
-            "set -e; d=.git/lfs/objects/ab/ab; mkdir -p $d; ln -s {s} $d/{oid}; ln -s {s} .git/lfs/planted; echo planted",
+            "set -e; d=.git/lfs/objects/ab/ab; mkdir -p $d; ln -s {s} $d/{oid}; ln -s {s} .git/lfs/planted; \
+             deep=.git/lfs/tmp/$(printf 'd/%.0s' $(seq 1 20)); mkdir -p $deep; ln -s {s} $deep/L; echo planted",
             s = secret.display()
         );
         let o = f.run_sh("new", &[], &script);

@@ -5,9 +5,11 @@
 //! removed as soon as the warden sees it, and named. A directory is found
 //! again by its path from the store, a component at a time without
 //! following a link, and acted in only if it is still the one watched
-//! (device and inode); one moved is watched again under its new path. The
-//! sweep when the sandbox ends (planted.rs) goes over the whole store once
-//! more.
+//! (device and inode); one moved is watched again under its new path.
+//! What is there before the command runs is left. The sweep when the
+//! sandbox ends (planted.rs) goes over the whole store once more. A
+//! command that makes a link again and again keeps one there most of the
+//! time: this narrows the window, it does not close it (docs/security.md).
 
 use super::git_files::{dir_flags, names_in, open_dir};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
@@ -17,9 +19,9 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// Directories watched at most (each is one inotify watch), and how deep
-/// (git-lfs nests three levels; the exit's sweep goes deeper).
+/// (git-lfs nests three levels), as deep as the exit's sweep goes.
 const MAX_DIRS: usize = 8192;
-const MAX_DEPTH: usize = 8;
+const MAX_DEPTH: usize = super::planted::LFS_SWEEP_DEPTH;
 
 /// A watched directory: its store, its path from there, what it is.
 struct Watched {
@@ -33,6 +35,9 @@ pub(super) struct LfsGuard {
     /// Each store's root, held.
     stores: Vec<(PathBuf, OwnedFd)>,
     dirs: HashMap<i32, Watched>,
+    /// The first walk, before the command runs: what is there is the
+    /// user's (a link they made stays; the exit's sweep judges it).
+    starting: bool,
     /// Said once: the stores hold more directories than are watched.
     full: bool,
 }
@@ -43,6 +48,7 @@ impl LfsGuard {
         let mut g = LfsGuard {
             stores: Vec::new(),
             dirs: HashMap::new(),
+            starting: true,
             full: false,
         };
         for s in stores {
@@ -51,6 +57,7 @@ impl LfsGuard {
                 g.take(inotify, g.stores.len() - 1, Path::new(""), say);
             }
         }
+        g.starting = false;
         g
     }
 
@@ -169,6 +176,7 @@ impl LfsGuard {
         match FileType::from_raw_mode(st.st_mode) {
             FileType::RegularFile => {}
             FileType::Directory => self.take(inotify, store, &rel.join(name), say),
+            _ if self.starting => {}
             _ => {
                 if rustix::fs::unlinkat(dir, name, AtFlags::empty()).is_ok()
                     && let Some(fd) = say
