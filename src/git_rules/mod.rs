@@ -9,6 +9,7 @@
 
 mod index;
 mod sha1;
+pub mod sha256;
 
 pub use index::Vetted;
 use std::ffi::OsStr;

@@ -262,7 +262,21 @@ fn git_dirs(policy: &Policy, ops: &mut Vec<MountOp>) {
                 size: None,
             });
         }
-        ops.extend(g.shared.iter().map(|s| MountOp::Writable(s.clone())));
+        // git-lfs's store stays the sandbox's own (a tmpfs level); the
+        // host's objects are seen read-only where git-lfs looks beside an
+        // alternate (`qwrap-host/objects` → `qwrap-host/lfs/objects`).
+        ops.extend(
+            g.shared
+                .iter()
+                .filter(|s| s.join("objects").is_dir())
+                .map(|s| MountOp::Bind {
+                    path: g.dir.join("qwrap-host/lfs/objects"),
+                    source: s.join("objects"),
+                    readonly: true,
+                    devices: false,
+                    dir: true,
+                }),
+        );
         ops.extend(g.host_objects().map(|(path, source)| MountOp::Bind {
             path,
             source,

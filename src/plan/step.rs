@@ -345,7 +345,7 @@ pub enum Step {
     NewSession,
     /// qwrap is PID 1 of its PID namespace (a container's first process),
     /// whose end kills every process in it, the warden before its last
-    /// work (the git dirs' last copies, the leftovers, the lfs sweep, the
+    /// work (the git dirs' last copies, the leftovers, the lfs objects carried out, the
     /// private TMPDIR): it forks, and the parent stays as PID 1, passes
     /// signals on, reaps every process until none is left and exits as the
     /// child did. The child goes on.
@@ -559,8 +559,8 @@ pub struct RepoScan {
     pub roots: Vec<PathBuf>,
     #[serde(serialize_with = "crate::lossy::paths")]
     pub known: Vec<PathBuf>,
-    /// git-lfs's stores (the host's, bound in): swept of every link, FIFO
-    /// or device the command made there.
+    /// git-lfs's stores (the host's, read-only inside): where the objects
+    /// made in the sandbox's own store are carried.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub lfs: Vec<PathBuf>,
 }

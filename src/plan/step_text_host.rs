@@ -216,9 +216,8 @@ fn git_text(
             let lfs: Vec<String> = r.lfs.iter().map(|p| q(p)).collect();
             write!(
                 f,
-                ", and sweeps git-lfs's {} (openat O_NOFOLLOW, fstatat AT_SYMLINK_NOFOLLOW): every link, FIFO, socket or device made there unlinkat and named; while the command runs, inotify_add_watch(IN_CREATE|IN_MOVED_TO) on each directory of {} (up to 8192), and what is made there that is neither a file nor a directory unlinkat and named as it appears",
-                lfs.join(", "),
-                if lfs.len() == 1 { "it" } else { "them" }
+                "; the sandbox's own lfs/objects/XX/YY/OID that hash (SHA-256) to their name are copied into git-lfs's {} (openat O_NOFOLLOW, a new file O_EXCL, renameat2 RENAME_NOREPLACE), each time the warden copies git's files and when the sandbox ends",
+                lfs.join(", ")
             )?;
         }
     }

@@ -48,7 +48,7 @@ const SHARED: [&str; 1] = ["lfs"];
 /// Where the host's objects are seen read-only inside, at a git dir's top
 /// (a name git does not use; supervise/git_objects.rs writes the
 /// alternates that name it).
-pub const HOST_OBJECTS: &str = "qwrap-host-objects";
+pub const HOST_OBJECTS: &str = "qwrap-host/objects";
 
 impl GitLayout {
     fn of(dir: &Path) -> GitLayout {
@@ -142,8 +142,14 @@ pub fn guard(info: &GitInfo) -> Guard {
         // first where a repository that uses it has none yet (a store made
         // inside the sandbox's own top level would end with it).
         let lfs = dir.join("lfs");
+        if uses_lfs(top, &dir) {
+            for d in [lfs.clone(), lfs.join("objects")] {
+                if !d.is_dir() {
+                    g.create.push(d);
+                }
+            }
+        }
         if !layout.shared.contains(&lfs) && uses_lfs(top, &dir) {
-            g.create.push(lfs.clone());
             layout.shared.push(lfs);
         }
         g.layouts.push(layout);

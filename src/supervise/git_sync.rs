@@ -24,7 +24,6 @@ use super::git_files::{
     self, Data, State, VET_MAX, copy_in, dir_flags, make_dirs, names, put, put_data, remove, state,
 };
 use super::git_objects;
-use super::lfs_guard::LfsGuard;
 use crate::git_rules as git_vet;
 use crate::git_rules::Vetted;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -32,7 +31,6 @@ use rustix::fs::Mode;
 use rustix::io::Errno;
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
-use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
@@ -503,8 +501,10 @@ pub(super) struct GitSync {
     dirty: BTreeSet<(usize, PathBuf)>,
     report: Option<OwnedFd>,
     said: BTreeSet<PathBuf>,
-    /// git-lfs's stores, watched on the same descriptor.
-    lfs: Option<LfsGuard>,
+    /// git-lfs's stores (the host's) and the pair whose own top holds the
+    /// sandbox's; the objects looked at already.
+    lfs: Vec<(usize, PathBuf)>,
+    lfs_done: HashSet<OsString>,
 }
 
 impl GitSync {
@@ -520,7 +520,8 @@ impl GitSync {
             dirty: BTreeSet::new(),
             report,
             said: BTreeSet::new(),
-            lfs: None,
+            lfs: Vec::new(),
+            lfs_done: HashSet::new(),
         };
         for i in 0..s.pairs.len() {
             s.pairs[i].populate();
@@ -543,14 +544,33 @@ impl GitSync {
         self.inotify.as_fd()
     }
 
-    /// Watches git-lfs's stores too (lfs_guard.rs).
+    /// Carries git-lfs's objects made inside to these stores of the
+    /// host's (lfs_carry.rs).
     pub(super) fn guard_lfs(&mut self, stores: &[PathBuf]) {
-        if !stores.is_empty() {
-            self.lfs = Some(LfsGuard::new(
-                self.inotify.as_fd(),
-                stores,
-                self.report.as_ref().map(|r| r.as_fd()),
-            ));
+        for store in stores {
+            let top = (0..self.pairs.len()).find(|&i| {
+                self.pairs[i].kind == Kind::Top && Some(self.pairs[i].host_path.as_path()) == store.parent()
+            });
+            if let Some(i) = top {
+                self.lfs.push((i, store.clone()));
+            }
+        }
+    }
+
+    /// What is new in the sandbox's lfs stores, to the host's.
+    fn carry_lfs(&mut self) {
+        for k in 0..self.lfs.len() {
+            let (i, store) = self.lfs[k].clone();
+            let out = super::lfs_carry::carry(self.pairs[i].root(true), &store, &mut self.lfs_done);
+            for (rel, r) in out {
+                if let Err(why) = r {
+                    self.say(
+                        i,
+                        &Path::new("lfs").join(rel),
+                        &format!("not copied to the host: {why}"),
+                    );
+                }
+            }
         }
     }
 
@@ -579,34 +599,13 @@ impl GitSync {
         let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
         let mut reader = rustix::fs::inotify::Reader::new(&self.inotify, &mut buf);
         let mut marks = Vec::new();
-        let mut lfs = Vec::new();
-        let mut lost = false;
         while let Ok(e) = reader.next() {
-            use rustix::fs::inotify::ReadFlags as R;
-            if e.events().contains(R::QUEUE_OVERFLOW) {
+            if e.events()
+                .contains(rustix::fs::inotify::ReadFlags::QUEUE_OVERFLOW)
+            {
                 marks.extend((0..self.pairs.len()).map(|i| (i, PathBuf::new())));
-                lost = true;
             } else if let Some(w) = self.watches.get(&e.wd()) {
                 marks.push(w.clone());
-            } else if self.lfs.as_ref().is_some_and(|g| g.owns(e.wd())) {
-                let gone = e.events().intersects(R::DELETE_SELF | R::IGNORED);
-                let name = e
-                    .file_name()
-                    .map(|n| OsStr::from_bytes(n.to_bytes()).to_os_string());
-                lfs.push((e.wd(), gone, name));
-            }
-        }
-        if let Some(g) = &mut self.lfs {
-            let (inotify, say) = (self.inotify.as_fd(), self.report.as_ref().map(|r| r.as_fd()));
-            for (wd, gone, name) in lfs {
-                if gone {
-                    g.forget(wd);
-                } else if name.is_some() {
-                    g.made(inotify, wd, name.as_deref(), say);
-                }
-            }
-            if lost {
-                g.again(inotify, say);
             }
         }
         self.dirty.extend(marks);
@@ -680,6 +679,9 @@ impl GitSync {
             }
         }
         self.dirty = again;
+        // git writes its index or a ref after git-lfs stored an object: the
+        // object goes out with it.
+        self.carry_lfs();
     }
 
     /// Reconciles everything, for the last time (the sandbox is gone):
@@ -695,6 +697,7 @@ impl GitSync {
             std::thread::sleep(Duration::from_millis(20));
             self.flush();
         }
+        self.carry_lfs();
         self.say_what_was_not_kept();
     }
 

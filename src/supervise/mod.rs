@@ -20,7 +20,7 @@ mod git_objects;
 mod git_sync;
 pub(crate) mod handover;
 mod leftovers;
-mod lfs_guard;
+mod lfs_carry;
 mod limits;
 mod metadata;
 pub(crate) mod monitor;

@@ -12,8 +12,7 @@
 
 use crate::plan::RepoScan;
 use rustix::fd::OwnedFd;
-use std::os::unix::ffi::OsStrExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// The config keys a plain repository holds (`git init`, `git clone`,
 /// `git remote add`, an upstream set), none of which names a program: any
@@ -45,86 +44,6 @@ const PLAIN: [&str; 22] = [
 ];
 /// Config larger than this is not read: held aside.
 const CONFIG_MAX: u64 = 1 << 20;
-
-/// Most entries of git-lfs's stores looked at when the sandbox ends.
-const LFS_SWEEP_MAX: usize = 200_000;
-/// How deep the sweep goes (git-lfs nests three levels); a directory
-/// deeper is named, not swept (a descriptor is held for each level).
-pub(crate) const LFS_SWEEP_DEPTH: usize = 256;
-
-/// Removes from git-lfs's stores (the host's, bound in) everything the
-/// command made there that is neither a regular file nor a directory, and
-/// names it: host git-lfs reads its objects through a link as it would a
-/// file (a secret copied into the work tree at the next checkout), and
-/// blocks on a FIFO. git-lfs makes neither.
-pub(crate) fn sweep_lfs(stores: &[std::path::PathBuf], fd: Option<&OwnedFd>) {
-    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
-    fn walk(
-        dir: &OwnedFd,
-        at: &Path,
-        depth: usize,
-        budget: &mut usize,
-        gone: &mut Vec<PathBuf>,
-        deep: &mut Vec<PathBuf>,
-    ) {
-        let Ok(names) = rustix::fs::Dir::read_from(dir) else {
-            return;
-        };
-        for e in names.flatten() {
-            let name = e.file_name();
-            if name == c"." || name == c".." || *budget == 0 {
-                continue;
-            }
-            *budget -= 1;
-            let Ok(st) = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW) else {
-                continue;
-            };
-            let path = at.join(std::ffi::OsStr::from_bytes(name.to_bytes()));
-            match FileType::from_raw_mode(st.st_mode) {
-                FileType::RegularFile => {}
-                FileType::Directory if depth < LFS_SWEEP_DEPTH => {
-                    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-                    if let Ok(sub) = rustix::fs::openat(dir, name, flags, Mode::empty()) {
-                        walk(&sub, &path, depth + 1, budget, gone, deep);
-                    }
-                }
-                FileType::Directory => deep.push(path),
-                _ => {
-                    if rustix::fs::unlinkat(dir, name, AtFlags::empty()).is_ok() {
-                        gone.push(path);
-                    }
-                }
-            }
-        }
-    }
-    let mut budget = LFS_SWEEP_MAX;
-    let mut gone = Vec::new();
-    let mut deep = Vec::new();
-    for store in stores {
-        let flags = rustix::fs::OFlags::RDONLY
-            | rustix::fs::OFlags::DIRECTORY
-            | rustix::fs::OFlags::NOFOLLOW
-            | rustix::fs::OFlags::CLOEXEC;
-        if let Ok(d) = rustix::fs::open(store, flags, rustix::fs::Mode::empty()) {
-            walk(&d, store, 0, &mut budget, &mut gone, &mut deep);
-        }
-    }
-    let Some(fd) = fd else { return };
-    for p in gone {
-        let line = format!(
-            "qwrap: git: {}: a link, FIFO or device made inside git-lfs's store: removed\n",
-            p.display()
-        );
-        let _ = rustix::io::write(fd, line.as_bytes());
-    }
-    for p in deep {
-        let line = format!(
-            "qwrap: git: {}: more than {LFS_SWEEP_DEPTH} levels deep in git-lfs's store: not swept; remove it (git-lfs makes nothing there)\n",
-            p.display()
-        );
-        let _ = rustix::io::write(fd, line.as_bytes());
-    }
-}
 
 /// The repositories there at the start, by what their paths named then
 /// (device and inode, not followed): one the command put in the place of

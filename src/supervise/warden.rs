@@ -205,7 +205,6 @@ impl Ending {
             let _ = std::fs::remove_dir_all(dir);
         }
         if let Some(r) = &self.repos {
-            super::planted::sweep_lfs(&r.lfs, self.say.as_ref());
             super::planted::say(r, &self.known, self.say.as_ref());
         }
     }
@@ -225,7 +224,7 @@ struct Duties {
     reaper: Emptying,
     /// The host's git dirs whose own levels are handed over.
     git: Vec<PathBuf>,
-    /// git-lfs's stores (the host's, bound in), watched while it runs.
+    /// git-lfs's stores (the host's), where new objects are carried.
     lfs: Vec<PathBuf>,
     /// Where a note about a trapped call goes (once).
     notes: Option<OwnedFd>,

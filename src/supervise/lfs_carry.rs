@@ -1,0 +1,188 @@
+//! git-lfs's objects made inside, carried to the host's store as git-lfs
+//! takes a download: the sandbox's store is its own (a level of the git
+//! dir's tmpfs), and only `objects/XX/YY/OID`, a regular file whose
+//! SHA-256 is its name, is copied out (a fixed buffer, hashed as it is
+//! copied, into a new file beside its place, renamed there replacing
+//! nothing). A link, FIFO or anything else made there stays inside.
+
+use super::git_files::{dir_flags, names_in, open_dir};
+use crate::git_rules::sha256::{Sha256, hex};
+use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
+use rustix::io::Errno;
+use std::collections::HashSet;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+/// What one pass did: each object and whether the host took it.
+pub(super) type Carried = Vec<(PathBuf, Result<(), String>)>;
+
+/// Copies what is new in the sandbox's `lfs/objects` (below `own_top`) to
+/// the host's store `host_store`; `done` names what was looked at.
+pub(super) fn carry(own_top: BorrowedFd<'_>, host_store: &Path, done: &mut HashSet<OsString>) -> Carried {
+    let mut out = Vec::new();
+    let Ok(objects) = open_dir(own_top, Path::new("lfs/objects")) else {
+        return out;
+    };
+    for xx in names_in(objects.as_fd()).into_iter().filter(|n| hex_of(n, 2)) {
+        let Ok(x) = open_dir(objects.as_fd(), Path::new(&xx)) else {
+            continue;
+        };
+        for yy in names_in(x.as_fd()).into_iter().filter(|n| hex_of(n, 2)) {
+            let Ok(y) = open_dir(x.as_fd(), Path::new(&yy)) else {
+                continue;
+            };
+            for oid in names_in(y.as_fd()) {
+                let b = oid.as_bytes();
+                if !hex_of(&oid, 64)
+                    || b[..2] != *xx.as_bytes()
+                    || b[2..4] != *yy.as_bytes()
+                    || done.contains(&oid)
+                {
+                    continue;
+                }
+                done.insert(oid.clone());
+                let rel = Path::new("objects").join(&xx).join(&yy).join(&oid);
+                if let Some(r) = one(y.as_fd(), host_store, &xx, &yy, &oid) {
+                    out.push((rel, r));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// One object: None when the host has it already or it is no file.
+fn one(
+    own: BorrowedFd<'_>,
+    host_store: &Path,
+    xx: &OsStr,
+    yy: &OsStr,
+    oid: &OsStr,
+) -> Option<Result<(), String>> {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let src = rustix::fs::openat(own, oid, flags, Mode::empty()).ok()?;
+    let st = rustix::fs::fstat(&src).ok()?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
+        return None;
+    }
+    let dir = match host_dir(host_store, &[OsStr::new("objects"), xx, yy]) {
+        Ok(d) => d,
+        Err(e) => return Some(Err(format!("the host's store: {e}"))),
+    };
+    if rustix::fs::statat(&dir, oid, AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+        return None;
+    }
+    Some(copy_checked(&src, &dir, oid))
+}
+
+/// The copy, hashed as it is written, kept only if it hashes to `oid`.
+fn copy_checked(src: &OwnedFd, dir: &OwnedFd, oid: &OsStr) -> Result<(), String> {
+    let mut tmp_name = OsString::from(".qwrap-");
+    tmp_name.push(oid);
+    tmp_name.push(format!(".{}.tmp", std::process::id()));
+    let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let tmp =
+        rustix::fs::openat(dir, &tmp_name, flags, Mode::from_raw_mode(0o644)).map_err(|e| e.to_string())?;
+    let mut hash = Sha256::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    let written = loop {
+        match rustix::io::read(src, &mut buf) {
+            Ok(0) => break Ok(()),
+            Ok(n) => {
+                hash.update(&buf[..n]);
+                if let Err(e) = write_all(&tmp, &buf[..n]) {
+                    break Err(e.to_string());
+                }
+            }
+            Err(Errno::INTR) => {}
+            Err(e) => break Err(e.to_string()),
+        }
+    };
+    let result = written.and_then(|()| {
+        if hex(&hash.finish()).as_bytes() == oid.as_bytes() {
+            rustix::fs::renameat_with(dir, &tmp_name, dir, oid, RenameFlags::NOREPLACE)
+                .map_err(|e| e.to_string())
+        } else {
+            Err("its content does not hash to its name".into())
+        }
+    });
+    if result.is_err() {
+        let _ = rustix::fs::unlinkat(dir, &tmp_name, AtFlags::empty());
+    }
+    result
+}
+
+fn write_all(fd: &OwnedFd, mut data: &[u8]) -> Result<(), Errno> {
+    while !data.is_empty() {
+        match rustix::io::write(fd, data) {
+            Ok(n) => data = &data[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
+}
+
+/// A directory below the host's store, made where missing, each level
+/// opened without following a link.
+fn host_dir(store: &Path, levels: &[&OsStr]) -> Result<OwnedFd, Errno> {
+    let mut fd = rustix::fs::open(store, dir_flags(), Mode::empty())?;
+    for l in levels {
+        match rustix::fs::mkdirat(&fd, *l, Mode::from_raw_mode(0o755)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => return Err(e),
+        }
+        fd = rustix::fs::openat(&fd, *l, dir_flags(), Mode::empty())?;
+    }
+    Ok(fd)
+}
+
+/// A name of `n` lowercase hex digits.
+fn hex_of(name: &OsStr, n: usize) -> bool {
+    let b = name.as_bytes();
+    b.len() == n && b.iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_file_that_hashes_to_its_name_reaches_the_host() {
+        let t = std::env::temp_dir().join(format!("qwrap-lfs-carry-{}", std::process::id()));
+        let own = t.join("own");
+        let host = t.join("host/lfs");
+        std::fs::create_dir_all(&host).unwrap();
+        let good = hex(&{
+            let mut s = Sha256::default();
+            s.update(b"content\n");
+            s.finish()
+        });
+        let bad = "ab".repeat(32);
+        for (oid, body) in [(&good, "content\n"), (&bad, "other\n")] {
+            let d = own.join("lfs/objects").join(&oid[..2]).join(&oid[2..4]);
+            std::fs::create_dir_all(&d).unwrap();
+            std::fs::write(d.join(oid), body).unwrap();
+        }
+        let linked = "cd".repeat(32);
+        let d = own.join("lfs/objects/cd/cd");
+        std::fs::create_dir_all(&d).unwrap();
+        std::os::unix::fs::symlink("/etc/hostname", d.join(&linked)).unwrap();
+        let top = rustix::fs::open(&own, dir_flags(), Mode::empty()).unwrap();
+        let mut done = HashSet::new();
+        let out = carry(top.as_fd(), &host, &mut done);
+        let obj = |oid: &str| host.join("objects").join(&oid[..2]).join(&oid[2..4]).join(oid);
+        assert_eq!(std::fs::read(obj(&good)).unwrap(), b"content\n");
+        assert!(std::fs::symlink_metadata(obj(&bad)).is_err());
+        assert!(std::fs::symlink_metadata(obj(&linked)).is_err());
+        assert!(
+            out.iter().any(|(p, r)| p.ends_with(&bad) && r.is_err()),
+            "{out:?}"
+        );
+        // Looked at once: a second pass does nothing.
+        assert!(carry(top.as_fd(), &host, &mut done).is_empty());
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+}
