@@ -250,7 +250,7 @@ fn terminal_name(tty: &Path) -> Option<MountOp> {
 }
 
 /// Each git dir's top level and objects are tmpfs of the sandbox's own,
-/// the host's objects seen read-only beside them, its lfs store bound in:
+/// the host's objects (and lfs objects) seen read-only beside them:
 /// a bind of the git dir itself gives way to them.
 fn git_dirs(policy: &Policy, ops: &mut Vec<MountOp>) {
     for g in &policy.git_layouts {

@@ -9,7 +9,9 @@
 //!   (supervise/git_sync.rs, git_vet.rs); `objects/` is the sandbox's own
 //!   too, the host's objects read through alternates and what is new
 //!   brought over as a push would be (git_receive.rs, supervise/git_objects.rs); `lfs/` is
-//!   the host's, bound in. Nothing the sandbox makes there
+//!   its own as well, the host's lfs objects seen read-only beside the
+//!   alternate, what is new carried out as a download (supervise/lfs_carry.rs).
+//!   Nothing the sandbox makes there
 //!   (`commondir`, `gitdir`, `config`, `hooks/`, a FIFO, any new name)
 //!   reaches the host;
 //! - each submodule's checkout is a mount point (it cannot be renamed,
@@ -31,7 +33,7 @@ pub const MAX_GIT_DIRS: usize = 256;
 const MAX_DEPTH: usize = 8;
 
 /// One git dir as the sandbox sees it: its top level the sandbox's own,
-/// the host's `shared` subdirectories bound in, its `objects/` the
+/// the host's `shared` stores seen read-only (their objects), its `objects/` the
 /// sandbox's own too when it has one (`objects`), the host's objects then
 /// seen read-only beside it through git's alternates.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
@@ -138,9 +140,9 @@ pub fn guard(info: &GitInfo) -> Guard {
             break;
         }
         let mut layout = GitLayout::of(&dir);
-        // git-lfs keeps its store in the common dir: the host's, made
-        // first where a repository that uses it has none yet (a store made
-        // inside the sandbox's own top level would end with it).
+        // git-lfs keeps its store in the common dir: the host's is made
+        // first where a repository that uses it has none yet, so that there
+        // is one to see read-only and to carry new objects to.
         let lfs = dir.join("lfs");
         if uses_lfs(top, &dir) {
             for d in [lfs.clone(), lfs.join("objects")] {
