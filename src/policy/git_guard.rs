@@ -150,9 +150,9 @@ pub fn guard(info: &GitInfo) -> Guard {
                     g.create.push(d);
                 }
             }
-        }
-        if !layout.shared.contains(&lfs) && uses_lfs(top, &dir) {
-            layout.shared.push(lfs);
+            if !layout.shared.contains(&lfs) {
+                layout.shared.push(lfs);
+            }
         }
         g.layouts.push(layout);
         if let Some(hp) = read_small(&dir.join("config")).and_then(|t| core_key(&t, "hookspath")) {

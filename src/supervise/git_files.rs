@@ -66,18 +66,8 @@ impl Data {
 
     /// Writes the content to `to`, through a fixed buffer when large.
     fn write_to(&self, to: &OwnedFd) -> Result<(), Errno> {
-        let write_all = |mut rest: &[u8]| -> Result<(), Errno> {
-            while !rest.is_empty() {
-                match rustix::io::write(to, rest) {
-                    Ok(n) => rest = &rest[n..],
-                    Err(Errno::INTR) => {}
-                    Err(e) => return Err(e),
-                }
-            }
-            Ok(())
-        };
         match self {
-            Data::Small(d) => write_all(d),
+            Data::Small(d) => write_all(to, d),
             Data::Large(fd, len) => {
                 let mut buf = vec![0u8; 64 * 1024];
                 let mut at = 0u64;
@@ -86,7 +76,7 @@ impl Data {
                     match rustix::io::pread(&**fd, &mut buf[..want], at) {
                         Ok(0) => return Ok(()),
                         Ok(n) => {
-                            write_all(&buf[..n])?;
+                            write_all(to, &buf[..n])?;
                             at += n as u64;
                         }
                         Err(Errno::INTR) => {}
@@ -114,6 +104,18 @@ pub(super) enum State {
 
 pub(super) fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
+}
+
+/// All of `data` written to `fd` (a short write goes on, EINTR again).
+pub(super) fn write_all(fd: &OwnedFd, mut data: &[u8]) -> Result<(), Errno> {
+    while !data.is_empty() {
+        match rustix::io::write(fd, data) {
+            Ok(n) => data = &data[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// The directory `rel` below `root`, walked without following a link.

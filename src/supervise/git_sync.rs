@@ -546,7 +546,7 @@ impl GitSync {
 
     /// Carries git-lfs's objects made inside to these stores of the
     /// host's (lfs_carry.rs).
-    pub(super) fn guard_lfs(&mut self, stores: &[PathBuf]) {
+    pub(super) fn carry_lfs_to(&mut self, stores: &[PathBuf]) {
         for store in stores {
             let top = (0..self.pairs.len()).find(|&i| {
                 self.pairs[i].kind == Kind::Top && Some(self.pairs[i].host_path.as_path()) == store.parent()

@@ -5,7 +5,7 @@
 //! copied, into a new file beside its place, renamed there replacing
 //! nothing). A link, FIFO or anything else made there stays inside.
 
-use super::git_files::{dir_flags, names_in, open_dir};
+use super::git_files::{dir_flags, names_in, open_dir, write_all};
 use crate::git_rules::sha256::{Sha256, hex};
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
@@ -112,17 +112,6 @@ fn copy_checked(src: &OwnedFd, dir: &OwnedFd, oid: &OsStr) -> Result<(), String>
         let _ = rustix::fs::unlinkat(dir, &tmp_name, AtFlags::empty());
     }
     result
-}
-
-fn write_all(fd: &OwnedFd, mut data: &[u8]) -> Result<(), Errno> {
-    while !data.is_empty() {
-        match rustix::io::write(fd, data) {
-            Ok(n) => data = &data[n..],
-            Err(Errno::INTR) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 /// A directory below the host's store, made where missing, each level

@@ -1,8 +1,8 @@
 //! The processes beside the sandbox, outside it, and what they do: the
 //! warden (warden.rs) and its jobs — the trapped calls it decodes (calls,
 //! metadata) and explains (explain*), the leftovers it ends (leftovers),
-//! the git dirs it keeps in step (git_*) and git-lfs's stores it watches
-//! (lfs_guard), the repositories and lfs stores it looks at when the
+//! the git dirs it keeps in step (git_*) and the git-lfs objects it
+//! carries out (lfs_carry), the repositories it looks at when the
 //! sandbox ends (planted), the limits it watches
 //! (limits), what it says at exit (at_exit), the egress proxy it serves;
 //! the reaper inside the sandbox's signal domain (reaper); the monitor and

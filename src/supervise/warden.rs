@@ -281,7 +281,7 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
                         .collect();
                     sync = GitSync::new(pairs, report.take()).ok();
                     if let Some(s) = &mut sync {
-                        s.guard_lfs(&lfs);
+                        s.carry_lfs_to(&lfs);
                     }
                     handover::git_dirs_filled(&link);
                 }
