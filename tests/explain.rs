@@ -8,6 +8,7 @@
 mod common;
 
 use common::*;
+use std::os::unix::process::ExitStatusExt;
 use std::process::Output;
 
 /// `qwrap run --explain --denials FILE [opts] -- sh -c script`: the run,
@@ -476,6 +477,53 @@ fn a_signal_to_a_host_process_is_said() {
         );
         host.kill().ok();
         host.wait().ok();
+    }
+}
+
+/// A limit reached is a refusal too: the time limit as every user, the
+/// process limit where a cgroup can be had; each names the option that
+/// raises it, and the command's own failure is checked beside it.
+#[test]
+fn a_limit_reached_names_the_option_that_raises_it() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let (o, lines, objects) = explained(&f, &["--time-limit", "1s"], "sleep 30");
+        assert!(
+            o.status.signal() == Some(15) || o.status.code() == Some(143),
+            "{who:?}: {:?}",
+            o.status
+        );
+        let t = object(&objects, "limit", "time 1s");
+        assert_eq!(t["operation"], "SIGTERM", "{who:?}");
+        assert_eq!(t["option"], "--time-limit DURATION (a longer one)", "{who:?}");
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("qwrap: refused: limit time 1s (SIGTERM): ")
+                    && l.ends_with("; allow with --time-limit DURATION (a longer one)")),
+            "{who:?}: {lines:#?}"
+        );
+        if let Err(why) = cgroups::offered(who, "pids") {
+            println!("SKIP the process limit's refusal as {who:?}: {why}");
+            continue;
+        }
+        let forks = "i=0; while [ $i -lt 40 ]; do sleep 2 & i=$((i+1)); done; wait";
+        let (o, lines, objects) = explained(&f, &["--max-processes", "10"], forks);
+        let err = stderr(&o);
+        assert!(
+            err.lines()
+                .any(|l| !l.starts_with("qwrap:") && l.to_lowercase().contains("fork")),
+            "{who:?}: the shell's own error: {err}"
+        );
+        let p = object(&objects, "limit", "processes 10");
+        assert_eq!(p["errno"], "EAGAIN", "{who:?}");
+        assert!(
+            lines.iter().any(
+                |l| l.starts_with("qwrap: refused: limit processes 10 (fork: EAGAIN): ")
+                    && l.ends_with("; allow with --max-processes N (a larger one)")
+            ),
+            "{who:?}: {lines:#?}"
+        );
     }
 }
 

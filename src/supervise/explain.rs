@@ -3,7 +3,7 @@
 //! exit on qwrap's stderr, one line per distinct refusal with the option
 //! that would allow it: the first `SHOWN`, then how many more. Nothing is
 //! said when nothing was refused. explain_judge.rs decides what a trapped
-//! call meets; the egress proxy and (later) the resource limits report
+//! call meets; the egress proxy and the resource limits (limits.rs) report
 //! here too.
 
 use rustix::fd::OwnedFd;
@@ -69,11 +69,9 @@ pub(crate) struct Refusal {
 }
 
 impl Refusal {
-    /// A resource limit the command reached: the hook the limits report
-    /// through (`Recorder::record`, shared as the egress proxy's is):
-    /// `limit` names it (`RLIMIT_NPROC`, `/tmp size`), `option` the
-    /// setting that raises it.
-    #[allow(dead_code)]
+    /// A resource limit the command reached (limits.rs): `limit` names it
+    /// and its value (`time 1s`, `processes 30`), `option` the setting
+    /// that raises it.
     pub(crate) fn limit(
         limit: &str,
         op: &str,

@@ -7,12 +7,14 @@
 //! empties the groups (cgroup.kill, or SIGKILL to each pid listed), reads
 //! whether a limit was reached, removes them, and says so in one line.
 
+use super::explain::{Recorder, Refusal};
 use crate::plan::limits::{GRACE_S, human_bytes};
 use crate::plan::{LimitWatch, Watched};
 use crate::sys::kernel as k;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use rustix::process::{Pid, Signal};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// The limits of one sandbox, as the warden keeps them.
@@ -30,6 +32,8 @@ pub(super) struct Limits {
     /// The reaper, which a signal of the time limit spares: it ends the
     /// sandbox once the command is gone.
     spare: Option<i32>,
+    /// `--explain`: a limit reached is a refusal too, recorded here.
+    seen: Option<Arc<Mutex<Recorder>>>,
 }
 
 impl Limits {
@@ -43,6 +47,18 @@ impl Limits {
             oom: None,
             oom_killed: false,
             spare: None,
+            seen: None,
+        }
+    }
+
+    /// `--explain`: where a limit reached is recorded as a refusal.
+    pub(super) fn report_to(&mut self, seen: Option<Arc<Mutex<Recorder>>>) {
+        self.seen = seen;
+    }
+
+    fn refused(&self, r: Refusal) {
+        if let Some(Ok(mut s)) = self.seen.as_deref().map(Mutex::lock) {
+            s.record(0, r);
         }
     }
 
@@ -108,6 +124,13 @@ impl Limits {
                     "qwrap: time limit reached: {}: every process of the sandbox got SIGTERM, and gets SIGKILL {GRACE_S} s later; raise it with --time-limit DURATION\n",
                     duration(ms)
                 ));
+                self.refused(Refusal::limit(
+                    &format!("time {}", duration(ms)),
+                    "SIGTERM",
+                    None,
+                    &format!("the sandbox ran past its wall-clock limit; every process got SIGTERM, SIGKILL {GRACE_S} s later"),
+                    Some("--time-limit DURATION (a longer one)".into()),
+                ));
             }
             self.signal(Signal::TERM, others);
         } else if self.kill_at.is_some_and(|t| t <= now) {
@@ -146,6 +169,13 @@ impl Limits {
                 "qwrap: memory limit reached: the sandbox's {}{peak} were used up, and every process of it was killed together; raise it with --memory SIZE\n",
                 human_bytes(m.limit)
             ));
+            self.refused(Refusal::limit(
+                &format!("memory {}", human_bytes(m.limit)),
+                "oom-kill",
+                None,
+                &format!("the sandbox used up its memory{peak}, and every process of it was killed together"),
+                Some("--memory SIZE (a larger one)".into()),
+            ));
         }
         if let Some(p) = &self.watch.processes {
             // Counted where the fork failed before Linux 6.13 (the command's
@@ -160,6 +190,16 @@ impl Limits {
                     "qwrap: process limit reached: {failed} fork{} failed (EAGAIN) at {} tasks; raise it with --max-processes N\n",
                     if failed == 1 { "" } else { "s" },
                     p.limit
+                ));
+                self.refused(Refusal::limit(
+                    &format!("processes {}", p.limit),
+                    "fork",
+                    Some(libc::EAGAIN),
+                    &format!(
+                        "{failed} fork{} failed at the sandbox's task limit",
+                        if failed == 1 { "" } else { "s" }
+                    ),
+                    Some("--max-processes N (a larger one)".into()),
                 ));
             }
         }

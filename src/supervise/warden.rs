@@ -150,6 +150,10 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
             judge: Judge::new(orders),
             seen: Arc::new(Mutex::new(Recorder::new(explain_say, denials))),
         });
+        let seen = explaining.as_ref().map(|e| Arc::clone(&e.seen));
+        if let Some(l) = &mut limits {
+            l.report_to(seen.clone());
+        }
         let proxy = egress.map(|e| proxy_config(e, log, report.as_ref(), explaining.as_ref()));
         let reaper = if scoped { Emptying::Scoped } else { Emptying::Scan };
         let duties = Duties {
@@ -172,6 +176,11 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
         // reads the line before its end.
         if let Some(l) = &mut limits {
             l.end();
+        }
+        // --explain: said once nothing more can be refused, a limit
+        // reached included.
+        if let Some(Ok(mut s)) = seen.as_deref().map(Mutex::lock) {
+            s.finish();
         }
         ending.end();
         sys::exit_now(code)
@@ -248,8 +257,6 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
         writable,
         mut explaining,
     } = duties;
-    let seen = explaining.as_ref().map(|e| Arc::clone(&e.seen));
-    let seen = seen.as_deref();
     let mut own_git: Vec<OwnedFd> = Vec::new();
     let mut sync: Option<GitSync> = None;
     let Ok(pidfd) = k::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
@@ -304,7 +311,7 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
                 }
                 let code = watch(&init, sync.as_mut(), limits);
                 held.clear();
-                return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref(), seen, at_exit));
+                return code.unwrap_or_else(|| finish(sync.as_mut(), serving.as_deref(), at_exit));
             }
             Some(Handed::Listener(l)) => break l,
             // qwrap failed before the command ran: nothing to do but take
@@ -319,7 +326,7 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
         // The command is gone already (a quick one): the end as after its
         // exit.
         held.clear();
-        finish(sync.as_mut(), serving.as_deref(), seen, at_exit);
+        finish(sync.as_mut(), serving.as_deref(), at_exit);
         return 1;
     };
     // --explain hands the warden every open: each round trip switched to
@@ -371,7 +378,7 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
                 // The cache layer slot is free for the workspace's next
                 // sandbox as soon as nothing of this one can write to it.
                 held.clear();
-                return finish(sync.as_mut(), serving.as_deref(), seen, at_exit);
+                return finish(sync.as_mut(), serving.as_deref(), at_exit);
             }
         }
         if listener_ready.contains(PollFlags::IN) {
@@ -389,7 +396,7 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
             // No process holds the filter any more: the command and all
             // it started are gone (with --keep-background, the last of the
             // leftovers too).
-            return finish(sync.as_mut(), serving.as_deref(), seen, at_exit);
+            return finish(sync.as_mut(), serving.as_deref(), at_exit);
         }
     }
 }
@@ -590,22 +597,13 @@ fn egress_refusal(protocol: &str, destination: &str, reason: &str) -> super::exp
 /// The sandbox is gone: the git copies made a last time, the proxy's last
 /// connections let end and be logged (at most a second: the command is
 /// gone, its peers hang up soon). The warden's exit code.
-fn finish(
-    sync: Option<&mut GitSync>,
-    serving: Option<&proxy::Config>,
-    seen: Option<&Mutex<Recorder>>,
-    at_exit: &AtExit,
-) -> i32 {
+fn finish(sync: Option<&mut GitSync>, serving: Option<&proxy::Config>, at_exit: &AtExit) -> i32 {
     if let Some(s) = sync {
         s.last();
     }
     at_exit.command_done();
     if let Some(c) = serving {
         c.drain(std::time::Duration::from_secs(1));
-    }
-    // --explain: said once nothing more can be refused.
-    if let Some(Ok(mut s)) = seen.map(Mutex::lock) {
-        s.finish();
     }
     0
 }
