@@ -100,7 +100,7 @@ fn no_hyphenation(page: Vec<u8>) -> Vec<u8> {
 }
 
 fn seccomp_program() {
-    use filter_rules::{Arch, ENOSYS, Profile, RET_USER_NOTIF, compile_with, rules};
+    use filter_rules::{Arch, ENOSYS, Insn, Profile, RET_USER_NOTIF, compile_watch, compile_with, rules};
     println!("cargo:rerun-if-changed=src/plan/filter_rules.rs");
     println!("cargo:rerun-if-changed=src/plan/syscalls.tsv");
     println!("cargo:rerun-if-changed=src/plan/filter_landlock.rs");
@@ -108,8 +108,8 @@ fn seccomp_program() {
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").expect("cargo sets the target arch");
     let arch = Arch::from_target(&arch).expect("a supported target arch");
     let mut src = String::new();
-    let mut emit = |name: &str, rules: &[filter_rules::Rules], unknown: u32| {
-        let items: Vec<String> = compile_with(arch, rules, unknown)
+    let mut emit_program = |name: &str, program: Vec<Insn>| {
+        let items: Vec<String> = program
             .iter()
             .map(|(c, t, f, k)| format!("({c}, {t}, {f}, {k})"))
             .collect();
@@ -118,6 +118,9 @@ fn seccomp_program() {
             items.len(),
             items.join(", ")
         );
+    };
+    let mut emit = |name: &str, rules: &[filter_rules::Rules], unknown: u32| {
+        emit_program(name, compile_with(arch, rules, unknown));
     };
     for (name, profile) in Profile::all() {
         // `--explain`: numbers past the table go to the warden too.
@@ -131,6 +134,18 @@ fn seccomp_program() {
         emit(name, &filter_landlock::landlock_only_rules(arch, closed), ENOSYS);
     }
     emit("KEYRING_PROGRAM", &filter_landlock::keyring_rules(arch), ENOSYS);
+    // bwrap mode's QWRAP_EXPLAIN without its layers: the calls that can
+    // be refused handed to the monitor, none refused.
+    let watched: Vec<filter_rules::Rules> = filter_rules::table()
+        .into_iter()
+        .filter(|s| s.nr_on(arch) >= 0 && filter_explain::EXPLAINED_CALLS.contains(&s.name))
+        .map(|s| filter_rules::Rules {
+            nr: s.nr_on(arch),
+            name: s.name,
+            cases: vec![(vec![], RET_USER_NOTIF)],
+        })
+        .collect();
+    emit_program("WATCH_PROGRAM", compile_watch(arch, &watched));
     let out =
         std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("seccomp_bpf.rs");
     std::fs::write(out, src).expect("OUT_DIR is writable");

@@ -8,6 +8,7 @@
 mod common;
 
 use common::*;
+use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
 use std::process::Output;
 
@@ -528,36 +529,80 @@ fn a_limit_reached_names_the_option_that_raises_it() {
 }
 
 /// bwrap mode keeps bubblewrap's behaviour: its stderr is bubblewrap's
-/// and the command's alone, and a caller who sets QWRAP_EXPLAIN is told
-/// that this mode reports no refusals, not left to read silence.
+/// and the command's alone. A caller who sets QWRAP_EXPLAIN is told each
+/// refusal, with the layers' filter or without, in a PID namespace of the
+/// sandbox's own or not; the monitor still exits with the command, and
+/// what it left running goes on being answered.
 #[test]
-fn bwrap_mode_says_it_reports_no_refusals() {
+fn bwrap_mode_says_the_refusals_when_asked() {
     for who in Who::all() {
         let f = Fixture::new(who);
         let ws = f.ws();
-        let argv = [
-            "bwrap",
-            "--ro-bind",
-            "/",
-            "/",
-            "--dev",
-            "/dev",
-            "--bind",
-            ws.to_str().unwrap(),
-            ws.to_str().unwrap(),
-            "--",
-            "sh",
-            "-c",
-            "touch /usr/qwrap-explain-probe 2>/dev/null; exit 0",
-        ];
-        let plain = f.qwrap(&argv).env_remove("QWRAP_EXPLAIN").output().unwrap();
-        assert_eq!(stderr(&plain), "", "{who:?}");
-        let asked = f.qwrap(&argv).env("QWRAP_EXPLAIN", "1").output().unwrap();
-        assert_eq!(
-            stderr(&asked),
-            "bwrap: QWRAP_EXPLAIN: bwrap mode reports no refusals (it keeps bubblewrap's behaviour); `qwrap run --explain` does\n",
-            "{who:?}"
+        let w = ws.to_str().unwrap();
+        let script = format!(
+            "touch /usr/qwrap-explain-probe; touch {w}/s; chmod u+s {w}/s 2>/dev/null; (sleep 1; touch {w}/late /usr/qwrap-late) >/dev/null 2>&1 & exit 0"
         );
-        assert_eq!(asked.status.code(), Some(0), "{who:?}");
+        for (extra, layers) in [(&[][..], "0"), (&["--unshare-pid"][..], "0"), (&[][..], "1")] {
+            let mut argv = vec!["bwrap", "--ro-bind", "/", "/", "--dev", "/dev", "--bind", w, w];
+            argv.extend_from_slice(extra);
+            argv.extend_from_slice(&["--", "sh", "-c", &script]);
+            let _ = std::fs::remove_file(ws.join("late"));
+            let _ = std::fs::remove_file(ws.join("s"));
+            let plain = f
+                .qwrap(&argv)
+                .env_remove("QWRAP_EXPLAIN")
+                .env("QWRAP_BWRAP_LAYERS", layers)
+                .output()
+                .unwrap();
+            assert_eq!(
+                stderr(&plain).lines().filter(|l| l.starts_with("qwrap:")).count(),
+                0,
+                "{who:?} {extra:?}: {}",
+                stderr(&plain)
+            );
+            let _ = std::fs::remove_file(ws.join("s"));
+            let start = std::time::Instant::now();
+            let asked = f
+                .qwrap(&argv)
+                .env("QWRAP_EXPLAIN", "1")
+                .env("QWRAP_BWRAP_LAYERS", layers)
+                .output()
+                .unwrap();
+            let err = stderr(&asked);
+            assert_eq!(asked.status.code(), Some(0), "{who:?} {extra:?}: {err}");
+            assert!(
+                err.contains("Read-only file system"),
+                "{who:?} {extra:?}: the command's own error: {err}"
+            );
+            assert!(
+                err.lines().any(|l| l.starts_with(
+                    "qwrap: refused: write /usr/qwrap-explain-probe (openat: EROFS): a read-only mount of the sandbox's view; allow with --bind SRC /usr"
+                )),
+                "{who:?} {extra:?}: {err}"
+            );
+            // The layers' filter refuses a setuid bit: said; without them
+            // bubblewrap lets it be.
+            let setuid = err.lines().any(|l| {
+                l.starts_with("qwrap: refused: call ")
+                    && l.contains("chmod")
+                    && l.contains("(EPERM): a setuid or setgid bit")
+            });
+            assert_eq!(setuid, layers == "1", "{who:?} {extra:?}: {err}");
+            let mode = std::fs::metadata(ws.join("s")).unwrap().permissions().mode();
+            assert_eq!(mode & 0o4000 != 0, layers == "0", "{who:?} {extra:?}: {mode:o}");
+            assert!(
+                start.elapsed() < std::time::Duration::from_millis(900),
+                "{who:?} {extra:?}: the monitor waited for what the command left running"
+            );
+            // Without a PID namespace of its own, what it left running
+            // goes on: its calls are still answered.
+            if extra.is_empty() {
+                std::thread::sleep(std::time::Duration::from_millis(1500));
+                assert!(
+                    ws.join("late").exists(),
+                    "{who:?} {extra:?}: the leftover's write"
+                );
+            }
+        }
     }
 }

@@ -29,6 +29,7 @@ fn ctx(uid: u32) -> Context {
         initramfs_root: false,
         mount_api: crate::host::MountApi::New,
         caps_permitted: 0,
+        explain: false,
     }
 }
 

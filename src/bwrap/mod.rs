@@ -47,14 +47,20 @@ pub fn main(args: Vec<OsString>) -> i32 {
         }
         Err(e) => return fail(&e.0),
     };
-    for w in config.warnings.iter().map(String::as_str).chain(explain_note()) {
-        eprintln!("{}bwrap: {w}", if level_prefix { "<4>" } else { "" });
-    }
     let host = match crate::host::probe(&Default::default()) {
         Ok(h) => h,
         Err(e) => return fail(&e.to_string()),
     };
-    let ctx = match Context::new(&crate::policy::Caller::from_process(), &host) {
+    let caller = crate::policy::Caller::from_process();
+    for w in config
+        .warnings
+        .iter()
+        .cloned()
+        .chain(explain_note(&caller, &host))
+    {
+        eprintln!("{}bwrap: {w}", if level_prefix { "<4>" } else { "" });
+    }
+    let ctx = match Context::new(&caller, &host) {
         Ok(c) => c,
         Err(e) => return fail(&e.to_string()),
     };
@@ -72,15 +78,30 @@ pub fn main(args: Vec<OsString>) -> i32 {
     fail(&text.replace("\nhint: ", "\nbwrap: hint: "))
 }
 
-/// bwrap mode keeps bubblewrap's behaviour and reports no refusals: where
-/// the caller asks for them (`QWRAP_EXPLAIN`), it is told so, not left
-/// to read silence as "nothing was refused".
-fn explain_note() -> Option<&'static str> {
-    let asked = std::env::var(crate::policy::ENV_EXPLAIN)
-        .is_ok_and(|v| matches!(v.to_ascii_lowercase().as_str(), "1" | "true" | "yes" | "on"));
-    asked.then_some(
-        "QWRAP_EXPLAIN: bwrap mode reports no refusals (it keeps bubblewrap's behaviour); `qwrap run --explain` does",
-    )
+/// The kernel that lets a call the monitor heard go on
+/// (SECCOMP_USER_NOTIF_FLAG_CONTINUE).
+const EXPLAIN_KERNEL: (u32, u32) = (5, 5);
+
+/// bwrap mode keeps bubblewrap's behaviour unless the caller asks for the
+/// refusals (`QWRAP_EXPLAIN`).
+fn explain_asked(caller: &crate::policy::Caller) -> bool {
+    caller.var(crate::policy::ENV_EXPLAIN).is_some_and(|v| {
+        matches!(
+            v.to_string_lossy().to_ascii_lowercase().as_str(),
+            "1" | "true" | "yes" | "on"
+        )
+    })
+}
+
+/// Asked for where the kernel cannot have it: said, not left to read
+/// silence as "nothing was refused".
+fn explain_note(caller: &crate::policy::Caller, host: &HostFacts) -> Option<String> {
+    (explain_asked(caller) && host.kernel < EXPLAIN_KERNEL).then(|| {
+        format!(
+            "QWRAP_EXPLAIN: Linux {}.{} cannot let a call the monitor heard go on (SECCOMP_USER_NOTIF_FLAG_CONTINUE came with Linux 5.5): no refusals are said",
+            host.kernel.0, host.kernel.1
+        )
+    })
 }
 
 /// How the caller named this program, as bubblewrap's usage line shows it:
@@ -127,6 +148,9 @@ pub struct Context {
     /// The caller's permitted capabilities: a sandbox root keeps these and
     /// no more, even in a new user namespace.
     pub caps_permitted: u64,
+    /// `QWRAP_EXPLAIN` on a kernel that can have it: the monitor says the
+    /// refusals (bubblewrap's behaviour otherwise).
+    pub explain: bool,
 }
 
 impl Context {
@@ -160,6 +184,7 @@ impl Context {
             caps_permitted: rustix::thread::capabilities(None)
                 .map(|c| c.permitted.bits())
                 .unwrap_or(0),
+            explain: explain_asked(caller) && host.kernel >= EXPLAIN_KERNEL,
         })
     }
 }
@@ -260,6 +285,15 @@ pub fn spec(c: &Config, ctx: &Context) -> Result<SandboxSpec, LowerError> {
         inside.push(Step::AssertUsernsDisabled);
     }
     let (landlock, filter) = privileges::layers(ctx, writable)?;
+    // QWRAP_EXPLAIN: the calls that can be refused go to the monitor
+    // through one filter, the layers' refusals folded into it.
+    let layers = filter == crate::plan::Filter::Plain;
+    let (filter, explain) = if ctx.explain {
+        let orders = crate::plan::explain::bwrap_orders(layers, ctx.uid == 0);
+        (crate::plan::Filter::Monitor { layers }, Some(Box::new(orders)))
+    } else {
+        (filter, None)
+    };
     let in_userns = ns.user || c.userns_fd.is_some();
     Ok(SandboxSpec {
         host: Vec::new(),
@@ -271,6 +305,7 @@ pub fn spec(c: &Config, ctx: &Context) -> Result<SandboxSpec, LowerError> {
             json_status_fd: c.json_status_fd,
             forward_signals: false,
             join,
+            explain,
         },
         identity,
         disable_userns: c.disable_userns,

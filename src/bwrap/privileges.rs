@@ -156,6 +156,7 @@ mod tests {
             initramfs_root: false,
             mount_api: crate::host::MountApi::New,
             caps_permitted: 0,
+            explain: false,
         }
     }
 

@@ -331,6 +331,7 @@ pub(super) fn bwrap_steps() -> Vec<Step> {
             json_status_fd: Some(8),
             join: false,
             forward_signals: false,
+            explain: Some(Box::new(crate::plan::explain::bwrap_orders(true, false))),
         },
         Step::SetHostname { name: "box".into() },
         Step::MakeMountPoint {
@@ -376,6 +377,7 @@ pub(super) fn bwrap_steps() -> Vec<Step> {
         Step::NestUserNamespace { uid: 0, gid: 0 },
         Step::AssertUsernsDisabled,
         Step::BlockOnFd { fd: 10 },
+        Step::SeccompToMonitor { layers: true },
         Step::CallerSeccomp {
             programs: vec![vec![0u8; 8]],
         },
@@ -403,6 +405,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
         json_status_fd: None,
         join,
         forward_signals: false,
+        explain: None,
     };
     vec![
         vec![
@@ -457,6 +460,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 json_status_fd: None,
                 join: false,
                 forward_signals: true,
+                explain: None,
             },
             Step::JoinCgroup {
                 groups: vec![p("/q/cg/qwrap-42/sandbox")],

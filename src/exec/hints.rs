@@ -141,6 +141,7 @@ mod tests {
             json_status_fd: None,
             join,
             forward_signals: false,
+            explain: None,
         }
     }
 

@@ -30,6 +30,7 @@ impl Executor {
                 json_status_fd,
                 join,
                 forward_signals,
+                explain,
             } => {
                 self.monitor = crate::supervise::monitor::clone(
                     *ns,
@@ -38,6 +39,7 @@ impl Executor {
                     self.die_with_parent,
                     *join,
                     *forward_signals,
+                    explain.as_deref(),
                 )?;
                 // The monitor: in a new PID namespace it has no pid here.
                 self.parent = k::getppid();

@@ -27,6 +27,7 @@ impl Executor {
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
                 link.hand_over(Handed::Listener(listener))?;
             }
+            Step::SeccompToMonitor { layers } => self.hand_calls_to_monitor(*layers)?,
             Step::JoinCgroup { groups } => {
                 for g in groups {
                     let procs = g.join("cgroup.procs");
@@ -246,5 +247,16 @@ fn new_session(die_with_parent: bool) -> Result<(), Errno> {
             }
         },
         Err(e) => Err(e),
+    }
+}
+
+impl Executor {
+    /// bwrap mode with `QWRAP_EXPLAIN`: the filter, its listener to the
+    /// monitor.
+    fn hand_calls_to_monitor(&mut self, layers: bool) -> Result<(), Fail> {
+        let listener = seccomp::monitor_listener(layers)?;
+        let link = self.monitor.explain.take().ok_or(Errno::NOTCONN)?;
+        crate::supervise::handover::hand_to(&link, Handed::Listener(listener))?;
+        Ok(())
     }
 }

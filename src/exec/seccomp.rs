@@ -52,6 +52,23 @@ pub(super) fn notify_listener(
     })
 }
 
+/// bwrap mode with `QWRAP_EXPLAIN`: the filter whose listener goes to the
+/// monitor, its layers' rules folded in (`layers`) or none refused.
+pub(super) fn monitor_listener(layers: bool) -> Result<rustix::fd::OwnedFd, Fail> {
+    let program: &[(u16, u8, u8, u32)] = if layers {
+        &EXPLAIN_BWRAP_PROGRAM
+    } else {
+        &WATCH_PROGRAM
+    };
+    crate::sys::seccomp_listener(program).map_err(|e| {
+        Fail::call(
+            "seccomp",
+            "SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER",
+            e,
+        )
+    })
+}
+
 /// `--isolation landlock`'s second filter (Unix sockets, every socket when
 /// `closed`, keyrings, SysV IPC, message queues refused), stacked on the
 /// first.

@@ -9,7 +9,7 @@ fn arch() -> Arch {
 fn built_programs_are_the_rules_compiled() {
     let a = arch();
     type Built<'a> = (&'a str, &'a [(u16, u8, u8, u32)]);
-    let built: [Built; 20] = [
+    let built: [Built; 21] = [
         ("PROGRAM", &super::PROGRAM[..]),
         ("NOTIFY_PROGRAM", &super::NOTIFY_PROGRAM[..]),
         ("NOTIFY_ROOT_PROGRAM", &super::NOTIFY_ROOT_PROGRAM[..]),
@@ -66,6 +66,7 @@ fn built_programs_are_the_rules_compiled() {
             "EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM",
             &super::EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM[..],
         ),
+        ("EXPLAIN_BWRAP_PROGRAM", &super::EXPLAIN_BWRAP_PROGRAM[..]),
     ];
     let profiles = Profile::all();
     assert_eq!(profiles.len(), built.len());
@@ -338,5 +339,39 @@ fn the_explain_filter_hands_the_warden_every_call_the_others_refuse() {
                 );
             }
         }
+    }
+}
+
+/// bwrap mode's `QWRAP_EXPLAIN` without its layers: the calls that can be
+/// refused go to the monitor and nothing else changes: no call refused,
+/// another ABI's, an x32 call and a number past the table let through.
+#[test]
+fn the_watch_program_hands_over_and_refuses_nothing() {
+    let a = arch();
+    let prog: Vec<Insn> = super::WATCH_PROGRAM.to_vec();
+    let nr = |name: &str| table().into_iter().find(|s| s.name == name).unwrap().nr_on(a) as u32;
+    let run = |nr: u32, arch: u32| run(&prog, arch, nr, [0; 6]);
+    for name in ["openat", "execve", "mkdir", "unlinkat", "connect", "renameat2"] {
+        assert_eq!(run(nr(name), a.audit()), RET_USER_NOTIF, "{name}");
+    }
+    for name in [
+        "getpid",
+        "read",
+        "ioctl",
+        "keyctl",
+        "io_uring_setup",
+        "openat2",
+        "clone3",
+    ] {
+        let got = run(nr(name), a.audit());
+        assert!(
+            got == RET_ALLOW || got == RET_USER_NOTIF && name == "openat2",
+            "{name}: {got:#x}"
+        );
+    }
+    assert_eq!(run(FIRST_UNKNOWN + 3, a.audit()), RET_ALLOW, "past the table");
+    assert_eq!(run(nr("openat"), 0x4000_0003), RET_ALLOW, "another ABI");
+    if a == Arch::X86_64 {
+        assert_eq!(run(0x4000_0000 | nr("openat"), a.audit()), RET_ALLOW, "x32");
     }
 }

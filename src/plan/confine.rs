@@ -41,6 +41,11 @@ pub enum Filter {
     },
     /// bwrap mode's layers: terminal injection and setuid bits refused.
     Plain,
+    /// bwrap mode with `QWRAP_EXPLAIN`: the calls that can be refused go
+    /// to the monitor, with the layers' refusals folded in (`layers`).
+    Monitor {
+        layers: bool,
+    },
     /// `run --pid private`: `run`'s rules less the warden's, which a
     /// private PID namespace makes the kernel's (SIGIO owners refused where
     /// unscoped).
@@ -195,6 +200,7 @@ impl Confinement {
                 explain,
             }),
             Filter::Plain => s.push(Step::Seccomp),
+            Filter::Monitor { layers } => s.push(Step::SeccompToMonitor { layers }),
             Filter::PrivatePid { unscoped, root } => s.push(Step::SeccompPrivatePid { unscoped, root }),
             Filter::None => {}
         }

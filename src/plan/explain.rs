@@ -51,6 +51,11 @@ pub struct Explain {
     pub sockets: Vec<PathBuf>,
     #[serde(serialize_with = "crate::lossy::opt_path")]
     pub home: Option<PathBuf>,
+    /// bwrap mode (`QWRAP_EXPLAIN`): the monitor hears the calls, and the
+    /// filter it answers by is bwrap mode's layers' (`Some(true)`) or none
+    /// (`Some(false)`). None: `run`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bwrap: Option<bool>,
 }
 
 /// What a view shows: its entries (a directory: beneath it too) and the
@@ -153,7 +158,32 @@ pub fn orders(
         home_listed: policy.home_listing.as_ref().map(|l| shown(&l.entries, policy)),
         sockets: layers.masked_sockets.clone(),
         home: policy.home.clone(),
+        bwrap: None,
     })
+}
+
+/// bwrap mode's orders, when the caller sets `QWRAP_EXPLAIN`: writes
+/// refused by a read-only mount of its view, and, with its layers
+/// (`layers`), the calls their filter refuses. Nothing is hidden and no
+/// listed view is kept, so reads are not judged.
+pub fn bwrap_orders(layers: bool, root: bool) -> Explain {
+    Explain {
+        say: true,
+        denials: None,
+        signals: false,
+        root,
+        landlock_only: false,
+        keyrings: false,
+        second: None,
+        writable: Vec::new(),
+        read_only: Vec::new(),
+        hidden: Vec::new(),
+        view: None,
+        home_listed: None,
+        sockets: Vec::new(),
+        home: None,
+        bwrap: Some(layers),
+    }
 }
 
 /// Why `--explain` cannot be had here (fail closed: exit 125), None where

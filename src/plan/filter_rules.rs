@@ -265,6 +265,14 @@ impl Profile {
             .map(|(name, p)| (format!("EXPLAIN_{name}"), Profile { explain: true, ..*p }))
             .collect();
         v.extend(explained);
+        // bwrap mode's layers with `QWRAP_EXPLAIN`: the monitor hears them.
+        v.push((
+            "EXPLAIN_BWRAP_PROGRAM".to_string(),
+            Profile {
+                explain: true,
+                ..Profile::PLAIN
+            },
+        ));
         v
     }
 
@@ -422,15 +430,28 @@ pub fn compile(arch: Arch, rules: &[Rules]) -> Vec<Insn> {
 /// `compile`, numbers past the table getting `unknown` (`--explain`: the
 /// warden, which answers ENOSYS).
 pub fn compile_with(arch: Arch, rules: &[Rules], unknown: u32) -> Vec<Insn> {
+    program(arch, rules, [RET_KILL_PROCESS, ENOSYS, unknown])
+}
+
+/// `compile` for a filter that only watches (bwrap mode's `QWRAP_EXPLAIN`
+/// without its layers): another ABI, an x32 call and a number past the
+/// table go on as without it, where `compile` refuses them.
+pub fn compile_watch(arch: Arch, rules: &[Rules]) -> Vec<Insn> {
+    program(arch, rules, [RET_ALLOW; 3])
+}
+
+/// The architecture check, then the numbers: `[another ABI, an x32 call,
+/// a number past the table]` get those actions, the rest `dispatch`.
+fn program(arch: Arch, rules: &[Rules], [foreign, x32, unknown]: [u32; 3]) -> Vec<Insn> {
     let mut p: Vec<Insn> = vec![
         (LD_W_ABS, 0, 0, OFF_ARCH),
         (JEQ_K, 1, 0, arch.audit()),
-        (RET_K, 0, 0, RET_KILL_PROCESS),
+        (RET_K, 0, 0, foreign),
         (LD_W_ABS, 0, 0, OFF_NR),
     ];
     if arch == Arch::X86_64 {
         p.push((JSET_K, 0, 1, 0x4000_0000));
-        p.push((RET_K, 0, 0, ENOSYS));
+        p.push((RET_K, 0, 0, x32));
     }
     p.push((JGE_K, 0, 1, FIRST_UNKNOWN));
     p.push((RET_K, 0, 0, unknown));

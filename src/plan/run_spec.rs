@@ -101,6 +101,7 @@ pub(super) fn run_spec(
                 json_status_fd: None,
                 forward_signals: true,
                 join: None,
+                explain: None,
             }
         } else {
             Entry::Unshare

@@ -67,6 +67,10 @@ pub enum Entry {
         /// `--pidns`): the child unshares after joining and reports when
         /// it is ready.
         join: Option<Join>,
+        /// bwrap mode with `QWRAP_EXPLAIN`: the monitor judges the calls
+        /// that can be refused (the filter hands them over) and says the
+        /// refusals when the sandbox is gone.
+        explain: Option<Box<super::explain::Explain>>,
     },
 }
 
@@ -115,6 +119,7 @@ pub fn lower(spec: SandboxSpec) -> Plan {
             json_status_fd,
             forward_signals,
             join,
+            explain,
         } => {
             if *die_with_parent {
                 // The monitor, and every child that goes on from here.
@@ -126,6 +131,7 @@ pub fn lower(spec: SandboxSpec) -> Plan {
                 json_status_fd: *json_status_fd,
                 join: join.is_some(),
                 forward_signals: *forward_signals,
+                explain: explain.clone(),
             });
             // The monitor stays out of the groups; its child goes in.
             b.steps.extend(join_cgroup);

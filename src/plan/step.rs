@@ -313,6 +313,12 @@ pub enum Step {
         #[serde(skip_serializing_if = "std::ops::Not::not")]
         explain: bool,
     },
+    /// bwrap mode with `QWRAP_EXPLAIN`: the filter that hands the monitor
+    /// every call that can be refused (its layers' refusals folded in with
+    /// `layers`; without them no call is refused), and its listener.
+    SeccompToMonitor {
+        layers: bool,
+    },
     /// A detached tmpfs (mode 0000) holding an empty directory `d` and an
     /// empty file `f`, both mode 0000: what hidden paths are covered with.
     MakeHiddenSource {
@@ -377,6 +383,10 @@ pub enum Step {
         /// USR2) go on to the sandbox's PID 1, which passes them to the
         /// command: qwrap stays the command's stand-in for the caller.
         forward_signals: bool,
+        /// bwrap mode with `QWRAP_EXPLAIN`: the monitor judges the calls
+        /// `SeccompToMonitor` hands it and says the refusals at the end.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        explain: Option<Box<super::explain::Explain>>,
     },
     /// `setns(fd)`: joins a user or PID namespace handed over by fd.
     JoinNamespace {

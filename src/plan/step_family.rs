@@ -69,6 +69,7 @@ impl Step {
             | Step::NestUserNamespace { .. } => Family::Namespace,
             Step::ListenEgress { .. }
             | Step::SeccompNotify { .. }
+            | Step::SeccompToMonitor { .. }
             | Step::Chdir { .. }
             | Step::DropCapabilities { .. }
             | Step::NoNewPrivs

@@ -24,6 +24,7 @@ impl Step {
             Step::SeccompNotify { .. } => {
                 "install the seccomp filter, handing calls aimed at other processes to the warden".into()
             }
+            Step::SeccompToMonitor { .. } => TO_MONITOR.into(),
             Step::DenySetgroups => "deny setgroups in the user namespace".into(),
             Step::WriteIdMap { map, inside, .. } => {
                 format!(
@@ -156,3 +157,7 @@ fn host_purpose(step: &Step) -> String {
         _ => unreachable!("{step:?} is no host step"),
     }
 }
+
+/// bwrap mode's filter with `QWRAP_EXPLAIN`.
+const TO_MONITOR: &str =
+    "install the seccomp filter, handing every call that can be refused to the monitor (QWRAP_EXPLAIN)";

@@ -43,6 +43,7 @@ impl fmt::Display for Step {
                 }
                 write!(f, "); sendmsg(warden, SCM_RIGHTS listener)")
             }
+            Step::SeccompToMonitor { layers } => super::step_text_process::to_monitor(f, *layers),
             Step::DenySetgroups => write!(f, "openat(\"/proc/self/setgroups\", O_WRONLY); write(\"deny\")"),
             Step::WriteIdMap { map, inside, outside } => {
                 let file = if *map == IdMap::Uid { "uid_map" } else { "gid_map" };

@@ -39,14 +39,27 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             info_fd,
             json_status_fd,
             forward_signals,
-        } => clone_monitor(
-            f,
-            ns,
-            *join,
-            info_fd.is_some() || json_status_fd.is_some(),
-            json_status_fd.is_some(),
-            *forward_signals,
-        ),
+            explain,
+        } => {
+            if explain.is_some() {
+                write!(f, "socketpair(SOCK_SEQPACKET) for the filter's listener; ")?;
+            }
+            clone_monitor(
+                f,
+                ns,
+                *join,
+                info_fd.is_some() || json_status_fd.is_some(),
+                json_status_fd.is_some(),
+                *forward_signals,
+            )?;
+            if explain.is_some() {
+                write!(
+                    f,
+                    " (QWRAP_EXPLAIN: the monitor answers the calls the filter hands it, as its layers would, and says each refusal once the last process holding the filter is gone)"
+                )?;
+            }
+            Ok(())
+        }
         Step::JoinNamespace { fd, pid } => write!(
             f,
             "setns({fd}, {})",
@@ -163,4 +176,19 @@ fn clone_monitor(
         )?;
     }
     Ok(())
+}
+
+/// bwrap mode's filter with `QWRAP_EXPLAIN`: its layers' refusals folded
+/// in, or none.
+pub(super) fn to_monitor(f: &mut fmt::Formatter<'_>, layers: bool) -> fmt::Result {
+    let refused = if layers {
+        super::filter_text::described(false, false, false, false)
+    } else {
+        "nothing refused".to_string()
+    };
+    write!(
+        f,
+        "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {refused}; {} and every call those refuse to the monitor); sendmsg(monitor, SCM_RIGHTS listener)",
+        super::filter_explain::EXPLAINED_CALLS.join("/")
+    )
 }

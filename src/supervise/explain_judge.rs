@@ -52,7 +52,14 @@ impl Judge {
             landlock_only: orders.landlock_only,
             explain: false,
         };
-        let mut programs = vec![compile(arch, &rules::rules(arch, profile))];
+        let mut programs = match orders.bwrap {
+            // bwrap mode: its layers' filter, or none.
+            Some(layers) => layers
+                .then(|| compile(arch, &rules::rules(arch, Profile::PLAIN)))
+                .into_iter()
+                .collect(),
+            None => vec![compile(arch, &rules::rules(arch, profile))],
+        };
         if orders.keyrings {
             programs.push(compile(arch, &keyring_rules(arch)));
         }

@@ -123,6 +123,15 @@ pub(super) fn write(
     if ["/proc", "/sys"].iter().any(|s| path.starts_with(s)) {
         return (errno, "the kernel's files are read-only inside".into(), None);
     }
+    if orders.bwrap.is_some() {
+        // bwrap mode's view is the caller's own: a destination bound
+        // read-only, or one no option bound writable.
+        return (
+            errno,
+            "a read-only mount of the sandbox's view".into(),
+            Some(format!("--bind SRC {} (a writable bind)", show(parent))),
+        );
+    }
     if let Some(home) = &orders.home
         && path.starts_with(home)
     {

@@ -83,8 +83,7 @@ impl WardenLink {
 
     /// `sendmsg(link, tag, SCM_RIGHTS fd)`.
     pub(crate) fn hand_over(&self, what: Handed) -> Result<(), Errno> {
-        k::send_fd(&self.socket, what.tag(), what.fd().as_fd())?;
-        Ok(())
+        hand_to(&self.socket, what)
     }
 
     /// Waits until the warden has filled the sandbox's own git dir levels.
@@ -95,6 +94,12 @@ impl WardenLink {
             _ => Err(Errno::PIPE),
         }
     }
+}
+
+/// `sendmsg(link, tag, SCM_RIGHTS fd)` on a link of the monitor's.
+pub(crate) fn hand_to(link: &OwnedFd, what: Handed) -> Result<(), Errno> {
+    k::send_fd(link, what.tag(), what.fd().as_fd())?;
+    Ok(())
 }
 
 /// The warden's side: tells the executor the git dir levels are filled.

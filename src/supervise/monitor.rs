@@ -4,9 +4,10 @@
 //! inside a new PID namespace.
 
 use crate::plan::Namespaces;
+use crate::plan::explain::Explain;
 use crate::sys;
 use crate::sys::kernel as k;
-use rustix::fd::OwnedFd;
+use rustix::fd::{AsRawFd, OwnedFd};
 use rustix::io::Errno;
 use rustix::process::{Pid, Signal, WaitOptions};
 
@@ -27,6 +28,8 @@ pub(crate) struct MonitorLink {
     /// the monitor ends the same way at once (the leftovers of
     /// --keep-background may keep PID 1 running).
     pub ended: Option<OwnedFd>,
+    /// bwrap mode with `QWRAP_EXPLAIN`: where the filter's listener goes.
+    pub explain: Option<OwnedFd>,
 }
 
 impl MonitorLink {
@@ -72,8 +75,10 @@ pub(crate) fn clone(
     die_with_parent: bool,
     join: bool,
     forward_signals: bool,
+    explain: Option<&Explain>,
 ) -> Result<MonitorLink, Errno> {
     let pipe = || k::pipe_cloexec();
+    let hearing = explain.map(|_| k::seqpacket_pair()).transpose()?;
     let ready = if join { Some(pipe()?) } else { None };
     let started = if json_status_fd.is_some() {
         Some(pipe()?)
@@ -101,6 +106,7 @@ pub(crate) fn clone(
             announced: false,
             go: go.map(|(r, _)| r),
             ended: ended.map(|(_, w)| w),
+            explain: hearing.map(|(_, theirs)| theirs),
         };
         // Joining: the child waits once it has reported its pid instead.
         if !join {
@@ -148,6 +154,10 @@ pub(crate) fn clone(
         }
         // PID 1 ended before the command ran (a failed setup).
     }
+    if let (Some((ours, theirs)), Some(orders)) = (hearing, explain) {
+        drop(theirs);
+        hear(&ours, orders.clone(), child);
+    }
     let code = wait_for(child);
     // Both bytes are written before the sandbox exits, so they are there by
     // now; a process left holding the pipe must not block us.
@@ -160,6 +170,84 @@ pub(crate) fn clone(
         let _ = sys::write_inherited_fd(fd, format!("{{ \"exit-code\": {code} }}\n").as_bytes());
     }
     std::process::exit(code)
+}
+
+/// bwrap mode with `QWRAP_EXPLAIN`: takes the filter's listener and
+/// answers each call it hands over as the layers' filter would (its errno,
+/// or on: the kernel runs the call and enforces as always), judged first.
+/// When the child exits, says each refusal; what it left running is
+/// answered on by a detached process until none holds the filter, so that
+/// the monitor exits with the child, as bubblewrap's does. A child that
+/// fails before its filter hands nothing over.
+fn hear(link: &OwnedFd, orders: Explain, child: i32) {
+    use super::explain::Recorder;
+    use super::explain_judge::Judge;
+    let Some(super::handover::Handed::Listener(listener)) = super::handover::receive(link) else {
+        return;
+    };
+    let exited =
+        Pid::from_raw(child).and_then(|c| k::pidfd_open(c, rustix::process::PidfdFlags::empty()).ok());
+    let say = k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok();
+    let mut judge = Judge::new(orders);
+    let mut seen = Recorder::new(say, None);
+    let held = answer(&listener, &mut judge, Some(&mut seen), exited.as_ref());
+    seen.finish();
+    if held {
+        let _ = sys::spawn_detached(move || {
+            sys::detach_warden(&[listener.as_raw_fd()]);
+            answer(&listener, &mut judge, None, None);
+            sys::exit_now(0)
+        });
+    }
+}
+
+/// Answers the listener's calls, each refusal recorded in `seen`, until no
+/// process holds the filter (false) or `exited` (a pidfd) is readable
+/// while some still do (true).
+fn answer(
+    listener: &OwnedFd,
+    judge: &mut super::explain_judge::Judge,
+    mut seen: Option<&mut super::explain::Recorder>,
+    exited: Option<&OwnedFd>,
+) -> bool {
+    use super::explain_judge::Base;
+    use rustix::event::{PollFd, PollFlags};
+    use rustix::fd::AsFd;
+    loop {
+        let mut fds = vec![PollFd::new(listener, PollFlags::IN)];
+        fds.extend(exited.map(|p| PollFd::new(p, PollFlags::IN)));
+        match rustix::event::poll(&mut fds, None) {
+            Ok(_) | Err(Errno::INTR) => {}
+            Err(_) => return false,
+        }
+        let ready = fds[0].revents();
+        let child_gone = fds.get(1).is_some_and(|p| !p.revents().is_empty());
+        if ready.contains(PollFlags::IN) {
+            // ENOENT: the caller went away meanwhile.
+            let Ok(n) = sys::notif_recv(listener.as_fd()) else {
+                continue;
+            };
+            let refuse = match judge.base(&n) {
+                Base::Errno(errno) => {
+                    if let Some(s) = seen.as_deref_mut() {
+                        s.record(n.pid as i32, judge.filtered(&n, errno));
+                    }
+                    Some(errno)
+                }
+                Base::Allow | Base::Notify => {
+                    if let (Some(s), Some(r)) = (seen.as_deref_mut(), judge.predict(&n)) {
+                        s.record(n.pid as i32, r);
+                    }
+                    None
+                }
+            };
+            let _ = sys::notif_send(listener.as_fd(), n.id, refuse);
+        } else if ready.intersects(PollFlags::HUP | PollFlags::ERR) {
+            return false;
+        } else if child_gone {
+            return true;
+        }
+    }
 }
 
 /// How the command ended, as PID 1 wrote it (`c CODE` or `s SIGNAL`, then
