@@ -606,3 +606,60 @@ fn bwrap_mode_says_the_refusals_when_asked() {
         }
     }
 }
+
+/// A bwrap mode sandbox inside another, both asked for the refusals: the
+/// kernel allows one listener per filter chain, so the inner one says it
+/// hears nothing and runs as bubblewrap would; the outer one, which hears
+/// the inner command's calls too, says its refusal.
+#[test]
+fn a_nested_bwrap_mode_sandbox_leaves_the_refusals_to_the_outer_one() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let bin = qwrap().to_str().unwrap().to_string();
+        let o = f
+            .qwrap(&[
+                "bwrap",
+                "--unshare-user",
+                "--uid",
+                "0",
+                "--gid",
+                "0",
+                "--cap-add",
+                "ALL",
+                "--ro-bind",
+                "/",
+                "/",
+                "--bind",
+                "/proc",
+                "/proc",
+                "--",
+                &bin,
+                "bwrap",
+                "--unshare-all",
+                "--ro-bind",
+                "/",
+                "/",
+                "--bind",
+                "/proc",
+                "/proc",
+                "--",
+                "sh",
+                "-c",
+                "touch /usr/qwrap-nested-probe; echo ran",
+            ])
+            .env("QWRAP_EXPLAIN", "1")
+            .output()
+            .unwrap();
+        let err = stderr(&o);
+        assert_eq!(stdout(&o).trim(), "ran", "{who:?}: {err}");
+        assert!(
+            err.contains("bwrap: QWRAP_EXPLAIN: a filter around this sandbox has a listener already"),
+            "{who:?}: {err}"
+        );
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("qwrap: refused: write /usr/qwrap-nested-probe (openat: EROFS)")),
+            "{who:?}: {err}"
+        );
+    }
+}

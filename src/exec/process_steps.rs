@@ -254,9 +254,11 @@ impl Executor {
     /// bwrap mode with `QWRAP_EXPLAIN`: the filter, its listener to the
     /// monitor.
     fn hand_calls_to_monitor(&mut self, layers: bool) -> Result<(), Fail> {
-        let listener = seccomp::monitor_listener(layers)?;
         let link = self.monitor.explain.take().ok_or(Errno::NOTCONN)?;
-        crate::supervise::handover::hand_to(&link, Handed::Listener(listener))?;
+        // Without a listener the link closes: the monitor hears nothing.
+        if let Some(listener) = seccomp::monitor_listener(layers)? {
+            crate::supervise::handover::hand_to(&link, Handed::Listener(listener))?;
+        }
         Ok(())
     }
 }

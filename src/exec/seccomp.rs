@@ -53,20 +53,33 @@ pub(super) fn notify_listener(
 }
 
 /// bwrap mode with `QWRAP_EXPLAIN`: the filter whose listener goes to the
-/// monitor, its layers' rules folded in (`layers`) or none refused.
-pub(super) fn monitor_listener(layers: bool) -> Result<rustix::fd::OwnedFd, Fail> {
+/// monitor, its layers' rules folded in (`layers`) or none refused. None
+/// where a filter around this sandbox has a listener already (EBUSY: the
+/// kernel allows one per chain), which hears these calls too: the layers'
+/// filter alone then, or none.
+pub(super) fn monitor_listener(layers: bool) -> Result<Option<rustix::fd::OwnedFd>, Fail> {
     let program: &[(u16, u8, u8, u32)] = if layers {
         &EXPLAIN_BWRAP_PROGRAM
     } else {
         &WATCH_PROGRAM
     };
-    crate::sys::seccomp_listener(program).map_err(|e| {
-        Fail::call(
+    match crate::sys::seccomp_listener(program) {
+        Ok(l) => Ok(Some(l)),
+        Err(rustix::io::Errno::BUSY) => {
+            eprintln!(
+                "bwrap: QWRAP_EXPLAIN: a filter around this sandbox has a listener already, and it hears these calls: no refusals are said here"
+            );
+            if layers {
+                apply()?;
+            }
+            Ok(None)
+        }
+        Err(e) => Err(Fail::call(
             "seccomp",
             "SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER",
             e,
-        )
-    })
+        )),
+    }
 }
 
 /// `--isolation landlock`'s second filter (Unix sockets, every socket when
