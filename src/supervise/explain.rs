@@ -184,11 +184,15 @@ pub(super) fn line(r: &Refusal, count: u64) -> String {
         Some(o) => format!("allow with {o}"),
         None => "nothing allows it".into(),
     };
+    // The denials file's JSON escapes a name itself; a line on a terminal
+    // escapes its control characters.
+    let shown = crate::lossy::shown;
     format!(
-        "qwrap: refused: {} {} ({got}{times}): {}; {allow}\n",
+        "qwrap: refused: {} {} ({got}{times}): {}; {}\n",
         r.kind.name(),
-        r.target,
-        r.reason
+        shown(&r.target),
+        shown(&r.reason),
+        shown(&allow)
     )
 }
 
@@ -300,6 +304,15 @@ mod tests {
             line(&r, 3)
                 .ends_with("(openat: EROFS, 3 times): outside the writable roots; nothing allows it\n")
         );
+    }
+
+    #[test]
+    fn a_name_in_a_line_cannot_forge_another() {
+        let l = line(&write("/w/x\nqwrap: refused: nothing\u{1b}[2J"), 1);
+        assert_eq!(l.matches('\n').count(), 1, "{l}");
+        assert!(l.starts_with("qwrap: refused: write /w/x\\nqwrap: refused: nothing\\u{1b}[2J (openat"), "{l}");
+        let v: serde_json::Value = serde_json::from_str(&json(&write("/w/x\ny"), 7, "t", 1.5)).unwrap();
+        assert_eq!(v["path"], "/w/x\ny", "the JSON keeps the name");
     }
 
     #[test]

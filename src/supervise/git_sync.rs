@@ -740,7 +740,7 @@ impl GitSync {
             return;
         }
         if let Some(r) = &self.report {
-            let line = format!("qwrap: git: {}: {what}\n", path.display());
+            let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(&path));
             let _ = rustix::io::write(r, line.as_bytes());
         }
     }

@@ -111,7 +111,7 @@ pub(crate) fn say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>) {
             let done = match hold_aside(&aside) {
                 Ok(held) => format!(
                     "moved aside to {} (no host git takes it for a repository there; review it, then move it back)",
-                    held.display()
+                    crate::lossy::shown(&held)
                 ),
                 Err(e) => {
                     format!("remove it, or review it before any git runs there (moving it aside failed: {e})")
@@ -122,7 +122,7 @@ pub(crate) fn say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>) {
                 risks.join(", ")
             )
         };
-        let line = format!("qwrap: git: {}: {what}\n", dot_git.display());
+        let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(dot_git));
         let _ = rustix::io::write(fd, line.as_bytes());
     }
 }
