@@ -390,6 +390,7 @@ fn repositories_made_inside_are_named_at_exit() {
                  git init -q C2 && mkdir C2/.hk && rm -r C2/.git/hooks && ln -s /proc/self/cwd/.hk C2/.git/hooks
                  git init -q D && mkdir -p D/.git/modules/s
                  git -C E.git config core.bare false && git -C E.git config core.worktree \"$PWD\" && git -C E.git config core.fsmonitor 'touch {hit}'
+                 git init -q hz && git -C hz symbolic-ref HEAD refs/heads/zz && ln -s /dev/zero hz/.git/refs/heads/zz
                  {GIT} status >/dev/null; echo planted",
                 hit = hit.display()
             );
@@ -437,6 +438,8 @@ fn repositories_made_inside_are_named_at_exit() {
                 ("C2/.git", "C2/.git.qwrap-held"),
                 ("D/.git", "D/.git.qwrap-held"),
                 ("E.git/HEAD", "E.git/HEAD.qwrap-held"),
+                // A ref linked to a device, which host git would read without end.
+                ("hz/.git", "hz/.git.qwrap-held"),
             ] {
                 assert!(!f.ws().join(p).exists(), "{what}: {p} left in place: {err}");
                 assert!(f.ws().join(held).exists(), "{what}: {held} missing: {err}");
@@ -447,7 +450,7 @@ fn repositories_made_inside_are_named_at_exit() {
             assert!(!err.contains("k.old/.git:"), "{what}: k.old named: {err}");
             // Host git in and above them runs nothing planted.
             for d in [
-                "sub/deep", "emb", "sym", "bad", "known", "A", "B", "C2", "D", "E.git", "",
+                "sub/deep", "emb", "sym", "bad", "known", "A", "B", "C2", "D", "E.git", "hz", "",
             ] {
                 let dir = f.ws().join(d);
                 let _ = f.command("git").arg("-C").arg(&dir).arg("status").output();

@@ -44,6 +44,9 @@ const PLAIN: [&str; 22] = [
 ];
 /// Config larger than this is not read: held aside.
 const CONFIG_MAX: u64 = 1 << 20;
+/// Entries of a git dir looked at for links, FIFOs and devices; one with
+/// more is held aside, not all of it having been looked at.
+const LOOKED: usize = 100_000;
 
 /// The repositories there at the start, by what their paths named then
 /// (device and inode, not followed): one the command put in the place of
@@ -80,9 +83,9 @@ fn identity(p: &Path) -> Option<(u64, u64, u64)> {
     Some((m.dev(), m.ino(), h.finish()))
 }
 
-/// Says each repository made inside.
+/// Holds aside each repository made inside that names a program, and
+/// says each (where qwrap's stderr is kept: `fd`).
 pub(crate) fn say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>) {
-    let Some(fd) = fd else { return };
     let now = crate::policy::repositories_below(&scan.roots);
     for dot_git in now
         .dot_gits
@@ -123,7 +126,9 @@ pub(crate) fn say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>) {
             )
         };
         let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(dot_git));
-        let _ = rustix::io::write(fd, line.as_bytes());
+        if let Some(fd) = fd {
+            let _ = rustix::io::write(fd, line.as_bytes());
+        }
     }
 }
 
@@ -184,6 +189,7 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
             out.push(format!("{sub}/ (git dirs of their own)"));
         }
     }
+    out.extend(odd_entry(dot_git));
     // Hooks only from a real directory: a link git resolves from the work
     // tree (`/proc/self/cwd/…`) leads elsewhere than it does here.
     let hooks = dot_git.join("hooks");
@@ -204,6 +210,43 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
         out.extend(hooks.into_iter().map(|h| format!("hook {h}")));
     }
     out
+}
+
+/// Anything in a git dir but regular files and directories: a link, FIFO
+/// or device host git would read through (a ref linked to /dev/zero grows
+/// every host git that resolves it until it runs out of memory), or a
+/// directory qwrap cannot read, or more than LOOKED entries.
+fn odd_entry(dot_git: &Path) -> Option<String> {
+    let mut dirs = vec![dot_git.to_path_buf()];
+    let mut seen = 0;
+    while let Some(d) = dirs.pop() {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            return Some(format!("{} (a directory qwrap cannot read)", shown_in(dot_git, &d)));
+        };
+        for e in rd {
+            seen += 1;
+            if seen > LOOKED {
+                return Some(format!("more than {LOOKED} entries (not all looked at)"));
+            }
+            let Ok(e) = e else { continue };
+            match e.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(e.path()),
+                Ok(t) if t.is_file() => {}
+                _ => {
+                    return Some(format!(
+                        "{} (a link, FIFO or device, which host git would read through)",
+                        shown_in(dot_git, &e.path())
+                    ));
+                }
+            }
+        }
+    }
+    None
+}
+
+/// A path inside a git dir, as a risk names it.
+fn shown_in(dot_git: &Path, p: &Path) -> String {
+    crate::lossy::shown(p.strip_prefix(dot_git).unwrap_or(p))
 }
 
 /// A git dir's config file: None where there is none, Err where it is not
@@ -286,6 +329,16 @@ mod tests {
         );
         std::fs::write(d.path().join("ptr"), "gitdir: x\n").unwrap();
         assert_eq!(risks(&d.path().join("ptr")), vec!["pointer to another git dir"]);
+        // A ref that is a link (to a device: host git reads it without end).
+        let p = d.path().join("p/.git");
+        std::fs::create_dir_all(p.join("refs/heads")).unwrap();
+        std::fs::write(p.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        assert!(risks(&p).is_empty());
+        std::os::unix::fs::symlink("/dev/zero", p.join("refs/heads/main")).unwrap();
+        assert_eq!(
+            risks(&p),
+            vec!["refs/heads/main (a link, FIFO or device, which host git would read through)"]
+        );
     }
 
     #[test]
