@@ -38,7 +38,13 @@ pub fn shown(text: impl AsRef<std::ffi::OsStr>) -> String {
     text.as_ref()
         .to_string_lossy()
         .chars()
-        .map(|c| if c.is_control() { c.escape_default().collect() } else { c.to_string() })
+        .map(|c| {
+            if c.is_control() {
+                c.escape_default().collect()
+            } else {
+                c.to_string()
+            }
+        })
         .collect()
 }
 

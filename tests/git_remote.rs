@@ -181,6 +181,50 @@ fn hidden_changes_show_on_the_host() {
     }
 }
 
+/// A replace ref made inside (the tip replaced by a commit whose tree
+/// holds an edit of the work tree, loose and packed): host `git status`
+/// still shows the edit, and no replace ref reaches the host.
+#[test]
+fn a_replace_ref_made_inside_hides_nothing() {
+    for who in Who::all() {
+        for api in APIS {
+            let f = Fixture::new(who);
+            repo(&f);
+            let script = format!(
+                "set -e; echo EVIL >> f; git add f; t=$(git write-tree)
+                 c=$(git log -1 --format=%B | {GIT} commit-tree $t -p HEAD~1)
+                 git replace HEAD $c; git reset -q; git status --porcelain; sleep 0.5
+                 git pack-refs --all; sleep 0.5; echo planted"
+            );
+            let o = f.run_sh(api, &[], &script);
+            let what = format!("{who:?} {api}");
+            assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+            assert_eq!(
+                stdout(&o).lines().next(),
+                Some("planted"),
+                "{what}: inside, the change hides"
+            );
+            let h = host(
+                &f,
+                &format!("{GIT} status --porcelain; {GIT} replace -l; echo host-ok"),
+            );
+            let out = stdout(&h);
+            // Staged (the index inside was reset to the replacing tree) or
+            // not, the edit shows.
+            assert!(
+                out.lines()
+                    .any(|l| l.len() > 3 && l[..2].contains('M') && &l[3..] == "f"),
+                "{what}: the edit is hidden: {out}"
+            );
+            assert_eq!(out.trim_end().lines().last(), Some("host-ok"), "{what}: {out}");
+            assert!(
+                !out.contains("refs/replace") && out.lines().count() == 2,
+                "{what}: {out}"
+            );
+        }
+    }
+}
+
 /// A cherry-pick stopped inside with a strategy added to its options: a
 /// host `git cherry-pick --continue` does not run the program it names.
 #[test]

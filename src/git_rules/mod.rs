@@ -21,6 +21,7 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
     let parts: Vec<&[u8]> = rel.iter().map(OsStr::as_bytes).collect();
     let keep = |r: Result<(), String>| r.map(|()| Vetted::Keep);
     match parts.as_slice() {
+        [b"refs", b"replace", ..] if host != Some(data) => Err(REPLACE.into()),
         [b"refs", ..] => keep(ref_name(rel).and_then(|()| ref_value(data))),
         [b"logs", b"HEAD"] => keep(reflog(data)),
         [b"logs", ..] => keep(
@@ -33,7 +34,10 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
         [b"FETCH_HEAD"] => keep(lines(data, |l| oid_prefix(l).map(drop))),
         [b"NOTES_MERGE_REF"] => keep(ref_value(data)),
         [n] if n.ends_with(b"_HEAD") || *n == b"AUTO_MERGE" => keep(lines(data, |l| is_oid(l).then_some(()))),
-        [b"packed-refs"] => keep(packed_refs(data)),
+        [b"packed-refs"] => packed_refs(data, host.unwrap_or_default()),
+        [b"shallow"] if host.is_none() => Err(
+            "it would cut the host's history short (git would take the commits it names for roots)".into(),
+        ),
         [n] if *n == b"index" || n.starts_with(b"sharedindex.") => index::vet(data, sparse, host),
         [b"sequencer", b"opts"] => keep(no_strategy(data)),
         [b"MERGE_RR"] => keep(merge_rr(data)),
@@ -60,6 +64,7 @@ pub fn vetted(rel: &Path) -> bool {
                     b"NOTES_MERGE_REF",
                     b"packed-refs",
                     b"index",
+                    b"shallow",
                 ]
                 .contains(&first)
                 || first.starts_with(b"sharedindex.")))
@@ -113,7 +118,7 @@ fn oid_prefix(l: &[u8]) -> Option<&[u8]> {
 }
 
 /// Each line, ended by a newline, passes `f`.
-fn lines(data: &[u8], f: impl Fn(&[u8]) -> Option<()>) -> Result<(), String> {
+fn lines(data: &[u8], mut f: impl FnMut(&[u8]) -> Option<()>) -> Result<(), String> {
     let Some(body) = data.strip_suffix(b"\n") else {
         return if data.is_empty() {
             Ok(())
@@ -150,7 +155,13 @@ fn reflog(data: &[u8]) -> Result<(), String> {
 }
 
 /// `# pack-refs with: …`, then `OID NAME` and `^OID` lines.
-fn packed_refs(data: &[u8]) -> Result<(), String> {
+/// Why a replace ref made or changed inside stays there.
+const REPLACE: &str = "a replace ref makes host git show another object wherever the history names this one (host git status and diff would hide a change in the work tree)";
+
+/// `packed-refs` entry by entry; a replace ref only as the host's copy
+/// has it: another is left out (with its peeled line), the rest carried,
+/// so that the refs `git pack-refs` moved there still reach the host.
+fn packed_refs(data: &[u8], host: &[u8]) -> Result<Vetted, String> {
     lines(data, |l| {
         if l.starts_with(b"# pack-refs with:") {
             return Some(());
@@ -160,6 +171,26 @@ fn packed_refs(data: &[u8]) -> Result<(), String> {
         }
         let name = oid_prefix(l)?.strip_prefix(b" ")?;
         ref_name(Path::new(OsStr::from_bytes(name))).ok()
+    })?;
+    let hosts: Vec<&[u8]> = host.split(|c| *c == b'\n').collect();
+    let mut out = Vec::with_capacity(data.len());
+    let mut dropping = false;
+    for l in data.split_inclusive(|c| *c == b'\n') {
+        let line = l.strip_suffix(b"\n").unwrap_or(l);
+        if !line.starts_with(b"^") {
+            let name = oid_prefix(line)
+                .and_then(|r| r.strip_prefix(b" "))
+                .unwrap_or_default();
+            dropping = name.starts_with(b"refs/replace/") && !hosts.contains(&line);
+        }
+        if !dropping {
+            out.extend_from_slice(l);
+        }
+    }
+    Ok(if out.len() == data.len() {
+        Vetted::Keep
+    } else {
+        Vetted::Rewritten(out)
     })
 }
 
@@ -259,6 +290,38 @@ mod tests {
         assert_eq!(v("ORIG_HEAD", &format!("{A}\n")), Ok(Vetted::Keep));
         assert!(dir_ok(Path::new("refs/heads/feature")));
         assert!(!dir_ok(Path::new("refs/heads/.hidden")));
+    }
+
+    /// A replace ref stays inside unless the host has it as it is; in
+    /// packed-refs too. `shallow` only where the host's repository is.
+    #[test]
+    fn replace_refs_and_shallow_stay_inside() {
+        let value = format!("{A}\n");
+        assert!(v("refs/replace/0123", &value).is_err());
+        let same = vet(
+            Path::new("refs/replace/0123"),
+            value.as_bytes(),
+            Some(value.as_bytes()),
+            false,
+        );
+        assert_eq!(same, Ok(Vetted::Keep));
+        let packed = format!("{A} refs/heads/main\n{A} refs/replace/{A}\n^{A}\n{A} refs/tags/t\n");
+        let others = format!("{A} refs/heads/main\n{A} refs/tags/t\n");
+        assert_eq!(
+            v("packed-refs", &packed),
+            Ok(Vetted::Rewritten(others.into_bytes()))
+        );
+        let host = packed.clone();
+        let kept = vet(
+            Path::new("packed-refs"),
+            packed.as_bytes(),
+            Some(host.as_bytes()),
+            false,
+        );
+        assert_eq!(kept, Ok(Vetted::Keep));
+        assert!(v("shallow", &value).is_err());
+        let shallow = vet(Path::new("shallow"), value.as_bytes(), Some(b""), false);
+        assert_eq!(shallow, Ok(Vetted::Keep));
     }
 
     #[test]

@@ -310,7 +310,10 @@ mod tests {
     fn a_name_in_a_line_cannot_forge_another() {
         let l = line(&write("/w/x\nqwrap: refused: nothing\u{1b}[2J"), 1);
         assert_eq!(l.matches('\n').count(), 1, "{l}");
-        assert!(l.starts_with("qwrap: refused: write /w/x\\nqwrap: refused: nothing\\u{1b}[2J (openat"), "{l}");
+        assert!(
+            l.starts_with("qwrap: refused: write /w/x\\nqwrap: refused: nothing\\u{1b}[2J (openat"),
+            "{l}"
+        );
         let v: serde_json::Value = serde_json::from_str(&json(&write("/w/x\ny"), 7, "t", 1.5)).unwrap();
         assert_eq!(v["path"], "/w/x\ny", "the JSON keeps the name");
     }

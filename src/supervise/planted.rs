@@ -221,7 +221,10 @@ fn odd_entry(dot_git: &Path) -> Option<String> {
     let mut seen = 0;
     while let Some(d) = dirs.pop() {
         let Ok(rd) = std::fs::read_dir(&d) else {
-            return Some(format!("{} (a directory qwrap cannot read)", shown_in(dot_git, &d)));
+            return Some(format!(
+                "{} (a directory qwrap cannot read)",
+                shown_in(dot_git, &d)
+            ));
         };
         for e in rd {
             seen += 1;
