@@ -739,6 +739,63 @@ fn no_fifo_in_the_work_tree() {
     }
 }
 
+/// No FIFO in the workspace in the modes where a rule granting FIFOs
+/// could hold above it: `--isolation landlock` (its write grant), a
+/// workspace in /tmp (the private /tmp's grant holds beneath it) and one in
+/// the home with `--home overlay`. FIFOs stay where nothing of the host's
+/// reads them: the command's own temporary directory.
+#[test]
+fn no_fifo_in_a_workspace_below_a_fifo_grant() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let in_tmp = tempfile::Builder::new()
+            .prefix("qwrap-fifo-")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let in_home = f.home().join("src/app");
+        std::fs::create_dir_all(&in_home).unwrap();
+        for d in [in_tmp.path(), &in_home] {
+            if who == Who::User {
+                rustix::fs::chown(
+                    d,
+                    Some(rustix::fs::Uid::from_raw(USER_UID)),
+                    Some(rustix::fs::Gid::from_raw(USER_GID)),
+                )
+                .unwrap();
+            }
+        }
+        let ws = f.ws();
+        let script =
+            "mkfifo .gitignore 2>/dev/null; mkfifo \"${TMPDIR:-/tmp}/ok\" && echo tmp-fifo-ok; echo ran";
+        for (dir, opts) in [
+            (ws.as_path(), &["--isolation", "landlock"][..]),
+            (in_tmp.path(), &[][..]),
+            (in_home.as_path(), &["--home", "overlay"][..]),
+        ] {
+            let mut c = f.qwrap(&["run"]);
+            c.args(opts)
+                .args(["--", "sh", "-c", script])
+                .current_dir(dir)
+                .env_remove("QWRAP_PID");
+            let o = c.output().unwrap();
+            let what = format!("{who:?} {opts:?} {}", dir.display());
+            assert!(stdout(&o).contains("ran"), "{what}: {}", stderr(&o));
+            assert_eq!(
+                odd_entries(dir),
+                Vec::<String>::new(),
+                "{what}: a FIFO in the workspace"
+            );
+            if opts.contains(&"landlock") {
+                assert!(
+                    stdout(&o).contains("tmp-fifo-ok"),
+                    "{what}: its TMPDIR: {}",
+                    stdout(&o)
+                );
+            }
+        }
+    }
+}
+
 /// An index whose entry for an edited file keeps the file's new stat
 /// data beside the old object id: host git would trust the stat data and
 /// show nothing. The stat data the command chose is zeroed on the way, and

@@ -500,6 +500,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 read: vec![p("/usr"), p("/home/u/ws")],
                 list: vec![p("/"), p("/home/u")],
                 write: vec![p("/home/u/ws/src"), p("/tmp/qwrap-1000-42")],
+                fifo: vec![p("/tmp/qwrap-1000-42")],
                 write_files: vec![p("/dev/null")],
                 scoped: true,
                 no_tcp: true,

@@ -41,16 +41,45 @@ pub(super) struct AllowList<'a> {
     pub read: &'a [PathBuf],
     pub list: &'a [PathBuf],
     pub write: &'a [PathBuf],
+    pub fifo: &'a [PathBuf],
     pub write_files: &'a [PathBuf],
     pub scoped: bool,
     pub no_tcp: bool,
 }
 
-pub(super) fn allow_list(a: AllowList<'_>) -> Result<(), Fail> {
+/// The `LandlockAllowList` step's rules applied.
+pub(super) fn allow_list_step(step: &crate::plan::Step) -> Result<(), Fail> {
+    let crate::plan::Step::LandlockAllowList {
+        abi,
+        read,
+        list,
+        write,
+        fifo,
+        write_files,
+        scoped,
+        no_tcp,
+    } = step
+    else {
+        return Err(rustix::io::Errno::INVAL.into());
+    };
+    allow_list(AllowList {
+        abi: *abi,
+        read,
+        list,
+        write,
+        fifo,
+        write_files,
+        scoped: *scoped,
+        no_tcp: *no_tcp,
+    })
+}
+
+fn allow_list(a: AllowList<'_>) -> Result<(), Fail> {
     let mut beneath: Vec<(PathBuf, FsAccess)> = Vec::new();
     beneath.extend(a.read.iter().map(|p| (p.clone(), FsAccess::Read)));
     beneath.extend(a.list.iter().map(|p| (p.clone(), FsAccess::ListDir)));
-    beneath.extend(a.write.iter().map(|p| (p.clone(), FsAccess::ReadWrite)));
+    beneath.extend(a.write.iter().map(|p| (p.clone(), FsAccess::ReadWriteNoFifo)));
+    beneath.extend(a.fifo.iter().map(|p| (p.clone(), FsAccess::MakeFifo)));
     beneath.extend(a.write_files.iter().map(|p| (p.clone(), FsAccess::Device)));
     beneath.extend(stdio(true));
     restrict_self(&Domain {

@@ -274,6 +274,13 @@ pub(super) fn spec(
                 read: lists.read.beneath.clone(),
                 list: lists.read.levels.clone(),
                 write: lists.write.beneath.clone(),
+                // FIFOs in the command's own TMPDIR and the caches, never
+                // where a host tool reads later.
+                fifo: super::layers::fifo_roots(policy)
+                    .into_iter()
+                    .chain(tmp.iter().cloned())
+                    .chain(cache.iter().cloned())
+                    .collect(),
                 write_files: lists.write_files.clone(),
                 scoped,
                 no_tcp: policy.network == NetworkMode::Closed && layers.landlock_abi >= 4,

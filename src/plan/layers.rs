@@ -406,20 +406,43 @@ pub fn landlock_paths(policy: &Policy, home: Option<&super::caches::HomeOverlay>
 /// Where the command may make FIFOs: nowhere a host tool reads later (a
 /// FIFO named `.gitignore` in the workspace makes host git wait), so only
 /// /dev, the private /tmp, the host's temp with `--tmp host`, and the
-/// caches and home kept in layers.
+/// caches and home kept in layers; and none of these where a workspace or
+/// an `--include` root lies beneath it (a workspace in /tmp, or in the
+/// home with `--home overlay`): a Landlock rule holds for all beneath.
 pub fn fifo_paths(policy: &Policy, home: Option<&super::caches::HomeOverlay>) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = policy
-        .writable_roots
-        .iter()
-        .filter(|r| r.cache.is_some() || r.reason == crate::policy::RootReason::Temp)
-        .map(|r| r.path.clone())
-        .collect();
-    v.extend(home.map(|h| h.home.clone()));
+    let mut v: Vec<PathBuf> = home.map(|h| h.home.clone()).into_iter().collect();
     v.push(PathBuf::from("/dev"));
     if policy.tmp == TmpMode::Private {
         v.push(PathBuf::from("/tmp"));
     }
-    v
+    v.retain(|f| !holds_a_root(policy, f));
+    fifo_roots(policy).into_iter().chain(v).collect()
+}
+
+/// The writable roots where FIFOs may be made (`--isolation landlock`'s
+/// too): the caches' and the command's own temporary directory, unless a
+/// workspace or `--include` root lies beneath one.
+pub fn fifo_roots(policy: &Policy) -> Vec<PathBuf> {
+    policy
+        .writable_roots
+        .iter()
+        .filter(|r| layered(r) && !holds_a_root(policy, &r.path))
+        .map(|r| r.path.clone())
+        .collect()
+}
+
+/// A root whose files no host tool reads later: a cache's or a temporary
+/// directory.
+fn layered(r: &crate::policy::WritableRoot) -> bool {
+    r.cache.is_some() || r.reason == crate::policy::RootReason::Temp
+}
+
+/// Whether a workspace or `--include` root lies at or beneath `p`.
+fn holds_a_root(policy: &Policy, p: &std::path::Path) -> bool {
+    policy
+        .writable_roots
+        .iter()
+        .any(|r| !layered(r) && r.path.starts_with(p))
 }
 
 fn egress(policy: &Policy) -> LayerState {

@@ -272,6 +272,10 @@ pub enum Step {
         list: Vec<PathBuf>,
         #[serde(serialize_with = "crate::lossy::paths")]
         write: Vec<PathBuf>,
+        /// FIFOs made only beneath these (not the workspace: a host tool
+        /// reads it later).
+        #[serde(serialize_with = "crate::lossy::paths")]
+        fifo: Vec<PathBuf>,
         #[serde(serialize_with = "crate::lossy::paths")]
         write_files: Vec<PathBuf>,
         scoped: bool,

@@ -18,13 +18,14 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             read,
             list,
             write,
+            fifo,
             write_files,
             scoped,
             no_tcp,
         } => {
             write!(
                 f,
-                "landlock_create_ruleset(ABI {abi}, handled=read|write-type{}{}); openat(each path, O_PATH) and landlock_add_rule(PATH_BENEATH, …) for: read beneath {}; list only {}; read and write beneath {}; read and write the devices {} and the character devices on fds 0-2, write the files handed over for writing there, found by fcntl(F_GETFL), fstat and readlink; prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self()",
+                "landlock_create_ruleset(ABI {abi}, handled=read|write-type{}{}); openat(each path, O_PATH) and landlock_add_rule(PATH_BENEATH, …) for: read beneath {}; list only {}; read and write beneath {} (FIFOs only beneath {}); read and write the devices {} and the character devices on fds 0-2, write the files handed over for writing there, found by fcntl(F_GETFL), fstat and readlink; prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self()",
                 if *no_tcp { ", TCP bind|connect" } else { "" },
                 if *scoped {
                     ", scoped=SIGNAL|ABSTRACT_UNIX_SOCKET"
@@ -34,6 +35,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 paths(read),
                 paths(list),
                 paths(write),
+                paths(fifo),
                 paths(write_files),
             )
         }

@@ -30,6 +30,8 @@ pub enum FsAccess {
     ListDir,
     /// Read and Write.
     ReadWrite,
+    /// Read and every write-type access but making a FIFO.
+    ReadWriteNoFifo,
     /// Every write-type access but making a FIFO (a directory host tools
     /// read later: a FIFO there makes them wait).
     WriteNoFifo,
@@ -161,6 +163,7 @@ fn access(a: FsAccess, abi: ABI) -> BitFlags<AccessFs> {
         FsAccess::Read => read,
         FsAccess::ListDir => AccessFs::ReadDir.into(),
         FsAccess::ReadWrite => read | AccessFs::from_write(abi),
+        FsAccess::ReadWriteNoFifo => (read | AccessFs::from_write(abi)) & !AccessFs::MakeFifo,
         FsAccess::WriteNoFifo => AccessFs::from_write(abi) & !AccessFs::MakeFifo,
         FsAccess::MakeFifo => AccessFs::MakeFifo.into(),
     }
