@@ -504,6 +504,50 @@ fn repositories_made_inside_are_named_at_exit() {
     }
 }
 
+/// Repositories made where the walk at the start does not look (in
+/// `node_modules`, five levels down) are held aside at exit all the same;
+/// the user's own there, with a hook of its own and untouched by the
+/// command, stays in place.
+#[test]
+fn repositories_made_deep_or_in_dependency_trees_are_held_too() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let own = f.ws().join("node_modules/dep");
+        ok(&f.command("git").args(["init", "-q"]).arg(&own).output().unwrap());
+        std::fs::write(own.join(".git/hooks/post-checkout"), "#!/bin/sh\n").unwrap();
+        // The start's time is taken to the kernel's coarse tick.
+        std::thread::sleep(Duration::from_millis(200));
+        let hit = f.path().join("fsmonitor-ran");
+        let script = format!(
+            "for p in node_modules/pkg a/b/c/d/e target/x/y; do git init -q $p && git -C $p config core.fsmonitor 'touch {hit}'; done; echo planted",
+            hit = hit.display()
+        );
+        let o = f.run_sh("new", &[], &script);
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        for p in ["node_modules/pkg", "a/b/c/d/e", "target/x/y"] {
+            let d = f.ws().join(p);
+            assert!(
+                !d.join(".git").exists(),
+                "{what}: {p}/.git left in place: {}",
+                stderr(&o)
+            );
+            assert!(
+                d.join(".git.qwrap-held").exists(),
+                "{what}: {p} not held: {}",
+                stderr(&o)
+            );
+            let _ = f.command("git").arg("-C").arg(&d).arg("status").output();
+        }
+        assert!(!hit.exists(), "{what}: a host git ran the planted fsmonitor");
+        assert!(
+            own.join(".git/hooks/post-checkout").exists(),
+            "{what}: the user's own repository was moved"
+        );
+    }
+}
+
 /// A 400 MiB `MERGE_MSG` written inside reaches the host whole, copied
 /// through a fixed buffer: the warden's peak memory stays far below it.
 #[test]

@@ -177,10 +177,35 @@ pub fn guard(info: &GitInfo) -> Guard {
 /// Directories read, at most, looking for repositories below the
 /// writable roots.
 pub const MAX_SCAN: usize = 4096;
-/// Deepest level below a root looked at.
+/// Deepest level below a root looked at when the sandbox starts.
 const SCAN_DEPTH: usize = 4;
-/// Trees of dependencies and build output: not looked into.
+/// Trees of dependencies and build output: not looked into when the
+/// sandbox starts.
 const NOT_SCANNED: [&str; 6] = ["node_modules", "target", ".venv", "venv", "__pycache__", ".tox"];
+/// When the sandbox has ended, every directory is looked at, up to these.
+const WHOLE_SCAN: usize = 250_000;
+const WHOLE_DEPTH: usize = 256;
+
+/// How far a walk for repositories looks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    /// When the sandbox starts, quickly: [`SCAN_DEPTH`] levels, at most
+    /// [`MAX_SCAN`] directories, not into [`NOT_SCANNED`].
+    StartUp,
+    /// When it has ended: every directory, up to [`WHOLE_SCAN`] of them.
+    Whole,
+}
+
+/// Whether the walk at the start looked at `p` (a path below one of
+/// `roots`): not below a tree it skips, nor deeper than it goes.
+pub fn looked_at_start(roots: &[PathBuf], p: &Path) -> bool {
+    roots.iter().any(|r| {
+        p.strip_prefix(r).is_ok_and(|rel| {
+            let dirs: Vec<_> = rel.parent().map(|d| d.iter().collect()).unwrap_or_default();
+            dirs.len() <= SCAN_DEPTH && !dirs.iter().any(|c| NOT_SCANNED.iter().any(|n| c == n))
+        })
+    })
+}
 
 /// What the walk below the writable roots found: every `.git` (directory
 /// or pointer file), and why it stopped early, when it did.
@@ -197,19 +222,28 @@ pub struct Found {
     pub note: Option<String>,
 }
 
-/// Every `.git` below `roots`, breadth first, never through a link, at
-/// most [`MAX_SCAN`] directories and [`SCAN_DEPTH`] levels deep.
-pub fn repositories_below(roots: &[PathBuf]) -> Found {
+/// Every `.git` below `roots`, breadth first, never through a link, as
+/// far as `reach` goes.
+pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
+    let (most, deepest, skip) = match reach {
+        Reach::StartUp => (MAX_SCAN, SCAN_DEPTH, &NOT_SCANNED[..]),
+        Reach::Whole => (WHOLE_SCAN, WHOLE_DEPTH, &[][..]),
+    };
     let mut found = Found::default();
     let mut queue: std::collections::VecDeque<(PathBuf, usize)> =
         roots.iter().map(|r| (r.clone(), 0)).collect();
     let mut read = 0usize;
     while let Some((dir, depth)) = queue.pop_front() {
         read += 1;
-        if read > MAX_SCAN {
-            found.note = Some(format!(
-                "more than {MAX_SCAN} directories below the writable roots: repositories beyond them are not guarded, and one made there is not named at exit"
-            ));
+        if read > most {
+            found.note = Some(match reach {
+                Reach::StartUp => format!(
+                    "more than {MAX_SCAN} directories below the writable roots: repositories beyond them are not guarded while the command runs"
+                ),
+                Reach::Whole => format!(
+                    "more than {WHOLE_SCAN} directories below the writable roots: repositories made beyond them were not looked for"
+                ),
+            });
             break;
         }
         let Ok(rd) = fs::read_dir(&dir) else { continue };
@@ -234,7 +268,7 @@ pub fn repositories_below(roots: &[PathBuf]) -> Found {
                 } else if t.is_symlink() {
                     found.linked.push(e.path());
                 }
-            } else if t.is_dir() && depth < SCAN_DEPTH && !NOT_SCANNED.iter().any(|n| name == *n) {
+            } else if t.is_dir() && depth < deepest && !skip.iter().any(|n| name == *n) {
                 queue.push_back((e.path(), depth + 1));
             }
         }
@@ -295,7 +329,7 @@ pub fn for_roots(git: &GitInfo, roots: &[super::WritableRoot], allowed: bool) ->
     let found = if allowed {
         Found::default()
     } else {
-        repositories_below(&scanned)
+        repositories_below(&scanned, Reach::StartUp)
     };
     if allowed {
         return (Guard::default(), found);

@@ -3,12 +3,37 @@
 //! layer that holds the run's changes — left idle instead, for the next
 //! run, where the command changed nothing.
 
+use crate::sys::kernel as k;
 use rustix::fd::OwnedFd;
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::path::{Path, PathBuf};
 
+/// The repositories below the writable roots: those there at the start,
+/// and where it is said which the command made.
+pub(super) struct Repos {
+    pub scan: crate::plan::RepoScan,
+    /// What each repository there at the start is, before the command runs.
+    known: super::planted::Known,
+    pub say: Option<OwnedFd>,
+}
+
+impl Repos {
+    /// Taken before the command runs.
+    pub(super) fn new(scan: &crate::plan::RepoScan) -> Repos {
+        Repos {
+            say: k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok(),
+            known: super::planted::Known::now(&scan.known),
+            scan: scan.clone(),
+        }
+    }
+}
+
 /// The warden's orders for the command's exit.
 pub(super) struct AtExit {
+    /// The repositories made inside, held aside and named first: before
+    /// the git dirs' last copies, which may take a while, and before the
+    /// caller's next host git.
+    pub repos: Option<Repos>,
     /// Files missing at the start, named when there at the exit.
     pub watch: Vec<PathBuf>,
     /// `--review`: the run's layer.
@@ -18,6 +43,14 @@ pub(super) struct AtExit {
 }
 
 impl AtExit {
+    /// The command and what it left are gone: the repositories it made
+    /// held aside and named, first of all.
+    pub(super) fn repositories(&self) {
+        if let Some(r) = &self.repos {
+            super::planted::say(&r.scan, &r.known, r.say.as_ref());
+        }
+    }
+
     /// The command ran and is gone.
     pub(super) fn command_done(&self) {
         let mut said = String::new();

@@ -51,12 +51,17 @@ const LOOKED: usize = 100_000;
 /// The repositories there at the start, by what their paths named then
 /// (device and inode, not followed): one the command put in the place of
 /// another (`mv app old; git init app`) is one it made, and one it moved
-/// (`old`) is still the user's.
-pub(crate) struct Known(Vec<(u64, u64, u64)>);
+/// (`old`) is still the user's. And when the sandbox started: a
+/// repository where the walk at the start did not look (deep, or in
+/// `node_modules`) is the command's when it, its config or a hook was
+/// made or changed since.
+pub(crate) struct Known(Vec<(u64, u64, u64)>, std::time::SystemTime);
 
 impl Known {
     pub(crate) fn now(paths: &[std::path::PathBuf]) -> Known {
-        Known(paths.iter().filter_map(|p| identity(p)).collect())
+        // The kernel's file times run on a coarse clock (a tick behind).
+        let since = std::time::SystemTime::now() - std::time::Duration::from_millis(50);
+        Known(paths.iter().filter_map(|p| identity(p)).collect(), since)
     }
 
     fn holds(&self, p: &Path) -> bool {
@@ -86,13 +91,17 @@ fn identity(p: &Path) -> Option<(u64, u64, u64)> {
 /// Holds aside each repository made inside that names a program, and
 /// says each (where qwrap's stderr is kept: `fd`).
 pub(crate) fn say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>) {
-    let now = crate::policy::repositories_below(&scan.roots);
+    let now = crate::policy::repositories_below(&scan.roots, crate::policy::Reach::Whole);
+    if let (Some(note), Some(fd)) = (&now.note, fd) {
+        let _ = rustix::io::write(fd, format!("qwrap: git: {note}\n").as_bytes());
+    }
     for dot_git in now
         .dot_gits
         .iter()
         .chain(&now.bare)
         .chain(&now.linked)
         .filter(|d| !known.holds(d))
+        .filter(|d| crate::policy::looked_at_start(&scan.roots, d) || changed_since(d, known.1))
     {
         // Nothing is read through a link the command made.
         let risks = if now.linked.contains(dot_git) {
@@ -130,6 +139,33 @@ pub(crate) fn say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>) {
             let _ = rustix::io::write(fd, line.as_bytes());
         }
     }
+}
+
+/// Whether a git dir (or `.git` file), its config or a hook was made or
+/// changed since `since` (its change time, which no call can set back).
+fn changed_since(dot_git: &Path, since: std::time::SystemTime) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let after = |p: &Path| {
+        std::fs::symlink_metadata(p).is_ok_and(|m| {
+            let ctime = std::time::UNIX_EPOCH
+                + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec() as u32);
+            ctime >= since
+        })
+    };
+    let hooks = std::fs::read_dir(dot_git.join("hooks"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path());
+    [
+        dot_git.to_path_buf(),
+        dot_git.join("config"),
+        dot_git.join("config.worktree"),
+        dot_git.join("hooks"),
+    ]
+    .into_iter()
+    .chain(hooks)
+    .any(|p| after(&p))
 }
 
 /// Renames a repository made inside to `NAME.qwrap-held` (or `-2` … `-9`

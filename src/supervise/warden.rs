@@ -15,7 +15,7 @@ use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
 use std::path::{Path, PathBuf};
 
-use super::at_exit::AtExit;
+use super::at_exit::{AtExit, Repos};
 use super::calls::Sandbox;
 use super::explain::{Explaining, Recorder};
 use super::explain_judge::{Base, Judge};
@@ -73,7 +73,10 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
         repos,
     } = orders;
     let explain = explain.cloned();
-    let ending = Ending::new(remove, repos.filter(|_| !keep_background));
+    let ending = Ending {
+        remove: remove.map(Path::to_path_buf),
+    };
+    let repos = repos.filter(|_| !keep_background).map(Repos::new);
     let limits = limits.cloned();
     // The limits' lines go to qwrap's stderr too, kept as the reports' are:
     // not with --keep-background, where it would hold a caller's pipe open.
@@ -125,14 +128,16 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
         keep.extend(log.as_ref().map(|l| l.as_raw_fd()));
         keep.extend(explain_say.as_ref().map(|l| l.as_raw_fd()));
         keep.extend(denials.as_ref().map(|l| l.as_raw_fd()));
-        keep.extend(ending.say.as_ref().map(|l| l.as_raw_fd()));
+        keep.extend(repos.as_ref().and_then(|r| r.say.as_ref()).map(|l| l.as_raw_fd()));
         sys::detach_warden(&keep);
         // A session of its own: where the scheduler groups by session
         // (autogroup), the warden's share of the CPU is not split with a
         // command that forks without end, which it may have to outpace.
         let _ = k::setsid();
         let notes = stderr.as_ref().filter(|_| notes).and_then(|r| r.try_clone().ok());
+        let lfs = repos.as_ref().map(|r| r.scan.lfs.clone()).unwrap_or_default();
         let at_exit = AtExit {
+            repos,
             watch: watch.to_vec(),
             review: review.map(Path::to_path_buf),
             out: stderr
@@ -165,7 +170,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
             held,
             reaper,
             git: git.to_vec(),
-            lfs: ending.repos.as_ref().map(|r| r.lfs.clone()).unwrap_or_default(),
+            lfs,
             notes,
             writable,
             explaining,
@@ -193,28 +198,12 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
 /// landlock`'s TMPDIR) removed, the repositories it made named.
 struct Ending {
     remove: Option<PathBuf>,
-    repos: Option<crate::plan::RepoScan>,
-    /// What each repository there at the start is, before the command runs.
-    known: super::planted::Known,
-    say: Option<OwnedFd>,
 }
 
 impl Ending {
-    fn new(remove: Option<&Path>, repos: Option<&crate::plan::RepoScan>) -> Ending {
-        Ending {
-            remove: remove.map(Path::to_path_buf),
-            say: repos.and_then(|_| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok()),
-            known: super::planted::Known::now(repos.map_or(&[][..], |r| &r.known)),
-            repos: repos.cloned(),
-        }
-    }
-
     fn end(&self) {
         if let Some(dir) = &self.remove {
             let _ = std::fs::remove_dir_all(dir);
-        }
-        if let Some(r) = &self.repos {
-            super::planted::say(r, &self.known, self.say.as_ref());
         }
     }
 }
@@ -598,6 +587,9 @@ fn egress_refusal(protocol: &str, destination: &str, reason: &str) -> super::exp
 /// connections let end and be logged (at most a second: the command is
 /// gone, its peers hang up soon). The warden's exit code.
 fn finish(sync: Option<&mut GitSync>, serving: Option<&proxy::Config>, at_exit: &AtExit) -> i32 {
+    // Repositories made inside first: held aside before the git dirs' last
+    // copies, which may take a while (a large object imported).
+    at_exit.repositories();
     if let Some(s) = sync {
         s.last();
     }
