@@ -37,7 +37,8 @@ pub(super) struct Limits {
 }
 
 impl Limits {
-    pub(super) fn new(watch: LimitWatch, say: Option<OwnedFd>) -> Self {
+    /// `seen`: with `--explain`, where a limit reached is recorded.
+    pub(super) fn new(watch: LimitWatch, say: Option<OwnedFd>, seen: Option<Arc<Mutex<Recorder>>>) -> Self {
         let term_at = watch.time_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
         Limits {
             say: say.filter(|_| watch.say),
@@ -47,13 +48,8 @@ impl Limits {
             oom: None,
             oom_killed: false,
             spare: None,
-            seen: None,
+            seen,
         }
-    }
-
-    /// `--explain`: where a limit reached is recorded as a refusal.
-    pub(super) fn report_to(&mut self, seen: Option<Arc<Mutex<Recorder>>>) {
-        self.seen = seen;
     }
 
     fn refused(&self, r: Refusal) {

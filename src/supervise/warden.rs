@@ -73,9 +73,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
         repos,
     } = orders;
     let explain = explain.cloned();
-    let ending = Ending {
-        remove: remove.map(Path::to_path_buf),
-    };
+    let ending = Ending::new(remove);
     let repos = repos.filter(|_| !keep_background).map(Repos::new);
     let limits = limits.cloned();
     // The limits' lines go to qwrap's stderr too, kept as the reports' are:
@@ -149,16 +147,13 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
             .as_ref()
             .filter(|_| says_limits)
             .and_then(|r| r.try_clone().ok());
-        let mut limits = limits.map(|l| Limits::new(l, said));
         let report = stderr.filter(|_| reports);
         let explaining = explain.map(|orders| Explaining {
             judge: Judge::new(orders),
             seen: Arc::new(Mutex::new(Recorder::new(explain_say, denials))),
         });
         let seen = explaining.as_ref().map(|e| Arc::clone(&e.seen));
-        if let Some(l) = &mut limits {
-            l.report_to(seen.clone());
-        }
+        let mut limits = limits.map(|l| Limits::new(l, said, seen.clone()));
         let proxy = egress.map(|e| proxy_config(e, log, report.as_ref(), explaining.as_ref()));
         let reaper = if scoped { Emptying::Scoped } else { Emptying::Scan };
         let duties = Duties {
@@ -201,6 +196,12 @@ struct Ending {
 }
 
 impl Ending {
+    fn new(remove: Option<&Path>) -> Ending {
+        Ending {
+            remove: remove.map(Path::to_path_buf),
+        }
+    }
+
     fn end(&self) {
         if let Some(dir) = &self.remove {
             let _ = std::fs::remove_dir_all(dir);
