@@ -15,6 +15,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub(super) const SHOWN: usize = 20;
 /// Objects written to the denials file; past it one object counts the rest.
 pub(super) const WRITTEN: usize = 10_000;
+/// Distinct refusals remembered (each a path of up to 4 KiB): past them a
+/// new one is only counted, so that a command refused on a million names
+/// cannot grow the warden without end.
+pub(super) const REMEMBERED: usize = 10_000;
 
 /// What kind of refusal.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -97,6 +101,9 @@ pub(crate) struct Recorder {
     /// Distinct refusals, in the order first seen, with their count.
     seen: Vec<(Refusal, u64)>,
     index: HashMap<(Kind, String, Option<i32>), usize>,
+    /// Refusals of a kind, target and errno not seen before, once
+    /// REMEMBERED are: counted, not kept.
+    forgotten: u64,
     written: usize,
     unwritten: u64,
 }
@@ -108,6 +115,7 @@ impl Recorder {
             denials,
             seen: Vec::new(),
             index: HashMap::new(),
+            forgotten: 0,
             written: 0,
             unwritten: 0,
         }
@@ -128,6 +136,7 @@ impl Recorder {
         let key = (r.kind, r.target.clone(), r.errno);
         match self.index.get(&key) {
             Some(&i) => self.seen[i].1 += 1,
+            None if self.seen.len() >= REMEMBERED => self.forgotten += 1,
             None => {
                 self.index.insert(key, self.seen.len());
                 self.seen.push((r, 1));
@@ -157,10 +166,12 @@ impl Recorder {
             text += &line(r, *count);
         }
         if self.seen.len() > SHOWN {
-            text += &format!(
-                "qwrap: refused: and {} more (--denials FILE lists each)\n",
-                self.seen.len() - SHOWN
-            );
+            // Past REMEMBERED the new ones were counted, not told apart.
+            let more = match self.forgotten {
+                0 => format!("{}", self.seen.len() - SHOWN),
+                _ => format!("more than {}", self.seen.len() - SHOWN),
+            };
+            text += &format!("qwrap: refused: and {more} more (--denials FILE lists each)\n");
         }
         let mut out = std::fs::File::from(fd);
         let _ = out.write_all(text.as_bytes());
@@ -344,5 +355,16 @@ mod tests {
         }
         assert_eq!(r.seen.len(), SHOWN + 5);
         assert!(r.seen.iter().all(|(_, n)| *n == 2));
+    }
+
+    #[test]
+    fn what_is_remembered_is_bounded() {
+        let mut r = Recorder::new(None, None);
+        for i in 0..(REMEMBERED + 50) {
+            r.record(0, write(&format!("/opt/{i}")));
+        }
+        assert_eq!(r.seen.len(), REMEMBERED);
+        assert_eq!(r.index.len(), REMEMBERED);
+        assert_eq!(r.forgotten, 50);
     }
 }
