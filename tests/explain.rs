@@ -10,6 +10,7 @@ mod common;
 use common::*;
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::Output;
 
 /// `qwrap run --explain --denials FILE [opts] -- sh -c script`: the run,
@@ -661,5 +662,67 @@ fn a_nested_bwrap_mode_sandbox_leaves_the_refusals_to_the_outer_one() {
                 .any(|l| l.starts_with("qwrap: refused: write /usr/qwrap-nested-probe (openat: EROFS)")),
             "{who:?}: {err}"
         );
+    }
+}
+
+/// A judgment that hangs (a path on a FUSE mount whose daemon never
+/// answers, which a bwrap mode command with /dev/fuse can make) holds up
+/// neither the call for long nor the monitor's end: qwrap returns as the
+/// command ends, long before the daemon's descriptor closes.
+#[test]
+fn a_judgment_that_hangs_holds_up_neither_the_call_nor_the_end() {
+    const HANG: &str = include_str!("helpers/fuse_hang.py");
+    if !Path::new("/dev/fuse").exists() {
+        println!("SKIP: no /dev/fuse on this host");
+        return;
+    }
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let ws = f.ws();
+        let w = ws.to_str().unwrap();
+        std::fs::write(ws.join("hang.py"), HANG).unwrap();
+        let mnt = format!("{w}/m");
+        // Files, not pipes: the daemon's holder keeps what it inherited.
+        let log = f.path().join("hang.log");
+        let file = || std::fs::File::create(&log).unwrap();
+        let start = std::time::Instant::now();
+        let status = f
+            .qwrap(&[
+                "bwrap",
+                "--ro-bind",
+                "/",
+                "/",
+                "--bind",
+                w,
+                w,
+                "--proc",
+                "/proc",
+                "--dev-bind",
+                "/dev",
+                "/dev",
+                "--chdir",
+                w,
+                "--",
+                "python3",
+                "hang.py",
+                &mnt,
+                "12",
+            ])
+            .env("QWRAP_EXPLAIN", "1")
+            .stdout(file())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        let took = start.elapsed();
+        let out = std::fs::read_to_string(&log).unwrap_or_default();
+        if out.contains("failed") {
+            println!("SKIP as {who:?}: no FUSE mount in a user namespace here: {out}");
+            continue;
+        }
+        assert!(
+            status.success() && out.contains("parent done"),
+            "{who:?}: {status:?} {out}"
+        );
+        assert!(took < std::time::Duration::from_secs(6), "{who:?}: took {took:?}");
     }
 }

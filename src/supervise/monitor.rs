@@ -172,53 +172,134 @@ pub(crate) fn clone(
     std::process::exit(code)
 }
 
+/// How long the monitor waits for a judgment before it lets the call go
+/// on unjudged: a path on a FUSE mount whose daemon never answers (a
+/// command with /dev/fuse can mount one) blocks its lookup.
+const JUDGED_IN: std::time::Duration = std::time::Duration::from_millis(200);
+
 /// bwrap mode with `QWRAP_EXPLAIN`: takes the filter's listener and
 /// answers each call it hands over as the layers' filter would (its errno,
-/// or on: the kernel runs the call and enforces as always), judged first.
-/// When the child exits, says each refusal; what it left running is
-/// answered on by a detached process until none holds the filter, so that
-/// the monitor exits with the child, as bubblewrap's does. A child that
-/// fails before its filter hands nothing over.
+/// or on: the kernel runs the call and enforces as always), judged first
+/// by a thread of its own (a judgment that hangs holds up no call past
+/// JUDGED_IN, nor the monitor's end). When the child exits, says each
+/// refusal; what it left running is answered on by a detached process,
+/// forked first (while the monitor is one thread) and told to take over,
+/// so that the monitor exits with the child, as bubblewrap's does. A child
+/// that fails before its filter hands nothing over.
 fn hear(link: &OwnedFd, orders: Explain, child: i32) {
     use super::explain::Recorder;
     use super::explain_judge::Judge;
+    use std::sync::{Arc, Mutex, mpsc};
     let Some(super::handover::Handed::Listener(listener)) = super::handover::receive(link) else {
         return;
     };
     let exited =
         Pid::from_raw(child).and_then(|c| k::pidfd_open(c, rustix::process::PidfdFlags::empty()).ok());
-    let say = k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok();
-    let mut judge = Judge::new(orders);
-    let mut seen = Recorder::new(say, None);
-    let held = answer(&listener, &mut judge, Some(&mut seen), exited.as_ref());
-    seen.finish();
-    if held {
-        let _ = sys::spawn_detached(move || {
-            sys::detach_warden(&[listener.as_raw_fd()]);
-            answer(&listener, &mut judge, None, None);
-            sys::exit_now(0)
-        });
+    let take_over = answerer(&listener, &orders);
+    let seen = Arc::new(Mutex::new(Recorder::new(
+        k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok(),
+        None,
+    )));
+    let (ask, asked) = mpsc::sync_channel::<(sys::Notification, Option<i32>)>(1024);
+    let (told, judged) = mpsc::channel::<bool>();
+    let recorder = Arc::clone(&seen);
+    let mut thread_judge = Judge::new(orders.clone());
+    let started = std::thread::Builder::new().stack_size(256 * 1024).spawn(move || {
+        for (n, errno) in asked {
+            let r = match errno {
+                Some(e) => Some(thread_judge.filtered(&n, e)),
+                None => thread_judge.predict(&n),
+            };
+            if let (Some(r), Ok(mut s)) = (r, recorder.lock()) {
+                s.record(n.pid as i32, r);
+            }
+            let _ = told.send(false);
+        }
+        let _ = told.send(true);
+    });
+    let judging = started.is_ok().then_some(Judging {
+        ask,
+        judged,
+        stuck: false,
+    });
+    let held = answer(&listener, &Judge::new(orders), judging, exited.as_ref());
+    if let Ok(mut s) = seen.lock() {
+        s.finish();
+    }
+    if let Some(w) = take_over.filter(|_| held) {
+        let _ = k::write(&w, b"g");
     }
 }
 
-/// Answers the listener's calls, each refusal recorded in `seen`, until no
+/// The detached process that answers what the command leaves running once
+/// told to (a byte on the returned pipe; its end closed: it exits).
+fn answerer(listener: &OwnedFd, orders: &Explain) -> Option<OwnedFd> {
+    let (r, w) = k::pipe_cloexec().ok()?;
+    let theirs = listener.try_clone().ok()?;
+    let judge = super::explain_judge::Judge::new(orders.clone());
+    sys::spawn_detached(move || {
+        sys::detach_warden(&[theirs.as_raw_fd(), r.as_raw_fd()]);
+        if matches!(k::read(&r, &mut [0u8; 1]), Ok(1)) {
+            answer(&theirs, &judge, None, None);
+        }
+        sys::exit_now(0)
+    })
+    .ok()?;
+    Some(w)
+}
+
+/// The judging thread's ends: calls to judge, and each judged.
+struct Judging {
+    ask: std::sync::mpsc::SyncSender<(crate::sys::Notification, Option<i32>)>,
+    judged: std::sync::mpsc::Receiver<bool>,
+    /// A judgment took longer than JUDGED_IN: none is waited for again.
+    stuck: bool,
+}
+
+impl Judging {
+    /// Hands a call over, and waits for its judgment where its path is
+    /// read from the caller's memory (`errno` None), which must be before
+    /// the call goes on.
+    fn judge(&mut self, n: crate::sys::Notification, errno: Option<i32>) {
+        if self.ask.try_send((n, errno)).is_err() || errno.is_some() || self.stuck {
+            return;
+        }
+        if self.judged.recv_timeout(JUDGED_IN).is_err() {
+            self.stuck = true;
+        }
+    }
+
+    /// The last judgments made, a second at most.
+    fn end(self) {
+        drop(self.ask);
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
+        while let Some(left) = deadline.checked_duration_since(std::time::Instant::now()) {
+            match self.judged.recv_timeout(left) {
+                Ok(false) => {}
+                _ => return,
+            }
+        }
+    }
+}
+
+/// Answers the listener's calls, each judged by `judging`, until no
 /// process holds the filter (false) or `exited` (a pidfd) is readable
 /// while some still do (true).
 fn answer(
     listener: &OwnedFd,
-    judge: &mut super::explain_judge::Judge,
-    mut seen: Option<&mut super::explain::Recorder>,
+    judge: &super::explain_judge::Judge,
+    mut judging: Option<Judging>,
     exited: Option<&OwnedFd>,
 ) -> bool {
     use super::explain_judge::Base;
     use rustix::event::{PollFd, PollFlags};
     use rustix::fd::AsFd;
-    loop {
+    let held = loop {
         let mut fds = vec![PollFd::new(listener, PollFlags::IN)];
         fds.extend(exited.map(|p| PollFd::new(p, PollFlags::IN)));
         match rustix::event::poll(&mut fds, None) {
             Ok(_) | Err(Errno::INTR) => {}
-            Err(_) => return false,
+            Err(_) => break false,
         }
         let ready = fds[0].revents();
         let child_gone = fds.get(1).is_some_and(|p| !p.revents().is_empty());
@@ -228,26 +309,23 @@ fn answer(
                 continue;
             };
             let refuse = match judge.base(&n) {
-                Base::Errno(errno) => {
-                    if let Some(s) = seen.as_deref_mut() {
-                        s.record(n.pid as i32, judge.filtered(&n, errno));
-                    }
-                    Some(errno)
-                }
-                Base::Allow | Base::Notify => {
-                    if let (Some(s), Some(r)) = (seen.as_deref_mut(), judge.predict(&n)) {
-                        s.record(n.pid as i32, r);
-                    }
-                    None
-                }
+                Base::Errno(errno) => Some(errno),
+                Base::Allow | Base::Notify => None,
             };
+            if let Some(j) = judging.as_mut() {
+                j.judge(n, refuse);
+            }
             let _ = sys::notif_send(listener.as_fd(), n.id, refuse);
         } else if ready.intersects(PollFlags::HUP | PollFlags::ERR) {
-            return false;
+            break false;
         } else if child_gone {
-            return true;
+            break true;
         }
+    };
+    if let Some(j) = judging {
+        j.end();
     }
+    held
 }
 
 /// How the command ended, as PID 1 wrote it (`c CODE` or `s SIGNAL`, then
