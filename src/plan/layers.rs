@@ -308,6 +308,14 @@ fn protected_paths(policy: &Policy) -> LayerState {
             "allow_git_config from {}",
             policy.settings.allow_git_config.source
         ))
+    } else if policy.protected.is_empty() && !policy.git_layouts.is_empty() {
+        // The live git guard holds them: each git dir's top level is the
+        // sandbox's own, its hooks and config copies that stay inside.
+        LayerState::Applied(format!(
+            "the git guard: {} git dir{} whose hooks and config are the sandbox's own copies",
+            policy.git_layouts.len(),
+            if policy.git_layouts.len() == 1 { "" } else { "s" }
+        ))
     } else if policy.protected.is_empty() {
         LayerState::Off("the workspace is not a git checkout".into())
     } else {
