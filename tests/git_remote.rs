@@ -9,6 +9,7 @@ mod common;
 
 use common::*;
 use std::os::unix::fs::FileTypeExt;
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -519,14 +520,19 @@ fn repositories_made_deep_or_in_dependency_trees_are_held_too() {
         // The start's time is taken to the kernel's coarse tick.
         std::thread::sleep(Duration::from_millis(200));
         let hit = f.path().join("fsmonitor-ran");
+        // Also: a bare one whose refs is an executable file (git's test is
+        // access(X_OK)), and one in a directory its owner made unreadable
+        // (mode 0311: a path through it still leads host git there).
         let script = format!(
-            "for p in node_modules/pkg a/b/c/d/e target/x/y; do git init -q $p && git -C $p config core.fsmonitor 'touch {hit}'; done; echo planted",
+            "for p in node_modules/pkg a/b/c/d/e target/x/y hid/in/r; do git init -q $p && git -C $p config core.fsmonitor 'touch {hit}'; done
+             git init -q --bare ev && git -C ev config core.bare false && git -C ev config core.worktree .. && git -C ev config core.fsmonitor 'touch {hit}'
+             rm -rf ev/refs && : > ev/refs && chmod +x ev/refs; chmod 311 hid; echo planted",
             hit = hit.display()
         );
         let o = f.run_sh("new", &[], &script);
         let what = format!("{who:?}");
         assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
-        for p in ["node_modules/pkg", "a/b/c/d/e", "target/x/y"] {
+        for p in ["node_modules/pkg", "a/b/c/d/e", "target/x/y", "hid/in/r"] {
             let d = f.ws().join(p);
             assert!(
                 !d.join(".git").exists(),
@@ -540,6 +546,19 @@ fn repositories_made_deep_or_in_dependency_trees_are_held_too() {
             );
             let _ = f.command("git").arg("-C").arg(&d).arg("status").output();
         }
+        let ev = f.ws().join("ev");
+        assert!(
+            !ev.join("HEAD").exists() && ev.join("HEAD.qwrap-held").exists(),
+            "{what}: ev: {}",
+            stderr(&o)
+        );
+        let _ = f.command("git").arg("-C").arg(&ev).arg("status").output();
+        let mode = std::fs::metadata(f.ws().join("hid"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
+        assert_eq!(mode, 0o311, "{what}: the directory's mode was not given back");
         assert!(!hit.exists(), "{what}: a host git ran the planted fsmonitor");
         assert!(
             own.join(".git/hooks/post-checkout").exists(),

@@ -246,7 +246,9 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
             });
             break;
         }
-        let Ok(rd) = fs::read_dir(&dir) else { continue };
+        let Some(rd) = list(&dir, reach, &mut found) else {
+            continue;
+        };
         let mut git_dir = [false; 3];
         // git opens HEAD, objects and refs through links too, and takes
         // objects and refs from a `commondir`'s directory.
@@ -255,10 +257,13 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
             let name = e.file_name();
             let Ok(t) = e.file_type() else { continue };
             let link = t.is_symlink();
+            // git takes a directory for a repository where HEAD reads and
+            // `objects` and `refs` pass access(X_OK): an executable file
+            // does as well as a directory.
             match name.as_encoded_bytes() {
-                b"HEAD" => (git_dir[0], head, linked) = (t.is_file(), t.is_file() || link, linked || link),
-                b"objects" => (git_dir[1], linked) = (t.is_dir(), linked || link),
-                b"refs" => (git_dir[2], linked) = (t.is_dir(), linked || link),
+                b"HEAD" => (git_dir[0], head, linked) = (!t.is_dir() && !link, !t.is_dir(), linked || link),
+                b"objects" => (git_dir[1], linked) = (!link, linked || link),
+                b"refs" => (git_dir[2], linked) = (!link, linked || link),
                 b"commondir" => common = true,
                 _ => {}
             }
@@ -283,6 +288,38 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
     found.dot_gits.sort();
     found.dot_gits.dedup();
     found
+}
+
+/// A directory's entries. When the sandbox has ended, one the caller owns
+/// but may not read (mode 0311: a path through it still leads host git to
+/// a repository inside) is read with its owner's read and search bits
+/// added for the moment, then given its mode back; one still unread is
+/// named in `found.note`.
+fn list(dir: &Path, reach: Reach, found: &mut Found) -> Option<fs::ReadDir> {
+    use std::os::unix::fs::PermissionsExt;
+    match fs::read_dir(dir) {
+        Ok(rd) => return Some(rd),
+        Err(e) if reach == Reach::StartUp || e.kind() != std::io::ErrorKind::PermissionDenied => return None,
+        Err(_) => {}
+    }
+    let mode = fs::symlink_metadata(dir)
+        .ok()
+        .filter(|m| m.is_dir())?
+        .permissions()
+        .mode();
+    let opened = fs::set_permissions(dir, fs::Permissions::from_mode(mode | 0o500))
+        .ok()
+        .and_then(|()| fs::read_dir(dir).ok());
+    let _ = fs::set_permissions(dir, fs::Permissions::from_mode(mode & 0o7777));
+    if opened.is_none() {
+        found.note.get_or_insert_with(|| {
+            format!(
+                "{}: a directory qwrap cannot read: repositories made in it were not looked for",
+                crate::lossy::shown(dir)
+            )
+        });
+    }
+    opened
 }
 
 impl Guard {

@@ -235,7 +235,8 @@ fn cargo_build_changed(layer: &Layer, c: &Change) -> bool {
 
 /// A repository without a `.git` in its path (a bare one, or one whose
 /// `core.worktree` names a work tree): its `HEAD` or `config`, in a
-/// directory that also holds `objects` on either side.
+/// directory that also holds `objects` on either side (of any kind: git
+/// asks only access(X_OK) of it, which an executable file passes).
 fn bare_repository(layer: &Layer, c: &Change, name: &str) -> Option<String> {
     if name != "HEAD" && name != "config" {
         return None;
@@ -243,7 +244,8 @@ fn bare_repository(layer: &Layer, c: &Change, name: &str) -> Option<String> {
     let parent = c.rel.parent()?;
     let is_repo = |root: &Path| {
         let d = root.join(parent);
-        d.join("HEAD").is_file() && d.join("objects").is_dir()
+        let there = |n: &str| std::fs::symlink_metadata(d.join(n)).is_ok_and(|m| !m.is_dir() || n != "HEAD");
+        there("HEAD") && there("objects")
     };
     let host = layer.info.trees.get(c.tree).is_some_and(|t| is_repo(t));
     (is_repo(&layer.upper(c.tree)) || host).then(|| {

@@ -178,8 +178,16 @@ fn hold_aside(dot_git: &Path) -> Result<std::path::PathBuf, rustix::io::Errno> {
         return Err(Errno::INVAL);
     };
     let rel = parent.strip_prefix("/").map_err(|_| Errno::INVAL)?;
-    let root = rustix::fs::open("/", super::git_files::dir_flags(), rustix::fs::Mode::empty())?;
-    let dir = super::git_files::open_dir(std::os::fd::AsFd::as_fd(&root), rel)?;
+    // O_PATH: a directory its owner made unreadable (mode 0311) is still
+    // one host git passes through, and a rename needs only search.
+    let flags = rustix::fs::OFlags::PATH
+        | rustix::fs::OFlags::DIRECTORY
+        | rustix::fs::OFlags::NOFOLLOW
+        | rustix::fs::OFlags::CLOEXEC;
+    let mut dir = rustix::fs::open("/", flags, rustix::fs::Mode::empty())?;
+    for c in rel.iter() {
+        dir = rustix::fs::openat(&dir, c, flags, rustix::fs::Mode::empty())?;
+    }
     for i in 1..10 {
         let mut held = name.to_os_string();
         held.push(".qwrap-held");
