@@ -526,7 +526,8 @@ fn repositories_made_deep_or_in_dependency_trees_are_held_too() {
         let script = format!(
             "for p in node_modules/pkg a/b/c/d/e target/x/y hid/in/r; do git init -q $p && git -C $p config core.fsmonitor 'touch {hit}'; done
              git init -q --bare ev && git -C ev config core.bare false && git -C ev config core.worktree .. && git -C ev config core.fsmonitor 'touch {hit}'
-             rm -rf ev/refs && : > ev/refs && chmod +x ev/refs; chmod 311 hid; echo planted",
+             rm -rf ev/refs && : > ev/refs && chmod +x ev/refs; chmod 311 hid
+             git init -q z/p000/sub && git -C z/p000/sub config core.fsmonitor 'touch {hit}' && chmod 000 z/p000; echo planted",
             hit = hit.display()
         );
         let o = f.run_sh("new", &[], &script);
@@ -544,6 +545,21 @@ fn repositories_made_deep_or_in_dependency_trees_are_held_too() {
                 "{what}: {p} not held: {}",
                 stderr(&o)
             );
+            let _ = f.command("git").arg("-C").arg(&d).arg("status").output();
+            // Inside the held one too: git looks at the directory it is in first.
+            let _ = f
+                .command("git")
+                .arg("-C")
+                .arg(d.join(".git.qwrap-held"))
+                .arg("status")
+                .output();
+        }
+        // The owner opens what it made unreadable, and git runs there.
+        let p000 = f.ws().join("z/p000");
+        let mode = std::fs::metadata(&p000).unwrap().permissions().mode() & 0o7777;
+        assert_eq!(mode, 0, "{what}: the directory's mode was not given back");
+        ok(&f.command("chmod").arg("755").arg(&p000).output().unwrap());
+        for d in [p000.join("sub"), p000.join("sub/.git.qwrap-held")] {
             let _ = f.command("git").arg("-C").arg(&d).arg("status").output();
         }
         let ev = f.ws().join("ev");

@@ -220,6 +220,22 @@ pub struct Found {
     /// guarded, but named and held at exit when made inside.
     pub linked: Vec<PathBuf>,
     pub note: Option<String>,
+    /// When the sandbox has ended: directories its owner had made
+    /// unreadable, opened for the walk, with the mode each is to get back
+    /// ([`Found::give_modes_back`]) once what was found in them is dealt
+    /// with.
+    pub opened: Vec<(PathBuf, u32)>,
+}
+
+impl Found {
+    /// The directories the walk opened given their modes back, the
+    /// deepest first.
+    pub fn give_modes_back(&mut self) {
+        use std::os::unix::fs::PermissionsExt;
+        for (dir, mode) in self.opened.drain(..).rev() {
+            let _ = fs::set_permissions(&dir, fs::Permissions::from_mode(mode));
+        }
+    }
 }
 
 /// Every `.git` below `roots`, breadth first, never through a link, as
@@ -291,10 +307,10 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
 }
 
 /// A directory's entries. When the sandbox has ended, one the caller owns
-/// but may not read (mode 0311: a path through it still leads host git to
-/// a repository inside) is read with its owner's read and search bits
-/// added for the moment, then given its mode back; one still unread is
-/// named in `found.note`.
+/// but may not read (mode 0311 or 0000: a path through it still leads host
+/// git to a repository inside, at once or after a chmod) is read with its
+/// owner's read and search bits added until what was found beneath it is
+/// dealt with (`found.opened`); one still unread is named in `found.note`.
 fn list(dir: &Path, reach: Reach, found: &mut Found) -> Option<fs::ReadDir> {
     use std::os::unix::fs::PermissionsExt;
     match fs::read_dir(dir) {
@@ -306,11 +322,14 @@ fn list(dir: &Path, reach: Reach, found: &mut Found) -> Option<fs::ReadDir> {
         .ok()
         .filter(|m| m.is_dir())?
         .permissions()
-        .mode();
+        .mode()
+        & 0o7777;
     let opened = fs::set_permissions(dir, fs::Permissions::from_mode(mode | 0o500))
         .ok()
-        .and_then(|()| fs::read_dir(dir).ok());
-    let _ = fs::set_permissions(dir, fs::Permissions::from_mode(mode & 0o7777));
+        .and_then(|()| {
+            found.opened.push((dir.to_path_buf(), mode));
+            fs::read_dir(dir).ok()
+        });
     if opened.is_none() {
         found.note.get_or_insert_with(|| {
             format!(

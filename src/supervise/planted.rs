@@ -91,7 +91,14 @@ fn identity(p: &Path) -> Option<(u64, u64, u64)> {
 /// Holds aside each repository made inside that names a program, and
 /// says each (where qwrap's stderr is kept: `fd`).
 pub(crate) fn say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>) {
-    let now = crate::policy::repositories_below(&scan.roots, crate::policy::Reach::Whole);
+    let mut now = crate::policy::repositories_below(&scan.roots, crate::policy::Reach::Whole);
+    hold_and_say(scan, known, fd, &now);
+    now.give_modes_back();
+}
+
+/// Each repository made inside held aside where it names a program, and
+/// said.
+fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found) {
     if let (Some(note), Some(fd)) = (&now.note, fd) {
         let _ = rustix::io::write(fd, format!("qwrap: git: {note}\n").as_bytes());
     }
@@ -121,9 +128,14 @@ pub(crate) fn say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>) {
                 dot_git.join("HEAD")
             };
             let done = match hold_aside(&aside) {
-                Ok(held) => format!(
-                    "moved aside to {} (no host git takes it for a repository there; review it, then move it back)",
-                    crate::lossy::shown(&held)
+                Ok((held, head)) => format!(
+                    "moved aside to {}{} (no host git takes it for a repository there or inside it; review it, then move it back)",
+                    crate::lossy::shown(&held),
+                    if head {
+                        ", its HEAD renamed HEAD.qwrap-held in it"
+                    } else {
+                        ""
+                    }
                 ),
                 Err(e) => {
                     format!("remove it, or review it before any git runs there (moving it aside failed: {e})")
@@ -172,7 +184,7 @@ fn changed_since(dot_git: &Path, since: std::time::SystemTime) -> bool {
 /// after it), beside it: its directory opened from `/` one component at a
 /// time without following a link (a link planted on the way leads
 /// nowhere), the rename replacing nothing.
-fn hold_aside(dot_git: &Path) -> Result<std::path::PathBuf, rustix::io::Errno> {
+fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, bool), rustix::io::Errno> {
     use rustix::io::Errno;
     let (Some(parent), Some(name)) = (dot_git.parent(), dot_git.file_name()) else {
         return Err(Errno::INVAL);
@@ -188,19 +200,36 @@ fn hold_aside(dot_git: &Path) -> Result<std::path::PathBuf, rustix::io::Errno> {
     for c in rel.iter() {
         dir = rustix::fs::openat(&dir, c, flags, rustix::fs::Mode::empty())?;
     }
+    let held = rename_aside(&dir, name)?;
+    // A git dir by any name is one to git run inside it (it looks at the
+    // directory it is in first): its HEAD goes aside too.
+    let mut head = false;
+    if let Ok(inner) = rustix::fs::openat(&dir, &held, flags, rustix::fs::Mode::empty()) {
+        match rename_aside(&inner, std::ffi::OsStr::new("HEAD")) {
+            Ok(_) => head = true,
+            Err(Errno::NOENT) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok((parent.join(held), head))
+}
+
+/// `NAME` renamed `NAME.qwrap-held` (or `-2` … `-9`) in `dir`, replacing
+/// nothing; the new name.
+fn rename_aside(dir: &OwnedFd, name: &std::ffi::OsStr) -> Result<std::ffi::OsString, rustix::io::Errno> {
     for i in 1..10 {
         let mut held = name.to_os_string();
         held.push(".qwrap-held");
         if i > 1 {
             held.push(format!("-{i}"));
         }
-        match rustix::fs::renameat_with(&dir, name, &dir, &held, rustix::fs::RenameFlags::NOREPLACE) {
-            Ok(()) => return Ok(parent.join(held)),
-            Err(Errno::EXIST) => {}
+        match rustix::fs::renameat_with(dir, name, dir, &held, rustix::fs::RenameFlags::NOREPLACE) {
+            Ok(()) => return Ok(held),
+            Err(rustix::io::Errno::EXIST) => {}
             Err(e) => return Err(e),
         }
     }
-    Err(Errno::EXIST)
+    Err(rustix::io::Errno::EXIST)
 }
 
 /// What in a planted `.git` names a program: config keys, hooks, a
