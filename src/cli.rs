@@ -296,7 +296,8 @@ pub struct ExecArgs {
     pub quiet: bool,
     /// At exit, say on stderr each distinct refusal (a write outside the
     /// roots, a hidden or absent path, a masked socket, a call the filter
-    /// refuses, an egress refusal) and the option that would allow it.
+    /// refuses, an egress refusal, a resource limit reached) and the option
+    /// that would allow it.
     #[arg(long)]
     pub explain: bool,
     /// Write one JSON object per refusal to FILE (time, pid, command,
