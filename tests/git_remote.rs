@@ -527,7 +527,11 @@ fn repositories_made_deep_or_in_dependency_trees_are_held_too() {
             "for p in node_modules/pkg a/b/c/d/e target/x/y hid/in/r; do git init -q $p && git -C $p config core.fsmonitor 'touch {hit}'; done
              git init -q --bare ev && git -C ev config core.bare false && git -C ev config core.worktree .. && git -C ev config core.fsmonitor 'touch {hit}'
              rm -rf ev/refs && : > ev/refs && chmod +x ev/refs; chmod 311 hid
-             git init -q z/p000/sub && git -C z/p000/sub config core.fsmonitor 'touch {hit}' && chmod 000 z/p000; echo planted",
+             git init -q z/p000/sub && git -C z/p000/sub config core.fsmonitor 'touch {hit}' && chmod 000 z/p000
+             git init -q nest && git -C nest config core.fsmonitor 'touch {hit}' && git init -q --bare nest/.git/modules/x
+             git -C nest/.git/modules/x config core.bare false && git -C nest/.git/modules/x config core.worktree ../../..
+             git -C nest/.git/modules/x config core.fsmonitor 'touch {hit}'
+             for i in '' -2 -3 -4 -5 -6 -7 -8 -9; do : > nest/.git/HEAD.qwrap-held$i; done; echo planted",
             hit = hit.display()
         );
         let o = f.run_sh("new", &[], &script);
@@ -560,6 +564,16 @@ fn repositories_made_deep_or_in_dependency_trees_are_held_too() {
         assert_eq!(mode, 0, "{what}: the directory's mode was not given back");
         ok(&f.command("chmod").arg("755").arg(&p000).output().unwrap());
         for d in [p000.join("sub"), p000.join("sub/.git.qwrap-held")] {
+            let _ = f.command("git").arg("-C").arg(&d).arg("status").output();
+        }
+        // A git dir inside a held one, and names taken in advance.
+        let nest = f.ws().join("nest/.git.qwrap-held");
+        assert!(
+            nest.is_dir() && !nest.join("HEAD").exists(),
+            "{what}: nest: {}",
+            stderr(&o)
+        );
+        for d in [nest.clone(), nest.join("modules/x"), nest.join("modules")] {
             let _ = f.command("git").arg("-C").arg(&d).arg("status").output();
         }
         let ev = f.ws().join("ev");

@@ -202,26 +202,63 @@ fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, bool), rustix::io::
     }
     let held = rename_aside(&dir, name)?;
     // A git dir by any name is one to git run inside it (it looks at the
-    // directory it is in first): its HEAD goes aside too.
-    let mut head = false;
-    if let Ok(inner) = rustix::fs::openat(&dir, &held, flags, rustix::fs::Mode::empty()) {
-        match rename_aside(&inner, std::ffi::OsStr::new("HEAD")) {
-            Ok(_) => head = true,
-            Err(Errno::NOENT) => {}
-            Err(e) => return Err(e),
-        }
-    }
+    // directory it is in first): its HEAD goes aside too, and so does every
+    // HEAD below it (`modules/x`, `worktrees/y`: git dirs of their own).
+    let head = match rustix::fs::openat(&dir, &held, flags, rustix::fs::Mode::empty()) {
+        Ok(inner) => heads_aside(inner)?,
+        // A bare one's HEAD went aside: the git dirs below it too.
+        Err(_) if name == "HEAD" => heads_aside(dir).map(|_| false)?,
+        Err(_) => false,
+    };
     Ok((parent.join(held), head))
 }
 
-/// `NAME` renamed `NAME.qwrap-held` (or `-2` … `-9`) in `dir`, replacing
-/// nothing; the new name.
+/// Every entry named HEAD in a directory and below it renamed aside,
+/// without following a link, up to LOOKED entries (past them: EXIST, and
+/// the line says moving it aside failed); whether any was.
+fn heads_aside(top: OwnedFd) -> Result<bool, rustix::io::Errno> {
+    use rustix::fs::{Dir, FileType, Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut dirs = vec![rustix::fs::openat(&top, ".", flags, Mode::empty())?];
+    let (mut seen, mut any) = (0, false);
+    while let Some(d) = dirs.pop() {
+        let mut head_here = false;
+        for e in Dir::read_from(&d)?.flatten() {
+            seen += 1;
+            if seen > LOOKED {
+                return Err(rustix::io::Errno::EXIST);
+            }
+            let name = e.file_name().to_bytes();
+            if name == b"HEAD" {
+                head_here = true;
+            } else if e.file_type() == FileType::Directory && name != b"." && name != b".." {
+                dirs.push(rustix::fs::openat(&d, e.file_name(), flags, Mode::empty())?);
+            }
+        }
+        if head_here {
+            rename_aside(&d, std::ffi::OsStr::new("HEAD"))?;
+            any = true;
+        }
+    }
+    Ok(any)
+}
+
+/// `NAME` renamed `NAME.qwrap-held` (or `-2` … `-9`, then a name the
+/// clock makes, which a command cannot have taken in advance) in `dir`,
+/// replacing nothing; the new name.
 fn rename_aside(dir: &OwnedFd, name: &std::ffi::OsStr) -> Result<std::ffi::OsString, rustix::io::Errno> {
-    for i in 1..10 {
+    let nanos = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos())
+    };
+    for i in 1..13 {
         let mut held = name.to_os_string();
         held.push(".qwrap-held");
-        if i > 1 {
-            held.push(format!("-{i}"));
+        match i {
+            1 => {}
+            2..10 => held.push(format!("-{i}")),
+            _ => held.push(format!("-{}", nanos())),
         }
         match rustix::fs::renameat_with(dir, name, dir, &held, rustix::fs::RenameFlags::NOREPLACE) {
             Ok(()) => return Ok(held),
