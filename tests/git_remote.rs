@@ -531,7 +531,10 @@ fn repositories_made_deep_or_in_dependency_trees_are_held_too() {
              git init -q nest && git -C nest config core.fsmonitor 'touch {hit}' && git init -q --bare nest/.git/modules/x
              git -C nest/.git/modules/x config core.bare false && git -C nest/.git/modules/x config core.worktree ../../..
              git -C nest/.git/modules/x config core.fsmonitor 'touch {hit}'
-             for i in '' -2 -3 -4 -5 -6 -7 -8 -9; do : > nest/.git/HEAD.qwrap-held$i; done; echo planted",
+             for i in '' -2 -3 -4 -5 -6 -7 -8 -9; do : > nest/.git/HEAD.qwrap-held$i; done
+             git init -q inner && git init -q inner/.git/objects && git -C inner/.git/objects config core.fsmonitor 'touch {hit}'
+             git init -q ro && git -C ro config core.fsmonitor 'touch {hit}' && chmod 555 ro/.git ro
+             git clone -q inner/.git/objects cl 2>/dev/null || git init -q cl; echo planted",
             hit = hit.display()
         );
         let o = f.run_sh("new", &[], &script);
@@ -566,6 +569,31 @@ fn repositories_made_deep_or_in_dependency_trees_are_held_too() {
         for d in [p000.join("sub"), p000.join("sub/.git.qwrap-held")] {
             let _ = f.command("git").arg("-C").arg(&d).arg("status").output();
         }
+        // A git dir inside a plain one; one its owner made unwritable; a
+        // plain clone stays where it is.
+        for d in [
+            "inner",
+            "inner/.git.qwrap-held/objects",
+            "ro",
+            "ro/.git.qwrap-held",
+        ] {
+            let _ = f
+                .command("git")
+                .arg("-C")
+                .arg(f.ws().join(d))
+                .arg("status")
+                .output();
+        }
+        assert!(
+            f.ws().join("ro/.git.qwrap-held").exists(),
+            "{what}: ro: {}",
+            stderr(&o)
+        );
+        assert!(
+            f.ws().join("cl/.git/HEAD").exists(),
+            "{what}: a clone was held: {}",
+            stderr(&o)
+        );
         // A git dir inside a held one, and names taken in advance.
         let nest = f.ws().join("nest/.git.qwrap-held");
         assert!(

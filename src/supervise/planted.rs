@@ -260,13 +260,40 @@ fn rename_aside(dir: &OwnedFd, name: &std::ffi::OsStr) -> Result<std::ffi::OsStr
             2..10 => held.push(format!("-{i}")),
             _ => held.push(format!("-{}", nanos())),
         }
-        match rustix::fs::renameat_with(dir, name, dir, &held, rustix::fs::RenameFlags::NOREPLACE) {
+        match rename_opened(dir, name, &held) {
             Ok(()) => return Ok(held),
             Err(rustix::io::Errno::EXIST) => {}
             Err(e) => return Err(e),
         }
     }
     Err(rustix::io::Errno::EXIST)
+}
+
+/// `renameat` replacing nothing; where the directory's owner made it
+/// unwritable (mode 0555), with the owner's write and search bits added
+/// for the moment (the warden is its owner), then its mode given back.
+fn rename_opened(
+    dir: &OwnedFd,
+    from: &std::ffi::OsStr,
+    to: &std::ffi::OsStr,
+) -> Result<(), rustix::io::Errno> {
+    use std::os::unix::fs::PermissionsExt;
+    let rename = || rustix::fs::renameat_with(dir, from, dir, to, rustix::fs::RenameFlags::NOREPLACE);
+    match rename() {
+        Err(rustix::io::Errno::ACCESS) => {}
+        r => return r,
+    }
+    let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(dir));
+    let mode = std::fs::metadata(&path)
+        .map_err(|_| rustix::io::Errno::ACCESS)?
+        .permissions()
+        .mode()
+        & 0o7777;
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode | 0o300))
+        .map_err(|_| rustix::io::Errno::ACCESS)?;
+    let r = rename();
+    let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode));
+    r
 }
 
 /// What in a planted `.git` names a program: config keys, hooks, a
@@ -342,6 +369,17 @@ fn odd_entry(dot_git: &Path) -> Option<String> {
                 return Some(format!("more than {LOOKED} entries (not all looked at)"));
             }
             let Ok(e) = e else { continue };
+            // A git dir inside this one (`objects/.git`, a bare one in
+            // `refs/`): git run there takes it for a repository (a HEAD
+            // beside objects and refs, or beside a commondir).
+            let p = e.path();
+            let there = |n: &str| std::fs::symlink_metadata(d.join(n)).is_ok();
+            let git_dir = e.file_name() == "HEAD"
+                && d != dot_git
+                && ((there("objects") && there("refs")) || there("commondir"));
+            if git_dir || e.file_name() == ".git" {
+                return Some(format!("{} (a git dir inside it)", shown_in(dot_git, &p)));
+            }
             match e.file_type() {
                 Ok(t) if t.is_dir() => dirs.push(e.path()),
                 Ok(t) if t.is_file() => {}
