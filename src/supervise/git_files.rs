@@ -3,6 +3,7 @@
 //! O_NOFOLLOW|O_NONBLOCK), a write under git's lock (`NAME.lock` created
 //! exclusively, then renamed into place), a removal, the first copy in.
 
+use crate::sys::write_all;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
@@ -104,18 +105,6 @@ pub(super) enum State {
 
 pub(super) fn dir_flags() -> OFlags {
     OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
-}
-
-/// All of `data` written to `fd` (a short write goes on, EINTR again).
-pub(super) fn write_all(fd: &OwnedFd, mut data: &[u8]) -> Result<(), Errno> {
-    while !data.is_empty() {
-        match rustix::io::write(fd, data) {
-            Ok(n) => data = &data[n..],
-            Err(Errno::INTR) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
 }
 
 /// The directory `rel` below `root`, walked without following a link.

@@ -5,8 +5,9 @@
 //! copied, into a new file beside its place, renamed there replacing
 //! nothing). A link, FIFO or anything else made there stays inside.
 
-use super::git_files::{dir_flags, names_in, open_dir, write_all};
+use super::git_files::{dir_flags, names_in, open_dir};
 use crate::git_rules::sha256::{Sha256, hex};
+use crate::sys::write_all;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
 use rustix::io::Errno;

@@ -195,7 +195,8 @@ fn hear(link: &OwnedFd, orders: Explain, child: i32) {
     };
     let exited =
         Pid::from_raw(child).and_then(|c| k::pidfd_open(c, rustix::process::PidfdFlags::empty()).ok());
-    let take_over = answerer(&listener, &orders);
+    let judge = Judge::new(orders.clone());
+    let take_over = answerer(&listener, &judge);
     let seen = Arc::new(Mutex::new(Recorder::new(
         k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok(),
         None,
@@ -203,7 +204,7 @@ fn hear(link: &OwnedFd, orders: Explain, child: i32) {
     let (ask, asked) = mpsc::sync_channel::<(sys::Notification, Option<i32>)>(1024);
     let (told, judged) = mpsc::channel::<bool>();
     let recorder = Arc::clone(&seen);
-    let mut thread_judge = Judge::new(orders.clone());
+    let mut thread_judge = Judge::new(orders);
     let started = std::thread::Builder::new().stack_size(256 * 1024).spawn(move || {
         for (n, errno) in asked {
             let r = match errno {
@@ -222,7 +223,7 @@ fn hear(link: &OwnedFd, orders: Explain, child: i32) {
         judged,
         stuck: false,
     });
-    let held = answer(&listener, &Judge::new(orders), judging, exited.as_ref());
+    let held = answer(&listener, &judge, judging, exited.as_ref());
     if let Ok(mut s) = seen.lock() {
         s.finish();
     }
@@ -233,14 +234,13 @@ fn hear(link: &OwnedFd, orders: Explain, child: i32) {
 
 /// The detached process that answers what the command leaves running once
 /// told to (a byte on the returned pipe; its end closed: it exits).
-fn answerer(listener: &OwnedFd, orders: &Explain) -> Option<OwnedFd> {
+fn answerer(listener: &OwnedFd, judge: &super::explain_judge::Judge) -> Option<OwnedFd> {
     let (r, w) = k::pipe_cloexec().ok()?;
     let theirs = listener.try_clone().ok()?;
-    let judge = super::explain_judge::Judge::new(orders.clone());
     sys::spawn_detached(move || {
         sys::detach_warden(&[theirs.as_raw_fd(), r.as_raw_fd()]);
         if matches!(k::read(&r, &mut [0u8; 1]), Ok(1)) {
-            answer(&theirs, &judge, None, None);
+            answer(&theirs, judge, None, None);
         }
         sys::exit_now(0)
     })

@@ -283,10 +283,14 @@ pub fn write_inherited_fd(fd: i32, data: &[u8]) -> Result<(), Errno> {
     // SAFETY: the fd is open (checked above; single-threaded) and stays
     // open for this borrow, which ends before we return.
     let b = unsafe { BorrowedFd::borrow_raw(fd) };
-    let mut rest = data;
-    while !rest.is_empty() {
-        match rustix::io::write(b, rest) {
-            Ok(n) => rest = &rest[n..],
+    write_all(b, data)
+}
+
+/// All of `data` written to `fd` (a short write goes on, EINTR again).
+pub fn write_all(fd: impl rustix::fd::AsFd, mut data: &[u8]) -> Result<(), Errno> {
+    while !data.is_empty() {
+        match rustix::io::write(&fd, data) {
+            Ok(n) => data = &data[n..],
             Err(Errno::INTR) => {}
             Err(e) => return Err(e),
         }
