@@ -282,7 +282,9 @@ pub struct ExecArgs {
     #[arg(long)]
     pub no_die_with_parent: bool,
     /// Leave the processes CMD leaves behind running when it exits (by
-    /// default every process left in the sandbox is killed).
+    /// default every process left in the sandbox is killed). qwrap says
+    /// nothing once CMD exits; repositories made inside are held aside
+    /// when the last of them ends.
     #[arg(long)]
     pub keep_background: bool,
     /// Set an environment variable inside (repeatable).

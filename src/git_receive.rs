@@ -40,20 +40,132 @@ pub fn said(o: std::io::Result<std::process::Output>) -> Result<(), String> {
     }
 }
 
-/// A pack on `pack`, indexed into `git_dir` as a pushed one would be.
+/// A pack on `pack`, indexed as a pushed one would be: into a quarantine
+/// beside the host's objects (as receive-pack's), its objects' sizes
+/// looked at there, then moved in.
 pub fn index_pack(git_dir: &Path, pack: Stdio) -> Result<(), String> {
+    let q = Incoming::new(git_dir)?;
     let o = git(git_dir)
         .args(["index-pack", "--strict", "--stdin", "--fix-thin"])
+        .env("GIT_OBJECT_DIRECTORY", &q.path)
+        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", git_dir.join("objects"))
         .stdin(pack)
         .stdout(Stdio::null())
         .output();
-    said(o)
+    said(o)?;
+    too_large(git_dir, &q.path, None)?;
+    q.move_in(git_dir)
+}
+
+/// The largest commit or tag host git is given: it reads each whole into
+/// memory (`git status` its HEAD, `git log` every one), and a compressed
+/// object of 13 MB inflated to 3 GB in every host `git status`.
+const COMMIT_MAX: u64 = 16 << 20;
+/// The largest tree: a directory of a million entries takes about 40 MiB.
+const TREE_MAX: u64 = 64 << 20;
+
+/// Refuses where a commit, tag or tree among the objects of `objects`
+/// (those named, else all of them) is larger than host git should read
+/// whole. git reads each object's size from its header (a delta's from
+/// the delta's), inflating nothing more; the receiving command then checks
+/// that the object holds what its header says.
+fn too_large(git_dir: &Path, objects: &Path, ids: Option<&[String]>) -> Result<(), String> {
+    let mut c = git(git_dir);
+    c.args([
+        "cat-file",
+        "--batch-check=%(objecttype) %(objectsize) %(objectname)",
+    ])
+    .env("GIT_OBJECT_DIRECTORY", objects)
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped());
+    if ids.is_none() {
+        c.args(["--batch-all-objects", "--unordered"]);
+    }
+    let mut child = c.spawn().map_err(|e| format!("git could not run: {e}"))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A writer of its own: git answers as it reads, and a full pipe
+        // each way would hold both.
+        let ids: Vec<String> = ids.unwrap_or_default().to_vec();
+        std::thread::spawn(move || {
+            for id in ids {
+                let _ = writeln!(stdin, "{id}");
+            }
+        });
+    }
+    let out = child
+        .wait_with_output()
+        .map_err(|e| format!("git could not run: {e}"))?;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        let mut w = line.split(' ');
+        let (Some(kind), Some(size), Some(id)) = (w.next(), w.next(), w.next()) else {
+            continue;
+        };
+        let most = match kind {
+            "commit" | "tag" => COMMIT_MAX,
+            "tree" => TREE_MAX,
+            _ => continue,
+        };
+        match size.parse::<u64>() {
+            Ok(n) if n <= most => {}
+            _ => {
+                return Err(format!(
+                    "refused: {kind} {id} is {size} bytes, more than host git should read whole (at most {most})"
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A quarantine for a pack beside the host's objects (the same file
+/// system, so that moving it in is a rename), removed with what is left
+/// in it.
+struct Incoming {
+    path: std::path::PathBuf,
+}
+
+impl Incoming {
+    fn new(git_dir: &Path) -> Result<Incoming, String> {
+        use std::sync::atomic::{AtomicU32, Ordering};
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let path = git_dir
+            .join("objects")
+            .join(format!("incoming-qwrap-{}-{n}", std::process::id()));
+        std::fs::create_dir_all(path.join("pack")).map_err(|e| format!("{}: {e}", path.display()))?;
+        Ok(Incoming { path })
+    }
+
+    /// The pack's files renamed into the host's `objects/pack`, its index
+    /// last (git finds a pack by its index).
+    fn move_in(self, git_dir: &Path) -> Result<(), String> {
+        let from = self.path.join("pack");
+        let to = git_dir.join("objects/pack");
+        let mut names: Vec<_> = std::fs::read_dir(&from)
+            .map_err(|e| e.to_string())?
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        names.sort_by_key(|n| n.as_bytes().ends_with(b".idx"));
+        for n in names {
+            std::fs::rename(from.join(&n), to.join(&n))
+                .map_err(|e| format!("{}: {e}", to.join(&n).display()))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Incoming {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.path);
+    }
 }
 
 /// `git pack-objects` of `ids` out of `objects` (the host's objects an
 /// alternate), piped into the host's strict unpacking (or indexing, for
 /// many).
 pub fn transfer(git_dir: &Path, objects: &Path, ids: &[String]) -> Result<(), String> {
+    too_large(git_dir, objects, Some(ids))?;
     let mut pack = git(git_dir)
         .args(["pack-objects", "--stdout", "-q"])
         .env("GIT_OBJECT_DIRECTORY", objects)

@@ -625,6 +625,144 @@ fn repositories_made_deep_or_in_dependency_trees_are_held_too() {
     }
 }
 
+/// A repository made inside whose index names a path outside its work
+/// tree (or in the top repository's `.git`), or that stopped a rebase
+/// half-way with an `exec` line to come, is held aside: host `git
+/// restore .` writes nothing, `--continue` runs nothing. So is one 300
+/// levels deep, and one whose `.git` its owner made unlistable (0311:
+/// git still opens a HEAD there). As root and as a user.
+#[test]
+fn repositories_made_inside_with_a_forged_index_or_state_are_held() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let hit = f.path().join("ran");
+        let deep = "d/".repeat(300);
+        // Index entries renamed in place, then its checksum made again,
+        // as a forger would: `xx/-git/...` is `../.git/...`.
+        let script = format!(
+            "set -e
+             git init -q V && cd V && echo a > a && git add a && {GIT} commit -qm a
+             h=$(printf '#!/bin/sh\\ntouch {hit}\\n' | git hash-object -w --stdin)
+             git update-index --add --cacheinfo 100755,$h,xx/-git/hooks/pre-commit
+             git update-index --add --cacheinfo 100644,$h,xx/xx/outside-x
+             perl -pi -e 's{{xx/-git/}}{{../.git/}}; s{{xx/xx/outside-x}}{{../../outside-x}}' .git/index
+             python3 -c 'import hashlib; p=\".git/index\"; d=open(p,\"rb\").read()[:-20]; open(p,\"wb\").write(d+hashlib.sha1(d).digest())'
+             cd .. && git init -q S && cd S && echo 1 > f && git add f && {GIT} commit -qm 1 && echo 2 > f && {GIT} commit -qam 2
+             printf '#!/bin/sh\\nprintf \"break\\\\nexec touch {hit}\\\\n\" > \"$1\"\\n' > ../ed.sh && chmod +x ../ed.sh
+             GIT_SEQUENCE_EDITOR=../ed.sh {GIT} rebase -q -i HEAD~1 2>/dev/null || true
+             test -d .git/rebase-merge
+             cd .. && mkdir -p {deep} && git init -q {deep}deep && git -C {deep}deep config core.fsmonitor 'touch {hit}'
+             git init -q P && git -C P config core.worktree .. && git -C P config core.fsmonitor 'touch {hit}' && chmod 311 P/.git
+             echo planted",
+            hit = hit.display()
+        );
+        let o = f.run_sh("new", &[], &script);
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        for d in ["V", "S", "P", &format!("{deep}deep")] {
+            assert!(
+                f.ws().join(d).join(".git.qwrap-held").exists(),
+                "{what}: {} not held: {}",
+                &d[..d.len().min(20)],
+                stderr(&o)
+            );
+        }
+        host(
+            &f,
+            &format!(
+                "cd V; {GIT} restore . ; {GIT} checkout -- . ; cd ../S; {GIT} rebase --continue; cd ..; {GIT} commit -q --allow-empty -m h; true"
+            ),
+        );
+        host(
+            &f,
+            &format!("git -C {deep}deep status; git -C P/.git.qwrap-held status; true"),
+        );
+        assert!(!hit.exists(), "{what}: a host git ran what the command planted");
+        assert!(
+            !f.ws().join(".git/hooks/pre-commit").exists(),
+            "{what}: a hook was written"
+        );
+        assert!(
+            !f.path().join("outside-x").exists(),
+            "{what}: a file outside was written"
+        );
+        let mode = std::fs::metadata(f.ws().join("P/.git.qwrap-held"))
+            .unwrap()
+            .permissions()
+            .mode()
+            & 0o7777;
+        assert_eq!(mode, 0o311, "{what}: the git dir's mode was not given back");
+        assert!(!stderr(&o).contains("failed"), "{what}: {}", stderr(&o));
+    }
+}
+
+/// With `--keep-background`, a repository a leftover makes after the
+/// command's exit is held aside when the last process has ended.
+#[test]
+fn a_repository_a_leftover_makes_is_held_too() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let hit = f.path().join("ran");
+        let script = format!(
+            "(setsid sh -c 'sleep 1; git init -q late && git -C late config core.fsmonitor \"touch {hit}\"' >/dev/null 2>&1 &); echo started",
+            hit = hit.display()
+        );
+        let o = f.run_sh("new", &["--keep-background"], &script);
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("started"), "{what}: {}", stderr(&o));
+        let held = f.ws().join("late/.git.qwrap-held");
+        let until = std::time::Instant::now() + Duration::from_secs(20);
+        while !held.exists() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = host(&f, "git -C late status; true");
+        assert!(held.exists(), "{what}: the leftover's repository was not held");
+        assert!(!hit.exists(), "{what}: a host git ran the leftover's fsmonitor");
+    }
+}
+
+/// A commit whose message inflates to 20 MiB from a few kB, loose or in a
+/// pack, never reaches the host's objects, and the ref naming it neither:
+/// host git would read it whole at every `git status`.
+#[test]
+fn an_object_too_large_to_read_whole_stays_inside() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let script = format!(
+            "set -e; t=$(git write-tree)
+             for m in A B; do {{ printf 'tree %s\\nauthor a <a@a> 0 +0000\\ncommitter a <a@a> 0 +0000\\n\\n' $t; head -c 20971520 /dev/zero | tr '\\0' $m; }} > /tmp/c$m; done
+             a=$(git hash-object -t commit -w /tmp/cA); git update-ref refs/heads/bombA $a
+             mkdir -p .git/objects/pack .git/objects/o; b=$(GIT_OBJECT_DIRECTORY=$PWD/.git/objects/o git hash-object -t commit -w /tmp/cB)
+             echo $b | GIT_OBJECT_DIRECTORY=$PWD/.git/objects/o GIT_ALTERNATE_OBJECT_DIRECTORIES=$PWD/.git/objects git pack-objects -q .git/objects/pack/pack >/dev/null
+             git update-ref refs/heads/bombB $b
+             {GIT} commit -q --allow-empty -m fine
+             sleep 1; echo $a $b"
+        );
+        let o = f.run_sh("new", &[], &script);
+        let what = format!("{who:?}");
+        let ids = stdout(&o);
+        let ids: Vec<&str> = ids.split_whitespace().collect();
+        assert_eq!(ids.len(), 2, "{what}: {}", stderr(&o));
+        for id in ids {
+            let h = host(&f, &format!("git cat-file -e {id} && echo present"));
+            assert!(!stdout(&h).contains("present"), "{what}: {id} reached the host");
+        }
+        let h = host(
+            &f,
+            "git for-each-ref --format='%(refname)' refs/heads; git log -1 --format=%s main",
+        );
+        assert!(!stdout(&h).contains("bomb"), "{what}: {}", stdout(&h));
+        assert!(
+            stdout(&h).contains("fine"),
+            "{what}: the next commit did not arrive: {}",
+            stderr(&o)
+        );
+    }
+}
+
 /// A 400 MiB `MERGE_MSG` written inside reaches the host whole, copied
 /// through a fixed buffer: the warden's peak memory stays far below it.
 #[test]

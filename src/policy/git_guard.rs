@@ -182,9 +182,11 @@ const SCAN_DEPTH: usize = 4;
 /// Trees of dependencies and build output: not looked into when the
 /// sandbox starts.
 const NOT_SCANNED: [&str; 6] = ["node_modules", "target", ".venv", "venv", "__pycache__", ".tox"];
-/// When the sandbox has ended, every directory is looked at, up to these.
+/// When the sandbox has ended, every directory is looked at, as deep as
+/// they go, up to this many. (Past the kernel's PATH_MAX a path no longer
+/// opens, and host git cannot run there either: it cannot read its
+/// working directory.)
 const WHOLE_SCAN: usize = 250_000;
-const WHOLE_DEPTH: usize = 256;
 
 /// How far a walk for repositories looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -243,7 +245,7 @@ impl Found {
 pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
     let (most, deepest, skip) = match reach {
         Reach::StartUp => (MAX_SCAN, SCAN_DEPTH, &NOT_SCANNED[..]),
-        Reach::Whole => (WHOLE_SCAN, WHOLE_DEPTH, &[][..]),
+        Reach::Whole => (WHOLE_SCAN, usize::MAX, &[][..]),
     };
     let mut found = Found::default();
     let mut queue: std::collections::VecDeque<(PathBuf, usize)> =

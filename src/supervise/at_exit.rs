@@ -18,10 +18,14 @@ pub(super) struct Repos {
 }
 
 impl Repos {
-    /// Taken before the command runs.
-    pub(super) fn new(scan: &crate::plan::RepoScan) -> Repos {
+    /// Taken before the command runs. `say`: on a copy of qwrap's stderr
+    /// (not with --keep-background, where the walk comes when the last
+    /// process left has ended, and a copy would hold a caller's pipe open).
+    pub(super) fn new(scan: &crate::plan::RepoScan, say: bool) -> Repos {
         Repos {
-            say: k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok(),
+            say: say
+                .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
+                .flatten(),
             known: super::planted::Known::now(&scan.known),
             scan: scan.clone(),
         }

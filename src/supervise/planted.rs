@@ -44,6 +44,9 @@ const PLAIN: [&str; 22] = [
 ];
 /// Config larger than this is not read: held aside.
 const CONFIG_MAX: u64 = 1 << 20;
+/// An index (or a shared part of one) larger than this is not read: held
+/// aside (a repository of a million files has one of about 100 MiB).
+const INDEX_MAX: u64 = 256 << 20;
 /// Entries of a git dir looked at for links, FIFOs and devices; one with
 /// more is held aside, not all of it having been looked at.
 const LOOKED: usize = 100_000;
@@ -117,7 +120,7 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
             risks(dot_git)
         };
         let what = if risks.is_empty() {
-            "a repository made inside: host git there trusts its config and hooks; look at them first"
+            "a repository made inside: qwrap found nothing host git would run in its config, hooks, index or state, but host git trusts all of it; look at it first"
                 .to_string()
         } else {
             // A `.git` goes aside whole; a git dir by another name (bare)
@@ -137,9 +140,13 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
                         ""
                     }
                 ),
-                Err(e) => {
+                Err(Held::Not(e)) => {
                     format!("remove it, or review it before any git runs there (moving it aside failed: {e})")
                 }
+                Err(Held::Partly(held, e)) => format!(
+                    "moved aside to {}, but a HEAD in it could not be ({e}): remove it, or review it before any git runs in it",
+                    crate::lossy::shown(&held)
+                ),
             };
             format!(
                 "a repository made inside whose {} host git would run: {done}",
@@ -184,10 +191,10 @@ fn changed_since(dot_git: &Path, since: std::time::SystemTime) -> bool {
 /// after it), beside it: its directory opened from `/` one component at a
 /// time without following a link (a link planted on the way leads
 /// nowhere), the rename replacing nothing.
-fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, bool), rustix::io::Errno> {
+fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, bool), Held> {
     use rustix::io::Errno;
     let (Some(parent), Some(name)) = (dot_git.parent(), dot_git.file_name()) else {
-        return Err(Errno::INVAL);
+        return Err(Errno::INVAL.into());
     };
     let rel = parent.strip_prefix("/").map_err(|_| Errno::INVAL)?;
     // O_PATH: a directory its owner made unreadable (mode 0311) is still
@@ -205,23 +212,53 @@ fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, bool), rustix::io::
     // directory it is in first): its HEAD goes aside too, and so does every
     // HEAD below it (`modules/x`, `worktrees/y`: git dirs of their own).
     let head = match rustix::fs::openat(&dir, &held, flags, rustix::fs::Mode::empty()) {
-        Ok(inner) => heads_aside(inner)?,
+        Ok(inner) => heads_aside(inner),
         // A bare one's HEAD went aside: the git dirs below it too.
-        Err(_) if name == "HEAD" => heads_aside(dir).map(|_| false)?,
-        Err(_) => false,
+        Err(_) if name == "HEAD" => heads_aside(dir).map(|_| false),
+        Err(_) => Ok(false),
     };
-    Ok((parent.join(held), head))
+    let held = parent.join(held);
+    match head {
+        Ok(head) => Ok((held, head)),
+        Err(e) => Err(Held::Partly(held, e)),
+    }
+}
+
+/// Why a repository could not be held aside whole.
+enum Held {
+    /// It stayed where it was.
+    Not(rustix::io::Errno),
+    /// It was moved aside, but a HEAD in it could not be.
+    Partly(std::path::PathBuf, rustix::io::Errno),
+}
+
+impl From<rustix::io::Errno> for Held {
+    fn from(e: rustix::io::Errno) -> Held {
+        Held::Not(e)
+    }
 }
 
 /// Every entry named HEAD in a directory and below it renamed aside,
 /// without following a link, up to LOOKED entries (past them: EXIST, and
-/// the line says moving it aside failed); whether any was.
+/// the line says moving it aside failed); whether any was. A directory
+/// its owner made unreadable (0311, 0000) is opened with the owner's bits
+/// for the moment, and its mode given back.
 fn heads_aside(top: OwnedFd) -> Result<bool, rustix::io::Errno> {
+    let mut opened = Vec::new();
+    let r = heads_aside_opening(top, &mut opened);
+    for (dir, mode) in opened.into_iter().rev() {
+        let _ = set_mode(&dir, mode);
+    }
+    r
+}
+
+fn heads_aside_opening(top: OwnedFd, opened: &mut Vec<(OwnedFd, u32)>) -> Result<bool, rustix::io::Errno> {
     use rustix::fs::{Dir, FileType, Mode, OFlags};
-    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let mut dirs = vec![rustix::fs::openat(&top, ".", flags, Mode::empty())?];
+    let path = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut dirs = vec![top];
     let (mut seen, mut any) = (0, false);
-    while let Some(d) = dirs.pop() {
+    while let Some(at) = dirs.pop() {
+        let d = listable(at, opened)?;
         let mut head_here = false;
         for e in Dir::read_from(&d)?.flatten() {
             seen += 1;
@@ -232,7 +269,7 @@ fn heads_aside(top: OwnedFd) -> Result<bool, rustix::io::Errno> {
             if name == b"HEAD" {
                 head_here = true;
             } else if e.file_type() == FileType::Directory && name != b"." && name != b".." {
-                dirs.push(rustix::fs::openat(&d, e.file_name(), flags, Mode::empty())?);
+                dirs.push(rustix::fs::openat(&d, e.file_name(), path, Mode::empty())?);
             }
         }
         if head_here {
@@ -241,6 +278,32 @@ fn heads_aside(top: OwnedFd) -> Result<bool, rustix::io::Errno> {
         }
     }
     Ok(any)
+}
+
+/// A directory (held as an O_PATH descriptor) opened for listing and
+/// renaming in; where its owner took the read, write or search bits away,
+/// with the owner's bits added (the warden is its owner), the mode to give
+/// back kept in `opened`.
+fn listable(at: OwnedFd, opened: &mut Vec<(OwnedFd, u32)>) -> Result<OwnedFd, rustix::io::Errno> {
+    use rustix::fs::{Mode, OFlags};
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mode = rustix::fs::fstat(&at)?.st_mode & 0o7777;
+    if mode & 0o700 != 0o700 {
+        set_mode(&at, mode | 0o700)?;
+        let d = rustix::fs::openat(&at, ".", flags, Mode::empty());
+        opened.push((at, mode));
+        return d;
+    }
+    rustix::fs::openat(&at, ".", flags, Mode::empty())
+}
+
+/// A directory's mode set through its descriptor (an O_PATH one: through
+/// /proc, as fchmod refuses it).
+fn set_mode(dir: &OwnedFd, mode: u32) -> Result<(), rustix::io::Errno> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(dir));
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
+        .map_err(|_| rustix::io::Errno::ACCESS)
 }
 
 /// `NAME` renamed `NAME.qwrap-held` (or `-2` … `-9`, then a name the
@@ -327,6 +390,8 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
         }
     }
     out.extend(odd_entry(dot_git));
+    out.extend(in_progress(dot_git));
+    out.extend(index_risks(dot_git));
     // Hooks only from a real directory: a link git resolves from the work
     // tree (`/proc/self/cwd/…`) leads elsewhere than it does here.
     let hooks = dot_git.join("hooks");
@@ -347,6 +412,45 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
         out.extend(hooks.into_iter().map(|h| format!("hook {h}")));
     }
     out
+}
+
+/// An operation stopped half-way: host git's `--continue` runs what its
+/// state names (a todo list's `exec` lines, a merge strategy, which is a
+/// program looked up in the work tree).
+fn in_progress(dot_git: &Path) -> Vec<String> {
+    ["rebase-merge", "rebase-apply", "sequencer"]
+        .into_iter()
+        .filter(|d| std::fs::symlink_metadata(dot_git.join(d)).is_ok())
+        .map(|d| format!("{d}/ (an operation in progress: its --continue runs what the state names)"))
+        .collect()
+}
+
+/// The index and its shared parts, taken by git's own path rules as the
+/// top repository's are: an entry named `../x`, `/x` or `.git/hooks/x`
+/// is a file a host `git restore .` writes there.
+fn index_risks(dot_git: &Path) -> Vec<String> {
+    let Ok(rd) = std::fs::read_dir(dot_git) else {
+        return Vec::new();
+    };
+    let mut names: Vec<_> = rd
+        .flatten()
+        .map(|e| e.file_name())
+        .filter(|n| n == "index" || n.as_encoded_bytes().starts_with(b"sharedindex."))
+        .collect();
+    names.sort();
+    names
+        .into_iter()
+        .filter_map(|n| {
+            let why = match small_file(&dot_git.join(&n), INDEX_MAX) {
+                Err(()) => "not a regular file qwrap can read whole".to_string(),
+                Ok(None) => return None,
+                Ok(Some(data)) => {
+                    crate::lossy::shown(crate::git_rules::vet(Path::new(&n), &data, None, true).err()?)
+                }
+            };
+            Some(format!("{} ({why})", crate::lossy::shown(Path::new(&n))))
+        })
+        .collect()
 }
 
 /// Anything in a git dir but regular files and directories: a link, FIFO
@@ -397,20 +501,44 @@ fn odd_entry(dot_git: &Path) -> Option<String> {
 
 /// A path inside a git dir, as a risk names it.
 fn shown_in(dot_git: &Path, p: &Path) -> String {
-    crate::lossy::shown(p.strip_prefix(dot_git).unwrap_or(p))
+    match p.strip_prefix(dot_git) {
+        Ok(rel) if rel.as_os_str().is_empty() => "the git dir itself".into(),
+        Ok(rel) => crate::lossy::shown(rel),
+        Err(_) => crate::lossy::shown(p),
+    }
 }
 
 /// A git dir's config file: None where there is none, Err where it is not
 /// a small regular file that reads (a FIFO would block, a link leads
 /// elsewhere).
 fn config_bytes(path: &Path) -> Result<Option<Vec<u8>>, ()> {
-    let Ok(meta) = std::fs::symlink_metadata(path) else {
+    small_file(path, CONFIG_MAX)
+}
+
+/// A regular file of at most `max` bytes, read without following a link
+/// or blocking on a FIFO: None where there is none, Err where it is not
+/// such a file.
+fn small_file(path: &Path, max: u64) -> Result<Option<Vec<u8>>, ()> {
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    if std::fs::symlink_metadata(path).is_err() {
         return Ok(None);
-    };
-    if !meta.is_file() || meta.len() > CONFIG_MAX {
+    }
+    let mut f = std::fs::OpenOptions::new()
+        .read(true)
+        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
+        .open(path)
+        .map_err(drop)?;
+    let meta = f.metadata().map_err(drop)?;
+    if !meta.is_file() || meta.len() > max {
         return Err(());
     }
-    std::fs::read(path).map(Some).map_err(drop)
+    let mut data = Vec::with_capacity(meta.len() as usize);
+    f.by_ref().take(max + 1).read_to_end(&mut data).map_err(drop)?;
+    if data.len() as u64 > max {
+        return Err(());
+    }
+    Ok(Some(data))
 }
 
 /// The keys of a config text that a plain repository does not hold, and

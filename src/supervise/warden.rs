@@ -74,7 +74,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
     } = orders;
     let explain = explain.cloned();
     let ending = Ending::new(remove);
-    let repos = repos.filter(|_| !keep_background).map(Repos::new);
+    let repos = repos.map(|r| Repos::new(r, !keep_background));
     let limits = limits.cloned();
     // The limits' lines go to qwrap's stderr too, kept as the reports' are:
     // not with --keep-background, where it would hold a caller's pipe open.
