@@ -134,6 +134,13 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
         if &sig == b"TREE" {
             tree(ext)?;
         }
+        // A split index: its entries lie in a shared part, vetted apart, and
+        // this one without it leaves host git no index at all.
+        if &sig == b"link" {
+            return Err(
+                "a split index (its shared part is not carried): `git update-index --no-split-index`".into(),
+            );
+        }
         let untrusted =
             TRUSTED.contains(&&sig) && host.is_none_or(|h| h.exts.get(&sig).map(Vec::as_slice) != Some(ext));
         if DROPPED.contains(&&sig) || untrusted {

@@ -44,7 +44,14 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
         [b"rebase-merge", b"strategy" | b"strategy_opts"] => {
             Err("it chooses a merge strategy, a program".into())
         }
-        [b"rebase-merge" | b"sequencer", b"git-rebase-todo" | b"todo"] => keep(exec_lines(data, host)),
+        [b"rebase-merge" | b"sequencer", b"git-rebase-todo" | b"todo"] => {
+            keep(exec_lines(data, host).and_then(|()| no_replace_ref(data, host)))
+        }
+        [b"rebase-merge", b"update-refs"] => keep(no_replace_ref(data, host)),
+        [b"rr-cache", ..] => Err(
+            "a rerere resolution: host git would take it in its next merge unasked (the directory alone turns rerere on)"
+                .into(),
+        ),
         _ => Ok(Vetted::Keep),
     }
 }
@@ -54,20 +61,22 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
 pub fn vetted(rel: &Path) -> bool {
     let first = rel.iter().next().map(OsStr::as_bytes).unwrap_or_default();
     let single = rel.iter().count() == 1;
-    matches!(first, b"refs" | b"logs" | b"sequencer" | b"rebase-merge")
-        || (single
-            && (first.ends_with(b"_HEAD")
-                || [
-                    &b"HEAD"[..],
-                    b"AUTO_MERGE",
-                    b"MERGE_RR",
-                    b"NOTES_MERGE_REF",
-                    b"packed-refs",
-                    b"index",
-                    b"shallow",
-                ]
-                .contains(&first)
-                || first.starts_with(b"sharedindex.")))
+    matches!(
+        first,
+        b"refs" | b"logs" | b"sequencer" | b"rebase-merge" | b"rr-cache"
+    ) || (single
+        && (first.ends_with(b"_HEAD")
+            || [
+                &b"HEAD"[..],
+                b"AUTO_MERGE",
+                b"MERGE_RR",
+                b"NOTES_MERGE_REF",
+                b"packed-refs",
+                b"index",
+                b"shallow",
+            ]
+            .contains(&first)
+            || first.starts_with(b"sharedindex.")))
 }
 
 /// Whether a directory made inside may be made on the host.
@@ -256,9 +265,52 @@ fn exec_lines(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
     }
 }
 
+/// A todo or `update-refs` naming a replace ref the host's copy did not:
+/// host git's `--continue` would write it, and a replace ref hides an
+/// edit wherever the history names the replaced object.
+fn no_replace_ref(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
+    let replaces = |d: &[u8]| -> Vec<Vec<u8>> {
+        d.split(|c| *c == b'\n')
+            .filter(|l| l.windows(13).any(|w| w == b"refs/replace/"))
+            .map(|l| l.trim_ascii().to_vec())
+            .collect()
+    };
+    let known = host.map(replaces).unwrap_or_default();
+    match replaces(data).into_iter().find(|r| !known.contains(r)) {
+        None => Ok(()),
+        Some(r) => Err(format!(
+            "it writes a replace ref the host's did not ({:?}): {REPLACE}",
+            String::from_utf8_lossy(&r)
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_todo_writing_a_replace_ref_and_a_split_index_are_refused() {
+        let todo = "pick 0123456 a\nupdate-ref refs/replace/0123456789abcdef0123456789abcdef01234567\n";
+        assert!(v("rebase-merge/git-rebase-todo", todo).is_err());
+        assert!(
+            v(
+                "rebase-merge/git-rebase-todo",
+                "pick 0123456 a\nupdate-ref refs/heads/x\n"
+            )
+            .is_ok()
+        );
+        assert!(v("rebase-merge/update-refs", "refs/replace/x\n").is_err());
+        assert!(v("rr-cache/abc/postimage", "x").is_err());
+        // An index of no entries whose only extension is `link`.
+        let mut idx = b"DIRC\0\0\0\x02\0\0\0\0".to_vec();
+        idx.extend_from_slice(b"link\0\0\0\x14");
+        idx.extend_from_slice(&[0u8; 20]);
+        let sum = super::sha1::sha1(&idx);
+        idx.extend_from_slice(&sum);
+        let e = vet(Path::new("index"), &idx, None, false).unwrap_err();
+        assert!(e.contains("split index"), "{e}");
+    }
 
     fn v(rel: &str, data: &str) -> Result<Vetted, String> {
         vet(Path::new(rel), data.as_bytes(), None, false)

@@ -30,6 +30,8 @@ fn vetted_name(c: &Change) -> Option<(PathBuf, PathBuf)> {
         name.into()
     } else if matches!(parent, "sequencer" | "rebase-merge") && parts.len() >= git + 2 {
         [parent, name].iter().collect()
+    } else if parts.get(git).is_some_and(|c| c.as_os_str() == "rr-cache") {
+        parts[git..].iter().collect()
     } else {
         return None;
     };

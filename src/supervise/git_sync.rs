@@ -56,11 +56,12 @@ const TOP_FILES: [&str; 18] = [
     "FETCH_HEAD",
 ];
 /// State directories, copied whole (regular files and directories).
-const STATE_DIRS: [&str; 6] = [
+/// Not `rr-cache`: a resolution recorded inside would be host git's in
+/// its next merge, unasked (the directory alone turns rerere on).
+const STATE_DIRS: [&str; 5] = [
     "rebase-merge",
     "rebase-apply",
     "sequencer",
-    "rr-cache",
     "NOTES_MERGE_PARTIAL",
     "NOTES_MERGE_WORKTREE",
 ];
