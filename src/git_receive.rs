@@ -53,7 +53,7 @@ pub fn index_pack(git_dir: &Path, pack: Stdio) -> Result<(), String> {
         .stdout(Stdio::null())
         .output();
     said(o)?;
-    too_large(git_dir, &q.path, None)?;
+    too_large(git_dir, &q.path, None, IMPORT_WITHIN)?;
     q.move_in(git_dir)
 }
 
@@ -63,6 +63,8 @@ pub fn index_pack(git_dir: &Path, pack: Stdio) -> Result<(), String> {
 const COMMIT_MAX: u64 = 16 << 20;
 /// The largest tree: a directory of a million entries takes about 40 MiB.
 const TREE_MAX: u64 = 64 << 20;
+/// How long host git may take to read the sizes of what is imported.
+const IMPORT_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// Whether a loose object's file is large enough to inflate past
 /// COMMIT_MAX: deflate packs at most 1032 bytes into one, so a smaller
@@ -78,8 +80,14 @@ fn could_be_large(objects: &Path, id: &str) -> bool {
 /// (those named, else all of them) is larger than host git should read
 /// whole. git reads each object's size from its header (a delta's from
 /// the delta's), inflating nothing more; the receiving command then checks
-/// that the object holds what its header says.
-fn too_large(git_dir: &Path, objects: &Path, ids: Option<&[String]>) -> Result<(), String> {
+/// that the object holds what its header says. Refuses too where git
+/// cannot read them, or has not within `within`.
+fn too_large(
+    git_dir: &Path,
+    objects: &Path,
+    ids: Option<&[String]>,
+    within: std::time::Duration,
+) -> Result<(), String> {
     let mut c = git(git_dir);
     c.args([
         "cat-file",
@@ -87,14 +95,15 @@ fn too_large(git_dir: &Path, objects: &Path, ids: Option<&[String]>) -> Result<(
     ])
     .env("GIT_OBJECT_DIRECTORY", objects)
     .stdin(Stdio::piped())
-    .stdout(Stdio::piped());
+    .stdout(Stdio::piped())
+    .stderr(Stdio::null());
     if ids.is_none() {
         c.args(["--batch-all-objects", "--unordered"]);
     }
     let mut child = c.spawn().map_err(|e| format!("git could not run: {e}"))?;
+    // A writer and a reader of their own: git answers as it reads, and a
+    // full pipe each way would hold both.
     if let Some(mut stdin) = child.stdin.take() {
-        // A writer of its own: git answers as it reads, and a full pipe
-        // each way would hold both.
         let ids: Vec<String> = ids.unwrap_or_default().to_vec();
         std::thread::spawn(move || {
             for id in ids {
@@ -102,10 +111,39 @@ fn too_large(git_dir: &Path, objects: &Path, ids: Option<&[String]>) -> Result<(
             }
         });
     }
-    let out = child
-        .wait_with_output()
-        .map_err(|e| format!("git could not run: {e}"))?;
-    for line in String::from_utf8_lossy(&out.stdout).lines() {
+    let stdout = child.stdout.take().ok_or("no pipe")?;
+    let reader = std::thread::spawn(move || first_too_large(stdout));
+    let deadline = std::time::Instant::now() + within;
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "refused: its objects were not all looked at within {within:?}"
+                ));
+            }
+        }
+    };
+    if let Ok(Some(e)) = reader.join() {
+        return Err(e);
+    }
+    if !status.success() {
+        return Err("refused: git could not read its objects' sizes".into());
+    }
+    Ok(())
+}
+
+/// The first line of `cat-file --batch-check`'s that names a commit, tag
+/// or tree over its bound, read as they come (bounded memory).
+fn first_too_large(out: std::process::ChildStdout) -> Option<String> {
+    use std::io::BufRead;
+    for line in std::io::BufReader::new(out).lines() {
+        let line = line.ok()?;
         let mut w = line.split(' ');
         let (Some(kind), Some(size), Some(id)) = (w.next(), w.next(), w.next()) else {
             continue;
@@ -115,16 +153,49 @@ fn too_large(git_dir: &Path, objects: &Path, ids: Option<&[String]>) -> Result<(
             "tree" => TREE_MAX,
             _ => continue,
         };
-        match size.parse::<u64>() {
-            Ok(n) if n <= most => {}
-            _ => {
-                return Err(format!(
-                    "refused: {kind} {id} is {size} bytes, more than host git should read whole (at most {most})"
-                ));
-            }
+        if !size.parse::<u64>().is_ok_and(|n| n <= most) {
+            return Some(format!(
+                "refused: {kind} {id} is {size} bytes, more than host git should read whole (at most {most})"
+            ));
         }
     }
-    Ok(())
+    None
+}
+
+/// Whether an objects directory has a pack, or a loose object whose file
+/// could inflate past COMMIT_MAX (a `git init` and a few commits: no).
+fn could_hold_large(objects: &Path) -> bool {
+    let Ok(top) = std::fs::read_dir(objects) else {
+        return false;
+    };
+    top.flatten().any(|d| {
+        let name = d.file_name();
+        let packs = name == "pack" && std::fs::read_dir(d.path()).is_ok_and(|mut p| p.next().is_some());
+        let loose = name.len() == 2
+            && std::fs::read_dir(d.path()).is_ok_and(|rd| {
+                rd.flatten()
+                    .any(|f| f.metadata().map_or(true, |m| m.len() > COMMIT_MAX / 1040))
+            });
+        packs || loose
+    })
+}
+
+/// Whether a repository's objects (made inside: not through host git)
+/// hold a commit, tag or tree too large to read whole: asked of host git
+/// with no repository of theirs (an empty git dir of the warden's), so
+/// that nothing of their config is read.
+pub fn objects_too_large(objects: &Path) -> Result<(), String> {
+    if !could_hold_large(objects) {
+        return Ok(());
+    }
+    let dir = std::env::temp_dir().join(format!("qwrap-empty-git-{}", std::process::id()));
+    for d in ["objects", "refs"] {
+        std::fs::create_dir_all(dir.join(d)).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    std::fs::write(dir.join("HEAD"), "ref: refs/heads/none\n").map_err(|e| e.to_string())?;
+    let r = too_large(&dir, objects, None, std::time::Duration::from_secs(10));
+    let _ = std::fs::remove_dir_all(&dir);
+    r
 }
 
 /// A quarantine for a pack beside the host's objects (the same file
@@ -176,7 +247,7 @@ impl Drop for Incoming {
 /// many).
 pub fn transfer(git_dir: &Path, objects: &Path, ids: &[String]) -> Result<(), String> {
     if ids.iter().any(|id| could_be_large(objects, id)) {
-        too_large(git_dir, objects, Some(ids))?;
+        too_large(git_dir, objects, Some(ids), IMPORT_WITHIN)?;
     }
     let mut pack = git(git_dir)
         .args(["pack-objects", "--stdout", "-q"])

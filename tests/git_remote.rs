@@ -697,6 +697,44 @@ fn repositories_made_inside_with_a_forged_index_or_state_are_held() {
     }
 }
 
+/// A repository made inside whose HEAD commit inflates to 300 MiB from a
+/// few hundred kB, reached through a gitlink in the top index: held
+/// aside, so a host `git status` at the top stays within 250 MB. And the
+/// line names the HEAD's held name where the usual one was taken.
+#[test]
+fn a_repository_made_inside_whose_objects_inflate_hugely_is_held() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let script = String::from(
+            "set -e; git init -q n && cd n && t=$(git write-tree)
+             { printf 'tree %s\\nauthor a <a@a> 0 +0000\\ncommitter a <a@a> 0 +0000\\n\\n' $t; head -c 314572800 /dev/zero | tr '\\0' A; } > /tmp/c
+             git update-ref HEAD $(git hash-object -t commit -w /tmp/c) && rm /tmp/c
+             cd .. && git add n
+             git init -q d && git -C d config core.fsmonitor true && : > d/.git/HEAD.qwrap-held
+             echo planted"
+        );
+        let o = f.run_sh("new", &[], &script);
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        let h = host(
+            &f,
+            "ulimit -v 250000; git status --porcelain >/dev/null && echo status-ok",
+        );
+        assert!(stdout(&h).contains("status-ok"), "{what}: {}", stderr(&h));
+        assert!(
+            f.ws().join("n/.git.qwrap-held").exists(),
+            "{what}: not held: {}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("its HEAD renamed HEAD.qwrap-held-2 in it"),
+            "{what}: {}",
+            stderr(&o)
+        );
+    }
+}
+
 /// With `--keep-background`, a repository a leftover makes after the
 /// command's exit is held aside when the last process has ended.
 #[test]

@@ -134,10 +134,9 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
                 Ok((held, head)) => format!(
                     "moved aside to {}{} (no host git takes it for a repository there or inside it; review it, then move it back)",
                     crate::lossy::shown(&held),
-                    if head {
-                        ", its HEAD renamed HEAD.qwrap-held in it"
-                    } else {
-                        ""
+                    match head {
+                        Some(h) => format!(", its HEAD renamed {} in it", crate::lossy::shown(h)),
+                        None => String::new(),
                     }
                 ),
                 Err(Held::Not(e)) => {
@@ -191,7 +190,7 @@ fn changed_since(dot_git: &Path, since: std::time::SystemTime) -> bool {
 /// after it), beside it: its directory opened from `/` one component at a
 /// time without following a link (a link planted on the way leads
 /// nowhere), the rename replacing nothing.
-fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, bool), Held> {
+fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, Option<std::ffi::OsString>), Held> {
     use rustix::io::Errno;
     let (Some(parent), Some(name)) = (dot_git.parent(), dot_git.file_name()) else {
         return Err(Errno::INVAL.into());
@@ -214,8 +213,8 @@ fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, bool), Held> {
     let head = match rustix::fs::openat(&dir, &held, flags, rustix::fs::Mode::empty()) {
         Ok(inner) => heads_aside(inner),
         // A bare one's HEAD went aside: the git dirs below it too.
-        Err(_) if name == "HEAD" => heads_aside(dir).map(|_| false),
-        Err(_) => Ok(false),
+        Err(_) if name == "HEAD" => heads_aside(dir).map(|_| None),
+        Err(_) => Ok(None),
     };
     let held = parent.join(held);
     match head {
@@ -240,10 +239,10 @@ impl From<rustix::io::Errno> for Held {
 
 /// Every entry named HEAD in a directory and below it renamed aside,
 /// without following a link, up to LOOKED entries (past them: EXIST, and
-/// the line says moving it aside failed); whether any was. A directory
+/// the line says moving it aside failed); the name the top one got. A directory
 /// its owner made unreadable (0311, 0000) is opened with the owner's bits
 /// for the moment, and its mode given back.
-fn heads_aside(top: OwnedFd) -> Result<bool, rustix::io::Errno> {
+fn heads_aside(top: OwnedFd) -> Result<Option<std::ffi::OsString>, rustix::io::Errno> {
     let mut opened = Vec::new();
     let r = heads_aside_opening(top, &mut opened);
     for (dir, mode) in opened.into_iter().rev() {
@@ -252,12 +251,16 @@ fn heads_aside(top: OwnedFd) -> Result<bool, rustix::io::Errno> {
     r
 }
 
-fn heads_aside_opening(top: OwnedFd, opened: &mut Vec<(OwnedFd, u32)>) -> Result<bool, rustix::io::Errno> {
+fn heads_aside_opening(
+    top: OwnedFd,
+    opened: &mut Vec<(OwnedFd, u32)>,
+) -> Result<Option<std::ffi::OsString>, rustix::io::Errno> {
     use rustix::fs::{Dir, FileType, Mode, OFlags};
     let path = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
     let mut dirs = vec![top];
-    let (mut seen, mut any) = (0, false);
+    let (mut seen, mut top_head) = (0, None);
     while let Some(at) = dirs.pop() {
+        let is_top = seen == 0;
         let d = listable(at, opened)?;
         let mut head_here = false;
         for e in Dir::read_from(&d)?.flatten() {
@@ -273,11 +276,13 @@ fn heads_aside_opening(top: OwnedFd, opened: &mut Vec<(OwnedFd, u32)>) -> Result
             }
         }
         if head_here {
-            rename_aside(&d, std::ffi::OsStr::new("HEAD"))?;
-            any = true;
+            let held = rename_aside(&d, std::ffi::OsStr::new("HEAD"))?;
+            if is_top {
+                top_head = Some(held);
+            }
         }
     }
-    Ok(any)
+    Ok(top_head)
 }
 
 /// A directory (held as an O_PATH descriptor) opened for listing and
@@ -392,6 +397,7 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
     out.extend(odd_entry(dot_git));
     out.extend(in_progress(dot_git));
     out.extend(index_risks(dot_git));
+    out.extend(object_risks(dot_git));
     // Hooks only from a real directory: a link git resolves from the work
     // tree (`/proc/self/cwd/…`) leads elsewhere than it does here.
     let hooks = dot_git.join("hooks");
@@ -423,6 +429,24 @@ fn in_progress(dot_git: &Path) -> Vec<String> {
         .filter(|d| std::fs::symlink_metadata(dot_git.join(d)).is_ok())
         .map(|d| format!("{d}/ (an operation in progress: its --continue runs what the state names)"))
         .collect()
+}
+
+/// Objects from elsewhere (alternates), or a commit, tag or tree too large
+/// for host git to read whole (a compressed one of 2 MB inflated to 2 GB
+/// in a host `git status` at the top, through a gitlink to it).
+fn object_risks(dot_git: &Path) -> Option<String> {
+    let objects = dot_git.join("objects");
+    if !std::fs::symlink_metadata(&objects).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    for alt in ["info/alternates", "info/http-alternates"] {
+        if std::fs::symlink_metadata(objects.join(alt)).is_ok() {
+            return Some(format!("objects/{alt} (objects from elsewhere)"));
+        }
+    }
+    crate::git_receive::objects_too_large(&objects)
+        .err()
+        .map(|e| format!("objects ({})", crate::lossy::shown(e)))
 }
 
 /// The index and its shared parts, taken by git's own path rules as the
