@@ -235,6 +235,10 @@ pub(super) const ONE_THREAD: &str = "openat(\"/proc/self/stat\"); read() = one t
 pub(super) const DETACHED: &str = "mmap(8 MiB stack); mprotect(its lowest page, PROT_NONE); \
      clone(CLONE_VM|CLONE_VFORK|CLONE_FILES) = an intermediate on that stack, in which clone(CLONE_PIDFD) = ";
 
+/// `DETACHED` for a process that shares the caller's memory (the reaper).
+pub(super) const DETACHED_LIGHT: &str = "mmap(8 MiB stack); mprotect(its lowest page, PROT_NONE); \
+     clone(CLONE_VM|CLONE_VFORK|CLONE_FILES) = an intermediate on that stack, in which clone(CLONE_VM|CLONE_PIDFD) = ";
+
 /// What follows `DETACHED`'s process, back in the caller.
 pub(super) const DETACHED_END: &str =
     "; the intermediate exits (wait4), its pidfd is here; munmap(the stack)";

@@ -4,7 +4,7 @@
 
 use super::filter_text;
 use super::step::{Ambient, IdMap, Role, Step};
-use super::step_args::{DETACHED, DETACHED_END, ONE_THREAD, join_flags, q};
+use super::step_args::{DETACHED_END, DETACHED_LIGHT, ONE_THREAD, join_flags, q};
 use std::fmt;
 
 impl fmt::Display for Step {
@@ -259,7 +259,7 @@ impl fmt::Display for Step {
             }
             Step::StartReaper => write!(
                 f,
-                "getpid() = the command; landlock_create_ruleset(handled=REFER, scoped=SIGNAL); open(\"/\", O_PATH); fstat; landlock_add_rule(PATH_BENEATH, REFER, \"/\"); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self(); pidfd_open(the command); {ONE_THREAD}{DETACHED}the reaper (in it: a session of its own, poll of the command's pidfd, then, if the warden (the caller's, outside) is out of its reach, kill(-1, SIGKILL)){DETACHED_END}; sendmsg(warden, SCM_RIGHTS pidfd)"
+                "getpid() = the command; landlock_create_ruleset(handled=REFER, scoped=SIGNAL); open(\"/\", O_PATH); fstat; landlock_add_rule(PATH_BENEATH, REFER, \"/\"); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self(); pidfd_open(the command); {ONE_THREAD}mmap(64 KiB stack for the reaper, never unmapped); {DETACHED_LIGHT}the reaper on that stack, sharing the command's memory until its exec (in it, raw system calls only: a session of its own, open of the null device onto 0-2, close_range of all but the pidfd, poll of the command's pidfd, then, if the warden (the caller's, outside) is out of its reach, kill(-1, SIGKILL)){DETACHED_END}; sendmsg(warden, SCM_RIGHTS pidfd)"
             ),
             Step::Seccomp => write!(
                 f,

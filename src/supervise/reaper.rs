@@ -21,35 +21,31 @@
 use crate::sys::kernel as k;
 use crate::sys::landlock::{Domain, FsAccess, Scopes, restrict_self};
 use crate::sys::{self, SysError};
-use rustix::event::{PollFd, PollFlags};
 use rustix::fd::{AsRawFd, OwnedFd};
-use rustix::io::Errno;
 
-/// Starts the reaper: enters the outer signal domain, forks it detached
-/// (not a child of the command), and returns a pidfd of it for the warden.
-/// In the reaper: a session of its own (no process group of the command's
-/// holds it), only the command's pidfd kept; when the command exits, and
-/// if a process outside of the caller's is indeed out of its signal reach,
-/// kill(-1, SIGKILL). That process is the warden (the caller's uid, alive
-/// until the sandbox is empty), else the caller: a caller that died first
-/// (ESRCH) left the leftovers alive.
+/// Starts the reaper: enters the outer signal domain, clones it detached
+/// (not a child of the command; sharing the command's memory until its
+/// exec, on a stack of its own: sys::spawn_reaper), and returns a pidfd
+/// of it for the warden. In the reaper: a session of its own (no process
+/// group of the command's holds it), only the command's pidfd kept; when
+/// the command exits, and if a process outside of the caller's is indeed
+/// out of its signal reach, kill(-1, SIGKILL). That process is the warden
+/// (the caller's uid, alive until the sandbox is empty), else the caller:
+/// a caller that died first (ESRCH) left the leftovers alive.
 pub(crate) fn start(warden: Option<rustix::process::Pid>) -> Result<OwnedFd, crate::sys::SysError> {
     let command = k::getpid();
     let outside = warden.or_else(k::getppid);
     signal_domain()?;
     let watch = k::pidfd_open(command, rustix::process::PidfdFlags::empty())
         .map_err(|e| SysError::new("pidfd_open", format!("{}, 0", command.as_raw_nonzero()), e))?;
-    let (_, reaper) = sys::spawn_detached(|| {
-        let _ = k::setsid();
-        sys::detach_warden(&[watch.as_raw_fd()]);
-        let mut fds = [PollFd::new(&watch, PollFlags::IN)];
-        while !matches!(rustix::event::poll(&mut fds, None), Ok(n) if n > 0) {}
-        if outside.is_some_and(|o| k::test_kill_process(o) == Err(Errno::PERM)) {
-            sys::kill_everything_reachable();
-        }
-        sys::exit_now(0)
-    })
-    .map_err(|e| SysError::new("clone", "CLONE_VM|CLONE_VFORK|CLONE_FILES, then CLONE_PIDFD", e))?;
+    let (_, reaper) = sys::spawn_reaper(watch.as_raw_fd(), outside.map(|p| p.as_raw_nonzero().get()))
+        .map_err(|e| {
+            SysError::new(
+                "clone",
+                "CLONE_VM|CLONE_VFORK|CLONE_FILES, then CLONE_VM|CLONE_PIDFD",
+                e,
+            )
+        })?;
     Ok(reaper)
 }
 

@@ -24,6 +24,9 @@ struct Shared {
     /// Runs the new process's code (`data` is its `Option<F>`).
     call: unsafe fn(*mut libc::c_void) -> !,
     data: *mut libc::c_void,
+    /// Instead: the reaper, cloned with CLONE_VM onto a stack of its own
+    /// (its top), given its orders (`arg`).
+    light: Option<(*mut libc::c_void, *mut libc::c_void)>,
     /// The caller's signal mask, restored in the new process.
     mask: libc::sigset_t,
     pid: libc::c_int,
@@ -53,6 +56,7 @@ pub fn spawn_detached<F: FnOnce() -> Infallible>(child: F) -> Result<(Pid, Owned
         Shared {
             call: run::<F>,
             data: (&mut slot as *mut Option<F>).cast(),
+            light: None,
             mask,
             pid: 0,
             pidfd: -1,
@@ -126,6 +130,10 @@ fn start(shared: &mut Shared) -> Result<(), Errno> {
 extern "C" fn intermediate(arg: *mut libc::c_void) -> libc::c_int {
     let shared = arg.cast::<Shared>();
     let mut pidfd: libc::c_int = -1;
+    // SAFETY: `shared` is the caller's, which is suspended until this exits.
+    if let Some((stack, orders)) = unsafe { (*shared).light } {
+        return light_clone(shared, stack, orders);
+    }
     // SAFETY: a fork (no CLONE_VM) of this process onto a copy of its stack;
     // CLONE_PIDFD stores the pidfd in `pidfd`, on this stack.
     let r = unsafe {
@@ -157,6 +165,160 @@ extern "C" fn intermediate(arg: *mut libc::c_void) -> libc::c_int {
             (*shared).pidfd = pidfd;
         }
         libc::syscall(libc::SYS_exit, 0);
+    }
+    0
+}
+
+/// The intermediate's work for the reaper: clone(CLONE_VM|CLONE_PIDFD)
+/// onto the reaper's own stack, its pid and pidfd written to `shared`.
+fn light_clone(shared: *mut Shared, stack: *mut libc::c_void, orders: *mut libc::c_void) -> libc::c_int {
+    let mut pidfd: libc::c_int = -1;
+    // SAFETY: `stack` is the top of a mapping made for the reaper and never
+    // unmapped; `orders` lies in it. glibc's clone runs `reaper` there and
+    // ends that process with exit(2) when it returns.
+    let r = unsafe {
+        libc::clone(
+            reaper,
+            stack,
+            libc::CLONE_VM | libc::CLONE_PIDFD | libc::SIGCHLD,
+            orders,
+            &mut pidfd as *mut libc::c_int,
+        )
+    };
+    // SAFETY: as in `intermediate`.
+    unsafe {
+        if r < 0 {
+            (*shared).errno = super::last_errno();
+        } else {
+            (*shared).pid = r;
+            (*shared).pidfd = pidfd;
+        }
+        libc::syscall(libc::SYS_exit, 0);
+    }
+    0
+}
+
+/// The reaper's orders, on its own stack.
+#[repr(C)]
+struct Orders {
+    /// A pidfd of the command.
+    watch: libc::c_int,
+    /// The process whose being out of its signal reach proves the scope
+    /// (0: none, and it kills nothing).
+    outside: libc::c_int,
+}
+
+/// Reaper stack: mapped lazily, its lowest page a guard.
+const REAPER_STACK: usize = 64 << 10;
+
+/// Starts the reaper (supervise/reaper.rs) in a new process that is not
+/// this process's child and shares its memory (CLONE_VM: no copy of the
+/// page tables, ≈ 0.1 ms less than a fork) until this process execs the
+/// command; returns its pid and a pidfd of it. In it: a session of its
+/// own, 0-2 on /dev/null and every other descriptor but `watch` closed;
+/// when the command has exited, and if `outside` is indeed out of its
+/// signal reach, kill(-1, SIGKILL). It calls nothing but raw system calls,
+/// on its own stack, and reads only its orders: the memory it shares with
+/// this process is never touched (no allocation, no errno). Its stack is
+/// never unmapped (after the exec the mapping is the reaper's alone).
+pub fn spawn_reaper(watch: libc::c_int, outside: Option<i32>) -> Result<(Pid, OwnedFd), Errno> {
+    super::process::fake_thread_count();
+    #[cfg(feature = "record")]
+    if super::fake::takes("clone") {
+        return Ok((Pid::INIT, super::fake::fd()));
+    }
+    super::process::single_threaded()?;
+    // SAFETY: an anonymous private mapping of our own, handed to the reaper.
+    let stack = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            REAPER_STACK,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK | libc::MAP_NORESERVE,
+            -1,
+            0,
+        )
+    };
+    if stack == libc::MAP_FAILED {
+        return Err(Errno::from_raw_os_error(super::last_errno()));
+    }
+    // SAFETY: the guard page and the orders lie in the mapping just made;
+    // the orders sit just above the guard, the stack grows down to them
+    // from the top (64 KiB, of which the reaper uses a few hundred bytes).
+    let (top, orders) = unsafe {
+        libc::mprotect(stack, GUARD, libc::PROT_NONE);
+        let orders = stack.cast::<u8>().add(GUARD).cast::<Orders>();
+        orders.write(Orders {
+            watch,
+            outside: outside.unwrap_or(0),
+        });
+        (stack.cast::<u8>().add(REAPER_STACK).cast(), orders.cast())
+    };
+    // SAFETY: as in spawn_detached.
+    let mut shared = unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut mask: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut mask);
+        Shared {
+            call: never,
+            data: std::ptr::null_mut(),
+            light: Some((top, orders)),
+            mask,
+            pid: 0,
+            pidfd: -1,
+            errno: 0,
+        }
+    };
+    let result = start(&mut shared);
+    // SAFETY: restores the mask saved above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &shared.mask, std::ptr::null_mut()) };
+    result?;
+    if shared.errno != 0 {
+        return Err(Errno::from_raw_os_error(shared.errno));
+    }
+    let pid = Pid::from_raw(shared.pid).ok_or(Errno::SRCH)?;
+    // SAFETY: as in spawn_detached.
+    Ok((pid, unsafe { OwnedFd::from_raw_fd(shared.pidfd) }))
+}
+
+/// `Shared::call` where the light clone runs instead.
+unsafe fn never(_: *mut libc::c_void) -> ! {
+    super::exit_now(1)
+}
+
+/// The reaper's body (see spawn_reaper). Every signal stays blocked (the
+/// intermediate's mask): only SIGKILL ends it.
+extern "C" fn reaper(arg: *mut libc::c_void) -> libc::c_int {
+    use rustix::event::{PollFd, PollFlags};
+    use rustix::fd::BorrowedFd;
+    // SAFETY: `arg` points at the orders written on this process's stack
+    // mapping before it was cloned; nothing else writes them.
+    let o = unsafe { arg.cast::<Orders>().read() };
+    let _ = rustix::process::setsid();
+    if let Ok(null) = rustix::fs::open(c"/dev/null", rustix::fs::OFlags::RDWR, rustix::fs::Mode::empty()) {
+        let _ = rustix::stdio::dup2_stdin(&null);
+        let _ = rustix::stdio::dup2_stdout(&null);
+        let _ = rustix::stdio::dup2_stderr(&null);
+    }
+    // SAFETY: close_range on numbers of this process's own table (a copy:
+    // no CLONE_FILES); every descriptor but 0-2 and `watch`. It cannot
+    // fail on these ranges, so errno (shared memory) is not written.
+    unsafe {
+        let w = o.watch as libc::c_uint;
+        if w > 3 {
+            libc::syscall(libc::SYS_close_range, 3u32, w - 1, 0u32);
+        }
+        libc::syscall(libc::SYS_close_range, w + 1, u32::MAX, 0u32);
+    }
+    // SAFETY: `watch` is open in this process's table for its whole life.
+    let watch = unsafe { BorrowedFd::borrow_raw(o.watch) };
+    let mut fds = [PollFd::new(&watch, PollFlags::IN)];
+    while !matches!(rustix::event::poll(&mut fds, None), Ok(n) if n > 0) {}
+    let outside = rustix::process::Pid::from_raw(o.outside);
+    if outside.is_some_and(|p| rustix::process::test_kill_process(p) == Err(Errno::PERM)) {
+        // SAFETY: kill(2): the command's memory is the reaper's alone now.
+        unsafe { libc::kill(-1, libc::SIGKILL) };
     }
     0
 }
