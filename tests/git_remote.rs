@@ -735,6 +735,46 @@ fn a_repository_made_inside_whose_objects_inflate_hugely_is_held() {
     }
 }
 
+/// A stopped `git am` whose `apply-opt` gives `git apply`
+/// `--build-fake-ancestor=FILE`: a host `git am --continue` wrote FILE
+/// (any file the user can write, outside the work tree). The option file
+/// does not reach the host; nothing is written outside.
+#[test]
+fn an_am_session_stopped_inside_writes_nothing_outside() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let target = f.write("clobbered", "precious\n", 0o644);
+        // The second patch rewritten to apply to the staged resolution.
+        let am = format!(
+            r#"set -e; export GIT_AUTHOR_NAME=x GIT_AUTHOR_EMAIL=x@y GIT_COMMITTER_NAME=x GIT_COMMITTER_EMAIL=x@y
+echo base > f; git commit -qam base; B=$(git rev-parse HEAD)
+echo theirs > f; git commit -qam theirs; git format-patch -1 --stdout > /tmp/p1
+echo two > f; git commit -qam two; git format-patch -1 --stdout > /tmp/p2
+git reset -q --hard $B; echo ours > f; git commit -qam ours
+git am /tmp/p1 /tmp/p2 >/dev/null 2>&1 || true
+echo resolved > f; git add f; OLD=$(git hash-object f | cut -c1-7)
+printf 'From 0000000000000000000000000000000000000000 Mon Sep 17 00:00:00 2001\nFrom: x <x@y>\nDate: Sat, 5 Dec 2026 15:54:27 +0000\nSubject: [PATCH] follow-up\n\n---\ndiff --git a/f b/f\nindex %s..0000000 100644\n--- a/f\n+++ b/f\n@@ -1 +1 @@\n-resolved\n+after\n-- \n2.47.3\n' $OLD > .git/rebase-apply/0002
+printf "'%s'" '--build-fake-ancestor={t}' > .git/rebase-apply/apply-opt
+sleep 0.5; echo planted
+"#,
+            t = target.display()
+        );
+        std::fs::write(f.path().join("am.sh"), am).unwrap();
+        let script = format!("sh {}", f.path().join("am.sh").display());
+        let o = f.run_sh("new", &[], &script);
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        host(&f, &format!("{GIT} am --continue; {GIT} am --skip; true"));
+        assert_eq!(
+            std::fs::read(&target).unwrap(),
+            b"precious\n",
+            "{what}: a file outside was written: {}",
+            stderr(&o)
+        );
+    }
+}
+
 /// With `--keep-background`, a repository a leftover makes after the
 /// command's exit is held aside when the last process has ended.
 #[test]

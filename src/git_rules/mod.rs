@@ -48,6 +48,9 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
             keep(exec_lines(data, host).and_then(|()| no_replace_ref(data, host)))
         }
         [b"rebase-merge", b"update-refs"] => keep(no_replace_ref(data, host)),
+        [b"rebase-apply", b"apply-opt"] => keep(apply_opts(data, host)),
+        [b"rebase-merge" | b"rebase-apply" | b"sequencer", b"gpg_sign_opt"] => keep(gpg_sign(data, host)),
+        [b"rebase-merge" | b"rebase-apply", b"head-name"] => keep(head_name(data, host)),
         [b"rr-cache", ..] => Err(
             "a rerere resolution: host git would take it in its next merge unasked (the directory alone turns rerere on)"
                 .into(),
@@ -64,19 +67,23 @@ pub fn vetted(rel: &Path) -> bool {
     matches!(
         first,
         b"refs" | b"logs" | b"sequencer" | b"rebase-merge" | b"rr-cache"
-    ) || (single
-        && (first.ends_with(b"_HEAD")
-            || [
-                &b"HEAD"[..],
-                b"AUTO_MERGE",
-                b"MERGE_RR",
-                b"NOTES_MERGE_REF",
-                b"packed-refs",
-                b"index",
-                b"shallow",
-            ]
-            .contains(&first)
-            || first.starts_with(b"sharedindex.")))
+    ) || (first == b"rebase-apply"
+        && rel
+            .file_name()
+            .is_some_and(|n| ["apply-opt", "gpg_sign_opt", "head-name"].iter().any(|v| n == *v)))
+        || (single
+            && (first.ends_with(b"_HEAD")
+                || [
+                    &b"HEAD"[..],
+                    b"AUTO_MERGE",
+                    b"MERGE_RR",
+                    b"NOTES_MERGE_REF",
+                    b"packed-refs",
+                    b"index",
+                    b"shallow",
+                ]
+                .contains(&first)
+                || first.starts_with(b"sharedindex.")))
 }
 
 /// Whether a directory made inside may be made on the host.
@@ -265,6 +272,95 @@ fn exec_lines(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
     }
 }
 
+/// `git am`'s options for `git apply` (shell-quoted words, as git writes
+/// them): only those that choose how a patch applies within the work
+/// tree. `--build-fake-ancestor=FILE` and `--index-output` write FILE
+/// anywhere; `--directory` and `--unsafe-paths` move the paths.
+fn apply_opts(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
+    if host == Some(data) {
+        return Ok(());
+    }
+    let words = sq_dequote(data).ok_or("it cannot be read as git writes it")?;
+    let ok = |w: &str| {
+        let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+        w.strip_prefix("-p").is_some_and(digits)
+            || w.strip_prefix("-C").is_some_and(digits)
+            || w.strip_prefix("--whitespace=")
+                .is_some_and(|v| ["nowarn", "warn", "fix", "strip", "error", "error-all"].contains(&v))
+            || [
+                "--ignore-space-change",
+                "--ignore-whitespace",
+                "--reject",
+                "--quiet",
+                "-q",
+            ]
+            .contains(&w)
+            || w.starts_with("--exclude=")
+            || w.starts_with("--include=")
+    };
+    match words.iter().find(|w| !ok(w)) {
+        None => Ok(()),
+        Some(w) => Err(format!(
+            "it gives `git apply` an option git am does not write ({w:?}): review it before `git am --continue`"
+        )),
+    }
+}
+
+/// Shell-quoted words as git's `sq_quote_argv` writes them (`'a' 'b'\''c'`).
+fn sq_dequote(data: &[u8]) -> Option<Vec<String>> {
+    let text = std::str::from_utf8(data).ok()?.trim_end_matches('\n');
+    let (mut words, mut cur, mut quoted, mut any) = (Vec::new(), String::new(), false, false);
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        match (quoted, c) {
+            (true, '\'') => quoted = false,
+            (true, c) => cur.push(c),
+            (false, '\'') => (quoted, any) = (true, true),
+            (false, '\\') => cur.push(chars.next()?),
+            (false, ' ') if any => {
+                words.push(std::mem::take(&mut cur));
+                any = false;
+            }
+            (false, ' ') => {}
+            (false, _) => return None,
+        }
+    }
+    if quoted {
+        return None;
+    }
+    if any {
+        words.push(cur);
+    }
+    Some(words)
+}
+
+/// The signing option a rebase or `am` passes on: `-S` and a key id, one
+/// word, nothing git would take for another option.
+fn gpg_sign(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
+    let text = String::from_utf8_lossy(data);
+    let key = text.trim_end_matches('\n').strip_prefix("-S");
+    let ok = host == Some(data)
+        || data.is_empty()
+        || key.is_some_and(|k| !k.starts_with('-') && k.chars().all(|c| c.is_ascii_graphic()));
+    if ok {
+        Ok(())
+    } else {
+        Err("it is not a signing key as git writes one".into())
+    }
+}
+
+/// The branch a rebase or `am` ends on: `detached HEAD` or a branch.
+fn head_name(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
+    let text = String::from_utf8_lossy(data);
+    let name = text.trim_end_matches('\n');
+    let branch = name.starts_with("refs/heads/") && ref_name(Path::new(name)).is_ok();
+    if host == Some(data) || name == "detached HEAD" || branch {
+        Ok(())
+    } else {
+        Err(format!("it ends the rebase on {name:?}, not a branch"))
+    }
+}
+
 /// A todo or `update-refs` naming a replace ref the host's copy did not:
 /// host git's `--continue` would write it, and a replace ref hides an
 /// edit wherever the history names the replaced object.
@@ -288,6 +384,38 @@ fn no_replace_ref(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn am_and_rebase_options_are_those_git_writes() {
+        assert!(v("rebase-apply/apply-opt", "").is_ok());
+        assert!(v("rebase-apply/apply-opt", "'-p2' '--whitespace=fix' '-C1'\n").is_ok());
+        assert!(
+            v(
+                "rebase-apply/apply-opt",
+                "'--build-fake-ancestor=/home/u/.profile'"
+            )
+            .is_err()
+        );
+        assert!(v("rebase-apply/apply-opt", "'--directory=../..'").is_err());
+        assert!(v("rebase-apply/apply-opt", "'-p2' '--index-output=/x'").is_err());
+        assert!(v("rebase-apply/apply-opt", "'unclosed").is_err());
+        assert!(v("rebase-merge/gpg_sign_opt", "-SABCDEF12\n").is_ok());
+        assert!(v("rebase-merge/gpg_sign_opt", "--exec=x").is_err());
+        assert!(v("rebase-merge/gpg_sign_opt", "-S--exec=x").is_err());
+        assert!(v("rebase-merge/head-name", "refs/heads/main\n").is_ok());
+        assert!(v("rebase-merge/head-name", "detached HEAD\n").is_ok());
+        assert!(
+            v(
+                "rebase-apply/head-name",
+                "refs/replace/0123456789abcdef0123456789abcdef01234567\n"
+            )
+            .is_err()
+        );
+        assert_eq!(
+            sq_dequote(b"'a b' 'c'\\''d'"),
+            Some(vec!["a b".to_string(), "c'd".to_string()])
+        );
+    }
 
     #[test]
     fn a_todo_writing_a_replace_ref_and_a_split_index_are_refused() {

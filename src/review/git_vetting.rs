@@ -28,7 +28,7 @@ fn vetted_name(c: &Change) -> Option<(PathBuf, PathBuf)> {
         .unwrap_or_default();
     let tail: PathBuf = if name == "index" || name.starts_with("sharedindex.") || name == "MERGE_RR" {
         name.into()
-    } else if matches!(parent, "sequencer" | "rebase-merge") && parts.len() >= git + 2 {
+    } else if matches!(parent, "sequencer" | "rebase-merge" | "rebase-apply") && parts.len() >= git + 2 {
         [parent, name].iter().collect()
     } else if parts.get(git).is_some_and(|c| c.as_os_str() == "rr-cache") {
         parts[git..].iter().collect()
