@@ -449,6 +449,17 @@ fn without_namespaces_the_refusals_are_landlocks() {
                 .any(|l| l.starts_with("qwrap: refused: call socket (EPERM)")),
             "{who:?}: {lines:#?}"
         );
+        // A new name at the top of a git workspace: no option to name.
+        ok(&f.command("git").args(["init", "-q"]).output().unwrap());
+        let (_, lines, _) = explained(&f, &["--isolation", "landlock"], "touch new-at-top");
+        let top = lines
+            .iter()
+            .find(|l| l.contains("new-at-top"))
+            .unwrap_or_else(|| panic!("{who:?}: {lines:#?}"));
+        assert!(
+            top.contains("top of a git workspace") && !top.contains("--include"),
+            "{who:?}: {top}"
+        );
     }
 }
 

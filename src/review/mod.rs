@@ -102,10 +102,12 @@ impl Info {
     }
 
     /// The command as one line.
+    /// The command line as a line of text: its control characters escaped
+    /// (a newline in an argument would make one layer look like several).
     pub fn command(&self) -> String {
         self.args
             .iter()
-            .map(|a| a.to_string_lossy().into_owned())
+            .map(crate::lossy::shown)
             .collect::<Vec<_>>()
             .join(" ")
     }
@@ -386,7 +388,8 @@ mod tests {
         let i = Info::parse(text);
         assert_eq!(i.workspace, PathBuf::from("/w"));
         assert_eq!(i.trees, vec![PathBuf::from("/w"), PathBuf::from("/r/.git")]);
-        assert_eq!(i.command(), "sh -c a\tb");
+        // Shown on one line: a control character escaped.
+        assert_eq!(i.command(), "sh -c a\\tb");
         assert_eq!(i.started, Some((1_700_000_000, 42)));
         assert_eq!(i.bases, vec![(0, PathBuf::from("/w/.git/index"))]);
         assert_eq!(i.boot, "b-1");

@@ -153,6 +153,16 @@ pub(super) fn write(
             None => break,
         }
     }
+    // Without namespaces a git checkout's top is granted entry by entry (a
+    // rule on the directory would take `.git` in): a new name there is
+    // refused though it is a writable root, and `--include` would not help.
+    if orders.landlock_only && std::fs::symlink_metadata(dir.join(".git")).is_ok() {
+        return (
+            errno,
+            "a new name at the top of a git workspace: without namespaces only its entries are writable (Landlock cannot leave .git out of the directory); make it in a subdirectory".into(),
+            None,
+        );
+    }
     let ancestor_of_home = orders.home.as_deref().is_some_and(|h| h.starts_with(dir));
     if dir == Path::new("/") || ancestor_of_home {
         return (errno, outside, None);
