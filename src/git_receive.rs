@@ -188,9 +188,18 @@ pub fn objects_too_large(objects: &Path) -> Result<(), String> {
     if !could_hold_large(objects) {
         return Ok(());
     }
-    let dir = std::env::temp_dir().join(format!("qwrap-empty-git-{}", std::process::id()));
+    use std::os::unix::fs::DirBuilderExt;
+    // A name of its own, made here (mode 0700, never one that was there).
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let dir = std::env::temp_dir().join(format!("qwrap-empty-git-{}-{nanos}", std::process::id()));
+    std::fs::DirBuilder::new()
+        .mode(0o700)
+        .create(&dir)
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
     for d in ["objects", "refs"] {
-        std::fs::create_dir_all(dir.join(d)).map_err(|e| format!("{}: {e}", dir.display()))?;
+        std::fs::create_dir(dir.join(d)).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     std::fs::write(dir.join("HEAD"), "ref: refs/heads/none\n").map_err(|e| e.to_string())?;
     let r = too_large(&dir, objects, None, std::time::Duration::from_secs(10));
