@@ -775,6 +775,61 @@ sleep 0.5; echo planted
     }
 }
 
+/// State files whose content host git passes on as a revision: a
+/// `:/regex` with back-references in `BISECT_START` and in a rebase's
+/// `autostash` kept a host `git bisect reset` and `git rebase --abort`
+/// at full CPU without end, and an escape sequence there was printed by
+/// host `git status`. None reaches the host: both end at once.
+#[test]
+fn revisions_in_state_files_are_object_ids_or_branches() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let script = format!(
+            "set -e; {GIT} commit -q --allow-empty -m \"$(printf 'a%.0s' $(seq 60))\"
+             {GIT} bisect start HEAD HEAD~1 >/dev/null
+             printf ':/(.*)(.*)(.*)(.*)(.*)(.*)(.*)(.*)\\\\1\\\\2\\\\3\\\\4\\\\5\\\\6\\\\7\\\\8Z\\n' > .git/BISECT_START
+             printf 'bisect \\033[8mhidden\\n' > .git/BISECT_LOG
+             sleep 0.5; echo planted"
+        );
+        let o = f.run_sh("new", &[], &script);
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        let started = std::time::Instant::now();
+        let h = host(
+            &f,
+            "git status; git bisect log; git bisect reset; echo reset-done",
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(10) && stdout(&h).contains("reset-done"),
+            "{what}: host git took {:?}: {}",
+            started.elapsed(),
+            stderr(&h)
+        );
+        assert!(
+            !stdout(&h).contains('\u{1b}'),
+            "{what}: an escape reached the terminal"
+        );
+        // A rebase stopped on a conflict, its autostash a regex.
+        let script = format!(
+            "set -e; echo dirty >> Makefile; {GIT} checkout -q side 2>/dev/null || {GIT} checkout -q -f side
+             echo x >> Makefile; {GIT} rebase --autostash main >/dev/null 2>&1 || true
+             test -d .git/rebase-merge
+             printf ':/(.*)(.*)(.*)(.*)(.*)(.*)(.*)(.*)\\\\1\\\\2\\\\3\\\\4\\\\5\\\\6\\\\7\\\\8Z\\n' > .git/rebase-merge/autostash
+             sleep 0.5; echo planted"
+        );
+        let o = f.run_sh("new", &[], &script);
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        let started = std::time::Instant::now();
+        host(&f, &format!("{GIT} rebase --abort; true"));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "{what}: host git rebase --abort took {:?}",
+            started.elapsed()
+        );
+    }
+}
+
 /// With `--keep-background`, a repository a leftover makes after the
 /// command's exit is held aside when the last process has ended.
 #[test]
@@ -841,17 +896,19 @@ fn an_object_too_large_to_read_whole_stays_inside() {
     }
 }
 
-/// A 400 MiB `MERGE_MSG` written inside reaches the host whole, copied
-/// through a fixed buffer: the warden's peak memory stays far below it.
+/// A 400 MiB `COMMIT_EDITMSG` written inside reaches the host whole,
+/// copied through a fixed buffer: the warden's peak memory stays far below
+/// it. (A file host git shows or passes on, such as `MERGE_MSG`, is read
+/// whole to be vetted, up to 256 MiB.)
 #[test]
 fn a_large_file_copies_in_a_fixed_buffer() {
     let f = Fixture::new(Who::User);
     repo(&f);
-    let script = "head -c 400000000 /dev/zero | tr '\\0' x > $(git rev-parse --git-dir)/MERGE_MSG
+    let script = "head -c 400000000 /dev/zero | tr '\\0' x > $(git rev-parse --git-dir)/COMMIT_EDITMSG
          sleep 2; for p in $(pgrep -x qwrap); do grep VmHWM /proc/$p/status; done; echo planted";
     let o = f.run_sh("new", &[], script);
     assert!(stdout(&o).contains("planted"), "{}", stderr(&o));
-    let size = std::fs::metadata(f.ws().join(".git/MERGE_MSG"))
+    let size = std::fs::metadata(f.ws().join(".git/COMMIT_EDITMSG"))
         .map(|m| m.len())
         .unwrap_or(0);
     assert_eq!(size, 400_000_000, "the copy reached the host whole");

@@ -20,6 +20,9 @@ use std::path::Path;
 pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result<Vetted, String> {
     let parts: Vec<&[u8]> = rel.iter().map(OsStr::as_bytes).collect();
     let keep = |r: Result<(), String>| r.map(|()| Vetted::Keep);
+    if shown_text(&parts) && host != Some(data) {
+        plain_text(data)?;
+    }
     match parts.as_slice() {
         [b"refs", b"replace", ..] if host != Some(data) => Err(REPLACE.into()),
         [b"refs", ..] => keep(ref_name(rel).and_then(|()| ref_value(data))),
@@ -51,6 +54,17 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
         [b"rebase-apply", b"apply-opt"] => keep(apply_opts(data, host)),
         [b"rebase-merge" | b"rebase-apply" | b"sequencer", b"gpg_sign_opt"] => keep(gpg_sign(data, host)),
         [b"rebase-merge" | b"rebase-apply", b"head-name"] => keep(head_name(data, host)),
+        // Object ids git passes on as revisions (`git stash apply
+        // AUTOSTASH`, `git checkout ONTO`): a `:/regex` or an option there
+        // was git's to run.
+        [
+            b"rebase-merge" | b"rebase-apply",
+            b"autostash" | b"onto" | b"orig-head" | b"abort-safety" | b"stopped-sha" | b"amend",
+        ]
+        | [b"sequencer", b"head" | b"abort-safety"]
+        | [b"BISECT_EXPECTED_REV"] => keep(oid_or_empty(data)),
+        [b"BISECT_START"] => keep(bisect_start(data)),
+        [b"BISECT_TERMS"] => keep(bisect_terms(data)),
         [b"rr-cache", ..] => Err(
             "a rerere resolution: host git would take it in its next merge unasked (the directory alone turns rerere on)"
                 .into(),
@@ -70,9 +84,11 @@ pub fn vetted(rel: &Path) -> bool {
     ) || (first == b"rebase-apply"
         && rel
             .file_name()
-            .is_some_and(|n| ["apply-opt", "gpg_sign_opt", "head-name"].iter().any(|v| n == *v)))
+            .is_some_and(|n| REBASE_APPLY_VETTED.iter().any(|v| n == *v)))
         || (single
             && (first.ends_with(b"_HEAD")
+                || first.starts_with(b"BISECT_")
+                || [&b"MERGE_MSG"[..], b"SQUASH_MSG", b"MERGE_MODE"].contains(&first)
                 || [
                     &b"HEAD"[..],
                     b"AUTO_MERGE",
@@ -84,6 +100,83 @@ pub fn vetted(rel: &Path) -> bool {
                 ]
                 .contains(&first)
                 || first.starts_with(b"sharedindex.")))
+}
+
+/// The files of `rebase-apply/` read whole and vetted; its patches are
+/// copied as they are.
+const REBASE_APPLY_VETTED: [&str; 7] = [
+    "apply-opt",
+    "gpg_sign_opt",
+    "head-name",
+    "autostash",
+    "onto",
+    "orig-head",
+    "abort-safety",
+];
+
+/// The state files whose text host git shows (`git status`'s "started
+/// from", "last commands done", `git bisect log`, a merge's message).
+fn shown_text(parts: &[&[u8]]) -> bool {
+    match parts {
+        [n] => n.starts_with(b"BISECT_") || [&b"MERGE_MSG"[..], b"SQUASH_MSG", b"MERGE_MODE"].contains(n),
+        [d, ..] => [&b"rebase-merge"[..], b"rebase-apply", b"sequencer"].contains(d),
+        [] => false,
+    }
+}
+
+/// Text without the control characters a terminal acts on (an escape
+/// sequence forged a clean `git status` over a modified file): tabs and
+/// line ends only.
+fn plain_text(data: &[u8]) -> Result<(), String> {
+    let control = data.iter().enumerate().any(|(i, &b)| {
+        let crlf = b == b'\r' && data.get(i + 1) == Some(&b'\n');
+        (b < 0x20 && b != b'\t' && b != b'\n' && !crlf)
+            || b == 0x7f
+            || (b == 0xc2 && data.get(i + 1).is_some_and(|c| (0x80..0xa0).contains(c)))
+    });
+    if control {
+        Err("it holds control characters a terminal would act on when host git shows it".into())
+    } else {
+        Ok(())
+    }
+}
+
+/// An object id (or nothing, where git writes none).
+fn oid_or_empty(data: &[u8]) -> Result<(), String> {
+    let t = data.trim_ascii_end();
+    if t.is_empty() || is_oid(t) {
+        Ok(())
+    } else {
+        Err("it is not an object id, which host git would take as a revision".into())
+    }
+}
+
+/// Where a bisection started: the branch, or the commit of a detached
+/// HEAD (`git bisect reset` checks it out).
+fn bisect_start(data: &[u8]) -> Result<(), String> {
+    let t = data.trim_ascii_end();
+    let branch = !t.starts_with(b"-")
+        && !t.contains(&b'\n')
+        && ref_name(Path::new(OsStr::from_bytes(&[&b"refs/heads/"[..], t].concat()))).is_ok();
+    if is_oid(t) || branch {
+        Ok(())
+    } else {
+        Err("it is neither a branch nor an object id, which `git bisect reset` checks out".into())
+    }
+}
+
+/// The two terms of a bisection, words git accepts for them.
+fn bisect_terms(data: &[u8]) -> Result<(), String> {
+    let ok = data.trim_ascii_end().split(|c| *c == b'\n').all(|w| {
+        !w.is_empty()
+            && !w.starts_with(b"-")
+            && w.iter().all(|c| c.is_ascii_alphanumeric() || b"-_".contains(c))
+    });
+    if ok {
+        Ok(())
+    } else {
+        Err("its terms are not words git accepts".into())
+    }
 }
 
 /// Whether a directory made inside may be made on the host.
@@ -384,6 +477,31 @@ fn no_replace_ref(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn revisions_git_passes_on_are_object_ids_or_branches() {
+        let regex = ":/(.*)(.*)(.*)\\1\\2\\3Z\n";
+        assert!(v("rebase-merge/autostash", regex).is_err());
+        assert!(v("rebase-merge/autostash", "--index\n").is_err());
+        assert!(v("rebase-merge/autostash", &format!("{A}\n")).is_ok());
+        assert!(v("rebase-apply/onto", "junk\n").is_err());
+        assert!(v("BISECT_START", regex).is_err());
+        assert!(v("BISECT_START", "--pathspec-from-file=/etc/hostname\n").is_err());
+        assert!(v("BISECT_START", "main\n").is_ok());
+        assert!(v("BISECT_START", &format!("{A}\n")).is_ok());
+        assert!(v("BISECT_TERMS", "bad\ngood\n").is_ok());
+        assert!(v("BISECT_TERMS", "--x\ngood\n").is_err());
+    }
+
+    #[test]
+    fn text_host_git_shows_holds_no_escape_sequence() {
+        assert!(v("BISECT_LOG", "git bisect start\n# bad: [x] y\n").is_ok());
+        assert!(v("BISECT_LOG", "\u{1b}[1A\u{1b}[2Knothing to commit\n").is_err());
+        assert!(v("MERGE_MSG", "Merge branch 'x'\r\n\n\tdetail\n").is_ok());
+        assert!(v("MERGE_MSG", "a\rb").is_err());
+        assert!(v("rebase-merge/done", "pick 0123456 \u{9b}2J\n").is_err());
+        assert!(v("sequencer/todo", "pick 0123456 x\n").is_ok());
+    }
 
     #[test]
     fn am_and_rebase_options_are_those_git_writes() {

@@ -19,22 +19,7 @@ const VET_MAX: usize = 256 << 20;
 fn vetted_name(c: &Change) -> Option<(PathBuf, PathBuf)> {
     let parts: Vec<Component> = c.rel.components().collect();
     let git = super::changes::in_git_dir(c, &parts)?;
-    let name = c.rel.file_name()?.to_str()?;
-    let parent = c
-        .rel
-        .parent()?
-        .file_name()
-        .and_then(|p| p.to_str())
-        .unwrap_or_default();
-    let tail: PathBuf = if name == "index" || name.starts_with("sharedindex.") || name == "MERGE_RR" {
-        name.into()
-    } else if matches!(parent, "sequencer" | "rebase-merge" | "rebase-apply") && parts.len() >= git + 2 {
-        [parent, name].iter().collect()
-    } else if parts.get(git).is_some_and(|c| c.as_os_str() == "rr-cache") {
-        parts[git..].iter().collect()
-    } else {
-        return None;
-    };
+    let tail: PathBuf = parts.get(git..)?.iter().collect();
     let git_dir: PathBuf = parts[..git].iter().collect();
     git_rules::vetted(&tail).then_some((git_dir, tail))
 }

@@ -34,8 +34,11 @@ use std::ffi::{OsStr, OsString};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Top-level files of a git dir that are git's own data.
-const TOP_FILES: [&str; 18] = [
+/// Top-level files of a git dir that are git's own data. Not `gc.pid` and
+/// `gc.log`: the host's housekeeping (a `gc.pid` naming another machine
+/// held the host's gc off for 12 hours, a `gc.log` is shown by its next
+/// `git gc --auto` and holds it off for a day).
+const TOP_FILES: [&str; 16] = [
     "index",
     "HEAD",
     "packed-refs",
@@ -50,8 +53,6 @@ const TOP_FILES: [&str; 18] = [
     "EDIT_DESCRIPTION",
     "description",
     "shallow",
-    "gc.pid",
-    "gc.log",
     "AUTO_MERGE",
     "FETCH_HEAD",
 ];
