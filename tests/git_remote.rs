@@ -827,6 +827,30 @@ fn revisions_in_state_files_are_object_ids_or_branches() {
             "{what}: host git rebase --abort took {:?}",
             started.elapsed()
         );
+        // A line of `done` that host `git status` resolves, and a reflog
+        // message with an escape sequence.
+        let script = format!(
+            "set -e; {GIT} checkout -q main; g=.git; H=$(git rev-parse HEAD); P=$(git rev-parse HEAD~1)
+             mkdir -p $g/rebase-merge; echo refs/heads/main > $g/rebase-merge/head-name
+             echo $P > $g/rebase-merge/onto; echo $H > $g/rebase-merge/orig-head; : > $g/rebase-merge/interactive
+             printf 'pick %s\\n' $H > $g/rebase-merge/git-rebase-todo
+             printf 'pick %s\\n' ':/(a*)*(a*)*(a*)*(a*)*\\\\4\\\\3\\\\2\\\\1x' > $g/rebase-merge/done
+             printf '%s %s a <a@b> 1 +0000\\tcommit: \\033[2J\\n' $H $H >> $g/logs/HEAD
+             sleep 0.5; echo planted"
+        );
+        let o = f.run_sh("new", &[], &script);
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        let started = std::time::Instant::now();
+        let h = host(&f, "git status; git --no-pager reflog; echo status-done");
+        assert!(
+            started.elapsed() < Duration::from_secs(10) && stdout(&h).contains("status-done"),
+            "{what}: host git status took {:?}",
+            started.elapsed()
+        );
+        assert!(
+            !stdout(&h).contains('\u{1b}'),
+            "{what}: an escape reached the terminal"
+        );
     }
 }
 

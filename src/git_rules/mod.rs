@@ -47,10 +47,14 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
         [b"rebase-merge", b"strategy" | b"strategy_opts"] => {
             Err("it chooses a merge strategy, a program".into())
         }
-        [b"rebase-merge" | b"sequencer", b"git-rebase-todo" | b"todo"] => {
-            keep(exec_lines(data, host).and_then(|()| no_replace_ref(data, host)))
-        }
-        [b"rebase-merge", b"update-refs"] => keep(no_replace_ref(data, host)),
+        [b"rebase-merge" | b"sequencer", b"git-rebase-todo" | b"todo"] => keep(
+            exec_lines(data, host)
+                .and_then(|()| no_replace_ref(data, host))
+                .and_then(|()| todo_revisions(data, host)),
+        ),
+        // What was done runs no more, but host `git status` resolves it.
+        [b"rebase-merge", b"done"] => keep(todo_revisions(data, host)),
+        [b"rebase-merge", b"update-refs"] => keep(update_refs(data, host)),
         [b"rebase-apply", b"apply-opt"] => keep(apply_opts(data, host)),
         [b"rebase-merge" | b"rebase-apply" | b"sequencer", b"gpg_sign_opt"] => keep(gpg_sign(data, host)),
         [b"rebase-merge" | b"rebase-apply", b"head-name"] => keep(head_name(data, host)),
@@ -81,10 +85,7 @@ pub fn vetted(rel: &Path) -> bool {
     matches!(
         first,
         b"refs" | b"logs" | b"sequencer" | b"rebase-merge" | b"rr-cache"
-    ) || (first == b"rebase-apply"
-        && rel
-            .file_name()
-            .is_some_and(|n| REBASE_APPLY_VETTED.iter().any(|v| n == *v)))
+    ) || first == b"rebase-apply"
         || (single
             && (first.ends_with(b"_HEAD")
                 || first.starts_with(b"BISECT_")
@@ -101,18 +102,6 @@ pub fn vetted(rel: &Path) -> bool {
                 .contains(&first)
                 || first.starts_with(b"sharedindex.")))
 }
-
-/// The files of `rebase-apply/` read whole and vetted; its patches are
-/// copied as they are.
-const REBASE_APPLY_VETTED: [&str; 7] = [
-    "apply-opt",
-    "gpg_sign_opt",
-    "head-name",
-    "autostash",
-    "onto",
-    "orig-head",
-    "abort-safety",
-];
 
 /// The state files whose text host git shows (`git status`'s "started
 /// from", "last commands done", `git bisect log`, a merge's message).
@@ -257,6 +246,8 @@ fn ref_value(data: &[u8]) -> Result<(), String> {
 
 /// `OLD NEW IDENT TIME ZONE\tMESSAGE` lines.
 fn reflog(data: &[u8]) -> Result<(), String> {
+    // `git reflog`, `git log -g` and `git stash list` print its messages.
+    plain_text(data)?;
     lines(data, |l| {
         let rest = oid_prefix(l)?.strip_prefix(b" ")?;
         oid_prefix(rest).map(drop)
@@ -311,6 +302,9 @@ fn no_strategy(data: &[u8]) -> Result<(), String> {
     let text = String::from_utf8_lossy(data).to_ascii_lowercase();
     if text.contains("strategy") || text.contains("\\\n") {
         return Err("it chooses a merge strategy, a program".into());
+    }
+    if text.contains("gpg") {
+        return Err("it chooses the key host git signs with".into());
     }
     Ok(())
 }
@@ -454,6 +448,70 @@ fn head_name(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
     }
 }
 
+/// The revisions of a todo list's lines the host's copy lacked: host git
+/// resolves each (`git status` every line of `done` and the todo, to show
+/// them), and a `:/regex` or `^{/regex}` there searched every commit
+/// message without end. Only object ids (as git writes them, abbreviated)
+/// and labels; a line's text after them is its subject.
+fn todo_revisions(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
+    let known: Vec<&[u8]> = host
+        .map(|h| h.split(|c| *c == b'\n').collect())
+        .unwrap_or_default();
+    for line in data.split(|c| *c == b'\n') {
+        if known.contains(&line) {
+            continue;
+        }
+        let mut words = line
+            .split(|c: &u8| c.is_ascii_whitespace())
+            .filter(|w| !w.is_empty());
+        let Some(command) = words.next() else { continue };
+        let args: Vec<&[u8]> = match command {
+            c if c.starts_with(b"#") => continue,
+            b"x" | b"exec" | b"b" | b"break" | b"noop" => continue,
+            b"u" | b"update-ref" => continue,
+            b"m" | b"merge" | b"f" | b"fixup" => {
+                // `merge -C OID LABEL`, `fixup -C OID`: up to the comment.
+                words
+                    .take_while(|w| !w.starts_with(b"#"))
+                    .filter(|w| *w != b"-C" && *w != b"-c")
+                    .take(2)
+                    .collect()
+            }
+            _ => words.take(1).collect(),
+        };
+        if let Some(bad) = args.iter().find(|a| !todo_word(a)) {
+            return Err(format!(
+                "a line names {:?}, not an object id or a label: host git would resolve it as a revision",
+                String::from_utf8_lossy(bad)
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// An object id as a todo list gives it (4 to 64 hex digits), or a label
+/// (letters, digits, `.`, `_`, `-`, `/`, not first a `-`).
+fn todo_word(w: &[u8]) -> bool {
+    let hex = (4..=64).contains(&w.len()) && w.iter().all(u8::is_ascii_hexdigit);
+    let label = !w.starts_with(b"-")
+        && !w.windows(2).any(|p| p == b"..")
+        && w.iter().all(|c| c.is_ascii_alphanumeric() || b"._-/".contains(c));
+    hex || label
+}
+
+/// `update-refs`: each ref a branch (`--update-refs` moves the branches
+/// of the rebased commits), each value an object id.
+fn update_refs(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
+    if host == Some(data) {
+        return Ok(());
+    }
+    lines(data, |l| {
+        let branch = l.starts_with(b"refs/heads/") && ref_name(Path::new(OsStr::from_bytes(l))).is_ok();
+        (is_oid(l) || branch).then_some(())
+    })
+    .map_err(|_| "it moves a ref other than a branch at the rebase's end".to_string())
+}
+
 /// A todo or `update-refs` naming a replace ref the host's copy did not:
 /// host git's `--continue` would write it, and a replace ref hides an
 /// edit wherever the history names the replaced object.
@@ -491,6 +549,39 @@ mod tests {
         assert!(v("BISECT_START", &format!("{A}\n")).is_ok());
         assert!(v("BISECT_TERMS", "bad\ngood\n").is_ok());
         assert!(v("BISECT_TERMS", "--x\ngood\n").is_err());
+    }
+
+    #[test]
+    fn a_todo_names_object_ids_and_labels_only() {
+        let ok = "pick 0123abc Fix: a thing (:/x)\nmerge -C 0123abcd onto # Merge\nreset onto\nlabel branch-point\nfixup -C 89abcdef\n# comment :/x\nexec make\n";
+        assert!(
+            todo_revisions(ok.as_bytes(), None).is_ok(),
+            "{:?}",
+            todo_revisions(ok.as_bytes(), None)
+        );
+        for bad in [
+            "pick :/(a*)*(a*)*\\2\\1x\n",
+            "reset :/x\n",
+            "merge -C 0123abc :/x\n",
+            "pick HEAD^{/x}\n",
+            "revert --foo\n",
+        ] {
+            assert!(v("rebase-merge/done", bad).is_err(), "{bad}");
+            assert!(v("sequencer/todo", bad).is_err(), "{bad}");
+        }
+        assert!(v("rebase-merge/update-refs", &format!("refs/heads/x\n{A}\n{A}\n")).is_ok());
+        assert!(
+            v(
+                "rebase-merge/update-refs",
+                &format!("refs/notes/commits\n{A}\n{A}\n")
+            )
+            .is_err()
+        );
+        assert!(v("sequencer/opts", "[options]\n\tgpg-sign = K\n").is_err());
+        let log = format!("{A} {A} a <a@b> 1 +0000\tcommit: \u{1b}]0;x\u{7}\n");
+        assert!(v("logs/HEAD", &log).is_err());
+        assert!(v("rebase-apply/msg", "x \u{1b}[2J\n").is_err());
+        assert!(v("rebase-apply/0001", "From x\nSubject: ok\n").is_ok());
     }
 
     #[test]
