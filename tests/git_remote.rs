@@ -851,6 +851,18 @@ fn revisions_in_state_files_are_object_ids_or_branches() {
             !stdout(&h).contains('\u{1b}'),
             "{what}: an escape reached the terminal"
         );
+        // A branch whose name holds a C1 control (CSI, in UTF-8).
+        let o = f.run_sh(
+            "new",
+            &[],
+            "git checkout -q -b \"$(printf 'main\\302\\2331A')\" && sleep 0.5 && echo planted",
+        );
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        let h = host(&f, "git branch; git status");
+        assert!(
+            !stdout(&h).contains('\u{9b}'),
+            "{what}: a C1 control reached the terminal"
+        );
     }
 }
 

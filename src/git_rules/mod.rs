@@ -36,7 +36,12 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
         [b"HEAD"] => keep(ref_value(data)),
         [b"FETCH_HEAD"] => keep(lines(data, |l| oid_prefix(l).map(drop))),
         [b"NOTES_MERGE_REF"] => keep(ref_value(data)),
-        [n] if n.ends_with(b"_HEAD") || *n == b"AUTO_MERGE" => keep(lines(data, |l| is_oid(l).then_some(()))),
+        // Never empty: an empty MERGE_HEAD left the host "still merging".
+        [n] if n.ends_with(b"_HEAD") || *n == b"AUTO_MERGE" => keep(if data.is_empty() {
+            Err("it is empty, which git never leaves it".into())
+        } else {
+            lines(data, |l| is_oid(l).then_some(()))
+        }),
         [b"packed-refs"] => packed_refs(data, host.unwrap_or_default()),
         [b"shallow"] if host.is_none() => Err(
             "it would cut the host's history short (git would take the commits it names for roots)".into(),
@@ -54,6 +59,8 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
         ),
         // What was done runs no more, but host `git status` resolves it.
         [b"rebase-merge", b"done"] => keep(todo_revisions(data, host)),
+        // `git am` walks every number up to `last`.
+        [b"rebase-apply", b"next" | b"last"] => keep(small_number(data)),
         [b"rebase-merge", b"update-refs"] => keep(update_refs(data, host)),
         [b"rebase-apply", b"apply-opt"] => keep(apply_opts(data, host)),
         [b"rebase-merge" | b"rebase-apply" | b"sequencer", b"gpg_sign_opt"] => keep(gpg_sign(data, host)),
@@ -194,7 +201,15 @@ fn ref_name(rel: &Path) -> Result<(), String> {
 }
 
 fn component_ok(c: &[u8]) -> bool {
-    !c.is_empty()
+    // Unicode a terminal acts on or that hides text: C1 controls (UTF-8
+    // C2 80–9F: CSI, OSC), zero-width and bidirectional marks (E2 80 8B–8F,
+    // E2 80 AA–AE, E2 81 A6–A9). `git status` prints a branch's name.
+    let shown = String::from_utf8_lossy(c);
+    let acts = shown.chars().any(|ch| {
+        matches!(ch, '\u{80}'..='\u{9f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+    });
+    !acts
+        && !c.is_empty()
         && !c.starts_with(b".")
         && !c.ends_with(b".lock")
         && !c.windows(2).any(|w| w == b".." || w == b"@{")
@@ -454,6 +469,12 @@ fn head_name(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
 /// message without end. Only object ids (as git writes them, abbreviated)
 /// and labels; a line's text after them is its subject.
 fn todo_revisions(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
+    // Host `git status` resolves every line: a bound, as on a patch count.
+    if data.iter().filter(|c| **c == b'\n').count() > TODO_MAX {
+        return Err(format!(
+            "it has more than {TODO_MAX} lines, each of which host git status would resolve"
+        ));
+    }
     let known: Vec<&[u8]> = host
         .map(|h| h.split(|c| *c == b'\n').collect())
         .unwrap_or_default();
@@ -487,6 +508,19 @@ fn todo_revisions(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// The most lines of a todo list or `done`, and the most patches of an
+/// `am`: far beyond any rebase, far below what holds host git up.
+const TODO_MAX: usize = 100_000;
+
+/// A patch number of `git am` (`next`, `last`).
+fn small_number(data: &[u8]) -> Result<(), String> {
+    let t = data.trim_ascii_end();
+    match std::str::from_utf8(t).ok().and_then(|t| t.parse::<usize>().ok()) {
+        Some(n) if n <= TODO_MAX => Ok(()),
+        _ => Err(format!("it is not a patch number up to {TODO_MAX}")),
+    }
 }
 
 /// An object id as a todo list gives it (4 to 64 hex digits), or a label
@@ -582,6 +616,20 @@ mod tests {
         assert!(v("logs/HEAD", &log).is_err());
         assert!(v("rebase-apply/msg", "x \u{1b}[2J\n").is_err());
         assert!(v("rebase-apply/0001", "From x\nSubject: ok\n").is_ok());
+    }
+
+    #[test]
+    fn names_and_counts_host_git_shows_or_walks_are_bounded() {
+        assert!(v("refs/heads/m\u{9b}1A", A).is_err());
+        assert!(v("refs/heads/rlo\u{202e}txt", A).is_err());
+        assert!(v("refs/heads/zw\u{200b}sp", A).is_err());
+        assert!(v("refs/heads/caf\u{e9}", &format!("{A}\n")).is_ok());
+        assert!(v("HEAD", "ref: refs/heads/m\u{9b}1A\n").is_err());
+        assert!(v("MERGE_HEAD", "").is_err());
+        assert!(v("rebase-apply/last", "2147483647\n").is_err());
+        assert!(v("rebase-apply/last", "12\n").is_ok());
+        let long = "t a\n".repeat(TODO_MAX + 1);
+        assert!(v("rebase-merge/done", &long).is_err());
     }
 
     #[test]
