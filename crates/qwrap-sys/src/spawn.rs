@@ -46,17 +46,27 @@ pub fn spawn_detached<F: FnOnce() -> Infallible>(child: F) -> Result<(Pid, Owned
     }
     super::process::single_threaded()?;
     let mut slot = Some(child);
+    launch(run::<F>, (&mut slot as *mut Option<F>).cast(), None)
+}
+
+/// Runs the intermediate with every signal blocked (no handler may run in
+/// it, on memory it shares), then gives the mask back; the new process's
+/// pid and pidfd, or why there is none.
+fn launch(
+    call: unsafe fn(*mut libc::c_void) -> !,
+    data: *mut libc::c_void,
+    light: Option<(*mut libc::c_void, *mut libc::c_void)>,
+) -> Result<(Pid, OwnedFd), Errno> {
     // SAFETY: sigfillset and pthread_sigmask write only the sets passed.
     let mut shared = unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
         let mut mask: libc::sigset_t = std::mem::zeroed();
         libc::sigfillset(&mut all);
-        // No handler may run in the intermediate, on memory it shares.
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut mask);
         Shared {
-            call: run::<F>,
-            data: (&mut slot as *mut Option<F>).cast(),
-            light: None,
+            call,
+            data,
+            light,
             mask,
             pid: 0,
             pidfd: -1,
@@ -254,32 +264,7 @@ pub fn spawn_reaper(watch: libc::c_int, outside: Option<i32>) -> Result<(Pid, Ow
         });
         (stack.cast::<u8>().add(REAPER_STACK).cast(), orders.cast())
     };
-    // SAFETY: as in spawn_detached.
-    let mut shared = unsafe {
-        let mut all: libc::sigset_t = std::mem::zeroed();
-        let mut mask: libc::sigset_t = std::mem::zeroed();
-        libc::sigfillset(&mut all);
-        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut mask);
-        Shared {
-            call: never,
-            data: std::ptr::null_mut(),
-            light: Some((top, orders)),
-            mask,
-            pid: 0,
-            pidfd: -1,
-            errno: 0,
-        }
-    };
-    let result = start(&mut shared);
-    // SAFETY: restores the mask saved above.
-    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &shared.mask, std::ptr::null_mut()) };
-    result?;
-    if shared.errno != 0 {
-        return Err(Errno::from_raw_os_error(shared.errno));
-    }
-    let pid = Pid::from_raw(shared.pid).ok_or(Errno::SRCH)?;
-    // SAFETY: as in spawn_detached.
-    Ok((pid, unsafe { OwnedFd::from_raw_fd(shared.pidfd) }))
+    launch(never, std::ptr::null_mut(), Some((top, orders)))
 }
 
 /// `Shared::call` where the light clone runs instead.
