@@ -4,13 +4,17 @@
  * beside qwrap and bubblewrap running the same policy.
  *
  *   layers [-w DIR]... [-H FILE]... [-D DIR]... [-o DIR:UPPER:WORK]...
- *          [-O HOME:UPPER:WORK -c DIR...] [-b SRC:DIR]... [-t DIR]... -- CMD...
+ *          [-O HOME:UPPER:WORK -c DIR...] [-b SRC:DIR]... [-t DIR]...
+ *          [-h HOME [-T DIR]... [-e PATH]... [-E DIR]...] -- CMD...
  *
  *   -w  a writable root (the workspace), bound at its own path
  *   -H  a hidden file: an empty mode-0000 file over it (-D: a directory)
  *   -b  a cache's layer bound bare at DIR; -t a private tmpfs at DIR
  *   -o  a cache overlaid on its own (one overlay mount each)
  *   -O  one overlay of the home, each -c cache's subtree cloned from it
+ *   -h  the home's listed view: an empty tmpfs over HOME (read-only once
+ *       filled) holding each -e file and -E directory bound read-only from
+ *       the host, and the caches; -T an empty read-only tmpfs (other homes)
  *
  * The sequence, as qwrap's plan: a supervisor forked outside (the warden,
  * which receives the seccomp listener), user+mount+IPC namespaces and the
@@ -94,6 +98,24 @@ static void write_file(const char *path, const char *text) {
     close(fd);
 }
 
+/* The directories above `path` inside the home's tmpfs (qwrap makes them so). */
+static void parents(const char *home, const char *path) {
+    char p[4096];
+    snprintf(p, sizeof p, "%s", path);
+    for (char *s = p + strlen(home) + 1; (s = strchr(s, '/')); *s++ = '/') {
+        *s = 0;
+        mkdir(p, 0755);
+    }
+}
+
+/* A mount point inside the home's tmpfs, where `path` lies in it. */
+static void place(const char *home, const char *path) {
+    size_t n = home ? strlen(home) : 0;
+    if (!home || strncmp(path, home, n) || path[n] != '/') return;
+    parents(home, path);
+    mkdir(path, 0755);
+}
+
 /* A detached overlay of `lower` with `upper` and `work`. */
 static int overlay(const char *lower, const char *upper, const char *work) {
     int fs = fsopen_("overlay");
@@ -111,11 +133,11 @@ static const char *devices[] = {"null", "zero", "full", "random", "urandom", "tt
 
 int main(int argc, char **argv) {
     const char *roots[MAX], *targets[MAX], *hidden[MAX], *caches[MAX], *in_home[MAX], *tmpfs[MAX];
-    const char *home = NULL;
-    int nroots = 0, nhidden = 0, ncaches = 0, nin_home = 0, ntmpfs = 0, opt;
-    int hidden_dir[MAX];
+    const char *home = NULL, *listed = NULL, *entries[MAX], *homes[MAX];
+    int nroots = 0, nhidden = 0, ncaches = 0, nin_home = 0, ntmpfs = 0, nentries = 0, nhomes = 0, opt;
+    int hidden_dir[MAX], entry_dir[MAX];
     char *home_spec = NULL;
-    while ((opt = getopt(argc, argv, "+w:H:D:o:O:c:b:t:")) != -1) {
+    while ((opt = getopt(argc, argv, "+w:H:D:o:O:c:b:t:h:T:e:E:")) != -1) {
         if (opt == 'w') {
             targets[nroots] = optarg;
             roots[nroots++] = optarg;
@@ -131,7 +153,12 @@ int main(int argc, char **argv) {
         else if (opt == 'o') caches[ncaches++] = optarg;
         else if (opt == 'O') home_spec = optarg;
         else if (opt == 'c') in_home[nin_home++] = optarg;
-        else return 2;
+        else if (opt == 'h') listed = optarg;
+        else if (opt == 'T') homes[nhomes++] = optarg;
+        else if (opt == 'e' || opt == 'E') {
+            entry_dir[nentries] = opt == 'E';
+            entries[nentries++] = optarg;
+        } else return 2;
     }
     if (optind >= argc) return 2;
     uid_t uid = getuid();
@@ -167,7 +194,7 @@ int main(int argc, char **argv) {
     CHECK(mount_(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL), "make slave");
 
     /* Every source, cloned while the host's paths are as named. */
-    int dev[6], root_fd[MAX], cache_fd[MAX], home_fd[MAX], hide_fd[MAX];
+    int dev[6], root_fd[MAX], cache_fd[MAX], home_fd[MAX], hide_fd[MAX], entry_fd[MAX];
     for (int i = 0; i < 6; i++) {
         char p[32];
         snprintf(p, sizeof p, "/dev/%s", devices[i]);
@@ -177,6 +204,11 @@ int main(int argc, char **argv) {
     for (int i = 0; i < nroots; i++) {
         CHECK(root_fd[i] = tree(AT_FDCWD, roots[i], 1), roots[i]);
         CHECK(setattr(root_fd[i], "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_NOSUID, MS_PRIVATE), roots[i]);
+    }
+    for (int i = 0; i < nentries; i++) {
+        CHECK(entry_fd[i] = tree(AT_FDCWD, entries[i], entry_dir[i]), entries[i]);
+        CHECK(setattr(entry_fd[i], "", AT_EMPTY_PATH | AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID,
+                      MS_PRIVATE), entries[i]);
     }
     for (int i = 0; i < ncaches; i++) {
         char *spec = strdup(caches[i]), *upper = strchr(spec, ':'), *work;
@@ -230,13 +262,37 @@ int main(int argc, char **argv) {
     CHECK(symlink("/proc/self/fd/0", "/dev/stdin"), "stdin");
     CHECK(symlink("/proc/self/fd/1", "/dev/stdout"), "stdout");
     CHECK(symlink("/proc/self/fd/2", "/dev/stderr"), "stderr");
+    for (int i = 0; i < nhomes; i++)
+        CHECK(mount_("tmpfs", homes[i], "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"), homes[i]);
     CHECK(mount_("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777"), "/tmp");
-    for (int i = 0; i < ncaches; i++) CHECK(attach(cache_fd[i], caches[i]), caches[i]);
-    for (int i = 0; i < nin_home; i++) CHECK(attach(home_fd[i], in_home[i]), in_home[i]);
-    for (int i = 0; i < ntmpfs; i++)
+    if (listed) {
+        mkdir(listed, 0755); /* where the home lies in another home's tmpfs */
+        CHECK(mount_("tmpfs", listed, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755"), listed);
+    }
+    for (int i = 0; i < ncaches; i++) {
+        place(listed, caches[i]);
+        CHECK(attach(cache_fd[i], caches[i]), caches[i]);
+    }
+    for (int i = 0; i < nin_home; i++) {
+        place(listed, in_home[i]);
+        CHECK(attach(home_fd[i], in_home[i]), in_home[i]);
+    }
+    for (int i = 0; i < ntmpfs; i++) {
+        place(listed, tmpfs[i]);
         CHECK(mount_("tmpfs", tmpfs[i], "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700"), tmpfs[i]);
-    for (int i = 0; i < nroots; i++) CHECK(attach(root_fd[i], targets[i]), targets[i]);
+    }
+    for (int i = 0; i < nroots; i++) {
+        place(listed, targets[i]);
+        CHECK(attach(root_fd[i], targets[i]), targets[i]);
+    }
+    for (int i = 0; i < nentries; i++) {
+        parents(listed, entries[i]);
+        CHECK(entry_dir[i] ? mkdir(entries[i], 0755) : mknod(entries[i], S_IFREG | 0444, 0), entries[i]);
+        CHECK(attach(entry_fd[i], entries[i]), entries[i]);
+    }
     for (int i = 0; i < nhidden; i++) CHECK(attach(hide_fd[i], hidden[i]), hidden[i]);
+    if (listed) CHECK(setattr(AT_FDCWD, listed, 0, MOUNT_ATTR_RDONLY, 0), "home read-only");
+    for (int i = 0; i < nhomes; i++) CHECK(setattr(AT_FDCWD, homes[i], 0, MOUNT_ATTR_RDONLY, 0), homes[i]);
     CHECK(setattr(AT_FDCWD, "/dev", 0, MOUNT_ATTR_RDONLY, 0), "/dev read-only");
     if (nroots) CHECK(chdir(targets[0]), "chdir");
 

@@ -37,7 +37,8 @@ def inspect(qwrap, ws, home):
 
 def layers_argv(layers, report):
     """bench/layers.c's arguments for the sandbox qwrap reports: the
-    workspace first, the caches as qwrap mounts them, the hidden paths."""
+    workspace first, the caches as qwrap mounts them, the hidden paths, the
+    home's listed view."""
     argv = [layers, "-w", report["target_dir"]]
     caches = {c["path"]: c["how"] for c in report["layers"]["caches"]}
     home = None
@@ -61,6 +62,14 @@ def layers_argv(layers, report):
             argv += ["-w", path]
     for h in report["hidden"]:
         argv += ["-D" if h["dir"] else "-H", h["path"]]
+    listing = report.get("home_listing")
+    if listing:
+        argv += ["-h", listing["home"]]
+        if listing.get("homes"):
+            argv += ["-T", listing["homes"]]
+        for e in listing["entries"]:
+            if e["kind"] in ("dir", "file"):  # a link is made again inside: no mount
+                argv += ["-E" if e["kind"] == "dir" else "-e", e["path"]]
     return argv + ["--", "/bin/true"]
 
 

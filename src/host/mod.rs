@@ -272,14 +272,15 @@ pub fn ctty() -> Ctty {
     }
 }
 
-/// The other paths the host's mount table shows `path` (or a part of it)
-/// at: a bind mount of it elsewhere, a second mount of its filesystem. An
-/// unreadable table gives none (the caller names the residual).
-pub fn second_paths(path: &std::path::Path) -> Vec<std::path::PathBuf> {
+/// The other paths the host's mount table shows each of `paths` (or a part
+/// of it) at: a bind mount of it elsewhere, a second mount of its
+/// filesystem; the table read once. An unreadable table gives none (the
+/// caller names the residual).
+pub fn second_paths(paths: &[&std::path::Path]) -> Vec<std::path::PathBuf> {
     std::fs::read("/proc/self/mountinfo")
         .ok()
         .and_then(|t| mountinfo::parse(&t).ok())
-        .map(|m| mountinfo::other_views(&m, path))
+        .map(|m| paths.iter().flat_map(|p| mountinfo::other_views(&m, p)).collect())
         .unwrap_or_default()
 }
 

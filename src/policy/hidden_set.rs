@@ -217,20 +217,25 @@ pub fn default_hidden(home: &Path) -> Vec<(PathBuf, &'static str)> {
                     Some((d, _)) => home.join(d),
                     None => home.to_path_buf(),
                 };
-                let Ok(entries) = std::fs::read_dir(&dir) else {
-                    continue;
+                // The home's own names are listed already.
+                let names: Vec<std::ffi::OsString> = if dir == home {
+                    top.clone()
+                } else {
+                    let Ok(entries) = std::fs::read_dir(&dir) else {
+                        continue;
+                    };
+                    entries.flatten().map(|e| e.file_name()).collect()
                 };
-                let mut found: Vec<PathBuf> = entries
-                    .flatten()
-                    .filter(|e| {
-                        let n = e.file_name();
+                let mut found: Vec<PathBuf> = names
+                    .iter()
+                    .filter(|n| {
                         let n = n.to_string_lossy();
                         n.len() >= stem.len() + tail.len()
                             && n.starts_with(stem)
                             && n.ends_with(tail)
                             && !n.ends_with(".pub")
                     })
-                    .map(|e| e.path())
+                    .map(|n| dir.join(n))
                     .collect();
                 found.sort();
                 out.extend(found.into_iter().map(|p| (p, why)));

@@ -31,24 +31,37 @@ const RC_FILES: [&str; 16] = [
     ".config/fish/config.fish",
 ];
 
+/// One start-up file that exists, with its text where it is a small
+/// readable file.
+#[derive(Debug, Clone)]
+pub struct StartUp {
+    pub path: PathBuf,
+    pub text: Option<String>,
+}
+
 /// The start-up files of `home` that exist, and what they source from it
-/// (at most 64): the listed home shows them, redacted where they assign a
-/// credential.
-pub fn start_up_files(home: &Path) -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = RC_FILES.iter().map(|f| home.join(f)).collect();
+/// (at most 64 looked at), each read once: the listed home shows them,
+/// redacted where they assign a credential.
+pub fn start_up_files(home: &Path) -> Vec<StartUp> {
+    let mut candidates: Vec<PathBuf> = RC_FILES.iter().map(|f| home.join(f)).collect();
+    let mut found = Vec::new();
     let mut i = 0;
-    while i < files.len() && files.len() < 64 {
-        let f = files[i].clone();
+    while i < candidates.len() && candidates.len() < 64 {
+        let path = candidates[i].clone();
         i += 1;
-        let Some(text) = read_small(&f) else { continue };
-        for s in sourced(&text, home) {
-            if !files.contains(&s) {
-                files.push(s);
+        // Most are absent: one lstat each, no open.
+        if std::fs::symlink_metadata(&path).is_err() {
+            continue;
+        }
+        let text = read_small(&path);
+        for s in text.as_deref().map(|t| sourced(t, home)).unwrap_or_default() {
+            if !candidates.contains(&s) {
+                candidates.push(s);
             }
         }
+        found.push(StartUp { path, text });
     }
-    files.retain(|f| std::fs::symlink_metadata(f).is_ok());
-    files
+    found
 }
 
 /// One file shown redacted: where, the copy shown over it, what went.
@@ -64,39 +77,37 @@ pub struct Redacted {
     pub text: String,
 }
 
-/// The start-up files of each home that assign a credential, redacted;
-/// `state`: where the copies are kept (None: no redaction possible, and
-/// nothing is claimed).
-pub fn redact(homes: &[PathBuf], show: &[PathBuf], state: Option<&Path>) -> Vec<Redacted> {
+/// The start-up files (of each home, as `start_up_files` found them) that
+/// assign a credential, redacted; `state`: where the copies are kept (None:
+/// no redaction possible, and nothing is claimed).
+pub fn redact(files: &[StartUp], show: &[PathBuf], state: Option<&Path>) -> Vec<Redacted> {
     let Some(state) = state else { return Vec::new() };
     let mut out: Vec<Redacted> = Vec::new();
-    for home in homes {
-        // What a start-up file sources from the home is read by the shell too.
-        for f in start_up_files(home) {
-            let Some(text) = read_small(&f) else { continue };
-            let real = std::fs::canonicalize(&f).unwrap_or(f.clone());
-            if show.contains(&real) || out.iter().any(|r| r.path == real) {
-                continue;
-            }
-            let (redacted, names) = redact_text(&text);
-            if names.is_empty() {
-                continue;
-            }
-            let name = real
-                .file_name()
-                .map_or_else(|| "rc".into(), |n| n.to_string_lossy().into_owned());
-            let copy = state.join("rc").join(format!(
-                "{}-{:016x}",
-                name.trim_start_matches('.'),
-                fnv(redacted.as_bytes())
-            ));
-            out.push(Redacted {
-                path: real,
-                copy,
-                names,
-                text: redacted,
-            });
+    // What a start-up file sources from the home is read by the shell too.
+    for f in files {
+        let Some(text) = &f.text else { continue };
+        let (redacted, names) = redact_text(text);
+        if names.is_empty() {
+            continue;
         }
+        let real = std::fs::canonicalize(&f.path).unwrap_or(f.path.clone());
+        if show.contains(&real) || out.iter().any(|r| r.path == real) {
+            continue;
+        }
+        let name = real
+            .file_name()
+            .map_or_else(|| "rc".into(), |n| n.to_string_lossy().into_owned());
+        let copy = state.join("rc").join(format!(
+            "{}-{:016x}",
+            name.trim_start_matches('.'),
+            fnv(redacted.as_bytes())
+        ));
+        out.push(Redacted {
+            path: real,
+            copy,
+            names,
+            text: redacted,
+        });
     }
     out
 }
@@ -389,12 +400,12 @@ mod tests {
         .unwrap();
         std::fs::write(home.join(".aliases"), "alias g=git\n").unwrap();
         let state = home.join("state");
-        let r = redact(&[home.to_path_buf()], &[], Some(&state));
+        let r = redact(&start_up_files(home), &[], Some(&state));
         assert_eq!(r.len(), 1);
         assert_eq!(r[0].path, std::fs::canonicalize(home.join(".secrets")).unwrap());
         assert_eq!(r[0].names, ["STRIPE_KEY"]);
         // --show takes it out.
         let shown = std::fs::canonicalize(home.join(".secrets")).unwrap();
-        assert!(redact(&[home.to_path_buf()], &[shown], Some(&state)).is_empty());
+        assert!(redact(&start_up_files(home), &[shown], Some(&state)).is_empty());
     }
 }

@@ -286,11 +286,13 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         .collect();
     let (hidden, shown) = secrets::hidden_paths(s, &homes, &writable_roots, &env, cwd, &show, &mut dropped);
     let rc_state = toolchains::state_dir(home.as_deref(), env("XDG_STATE_HOME"));
-    let redacted_rc: Vec<rc_files::Redacted> = rc_files::redact(&homes, &show, rc_state.as_deref())
-        .into_iter()
-        .filter(|r| !hidden.iter().any(|h| r.path.starts_with(&h.path)))
-        .filter(|r| !writable_roots.iter().any(|w| r.copy.starts_with(&w.path)))
-        .collect();
+    let start_up: Vec<Vec<rc_files::StartUp>> = homes.iter().map(|h| rc_files::start_up_files(h)).collect();
+    let redacted_rc: Vec<rc_files::Redacted> =
+        rc_files::redact(start_up.concat().as_slice(), &show, rc_state.as_deref())
+            .into_iter()
+            .filter(|r| !hidden.iter().any(|h| r.path.starts_with(&h.path)))
+            .filter(|r| !writable_roots.iter().any(|w| r.copy.starts_with(&w.path)))
+            .collect();
     if s.home.value == HomeMode::Overlay && s.view.value == ViewMode::Minimal {
         return Err(PolicyError::Conflict(format!(
             "--home overlay (from {}) shows the whole home directory, and --view minimal (from {}) none of it: choose one",
@@ -339,9 +341,13 @@ pub fn resolve(req: &Request, caller: &Caller) -> Result<Policy, PolicyError> {
         .map(|h| {
             let mut extra = exposed.clone();
             extra.extend(show.iter().map(|p| (p.clone(), "--show".to_string())));
-            extra.extend(rc_files::start_up_files(h).into_iter().map(|p| {
+            let own = homes
+                .iter()
+                .position(|x| x == h)
+                .map_or(&[][..], |i| &start_up[i][..]);
+            extra.extend(own.iter().map(|f| {
                 (
-                    p,
+                    f.path.clone(),
                     "a shell start-up file (redacted where it assigns a credential)".to_string(),
                 )
             }));

@@ -335,11 +335,12 @@ pub(super) fn hidden_paths(
     let resolve = |spec: &PathSpec| spec_path(spec, home, env, cwd).map(|p| canonical_or_self(&p));
     let mut wanted: Vec<(PathBuf, String)> = Vec::new();
     let mut shown = Vec::new();
+    // A home shown by a host mount at a second path: hidden whole.
+    let all: Vec<&Path> = homes.iter().map(PathBuf::as_path).collect();
+    for p in crate::host::second_paths(&all) {
+        wanted.push((p, SECOND_PATH.into()));
+    }
     for h in homes {
-        // The home shown by a host mount at a second path: hidden whole.
-        for p in crate::host::second_paths(h) {
-            wanted.push((p, SECOND_PATH.into()));
-        }
         for (p, why) in default_hidden(h).into_iter().chain(moved_stores(env)) {
             let p = canonical_or_self(&p);
             if show.contains(&p) {

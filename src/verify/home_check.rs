@@ -66,7 +66,7 @@ impl Planted {
     pub(super) fn second_paths(&self) -> Vec<PathBuf> {
         self.canary
             .as_deref()
-            .map(crate::host::second_paths)
+            .map(|c| crate::host::second_paths(&[c]))
             .unwrap_or_default()
     }
 
