@@ -158,7 +158,6 @@ const LONG_FUNCTIONS: &[(&str, usize)] = &[
     ("src/plan/step_text.rs:fmt", 434),
     ("src/plan/step_text_host.rs:write", 153),
     ("src/plan/step_text_process.rs:write", 125),
-    ("src/policy/resolve.rs:resolve", 481),
     ("src/report/mod.rs:text", 250),
     ("src/supervise/warden.rs:run", 180),
     ("src/supervise/warden.rs:start", 130),
