@@ -35,24 +35,7 @@ impl Executor {
                         .map_err(|e| Fail::call("write", format!("{procs:?}, \"0\""), e))?;
                 }
             }
-            Step::Chdir { candidates } => {
-                let mut last = Errno::NOENT;
-                let mut entered = false;
-                for c in candidates {
-                    match k::chdir(c) {
-                        Ok(()) => {
-                            // PWD names the directory entered (bubblewrap's rule).
-                            self.pwd = Some(c.clone());
-                            entered = true;
-                            break;
-                        }
-                        Err(e) => last = e,
-                    }
-                }
-                if !entered {
-                    return Err(last.into());
-                }
-            }
+            Step::Chdir { candidates } => self.enter(candidates)?,
             Step::DropCapabilities {
                 keep,
                 bounding,
@@ -117,22 +100,47 @@ impl Executor {
                 // Left open across exec: the command holds the lock until it ends.
                 std::mem::forget(fd);
             }
-            Step::Exec { argv, argv0, env } => {
-                self.monitor.starting();
-                let mut vars = env.apply(std::env::vars_os());
-                if let Some(pwd) = &self.pwd {
-                    vars.retain(|(k, _)| k != "PWD");
-                    vars.push(("PWD".into(), pwd.clone().into_os_string()));
-                }
-                let cmd = command::prepare(argv, argv0.as_ref(), &vars)?;
-                let errno = sys::exec_after_filters(&cmd.candidates, &cmd.argv, &cmd.envp, &self.filters);
-                self.monitor.exec_failed();
-                return Err(errno.into());
-            }
+            Step::Exec { .. } => return Err(self.exec(step)),
 
             _ => return Err(Errno::INVAL.into()),
         }
         Ok(())
+    }
+
+    /// Enters the first of the candidates that can be entered.
+    fn enter(&mut self, candidates: &[std::path::PathBuf]) -> Result<(), Fail> {
+        let mut last = Errno::NOENT;
+        for c in candidates {
+            match k::chdir(c) {
+                Ok(()) => {
+                    // PWD names the directory entered (bubblewrap's rule).
+                    self.pwd = Some(c.clone());
+                    return Ok(());
+                }
+                Err(e) => last = e,
+            }
+        }
+        Err(last.into())
+    }
+
+    /// Runs the command; returns only why it could not.
+    fn exec(&mut self, step: &Step) -> Fail {
+        let Step::Exec { argv, argv0, env } = step else {
+            return Errno::INVAL.into();
+        };
+        self.monitor.starting();
+        let mut vars = env.apply(std::env::vars_os());
+        if let Some(pwd) = &self.pwd {
+            vars.retain(|(k, _)| k != "PWD");
+            vars.push(("PWD".into(), pwd.clone().into_os_string()));
+        }
+        let cmd = match command::prepare(argv, argv0.as_ref(), &vars) {
+            Ok(c) => c,
+            Err(e) => return e.into(),
+        };
+        let errno = sys::exec_after_filters(&cmd.candidates, &cmd.argv, &cmd.envp, &self.filters);
+        self.monitor.exec_failed();
+        errno.into()
     }
 
     /// Hands each of the sandbox's own git dirs to the warden, opened

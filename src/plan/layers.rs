@@ -239,22 +239,7 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
     };
     let inv = &host.unix_sockets;
     let (masked_sockets, reachable_sockets) = sockets(policy, &inv.paths);
-    let counts = format!(
-        "{} host sockets masked, {} reachable",
-        masked_sockets.len(),
-        reachable_sockets.len()
-    );
-    let unresolved: Vec<&str> = inv.unresolved.iter().map(|u| u.what.as_str()).collect();
-    let socket_masks = if let Some(why) = &inv.fallback {
-        LayerState::Degraded(format!("{counts}; {why}"))
-    } else if !unresolved.is_empty() {
-        LayerState::Degraded(format!(
-            "{counts}; not found, so not masked: {}",
-            unresolved.join(", ")
-        ))
-    } else {
-        LayerState::Applied(counts)
-    };
+    let socket_masks = socket_masks(inv, masked_sockets.len(), reachable_sockets.len());
     let caches = super::caches::cache_mounts(policy, host);
     let (home, home_overlay) = super::caches::home_layer(policy, host);
     let (workspace, review) = super::review::workspace_layer(policy, host);
@@ -284,21 +269,43 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
         protected_paths: protected_paths(policy),
         socket_masks,
         landlock_abi: if landlock_applies(policy, abi) { abi } else { 0 },
-        masked_variables: policy
-            .socket_vars
-            .iter()
-            .filter(|(_, p)| {
-                masked_sockets.contains(p)
-                    // Under the private /tmp, where only allowed sockets are shown.
-                    || (policy.tmp == TmpMode::Private
-                        && p.starts_with("/tmp")
-                        && !policy.allowed_sockets.iter().any(|a| a.value == *p))
-            })
-            .map(|(v, _)| v.clone())
-            .collect(),
+        masked_variables: masked_variables(policy, &masked_sockets),
         masked_sockets,
         reachable_sockets,
     }
+}
+
+/// The socket masks' state: degraded where sock_diag was missing or a
+/// socket could not be found.
+fn socket_masks(inv: &crate::host::SocketInventory, masked: usize, reachable: usize) -> LayerState {
+    let counts = format!("{masked} host sockets masked, {reachable} reachable");
+    let unresolved: Vec<&str> = inv.unresolved.iter().map(|u| u.what.as_str()).collect();
+    if let Some(why) = &inv.fallback {
+        LayerState::Degraded(format!("{counts}; {why}"))
+    } else if !unresolved.is_empty() {
+        LayerState::Degraded(format!(
+            "{counts}; not found, so not masked: {}",
+            unresolved.join(", ")
+        ))
+    } else {
+        LayerState::Applied(counts)
+    }
+}
+
+/// The socket variables whose socket is masked inside.
+fn masked_variables(policy: &Policy, masked: &[PathBuf]) -> Vec<String> {
+    policy
+        .socket_vars
+        .iter()
+        .filter(|(_, p)| {
+            masked.contains(p)
+                // Under the private /tmp, where only allowed sockets are shown.
+                || (policy.tmp == TmpMode::Private
+                    && p.starts_with("/tmp")
+                    && !policy.allowed_sockets.iter().any(|a| a.value == *p))
+        })
+        .map(|(v, _)| v.clone())
+        .collect()
 }
 
 /// The git paths kept read-only in a checkout (hooks, config).

@@ -185,26 +185,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, layers: &Layers) -> Result<(Limit
         time_ms: asked.time_ms,
         say,
     };
-    let mut parts = Vec::new();
-    if let Some(b) = asked.memory {
-        parts.push(format!(
-            "memory {} for the whole tree, swap included (at it every process is killed together)",
-            human_bytes(b)
-        ));
-    }
-    if let Some(n) = asked.tasks {
-        parts.push(format!(
-            "{n} tasks (processes and threads; fork fails with EAGAIN past it)"
-        ));
-    }
-    if let Some(m) = asked.milli_cpus {
-        let plural = if m == 1000 { "" } else { "s" };
-        parts.push(format!(
-            "the CPU time of {} CPU{plural}",
-            policy.settings.cpus.value
-        ));
-    }
-    parts.extend(time);
+    let parts = described(&asked, policy, time);
     let state = LayerState::Applied(format!(
         "cgroup {} {}: {}",
         if v2 { "v2" } else { "v1" },
@@ -226,6 +207,31 @@ pub fn plan(policy: &Policy, host: &HostFacts, layers: &Layers) -> Result<(Limit
         watch: Some(watch),
     };
     Ok((limits, state))
+}
+
+/// Each limit asked for, as the layer's line says it.
+fn described(asked: &Asked, policy: &Policy, time: Option<String>) -> Vec<String> {
+    let mut parts = Vec::new();
+    if let Some(b) = asked.memory {
+        parts.push(format!(
+            "memory {} for the whole tree, swap included (at it every process is killed together)",
+            human_bytes(b)
+        ));
+    }
+    if let Some(n) = asked.tasks {
+        parts.push(format!(
+            "{n} tasks (processes and threads; fork fails with EAGAIN past it)"
+        ));
+    }
+    if let Some(m) = asked.milli_cpus {
+        let plural = if m == 1000 { "" } else { "s" };
+        parts.push(format!(
+            "the CPU time of {} CPU{plural}",
+            policy.settings.cpus.value
+        ));
+    }
+    parts.extend(time);
+    parts
 }
 
 /// What a v2 group is given.

@@ -42,30 +42,7 @@ pub(super) fn run_spec(
     // The sandbox's cgroups, once the warden (which stays out) runs.
     prepare.extend(limits.make);
 
-    // Inherited devices bound read-only over themselves, files reopened.
-    let mut inherited = Vec::new();
-    for path in &fds.binds {
-        inherited.push(Step::BindMount {
-            role: Role::InheritedDevice,
-            source: path.clone(),
-            target: path.clone(),
-            recursive: false,
-        });
-        inherited.push(Step::Remount {
-            target: path.clone(),
-            flags: Flags {
-                rdonly: true,
-                nosuid: true,
-                noexec: true,
-                nodev: false,
-            },
-        });
-    }
-    inherited.extend(
-        fds.reopen
-            .into_iter()
-            .map(|(fd, path)| Step::ReopenFd { fd, path }),
-    );
+    let inherited = inherited(fds.binds, fds.reopen);
 
     // The minimal view assembles a new root, as the legacy path does.
     let minimal = policy.view == ViewMode::Minimal;
@@ -136,6 +113,30 @@ pub(super) fn run_spec(
             },
         ),
     }
+}
+
+/// Inherited devices bound read-only over themselves, files reopened.
+fn inherited(binds: Vec<std::path::PathBuf>, reopen: Vec<(i32, std::path::PathBuf)>) -> Vec<Step> {
+    let mut steps = Vec::new();
+    for path in binds {
+        steps.push(Step::BindMount {
+            role: Role::InheritedDevice,
+            source: path.clone(),
+            target: path.clone(),
+            recursive: false,
+        });
+        steps.push(Step::Remount {
+            target: path,
+            flags: Flags {
+                rdonly: true,
+                nosuid: true,
+                noexec: true,
+                nodev: false,
+            },
+        });
+    }
+    steps.extend(reopen.into_iter().map(|(fd, path)| Step::ReopenFd { fd, path }));
+    steps
 }
 
 /// The warden's orders in `run`.

@@ -34,44 +34,21 @@ impl Step {
             }
             Step::LoopbackUp => "bring up lo in the new network namespace".into(),
             Step::MakeMountsSlave => "keep the sandbox's mounts from propagating to the host".into(),
-            Step::CloneTree { role, source, .. } => match role {
-                Role::HostRoot => "clone the host tree".into(),
-                _ => format!("clone {} {}", role.noun(), source.display()),
-            },
-            Step::SetTreeAttr { set, .. } if set.rdonly => "make the cloned tree read-only".into(),
-            Step::SetTreeAttr { .. } => "make the cloned tree private".into(),
-            Step::MountTmpfs { target, .. } => format!("mount a tmpfs on {}", target.display()),
-            Step::AttachTree { role, target, .. } | Step::BindMount { role, target, .. } => match role {
-                Role::HostRoot => format!("attach the read-only host tree at {}", target.display()),
-                _ => format!("attach {} at {}", role.noun(), target.display()),
-            },
-            Step::MakeMountPoint { path, dir: true, .. } => format!("create directory {}", path.display()),
-            Step::MakeMountPoint { path, .. } => format!("create mount point {}", path.display()),
-            Step::Symlink { link, .. } => format!("create symlink {}", link.display()),
-            Step::ClaimPty { target, .. } => format!("claim {} in the sandbox's devpts", target.display()),
-            Step::MountDevpts { target } => format!("mount devpts on {}", target.display()),
-            Step::SetPathAttr {
-                target,
-                recursive: true,
-                ..
-            } if target.as_os_str() == "/" => "make the host tree read-only".into(),
-            Step::SetPathAttr { target, .. } | Step::Remount { target, .. } => {
-                format!("make {} read-only", target.display())
-            }
-            Step::MakeTreePrivate { target } => format!("make mounts under {} private", target.display()),
-            Step::RemountTree {
-                target,
-                set,
-                recursive,
-                ..
-            } => format!(
-                "remount {}{} {}",
-                if *recursive { "every mount under " } else { "" },
-                target.display(),
-                if set.rdonly { "read-only" } else { "nosuid" }
-            ),
-            Step::PivotRoot { new_root, .. } => format!("switch to the staging root {}", new_root.display()),
-            Step::EnterRoot { .. } => "switch to the sandbox root".into(),
+            Step::CloneTree { .. }
+            | Step::SetTreeAttr { .. }
+            | Step::MountTmpfs { .. }
+            | Step::AttachTree { .. }
+            | Step::BindMount { .. }
+            | Step::MakeMountPoint { .. }
+            | Step::Symlink { .. }
+            | Step::ClaimPty { .. }
+            | Step::MountDevpts { .. }
+            | Step::SetPathAttr { .. }
+            | Step::Remount { .. }
+            | Step::MakeTreePrivate { .. }
+            | Step::RemountTree { .. }
+            | Step::PivotRoot { .. }
+            | Step::EnterRoot { .. } => tree_purpose(self),
             Step::Chdir { candidates } if candidates.len() == 1 => {
                 format!("enter {}", candidates[0].display())
             }
@@ -134,6 +111,51 @@ impl Step {
                     .join(", ")
             ),
         }
+    }
+}
+
+/// What a step that builds the sandbox's mount tree is for.
+fn tree_purpose(step: &Step) -> String {
+    match step {
+        Step::CloneTree { role, source, .. } => match role {
+            Role::HostRoot => "clone the host tree".into(),
+            _ => format!("clone {} {}", role.noun(), source.display()),
+        },
+        Step::SetTreeAttr { set, .. } if set.rdonly => "make the cloned tree read-only".into(),
+        Step::SetTreeAttr { .. } => "make the cloned tree private".into(),
+        Step::MountTmpfs { target, .. } => format!("mount a tmpfs on {}", target.display()),
+        Step::AttachTree { role, target, .. } | Step::BindMount { role, target, .. } => match role {
+            Role::HostRoot => format!("attach the read-only host tree at {}", target.display()),
+            _ => format!("attach {} at {}", role.noun(), target.display()),
+        },
+        Step::MakeMountPoint { path, dir: true, .. } => format!("create directory {}", path.display()),
+        Step::MakeMountPoint { path, .. } => format!("create mount point {}", path.display()),
+        Step::Symlink { link, .. } => format!("create symlink {}", link.display()),
+        Step::ClaimPty { target, .. } => format!("claim {} in the sandbox's devpts", target.display()),
+        Step::MountDevpts { target } => format!("mount devpts on {}", target.display()),
+        Step::SetPathAttr {
+            target,
+            recursive: true,
+            ..
+        } if target.as_os_str() == "/" => "make the host tree read-only".into(),
+        Step::SetPathAttr { target, .. } | Step::Remount { target, .. } => {
+            format!("make {} read-only", target.display())
+        }
+        Step::MakeTreePrivate { target } => format!("make mounts under {} private", target.display()),
+        Step::RemountTree {
+            target,
+            set,
+            recursive,
+            ..
+        } => format!(
+            "remount {}{} {}",
+            if *recursive { "every mount under " } else { "" },
+            target.display(),
+            if set.rdonly { "read-only" } else { "nosuid" }
+        ),
+        Step::PivotRoot { new_root, .. } => format!("switch to the staging root {}", new_root.display()),
+        Step::EnterRoot { .. } => "switch to the sandbox root".into(),
+        _ => unreachable!("{step:?} builds no mount tree"),
     }
 }
 

@@ -64,73 +64,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             }
             write!(f, "{} on the host (with missing parents)", calls.join("; "))
         }
-        Step::StartWarden {
-            keep_background,
-            egress,
-            git,
-            scoped,
-            notes,
-            remove,
-            writable,
-            watch,
-            review,
-            explain,
-            limits,
-            repos,
-        } => {
-            write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
-            if *notes || explain.as_ref().is_some_and(|e| e.say) {
-                write!(f, "fcntl(stderr, F_DUPFD_CLOEXEC) for its notes; ")?;
-            }
-            if let Some(d) = explain.as_ref().and_then(|e| e.denials.as_ref()) {
-                write!(f, "open({}, O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0600); ", q(d))?;
-            }
-            if let Some(l) = egress.as_ref().and_then(|e| e.log.as_ref()) {
-                write!(f, "open({}, O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, 0600); ", q(l))?;
-            }
-            write!(
-                f,
-                "{ONE_THREAD}{DETACHED}the warden{DETACHED_END}, so that it is no child of the command (outside the sandbox; {}",
-                match (keep_background, scoped) {
-                    (true, _) => "leaves the command's leftovers running",
-                    (false, true) =>
-                        "when the command exits, waits (poll, at most 2 s) for the reaper's kill(-1) to empty the sandbox",
-                    (false, false) =>
-                        "when the command exits, holds every fork and kills every process whose user namespace is the sandbox's or one made inside it (NS_GET_PARENT), until none is left",
-                }
-            )?;
-            write!(
-                f,
-                "; holds the cache layer slot's lock, when there is one, through fcntl(F_DUPFD_CLOEXEC), and lets it go once the command and its leftovers are gone"
-            )?;
-            if let Some(e) = egress {
-                write!(
-                    f,
-                    "; serves the egress proxy to {} listed destinations",
-                    e.allow.0.len()
-                )?;
-            }
-            if let Some(dir) = remove {
-                write!(f, "; removes {} once the sandbox is gone", q(dir))?;
-            }
-            if !writable.is_empty() {
-                let names: Vec<String> = writable.iter().map(|p| q(p)).collect();
-                write!(
-                    f,
-                    "; makes the trapped chmod and utimensat calls itself, for a file beneath {} that the command's user owns (read from /proc/PID/mem, opened O_PATH, judged by its /proc/self/fd link), EPERM elsewhere",
-                    names.join(", ")
-                )?;
-            }
-            if let Some(e) = explain {
-                explain_text(e, f)?;
-            }
-            if let Some(l) = limits {
-                limits_text(l, f)?;
-            }
-            git_text(git, repos.as_deref(), f)?;
-            at_exit_text(watch, review.as_deref(), f)?;
-            write!(f, ")")
-        }
+        Step::StartWarden { .. } => warden_text(step, f),
         Step::PrepareReview {
             layer,
             trees,
@@ -140,6 +74,79 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         } => prepare_review(layer, *trees, *fresh, bases, f),
         _ => Ok(()),
     }
+}
+
+/// The warden's step: what it holds and does outside, in one aside.
+fn warden_text(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let Step::StartWarden {
+        keep_background,
+        egress,
+        git,
+        scoped,
+        notes,
+        remove,
+        writable,
+        watch,
+        review,
+        explain,
+        limits,
+        repos,
+    } = step
+    else {
+        return Ok(());
+    };
+    write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
+    if *notes || explain.as_ref().is_some_and(|e| e.say) {
+        write!(f, "fcntl(stderr, F_DUPFD_CLOEXEC) for its notes; ")?;
+    }
+    if let Some(d) = explain.as_ref().and_then(|e| e.denials.as_ref()) {
+        write!(f, "open({}, O_WRONLY|O_CREAT|O_TRUNC|O_CLOEXEC, 0600); ", q(d))?;
+    }
+    if let Some(l) = egress.as_ref().and_then(|e| e.log.as_ref()) {
+        write!(f, "open({}, O_WRONLY|O_APPEND|O_CREAT|O_CLOEXEC, 0600); ", q(l))?;
+    }
+    write!(
+        f,
+        "{ONE_THREAD}{DETACHED}the warden{DETACHED_END}, so that it is no child of the command (outside the sandbox; {}",
+        match (keep_background, scoped) {
+            (true, _) => "leaves the command's leftovers running",
+            (false, true) =>
+                "when the command exits, waits (poll, at most 2 s) for the reaper's kill(-1) to empty the sandbox",
+            (false, false) =>
+                "when the command exits, holds every fork and kills every process whose user namespace is the sandbox's or one made inside it (NS_GET_PARENT), until none is left",
+        }
+    )?;
+    write!(
+        f,
+        "; holds the cache layer slot's lock, when there is one, through fcntl(F_DUPFD_CLOEXEC), and lets it go once the command and its leftovers are gone"
+    )?;
+    if let Some(e) = egress {
+        write!(
+            f,
+            "; serves the egress proxy to {} listed destinations",
+            e.allow.0.len()
+        )?;
+    }
+    if let Some(dir) = remove {
+        write!(f, "; removes {} once the sandbox is gone", q(dir))?;
+    }
+    if !writable.is_empty() {
+        let names: Vec<String> = writable.iter().map(|p| q(p)).collect();
+        write!(
+            f,
+            "; makes the trapped chmod and utimensat calls itself, for a file beneath {} that the command's user owns (read from /proc/PID/mem, opened O_PATH, judged by its /proc/self/fd link), EPERM elsewhere",
+            names.join(", ")
+        )?;
+    }
+    if let Some(e) = explain {
+        explain_text(e, f)?;
+    }
+    if let Some(l) = limits {
+        limits_text(l, f)?;
+    }
+    git_text(git, repos.as_deref(), f)?;
+    at_exit_text(watch, review.as_deref(), f)?;
+    write!(f, ")")
 }
 
 /// What the warden does for the limits, in its step's aside.
