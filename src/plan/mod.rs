@@ -31,6 +31,7 @@ mod step_purpose;
 mod step_text;
 mod step_text_host;
 mod step_text_landlock;
+mod step_text_mount;
 mod step_text_process;
 
 pub use caches::{CacheHow, CacheMount, HomeOverlay};

@@ -1,9 +1,10 @@
 //! The printed calls of the process steps: the monitor, PID 1, the
-//! sessions, joining namespaces, the last layers before exec.
+//! sessions, joining namespaces, capabilities, the confinement's layers,
+//! exec.
 
 use super::filter_text;
-use super::step::Step;
-use super::step_args::{DYING_CHILD, ONE_THREAD, WAIT_FOR_MONITOR, q};
+use super::step::{Ambient, Step};
+use super::step_args::{DETACHED_END, DETACHED_LIGHT, DYING_CHILD, ONE_THREAD, WAIT_FOR_MONITOR, q};
 use std::fmt;
 
 /// How a process outside the command passes signals on (`run --pid
@@ -190,5 +191,161 @@ pub(super) fn to_monitor(f: &mut fmt::Formatter<'_>, layers: bool) -> fmt::Resul
         f,
         "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {refused}; {} and every call those refuse to the monitor); sendmsg(monitor, SCM_RIGHTS listener)",
         super::filter_explain::EXPLAINED_CALLS.join("/")
+    )
+}
+
+/// `Step::DropCapabilities`'s calls.
+pub(super) fn capabilities(
+    keep: &[u32],
+    bounding: bool,
+    ambient: Ambient,
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    let but = if keep.is_empty() {
+        String::new()
+    } else {
+        format!(" but {keep:?}")
+    };
+    if bounding {
+        write!(f, "prctl(PR_CAPBSET_DROP, every cap{but}); ")?;
+    }
+    if keep.is_empty() {
+        write!(
+            f,
+            "prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL); capset(effective=0, permitted=0, inheritable=0)"
+        )
+    } else {
+        write!(
+            f,
+            "prctl(PR_CAP_AMBIENT_LOWER, every cap{but}); capget(); capset(only {keep:?}{}) (skipped when nothing changes)",
+            if ambient == Ambient::Raise {
+                ", inheritable = permitted"
+            } else {
+                ""
+            }
+        )?;
+        match ambient {
+            Ambient::Lower => Ok(()),
+            Ambient::Raise => write!(f, "; prctl(PR_CAP_AMBIENT_RAISE, each kept)"),
+            Ambient::Offer => write!(
+                f,
+                "; prctl(PR_CAP_AMBIENT_RAISE, each kept), refusals ignored (the inheritable set decides, as in bubblewrap)"
+            ),
+        }
+    }
+}
+
+/// `Step::Exec`'s call: the command and how its environment changes.
+pub(super) fn exec(
+    argv: &[std::ffi::OsString],
+    env: &crate::policy::EnvRules,
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    let args: Vec<String> = argv.iter().map(|a| format!("{a:?}")).collect();
+    let mut changes: Vec<String> = env
+        .unset
+        .iter()
+        .map(|k| format!("-{}", k.to_string_lossy()))
+        .collect();
+    changes.extend(
+        env.set
+            .iter()
+            .map(|(k, v)| format!("+{}={}", k.to_string_lossy(), v.to_string_lossy())),
+    );
+    write!(
+        f,
+        "execvp({}, [{}]) with environment {}",
+        args.first().map(String::as_str).unwrap_or("\"\""),
+        args.join(", "),
+        changes.join(" ")
+    )
+}
+
+/// The confinement's steps: no_new_privs, Landlock, the seccomp filters, the\n/// reaper, the git dirs handed over, the descriptors sealed or reopened.
+pub(super) fn confinement(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match step {
+        Step::RefuseKeyrings => write!(
+            f,
+            "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {{{} = EPERM, otherwise allow}})",
+            super::filter_landlock::KEYRING_CALLS.join("/")
+        ),
+        Step::SeccompNotify {
+            signals,
+            root,
+            landlock_only,
+            explain,
+        } => {
+            write!(
+                f,
+                "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {}",
+                filter_text::described(true, *signals, *root, *landlock_only)
+            )?;
+            if *explain {
+                write!(f, "{}", filter_text::explained(*landlock_only, !*signals))?;
+            }
+            write!(f, "); sendmsg(warden, SCM_RIGHTS listener)")
+        }
+        Step::SeccompToMonitor { layers } => super::step_text_process::to_monitor(f, *layers),
+        Step::NoNewPrivs => write!(f, "prctl(PR_SET_NO_NEW_PRIVS, 1)"),
+        Step::Landlock {
+            abi,
+            paths,
+            fifo,
+            scoped,
+        } => landlock_text(*abi, paths, fifo, *scoped, f),
+        Step::HandGitDirs { dirs } => {
+            let names: Vec<String> = dirs.iter().map(|d| q(d)).collect();
+            write!(
+                f,
+                "open(each of {}, O_RDONLY|O_DIRECTORY); sendmsg(warden, SCM_RIGHTS each); read(warden) = the warden has copied in the host's files (it then keeps git's allow-listed files in step both ways, under git's locks, with inotify)",
+                names.join(", ")
+            )
+        }
+        Step::StartReaper => write!(
+            f,
+            "getpid() = the command; landlock_create_ruleset(handled=REFER, scoped=SIGNAL); open(\"/\", O_PATH); fstat; landlock_add_rule(PATH_BENEATH, REFER, \"/\"); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self(); pidfd_open(the command); {ONE_THREAD}mmap(64 KiB stack for the reaper, never unmapped); {DETACHED_LIGHT}the reaper on that stack, sharing the command's memory until its exec (in it, raw system calls only: a session of its own, open of the null device onto 0-2, close_range of all but the pidfd, poll of the command's pidfd, then, if the warden (the caller's, outside) is out of its reach, kill(-1, SIGKILL)){DETACHED_END}; sendmsg(warden, SCM_RIGHTS pidfd)"
+        ),
+        Step::Seccomp => write!(
+            f,
+            "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {})",
+            filter_text::described(false, false, false, false)
+        ),
+        Step::ReopenFd { fd, path } => write!(
+            f,
+            "fcntl({fd}, F_GETFL); open({}, that access mode|O_NOCTTY); fstat both: the same device; dup2 onto fd {fd}",
+            q(path)
+        ),
+        Step::SealFds { keep, closed } => {
+            let closed: Vec<String> = closed.iter().map(|(fd, what)| format!("{fd} ({what})")).collect();
+            write!(
+                f,
+                "close_range(3, ~0U, CLOSE_RANGE_CLOEXEC); fcntl(F_SETFD, 0) on kept fds {keep:?}; closed at exec: [{}]",
+                closed.join(", ")
+            )
+        }
+        _ => Ok(()),
+    }
+}
+
+/// `Step::Landlock`'s calls.
+fn landlock_text(
+    abi: u32,
+    paths: &[std::path::PathBuf],
+    fifo: &[std::path::PathBuf],
+    scoped: bool,
+    f: &mut fmt::Formatter<'_>,
+) -> fmt::Result {
+    let beneath: Vec<String> = paths.iter().map(|p| q(p)).collect();
+    let fifos: Vec<String> = fifo.iter().map(|p| q(p)).collect();
+    write!(
+        f,
+        "landlock_create_ruleset(ABI {abi}, handled=write-type{}); openat(each path, O_PATH) and landlock_add_rule(PATH_BENEATH, write-type but MAKE_FIFO, {} and the terminals on fds 0-2, found by fcntl(F_GETFL), readlink and fstat); landlock_add_rule(PATH_BENEATH, MAKE_FIFO, {}); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self()",
+        if scoped {
+            ", scoped=SIGNAL|ABSTRACT_UNIX_SOCKET"
+        } else {
+            ""
+        },
+        beneath.join(", "),
+        fifos.join(", ")
     )
 }
