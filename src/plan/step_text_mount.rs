@@ -21,21 +21,11 @@ pub(super) fn tree(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             q(source),
             if *recursive { "|AT_RECURSIVE" } else { "" }
         ),
-        Step::SetTreeAttr { tree, set, private } => {
-            let mut attr = Vec::new();
-            let set = set.names("MOUNT_ATTR_");
-            if !set.is_empty() {
-                attr.push(format!("attr_set={}", set.join("|")));
-            }
-            if *private {
-                attr.push("propagation=MS_PRIVATE".into());
-            }
-            write!(
-                f,
-                "mount_setattr(tree{tree}, \"\", AT_EMPTY_PATH|AT_RECURSIVE, {{{}}})",
-                attr.join(", ")
-            )
-        }
+        Step::SetTreeAttr { tree, set, private } => write!(
+            f,
+            "mount_setattr(tree{tree}, \"\", AT_EMPTY_PATH|AT_RECURSIVE, {{{}}})",
+            mount_attr(set, *private)
+        ),
         Step::MountTmpfs {
             target,
             flags,
@@ -119,20 +109,13 @@ pub(super) fn attributes(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result
             set,
             private,
         } => {
-            let mut attr = Vec::new();
-            let names = set.names("MOUNT_ATTR_");
-            if !names.is_empty() {
-                attr.push(format!("attr_set={}", names.join("|")));
-            }
-            if *private {
-                attr.push("propagation=MS_PRIVATE".into());
-            }
+            let attr = mount_attr(set, *private);
             write!(
                 f,
                 "mount_setattr(AT_FDCWD, {}, {}, {{{}}})",
                 q(target),
                 if *recursive { "AT_RECURSIVE" } else { "0" },
-                attr.join(", ")
+                attr
             )
         }
         Step::MakeTreePrivate { target } => {
@@ -292,4 +275,17 @@ fn unless_read_only(path: &std::path::Path, bubblewrap: bool) -> String {
     } else {
         format!("statfs({}) (left alone if read-only already)", q(path))
     }
+}
+
+/// A `struct mount_attr` as printed: the attributes set, the propagation.
+fn mount_attr(set: &super::step::Flags, private: bool) -> String {
+    let mut attr = Vec::new();
+    let names = set.names("MOUNT_ATTR_");
+    if !names.is_empty() {
+        attr.push(format!("attr_set={}", names.join("|")));
+    }
+    if private {
+        attr.push("propagation=MS_PRIVATE".into());
+    }
+    attr.join(", ")
 }
