@@ -149,7 +149,6 @@ const LONG_FUNCTIONS: &[(&str, usize)] = &[
     ("src/plan/layout.rs:layout", 178),
     ("src/plan/legacy.rs:mounts_legacy", 278),
     ("src/plan/new_api.rs:mounts_new_api", 143),
-    ("src/report/mod.rs:text", 250),
     ("src/supervise/warden.rs:run", 180),
     ("src/supervise/warden.rs:start", 130),
 ];

@@ -294,6 +294,17 @@ impl Inspect {
 
     pub fn text(&self) -> String {
         let mut o = String::new();
+        self.head_text(&mut o);
+        self.roots_text(&mut o);
+        self.host_text(&mut o);
+        self.view_text(&mut o);
+        self.secrets_text(&mut o);
+        self.tail_text(&mut o);
+        o
+    }
+
+    /// The backend, how fully it enforces, the boundary, the network.
+    fn head_text(&self, o: &mut String) {
         let _ = writeln!(
             o,
             "Backend: {} {} ({})",
@@ -323,6 +334,10 @@ impl Inspect {
         } else {
             let _ = writeln!(o, "Network: {}", self.network);
         }
+    }
+
+    /// The writable roots, what is read-only inside them, what was left out, git.
+    fn roots_text(&self, o: &mut String) {
         let _ = writeln!(o, "Target dir: {}", self.target_dir.display());
         let _ = writeln!(o, "Writable roots:");
         for r in &self.writable_roots {
@@ -369,6 +384,10 @@ impl Inspect {
             let _ = write!(o, " [{n}]");
         }
         o.push('\n');
+    }
+
+    /// The temp dir, the mount API, the layers, sizes and host sockets.
+    fn host_text(&self, o: &mut String) {
         let _ = writeln!(
             o,
             "Temp: {}",
@@ -427,6 +446,10 @@ impl Inspect {
         for p in &l.reachable_sockets {
             let _ = writeln!(o, "  {}  [reachable]", p.display());
         }
+    }
+
+    /// What the command sees of the host and the home.
+    fn view_text(&self, o: &mut String) {
         match self.view {
             crate::policy::ViewMode::Host => {
                 let _ = writeln!(o, "View: host (the whole host, read-only)");
@@ -466,6 +489,10 @@ impl Inspect {
                 }
             }
         }
+    }
+
+    /// What stays unreadable or is taken out: hidden paths, variables, start-up files.
+    fn secrets_text(&self, o: &mut String) {
         let _ = writeln!(o, "Hidden (unreadable inside: EACCES):");
         if self.hidden.is_empty() {
             let _ = writeln!(o, "  (none)");
@@ -476,7 +503,7 @@ impl Inspect {
         for p in &self.shown {
             let _ = writeln!(o, "  {}  [shown: taken out with --show]", p.display());
         }
-        other_names_text(&mut o, &self.other_names);
+        other_names_text(o, &self.other_names);
         let names: Vec<String> = self
             .removed_variables
             .iter()
@@ -512,6 +539,10 @@ impl Inspect {
                 r.path.display()
             );
         }
+    }
+
+    /// The kernel, the settings and their sources, the notes.
+    fn tail_text(&self, o: &mut String) {
         let _ = writeln!(o, "Kernel: Linux {}", self.kernel);
         let _ = writeln!(o, "Settings:");
         for s in &self.settings {
@@ -528,7 +559,6 @@ impl Inspect {
         {
             let _ = writeln!(o, "\n{r}");
         }
-        o
     }
 }
 
