@@ -412,7 +412,7 @@ fn repositories_made_inside_are_named_at_exit() {
                 .current_dir(f.ws())
                 .output()
                 .unwrap());
-            // A bare one there from the start, which no mount guards.
+            // A bare one there from the start: guarded as a `.git` is.
             ok(&f
                 .command("git")
                 .args(["init", "-q", "--bare", "E.git"])
@@ -482,7 +482,6 @@ fn repositories_made_inside_are_named_at_exit() {
                 ("B/HEAD", "B/HEAD.qwrap-held"),
                 ("C2/.git", "C2/.git.qwrap-held"),
                 ("D/.git", "D/.git.qwrap-held"),
-                ("E.git/HEAD", "E.git/HEAD.qwrap-held"),
                 // A ref linked to a device, which host git would read without end.
                 ("hz/.git", "hz/.git.qwrap-held"),
             ] {
@@ -490,6 +489,10 @@ fn repositories_made_inside_are_named_at_exit() {
                 assert!(f.ws().join(held).exists(), "{what}: {held} missing: {err}");
             }
             assert!(f.ws().join("plain/.git").is_dir(), "{what}: plain moved");
+            // The bare one there from the start kept its HEAD and its config.
+            assert!(f.ws().join("E.git/HEAD").is_file(), "{what}: E.git held: {err}");
+            let config = std::fs::read_to_string(f.ws().join("E.git/config")).unwrap();
+            assert!(!config.contains("fsmonitor"), "{what}: E.git's config changed: {config}");
             // The repository the command moved is still the user's.
             assert!(f.ws().join("k.old/.git").is_dir(), "{what}: k.old moved");
             assert!(!err.contains("k.old/.git:"), "{what}: k.old named: {err}");
@@ -1387,5 +1390,162 @@ fn a_link_or_a_forged_object_in_the_lfs_store_stays_inside() {
             stderr(&o)
         );
         assert!(!store_holds(&f.ws().join(".git/lfs"), "CANARY"), "{who:?}");
+    }
+}
+
+/// The modes a git attack is tried in: each gives the git dirs' guard its
+/// own way.
+const MODES_OF_GIT: [&[&str]; 3] = [&[], &["--isolation", "landlock"], &["--pid", "private"]];
+
+/// Bare repositories there at the start (a local remote in an included
+/// root, fixtures in the workspace) are guarded as a `.git` is: a hook and
+/// an fsmonitor written inside never reach them, not even while the
+/// command runs (a host push during the run runs no planted hook), and at
+/// the end they are neither called made inside nor held aside. A push made
+/// inside arrives, as a remote's would.
+#[test]
+fn bare_repositories_there_at_the_start_are_guarded_alike() {
+    for (who, mode) in Who::all()
+        .into_iter()
+        .flat_map(|w| MODES_OF_GIT.iter().map(move |m| (w, *m)))
+    {
+        let f = Fixture::new(who);
+        repo(&f);
+        let marker = f.path().join("PWNED");
+        let remote = f.path().join("remotes/proj.git");
+        let fixture = f.ws().join("fixtures/b.git");
+        for b in [&remote, &fixture] {
+            let o = f
+                .command("git")
+                .args(["init", "-q", "--bare", "-b", "main"])
+                .arg(b)
+                .output()
+                .unwrap();
+            ok(&o);
+        }
+        let push = format!(
+            "{GIT} push -q {} main && {GIT} push -q {} main",
+            remote.display(),
+            fixture.display()
+        );
+        ok(&f
+            .command("sh")
+            .current_dir(f.ws())
+            .args(["-c", &push])
+            .output()
+            .unwrap());
+        let script = format!(
+            "for b in {r} fixtures/b.git; do
+               printf '#!/bin/sh\\ntouch {m}\\n' > $b/hooks/post-receive; chmod +x $b/hooks/post-receive
+               printf '[core]\\n\\tfsmonitor = \"touch {m}; false\"\\n' >> $b/config
+             done
+             {GIT} commit -q --allow-empty -m inside && {GIT} push -q {r} main
+             touch planted; n=0; while [ ! -e host-done ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n+1)); done; echo done",
+            r = remote.display(),
+            m = marker.display()
+        );
+        let mut c = f.qwrap(&["run", "--include", f.path().join("remotes").to_str().unwrap()]);
+        c.args(mode).args(["--", "sh", "-c", &script]);
+        if mode.contains(&"--isolation") {
+            c.env_remove("QWRAP_PID");
+        }
+        let child = c
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let planted = f.ws().join("planted");
+        let start = std::time::Instant::now();
+        while !planted.exists() && start.elapsed() < Duration::from_secs(20) {
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // While the command runs, the user pushes to the remote.
+        let during = format!(
+            "cd {ws} && {GIT} checkout -q -b from-host && {GIT} commit -q --allow-empty -m host && {GIT} push -q {r} from-host",
+            ws = f.ws().display(),
+            r = remote.display()
+        );
+        let h = host(&f, &during);
+        let _ = std::fs::write(f.ws().join("host-done"), "");
+        let o = child.wait_with_output().unwrap();
+        let what = format!("{who:?} {mode:?}");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        ok(&h);
+        assert!(
+            !marker.exists(),
+            "{what}: a hook planted inside ran on a host push during the run"
+        );
+        for b in [&remote, &fixture] {
+            assert!(
+                b.join("HEAD").is_file(),
+                "{what}: {b:?} lost its HEAD: {}",
+                stderr(&o)
+            );
+            let h = host(
+                &f,
+                &format!(
+                    "cd {} && {GIT} log --format=%s main && {GIT} status 2>&1; true",
+                    b.display()
+                ),
+            );
+            // Without namespaces git dirs are read-only inside: no push lands.
+            if b == &remote && !mode.contains(&"--isolation") {
+                assert!(
+                    stdout(&h).contains("inside"),
+                    "{what}: the push made inside: {}",
+                    stderr(&h)
+                );
+            }
+            assert!(
+                !b.join("hooks/post-receive").exists(),
+                "{what}: {b:?}: the hook reached the host"
+            );
+        }
+        assert!(!stderr(&o).contains("made inside"), "{what}: {}", stderr(&o));
+        assert!(!marker.exists(), "{what}: planted code ran on the host");
+    }
+}
+
+/// An ignore file made or changed inside is named at the end: new files it
+/// matches (itself too) never show in host `git status`, which says the
+/// work tree is clean; one the command left alone is not named.
+#[test]
+fn an_ignore_file_made_inside_is_named() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        f.mkdir("ws/kept");
+        f.write("ws/kept/.gitignore", "*.o\n", 0o644);
+        ok(&host(
+            &f,
+            &format!("cd {} && git add kept && {GIT} commit -qm kept", f.ws().display()),
+        ));
+        // File times run on a coarse clock: the fixture a tick before the run.
+        std::thread::sleep(Duration::from_millis(200));
+        let o = f.run_sh(
+            "new",
+            &[],
+            "mkdir -p src tools && printf 'sitecustomize.py\\n.gitignore\\n' > src/.gitignore && echo 'import os' > src/sitecustomize.py
+             echo '*' > tools/.gitignore && echo evil > tools/run.sh && echo ran",
+        );
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("ran"), "{what}: {}", stderr(&o));
+        let h = host(&f, &format!("cd {} && git status --porcelain", f.ws().display()));
+        assert_eq!(
+            stdout(&h),
+            "",
+            "{what}: the attack's premise: host git status shows nothing"
+        );
+        for named in ["src/.gitignore", "tools/.gitignore"] {
+            assert!(
+                stderr(&o).contains(&format!(
+                    "{}: an ignore file made or changed inside",
+                    f.ws().join(named).display()
+                )),
+                "{what}: {named}: {}",
+                stderr(&o)
+            );
+        }
+        assert!(!stderr(&o).contains("kept/.gitignore"), "{what}: {}", stderr(&o));
     }
 }

@@ -23,6 +23,15 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
     if shown_text(&parts) && host != Some(data) {
         plain_text(data)?;
     }
+    // `git am` decodes a mail's encoded words (`=?UTF-8?Q?=1B…?=`) and
+    // shows the subject.
+    if parts.first() == Some(&&b"rebase-apply"[..]) && host != Some(data) {
+        for word in encoded_words(data) {
+            plain_text(&word).map_err(|_| {
+                "an encoded word in a mail's headers decodes to characters a terminal would act on (git am shows the subject)".to_string()
+            })?;
+        }
+    }
     match parts.as_slice() {
         [b"refs", b"replace", ..] if host != Some(data) => Err(REPLACE.into()),
         [b"refs", ..] => keep(ref_name(rel).and_then(|()| ref_value(data))),
@@ -114,27 +123,107 @@ pub fn vetted(rel: &Path) -> bool {
 /// from", "last commands done", `git bisect log`, a merge's message).
 fn shown_text(parts: &[&[u8]]) -> bool {
     match parts {
-        [n] => n.starts_with(b"BISECT_") || [&b"MERGE_MSG"[..], b"SQUASH_MSG", b"MERGE_MODE"].contains(n),
+        [n] => {
+            n.starts_with(b"BISECT_")
+                || [&b"MERGE_MSG"[..], b"SQUASH_MSG", b"MERGE_MODE", b"FETCH_HEAD"].contains(n)
+        }
         [d, ..] => [&b"rebase-merge"[..], b"rebase-apply", b"sequencer"].contains(d),
         [] => false,
     }
 }
 
-/// Text without the control characters a terminal acts on (an escape
-/// sequence forged a clean `git status` over a modified file): tabs and
-/// line ends only.
+/// Text without the characters a terminal acts on or that hide text (an
+/// escape sequence forged a clean `git status` over a modified file):
+/// tabs and line ends only, and no byte an 8-bit terminal takes for a C1
+/// control where the text is no UTF-8.
 fn plain_text(data: &[u8]) -> Result<(), String> {
-    let control = data.iter().enumerate().any(|(i, &b)| {
-        let crlf = b == b'\r' && data.get(i + 1) == Some(&b'\n');
-        (b < 0x20 && b != b'\t' && b != b'\n' && !crlf)
-            || b == 0x7f
-            || (b == 0xc2 && data.get(i + 1).is_some_and(|c| (0x80..0xa0).contains(c)))
-    });
+    let mut control = false;
+    for chunk in data.utf8_chunks() {
+        let valid = chunk.valid();
+        control |= valid.char_indices().any(|(i, c)| {
+            let crlf = c == '\r' && valid[i + 1..].starts_with('\n');
+            c != '\t' && c != '\n' && !crlf && crate::lossy::unshowable(c)
+        });
+        control |= chunk.invalid().iter().any(|b| crate::lossy::raw_c1(*b));
+    }
     if control {
-        Err("it holds control characters a terminal would act on when host git shows it".into())
+        Err("it holds characters a terminal would act on, or that hide text, when host git shows it".into())
     } else {
         Ok(())
     }
+}
+
+/// The text of each RFC 2047 encoded word in `data` (`=?CHARSET?Q?TEXT?=`
+/// or `?B?`), decoded; more than git decodes is no harm here.
+fn encoded_words(data: &[u8]) -> Vec<Vec<u8>> {
+    let find = |h: &[u8], n: &[u8]| h.windows(n.len()).position(|w| w == n);
+    let mut out = Vec::new();
+    let mut rest = data;
+    while let Some(i) = find(rest, b"=?") {
+        rest = &rest[i + 2..];
+        let Some(q) = rest.iter().position(|c| *c == b'?') else {
+            break;
+        };
+        let after = &rest[q + 1..];
+        if after.len() < 2 || after[1] != b'?' {
+            continue;
+        }
+        let body = &after[2..];
+        let Some(end) = find(body, b"?=") else { break };
+        match after[0].to_ascii_uppercase() {
+            b'Q' => out.push(q_decoded(&body[..end])),
+            b'B' => out.push(b_decoded(&body[..end])),
+            _ => {}
+        }
+        rest = &body[end + 2..];
+    }
+    out
+}
+
+/// RFC 2047's Q encoding: `_` a space, `=XX` a byte.
+fn q_decoded(t: &[u8]) -> Vec<u8> {
+    let hex = |c: u8| (c as char).to_digit(16).map(|d| d as u8);
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < t.len() {
+        match (
+            t[i],
+            t.get(i + 1).copied().and_then(hex),
+            t.get(i + 2).copied().and_then(hex),
+        ) {
+            (b'=', Some(h), Some(l)) => {
+                out.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+            (b'_', ..) => out.push(b' '),
+            (c, ..) => out.push(c),
+        }
+        i += 1;
+    }
+    out
+}
+
+/// Base64, the B encoding; what is not of its alphabet is skipped.
+fn b_decoded(t: &[u8]) -> Vec<u8> {
+    let value = |c: u8| match c {
+        b'A'..=b'Z' => Some(c - b'A'),
+        b'a'..=b'z' => Some(c - b'a' + 26),
+        b'0'..=b'9' => Some(c - b'0' + 52),
+        b'+' => Some(62),
+        b'/' => Some(63),
+        _ => None,
+    };
+    let (mut out, mut acc, mut bits) = (Vec::new(), 0u32, 0);
+    for v in t.iter().filter_map(|c| value(*c)) {
+        acc = acc << 6 | u32::from(v);
+        bits += 6;
+        if bits >= 8 {
+            bits -= 8;
+            out.push((acc >> bits) as u8);
+        }
+    }
+    out
 }
 
 /// An object id (or nothing, where git writes none).
@@ -201,12 +290,11 @@ fn ref_name(rel: &Path) -> Result<(), String> {
 }
 
 fn component_ok(c: &[u8]) -> bool {
-    // Unicode a terminal acts on or that hides text: C1 controls (UTF-8
-    // C2 80–9F: CSI, OSC), zero-width and bidirectional marks (E2 80 8B–8F,
-    // E2 80 AA–AE, E2 81 A6–A9). `git status` prints a branch's name.
-    let shown = String::from_utf8_lossy(c);
-    let acts = shown.chars().any(|ch| {
-        matches!(ch, '\u{80}'..='\u{9f}' | '\u{200b}'..='\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{feff}')
+    // `git status` prints a branch's name: nothing a terminal acts on or
+    // that hides text, in UTF-8 or as raw bytes.
+    let acts = c.utf8_chunks().any(|chunk| {
+        chunk.valid().chars().any(crate::lossy::unshowable)
+            || chunk.invalid().iter().any(|b| crate::lossy::raw_c1(*b))
     });
     !acts
         && !c.is_empty()
@@ -470,9 +558,19 @@ fn head_name(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
 /// and labels; a line's text after them is its subject.
 fn todo_revisions(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
     // Host `git status` resolves every line: a bound, as on a patch count.
-    if data.iter().filter(|c| **c == b'\n').count() > TODO_MAX {
+    let count = data.iter().filter(|c| **c == b'\n').count();
+    if count > TODO_MAX {
         return Err(format!(
             "it has more than {TODO_MAX} lines, each of which host git status would resolve"
+        ));
+    }
+    // Host git writes the rest of the list again after each line, comments
+    // too: lines times bytes is what a `--continue` writes.
+    if host != Some(data) && (count as u64).saturating_mul(data.len() as u64) > TODO_WORK {
+        return Err(format!(
+            "{count} lines of {} bytes: host git would write the rest of it again after each line, {} GiB in all",
+            data.len(),
+            (count as u64).saturating_mul(data.len() as u64) >> 31
         ));
     }
     let known: Vec<&[u8]> = host
@@ -513,6 +611,10 @@ fn todo_revisions(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
 /// The most lines of a todo list or `done`, and the most patches of an
 /// `am`: far beyond any rebase, far below what holds host git up.
 const TODO_MAX: usize = 100_000;
+
+/// The most a todo list's lines times its bytes: host git writes about
+/// half of that as a stopped rebase goes on (8 GiB: a few seconds).
+const TODO_WORK: u64 = 1 << 34;
 
 /// A patch number of `git am` (`next`, `last`).
 fn small_number(data: &[u8]) -> Result<(), String> {
@@ -569,6 +671,59 @@ fn no_replace_ref(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn vb(rel: &str, data: &[u8]) -> Result<Vetted, String> {
+        vet(Path::new(rel), data, None, false)
+    }
+
+    #[test]
+    fn what_hides_text_or_drives_a_terminal_is_refused_in_every_spelling() {
+        // Raw 8-bit C1 (CSI) where the text is no UTF-8.
+        assert!(vb("rebase-merge/git-rebase-todo", b"pick 0123abc s2 \x9b2J\n").is_err());
+        assert!(vb("logs/HEAD", b"x\x9b31m\n").is_err());
+        assert!(vb("MERGE_MSG", b"caf\xe9 latin-1\n").is_ok());
+        // Bidirectional and invisible marks.
+        for mark in [
+            "\u{202e}",
+            "\u{61c}",
+            "\u{ad}",
+            "\u{2028}",
+            "\u{206f}",
+            "\u{e0001}",
+        ] {
+            assert!(
+                v("rebase-merge/done", &format!("pick 0123abc s{mark}x\n")).is_err(),
+                "{mark:?}"
+            );
+            assert!(
+                v(&format!("refs/heads/x{mark}y"), &format!("{A}\n")).is_err(),
+                "{mark:?}"
+            );
+        }
+        assert!(v("refs/heads/caf\u{e9}", &format!("{A}\n")).is_ok());
+        let raw = Path::new(OsStr::from_bytes(b"refs/heads/x\x9b2J"));
+        assert!(vet(raw, format!("{A}\n").as_bytes(), None, false).is_err());
+        // FETCH_HEAD's descriptions become a merge's message.
+        assert!(v("FETCH_HEAD", &format!("{A}\t\tbranch 'x\u{1b}[2J' of y\n")).is_err());
+        assert!(v("FETCH_HEAD", &format!("{A}\t\tbranch 'x' of y\n")).is_ok());
+        // A mail's encoded words, as `git am` decodes them.
+        let mail = |subject: &str| format!("From: A <a@b>\nSubject: {subject}\n\nbody\n");
+        assert!(v("rebase-apply/0002", &mail("=?UTF-8?Q?s2=1B]0;T=07=1B[31mRED?=")).is_err());
+        assert!(v("rebase-apply/0002", &mail("=?utf-8?b?czIbWzJK?=")).is_err());
+        assert!(v("rebase-apply/0002", &mail("=?UTF-8?Q?caf=C3=A9_au_lait?=")).is_ok());
+        assert!(v("rebase-apply/0002", &mail("=?UTF-8?Q?=E2=80=AE?=")).is_err());
+    }
+
+    #[test]
+    fn a_todo_host_git_would_write_again_without_end_is_refused() {
+        let long = format!(
+            "{}pick 0123abc s\n",
+            format!("#{}\n", "x".repeat(1000)).repeat(5_000)
+        );
+        assert!(v("rebase-merge/git-rebase-todo", &long).is_err());
+        let rebase = "pick 0123abc a subject of usual length for a commit\n".repeat(2000);
+        assert!(v("rebase-merge/git-rebase-todo", &rebase).is_ok());
+    }
 
     #[test]
     fn revisions_git_passes_on_are_object_ids_or_branches() {

@@ -222,6 +222,9 @@ pub struct Found {
     /// guarded, but named and held at exit when made inside.
     pub linked: Vec<PathBuf>,
     pub note: Option<String>,
+    /// When the sandbox has ended: every `.gitignore` (what it matches
+    /// does not show in `git status`).
+    pub ignores: Vec<PathBuf>,
     /// When the sandbox has ended: directories its owner had made
     /// unreadable, opened for the walk, with the mode each is to get back
     /// ([`Found::give_modes_back`]) once what was found in them is dealt
@@ -259,7 +262,12 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
                     "more than {MAX_SCAN} directories below the writable roots: repositories beyond them are not guarded while the command runs"
                 ),
                 Reach::Whole => format!(
-                    "more than {WHOLE_SCAN} directories below the writable roots: repositories made beyond them were not looked for"
+                    "more than {WHOLE_SCAN} directories below the writable roots: the walk for repositories made inside stopped there, so one made beyond it is live (host git run in it would run its config and hooks); look before running git below {}",
+                    roots
+                        .iter()
+                        .map(crate::lossy::shown)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
             });
             break;
@@ -284,6 +292,9 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
                 b"refs" => (git_dir[2], linked) = (!link, linked || link),
                 b"commondir" => common = true,
                 _ => {}
+            }
+            if name == ".gitignore" && reach == Reach::Whole && t.is_file() {
+                found.ignores.push(e.path());
             }
             if name == ".git" {
                 if t.is_dir() || t.is_file() {
@@ -414,6 +425,20 @@ pub fn for_roots(git: &GitInfo, roots: &[super::WritableRoot], allowed: bool) ->
         if info.top.as_deref() == Some(top) {
             g.merge(guard(&info));
         }
+    }
+    // A bare repository (a local remote, fixtures) is a git dir host git
+    // runs hooks and config from as well: guarded the same way.
+    for bare in &found.bare {
+        let writable = rustix::fs::access(bare, rustix::fs::Access::WRITE_OK).is_ok();
+        if !writable || g.layouts.iter().any(|l| l.dir == *bare) {
+            continue;
+        }
+        g.merge(guard(&GitInfo {
+            checkout: Checkout::Normal,
+            top: Some(bare.clone()),
+            roots: vec![bare.clone()],
+            note: None,
+        }));
     }
     if g.note.is_none() {
         g.note = found.note.clone();

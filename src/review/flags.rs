@@ -113,7 +113,19 @@ fn git_why(rel: &Path) -> Option<&'static str> {
         return Some("a git hook: git runs it");
     }
     if parts[0] == "info" {
-        return Some("git's info (attributes choose filters and drivers)");
+        return Some(match last {
+            "attributes" => "git's attributes: they choose filters and drivers",
+            "exclude" => "git's excludes: what they match never shows in git status",
+            "grafts" => "git's grafts: history as git shows it",
+            _ => "git's info: read by git as its own",
+        });
+    }
+    match parts.as_slice() {
+        ["rebase-merge", "strategy" | "strategy_opts"] | ["sequencer", "opts"] => {
+            return Some("a merge strategy and its options: a program git runs on --continue");
+        }
+        ["shallow"] => return Some("git's shallow list: the commits git takes for roots"),
+        _ => {}
     }
     match last {
         "config" | "config.worktree" => {

@@ -105,6 +105,7 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
     if let (Some(note), Some(fd)) = (&now.note, fd) {
         let _ = rustix::io::write(fd, format!("qwrap: git: {note}\n").as_bytes());
     }
+    ignores_said(known, fd, now);
     for dot_git in now
         .dot_gits
         .iter()
@@ -156,6 +157,20 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
         if let Some(fd) = fd {
             let _ = rustix::io::write(fd, line.as_bytes());
         }
+    }
+}
+
+/// Each `.gitignore` made or changed during the run, said: new files it
+/// matches (itself too) never show in host `git status`, so a review
+/// there would miss them.
+fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found) {
+    let Some(fd) = fd else { return };
+    for p in now.ignores.iter().filter(|p| changed_since(p, known.1)) {
+        let line = format!(
+            "qwrap: git: {}: an ignore file made or changed inside: files it matches do not show in host git status (git status --ignored lists them)\n",
+            crate::lossy::shown(p)
+        );
+        let _ = rustix::io::write(fd, line.as_bytes());
     }
 }
 
