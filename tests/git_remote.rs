@@ -492,7 +492,10 @@ fn repositories_made_inside_are_named_at_exit() {
             // The bare one there from the start kept its HEAD and its config.
             assert!(f.ws().join("E.git/HEAD").is_file(), "{what}: E.git held: {err}");
             let config = std::fs::read_to_string(f.ws().join("E.git/config")).unwrap();
-            assert!(!config.contains("fsmonitor"), "{what}: E.git's config changed: {config}");
+            assert!(
+                !config.contains("fsmonitor"),
+                "{what}: E.git's config changed: {config}"
+            );
             // The repository the command moved is still the user's.
             assert!(f.ws().join("k.old/.git").is_dir(), "{what}: k.old moved");
             assert!(!err.contains("k.old/.git:"), "{what}: k.old named: {err}");

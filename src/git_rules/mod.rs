@@ -283,8 +283,8 @@ fn ref_name(rel: &Path) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!(
-            "{:?} is not a name git gives a ref",
-            rel.display().to_string()
+            "\"{}\" is not a name git gives a ref",
+            crate::lossy::shown(rel.as_os_str())
         ))
     }
 }

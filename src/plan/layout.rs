@@ -50,22 +50,7 @@ pub fn layout(
         },
     ];
     if minimal {
-        for e in &policy.view_entries {
-            ops.push(match &e.kind {
-                EntryKind::Dir => MountOp::HostReadOnly(e.path.clone()),
-                EntryKind::File => MountOp::HostFile(e.path.clone()),
-                EntryKind::Link(t) => MountOp::Link {
-                    path: e.path.clone(),
-                    target: t.clone(),
-                },
-            });
-        }
-        if let Some(h) = &policy.home {
-            ops.push(MountOp::Dir {
-                path: h.clone(),
-                mode: 0o755,
-            });
-        }
+        minimal_view(policy, &mut ops);
     }
     let sealed = listed_home(policy, &mut ops);
     if policy.settings.pid.value == crate::policy::PidMode::Private {
@@ -83,27 +68,7 @@ pub fn layout(
     ops.extend(console.map(|c| MountOp::Console(c.to_path_buf())));
     ops.extend(console.and_then(terminal_name));
     if policy.tmp == TmpMode::Private {
-        let tmp = Path::new("/tmp");
-        ops.push(MountOp::Tmpfs {
-            path: tmp.to_path_buf(),
-            mode: 0o1777,
-            size: tmpfs_size,
-        });
-        // A root deeper under /tmp would otherwise sit in throwaway tmpfs
-        // directories: a write beside it would succeed and vanish, and a
-        // checkout's top above it would be missing. Its top directory
-        // under /tmp is shown read-only from the host instead.
-        for r in &policy.writable_roots {
-            if let Ok(rel) = r.path.strip_prefix(tmp)
-                && rel.components().count() >= 2
-                && let Some(first) = rel.components().next()
-            {
-                let top = MountOp::HostReadOnly(tmp.join(first));
-                if !ops.contains(&top) {
-                    ops.push(top);
-                }
-            }
-        }
+        private_tmp(policy, tmpfs_size, &mut ops);
     }
     // --home overlay: the home's overlay at the home itself (the caches in
     // it are part of it).
@@ -117,37 +82,7 @@ pub fn layout(
             },
         });
     }
-    let in_whole_home = |how: Option<&CacheHow>| home.is_some() && matches!(how, Some(CacheHow::InHome(_)));
-    ops.extend(policy.writable_roots.iter().filter_map(|r| {
-        let how = caches.iter().find(|c| c.path == r.path).map(|c| &c.how);
-        if in_whole_home(how) {
-            return None;
-        }
-        Some(match how {
-            Some(CacheHow::Overlay { upper, work }) => MountOp::Overlay {
-                path: r.path.clone(),
-                lower: vec![r.path.clone()],
-                upper: OverlayUpper::Dirs {
-                    upper: upper.clone(),
-                    work: work.clone(),
-                },
-            },
-            Some(CacheHow::InHome(layer)) => MountOp::InHomeLayer {
-                path: r.path.clone(),
-                layer: layer.clone(),
-            },
-            Some(CacheHow::Bare { upper }) => MountOp::Layer {
-                path: r.path.clone(),
-                upper: upper.clone(),
-            },
-            Some(CacheHow::Private { .. }) => MountOp::Tmpfs {
-                path: r.path.clone(),
-                mode: 0o700,
-                size: None,
-            },
-            Some(CacheHow::Shared) | None => MountOp::Writable(r.path.clone()),
-        })
-    }));
+    ops.extend(root_ops(policy, caches, home.is_some()));
     ops.extend(policy.pinned.iter().map(|p| MountOp::Writable(p.clone())));
     git_dirs(policy, &mut ops);
     ops.extend(policy.read_only.iter().map(|r| MountOp::ReadOnly(r.path.clone())));
@@ -186,6 +121,92 @@ pub fn layout(
     // Read-only once everything beneath is mounted.
     ops.extend(sealed.into_iter().map(MountOp::Seal));
     ops
+}
+
+/// The minimal view's entries, each shown read-only as the host has it,
+/// and the home as an empty directory.
+fn minimal_view(policy: &Policy, ops: &mut Vec<MountOp>) {
+    for e in &policy.view_entries {
+        ops.push(match &e.kind {
+            EntryKind::Dir => MountOp::HostReadOnly(e.path.clone()),
+            EntryKind::File => MountOp::HostFile(e.path.clone()),
+            EntryKind::Link(t) => MountOp::Link {
+                path: e.path.clone(),
+                target: t.clone(),
+            },
+        });
+    }
+    if let Some(h) = &policy.home {
+        ops.push(MountOp::Dir {
+            path: h.clone(),
+            mode: 0o755,
+        });
+    }
+}
+
+/// The private /tmp.
+fn private_tmp(policy: &Policy, tmpfs_size: Option<u64>, ops: &mut Vec<MountOp>) {
+    let tmp = Path::new("/tmp");
+    ops.push(MountOp::Tmpfs {
+        path: tmp.to_path_buf(),
+        mode: 0o1777,
+        size: tmpfs_size,
+    });
+    // A root deeper under /tmp would otherwise sit in throwaway tmpfs
+    // directories: a write beside it would succeed and vanish, and a
+    // checkout's top above it would be missing. Its top directory
+    // under /tmp is shown read-only from the host instead.
+    for r in &policy.writable_roots {
+        if let Ok(rel) = r.path.strip_prefix(tmp)
+            && rel.components().count() >= 2
+            && let Some(first) = rel.components().next()
+        {
+            let top = MountOp::HostReadOnly(tmp.join(first));
+            if !ops.contains(&top) {
+                ops.push(top);
+            }
+        }
+    }
+}
+
+/// Each writable root as it is mounted: bound, a cache's overlay or
+/// layer, a private tmpfs; a cache in the overlaid whole home is part of it.
+fn root_ops<'a>(
+    policy: &'a Policy,
+    caches: &'a [CacheMount],
+    whole_home: bool,
+) -> impl Iterator<Item = MountOp> + 'a {
+    let in_whole_home = move |how: Option<&CacheHow>| whole_home && matches!(how, Some(CacheHow::InHome(_)));
+    policy.writable_roots.iter().filter_map(move |r| {
+        let how = caches.iter().find(|c| c.path == r.path).map(|c| &c.how);
+        if in_whole_home(how) {
+            return None;
+        }
+        Some(match how {
+            Some(CacheHow::Overlay { upper, work }) => MountOp::Overlay {
+                path: r.path.clone(),
+                lower: vec![r.path.clone()],
+                upper: OverlayUpper::Dirs {
+                    upper: upper.clone(),
+                    work: work.clone(),
+                },
+            },
+            Some(CacheHow::InHome(layer)) => MountOp::InHomeLayer {
+                path: r.path.clone(),
+                layer: layer.clone(),
+            },
+            Some(CacheHow::Bare { upper }) => MountOp::Layer {
+                path: r.path.clone(),
+                upper: upper.clone(),
+            },
+            Some(CacheHow::Private { .. }) => MountOp::Tmpfs {
+                path: r.path.clone(),
+                mode: 0o700,
+                size: None,
+            },
+            Some(CacheHow::Shared) | None => MountOp::Writable(r.path.clone()),
+        })
+    })
 }
 
 /// The listed home: an empty tmpfs at the home (and at `/home`, which then

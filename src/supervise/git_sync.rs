@@ -98,11 +98,15 @@ pub(super) enum Shape {
 /// Whether `rel` is git's own data at this level.
 pub(super) fn synced(kind: Kind, rel: &Path) -> Option<Shape> {
     let parts: Vec<&OsStr> = rel.iter().collect();
-    let name = parts.last()?.to_str()?;
+    // A name that is no UTF-8 goes on to be vetted (and refused, said):
+    // git's own names are ASCII.
+    let name = parts.last()?.to_string_lossy();
+    let name = name.as_ref();
     if name.ends_with(".lock") || name.is_empty() {
         return None;
     }
-    let first = parts[0].to_str()?;
+    let first = parts[0].to_string_lossy();
+    let first = first.as_ref();
     match kind {
         Kind::Top if parts.len() == 1 => {
             if STATE_DIRS.contains(&name) || REF_DIRS.contains(&name) {
@@ -503,6 +507,9 @@ pub(super) struct GitSync {
     dirty: BTreeSet<(usize, PathBuf)>,
     report: Option<OwnedFd>,
     said: BTreeSet<PathBuf>,
+    /// Refusals not said yet: git writes some files in steps (empty, then
+    /// whole), so only a refusal that stands at the end is said.
+    refused: std::collections::BTreeMap<(usize, PathBuf), String>,
     /// git-lfs's stores (the host's) and the pair whose own top holds the
     /// sandbox's; the objects looked at already.
     lfs: Vec<(usize, PathBuf)>,
@@ -522,6 +529,7 @@ impl GitSync {
             dirty: BTreeSet::new(),
             report,
             said: BTreeSet::new(),
+            refused: std::collections::BTreeMap::new(),
             lfs: Vec::new(),
             lfs_done: HashSet::new(),
         };
@@ -670,13 +678,20 @@ impl GitSync {
                             again.extend(objects);
                         }
                     }
-                    Done::Conflict => self.say(
-                        i,
-                        &name,
-                        "changed on the host and inside at once: the host's kept",
-                    ),
-                    Done::Refused(why) => self.say(i, &name, &format!("not copied to the host: {why}")),
-                    _ => {}
+                    Done::Conflict => {
+                        self.refused.remove(&(i, name.clone()));
+                        self.say(
+                            i,
+                            &name,
+                            "changed on the host and inside at once: the host's kept",
+                        )
+                    }
+                    Done::Refused(why) => {
+                        self.refused.insert((i, name), why);
+                    }
+                    Done::Copied | Done::Nothing => {
+                        self.refused.remove(&(i, name));
+                    }
                 }
             }
         }
@@ -700,6 +715,9 @@ impl GitSync {
             self.flush();
         }
         self.carry_lfs();
+        for ((i, name), why) in std::mem::take(&mut self.refused) {
+            self.say(i, &name, &format!("not copied to the host: {why}"));
+        }
         self.say_what_was_not_kept();
     }
 
