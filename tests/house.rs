@@ -147,7 +147,6 @@ const LONG_FUNCTIONS: &[(&str, usize)] = &[
     ("src/bwrap/args.rs:parse", 297),
     ("src/exec/mounts_steps.rs:mount_step", 252),
     ("src/plan/legacy.rs:mounts_legacy", 278),
-    ("src/plan/new_api.rs:mounts_new_api", 143),
     ("src/supervise/warden.rs:run", 180),
     ("src/supervise/warden.rs:start", 130),
 ];

@@ -25,41 +25,7 @@ impl Builder {
                     .map_or_else(|| self.sources(op, shape), |t| vec![*t])
             })
             .collect();
-        let root = if shape.staged {
-            self.push(Step::MountTmpfs {
-                target: PathBuf::from(STAGING),
-                flags: Flags::NOSUID_NODEV,
-                mode: 0o755,
-                size: None,
-            });
-            let new_root = PathBuf::from(STAGED_NEW_ROOT);
-            self.push(Step::MakeMountPoint {
-                path: new_root.clone(),
-                dir: true,
-                mode: 0o755,
-                if_missing: false,
-            });
-            // A mount of its own, so that it can be pivoted into.
-            self.push(Step::BindMount {
-                role: Role::HostRoot,
-                source: new_root.clone(),
-                target: new_root.clone(),
-                recursive: false,
-            });
-            new_root
-        } else {
-            self.push(Step::SetPathAttr {
-                target: PathBuf::from("/"),
-                recursive: true,
-                set: Flags {
-                    rdonly: true,
-                    nosuid: true,
-                    ..Flags::NONE
-                },
-                private: true,
-            });
-            PathBuf::from("/")
-        };
+        let root = self.new_root(shape.staged);
         for (i, op) in ops.iter().enumerate() {
             let target = under(&root, op.path());
             if shape.ensure_points {
@@ -105,26 +71,7 @@ impl Builder {
                         target: dest,
                     })
                 }),
-                MountOp::Proc { own, cover, .. } => {
-                    if *own {
-                        self.push(Step::MountProc {
-                            target: target.clone(),
-                        });
-                    } else {
-                        self.push(Step::AttachTree {
-                            tree: t[0],
-                            role: Role::HostRoot,
-                            target: target.clone(),
-                        });
-                    }
-                    for sub in cover.entries() {
-                        self.push(Step::ReadOnlyInPlace {
-                            path: target.join(sub),
-                            legacy: false,
-                            bubblewrap: *cover == ProcCover::Bubblewrap,
-                        });
-                    }
-                }
+                MountOp::Proc { own, cover, .. } => self.attach_proc(*own, *cover, t, &target),
                 MountOp::RemountReadOnly(_) | MountOp::Seal(_) => self.push(Step::SetPathAttr {
                     target,
                     recursive: false,
@@ -155,6 +102,69 @@ impl Builder {
             }
         }
         shape.staged.then_some(root)
+    }
+
+    /// /proc: a new one of the PID namespace's own, or the host's cloned;
+    /// then what its cover makes read-only in place.
+    fn attach_proc(&mut self, own: bool, cover: ProcCover, trees: &[usize], target: &Path) {
+        if own {
+            self.push(Step::MountProc {
+                target: target.to_path_buf(),
+            });
+        } else {
+            self.push(Step::AttachTree {
+                tree: trees[0],
+                role: Role::HostRoot,
+                target: target.to_path_buf(),
+            });
+        }
+        for sub in cover.entries() {
+            self.push(Step::ReadOnlyInPlace {
+                path: target.join(sub),
+                legacy: false,
+                bubblewrap: cover == ProcCover::Bubblewrap,
+            });
+        }
+    }
+
+    /// Where the new tree is built: a staged root on a tmpfs (pivoted
+    /// into later), or the host's tree in place, made read-only first.
+    fn new_root(&mut self, staged: bool) -> PathBuf {
+        if staged {
+            self.push(Step::MountTmpfs {
+                target: PathBuf::from(STAGING),
+                flags: Flags::NOSUID_NODEV,
+                mode: 0o755,
+                size: None,
+            });
+            let new_root = PathBuf::from(STAGED_NEW_ROOT);
+            self.push(Step::MakeMountPoint {
+                path: new_root.clone(),
+                dir: true,
+                mode: 0o755,
+                if_missing: false,
+            });
+            // A mount of its own, so that it can be pivoted into.
+            self.push(Step::BindMount {
+                role: Role::HostRoot,
+                source: new_root.clone(),
+                target: new_root.clone(),
+                recursive: false,
+            });
+            new_root
+        } else {
+            self.push(Step::SetPathAttr {
+                target: PathBuf::from("/"),
+                recursive: true,
+                set: Flags {
+                    rdonly: true,
+                    nosuid: true,
+                    ..Flags::NONE
+                },
+                private: true,
+            });
+            PathBuf::from("/")
+        }
     }
 
     /// The trees an operation mounts, cloned (with their flags) or made
