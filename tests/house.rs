@@ -146,7 +146,6 @@ fn the_allowed_imports_make_no_circle() {
 const LONG_FUNCTIONS: &[(&str, usize)] = &[
     ("src/bwrap/args.rs:parse", 297),
     ("src/exec/mounts_steps.rs:mount_step", 252),
-    ("src/plan/legacy.rs:mounts_legacy", 278),
     ("src/supervise/warden.rs:run", 180),
     ("src/supervise/warden.rs:start", 130),
 ];
