@@ -24,20 +24,6 @@ impl Executor {
                 }
                 *self.slot(*tree)? = Some(k::open_tree(CWD, source, flags)?);
             }
-            Step::SetTreeAttr { tree, set, private } => {
-                let attr = sys::MountAttr {
-                    attr_set: attr_bits(set),
-                    propagation: if *private { sys::MS_PRIVATE } else { 0 },
-                    ..Default::default()
-                };
-                let fd = self.tree(*tree)?;
-                sys::mount_setattr(
-                    fd.as_fd(),
-                    c"",
-                    libc::AT_EMPTY_PATH as u32 | sys::AT_RECURSIVE,
-                    &attr,
-                )?;
-            }
             Step::MountTmpfs {
                 target,
                 flags,
@@ -95,46 +81,88 @@ impl Executor {
                 Mode::from_raw_mode(*mode),
                 0,
             )?,
-            // As bubblewrap: a symlink already there with the same target is
-            // the one asked for.
-            Step::Symlink { target, link } => {
-                let at = self.place(link, true)?;
-                match k::symlink(target, at.path()) {
-                    Err(Errno::EXIST) => match k::read_link(at.path()) {
-                        Ok(t) if t == *target => {}
-                        found => {
-                            return Err(Fail::with(
-                                Errno::EXIST,
-                                match found {
-                                    Ok(t) => format!(
-                                        "Can't make symlink at {}: existing destination is {}",
-                                        link.display(),
-                                        t.display()
-                                    ),
-                                    Err(_) => format!(
-                                        "Can't make symlink at {}: something else is there",
-                                        link.display()
-                                    ),
-                                },
-                            ));
-                        }
-                    },
-                    other => other?,
+            Step::Symlink { target, link } => self.symlink(target, link)?,
+            Step::BindMount {
+                source,
+                target,
+                recursive,
+                role,
+            } => {
+                let target = self.place(target, false)?;
+                if *recursive {
+                    k::mount_bind_recursive(source, target.path())?;
+                } else {
+                    tolerate_vanished_socket(*role, k::mount_bind(source, target.path()))?;
                 }
             }
-            Step::MountDevpts { target } => {
-                k::mount(
-                    "devpts",
-                    target,
-                    "devpts",
-                    MountFlags::NOSUID | MountFlags::NOEXEC,
-                    c"newinstance,ptmxmode=0666,mode=620",
+            Step::MountDevpts { .. }
+            | Step::ClaimPty { .. }
+            | Step::MakeHiddenSource { .. }
+            | Step::AttachHidden { .. }
+            | Step::MountProc { .. }
+            | Step::MountMqueue { .. }
+            | Step::ReadOnlyInPlace { .. }
+            | Step::CopyFdToFile { .. }
+            | Step::Chmod { .. }
+            | Step::MakeOverlay { .. }
+            | Step::HomeCaches { .. } => self.filesystem_step(step)?,
+            Step::SetTreeAttr { .. }
+            | Step::SetPathAttr { .. }
+            | Step::MakeTreePrivate { .. }
+            | Step::RemountTree { .. }
+            | Step::Remount { .. }
+            | Step::PivotRoot { .. }
+            | Step::EnterRoot { .. } => self.attribute_step(step)?,
+            _ => return Err(Errno::INVAL.into()),
+        }
+        Ok(())
+    }
+
+    /// A symlink at `link`: as bubblewrap, one already there with the same
+    /// target is the one asked for.
+    fn symlink(&mut self, target: &Path, link: &Path) -> Result<(), Fail> {
+        let at = self.place(link, true)?;
+        match k::symlink(target, at.path()) {
+            Err(Errno::EXIST) => match k::read_link(at.path()) {
+                Ok(t) if t == target => {}
+                found => {
+                    return Err(Fail::with(
+                        Errno::EXIST,
+                        match found {
+                            Ok(t) => format!(
+                                "Can't make symlink at {}: existing destination is {}",
+                                link.display(),
+                                t.display()
+                            ),
+                            Err(_) => format!(
+                                "Can't make symlink at {}: something else is there",
+                                link.display()
+                            ),
+                        },
+                    ));
+                }
+            },
+            other => other?,
+        }
+        Ok(())
+    }
+
+    /// Mount attributes changed in place, and the switch to the new root.
+    fn attribute_step(&mut self, step: &Step) -> Result<(), Fail> {
+        match step {
+            Step::SetTreeAttr { tree, set, private } => {
+                let attr = sys::MountAttr {
+                    attr_set: attr_bits(set),
+                    propagation: if *private { sys::MS_PRIVATE } else { 0 },
+                    ..Default::default()
+                };
+                let fd = self.tree(*tree)?;
+                sys::mount_setattr(
+                    fd.as_fd(),
+                    c"",
+                    libc::AT_EMPTY_PATH as u32 | sys::AT_RECURSIVE,
+                    &attr,
                 )?;
-            }
-            Step::ClaimPty { target, index } => {
-                let held = claim_pty(&target.with_file_name("ptmx"), *index)?;
-                let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
-                link.hand_over(crate::supervise::handover::Handed::Terminal(held))?;
             }
             Step::SetPathAttr {
                 target,
@@ -150,19 +178,6 @@ impl Executor {
                 };
                 let flags = if *recursive { sys::AT_RECURSIVE } else { 0 };
                 sys::mount_setattr(CWD, &path, flags, &attr)?;
-            }
-            Step::BindMount {
-                source,
-                target,
-                recursive,
-                role,
-            } => {
-                let target = self.place(target, false)?;
-                if *recursive {
-                    k::mount_bind_recursive(source, target.path())?;
-                } else {
-                    tolerate_vanished_socket(*role, k::mount_bind(source, target.path()))?;
-                }
             }
             Step::MakeTreePrivate { target } => {
                 k::mount_change(
@@ -188,6 +203,29 @@ impl Executor {
                 }
             }
             Step::EnterRoot { new_root } => reroot::enter(new_root)?,
+            _ => return Err(Errno::INVAL.into()),
+        }
+        Ok(())
+    }
+
+    /// The filesystems of the sandbox's own (devpts, proc, mqueue, the
+    /// hidden tmpfs, overlays) and paths changed in place.
+    fn filesystem_step(&mut self, step: &Step) -> Result<(), Fail> {
+        match step {
+            Step::MountDevpts { target } => {
+                k::mount(
+                    "devpts",
+                    target,
+                    "devpts",
+                    MountFlags::NOSUID | MountFlags::NOEXEC,
+                    c"newinstance,ptmxmode=0666,mode=620",
+                )?;
+            }
+            Step::ClaimPty { target, index } => {
+                let held = claim_pty(&target.with_file_name("ptmx"), *index)?;
+                let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
+                link.hand_over(crate::supervise::handover::Handed::Terminal(held))?;
+            }
             Step::MakeHiddenSource { .. } => self.hidden = Some(hidden::make_source()?),
             Step::AttachHidden { dir, target, .. } => {
                 hidden::attach(self.hidden.as_ref().ok_or(Errno::BADF)?, *dir, target)?
