@@ -39,15 +39,19 @@ const INTENT_TO_ADD: u16 = 0x2000;
 /// entry's object instead of trusting stat data the command chose (stat
 /// data of a changed file beside the old object id hid the change).
 pub(super) fn vet(data: &[u8], sparse: bool, host: Option<&[u8]>) -> Result<Vetted, String> {
+    // Where the host has no index (or none git could read), every stat
+    // data is the sandbox's choice: an index removed first, then forged,
+    // would otherwise keep it.
     let known = |hash: usize| {
         host.and_then(|h| parse(h, hash, true, None).ok())
             .map(|p| p.known)
+            .unwrap_or_default()
     };
-    match parse(data, 20, sparse, known(20).as_ref()) {
+    match parse(data, 20, sparse, Some(&known(20))) {
         Ok(p) => Ok(p.vetted),
         // A SHA-256 repository's index: its object names and trailer are
         // 32 bytes; its rewrite would need SHA-256, so it is only checked.
-        Err(e) => match parse(data, 32, sparse, known(32).as_ref()) {
+        Err(e) => match parse(data, 32, sparse, Some(&known(32))) {
             Ok(Parsed {
                 vetted: Vetted::Keep, ..
             }) => Ok(Vetted::Keep),
@@ -116,7 +120,8 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
         let start = r.at;
         let key = entry(&mut r, version, hash, &mut prev, &mut flips, sparse)?;
         let stat = body[start..start + 40 + hash].to_vec();
-        let chosen = stat[..40].iter().any(|b| *b != 0);
+        // What zeroing clears (the times, the size): nothing to clear, nothing chosen.
+        let chosen = stat[..16].iter().chain(&stat[36..40]).any(|b| *b != 0);
         if chosen && host.is_some_and(|h| h.stats.get(&key) != Some(&stat)) {
             zero.push(start);
         }
@@ -456,6 +461,18 @@ mod tests {
     fn entries_vetted_and_hiding_bits_cleared() {
         let clean = index(&[(0o100644, 0, b"Makefile"), (0o100755, 0, b"run.sh")], b"");
         assert_eq!(vet(&clean, false, None), Ok(Vetted::Keep));
+        // Stat data the host's index does not hold is the sandbox's choice,
+        // and so is all of it where the host has no index (removed first).
+        let mut stamped = clean[..clean.len() - 20].to_vec();
+        stamped[12 + 8..12 + 12].copy_from_slice(&1_700_000_000u32.to_be_bytes());
+        let sum = sha1(&stamped);
+        stamped.extend_from_slice(&sum);
+        assert_eq!(vet(&stamped, false, Some(&stamped)), Ok(Vetted::Keep));
+        assert!(matches!(vet(&stamped, false, None), Ok(Vetted::Rewritten(_))));
+        assert!(matches!(
+            vet(&stamped, false, Some(&clean)),
+            Ok(Vetted::Rewritten(_))
+        ));
         let forged = index(&[(0o100755, 0, b".git/hooks/post-commit")], b"");
         assert!(
             vet(&forged, false, None)

@@ -26,14 +26,13 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
     // `git am` decodes a mail's encoded words (`=?UTF-8?Q?=1B…?=`) and
     // shows the subject.
     if parts.first() == Some(&&b"rebase-apply"[..]) && host != Some(data) {
-        for word in encoded_words(data) {
-            plain_text(&word).map_err(|_| {
-                "an encoded word in a mail's headers decodes to characters a terminal would act on (git am shows the subject)".to_string()
-            })?;
+        for (charset, word) in encoded_words(data) {
+            shown_word(&charset, &word)?;
         }
     }
     match parts.as_slice() {
         [b"refs", b"replace", ..] if host != Some(data) => Err(REPLACE.into()),
+        [b"refs", b"notes", ..] if host != Some(data) => Err(NOTES.into()),
         [b"refs", ..] => keep(ref_name(rel).and_then(|()| ref_value(data))),
         [b"logs", b"HEAD"] => keep(reflog(data)),
         [b"logs", ..] => keep(
@@ -153,9 +152,34 @@ fn plain_text(data: &[u8]) -> Result<(), String> {
     }
 }
 
-/// The text of each RFC 2047 encoded word in `data` (`=?CHARSET?Q?TEXT?=`
-/// or `?B?`), decoded; more than git decodes is no harm here.
-fn encoded_words(data: &[u8]) -> Vec<Vec<u8>> {
+/// An encoded word as `git am` shows it: decoded, then converted from its
+/// charset (UTF-7 spells ESC without one byte of it, ISO-8859-8 has the
+/// bidirectional marks); only the charsets whose text can be checked here.
+fn shown_word(charset: &[u8], word: &[u8]) -> Result<(), String> {
+    let acts = || {
+        "an encoded word in a mail's headers decodes to characters a terminal would act on (git am shows the subject)"
+            .to_string()
+    };
+    match charset.to_ascii_lowercase().as_slice() {
+        b"utf-8" | b"utf8" | b"us-ascii" => plain_text(word).map_err(|_| acts()),
+        // Each byte its own code point: C1 at 0x80-0x9f, the soft hyphen at 0xad.
+        b"iso-8859-1" | b"latin1" => {
+            if word.iter().any(|b| *b >= 0x80 && (*b < 0xa0 || *b == 0xad)) {
+                return Err(acts());
+            }
+            plain_text(word).map_err(|_| acts())
+        }
+        other => Err(format!(
+            "an encoded word in charset {:?}, which git converts before it shows it: only UTF-8, US-ASCII and ISO-8859-1 are looked at",
+            String::from_utf8_lossy(other)
+        )),
+    }
+}
+
+/// The charset and text of each RFC 2047 encoded word in `data`
+/// (`=?CHARSET?Q?TEXT?=` or `?B?`), decoded; more than git decodes is no
+/// harm here.
+fn encoded_words(data: &[u8]) -> Vec<(Vec<u8>, Vec<u8>)> {
     let find = |h: &[u8], n: &[u8]| h.windows(n.len()).position(|w| w == n);
     let mut out = Vec::new();
     let mut rest = data;
@@ -170,9 +194,15 @@ fn encoded_words(data: &[u8]) -> Vec<Vec<u8>> {
         }
         let body = &after[2..];
         let Some(end) = find(body, b"?=") else { break };
+        // RFC 2231 lets a language follow the charset: `UTF-8*en`.
+        let charset = rest[..q]
+            .split(|c| *c == b'*')
+            .next()
+            .unwrap_or_default()
+            .to_vec();
         match after[0].to_ascii_uppercase() {
-            b'Q' => out.push(q_decoded(&body[..end])),
-            b'B' => out.push(b_decoded(&body[..end])),
+            b'Q' => out.push((charset, q_decoded(&body[..end]))),
+            b'B' => out.push((charset, b_decoded(&body[..end]))),
             _ => {}
         }
         rest = &body[end + 2..];
@@ -359,6 +389,9 @@ fn reflog(data: &[u8]) -> Result<(), String> {
 
 /// `# pack-refs with: …`, then `OID NAME` and `^OID` lines.
 /// Why a replace ref made or changed inside stays there.
+/// Why notes made or changed inside stay there.
+const NOTES: &str = "notes made or changed inside: host git log shows them under every commit they name, the user's own too, text the command chose (escape sequences included)";
+
 const REPLACE: &str = "a replace ref makes host git show another object wherever the history names this one (host git status and diff would hide a change in the work tree)";
 
 /// `packed-refs` entry by entry; a replace ref only as the host's copy
@@ -384,7 +417,8 @@ fn packed_refs(data: &[u8], host: &[u8]) -> Result<Vetted, String> {
             let name = oid_prefix(line)
                 .and_then(|r| r.strip_prefix(b" "))
                 .unwrap_or_default();
-            dropping = name.starts_with(b"refs/replace/") && !hosts.contains(&line);
+            dropping = (name.starts_with(b"refs/replace/") || name.starts_with(b"refs/notes/"))
+                && !hosts.contains(&line);
         }
         if !dropping {
             out.extend_from_slice(l);
@@ -588,14 +622,14 @@ fn todo_revisions(data: &[u8], host: Option<&[u8]>) -> Result<(), String> {
             c if c.starts_with(b"#") => continue,
             b"x" | b"exec" | b"b" | b"break" | b"noop" => continue,
             b"u" | b"update-ref" => continue,
-            b"m" | b"merge" | b"f" | b"fixup" => {
-                // `merge -C OID LABEL`, `fixup -C OID`: up to the comment.
-                words
-                    .take_while(|w| !w.starts_with(b"#"))
-                    .filter(|w| *w != b"-C" && *w != b"-c")
-                    .take(2)
-                    .collect()
-            }
+            // `merge [-C OID] LABEL...`: every parent up to the comment (an
+            // octopus names several).
+            b"m" | b"merge" => words
+                .take_while(|w| !w.starts_with(b"#"))
+                .filter(|w| *w != b"-C" && *w != b"-c")
+                .collect(),
+            // `fixup [-C|-c] OID SUBJECT`: the subject (`fixup! ...`) is text.
+            b"f" | b"fixup" => words.filter(|w| *w != b"-C" && *w != b"-c").take(1).collect(),
             _ => words.take(1).collect(),
         };
         if let Some(bad) = args.iter().find(|a| !todo_word(a)) {
@@ -712,6 +746,33 @@ mod tests {
         assert!(v("rebase-apply/0002", &mail("=?utf-8?b?czIbWzJK?=")).is_err());
         assert!(v("rebase-apply/0002", &mail("=?UTF-8?Q?caf=C3=A9_au_lait?=")).is_ok());
         assert!(v("rebase-apply/0002", &mail("=?UTF-8?Q?=E2=80=AE?=")).is_err());
+        assert!(v("rebase-apply/0002", &mail("=?UTF-7?Q?x+ABsAWw-2J?=")).is_err());
+        assert!(
+            v(
+                "rebase-apply/0002",
+                &mail("=?ISO-8859-8?Q?invoice=FE=FDgpj.exe?=")
+            )
+            .is_err()
+        );
+        assert!(v("rebase-apply/0002", &mail("=?ISO-8859-1?Q?caf=E9?=")).is_ok());
+        assert!(v("rebase-apply/0002", &mail("=?ISO-8859-1?Q?x=9B2J?=")).is_err());
+    }
+
+    #[test]
+    fn a_todo_s_merge_parents_are_all_looked_at_and_a_fixup_s_subject_is_text() {
+        let octopus = "merge -C 0123abcd 0123abcd :/(.*)(.*)\\1\\2Z\n";
+        assert!(v("rebase-merge/git-rebase-todo", octopus).is_err());
+        assert!(
+            v(
+                "rebase-merge/git-rebase-todo",
+                "merge -C 0123abcd one two # Merge\n"
+            )
+            .is_ok()
+        );
+        let autosquash =
+            "pick 0123abc feat\nfixup 4567def fixup! feat(api): a thing\nfixup -C 89abcde amend! feat\n";
+        assert!(v("rebase-merge/git-rebase-todo", autosquash).is_ok());
+        assert!(v("rebase-merge/git-rebase-todo", "fixup :/x subject\n").is_err());
     }
 
     #[test]
@@ -890,6 +951,7 @@ mod tests {
     fn replace_refs_and_shallow_stay_inside() {
         let value = format!("{A}\n");
         assert!(v("refs/replace/0123", &value).is_err());
+        assert!(v("refs/notes/commits", &value).is_err());
         let same = vet(
             Path::new("refs/replace/0123"),
             value.as_bytes(),

@@ -148,10 +148,16 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
                     crate::lossy::shown(&held)
                 ),
             };
-            format!(
-                "a repository made inside whose {} host git would run: {done}",
-                risks.join(", ")
-            )
+            if now.linked.contains(dot_git) {
+                format!(
+                    "a repository made inside with a link where git looks (a .git or HEAD), which host git would follow: {done}"
+                )
+            } else {
+                format!(
+                    "a repository made inside whose {} host git would run: {done}",
+                    risks.join(", ")
+                )
+            }
         };
         let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(dot_git));
         if let Some(fd) = fd {
