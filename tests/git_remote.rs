@@ -1552,3 +1552,101 @@ fn an_ignore_file_made_inside_is_named() {
         assert!(!stderr(&o).contains("kept/.gitignore"), "{what}: {}", stderr(&o));
     }
 }
+
+/// What host git takes config and hooks from outside the git dir, in the
+/// work tree: a hook linked to a tracked script, a config that includes a
+/// tracked `.gitconfig`, a `core.hooksPath` written with a comment (and
+/// missing, so that the command could make it). Inside each is read-only;
+/// the host's next `git status` and `git commit` run nothing planted.
+#[test]
+fn config_and_hooks_host_git_reads_from_the_work_tree_are_read_only() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let marker = f.path().join("PWNED");
+        let setup = format!(
+            "set -e
+             mkdir -p tools/hooks && printf '#!/bin/sh\\ntrue\\n' > tools/hooks/pre-commit && chmod +x tools/hooks/pre-commit
+             ln -s ../../tools/hooks/pre-commit .git/hooks/pre-commit
+             printf '[user]\\n\\tname = t\\n' > .gitconfig && git config include.path ../.gitconfig
+             printf '[core]\\n\\thooksPath = .githooks # managed by the team\\n' > .git/config.worktree
+             git config extensions.worktreeConfig true
+             {GIT} add tools .gitconfig && {GIT} commit -qm tools"
+        );
+        ok(&f.command("sh").args(["-c", &setup]).output().unwrap());
+        std::thread::sleep(Duration::from_millis(200));
+        let m = marker.display();
+        let script = format!(
+            "printf '#!/bin/sh\\ntouch {m}\\n' > tools/hooks/pre-commit
+             printf '[core]\\n\\tfsmonitor = \"touch {m}; false\"\\n' >> .gitconfig
+             mkdir -p .githooks && printf '#!/bin/sh\\ntouch {m}\\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit
+             echo done"
+        );
+        for mode in MODES_OF_GIT {
+            let mut c = f.qwrap(&["run"]);
+            c.args(mode).args(["--", "sh", "-c", &script]);
+            if mode.contains(&"--isolation") {
+                c.env_remove("QWRAP_PID");
+            }
+            let o = c.output().unwrap();
+            let what = format!("{who:?} {mode:?}");
+            assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+            let h = host(
+                &f,
+                &format!(
+                    "cd {} && {GIT} status >/dev/null; echo x >> f; {GIT} commit -qam host; true",
+                    f.ws().display()
+                ),
+            );
+            let _ = h;
+            assert!(
+                !marker.exists(),
+                "{what}: planted code ran on the host: {}",
+                stderr(&o)
+            );
+        }
+    }
+}
+
+/// A `.gitmodules` made inside as a link (host git reads it through one:
+/// `/dev/tty` or `/dev/stdin` there held `git status` up) is moved aside at
+/// the end, and one changed inside is named (its `ignore = all` hides a
+/// submodule's changes from `git status`).
+#[test]
+fn a_gitmodules_link_made_inside_goes_aside() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        f.mkdir("ws/inner");
+        ok(&f.command("git").args(["init", "-q", "inner"]).output().unwrap());
+        std::thread::sleep(Duration::from_millis(200));
+        let o = f.run_sh(
+            "new",
+            &[],
+            "git update-index --add --cacheinfo 160000,$(git rev-parse HEAD),vendor/lib && ln -s /dev/stdin .gitmodules
+             printf '[submodule \"x\"]\\n\\tpath = x\\n\\tignore = all\\n' > inner/.gitmodules; echo done",
+        );
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        let link = f.ws().join(".gitmodules");
+        assert!(
+            std::fs::symlink_metadata(&link).is_err(),
+            "{what}: the link stayed: {}",
+            stderr(&o)
+        );
+        assert!(
+            std::fs::symlink_metadata(f.ws().join(".gitmodules.qwrap-held"))
+                .is_ok_and(|m| m.file_type().is_symlink()),
+            "{what}: {}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains(&format!(
+                "{}: submodules' settings made or changed inside",
+                f.ws().join("inner/.gitmodules").display()
+            )),
+            "{what}: {}",
+            stderr(&o)
+        );
+    }
+}

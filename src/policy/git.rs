@@ -231,30 +231,136 @@ pub(crate) fn core_flag(text: &str, key: &str) -> bool {
 }
 
 pub(crate) fn core_key(text: &str, key: &str) -> Option<PathBuf> {
-    let mut in_core = false;
-    for line in text.lines() {
-        let l = line.trim();
-        if l.starts_with('[') {
-            in_core = l
-                .trim_start_matches('[')
-                .trim_end_matches(']')
-                .trim()
-                .eq_ignore_ascii_case("core");
-        } else if in_core
-            && let Some((k, v)) = l.split_once('=')
-            && k.trim().eq_ignore_ascii_case(key)
-        {
-            let v = v.trim().trim_matches('"');
-            return (!v.is_empty()).then(|| PathBuf::from(v));
+    let key = key.to_ascii_lowercase();
+    let v = config_values(text, &|sec, sub, k| sec == "core" && sub.is_none() && k == key).pop()?;
+    (!v.is_empty()).then(|| PathBuf::from(v))
+}
+
+/// Every value of the keys `want` takes (section and key lowercased, the
+/// subsection as written), in order (git takes the last of a single-valued
+/// key), read as git reads a config: a key on a header's line too, a
+/// comment after a value, quotes, escapes, continued lines, a BOM.
+pub(crate) fn config_values(text: &str, want: &dyn Fn(&str, Option<&str>, &str) -> bool) -> Vec<String> {
+    let mut c = text.trim_start_matches('\u{feff}').chars().peekable();
+    let (mut section, mut sub): (String, Option<String>) = (String::new(), None);
+    let mut out = Vec::new();
+    while let Some(&ch) = c.peek() {
+        if ch.is_whitespace() {
+            c.next();
+        } else if ch == '#' || ch == ';' {
+            while c.next().is_some_and(|x| x != '\n') {}
+        } else if ch == '[' {
+            c.next();
+            let head: String = c.by_ref().take_while(|x| *x != ']').collect();
+            (section, sub) = header(&head);
+        } else {
+            let key: String =
+                std::iter::from_fn(|| c.next_if(|x| x.is_ascii_alphanumeric() || *x == '-')).collect();
+            if key.is_empty() {
+                // Not a key git reads: the rest of the line is skipped.
+                while c.next().is_some_and(|x| x != '\n') {}
+                continue;
+            }
+            while c.next_if(|x| *x == ' ' || *x == '\t').is_some() {}
+            let value = if c.next_if_eq(&'=').is_some() {
+                value(&mut c)
+            } else {
+                "true".into()
+            };
+            if want(&section, sub.as_deref(), &key.to_ascii_lowercase()) {
+                out.push(value);
+            }
         }
     }
-    None
+    out
+}
+
+/// A section header's name (lowercased) and subsection: `core`,
+/// `remote "origin"`, the old `branch.main`.
+fn header(head: &str) -> (String, Option<String>) {
+    let head = head.trim();
+    match head.split_once(['"', ' ']) {
+        Some((name, rest)) => {
+            let rest = rest.trim().trim_start_matches('"');
+            let rest = rest.strip_suffix('"').unwrap_or(rest);
+            (
+                name.trim().to_ascii_lowercase(),
+                Some(rest.replace("\\\"", "\"").replace("\\\\", "\\")),
+            )
+        }
+        None => match head.split_once('.') {
+            Some((name, rest)) => (name.to_ascii_lowercase(), Some(rest.to_ascii_lowercase())),
+            None => (head.to_ascii_lowercase(), None),
+        },
+    }
+}
+
+/// A value up to its line's end or an unquoted comment: quotes dropped,
+/// escapes taken, a backslash at the line's end continuing it, trailing
+/// blanks outside quotes dropped.
+fn value(c: &mut std::iter::Peekable<std::str::Chars<'_>>) -> String {
+    while c.next_if(|x| *x == ' ' || *x == '\t').is_some() {}
+    let (mut v, mut quoted, mut kept) = (String::new(), false, 0);
+    while let Some(ch) = c.next() {
+        match ch {
+            '\n' => break,
+            '"' => quoted = !quoted,
+            '#' | ';' if !quoted => {
+                while c.next().is_some_and(|x| x != '\n') {}
+                break;
+            }
+            '\\' => {
+                match c.next() {
+                    Some('\n') => {}
+                    Some('n') => v.push('\n'),
+                    Some('t') => v.push('\t'),
+                    Some('b') => {
+                        v.pop();
+                    }
+                    Some(x) => v.push(x),
+                    None => break,
+                }
+                kept = v.len();
+                continue;
+            }
+            x => v.push(x),
+        }
+        if quoted || !ch.is_whitespace() {
+            kept = v.len();
+        }
+    }
+    v.truncate(kept);
+    v
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use std::os::unix::fs::symlink;
+
+    #[test]
+    fn config_values_are_read_as_git_reads_them() {
+        let hp = |t: &str| core_key(t, "hooksPath");
+        assert_eq!(
+            hp("[core]\n\thooksPath = .githooks # managed\n"),
+            Some(".githooks".into())
+        );
+        assert_eq!(hp("[core] hooksPath=a\n"), Some("a".into()));
+        assert_eq!(
+            hp("[core]\nhookspath = a\nHOOKSPATH = \"b c\" ; x\n"),
+            Some("b c".into())
+        );
+        assert_eq!(hp("\u{feff}[Core]\n  hooksPath = d\\\ne\n"), Some("de".into()));
+        assert_eq!(
+            hp("[core \"x\"]\nhooksPath = no\n[remote \"o\"]\nhooksPath=no\n"),
+            None
+        );
+        let inc = config_values(
+            "[include]\npath = ../.gitconfig\n[includeIf \"gitdir:/w/\"]\n\tpath = ~/x\n",
+            &|s, _, k| (s == "include" || s == "includeif") && k == "path",
+        );
+        assert_eq!(inc, ["../.gitconfig", "~/x"]);
+    }
 
     fn tmp() -> (tempfile::TempDir, PathBuf) {
         let d = tempfile::tempdir().unwrap();

@@ -155,12 +155,6 @@ pub fn guard(info: &GitInfo) -> Guard {
             }
         }
         g.layouts.push(layout);
-        if let Some(hp) = read_small(&dir.join("config")).and_then(|t| core_key(&t, "hookspath")) {
-            let hp = if hp.is_absolute() { hp } else { top.join(hp) };
-            if let Ok(real) = fs::canonicalize(&hp) {
-                g.protect(real);
-            }
-        }
         for wt in subdirs(&dir.join("worktrees")) {
             g.layouts.push(GitLayout::of(&wt));
         }
@@ -225,6 +219,8 @@ pub struct Found {
     /// When the sandbox has ended: every `.gitignore` (what it matches
     /// does not show in `git status`).
     pub ignores: Vec<PathBuf>,
+    /// When the sandbox has ended: every `.gitmodules` (a file or a link).
+    pub gitmodules: Vec<PathBuf>,
     /// When the sandbox has ended: directories its owner had made
     /// unreadable, opened for the walk, with the mode each is to get back
     /// ([`Found::give_modes_back`]) once what was found in them is dealt
@@ -295,6 +291,9 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
             }
             if name == ".gitignore" && reach == Reach::Whole && t.is_file() {
                 found.ignores.push(e.path());
+            }
+            if name == ".gitmodules" && reach == Reach::Whole && (t.is_file() || link) {
+                found.gitmodules.push(e.path());
             }
             if name == ".git" {
                 if t.is_dir() || t.is_file() {
@@ -393,7 +392,12 @@ pub fn scanned(roots: &[super::WritableRoot]) -> Vec<PathBuf> {
 
 /// The guard of the workspace's checkout and of every repository below
 /// the [`scanned`] roots, and what the walk found.
-pub fn for_roots(git: &GitInfo, roots: &[super::WritableRoot], allowed: bool) -> (Guard, Found) {
+pub fn for_roots(
+    git: &GitInfo,
+    roots: &[super::WritableRoot],
+    allowed: bool,
+    user: &UserGit,
+) -> (Guard, Found) {
     let scanned = scanned(roots);
     let found = if allowed {
         Found::default()
@@ -440,10 +444,95 @@ pub fn for_roots(git: &GitInfo, roots: &[super::WritableRoot], allowed: bool) ->
             note: None,
         }));
     }
+    let dirs: Vec<PathBuf> = g.layouts.iter().map(|l| l.dir.clone()).collect();
+    for dir in dirs {
+        trusted_paths(&mut g, &dir, user);
+    }
     if g.note.is_none() {
         g.note = found.note.clone();
     }
     (g, found)
+}
+
+/// The user's own git configs (system, global: where their `core.hooksPath`
+/// and includes apply to every repository) and the home `~/` names.
+#[derive(Debug, Default, Clone)]
+pub struct UserGit {
+    pub configs: Vec<PathBuf>,
+    pub home: Option<PathBuf>,
+}
+
+/// What host git takes config and hooks from for the git dir `dir` that
+/// lies outside it, made read-only inside (where it lies in a writable
+/// root): the target of a link at `config`, `config.worktree`, `hooks` or
+/// a hook (a tracked script the hook links to), every file a config
+/// includes (`include.path = ../.gitconfig`), and the directory
+/// `core.hooksPath` names, the last value of every config in git's order
+/// (made empty on the host first where it is missing, as a hooks dir is).
+fn trusted_paths(g: &mut Guard, dir: &Path, user: &UserGit) {
+    let is_link = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+    let hooks = dir.join("hooks");
+    let hook_links = fs::read_dir(&hooks)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path());
+    for p in [dir.join("config"), dir.join("config.worktree"), hooks.clone()]
+        .into_iter()
+        .chain(hook_links)
+    {
+        if is_link(&p)
+            && let Ok(real) = fs::canonicalize(&p)
+        {
+            g.protect(real);
+        }
+    }
+    // Hooks run in the work tree's top (a bare repository's: itself).
+    let top = if dir.file_name().is_some_and(|n| n == ".git") {
+        dir.parent().unwrap_or(dir)
+    } else {
+        dir
+    };
+    let expand = |v: &str, base: &Path| match v.strip_prefix("~/") {
+        Some(rest) => user.home.as_ref().map(|h| h.join(rest)),
+        None if Path::new(v).is_absolute() => Some(PathBuf::from(v)),
+        None => Some(base.join(v)),
+    };
+    let mut configs: Vec<PathBuf> = user.configs.clone();
+    configs.extend([dir.join("config"), dir.join("config.worktree")]);
+    let mut hooks_path = None;
+    let mut i = 0;
+    while i < configs.len() && i < 64 {
+        let file = configs[i].clone();
+        i += 1;
+        let Some(text) = read_small(&file) else { continue };
+        let base = file.parent().unwrap_or(Path::new("/"));
+        let included = super::git::config_values(&text, &|s, sub, k| {
+            k == "path" && (s == "include" || (s == "includeif" && sub.is_some()))
+        });
+        for inc in included.iter().filter_map(|v| expand(v, base)) {
+            if let Ok(real) = fs::canonicalize(&inc) {
+                g.protect(real.clone());
+                if !configs.contains(&real) {
+                    configs.push(real);
+                }
+            }
+        }
+        if let Some(hp) = core_key(&text, "hookspath") {
+            hooks_path = expand(&hp.to_string_lossy(), top);
+        }
+    }
+    if let Some(hp) = hooks_path {
+        match fs::canonicalize(&hp) {
+            Ok(real) => g.protect(real),
+            Err(_) => {
+                if !g.create.contains(&hp) {
+                    g.create.push(hp.clone());
+                }
+                g.protect(hp);
+            }
+        }
+    }
 }
 
 /// Each submodule `.gitmodules` names whose directory holds no `.git`:

@@ -371,7 +371,12 @@ fn guard(sc: &Scope, workspace: &Path, r: &mut Roots, review: bool) -> Guarded {
     } else {
         Vec::new()
     };
-    let (guard, repos) = git_guard::for_roots(&r.git, &r.writable, s.allow_git_config.value || review);
+    let (guard, repos) = git_guard::for_roots(
+        &r.git,
+        &r.writable,
+        s.allow_git_config.value || review,
+        &user_git(sc),
+    );
     if let Some(n) = &guard.note {
         r.git.note.get_or_insert_with(|| n.clone());
     }
@@ -401,6 +406,28 @@ fn guard(sc: &Scope, workspace: &Path, r: &mut Roots, review: bool) -> Guarded {
         git_layouts,
         pinned,
         repos,
+    }
+}
+
+/// The caller's own git configs, in git's order: the system's, then the
+/// global one (`$GIT_CONFIG_GLOBAL`, or `$XDG_CONFIG_HOME/git/config` and
+/// `~/.gitconfig`).
+fn user_git(sc: &Scope) -> git_guard::UserGit {
+    let mut configs = vec![PathBuf::from("/etc/gitconfig")];
+    match (sc.env)("GIT_CONFIG_GLOBAL") {
+        Some(g) => configs.push(absolutize(Path::new(&g), sc.cwd)),
+        None => {
+            let xdg = (sc.env)("XDG_CONFIG_HOME")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+                .or_else(|| sc.home.map(|h| h.join(".config")));
+            configs.extend(xdg.map(|x| x.join("git/config")));
+            configs.extend(sc.home.map(|h| h.join(".gitconfig")));
+        }
+    }
+    git_guard::UserGit {
+        configs,
+        home: sc.home.map(Path::to_path_buf),
     }
 }
 

@@ -168,15 +168,42 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
 
 /// Each `.gitignore` made or changed during the run, said: new files it
 /// matches (itself too) never show in host `git status`, so a review
-/// there would miss them.
+/// there would miss them; so is each `.gitmodules` (its `ignore = all`
+/// hides a submodule's changes), and one that is a link is moved aside
+/// (git reads `.gitmodules` through a link, and `/dev/tty` there held host
+/// git status up).
 fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found) {
-    let Some(fd) = fd else { return };
     for p in now.ignores.iter().filter(|p| changed_since(p, known.1)) {
         let line = format!(
             "qwrap: git: {}: an ignore file made or changed inside: files it matches do not show in host git status (git status --ignored lists them)\n",
             crate::lossy::shown(p)
         );
-        let _ = rustix::io::write(fd, line.as_bytes());
+        if let Some(fd) = fd {
+            let _ = rustix::io::write(fd, line.as_bytes());
+        }
+    }
+    for p in now.gitmodules.iter().filter(|p| changed_since(p, known.1)) {
+        let is_link = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        let what = if !is_link {
+            "submodules' settings made or changed inside: an `ignore` there hides a submodule's changes from host git status".to_string()
+        } else {
+            // git reads it through the link: a device there holds it up.
+            match hold_aside(p) {
+                Ok((held, _)) => format!(
+                    "a link made inside, which host git would read through (a device there holds git status up): moved aside to {}",
+                    crate::lossy::shown(&held)
+                ),
+                Err(Held::Not(e) | Held::Partly(_, e)) => {
+                    format!(
+                        "a link made inside, which host git would read through: remove it (moving it aside failed: {e})"
+                    )
+                }
+            }
+        };
+        let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(p));
+        if let Some(fd) = fd {
+            let _ = rustix::io::write(fd, line.as_bytes());
+        }
     }
 }
 
