@@ -328,9 +328,53 @@ fn host_git_log(host_git: &Path, objects: &Path, args: &[&str]) -> Result<String
     } else {
         c.env_remove("GIT_ALTERNATE_OBJECT_DIRECTORIES");
     }
-    match c.output() {
-        Ok(o) if o.status.success() => Ok(String::from_utf8_lossy(&o.stdout).into_owned()),
-        Ok(_) => Err("git could not list the commits".into()),
-        Err(e) => Err(format!("git could not run: {e}")),
+    bounded(c)
+}
+
+/// Longest host git may take to list a layer's commits: a tree that names
+/// one subtree many times over (a few kilobytes) is a billion paths to
+/// `git log -p`.
+const LOG_DEADLINE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// A command's output, at most [`CONTENTS_MAX`] and a little more (the
+/// caller cuts it), within [`LOG_DEADLINE`]: killed past either.
+fn bounded(mut c: std::process::Command) -> Result<String, String> {
+    use std::io::Read;
+    let mut child = c
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("git could not run: {e}"))?;
+    let out = child.stdout.take();
+    let reader = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        if let Some(o) = out {
+            let _ = o.take(CONTENTS_MAX as u64 + 4096).read_to_end(&mut buf);
+        }
+        buf
+    });
+    let start = std::time::Instant::now();
+    // Past the limit the reader lets the pipe go, and git ends on EPIPE.
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(s)) => break Some(s),
+            Ok(None) if start.elapsed() < LOG_DEADLINE => {
+                std::thread::sleep(std::time::Duration::from_millis(20))
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                break None;
+            }
+        }
+    };
+    let out = reader.join().unwrap_or_default();
+    match status {
+        Some(s) if s.success() || out.len() > CONTENTS_MAX => Ok(String::from_utf8_lossy(&out).into_owned()),
+        Some(_) => Err("git could not list the commits".into()),
+        None => Err(format!(
+            "git did not list the commits within {} s (a tree that names the same subtree many times over?): look with git on the host",
+            LOG_DEADLINE.as_secs()
+        )),
     }
 }
