@@ -1529,7 +1529,8 @@ fn an_ignore_file_made_inside_is_named() {
             "new",
             &[],
             "mkdir -p src tools && printf 'sitecustomize.py\\n.gitignore\\n' > src/.gitignore && echo 'import os' > src/sitecustomize.py
-             echo '*' > tools/.gitignore && echo evil > tools/run.sh && echo ran",
+             echo '*' > tools/.gitignore && echo evil > tools/run.sh
+             touch tools/\"$(printf 'u\\302\\233x')\" tools/\"$(printf 'rlo\\342\\200\\256txt.exe')\" && echo ran",
         );
         let what = format!("{who:?}");
         assert!(stdout(&o).contains("ran"), "{what}: {}", stderr(&o));
@@ -1550,6 +1551,18 @@ fn an_ignore_file_made_inside_is_named() {
             );
         }
         assert!(!stderr(&o).contains("kept/.gitignore"), "{what}: {}", stderr(&o));
+        // Names a terminal acts on, which host git prints as they are where
+        // core.quotePath is off: named, escaped.
+        for name in ["tools/u\\u{9b}x", "tools/rlo\\u{202e}txt.exe"] {
+            assert!(
+                stderr(&o).contains(&format!(
+                    "{}: a name made inside with characters",
+                    f.ws().join(name).display()
+                )),
+                "{what}: {name}: {}",
+                stderr(&o)
+            );
+        }
     }
 }
 
@@ -1571,6 +1584,7 @@ fn config_and_hooks_host_git_reads_from_the_work_tree_are_read_only() {
              printf '[user]\\n\\tname = t\\n' > .gitconfig && git config include.path ../.gitconfig
              printf '[core]\\n\\thooksPath = .githooks # managed by the team\\n' > .git/config.worktree
              git config extensions.worktreeConfig true
+             git config --add include.path ../.gitconfig.local && git config core.excludesFile \"$PWD/.localignore\"
              {GIT} add tools .gitconfig && {GIT} commit -qm tools"
         );
         ok(&f.command("sh").args(["-c", &setup]).output().unwrap());
@@ -1580,6 +1594,8 @@ fn config_and_hooks_host_git_reads_from_the_work_tree_are_read_only() {
             "printf '#!/bin/sh\\ntouch {m}\\n' > tools/hooks/pre-commit
              printf '[core]\\n\\tfsmonitor = \"touch {m}; false\"\\n' >> .gitconfig
              mkdir -p .githooks && printf '#!/bin/sh\\ntouch {m}\\n' > .githooks/pre-commit && chmod +x .githooks/pre-commit
+             printf '[core]\\n\\tfsmonitor = \"touch {m}; false\"\\n' > .gitconfig.local
+             printf 'secret*\\n.localignore\\n' > .localignore && echo evil > secret.sh
              echo done"
         );
         for mode in MODES_OF_GIT {
@@ -1594,11 +1610,20 @@ fn config_and_hooks_host_git_reads_from_the_work_tree_are_read_only() {
             let h = host(
                 &f,
                 &format!(
-                    "cd {} && {GIT} status >/dev/null; echo x >> f; {GIT} commit -qam host; true",
+                    "cd {} && {GIT} status --porcelain; echo x >> f; {GIT} commit -qam host; true",
                     f.ws().display()
                 ),
             );
-            let _ = h;
+            // The ignore file made inside hides nothing: it went aside.
+            if !mode.contains(&"--isolation") {
+                assert!(
+                    stdout(&h).contains("secret.sh"),
+                    "{what}: {}\n{}",
+                    stdout(&h),
+                    stderr(&o)
+                );
+            }
+            let _ = std::fs::remove_file(f.ws().join("secret.sh"));
             assert!(
                 !marker.exists(),
                 "{what}: planted code ran on the host: {}",

@@ -285,5 +285,12 @@ pub(super) fn repo_scan(policy: &Policy) -> Option<RepoScan> {
             .iter()
             .flat_map(|l| l.shared.iter().filter(|s| s.ends_with("lfs")).cloned())
             .collect(),
+        absent: policy
+            .repos
+            .absent
+            .iter()
+            .filter(|p| policy.writable_roots.iter().any(|r| p.starts_with(&r.path)))
+            .cloned()
+            .collect(),
     })
 }

@@ -577,4 +577,9 @@ pub struct RepoScan {
     /// made in the sandbox's own store are carried.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub lfs: Vec<PathBuf>,
+    /// What host git would read as config or hooks, missing at the start
+    /// (an included file, `core.hooksPath`, `core.excludesFile`): moved
+    /// aside at the end where the command made it.
+    #[serde(serialize_with = "crate::lossy::paths", skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<PathBuf>,
 }

@@ -219,6 +219,14 @@ fn git_text(
             names.join(", "),
             r.known.len()
         )?;
+        if !r.absent.is_empty() {
+            let absent: Vec<String> = r.absent.iter().map(|p| q(p)).collect();
+            write!(
+                f,
+                "; moves aside each of {} (what host git would read as config or hooks, missing at the start) that is there then",
+                absent.join(", ")
+            )?;
+        }
         if !r.lfs.is_empty() {
             let lfs: Vec<String> = r.lfs.iter().map(|p| q(p)).collect();
             write!(

@@ -129,6 +129,7 @@ fn starts_with_namespaces_and_identity_maps() {
                     roots: vec!["/home/u/proj".into()],
                     known: vec![],
                     lfs: vec![],
+                    absent: vec![],
                 })),
             },
             Step::Unshare {

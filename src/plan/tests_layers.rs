@@ -167,6 +167,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
                 roots: vec!["/w".into()],
                 known: vec![],
                 lfs: vec![],
+                absent: vec![],
             })),
         }
     );

@@ -100,6 +100,10 @@ pub struct Guard {
     pub create: Vec<PathBuf>,
     /// Why the walk stopped early, when it did.
     pub note: Option<String>,
+    /// Files and directories host git would read as its own config or
+    /// hooks that are missing at the start: held aside at the end where
+    /// the command made them.
+    pub absent: Vec<PathBuf>,
 }
 
 impl Guard {
@@ -221,6 +225,13 @@ pub struct Found {
     pub ignores: Vec<PathBuf>,
     /// When the sandbox has ended: every `.gitmodules` (a file or a link).
     pub gitmodules: Vec<PathBuf>,
+    /// At the start: what host git would read as config or hooks that is
+    /// missing ([`Guard::absent`]).
+    pub absent: Vec<PathBuf>,
+    /// When the sandbox has ended: names with characters a terminal acts
+    /// on or that hide text (the first 100), which host git prints as they
+    /// are where `core.quotePath` is off.
+    pub odd_names: Vec<PathBuf>,
     /// When the sandbox has ended: directories its owner had made
     /// unreadable, opened for the walk, with the mode each is to get back
     /// ([`Found::give_modes_back`]) once what was found in them is dealt
@@ -295,6 +306,12 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
             if name == ".gitmodules" && reach == Reach::Whole && (t.is_file() || link) {
                 found.gitmodules.push(e.path());
             }
+            if reach == Reach::Whole
+                && found.odd_names.len() < 100
+                && unshowable_name(name.as_encoded_bytes())
+            {
+                found.odd_names.push(e.path());
+            }
             if name == ".git" {
                 if t.is_dir() || t.is_file() {
                     found.dot_gits.push(e.path());
@@ -316,6 +333,16 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
     found.dot_gits.sort();
     found.dot_gits.dedup();
     found
+}
+
+/// Whether a name holds what a terminal acts on or what hides text, as
+/// UTF-8 or as raw 8-bit bytes.
+fn unshowable_name(n: &[u8]) -> bool {
+    n.iter().any(|b| *b < 0x20 || *b >= 0x7f)
+        && n.utf8_chunks().any(|c| {
+            c.valid().chars().any(crate::lossy::unshowable)
+                || c.invalid().iter().any(|b| crate::lossy::raw_c1(*b))
+        })
 }
 
 /// A directory's entries. When the sandbox has ended, one the caller owns
@@ -372,6 +399,9 @@ impl Guard {
             if !self.create.contains(&p) {
                 self.create.push(p);
             }
+        }
+        for p in other.absent {
+            absent(self, p);
         }
         if self.note.is_none() {
             self.note = other.note;
@@ -448,6 +478,8 @@ pub fn for_roots(
     for dir in dirs {
         trusted_paths(&mut g, &dir, user);
     }
+    let mut found = found;
+    found.absent = g.absent.clone();
     if g.note.is_none() {
         g.note = found.note.clone();
     }
@@ -466,9 +498,10 @@ pub struct UserGit {
 /// lies outside it, made read-only inside (where it lies in a writable
 /// root): the target of a link at `config`, `config.worktree`, `hooks` or
 /// a hook (a tracked script the hook links to), every file a config
-/// includes (`include.path = ../.gitconfig`), and the directory
-/// `core.hooksPath` names, the last value of every config in git's order
-/// (made empty on the host first where it is missing, as a hooks dir is).
+/// includes (`include.path = ../.gitconfig`), `core.excludesFile` and
+/// `core.attributesFile`, and the directory `core.hooksPath` names, the
+/// last value of every config in git's order; each of them missing at the
+/// start is [`Guard::absent`].
 fn trusted_paths(g: &mut Guard, dir: &Path, user: &UserGit) {
     let is_link = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
     let hooks = dir.join("hooks");
@@ -511,27 +544,42 @@ fn trusted_paths(g: &mut Guard, dir: &Path, user: &UserGit) {
             k == "path" && (s == "include" || (s == "includeif" && sub.is_some()))
         });
         for inc in included.iter().filter_map(|v| expand(v, base)) {
-            if let Ok(real) = fs::canonicalize(&inc) {
-                g.protect(real.clone());
-                if !configs.contains(&real) {
-                    configs.push(real);
+            match fs::canonicalize(&inc) {
+                Ok(real) => {
+                    g.protect(real.clone());
+                    if !configs.contains(&real) {
+                        configs.push(real);
+                    }
                 }
+                Err(_) => absent(g, inc),
             }
         }
         if let Some(hp) = core_key(&text, "hookspath") {
             hooks_path = expand(&hp.to_string_lossy(), top);
         }
+        // What git reads as ignores and attributes: a new line there hides
+        // a file from `git status` or chooses a driver.
+        for key in ["excludesfile", "attributesfile"] {
+            if let Some(f) = core_key(&text, key).and_then(|v| expand(&v.to_string_lossy(), top)) {
+                match fs::canonicalize(&f) {
+                    Ok(real) => g.protect(real),
+                    Err(_) => absent(g, f),
+                }
+            }
+        }
     }
     if let Some(hp) = hooks_path {
         match fs::canonicalize(&hp) {
             Ok(real) => g.protect(real),
-            Err(_) => {
-                if !g.create.contains(&hp) {
-                    g.create.push(hp.clone());
-                }
-                g.protect(hp);
-            }
+            Err(_) => absent(g, hp),
         }
+    }
+}
+
+/// A path host git would read that is missing: named for the end.
+fn absent(g: &mut Guard, p: PathBuf) {
+    if !g.absent.contains(&p) {
+        g.absent.push(p);
     }
 }
 

@@ -734,8 +734,16 @@ impl GitSync {
                 _ => None,
             };
             let mut changed = Vec::new();
-            if read(true, "config") != read(false, "config") {
-                changed.push("config".to_string());
+            for c in ["config", "config.worktree"] {
+                if read(true, c) != read(false, c) {
+                    changed.push(c.to_string());
+                }
+            }
+            for n in names(p.own.as_fd(), Path::new("info")) {
+                let rel = format!("info/{}", n.to_string_lossy());
+                if read(true, &rel) != read(false, &rel) {
+                    changed.push(rel);
+                }
             }
             for n in names(p.own.as_fd(), Path::new("hooks")) {
                 let rel = format!("hooks/{}", n.to_string_lossy());
@@ -744,8 +752,10 @@ impl GitSync {
                 }
             }
             for c in changed {
-                let what = if c == "config" {
+                let what = if c.starts_with("config") {
                     "changed inside and not kept (run the same git config on the host, or use --allow-git-config)"
+                } else if c.starts_with("info/") {
+                    "changed inside and not kept (git's own info: excludes, attributes; change it on the host)"
                 } else {
                     "written inside and not kept (install the hook on the host, or use --allow-git-config)"
                 };

@@ -106,6 +106,7 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
         let _ = rustix::io::write(fd, format!("qwrap: git: {note}\n").as_bytes());
     }
     ignores_said(known, fd, now);
+    absent_held(scan, fd);
     for dot_git in now
         .dot_gits
         .iter()
@@ -166,6 +167,32 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
     }
 }
 
+/// Each of what host git would read as config or hooks that was missing
+/// at the start (an included file, `core.hooksPath`, `core.excludesFile`)
+/// and is there now: the command made it, and host git would run or take
+/// what it says. Moved aside and said.
+fn absent_held(scan: &RepoScan, fd: Option<&OwnedFd>) {
+    for p in scan
+        .absent
+        .iter()
+        .filter(|p| std::fs::symlink_metadata(p).is_ok())
+    {
+        let what = match hold_aside(p) {
+            Ok((held, _)) => format!(
+                "made inside where host git reads its own config or hooks: moved aside to {} (review it, then move it back)",
+                crate::lossy::shown(&held)
+            ),
+            Err(Held::Not(e) | Held::Partly(_, e)) => format!(
+                "made inside where host git reads its own config or hooks: remove it, or review it before git runs here (moving it aside failed: {e})"
+            ),
+        };
+        if let Some(fd) = fd {
+            let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(p));
+            let _ = rustix::io::write(fd, line.as_bytes());
+        }
+    }
+}
+
 /// Each `.gitignore` made or changed during the run, said: new files it
 /// matches (itself too) never show in host `git status`, so a review
 /// there would miss them; so is each `.gitmodules` (its `ignore = all`
@@ -176,6 +203,15 @@ fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found)
     for p in now.ignores.iter().filter(|p| changed_since(p, known.1)) {
         let line = format!(
             "qwrap: git: {}: an ignore file made or changed inside: files it matches do not show in host git status (git status --ignored lists them)\n",
+            crate::lossy::shown(p)
+        );
+        if let Some(fd) = fd {
+            let _ = rustix::io::write(fd, line.as_bytes());
+        }
+    }
+    for p in now.odd_names.iter().filter(|p| changed_since(p, known.1)) {
+        let line = format!(
+            "qwrap: git: {}: a name made inside with characters a terminal acts on or that hide text (shown escaped here; host git prints it as it is where core.quotePath is off)\n",
             crate::lossy::shown(p)
         );
         if let Some(fd) = fd {
