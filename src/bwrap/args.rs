@@ -63,26 +63,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                     it.push_front(s);
                 }
             }
-            "--unshare-all" => {
-                c.unshare_user_try = true;
-                c.unshare_pid = true;
-                c.unshare_net = true;
-                c.unshare_ipc = true;
-                c.unshare_uts = true;
-                c.unshare_cgroup_try = true;
-            }
-            "--share-net" => c.unshare_net = false,
-            "--unshare-user" => c.unshare_user = true,
-            "--unshare-user-try" => c.unshare_user_try = true,
-            "--unshare-pid" => c.unshare_pid = true,
-            "--unshare-net" => c.unshare_net = true,
-            "--unshare-ipc" => c.unshare_ipc = true,
-            "--unshare-uts" => c.unshare_uts = true,
-            "--unshare-cgroup" => c.unshare_cgroup = true,
-            "--unshare-cgroup-try" => c.unshare_cgroup_try = true,
-            "--uid" => c.uid = Some(num(&next("a uid")?, &a)?),
-            "--gid" => c.gid = Some(num(&next("a gid")?, &a)?),
-            "--hostname" => c.hostname = Some(next("a name")?),
             "--chdir" => {
                 if c.chdir.is_some() {
                     c.warnings
@@ -95,9 +75,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 let v = next("a name and a value")?;
                 c.env.push(EnvOp::Set(k, v));
             }
-            "--unsetenv" => c.env.push(EnvOp::Unset(next("a name")?)),
-            "--clearenv" => c.env.push(EnvOp::Clear),
-            "--argv0" => c.argv0 = Some(next("a value")?),
             "--bind" | "--bind-try" | "--ro-bind" | "--ro-bind-try" | "--dev-bind" | "--dev-bind-try" => {
                 let src = next("a source and a destination")?.into();
                 let dest = next("a source and a destination")?.into();
@@ -118,9 +95,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                     readonly: a == "--ro-bind-fd",
                 });
             }
-            "--remount-ro" => c.ops.push(FsOp::RemountRo(next("a destination")?.into())),
-            "--proc" => c.ops.push(FsOp::Proc(next("a destination")?.into())),
-            "--dev" => c.ops.push(FsOp::Dev(next("a destination")?.into())),
             "--tmpfs" => {
                 used_perms = true;
                 used_size = true;
@@ -130,7 +104,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                     size: pending_size,
                 });
             }
-            "--mqueue" => c.ops.push(FsOp::Mqueue(next("a destination")?.into())),
             "--dir" => {
                 used_perms = true;
                 c.ops.push(FsOp::Dir {
@@ -187,12 +160,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 let dest = next("a destination")?.into();
                 c.ops.push(FsOp::Overlay { sources, upper, dest });
             }
-            "--lock-file" => c.lock_files.push(next("a destination")?.into()),
-            "--disable-userns" => c.disable_userns = true,
-            "--assert-userns-disabled" => c.assert_userns_disabled = true,
-            "--userns" => c.userns_fd = Some(fd_arg(&next("an fd")?)?),
-            "--userns2" => c.userns2_fd = Some(fd_arg(&next("an fd")?)?),
-            "--pidns" => c.pidns_fd = Some(fd_arg(&next("an fd")?)?),
             "--cap-add" => {
                 let given = next("a capability")?.to_string_lossy().into_owned();
                 let cap = given.to_uppercase();
@@ -248,9 +215,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 }
                 c.seccomp_programs.push(seccomp_program(fd)?);
             }
-            "--new-session" => c.new_session = true,
-            "--die-with-parent" => c.die_with_parent = true,
-            "--as-pid-1" => c.as_pid_1 = true,
             "--cap-drop" => {
                 let cap = next("a capability")?.to_string_lossy().to_uppercase();
                 let cap = if cap == "ALL" || cap.starts_with("CAP_") {
@@ -263,17 +227,13 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 }
                 c.cap_ops.push((false, cap));
             }
-            "--info-fd" => c.info_fd = Some(fd_arg(&next("an fd")?)?),
-            "--json-status-fd" => c.json_status_fd = Some(fd_arg(&next("an fd")?)?),
-            "--sync-fd" => c.sync_fd = Some(fd_arg(&next("an fd")?)?),
-            "--block-fd" => c.block_fd = Some(fd_arg(&next("an fd")?)?),
-            "--userns-block-fd" => c.userns_block_fd = Some(fd_arg(&next("an fd")?)?),
-            "--level-prefix" => c.level_prefix = true,
             other => {
-                return Err(match REFUSED.iter().find(|(n, _)| *n == other) {
-                    Some((n, why)) => err(format!("{n}: {why} (qwrap's bwrap mode)")),
-                    None => err(format!("Unknown option {other}")),
-                });
+                if !plain_option(&mut c, other, &mut next)? {
+                    return Err(match REFUSED.iter().find(|(n, _)| *n == other) {
+                        Some((n, why)) => err(format!("{n}: {why} (qwrap's bwrap mode)")),
+                        None => err(format!("Unknown option {other}")),
+                    });
+                }
             }
         }
         if overlay_waiting && !a.contains("overlay") {
@@ -315,6 +275,61 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         return Err(err("--userns2 requires --userns"));
     }
     Ok(Parsed::Run(Box::new(c)))
+}
+
+/// An option that sets one field of the config (a namespace, an id, a
+/// descriptor, a flag), `next` giving its argument; whether it was one.
+fn plain_option(
+    c: &mut Config,
+    a: &str,
+    next: &mut dyn FnMut(&str) -> Result<OsString, ArgError>,
+) -> Result<bool, ArgError> {
+    match a {
+        "--unshare-all" => {
+            c.unshare_user_try = true;
+            c.unshare_pid = true;
+            c.unshare_net = true;
+            c.unshare_ipc = true;
+            c.unshare_uts = true;
+            c.unshare_cgroup_try = true;
+        }
+        "--share-net" => c.unshare_net = false,
+        "--unshare-user" => c.unshare_user = true,
+        "--unshare-user-try" => c.unshare_user_try = true,
+        "--unshare-pid" => c.unshare_pid = true,
+        "--unshare-net" => c.unshare_net = true,
+        "--unshare-ipc" => c.unshare_ipc = true,
+        "--unshare-uts" => c.unshare_uts = true,
+        "--unshare-cgroup" => c.unshare_cgroup = true,
+        "--unshare-cgroup-try" => c.unshare_cgroup_try = true,
+        "--uid" => c.uid = Some(num(&next("a uid")?, a)?),
+        "--gid" => c.gid = Some(num(&next("a gid")?, a)?),
+        "--hostname" => c.hostname = Some(next("a name")?),
+        "--unsetenv" => c.env.push(EnvOp::Unset(next("a name")?)),
+        "--clearenv" => c.env.push(EnvOp::Clear),
+        "--argv0" => c.argv0 = Some(next("a value")?),
+        "--remount-ro" => c.ops.push(FsOp::RemountRo(next("a destination")?.into())),
+        "--proc" => c.ops.push(FsOp::Proc(next("a destination")?.into())),
+        "--dev" => c.ops.push(FsOp::Dev(next("a destination")?.into())),
+        "--mqueue" => c.ops.push(FsOp::Mqueue(next("a destination")?.into())),
+        "--lock-file" => c.lock_files.push(next("a destination")?.into()),
+        "--disable-userns" => c.disable_userns = true,
+        "--assert-userns-disabled" => c.assert_userns_disabled = true,
+        "--userns" => c.userns_fd = Some(fd_arg(&next("an fd")?)?),
+        "--userns2" => c.userns2_fd = Some(fd_arg(&next("an fd")?)?),
+        "--pidns" => c.pidns_fd = Some(fd_arg(&next("an fd")?)?),
+        "--new-session" => c.new_session = true,
+        "--die-with-parent" => c.die_with_parent = true,
+        "--as-pid-1" => c.as_pid_1 = true,
+        "--info-fd" => c.info_fd = Some(fd_arg(&next("an fd")?)?),
+        "--json-status-fd" => c.json_status_fd = Some(fd_arg(&next("an fd")?)?),
+        "--sync-fd" => c.sync_fd = Some(fd_arg(&next("an fd")?)?),
+        "--block-fd" => c.block_fd = Some(fd_arg(&next("an fd")?)?),
+        "--userns-block-fd" => c.userns_block_fd = Some(fd_arg(&next("an fd")?)?),
+        "--level-prefix" => c.level_prefix = true,
+        _ => return Ok(false),
+    }
+    Ok(true)
 }
 
 /// Capability names in kernel order (include/uapi/linux/capability.h).
