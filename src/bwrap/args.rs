@@ -22,8 +22,7 @@ const REFUSED: &[(&str, &str)] = &[
 pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     let mut c = Config::default();
     let mut it: std::collections::VecDeque<OsString> = args.into();
-    let mut perms: Option<u32> = None;
-    let mut size: Option<u64> = None;
+    let (mut perms, mut size): (Option<u32>, Option<u64>) = (None, None);
     let mut spliced_total = 0usize;
     // --overlay-src directories waiting for the overlay that uses them.
     let mut overlay_sources: Vec<PathBuf> = Vec::new();
@@ -41,59 +40,14 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         let mut next = |what: &str| -> Result<OsString, ArgError> {
             it.pop_front().ok_or_else(|| err(format!("{a} takes {what}")))
         };
-        let pending_perms = perms.take();
-        let pending_size = size.take();
-        let mut used_perms = false;
-        let mut used_size = false;
+        let (pending_perms, pending_size) = (perms.take(), size.take());
+        let (mut used_perms, mut used_size) = (false, false);
         match a.as_str() {
             "--help" => return Ok(Parsed::Help),
             "--version" => return Ok(Parsed::Version),
             "--args" => {
                 let fd = fd_arg(&next("an fd")?)?;
-                let data = read_fd(fd).map_err(|e| err(format!("Can't read --args data: {e}")))?;
-                let mut spliced = nul_words(&data);
-                // Several --args, and --args inside a file, as bubblewrap
-                // allows; its bound on the total keeps nesting finite.
-                spliced_total += spliced.len();
-                if spliced_total > MAX_ARGS {
-                    return Err(err(format!("Exceeded maximum number of arguments {MAX_ARGS}")));
-                }
-                spliced.reverse();
-                for s in spliced {
-                    it.push_front(s);
-                }
-            }
-            "--chdir" => {
-                if c.chdir.is_some() {
-                    c.warnings
-                        .push("Only the last --chdir option will take effect".into());
-                }
-                c.chdir = Some(next("a directory")?.into());
-            }
-            "--setenv" => {
-                let k = next("a name and a value")?;
-                let v = next("a name and a value")?;
-                c.env.push(EnvOp::Set(k, v));
-            }
-            "--bind" | "--bind-try" | "--ro-bind" | "--ro-bind-try" | "--dev-bind" | "--dev-bind-try" => {
-                let src = next("a source and a destination")?.into();
-                let dest = next("a source and a destination")?.into();
-                c.ops.push(FsOp::Bind {
-                    src,
-                    dest,
-                    readonly: a.starts_with("--ro-"),
-                    devices: a.starts_with("--dev-"),
-                    optional: a.ends_with("-try"),
-                });
-            }
-            "--bind-fd" | "--ro-bind-fd" => {
-                let fd = fd_arg(&next("an fd and a destination")?)?;
-                let dest = next("an fd and a destination")?.into();
-                c.ops.push(FsOp::BindFd {
-                    fd,
-                    dest,
-                    readonly: a == "--ro-bind-fd",
-                });
+                splice_args(&mut it, &mut spliced_total, fd)?
             }
             "--tmpfs" => {
                 used_perms = true;
@@ -110,11 +64,6 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                     dest: next("a destination")?.into(),
                     perms: pending_perms,
                 });
-            }
-            "--symlink" => {
-                let target = next("a target and a destination")?.into();
-                let link = next("a target and a destination")?.into();
-                c.ops.push(FsOp::Symlink { target, link });
             }
             "--file" => {
                 used_perms = true;
@@ -137,41 +86,8 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                     perms: pending_perms,
                 });
             }
-            "--overlay-src" => {
-                overlay_sources.push(next("a source")?.into());
-                pending_overlay = true;
-            }
-            "--overlay" | "--tmp-overlay" | "--ro-overlay" => {
-                let sources = std::mem::take(&mut overlay_sources);
-                let (upper, least) = match a.as_str() {
-                    "--overlay" => (
-                        OverlayUpper::Dirs {
-                            upper: next("a directory, a work directory and a destination")?.into(),
-                            work: next("a directory, a work directory and a destination")?.into(),
-                        },
-                        (1, "one"),
-                    ),
-                    "--tmp-overlay" => (OverlayUpper::Tmpfs, (1, "one")),
-                    _ => (OverlayUpper::ReadOnly, (2, "two")),
-                };
-                if sources.len() < least.0 {
-                    return Err(err(format!("{a} requires at least {} --overlay-src", least.1)));
-                }
-                let dest = next("a destination")?.into();
-                c.ops.push(FsOp::Overlay { sources, upper, dest });
-            }
-            "--cap-add" => {
-                let given = next("a capability")?.to_string_lossy().into_owned();
-                let cap = given.to_uppercase();
-                if cap != "ALL" && cap_number(&cap).is_none() {
-                    return Err(err(format!("unknown cap: {given}")));
-                }
-                c.cap_ops.push((true, cap));
-            }
-            "--chmod" => {
-                let p = octal(&next("permissions and a path")?, &a)?;
-                let path = next("permissions and a path")?.into();
-                c.ops.push(FsOp::Chmod { perms: p, path });
+            "--overlay-src" | "--overlay" | "--tmp-overlay" | "--ro-overlay" => {
+                pending_overlay = overlay_option(&mut c, &a, &mut next, &mut overlay_sources)?
             }
             // --perms and --size wait, in either order, for the option that
             // uses them; each only once.
@@ -187,46 +103,11 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
                 if pending_size.is_some() {
                     return Err(err("--size given twice for the same destination"));
                 }
-                let v = next("a size")?;
-                // Positive and at most SIZE_MAX / 2, as bubblewrap accepts.
-                size = Some(
-                    v.to_str()
-                        .and_then(|s| s.parse::<u64>().ok())
-                        .filter(|&n| n > 0 && n <= i64::MAX as u64)
-                        .ok_or_else(|| err(format!("Invalid size: {}", v.to_string_lossy())))?,
-                );
+                size = Some(size_arg(&next("a size")?)?);
                 perms = pending_perms;
                 (used_perms, used_size) = (true, true);
             }
-            // bubblewrap's rules: a repeated --seccomp replaces the last,
-            // and the two forms never mix.
-            "--seccomp" => {
-                let fd = fd_arg(&next("an fd")?)?;
-                if !c.seccomp_programs.is_empty() && !legacy_seccomp {
-                    return Err(err("--seccomp cannot be combined with --add-seccomp-fd"));
-                }
-                legacy_seccomp = true;
-                c.seccomp_programs = vec![seccomp_program(fd)?];
-            }
-            "--add-seccomp-fd" => {
-                let fd = fd_arg(&next("an fd")?)?;
-                if legacy_seccomp {
-                    return Err(err("--add-seccomp-fd cannot be combined with --seccomp"));
-                }
-                c.seccomp_programs.push(seccomp_program(fd)?);
-            }
-            "--cap-drop" => {
-                let cap = next("a capability")?.to_string_lossy().to_uppercase();
-                let cap = if cap == "ALL" || cap.starts_with("CAP_") {
-                    cap
-                } else {
-                    format!("CAP_{cap}")
-                };
-                if cap != "ALL" && cap_number(&cap).is_none() {
-                    return Err(err(format!("--cap-drop: Unknown cap: {cap}")));
-                }
-                c.cap_ops.push((false, cap));
-            }
+            "--seccomp" | "--add-seccomp-fd" => seccomp_option(&mut c, &mut legacy_seccomp, &a, &mut next)?,
             other => {
                 if !plain_option(&mut c, other, &mut next)? {
                     return Err(match REFUSED.iter().find(|(n, _)| *n == other) {
@@ -251,11 +132,63 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
         return Err(err(OVERLAY_SRC_ALONE));
     }
     if perms.is_some() || size.is_some() {
-        return Err(err(
-            "--perms or --size must be followed by an option that uses it",
-        ));
+        return Err(err(PERMS_OR_SIZE_ALONE));
     }
     c.command = it.into_iter().collect();
+    validate(&c)?;
+    Ok(Parsed::Run(Box::new(c)))
+}
+
+/// `--overlay-src` (waiting for its overlay: true) and the overlays that
+/// take the sources given before them.
+fn overlay_option(
+    c: &mut Config,
+    a: &str,
+    next: &mut dyn FnMut(&str) -> Result<OsString, ArgError>,
+    sources: &mut Vec<PathBuf>,
+) -> Result<bool, ArgError> {
+    match a {
+        "--overlay-src" => {
+            sources.push(next("a source")?.into());
+            return Ok(true);
+        }
+        "--overlay" | "--tmp-overlay" | "--ro-overlay" => {
+            let sources = std::mem::take(sources);
+            let (upper, least) = match a {
+                "--overlay" => (
+                    OverlayUpper::Dirs {
+                        upper: next("a directory, a work directory and a destination")?.into(),
+                        work: next("a directory, a work directory and a destination")?.into(),
+                    },
+                    (1, "one"),
+                ),
+                "--tmp-overlay" => (OverlayUpper::Tmpfs, (1, "one")),
+                _ => (OverlayUpper::ReadOnly, (2, "two")),
+            };
+            if sources.len() < least.0 {
+                return Err(err(format!("{a} requires at least {} --overlay-src", least.1)));
+            }
+            let dest = next("a destination")?.into();
+            c.ops.push(FsOp::Overlay { sources, upper, dest });
+        }
+        _ => {}
+    }
+    Ok(false)
+}
+
+/// `--perms` or `--size` last, with nothing to apply it to.
+const PERMS_OR_SIZE_ALONE: &str = "--perms or --size must be followed by an option that uses it";
+
+/// A tmpfs size: positive and at most SIZE_MAX / 2, as bubblewrap accepts.
+fn size_arg(v: &OsString) -> Result<u64, ArgError> {
+    v.to_str()
+        .and_then(|s| s.parse::<u64>().ok())
+        .filter(|&n| n > 0 && n <= i64::MAX as u64)
+        .ok_or_else(|| err(format!("Invalid size: {}", v.to_string_lossy())))
+}
+
+/// bubblewrap's rules on options that need each other.
+fn validate(c: &Config) -> Result<(), ArgError> {
     if c.command.is_empty() {
         return Err(err("No command specified"));
     }
@@ -274,7 +207,57 @@ pub fn parse(args: Vec<OsString>) -> Result<Parsed, ArgError> {
     if c.userns2_fd.is_some() && c.userns_fd.is_none() {
         return Err(err("--userns2 requires --userns"));
     }
-    Ok(Parsed::Run(Box::new(c)))
+    Ok(())
+}
+
+/// `--seccomp FD` and `--add-seccomp-fd FD`, as bubblewrap takes them: a
+/// repeated `--seccomp` replaces the last, and the two forms never mix.
+fn seccomp_option(
+    c: &mut Config,
+    legacy: &mut bool,
+    a: &str,
+    next: &mut dyn FnMut(&str) -> Result<OsString, ArgError>,
+) -> Result<(), ArgError> {
+    match a {
+        "--seccomp" => {
+            let fd = fd_arg(&next("an fd")?)?;
+            if !c.seccomp_programs.is_empty() && !*legacy {
+                return Err(err("--seccomp cannot be combined with --add-seccomp-fd"));
+            }
+            *legacy = true;
+            c.seccomp_programs = vec![seccomp_program(fd)?];
+        }
+        "--add-seccomp-fd" => {
+            let fd = fd_arg(&next("an fd")?)?;
+            if *legacy {
+                return Err(err("--add-seccomp-fd cannot be combined with --seccomp"));
+            }
+            c.seccomp_programs.push(seccomp_program(fd)?);
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// `--args FD`: the NUL-separated arguments read from FD go in front of the
+/// rest (several, and `--args` inside them, as bubblewrap allows; its bound
+/// on the total keeps nesting finite).
+fn splice_args(
+    it: &mut std::collections::VecDeque<OsString>,
+    total: &mut usize,
+    fd: i32,
+) -> Result<(), ArgError> {
+    let data = read_fd(fd).map_err(|e| err(format!("Can't read --args data: {e}")))?;
+    let mut spliced = nul_words(&data);
+    *total += spliced.len();
+    if *total > MAX_ARGS {
+        return Err(err(format!("Exceeded maximum number of arguments {MAX_ARGS}")));
+    }
+    spliced.reverse();
+    for s in spliced {
+        it.push_front(s);
+    }
+    Ok(())
 }
 
 /// An option that sets one field of the config (a namespace, an id, a
@@ -327,6 +310,68 @@ fn plain_option(
         "--block-fd" => c.block_fd = Some(fd_arg(&next("an fd")?)?),
         "--userns-block-fd" => c.userns_block_fd = Some(fd_arg(&next("an fd")?)?),
         "--level-prefix" => c.level_prefix = true,
+        "--chdir" => {
+            if c.chdir.is_some() {
+                c.warnings
+                    .push("Only the last --chdir option will take effect".into());
+            }
+            c.chdir = Some(next("a directory")?.into());
+        }
+        "--setenv" => {
+            let k = next("a name and a value")?;
+            let v = next("a name and a value")?;
+            c.env.push(EnvOp::Set(k, v));
+        }
+        "--bind" | "--bind-try" | "--ro-bind" | "--ro-bind-try" | "--dev-bind" | "--dev-bind-try" => {
+            let src = next("a source and a destination")?.into();
+            let dest = next("a source and a destination")?.into();
+            c.ops.push(FsOp::Bind {
+                src,
+                dest,
+                readonly: a.starts_with("--ro-"),
+                devices: a.starts_with("--dev-"),
+                optional: a.ends_with("-try"),
+            });
+        }
+        "--bind-fd" | "--ro-bind-fd" => {
+            let fd = fd_arg(&next("an fd and a destination")?)?;
+            let dest = next("an fd and a destination")?.into();
+            c.ops.push(FsOp::BindFd {
+                fd,
+                dest,
+                readonly: a == "--ro-bind-fd",
+            });
+        }
+        "--symlink" => {
+            let target = next("a target and a destination")?.into();
+            let link = next("a target and a destination")?.into();
+            c.ops.push(FsOp::Symlink { target, link });
+        }
+        "--cap-add" => {
+            let given = next("a capability")?.to_string_lossy().into_owned();
+            let cap = given.to_uppercase();
+            if cap != "ALL" && cap_number(&cap).is_none() {
+                return Err(err(format!("unknown cap: {given}")));
+            }
+            c.cap_ops.push((true, cap));
+        }
+        "--chmod" => {
+            let p = octal(&next("permissions and a path")?, a)?;
+            let path = next("permissions and a path")?.into();
+            c.ops.push(FsOp::Chmod { perms: p, path });
+        }
+        "--cap-drop" => {
+            let cap = next("a capability")?.to_string_lossy().to_uppercase();
+            let cap = if cap == "ALL" || cap.starts_with("CAP_") {
+                cap
+            } else {
+                format!("CAP_{cap}")
+            };
+            if cap != "ALL" && cap_number(&cap).is_none() {
+                return Err(err(format!("--cap-drop: Unknown cap: {cap}")));
+            }
+            c.cap_ops.push((false, cap));
+        }
         _ => return Ok(false),
     }
     Ok(true)
