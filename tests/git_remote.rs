@@ -1675,3 +1675,66 @@ fn a_gitmodules_link_made_inside_goes_aside() {
         );
     }
 }
+
+/// What host git reads as config made again under the same name (its
+/// parent renamed), reached through a link the command made on the way,
+/// or named by the caller's environment (`XDG_CONFIG_HOME` in the
+/// workspace, `GIT_CONFIG_COUNT`): each goes aside at the end, and the
+/// host's next `git status`, in the same environment, runs nothing.
+#[test]
+fn config_made_again_elsewhere_or_named_by_the_environment_goes_aside() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let marker = f.path().join("PWNED");
+        let ws = f.ws();
+        let env = [
+            ("XDG_CONFIG_HOME", ws.join(".xdg").display().to_string()),
+            ("GIT_CONFIG_COUNT", "1".to_string()),
+            ("GIT_CONFIG_KEY_0", "include.path".to_string()),
+            (
+                "GIT_CONFIG_VALUE_0",
+                ws.join(".env.gitconfig").display().to_string(),
+            ),
+        ];
+        let setup = format!(
+            "set -e
+             mkdir conf && printf '[user]\\n\\tname = t\\n' > conf/local.gitconfig
+             git config include.path ../conf/local.gitconfig && git config --add include.path ../sub/x.gitconfig
+             {GIT} add conf && {GIT} commit -qm conf"
+        );
+        ok(&f.command("sh").args(["-c", &setup]).output().unwrap());
+        std::thread::sleep(Duration::from_millis(200));
+        let fsmonitor = format!(
+            "[core]\\n\\tfsmonitor = \\\"touch {}; false\\\"\\n",
+            marker.display()
+        );
+        let script = format!(
+            "mv conf conf.old && mkdir conf && printf '{fsmonitor}' > conf/local.gitconfig
+             mkdir -p o && printf '{fsmonitor}' > o/x.gitconfig && ln -s o sub
+             mkdir -p .xdg/git && printf '{fsmonitor}' > .xdg/git/config
+             printf '{fsmonitor}' > .env.gitconfig; echo done"
+        );
+        let mut c = f.qwrap(&["run", "--", "sh", "-c", &script]);
+        c.envs(env.iter().map(|(k, v)| (k, v)));
+        let o = c.output().unwrap();
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        let mut h = f.command("timeout");
+        h.args(["20", "git", "status"])
+            .envs(env.iter().map(|(k, v)| (k, v)));
+        let _ = h.output().unwrap();
+        assert!(
+            !marker.exists(),
+            "{what}: planted config ran on the host: {}",
+            stderr(&o)
+        );
+        for p in ["conf", "sub", ".xdg/git/config", ".env.gitconfig"] {
+            assert!(
+                stderr(&o).contains(&format!("{}", ws.join(p).display())),
+                "{what}: {p} not named: {}",
+                stderr(&o)
+            );
+        }
+    }
+}

@@ -285,12 +285,16 @@ pub(super) fn repo_scan(policy: &Policy) -> Option<RepoScan> {
             .iter()
             .flat_map(|l| l.shared.iter().filter(|s| s.ends_with("lfs")).cloned())
             .collect(),
-        absent: policy
-            .repos
-            .absent
-            .iter()
-            .filter(|p| policy.writable_roots.iter().any(|r| p.starts_with(&r.path)))
-            .cloned()
-            .collect(),
+        absent: in_roots(policy, &policy.repos.absent),
+        trusted: in_roots(policy, &policy.repos.trusted),
     })
+}
+
+/// The paths that lie in a writable root (the command can change no other).
+fn in_roots(policy: &Policy, paths: &[std::path::PathBuf]) -> Vec<std::path::PathBuf> {
+    paths
+        .iter()
+        .filter(|p| policy.writable_roots.iter().any(|r| p.starts_with(&r.path)))
+        .cloned()
+        .collect()
 }

@@ -582,4 +582,9 @@ pub struct RepoScan {
     /// aside at the end where the command made it.
     #[serde(serialize_with = "crate::lossy::paths", skip_serializing_if = "Vec::is_empty")]
     pub absent: Vec<PathBuf>,
+    /// What host git reads as config or hooks outside a git dir, there at
+    /// the start: moved aside at the end where the path names another file
+    /// then (its parent renamed, the path made again).
+    #[serde(serialize_with = "crate::lossy::paths", skip_serializing_if = "Vec::is_empty")]
+    pub trusted: Vec<PathBuf>,
 }

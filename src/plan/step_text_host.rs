@@ -227,6 +227,14 @@ fn git_text(
                 absent.join(", ")
             )?;
         }
+        if !r.trusted.is_empty() {
+            let trusted: Vec<String> = r.trusted.iter().map(|p| q(p)).collect();
+            write!(
+                f,
+                "; lstat()s each of {} (what host git reads as config or hooks) now and at the end, and moves aside each that names another file then",
+                trusted.join(", ")
+            )?;
+        }
         if !r.lfs.is_empty() {
             let lfs: Vec<String> = r.lfs.iter().map(|p| q(p)).collect();
             write!(

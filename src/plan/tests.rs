@@ -130,6 +130,7 @@ fn starts_with_namespaces_and_identity_maps() {
                     known: vec![],
                     lfs: vec![],
                     absent: vec![],
+                    trusted: vec![],
                 })),
             },
             Step::Unshare {

@@ -168,6 +168,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
                 known: vec![],
                 lfs: vec![],
                 absent: vec![],
+                trusted: vec![],
             })),
         }
     );

@@ -104,6 +104,11 @@ pub struct Guard {
     /// hooks that are missing at the start: held aside at the end where
     /// the command made them.
     pub absent: Vec<PathBuf>,
+    /// Files and directories host git reads as its own config or hooks
+    /// outside a git dir, there at the start: read-only inside, and held
+    /// aside at the end where the path names another file then (its parent
+    /// renamed and the path made again).
+    pub trusted: Vec<PathBuf>,
 }
 
 impl Guard {
@@ -228,6 +233,9 @@ pub struct Found {
     /// At the start: what host git would read as config or hooks that is
     /// missing ([`Guard::absent`]).
     pub absent: Vec<PathBuf>,
+    /// At the start: what host git reads as config or hooks there then
+    /// ([`Guard::trusted`]).
+    pub trusted: Vec<PathBuf>,
     /// When the sandbox has ended: names with characters a terminal acts
     /// on or that hide text (the first 100), which host git prints as they
     /// are where `core.quotePath` is off.
@@ -403,6 +411,9 @@ impl Guard {
         for p in other.absent {
             absent(self, p);
         }
+        for p in other.trusted {
+            trusted(self, p);
+        }
         if self.note.is_none() {
             self.note = other.note;
         }
@@ -478,8 +489,14 @@ pub fn for_roots(
     for dir in dirs {
         trusted_paths(&mut g, &dir, user);
     }
+    // The caller's own configs, and the ignores and attributes git reads
+    // beside them by default.
+    for p in user.configs.iter().chain(&user.files) {
+        seen(&mut g, p.clone());
+    }
     let mut found = found;
     found.absent = g.absent.clone();
+    found.trusted = g.trusted.clone();
     if g.note.is_none() {
         g.note = found.note.clone();
     }
@@ -491,6 +508,11 @@ pub fn for_roots(
 #[derive(Debug, Default, Clone)]
 pub struct UserGit {
     pub configs: Vec<PathBuf>,
+    /// Config given in the environment (`GIT_CONFIG_KEY_n`), as config text.
+    pub texts: Vec<String>,
+    /// The ignores and attributes git reads by default
+    /// (`$XDG_CONFIG_HOME/git/ignore`, `.../attributes`).
+    pub files: Vec<PathBuf>,
     pub home: Option<PathBuf>,
 }
 
@@ -517,7 +539,7 @@ fn trusted_paths(g: &mut Guard, dir: &Path, user: &UserGit) {
         if is_link(&p)
             && let Ok(real) = fs::canonicalize(&p)
         {
-            g.protect(real);
+            trusted(g, real);
         }
     }
     // Hooks run in the work tree's top (a bare repository's: itself).
@@ -526,53 +548,114 @@ fn trusted_paths(g: &mut Guard, dir: &Path, user: &UserGit) {
     } else {
         dir
     };
-    let expand = |v: &str, base: &Path| match v.strip_prefix("~/") {
-        Some(rest) => user.home.as_ref().map(|h| h.join(rest)),
-        None if Path::new(v).is_absolute() => Some(PathBuf::from(v)),
-        None => Some(base.join(v)),
+    let mut reads = Reads {
+        top,
+        user,
+        configs: user.configs.clone(),
+        hooks_path: None,
     };
-    let mut configs: Vec<PathBuf> = user.configs.clone();
-    configs.extend([dir.join("config"), dir.join("config.worktree")]);
-    let mut hooks_path = None;
+    reads
+        .configs
+        .extend([dir.join("config"), dir.join("config.worktree")]);
+    // The caller's `GIT_CONFIG_KEY_n`: read before the files, as git
+    // applies them after (its relative includes are refused by git).
+    for text in &user.texts {
+        reads.config(g, text, None);
+    }
     let mut i = 0;
-    while i < configs.len() && i < 64 {
-        let file = configs[i].clone();
+    while i < reads.configs.len() && i < 64 {
+        let file = reads.configs[i].clone();
         i += 1;
-        let Some(text) = read_small(&file) else { continue };
-        let base = file.parent().unwrap_or(Path::new("/"));
-        let included = super::git::config_values(&text, &|s, sub, k| {
+        if let Some(text) = read_small(&file) {
+            reads.config(g, &text, Some(file.parent().unwrap_or(Path::new("/"))));
+        }
+    }
+    if let Some(hp) = reads.hooks_path {
+        seen(g, hp);
+    }
+}
+
+/// What host git reads for one git dir: the configs found so far (the
+/// user's, the git dir's, what they include), the last `core.hooksPath`.
+struct Reads<'a> {
+    top: &'a Path,
+    user: &'a UserGit,
+    configs: Vec<PathBuf>,
+    hooks_path: Option<PathBuf>,
+}
+
+impl Reads<'_> {
+    /// `~/`, absolute, or relative to `base` (none: from the environment,
+    /// where git takes no relative path).
+    fn expand(&self, v: &str, base: Option<&Path>) -> Option<PathBuf> {
+        let p = match v.strip_prefix("~/") {
+            Some(rest) => self.user.home.as_ref()?.join(rest),
+            None if Path::new(v).is_absolute() => PathBuf::from(v),
+            None => base?.join(v),
+        };
+        Some(lexical(&p))
+    }
+
+    /// One config's text: the files it includes (read next), the ignores
+    /// and attributes files it names (a new line there hides a file from
+    /// `git status` or chooses a driver), its `core.hooksPath`.
+    fn config(&mut self, g: &mut Guard, text: &str, base: Option<&Path>) {
+        let included = super::git::config_values(text, &|s, sub, k| {
             k == "path" && (s == "include" || (s == "includeif" && sub.is_some()))
         });
-        for inc in included.iter().filter_map(|v| expand(v, base)) {
-            match fs::canonicalize(&inc) {
-                Ok(real) => {
-                    g.protect(real.clone());
-                    if !configs.contains(&real) {
-                        configs.push(real);
-                    }
-                }
-                Err(_) => absent(g, inc),
+        let included: Vec<PathBuf> = included.iter().filter_map(|v| self.expand(v, base)).collect();
+        for inc in included {
+            if let Ok(real) = fs::canonicalize(&inc)
+                && !self.configs.contains(&real)
+            {
+                self.configs.push(real);
             }
+            seen(g, inc);
         }
-        if let Some(hp) = core_key(&text, "hookspath") {
-            hooks_path = expand(&hp.to_string_lossy(), top);
+        if let Some(hp) = core_key(text, "hookspath") {
+            self.hooks_path = self.expand(&hp.to_string_lossy(), Some(self.top));
         }
-        // What git reads as ignores and attributes: a new line there hides
-        // a file from `git status` or chooses a driver.
         for key in ["excludesfile", "attributesfile"] {
-            if let Some(f) = core_key(&text, key).and_then(|v| expand(&v.to_string_lossy(), top)) {
-                match fs::canonicalize(&f) {
-                    Ok(real) => g.protect(real),
-                    Err(_) => absent(g, f),
-                }
+            if let Some(f) =
+                core_key(text, key).and_then(|v| self.expand(&v.to_string_lossy(), Some(self.top)))
+            {
+                seen(g, f);
             }
         }
     }
-    if let Some(hp) = hooks_path {
-        match fs::canonicalize(&hp) {
-            Ok(real) => g.protect(real),
-            Err(_) => absent(g, hp),
+}
+
+/// `a/b/../c` as `a/c`: the bases joined are real directories (a git dir,
+/// a config's), so their `..` is their parent.
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
         }
+    }
+    out
+}
+
+/// A path host git reads as its own: read-only inside and its identity
+/// looked at again at the end where it exists ([`Guard::trusted`]), held
+/// aside at the end where it is missing now and made then
+/// ([`Guard::absent`]).
+fn seen(g: &mut Guard, p: PathBuf) {
+    match fs::canonicalize(&p) {
+        Ok(real) => trusted(g, real),
+        Err(_) => absent(g, p),
+    }
+}
+
+fn trusted(g: &mut Guard, real: PathBuf) {
+    g.protect(real.clone());
+    if !g.trusted.contains(&real) {
+        g.trusted.push(real);
     }
 }
 

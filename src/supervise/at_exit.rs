@@ -26,7 +26,7 @@ impl Repos {
             say: say
                 .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
                 .flatten(),
-            known: super::planted::Known::now(&scan.known),
+            known: super::planted::Known::now(&scan.known, &scan.trusted),
             scan: scan.clone(),
         }
     }
@@ -47,6 +47,20 @@ pub(super) struct AtExit {
 }
 
 impl AtExit {
+    pub(super) fn new(
+        repos: Option<Repos>,
+        watch: &[PathBuf],
+        review: Option<&Path>,
+        out: Option<OwnedFd>,
+    ) -> AtExit {
+        AtExit {
+            repos,
+            watch: watch.to_vec(),
+            review: review.map(Path::to_path_buf),
+            out,
+        }
+    }
+
     /// The command and what it left are gone: the repositories it made
     /// held aside and named, first of all.
     pub(super) fn repositories(&self) {

@@ -58,18 +58,30 @@ const LOOKED: usize = 100_000;
 /// repository where the walk at the start did not look (deep, or in
 /// `node_modules`) is the command's when it, its config or a hook was
 /// made or changed since.
-pub(crate) struct Known(Vec<(u64, u64, u64)>, std::time::SystemTime);
+pub(crate) struct Known(
+    Vec<(u64, u64, u64)>,
+    std::time::SystemTime,
+    /// What host git reads as config or hooks: each path's file then.
+    Vec<(std::path::PathBuf, Option<(u64, u64)>)>,
+);
 
 impl Known {
-    pub(crate) fn now(paths: &[std::path::PathBuf]) -> Known {
+    pub(crate) fn now(paths: &[std::path::PathBuf], trusted: &[std::path::PathBuf]) -> Known {
         // The kernel's file times run on a coarse clock (a tick behind).
         let since = std::time::SystemTime::now() - std::time::Duration::from_millis(50);
-        Known(paths.iter().filter_map(|p| identity(p)).collect(), since)
+        let files = trusted.iter().map(|p| (p.clone(), file_id(p))).collect();
+        Known(paths.iter().filter_map(|p| identity(p)).collect(), since, files)
     }
 
     fn holds(&self, p: &Path) -> bool {
         identity(p).is_some_and(|id| self.0.contains(&id))
     }
+}
+
+/// The file a path names, by device and inode (never through a link).
+fn file_id(p: &Path) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()))
 }
 
 /// Device, inode and, for a git dir by another name (bare: no mount
@@ -107,6 +119,7 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
     }
     ignores_said(known, fd, now);
     absent_held(scan, fd);
+    replaced_held(known, fd);
     for dot_git in now
         .dot_gits
         .iter()
@@ -184,6 +197,31 @@ fn absent_held(scan: &RepoScan, fd: Option<&OwnedFd>) {
             ),
             Err(Held::Not(e) | Held::Partly(_, e)) => format!(
                 "made inside where host git reads its own config or hooks: remove it, or review it before git runs here (moving it aside failed: {e})"
+            ),
+        };
+        if let Some(fd) = fd {
+            let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(p));
+            let _ = rustix::io::write(fd, line.as_bytes());
+        }
+    }
+}
+
+/// Each of what host git reads as config or hooks that names another file
+/// now than at the start (its parent renamed, the path made again): moved
+/// aside and said.
+fn replaced_held(known: &Known, fd: Option<&OwnedFd>) {
+    for (p, then) in &known.2 {
+        let now = file_id(p);
+        if now.is_none() || now == *then {
+            continue;
+        }
+        let what = match hold_aside(p) {
+            Ok((held, _)) => format!(
+                "replaced inside where host git reads its own config or hooks: moved aside to {} (review it, then move it back)",
+                crate::lossy::shown(&held)
+            ),
+            Err(Held::Not(e) | Held::Partly(_, e)) => format!(
+                "replaced inside where host git reads its own config or hooks: remove it, or review it before git runs here (moving it aside failed: {e})"
             ),
         };
         if let Some(fd) = fd {
@@ -287,8 +325,23 @@ fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, Option<std::ffi::Os
         | rustix::fs::OFlags::NOFOLLOW
         | rustix::fs::OFlags::CLOEXEC;
     let mut dir = rustix::fs::open("/", flags, rustix::fs::Mode::empty())?;
+    let mut at = std::path::PathBuf::from("/");
     for c in rel.iter() {
-        dir = rustix::fs::openat(&dir, c, flags, rustix::fs::Mode::empty())?;
+        match rustix::fs::openat(&dir, c, flags, rustix::fs::Mode::empty()) {
+            Ok(next) => dir = next,
+            // A link on the way (made inside: the roots are real paths)
+            // goes aside itself, and what lies beyond it with it.
+            Err(Errno::NOTDIR | Errno::LOOP)
+                if rustix::fs::statat(&dir, c, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+                    rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
+                }) =>
+            {
+                let held = rename_aside(&dir, c)?;
+                return Ok((at.join(held), None));
+            }
+            Err(e) => return Err(e.into()),
+        }
+        at.push(c);
     }
     let held = rename_aside(&dir, name)?;
     // A git dir by any name is one to git run inside it (it looks at the

@@ -79,7 +79,6 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
     // The limits' lines go to qwrap's stderr too, kept as the reports' are:
     // not with --keep-background, where it would hold a caller's pipe open.
     let says_limits = limits.as_ref().is_some_and(|l| l.say) && !keep_background;
-    let writable = writable.to_vec();
     let (ours, theirs) = k::seqpacket_pair()?;
     let command = k::getpid();
     // What the warden says (the git copies it could not make, the proxy's
@@ -99,17 +98,12 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
         .as_ref()
         .filter(|e| e.say)
         .and_then(|_| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok());
-    let denials = match explain.as_ref().and_then(|e| e.denials.as_ref()) {
-        Some(path) => {
-            Some(sys::open_truncate(path).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?)
-        }
-        None => None,
-    };
-    // The log is opened here, where the caller's rights apply.
-    let log = match egress.and_then(|e| e.log.as_ref()) {
-        Some(path) => Some(k::open_append(path).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?),
-        None => None,
-    };
+    // The files it writes are opened here, where the caller's rights apply.
+    let denials = opened(
+        explain.as_ref().and_then(|e| e.denials.as_deref()),
+        sys::open_truncate,
+    )?;
+    let log = opened(egress.and_then(|e| e.log.as_deref()), k::open_append)?;
     // The warden's own references to the locks: the last ones once the
     // command has replaced qwrap (close-on-exec), dropped when it exits.
     let held: Vec<OwnedFd> = hold
@@ -134,15 +128,11 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
         let _ = k::setsid();
         let notes = stderr.as_ref().filter(|_| notes).and_then(|r| r.try_clone().ok());
         let lfs = repos.as_ref().map(|r| r.scan.lfs.clone()).unwrap_or_default();
-        let at_exit = AtExit {
-            repos,
-            watch: watch.to_vec(),
-            review: review.map(Path::to_path_buf),
-            out: stderr
-                .as_ref()
-                .filter(|_| at_exit_says)
-                .and_then(|r| r.try_clone().ok()),
-        };
+        let out = stderr
+            .as_ref()
+            .filter(|_| at_exit_says)
+            .and_then(|r| r.try_clone().ok());
+        let at_exit = AtExit::new(repos, watch, review, out);
         let said = stderr
             .as_ref()
             .filter(|_| says_limits)
@@ -167,7 +157,7 @@ pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, 
             git: git.to_vec(),
             lfs,
             notes,
-            writable,
+            writable: writable.to_vec(),
             explaining,
         };
         let code = run(duties, &at_exit, limits.as_mut());
@@ -247,16 +237,14 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
         writable,
         mut explaining,
     } = duties;
-    let mut own_git: Vec<OwnedFd> = Vec::new();
-    let mut sync: Option<GitSync> = None;
+    let (mut own_git, mut sync): (Vec<OwnedFd>, Option<GitSync>) = (Vec::new(), None);
     let Ok(pidfd) = k::pidfd_open(command, rustix::process::PidfdFlags::empty()) else {
         at_exit.command_done();
         return 1;
     };
     // The egress proxy's socket comes first, when there is one; then the
     // seccomp listener.
-    let mut serving: Option<std::sync::Arc<proxy::Config>> = None;
-    let mut reaper_pid = None;
+    let (mut serving, mut reaper_pid): (Option<std::sync::Arc<proxy::Config>>, _) = (None, None);
     let listener = loop {
         match handover::receive(&link) {
             Some(Handed::Reaper(pidfd)) => reaper_pid = pidfd_pid(&pidfd),
@@ -264,35 +252,11 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
             Some(Handed::GitDir(dir)) => {
                 own_git.push(dir);
                 if own_git.len() == git.len() {
-                    let pairs: Vec<Pair> = git
-                        .iter()
-                        .zip(own_git.drain(..))
-                        .filter_map(|(host, own)| {
-                            let kind = if host.ends_with("objects") {
-                                Kind::Objects
-                            } else {
-                                Kind::Top
-                            };
-                            Pair::new(host.clone(), own, kind).ok()
-                        })
-                        .collect();
-                    sync = GitSync::new(pairs, report.take()).ok();
-                    if let Some(s) = &mut sync {
-                        s.carry_lfs_to(&lfs);
-                    }
+                    sync = git_sync(&git, own_git.drain(..), report.take(), &lfs);
                     handover::git_dirs_filled(&link);
                 }
             }
-            Some(Handed::Egress(socket)) => {
-                if let Some(config) = proxy.take() {
-                    let listener = std::net::TcpListener::from(socket);
-                    let config = std::sync::Arc::new(config);
-                    serving = Some(std::sync::Arc::clone(&config));
-                    let _ = std::thread::Builder::new()
-                        .stack_size(256 * 1024)
-                        .spawn(move || proxy::serve(listener, config));
-                }
-            }
+            Some(Handed::Egress(socket)) => serving = proxy.take().map(|config| serve_egress(socket, config)),
             // A private PID namespace: no listener; the sandbox lives as
             // long as its PID 1.
             Some(Handed::Init(init)) => {
@@ -319,41 +283,25 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
         finish(sync.as_mut(), serving.as_deref(), at_exit);
         return 1;
     };
-    // --explain hands the warden every open: each round trip switched to
-    // it at once where the kernel can (Linux 6.6), not when the scheduler
-    // finds it a CPU on a busy machine.
-    if explaining.is_some() {
-        let _ = sys::notif_sync_wake_up(listener.as_fd());
-    }
-    sandbox.spare = reaper_pid;
-    if let Some(l) = limits.as_deref_mut() {
-        l.spare(reaper_pid);
-        l.arm();
-    }
+    serving_starts(
+        &listener,
+        &mut sandbox,
+        reaper_pid,
+        explaining.is_some(),
+        limits.as_deref_mut(),
+    );
     let mut command_alive = true;
     loop {
-        let inotify = sync.as_ref().map(GitSync::fd);
-        let oom = limits.as_deref().and_then(Limits::fd);
-        let mut fds = vec![PollFd::new(&listener, PollFlags::IN)];
-        if let Some(fd) = &inotify {
-            fds.push(PollFd::new(fd, PollFlags::IN));
-        }
-        if let Some(fd) = &oom {
-            fds.push(PollFd::new(fd, PollFlags::IN));
-        }
-        if command_alive {
-            fds.push(PollFd::new(&pidfd, PollFlags::IN));
-        }
-        let timeout = sooner(sync.as_ref().and_then(GitSync::retry), limits.as_deref());
-        match rustix::event::poll(&mut fds, timeout.as_ref()) {
-            Ok(_) | Err(Errno::INTR) => {}
-            Err(_) => return 1,
-        }
-        let listener_ready = fds[0].revents();
-        let git_ready = sync.is_some() && !fds[1].revents().is_empty();
-        let oom_ready = oom.is_some() && !fds[1 + usize::from(sync.is_some())].revents().is_empty();
-        let exited = command_alive && !fds[fds.len() - 1].revents().is_empty();
-        drop(fds);
+        let Some(ready) = poll_once(
+            &listener,
+            sync.as_ref(),
+            limits.as_deref(),
+            command_alive.then_some(&pidfd),
+        ) else {
+            return 1;
+        };
+        let (listener_ready, git_ready, oom_ready, exited) =
+            (ready.listener, ready.git, ready.oom, ready.exited);
         if let Some(s) = &mut sync {
             s.tend(git_ready);
         }
@@ -389,6 +337,110 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
             return finish(sync.as_mut(), serving.as_deref(), at_exit);
         }
     }
+}
+
+/// What one poll found ready.
+struct Ready {
+    listener: PollFlags,
+    git: bool,
+    oom: bool,
+    exited: bool,
+}
+
+/// Waits for the listener, the git copies' inotify, the memory limit's
+/// event and the command's end (`alive`: while it runs), at most until
+/// the next retry or limit is due; None where poll fails.
+fn poll_once(
+    listener: &OwnedFd,
+    sync: Option<&GitSync>,
+    limits: Option<&Limits>,
+    alive: Option<&OwnedFd>,
+) -> Option<Ready> {
+    let inotify = sync.map(GitSync::fd);
+    let oom = limits.and_then(Limits::fd);
+    let mut fds: Vec<PollFd> = [Some(listener.as_fd()), inotify, oom, alive.map(|a| a.as_fd())]
+        .into_iter()
+        .flatten()
+        .map(|fd| PollFd::from_borrowed_fd(fd, PollFlags::IN))
+        .collect();
+    let timeout = sooner(sync.and_then(GitSync::retry), limits);
+    match rustix::event::poll(&mut fds, timeout.as_ref()) {
+        Ok(_) | Err(Errno::INTR) => {}
+        Err(_) => return None,
+    }
+    Some(Ready {
+        listener: fds[0].revents(),
+        git: sync.is_some() && !fds[1].revents().is_empty(),
+        oom: oom.is_some() && !fds[1 + usize::from(sync.is_some())].revents().is_empty(),
+        exited: alive.is_some() && !fds[fds.len() - 1].revents().is_empty(),
+    })
+}
+
+/// The listener in hand, the sandbox known: the reaper spared from the
+/// kills, the limits armed; with --explain, which hands the warden every
+/// open, each round trip switched to it at once where the kernel can
+/// (Linux 6.6), not when the scheduler finds it a CPU on a busy machine.
+fn serving_starts(
+    listener: &OwnedFd,
+    sandbox: &mut Sandbox,
+    reaper: Option<i32>,
+    explaining: bool,
+    limits: Option<&mut Limits>,
+) {
+    if explaining {
+        let _ = sys::notif_sync_wake_up(listener.as_fd());
+    }
+    sandbox.spare = reaper;
+    if let Some(l) = limits {
+        l.spare(reaper);
+        l.arm();
+    }
+}
+
+/// A file the warden writes, opened where there is one to open.
+fn opened(
+    path: Option<&Path>,
+    open: fn(&Path) -> std::io::Result<std::fs::File>,
+) -> Result<Option<std::fs::File>, Errno> {
+    path.map(|p| open(p).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO)))
+        .transpose()
+}
+
+/// The git dirs' copies kept in step, once every own dir is handed over:
+/// each host level beside the sandbox's own, lfs carried to the host's.
+fn git_sync(
+    git: &[std::path::PathBuf],
+    own: impl Iterator<Item = OwnedFd>,
+    report: Option<OwnedFd>,
+    lfs: &[std::path::PathBuf],
+) -> Option<GitSync> {
+    let pairs: Vec<Pair> = git
+        .iter()
+        .zip(own)
+        .filter_map(|(host, own)| {
+            let kind = if host.ends_with("objects") {
+                Kind::Objects
+            } else {
+                Kind::Top
+            };
+            Pair::new(host.clone(), own, kind).ok()
+        })
+        .collect();
+    let mut sync = GitSync::new(pairs, report).ok()?;
+    sync.carry_lfs_to(lfs);
+    Some(sync)
+}
+
+/// The egress proxy served from a thread of the warden's on the socket
+/// the sandbox handed over.
+fn serve_egress(socket: OwnedFd, config: proxy::Config) -> std::sync::Arc<proxy::Config> {
+    let listener = std::net::TcpListener::from(socket);
+    let config = std::sync::Arc::new(config);
+    let serving = std::sync::Arc::clone(&config);
+    let _ = std::thread::Builder::new()
+        .stack_size(256 * 1024)
+        .spawn(move || proxy::serve(listener, config));
+    serving
 }
 
 /// One trapped call answered: with --explain judged first (refused by the
