@@ -190,19 +190,7 @@ fn absent_held(scan: &RepoScan, fd: Option<&OwnedFd>) {
         .iter()
         .filter(|p| std::fs::symlink_metadata(p).is_ok())
     {
-        let what = match hold_aside(p) {
-            Ok((held, _)) => format!(
-                "made inside where host git reads its own config or hooks: moved aside to {} (review it, then move it back)",
-                crate::lossy::shown(&held)
-            ),
-            Err(Held::Not(e) | Held::Partly(_, e)) => format!(
-                "made inside where host git reads its own config or hooks: remove it, or review it before git runs here (moving it aside failed: {e})"
-            ),
-        };
-        if let Some(fd) = fd {
-            let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(p));
-            let _ = rustix::io::write(fd, line.as_bytes());
-        }
+        config_aside(p, "made", fd);
     }
 }
 
@@ -212,22 +200,27 @@ fn absent_held(scan: &RepoScan, fd: Option<&OwnedFd>) {
 fn replaced_held(known: &Known, fd: Option<&OwnedFd>) {
     for (p, then) in &known.2 {
         let now = file_id(p);
-        if now.is_none() || now == *then {
-            continue;
+        if now.is_some() && now != *then {
+            config_aside(p, "replaced", fd);
         }
-        let what = match hold_aside(p) {
-            Ok((held, _)) => format!(
-                "replaced inside where host git reads its own config or hooks: moved aside to {} (review it, then move it back)",
-                crate::lossy::shown(&held)
-            ),
-            Err(Held::Not(e) | Held::Partly(_, e)) => format!(
-                "replaced inside where host git reads its own config or hooks: remove it, or review it before git runs here (moving it aside failed: {e})"
-            ),
-        };
-        if let Some(fd) = fd {
-            let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(p));
-            let _ = rustix::io::write(fd, line.as_bytes());
-        }
+    }
+}
+
+/// What host git reads as its own config or hooks, `how` (made, replaced)
+/// inside: moved aside, and said.
+fn config_aside(p: &Path, how: &str, fd: Option<&OwnedFd>) {
+    let what = match hold_aside(p) {
+        Ok((held, _)) => format!(
+            "{how} inside where host git reads its own config or hooks: moved aside to {} (review it, then move it back)",
+            crate::lossy::shown(&held)
+        ),
+        Err(Held::Not(e) | Held::Partly(_, e)) => format!(
+            "{how} inside where host git reads its own config or hooks: remove it, or review it before git runs here (moving it aside failed: {e})"
+        ),
+    };
+    if let Some(fd) = fd {
+        let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(p));
+        let _ = rustix::io::write(fd, line.as_bytes());
     }
 }
 
