@@ -273,7 +273,11 @@ fn files_that_choose_code_are_named_and_asked_for() {
         f.write("ws/package.json", "{\"scripts\": {\"test\": \"true\"}}\n", 0o644);
         f.write("ws/team.gitconfig", "[user]\n", 0o644);
         checkout(&f, "ws");
-        ok(&f.command("git").args(["config", "include.path", "../team.gitconfig"]).output().unwrap());
+        ok(&f
+            .command("git")
+            .args(["config", "include.path", "../team.gitconfig"])
+            .output()
+            .unwrap());
         let script = "echo '[core]' >> team.gitconfig && echo x > local.gitconfig \
              && mkdir -p .vscode && echo '{}' > .vscode/tasks.json && echo 'use flake' > .envrc \
              && printf '#!/bin/sh\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit \

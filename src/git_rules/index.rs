@@ -142,9 +142,7 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
         // A split index: its entries lie in a shared part, vetted apart, and
         // this one without it leaves host git no index at all.
         if &sig == b"link" {
-            return Err(
-                "a split index (its shared part is not carried): `git update-index --no-split-index`".into(),
-            );
+            return Err(SPLIT.into());
         }
         let untrusted =
             TRUSTED.contains(&&sig) && host.is_none_or(|h| h.exts.get(&sig).map(Vec::as_slice) != Some(ext));
@@ -260,6 +258,9 @@ fn entry(
     Ok(key)
 }
 
+/// Why a split index is not carried.
+const SPLIT: &str = "a split index (its shared part is not carried): `git update-index --no-split-index`";
+
 fn check_entry(name: &[u8], mode: u32, sparse: bool) -> Result<(), String> {
     let shown = || String::from_utf8_lossy(name).into_owned();
     let path = match mode {
@@ -271,6 +272,10 @@ fn check_entry(name: &[u8], mode: u32, sparse: bool) -> Result<(), String> {
             .ok_or_else(|| format!("{}: a directory entry", shown()))?,
         m => return Err(format!("{}: mode {m:o} is not one git writes", shown())),
     };
+    // Only a split index leaves an entry's name out (its shared part has it).
+    if path.is_empty() {
+        return Err(SPLIT.into());
+    }
     if !path_ok(path) {
         return Err(format!("an entry names {:?}, a path git refuses", shown()));
     }
