@@ -1696,12 +1696,17 @@ fn config_made_again_elsewhere_or_named_by_the_environment_goes_aside() {
                 "GIT_CONFIG_VALUE_0",
                 ws.join(".env.gitconfig").display().to_string(),
             ),
+            ("GIT_TEMPLATE_DIR", ws.join("tmpl").display().to_string()),
         ];
+        // A path to the workspace through a link of the user's.
+        std::os::unix::fs::symlink(&ws, f.path().join("ln")).unwrap();
         let setup = format!(
             "set -e
              mkdir conf && printf '[user]\\n\\tname = t\\n' > conf/local.gitconfig
              git config include.path ../conf/local.gitconfig && git config --add include.path ../sub/x.gitconfig
-             {GIT} add conf && {GIT} commit -qm conf"
+             git config --add include.path {ln}/viasym.inc && mkdir -p tmpl/hooks
+             {GIT} add conf && {GIT} commit -qm conf",
+            ln = f.path().join("ln").display()
         );
         ok(&f.command("sh").args(["-c", &setup]).output().unwrap());
         std::thread::sleep(Duration::from_millis(200));
@@ -1713,7 +1718,9 @@ fn config_made_again_elsewhere_or_named_by_the_environment_goes_aside() {
             "mv conf conf.old && mkdir conf && printf '{fsmonitor}' > conf/local.gitconfig
              mkdir -p o && printf '{fsmonitor}' > o/x.gitconfig && ln -s o sub
              mkdir -p .xdg/git && printf '{fsmonitor}' > .xdg/git/config
-             printf '{fsmonitor}' > .env.gitconfig; echo done"
+             printf '{fsmonitor}' > .env.gitconfig; printf '{fsmonitor}' > viasym.inc
+             printf '#!/bin/sh\\ntouch {m}\\n' > tmpl/hooks/post-checkout; echo done",
+            m = marker.display()
         );
         let mut c = f.qwrap(&["run", "--", "sh", "-c", &script]);
         c.envs(env.iter().map(|(k, v)| (k, v)));
@@ -1727,6 +1734,15 @@ fn config_made_again_elsewhere_or_named_by_the_environment_goes_aside() {
         assert!(
             !marker.exists(),
             "{what}: planted config ran on the host: {}",
+            stderr(&o)
+        );
+        assert!(
+            !ws.join("tmpl/hooks/post-checkout").exists(),
+            "{what}: a template hook reached the host"
+        );
+        assert!(
+            !ws.join("viasym.inc").exists(),
+            "{what}: an include through a link stayed: {}",
             stderr(&o)
         );
         for p in ["conf", "sub", ".xdg/git/config", ".env.gitconfig"] {

@@ -577,9 +577,18 @@ impl UserGit {
         UserGit {
             configs,
             texts,
+            // gitk sources its file as Tcl; a template directory gives every
+            // new repository its hooks and config.
             files: xdg
-                .map(|x| vec![x.join("git/ignore"), x.join("git/attributes")])
-                .unwrap_or_default(),
+                .map(|x| {
+                    ["ignore", "attributes", "gitk", "credentials"]
+                        .map(|f| x.join("git").join(f))
+                        .to_vec()
+                })
+                .unwrap_or_default()
+                .into_iter()
+                .chain(var("GIT_TEMPLATE_DIR").map(|t| super::absolutize(Path::new(&t), cwd)))
+                .collect(),
             home: home.map(Path::to_path_buf),
         }
     }
@@ -691,6 +700,14 @@ impl Reads<'_> {
                 seen(g, f);
             }
         }
+        // The template a host `git init` or `git clone` copies hooks and
+        // config from.
+        let templates = super::git::config_values(text, &|s, sub, k| {
+            s == "init" && sub.is_none() && k == "templatedir"
+        });
+        if let Some(t) = templates.last().and_then(|v| self.expand(v, base)) {
+            seen(g, t);
+        }
     }
 }
 
@@ -730,6 +747,9 @@ fn trusted(g: &mut Guard, real: PathBuf) {
 
 /// A path host git would read that is missing: named for the end.
 fn absent(g: &mut Guard, p: PathBuf) {
+    // Its existing part as it really is: a link on the way (`~/ln -> ws`)
+    // must not hide that it lies in a writable root.
+    let p = super::toolchains::canonical_prefix(&p);
     if !g.absent.contains(&p) {
         g.absent.push(p);
     }
