@@ -1705,7 +1705,8 @@ fn config_made_again_elsewhere_or_named_by_the_environment_goes_aside() {
              mkdir conf && printf '[user]\\n\\tname = t\\n' > conf/local.gitconfig
              git config include.path ../conf/local.gitconfig && git config --add include.path ../sub/x.gitconfig
              git config --add include.path {ln}/viasym.inc && mkdir -p tmpl/hooks
-             {GIT} add conf && {GIT} commit -qm conf",
+             mkdir -p ../shared-tools/hooks && ln -s ../shared-tools tools && git config core.hooksPath tools/hooks
+             {GIT} add conf tools && {GIT} commit -qm conf",
             ln = f.path().join("ln").display()
         );
         ok(&f.command("sh").args(["-c", &setup]).output().unwrap());
@@ -1719,7 +1720,9 @@ fn config_made_again_elsewhere_or_named_by_the_environment_goes_aside() {
              mkdir -p o && printf '{fsmonitor}' > o/x.gitconfig && ln -s o sub
              mkdir -p .xdg/git && printf '{fsmonitor}' > .xdg/git/config
              printf '{fsmonitor}' > .env.gitconfig; printf '{fsmonitor}' > viasym.inc
-             printf '#!/bin/sh\\ntouch {m}\\n' > tmpl/hooks/post-checkout; echo done",
+             printf '#!/bin/sh\\ntouch {m}\\n' > tmpl/hooks/post-checkout
+             rm tools && mkdir -p t2/hooks && ln -s t2 tools && printf '#!/bin/sh\\ntouch {m}\\n' > t2/hooks/pre-commit && chmod +x t2/hooks/pre-commit
+             echo done",
             m = marker.display()
         );
         let mut c = f.qwrap(&["run", "--", "sh", "-c", &script]);
@@ -1728,8 +1731,13 @@ fn config_made_again_elsewhere_or_named_by_the_environment_goes_aside() {
         let what = format!("{who:?}");
         assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
         let mut h = f.command("timeout");
-        h.args(["20", "git", "status"])
-            .envs(env.iter().map(|(k, v)| (k, v)));
+        h.args([
+            "20",
+            "sh",
+            "-c",
+            &format!("git status; {GIT} commit -q --allow-empty -m host"),
+        ])
+        .envs(env.iter().map(|(k, v)| (k, v)));
         let _ = h.output().unwrap();
         assert!(
             !marker.exists(),
@@ -1752,5 +1760,43 @@ fn config_made_again_elsewhere_or_named_by_the_environment_goes_aside() {
                 stderr(&o)
             );
         }
+    }
+}
+
+/// A repository made inside whose refs or reflogs hold what a terminal
+/// acts on (a branch named with a bidi mark, an escape sequence in a
+/// reflog line) is held aside at the end, by the rules that refuse the same
+/// from a guarded one; a plain one with a commit stays.
+#[test]
+fn a_repository_made_inside_with_escapes_in_its_state_is_held() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let o = f.run_sh(
+            "new",
+            &[],
+            &format!(
+                "git init -q sub && cd sub && {GIT} commit -q --allow-empty -m x && b=$(printf 'evil\\342\\200\\256branch') && git branch \"$b\"
+                 printf '0000000000000000000000000000000000000000 %s a <a@b> 1 +0000\\tcommit: \\033]2;pwned\\007\\n' $(git rev-parse HEAD) >> .git/logs/HEAD
+                 cd .. && git init -q plain && {GIT} -C plain commit -q --allow-empty -m y && echo done"
+            ),
+        );
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        assert!(
+            !f.ws().join("sub/.git").exists(),
+            "{what}: sub/.git left in place: {}",
+            stderr(&o)
+        );
+        assert!(
+            f.ws().join("sub/.git.qwrap-held").exists(),
+            "{what}: {}",
+            stderr(&o)
+        );
+        assert!(
+            f.ws().join("plain/.git").is_dir(),
+            "{what}: plain moved: {}",
+            stderr(&o)
+        );
     }
 }

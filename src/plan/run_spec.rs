@@ -287,6 +287,7 @@ pub(super) fn repo_scan(policy: &Policy) -> Option<RepoScan> {
             .collect(),
         absent: in_roots(policy, &policy.repos.absent),
         trusted: in_roots(policy, &policy.repos.trusted),
+        ways: in_roots(policy, &policy.repos.ways),
     })
 }
 

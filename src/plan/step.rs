@@ -587,4 +587,8 @@ pub struct RepoScan {
     /// then (its parent renamed, the path made again).
     #[serde(serialize_with = "crate::lossy::paths", skip_serializing_if = "Vec::is_empty")]
     pub trusted: Vec<PathBuf>,
+    /// Those paths as config spells them, through a link: resolved again
+    /// at the end, held aside where they lead elsewhere then.
+    #[serde(serialize_with = "crate::lossy::paths", skip_serializing_if = "Vec::is_empty")]
+    pub ways: Vec<PathBuf>,
 }

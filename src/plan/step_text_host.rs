@@ -227,6 +227,14 @@ fn git_text(
                 absent.join(", ")
             )?;
         }
+        if !r.ways.is_empty() {
+            let ways: Vec<String> = r.ways.iter().map(|p| q(p)).collect();
+            write!(
+                f,
+                "; realpath()s each of {} (what host git reads, through a link) now and at the end, and moves aside the link on the way where it leads elsewhere then",
+                ways.join(", ")
+            )?;
+        }
         if !r.trusted.is_empty() {
             let trusted: Vec<String> = r.trusted.iter().map(|p| q(p)).collect();
             write!(

@@ -131,6 +131,7 @@ fn starts_with_namespaces_and_identity_maps() {
                     lfs: vec![],
                     absent: vec![],
                     trusted: vec![],
+                    ways: vec![],
                 })),
             },
             Step::Unshare {

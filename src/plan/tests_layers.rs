@@ -169,6 +169,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
                 lfs: vec![],
                 absent: vec![],
                 trusted: vec![],
+                ways: vec![],
             })),
         }
     );

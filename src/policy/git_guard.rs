@@ -109,6 +109,10 @@ pub struct Guard {
     /// aside at the end where the path names another file then (its parent
     /// renamed and the path made again).
     pub trusted: Vec<PathBuf>,
+    /// Paths host git reads as config or hooks as it spells them, where a
+    /// link lies on the way: each resolved again at the end, and held
+    /// aside where it leads elsewhere then.
+    pub ways: Vec<PathBuf>,
 }
 
 impl Guard {
@@ -236,6 +240,8 @@ pub struct Found {
     /// At the start: what host git reads as config or hooks there then
     /// ([`Guard::trusted`]).
     pub trusted: Vec<PathBuf>,
+    /// At the start: those paths as spelled, through a link ([`Guard::ways`]).
+    pub ways: Vec<PathBuf>,
     /// When the sandbox has ended: names with characters a terminal acts
     /// on or that hide text (the first 100), which host git prints as they
     /// are where `core.quotePath` is off.
@@ -414,6 +420,11 @@ impl Guard {
         for p in other.trusted {
             trusted(self, p);
         }
+        for p in other.ways {
+            if !self.ways.contains(&p) {
+                self.ways.push(p);
+            }
+        }
         if self.note.is_none() {
             self.note = other.note;
         }
@@ -497,6 +508,7 @@ pub fn for_roots(
     let mut found = found;
     found.absent = g.absent.clone();
     found.trusted = g.trusted.clone();
+    found.ways = g.ways.clone();
     if g.note.is_none() {
         g.note = found.note.clone();
     }
@@ -511,7 +523,7 @@ pub fn config_reads(dir: &Path, user: &UserGit) -> Vec<PathBuf> {
     for p in user.configs.iter().chain(&user.files) {
         seen(&mut g, p.clone());
     }
-    g.trusted.into_iter().chain(g.absent).collect()
+    g.trusted.into_iter().chain(g.absent).chain(g.ways).collect()
 }
 
 /// The user's own git configs (system, global: where their `core.hooksPath`
@@ -733,7 +745,14 @@ fn lexical(p: &Path) -> PathBuf {
 /// ([`Guard::absent`]).
 fn seen(g: &mut Guard, p: PathBuf) {
     match fs::canonicalize(&p) {
-        Ok(real) => trusted(g, real),
+        Ok(real) => {
+            // A link on the way (`tools -> ../shared-tools`): the mount holds
+            // the target, not the link, which the command can point elsewhere.
+            if real != p && !g.ways.contains(&p) {
+                g.ways.push(p);
+            }
+            trusted(g, real)
+        }
         Err(_) => absent(g, p),
     }
 }

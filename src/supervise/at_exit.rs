@@ -26,7 +26,7 @@ impl Repos {
             say: say
                 .then(|| k::fcntl_dupfd_cloexec(rustix::stdio::stderr(), 3).ok())
                 .flatten(),
-            known: super::planted::Known::now(&scan.known, &scan.trusted),
+            known: super::planted::Known::now(scan),
             scan: scan.clone(),
         }
     }

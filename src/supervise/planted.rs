@@ -63,14 +63,26 @@ pub(crate) struct Known(
     std::time::SystemTime,
     /// What host git reads as config or hooks: each path's file then.
     Vec<(std::path::PathBuf, Option<(u64, u64)>)>,
+    /// Those paths as config spells them, through a link: where each led.
+    Vec<(std::path::PathBuf, Option<std::path::PathBuf>)>,
 );
 
 impl Known {
-    pub(crate) fn now(paths: &[std::path::PathBuf], trusted: &[std::path::PathBuf]) -> Known {
+    pub(crate) fn now(scan: &RepoScan) -> Known {
         // The kernel's file times run on a coarse clock (a tick behind).
         let since = std::time::SystemTime::now() - std::time::Duration::from_millis(50);
-        let files = trusted.iter().map(|p| (p.clone(), file_id(p))).collect();
-        Known(paths.iter().filter_map(|p| identity(p)).collect(), since, files)
+        let files = scan.trusted.iter().map(|p| (p.clone(), file_id(p))).collect();
+        let ways = scan
+            .ways
+            .iter()
+            .map(|p| (p.clone(), std::fs::canonicalize(p).ok()))
+            .collect();
+        Known(
+            scan.known.iter().filter_map(|p| identity(p)).collect(),
+            since,
+            files,
+            ways,
+        )
     }
 
     fn holds(&self, p: &Path) -> bool {
@@ -202,6 +214,14 @@ fn replaced_held(known: &Known, fd: Option<&OwnedFd>) {
         let now = file_id(p);
         if now.is_some() && now != *then {
             config_aside(p, "replaced", fd);
+        }
+    }
+    // A link on the way pointed elsewhere: the first link goes aside
+    // (hold_aside stops at it), so host git reads nothing there.
+    for (p, then) in &known.3 {
+        let now = std::fs::canonicalize(p).ok();
+        if now.is_some() && now != *then {
+            config_aside(p, "led elsewhere by a link changed", fd);
         }
     }
 }
@@ -611,6 +631,24 @@ fn index_risks(dot_git: &Path) -> Vec<String> {
 /// or device host git would read through (a ref linked to /dev/zero grows
 /// every host git that resolves it until it runs out of memory), or a
 /// directory qwrap cannot read, or more than LOOKED entries.
+/// Why git's rules refuse a ref, a reflog or a state file host git prints
+/// (a branch named with a bidi mark, an escape sequence in a reflog), as
+/// they refuse one from the sandbox's copy of a guarded repository.
+fn state_refused(dot_git: &Path, p: &Path) -> Option<String> {
+    let rel = p.strip_prefix(dot_git).ok()?;
+    let first = rel.iter().next()?.to_str()?;
+    let printed = ["refs", "logs"].contains(&first)
+        || (rel.iter().count() == 1
+            && (["HEAD", "packed-refs", "MERGE_MSG", "SQUASH_MSG"].contains(&first)
+                || first.ends_with("_HEAD")
+                || first.starts_with("BISECT_")));
+    if !printed {
+        return None;
+    }
+    let data = small_file(p, 1 << 20).ok()??;
+    crate::git_rules::vet(rel, &data, None, false).err()
+}
+
 fn odd_entry(dot_git: &Path) -> Option<String> {
     let mut dirs = vec![dot_git.to_path_buf()];
     let mut seen = 0;
@@ -640,7 +678,11 @@ fn odd_entry(dot_git: &Path) -> Option<String> {
             }
             match e.file_type() {
                 Ok(t) if t.is_dir() => dirs.push(e.path()),
-                Ok(t) if t.is_file() => {}
+                Ok(t) if t.is_file() => {
+                    if let Some(why) = state_refused(dot_git, &p) {
+                        return Some(format!("{} ({why})", shown_in(dot_git, &p)));
+                    }
+                }
                 _ => {
                     return Some(format!(
                         "{} (a link, FIFO or device, which host git would read through)",
