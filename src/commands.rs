@@ -202,16 +202,13 @@ fn probe_host(policy: &Policy, pty: Pty) -> Result<HostFacts, Fatal> {
     {
         host.cgroups = Some(host::cgroups::probe());
     }
-    if policy.settings.isolation.value == policy::IsolationMode::Auto {
-        host.landlock_only.namespaces = Some(match host::landlock_only::namespaces_refused() {
-            None => Ok(()),
-            Some(why) => Err(why),
-        });
-    }
-    if plan::landlock_mode::landlock_only(policy, &host).is_some() {
-        let request = plan::landlock_mode::request(policy, &host);
-        host.landlock_only.lists = Some(host::landlock_only::lists(&request));
-    }
+    // The plan decides the isolation; the host's probe is finished for it.
+    let auto = policy.settings.isolation.value == policy::IsolationMode::Auto;
+    host::landlock_only::finish(&mut host, auto, |host| {
+        plan::Isolation::decide(policy, host)
+            .landlock_only()
+            .then(|| plan::landlock_mode::request(policy, host))
+    });
     Ok(host)
 }
 

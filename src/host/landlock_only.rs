@@ -30,6 +30,25 @@ pub fn namespaces_refused() -> Option<String> {
     }
 }
 
+/// Finishes the host's probe for the isolation the plan decides: whether
+/// namespaces work (asked where the setting is `auto`), then the listings
+/// that `request` asks for, given what was found (None: namespaces).
+pub fn finish(
+    host: &mut super::HostFacts,
+    auto: bool,
+    request: impl FnOnce(&super::HostFacts) -> Option<Request>,
+) {
+    if auto {
+        host.landlock_only.namespaces = Some(match namespaces_refused() {
+            None => Ok(()),
+            Some(why) => Err(why),
+        });
+    }
+    if let Some(request) = request(host) {
+        host.landlock_only.lists = Some(lists(&request));
+    }
+}
+
 /// In the probe's child: 0 when the id map and a mount both work.
 fn try_mount() -> i32 {
     let uid = rustix::process::getuid().as_raw();

@@ -9,9 +9,7 @@ use super::spec::{Entry, Identity, SandboxSpec};
 use super::{AllowRules, Ambient, Confinement, Filter, LANDLOCK_SCOPE_ABI, Layers, Seal, Shape, Step};
 use crate::host::HostFacts;
 use crate::host::landlock_only::{Lists, Request};
-use crate::policy::{
-    CacheMode, HomeMode, IsolationMode, NetworkMode, PidMode, Policy, RootReason, TmpMode, ViewMode,
-};
+use crate::policy::{CacheMode, HomeMode, NetworkMode, PidMode, Policy, RootReason, TmpMode, ViewMode};
 use std::path::PathBuf;
 
 /// Landlock's first ABI that confines truncate(2): below it a command
@@ -29,23 +27,6 @@ pub const WRITABLE_DEVICES: [&str; 7] = [
     "/dev/tty",
     "/dev/ptmx",
 ];
-
-/// Which isolation a policy gets on a host: None for namespaces, else why
-/// Landlock alone.
-pub fn landlock_only(policy: &Policy, host: &HostFacts) -> Option<String> {
-    let s = &policy.settings.isolation;
-    match s.value {
-        IsolationMode::Namespaces => None,
-        IsolationMode::Landlock => Some(format!("isolation = landlock, from {}", s.source)),
-        IsolationMode::Auto => match &host.landlock_only.namespaces {
-            Some(Err(why)) => Some(format!(
-                "isolation auto (from {}): namespaces are refused here ({why})",
-                s.source
-            )),
-            _ => None,
-        },
-    }
-}
 
 /// The command's own temporary directory (its TMPDIR): a new one per run.
 pub fn private_tmp(policy: &Policy, host: &HostFacts) -> Option<PathBuf> {

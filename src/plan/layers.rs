@@ -65,8 +65,9 @@ impl fmt::Display for LayerState {
 pub struct Layers {
     /// Namespaces, or Landlock and seccomp alone (`--isolation`).
     pub isolation: LayerState,
-    /// `--isolation landlock` in force: no namespace, no mount.
-    pub landlock_only: bool,
+    /// The isolation decided for this run (reported as `landlock_only`).
+    #[serde(rename = "landlock_only")]
+    pub kind: super::Isolation,
     /// Landlock: write access only beneath the writable roots, /dev and /tmp.
     pub landlock_filesystem: LayerState,
     /// Landlock: signals and abstract Unix sockets scoped to the sandbox.
@@ -157,7 +158,7 @@ pub fn session(policy: &Policy, host: &HostFacts, private_pid: bool) -> (bool, b
     }
 }
 
-fn terminal(policy: &Policy, host: &HostFacts) -> LayerState {
+pub(super) fn terminal(policy: &Policy, host: &HostFacts) -> LayerState {
     if policy.settings.share_terminal.value {
         LayerState::Off(
             "--share-terminal: the command holds the caller's terminal; through it, it can signal the caller's other jobs (TIOCSPGRP, a background read) and leave it changed (TIOCEXCL, TIOCSETD, its modes)".into(),
@@ -178,8 +179,19 @@ fn terminal(policy: &Policy, host: &HostFacts) -> LayerState {
     }
 }
 
-/// Assesses the layers for a policy on a host.
-pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
+/// Assesses the layers for a policy on a host, for the isolation decided.
+pub fn assess(policy: &Policy, host: &HostFacts, kind: &super::Isolation) -> Layers {
+    match kind {
+        super::Isolation::Namespaces => namespaces(policy, host),
+        super::Isolation::LandlockOnly { why, asked } => {
+            super::landlock_layers::assess(policy, host, why, *asked)
+        }
+    }
+}
+
+/// Landlock's file rules and its scopes, as far as the kernel and the
+/// policy let them hold.
+pub(super) fn landlock_states(policy: &Policy, host: &HostFacts) -> (LayerState, LayerState) {
     let abi = host.landlock_abi;
     let capped = if host.landlock_abi_capped {
         ", capped by the test switch QWRAP_TEST_LANDLOCK_ABI"
@@ -215,6 +227,13 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
             },
         ),
     };
+    (landlock_filesystem, landlock_scopes)
+}
+
+/// The layers of a sandbox in namespaces.
+fn namespaces(policy: &Policy, host: &HostFacts) -> Layers {
+    let abi = host.landlock_abi;
+    let (landlock_filesystem, landlock_scopes) = landlock_states(policy, host);
     // A domain that handles filesystem access forbids mount(2), which the
     // nested sandboxes of a private PID namespace make.
     let private_pid = policy.settings.pid.value == PidMode::Private;
@@ -251,7 +270,7 @@ pub fn assess(policy: &Policy, host: &HostFacts) -> Layers {
             if policy.network.private() { ", network" } else { "" },
             if private_pid { ", PID" } else { "" }
         )),
-        landlock_only: false,
+        kind: super::Isolation::Namespaces,
         home,
         home_overlay,
         terminal: terminal(policy, host),
@@ -330,7 +349,7 @@ fn protected_paths(policy: &Policy) -> LayerState {
     }
 }
 
-fn landlock_applies(policy: &Policy, abi: u32) -> bool {
+pub(super) fn landlock_applies(policy: &Policy, abi: u32) -> bool {
     policy.landlock != LandlockMode::Off && abi > 0
 }
 

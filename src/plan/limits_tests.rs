@@ -72,7 +72,8 @@ fn nothing_asked_nothing_made() {
 }
 
 fn assess(p: &Policy) -> Layers {
-    super::super::layers::assess(p, &host(MountApi::New))
+    let h = host(MountApi::New);
+    super::super::layers::assess(p, &h, &super::super::Isolation::decide(p, &h))
 }
 
 #[test]

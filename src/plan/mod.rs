@@ -10,6 +10,7 @@ mod filter_explain;
 pub mod filter_landlock;
 pub mod filter_rules;
 pub mod filter_text;
+mod isolation;
 mod json;
 mod landlock_layers;
 pub mod landlock_mode;
@@ -36,6 +37,7 @@ mod step_text_process;
 
 pub use caches::{CacheHow, CacheMount, HomeOverlay};
 pub use confine::{AllowRules, Confinement, Filter, LandlockRules, PidOne, Seal, identity};
+pub use isolation::Isolation;
 pub use layers::Refused;
 pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths, own_terminal};
 use layers::{assess, missing_required, unmaskable_sockets};
@@ -134,12 +136,13 @@ impl fmt::Display for Plan {
 /// closed) when `--landlock require` cannot hold or a socket of the
 /// caller's cannot be masked.
 pub fn build(policy: &Policy, host: &HostFacts) -> Result<(Plan, Layers), Box<Refused>> {
-    let mut layers = assess(policy, host);
+    let kind = Isolation::decide(policy, host);
+    let mut layers = assess(policy, host, &kind);
     if let Some(message) = explain::unavailable(policy, host.kernel) {
         return Err(Box::new(Refused { message, layers }));
     }
-    if let Some(why) = landlock_mode::landlock_only(policy, host) {
-        return build_landlock_only(policy, host, landlock_layers::adjust(policy, host, layers, &why));
+    if kind.landlock_only() {
+        return build_landlock_only(policy, host, layers);
     }
     if let Some(message) = missing_required(policy, &layers).or_else(|| unmaskable_sockets(host)) {
         return Err(Box::new(Refused { message, layers }));

@@ -108,12 +108,12 @@ fn an_overlaid_home_is_one_overlay_at_the_home_and_writable_to_landlock() {
         })
         .expect("landlock");
     assert!(rules.contains(&PathBuf::from("/home/u")), "{rules:?}");
-    let l = assess(&pol, &h);
+    let l = assess(&pol, &h, &super::Isolation::decide(&pol, &h));
     assert!(l.home.is_applied(), "{}", l.home);
     // A mount beneath the home: read-only, degraded, and said why.
     let mut h = h;
     h.caches.whole_home = Some(vec!["/home/u/data".into()]);
-    let l = assess(&pol, &h);
+    let l = assess(&pol, &h, &super::Isolation::decide(&pol, &h));
     assert!(
         matches!(&l.home, LayerState::Degraded(w) if w.contains("/home/u/data")),
         "{}",

@@ -20,7 +20,7 @@ fn layers_with(abi: u32, mode: crate::policy::LandlockMode) -> (Policy, Layers) 
     pol.landlock = mode;
     let mut h = host(MountApi::New);
     h.landlock_abi = abi;
-    let l = assess(&pol, &h);
+    let l = assess(&pol, &h, &super::Isolation::decide(&pol, &h));
     (pol, l)
 }
 
@@ -55,10 +55,13 @@ fn build_refuses_what_cannot_hold_and_returns_the_layers_beside_the_plan() {
     h.landlock_abi = 0;
     let refused = super::super::build(&pol, &h).unwrap_err();
     assert!(refused.message.contains("no Landlock"), "{}", refused.message);
-    assert_eq!(refused.layers, assess(&pol, &h));
+    assert_eq!(
+        refused.layers,
+        assess(&pol, &h, &super::Isolation::decide(&pol, &h))
+    );
     h.landlock_abi = 7;
     let (_, layers) = super::super::build(&pol, &h).unwrap();
-    assert_eq!(layers, assess(&pol, &h));
+    assert_eq!(layers, assess(&pol, &h, &super::Isolation::decide(&pol, &h)));
 }
 
 #[test]
@@ -107,7 +110,7 @@ fn host_sockets_are_masked_in_roots_too() {
     .iter()
     .map(PathBuf::from)
     .collect();
-    let l = assess(&pol, &h);
+    let l = assess(&pol, &h, &super::Isolation::decide(&pol, &h));
     assert_eq!(
         l.masked_sockets,
         vec![PathBuf::from("/run/docker.sock"), PathBuf::from("/w/dev.sock")]
@@ -131,7 +134,7 @@ fn host_sockets_are_masked_in_roots_too() {
         cache: None,
     });
     assert!(
-        assess(&pol, &h)
+        assess(&pol, &h, &super::Isolation::decide(&pol, &h))
             .masked_sockets
             .contains(&PathBuf::from("/tmp/.X11-unix/X0"))
     );

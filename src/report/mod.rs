@@ -11,7 +11,7 @@ use summary::{cache_text, landlock_only_root};
 pub use verify_text::verify_text;
 
 use crate::host::HostFacts;
-use crate::plan::Layers;
+use crate::plan::{Isolation, Layers};
 use crate::policy::{Dropped, GitInfo, NetworkMode, Policy, ReadOnlyPath, TmpMode, WritableRoot};
 use serde::Serialize;
 use std::fmt::Write as _;
@@ -391,16 +391,17 @@ impl Inspect {
         let _ = writeln!(
             o,
             "Temp: {}",
-            match (self.temp, self.layers.landlock_only) {
-                (TmpMode::Private, false) => "private (a fresh tmpfs on /tmp)",
-                (TmpMode::Private, true) => "private (the command's own new directory in /tmp, its TMPDIR)",
+            match (self.temp, &self.layers.kind) {
+                (TmpMode::Private, Isolation::Namespaces) => "private (a fresh tmpfs on /tmp)",
+                (TmpMode::Private, Isolation::LandlockOnly { .. }) => {
+                    "private (the command's own new directory in /tmp, its TMPDIR)"
+                }
                 (TmpMode::Host, _) => "host (the host's temp directory is a writable root)",
             }
         );
-        let unused = if self.layers.landlock_only {
-            "; unused: no mount"
-        } else {
-            ""
+        let unused = match self.layers.kind {
+            Isolation::LandlockOnly { .. } => "; unused: no mount",
+            Isolation::Namespaces => "",
         };
         let _ = writeln!(
             o,
@@ -415,10 +416,11 @@ impl Inspect {
         let _ = writeln!(
             o,
             "Sizes: /tmp and /dev/shm {}; the cache layer: {}",
-            match (self.tmpfs_size, self.layers.landlock_only) {
-                (_, true) => "not the sandbox's own (no mount without namespaces)".to_string(),
-                (Some(b), false) => format!("{} each", crate::plan::limits::human_bytes(b)),
-                (None, false) => "the kernel's default each (half of the memory)".to_string(),
+            match (self.tmpfs_size, &self.layers.kind) {
+                (_, Isolation::LandlockOnly { .. }) =>
+                    "not the sandbox's own (no mount without namespaces)".to_string(),
+                (Some(b), Isolation::Namespaces) => format!("{} each", crate::plan::limits::human_bytes(b)),
+                (None, Isolation::Namespaces) => "the kernel's default each (half of the memory)".to_string(),
             },
             self.cache_layer
         );
@@ -521,10 +523,11 @@ impl Inspect {
         let _ = writeln!(
             o,
             "{}",
-            if self.layers.landlock_only {
-                "Shell start-up files hidden (no redacted copy without a mount; they assign credentials):"
-            } else {
-                "Shell start-up files redacted (credential assignments removed):"
+            match self.layers.kind {
+                Isolation::LandlockOnly { .. } => {
+                    "Shell start-up files hidden (no redacted copy without a mount; they assign credentials):"
+                }
+                Isolation::Namespaces => "Shell start-up files redacted (credential assignments removed):",
             }
         );
         if self.redacted_rc.is_empty() {

@@ -2,6 +2,7 @@
 //! the sandbox, with every field filled from what qwrap measured.
 
 use super::{Inspect, kernel};
+use crate::plan::Isolation;
 use crate::policy::{Checkout, Policy};
 use crate::verify::{Outcome, Report};
 use serde::Serialize;
@@ -167,12 +168,15 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
             .filter(|s| policy.allowed_sockets.iter().any(|a| &a.value == *s))
             .map(|s| s.display().to_string())
             .collect(),
-        device_or_gui_exceptions: if inspect.layers.landlock_only {
-            "the host's /dev, writable only: null zero full random urandom tty ptmx; \
-             DISPLAY, WAYLAND_DISPLAY and MIR_SOCKET are removed"
-        } else {
-            "none: /dev holds only null zero full random urandom tty pts ptmx shm; \
-             DISPLAY, WAYLAND_DISPLAY and MIR_SOCKET are removed"
+        device_or_gui_exceptions: match inspect.layers.kind {
+            Isolation::LandlockOnly { .. } => {
+                "the host's /dev, writable only: null zero full random urandom tty ptmx; \
+                 DISPLAY, WAYLAND_DISPLAY and MIR_SOCKET are removed"
+            }
+            Isolation::Namespaces => {
+                "none: /dev holds only null zero full random urandom tty pts ptmx shm; \
+                 DISPLAY, WAYLAND_DISPLAY and MIR_SOCKET are removed"
+            }
         }
         .into(),
         landlock_abi: inspect.layers.landlock_abi,
@@ -180,10 +184,9 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         skipped_checks: verify.map(|r| r.skipped_names()).unwrap_or_default(),
         accepted_degradations: verify.map(|r| r.accepted.clone()).unwrap_or_default(),
         pid_namespace: policy.settings.pid.value.to_string(),
-        isolation: if inspect.layers.landlock_only {
-            "landlock".into()
-        } else {
-            "namespaces".into()
+        isolation: match inspect.layers.kind {
+            Isolation::LandlockOnly { .. } => "landlock".into(),
+            Isolation::Namespaces => "namespaces".into(),
         },
         view: policy.view.to_string(),
         home: if inspect.layers.home_overlay.is_some() {

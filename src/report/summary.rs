@@ -1,10 +1,10 @@
 //! One-line summaries in the reports: the boundary, how a cache is mounted.
 
-use crate::plan::Layers;
+use crate::plan::{Isolation, Layers};
 
 /// What the sandbox confines, in one line, from the layers that hold.
 pub fn boundary(l: &Layers) -> String {
-    if l.landlock_only {
+    if let Isolation::LandlockOnly { .. } = l.kind {
         return landlock_only_boundary(l);
     }
     let mut parts = vec![if l.home_overlay.is_some() {
@@ -64,7 +64,7 @@ pub(super) fn landlock_only_root(l: &Layers, r: &crate::policy::WritableRoot) ->
         .cache
         .as_ref()
         .is_some_and(|c| c.mode == crate::policy::CacheMode::Shared);
-    if l.landlock_only && r.reason == crate::policy::RootReason::Cache && !shared {
+    if l.kind.landlock_only() && r.reason == crate::policy::RootReason::Cache && !shared {
         "; read-only here: no overlay without a mount namespace".into()
     } else {
         String::new()

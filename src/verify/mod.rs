@@ -218,7 +218,11 @@ pub fn probe_args(
         closed_network: policy.network.private(),
         caches: cache_check::targets(&cache_check::with_home(layers)),
         home_overlaid: layers.home_overlay.is_some(),
-        cache_tag: (!layers.landlock_only).then(|| format!(".qwrap-verify-cache-{}", std::process::id())),
+        cache_tag: match layers.kind {
+            // No overlay without a mount namespace: nothing to tag.
+            plan::Isolation::LandlockOnly { .. } => None,
+            plan::Isolation::Namespaces => Some(format!(".qwrap-verify-cache-{}", std::process::id())),
+        },
         leftover_tag: (!policy.settings.keep_background.value).then(leftover_check::tag),
         review_tag: review_check::tag(layers),
         proxied: policy.network == NetworkMode::Proxied,
@@ -259,7 +263,7 @@ pub fn probe_args(
             .unwrap_or_default(),
         scoped: layers.landlock_scopes.is_applied(),
         private_pid: layers.private_pid,
-        landlock_only: layers.landlock_only,
+        landlock_only: layers.kind.landlock_only(),
         write_at: write_at(policy, host, layers),
     }
 }
@@ -270,7 +274,7 @@ fn write_at(policy: &Policy, host: &HostFacts, layers: &plan::Layers) -> Option<
     let Some(Ok(lists)) = &host.landlock_only.lists else {
         return None;
     };
-    if !layers.landlock_only || !lists.write.levels.contains(&policy.workspace) {
+    if !layers.kind.landlock_only() || !lists.write.levels.contains(&policy.workspace) {
         return None;
     }
     lists
@@ -459,14 +463,16 @@ pub fn battery(
         );
     }
     drop(home);
-    if layers.landlock_only {
-        checks.push(Check::not_provided(
+    match (&layers.kind, &args.cache_tag) {
+        (plan::Isolation::LandlockOnly { .. }, _) => checks.push(Check::not_provided(
             "cache-isolated",
             "a write to a cache stays off the host",
             "no overlay without a mount namespace: the host's caches are read-only here".into(),
-        ));
-    } else if let Some(tag) = &args.cache_tag {
-        cache_check::settle(&mut checks, &cache_check::with_home(&layers), tag);
+        )),
+        (plan::Isolation::Namespaces, Some(tag)) => {
+            cache_check::settle(&mut checks, &cache_check::with_home(&layers), tag)
+        }
+        (plan::Isolation::Namespaces, None) => {}
     }
     if let Some(tag) = &args.leftover_tag {
         leftover_check::settle(&mut checks, tag);
@@ -498,9 +504,10 @@ pub fn battery(
         .map(|a| a.value.clone())
         .collect();
     let mut report = Report::new(checks, &accept);
-    if layers.landlock_only {
-        report.isolation = "landlock";
-    }
+    report.isolation = match layers.kind {
+        plan::Isolation::LandlockOnly { .. } => "landlock",
+        plan::Isolation::Namespaces => report.isolation,
+    };
     Ok(report)
 }
 
