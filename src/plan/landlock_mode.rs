@@ -6,7 +6,7 @@
 
 use super::fds::FdPlan;
 use super::spec::{Entry, Identity, SandboxSpec};
-use super::{AllowRules, Ambient, Confinement, Filter, LANDLOCK_SCOPE_ABI, Layers, Seal, Shape, Step};
+use super::{AllowRules, Ambient, Confinement, Filter, Layers, Seal, Shape, Step};
 use crate::host::HostFacts;
 use crate::host::landlock_only::{Lists, Request};
 use crate::policy::{CacheMode, HomeMode, NetworkMode, PidMode, Policy, RootReason, TmpMode, ViewMode};
@@ -173,12 +173,17 @@ pub(super) fn spec(
     policy: &Policy,
     host: &HostFacts,
     layers: &Layers,
+    d: &super::Decisions,
     lists: &Lists,
     fds: FdPlan,
     limits: super::limits::Limits,
 ) -> SandboxSpec {
-    let keep_background = policy.settings.keep_background.value;
-    let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
+    let super::Decisions {
+        keep_background,
+        scoped,
+        root,
+        ..
+    } = *d;
     let tmp = private_tmp(policy, host);
     let cache = cache_home(policy);
     let mut prepare = Vec::new();
@@ -206,7 +211,7 @@ pub(super) fn spec(
             policy.watched.clone()
         },
         review: None,
-        explain: super::explain::orders(policy, layers, !scoped, host.uid == 0, true).map(|mut e| {
+        explain: super::explain::orders(policy, layers, !scoped, root, true).map(|mut e| {
             // Where Landlock lets the command write.
             e.writable = lists.write.beneath.clone();
             e.writable.extend(lists.write_files.iter().cloned());
@@ -242,7 +247,7 @@ pub(super) fn spec(
             // from gaining what it holds.
             capabilities: vec![Step::DropCapabilities {
                 keep: Vec::new(),
-                bounding: host.uid == 0,
+                bounding: root,
                 ambient: Ambient::Lower,
             }],
             seal: Some(Seal {
@@ -267,14 +272,14 @@ pub(super) fn spec(
                 no_tcp: policy.network == NetworkMode::Closed && layers.landlock_abi >= 4,
             }),
             landlock_only_filter: Some(policy.network == NetworkMode::Closed),
-            reaper: scoped && !keep_background,
+            reaper: d.reaper(),
             // The second filter refuses the keyring calls already.
             refuse_keyrings: false,
             filter: Filter::Warden {
                 signals: !scoped,
-                root: host.uid == 0,
+                root,
                 landlock_only: true,
-                explain: policy.settings.explain.value || policy.denials.is_some(),
+                explain: d.explain,
             },
             caller_filters: Vec::new(),
             die_with_parent: policy.die_with_parent,

@@ -10,7 +10,7 @@
 //! warden's alone. A limit that cannot hold is refused, with why and the
 //! fix: never left out.
 
-use super::{LANDLOCK_SCOPE_ABI, LayerState, Layers, LimitWatch, Step, Watched};
+use super::{Decisions, LayerState, LimitWatch, Step, Watched};
 use crate::host::HostFacts;
 use crate::host::cgroups::{CgroupFacts, Hierarchy};
 use crate::policy::Policy;
@@ -95,17 +95,15 @@ impl Asked {
 /// The tasks of qwrap's own inside the group besides the command's tree:
 /// the reaper, PID 1 of a private PID namespace, the --new-session
 /// supervisor (where qwrap leads its process group).
-fn helpers(policy: &Policy, layers: &Layers) -> u64 {
-    let keep = policy.settings.keep_background.value;
-    let reaper = layers.landlock_abi >= LANDLOCK_SCOPE_ABI && !keep && !layers.private_pid;
-    u64::from(reaper) + u64::from(layers.private_pid) + u64::from(policy.new_session)
+fn helpers(policy: &Policy, d: &Decisions) -> u64 {
+    u64::from(d.reaper()) + u64::from(d.private_pid) + u64::from(policy.new_session)
 }
 
 /// The limits' plan and their layer, or why they cannot hold here.
-pub fn plan(policy: &Policy, host: &HostFacts, layers: &Layers) -> Result<(Limits, LayerState), String> {
+pub fn plan(policy: &Policy, host: &HostFacts, d: &Decisions) -> Result<(Limits, LayerState), String> {
     let asked = Asked::of(policy, host)?;
     let need = asked.controllers(policy);
-    let say = !policy.quiet && !policy.settings.keep_background.value;
+    let say = !policy.quiet && !d.keep_background;
     let time = asked.time_ms.map(|_| {
         format!(
             "wall clock {} (the warden: SIGTERM to every process, SIGKILL {GRACE_S} s later)",
@@ -134,7 +132,7 @@ pub fn plan(policy: &Policy, host: &HostFacts, layers: &Layers) -> Result<(Limit
     let facts = host.cgroups.as_ref().unwrap_or(&empty);
     let names: Vec<&str> = need.iter().map(|(c, _)| *c).collect();
     let name = format!("qwrap-{}", facts.run);
-    let extra = helpers(policy, layers);
+    let extra = helpers(policy, d);
     let (groups, v2, writes) = match unified(facts, &names) {
         Ok(parent) => {
             let dir = parent.join(&name);

@@ -66,21 +66,25 @@ fn steps(p: &Policy, h: &HostFacts) -> Vec<Step> {
 #[test]
 fn nothing_asked_nothing_made() {
     let p = asking(None, None, None, None);
-    let (limits, state) = plan(&p, &host(MountApi::New), &assess(&p)).unwrap();
+    let (limits, state) = plan(&p, &host(MountApi::New), &decided(&p)).unwrap();
     assert!(limits.make.is_empty() && limits.join.is_none() && limits.watch.is_none());
     assert!(matches!(state, LayerState::Off(_)));
 }
 
-fn assess(p: &Policy) -> Layers {
+fn assess(p: &Policy) -> super::super::Layers {
     let h = host(MountApi::New);
     super::super::layers::assess(p, &h, &super::super::Isolation::decide(p, &h))
+}
+
+fn decided(p: &Policy) -> super::super::Decisions {
+    super::super::Decisions::of(p, &host(MountApi::New), &assess(p))
 }
 
 #[test]
 fn a_time_limit_alone_needs_no_cgroup() {
     let p = asking(None, None, None, Some("90s"));
     // Not even a cgroup filesystem: the warden keeps the time.
-    let (limits, state) = plan(&p, &host(MountApi::New), &assess(&p)).unwrap();
+    let (limits, state) = plan(&p, &host(MountApi::New), &decided(&p)).unwrap();
     assert!(limits.make.is_empty() && limits.join.is_none());
     let w = limits.watch.unwrap();
     assert_eq!((w.time_ms, w.groups.len()), (Some(90_000), 0));

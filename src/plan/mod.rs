@@ -4,6 +4,7 @@
 
 mod caches;
 mod confine;
+mod decisions;
 pub mod explain;
 mod fds;
 mod filter_explain;
@@ -37,6 +38,7 @@ mod step_text_process;
 
 pub use caches::{CacheHow, CacheMount, HomeOverlay};
 pub use confine::{AllowRules, Confinement, Filter, LandlockRules, PidOne, Seal, identity};
+pub use decisions::Decisions;
 pub use isolation::Isolation;
 pub use layers::Refused;
 pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths, own_terminal};
@@ -160,14 +162,20 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<(Plan, Layers), Box<Re
         );
         return Err(Box::new(Refused { message, layers }));
     }
-    let limits = limits_of(policy, host, &mut layers)?;
-    let plan = lower(run_spec::run_spec(policy, host, &layers, fds, limits));
+    let d = Decisions::of(policy, host, &layers);
+    let limits = limits_of(policy, host, &d, &mut layers)?;
+    let plan = lower(run_spec::run_spec(policy, host, &layers, &d, fds, limits));
     Ok((as_init(plan, host), layers))
 }
 
 /// The limits' plan, their state in `layers`; refused where one cannot hold.
-fn limits_of(policy: &Policy, host: &HostFacts, layers: &mut Layers) -> Result<limits::Limits, Box<Refused>> {
-    match limits::plan(policy, host, layers) {
+fn limits_of(
+    policy: &Policy,
+    host: &HostFacts,
+    d: &Decisions,
+    layers: &mut Layers,
+) -> Result<limits::Limits, Box<Refused>> {
+    match limits::plan(policy, host, d) {
         Ok((limits, state)) => {
             layers.limits = state;
             Ok(limits)
@@ -197,8 +205,9 @@ fn build_landlock_only(
     };
     // Landlock's read and write rules hold every file that stays open.
     let fds = fds::plan(&host.fds, &policy.keep_fds, false);
-    let limits = limits_of(policy, host, &mut layers)?;
-    let plan = lower(landlock_mode::spec(policy, host, &layers, lists, fds, limits));
+    let d = Decisions::of(policy, host, &layers);
+    let limits = limits_of(policy, host, &d, &mut layers)?;
+    let plan = lower(landlock_mode::spec(policy, host, &layers, &d, lists, fds, limits));
     Ok((as_init(plan, host), layers))
 }
 

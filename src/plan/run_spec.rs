@@ -5,23 +5,21 @@ use super::caches;
 use super::fds::FdPlan;
 use super::spec::{Entry, Identity, SandboxSpec};
 use super::{
-    Ambient, Confinement, Egress, Filter, Flags, LANDLOCK_SCOPE_ABI, LandlockRules, Layers, PidOne, RepoScan,
-    Role, Seal, Shape, Step, landlock_paths, layout,
+    Ambient, Confinement, Decisions, Egress, Filter, Flags, LandlockRules, Layers, PidOne, RepoScan, Role,
+    Seal, Shape, Step, landlock_paths, layout,
 };
 use crate::host::{HostFacts, MountApi};
-use crate::policy::{NetworkMode, PidMode, Policy, ViewMode};
+use crate::policy::{Policy, ViewMode};
 
 /// The spec of `run`'s sandbox.
 pub(super) fn run_spec(
     policy: &Policy,
     host: &HostFacts,
     layers: &Layers,
+    d: &Decisions,
     fds: FdPlan,
     limits: super::limits::Limits,
 ) -> SandboxSpec {
-    let private_pid = policy.settings.pid.value == PidMode::Private;
-    let proxied = policy.network == NetworkMode::Proxied;
-
     let mut prepare: Vec<Step> = policy
         .create_before
         .iter()
@@ -38,7 +36,7 @@ pub(super) fn run_spec(
         path: r.copy.clone(),
         text: r.text.clone(),
     }));
-    prepare.push(warden(policy, host, layers, limits.watch));
+    prepare.push(warden(policy, layers, d, limits.watch));
     // The sandbox's cgroups, once the warden (which stays out) runs.
     prepare.extend(limits.make);
 
@@ -63,7 +61,7 @@ pub(super) fn run_spec(
         join_cgroup: limits.join,
         ns: super::Namespaces {
             user: true,
-            pid: private_pid,
+            pid: d.private_pid,
             net: policy.network.private(),
             ipc: !policy.settings.share_ipc.value,
             ..Default::default()
@@ -71,7 +69,7 @@ pub(super) fn run_spec(
         // With a PID namespace of its own qwrap stays outside as the
         // command's stand-in: it relays signals and exits as the command
         // does. It dies with its parent, and PID 1 with it.
-        entry: if private_pid {
+        entry: if d.private_pid {
             Entry::Monitor {
                 die_with_parent: policy.die_with_parent,
                 info_fd: None,
@@ -89,7 +87,7 @@ pub(super) fn run_spec(
         },
         disable_userns: false,
         hostname: None,
-        egress_port: proxied.then_some(crate::egress::PROXY_PORT),
+        egress_port: d.proxied.then_some(crate::egress::PROXY_PORT),
         inherited,
         mounts,
         mount_api: if minimal { MountApi::Legacy } else { host.mount_api },
@@ -107,6 +105,7 @@ pub(super) fn run_spec(
             policy,
             host,
             layers,
+            d,
             Seal {
                 keep: fds.keep,
                 closed: fds.closed,
@@ -140,14 +139,16 @@ fn inherited(binds: Vec<std::path::PathBuf>, reopen: Vec<(i32, std::path::PathBu
 }
 
 /// The warden's orders in `run`.
-fn warden(policy: &Policy, host: &HostFacts, layers: &Layers, limits: Option<super::LimitWatch>) -> Step {
-    let private_pid = policy.settings.pid.value == PidMode::Private;
-    let keep_background = policy.settings.keep_background.value;
-    let proxied = policy.network == NetworkMode::Proxied;
-    let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
+fn warden(policy: &Policy, layers: &Layers, d: &Decisions, limits: Option<super::LimitWatch>) -> Step {
+    let Decisions {
+        private_pid,
+        keep_background,
+        scoped,
+        ..
+    } = *d;
     Step::StartWarden {
         keep_background,
-        egress: proxied.then(|| {
+        egress: d.proxied.then(|| {
             Box::new(Egress {
                 allow: crate::egress::AllowList(
                     policy.allowed_domains.iter().map(|d| d.value.clone()).collect(),
@@ -170,7 +171,7 @@ fn warden(policy: &Policy, host: &HostFacts, layers: &Layers, limits: Option<sup
         },
         review: layers.review.as_ref().map(|l| l.dir.clone()),
         explain: (!private_pid)
-            .then(|| super::explain::orders(policy, layers, !scoped, host.uid == 0, false))
+            .then(|| super::explain::orders(policy, layers, !scoped, d.root, false))
             .flatten()
             .map(Box::new),
         limits,
@@ -179,10 +180,14 @@ fn warden(policy: &Policy, host: &HostFacts, layers: &Layers, limits: Option<sup
 }
 
 /// What `run` confines the command with once its root is in place.
-fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -> Confinement {
-    let private_pid = policy.settings.pid.value == PidMode::Private;
-    let keep_background = policy.settings.keep_background.value;
-    let scoped = layers.landlock_abi >= LANDLOCK_SCOPE_ABI;
+fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, d: &Decisions, seal: Seal) -> Confinement {
+    let Decisions {
+        private_pid,
+        keep_background,
+        scoped,
+        root,
+        ..
+    } = *d;
     let (new_session, detach_terminal) = super::layers::session(policy, host, private_pid);
     Confinement {
         chdir: vec![policy.workspace.clone()],
@@ -205,7 +210,7 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -
         allow_list: None,
         landlock_only_filter: None,
         // A private PID namespace's leftovers die with its PID 1.
-        reaper: scoped && !keep_background && !private_pid,
+        reaper: d.reaper(),
         refuse_keyrings: !policy.settings.share_keyring.value,
         // One filter, the warden's rules included. Signals are the
         // kernel's to refuse where Landlock scopes them, and every call
@@ -213,14 +218,14 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -
         filter: if private_pid {
             Filter::PrivatePid {
                 unscoped: !scoped,
-                root: host.uid == 0,
+                root,
             }
         } else {
             Filter::Warden {
                 signals: !scoped,
-                root: host.uid == 0,
+                root,
                 landlock_only: false,
-                explain: policy.settings.explain.value || policy.denials.is_some(),
+                explain: d.explain,
             }
         },
         caller_filters: Vec::new(),
@@ -236,15 +241,15 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, seal: Seal) -
         block_fd: None,
         argv: policy.command.clone(),
         argv0: None,
-        env: environment(policy, layers),
+        env: environment(policy, layers, d.proxied),
     }
 }
 
 /// The command's environment: the policy's rules, the proxy's variables
 /// and the masked sockets' variables unset.
-fn environment(policy: &Policy, layers: &Layers) -> crate::policy::EnvRules {
+fn environment(policy: &Policy, layers: &Layers, proxied: bool) -> crate::policy::EnvRules {
     let mut env = policy.env.clone();
-    if policy.network == NetworkMode::Proxied {
+    if proxied {
         // The proxy's variables, but where the user said otherwise with
         // --setenv or --unsetenv (docs/security.md: --setenv always wins).
         for (k, v) in crate::egress::proxy_variables() {
