@@ -622,15 +622,10 @@ impl GitSync {
         self.flush();
     }
 
-    /// Whether a write waits for a lock.
     /// How long the warden's poll may wait: a write that waits for a git
     /// lock is tried again soon; otherwise until something happens.
-    pub(super) fn retry(&self) -> Option<&'static rustix::event::Timespec> {
-        const RETRY: rustix::event::Timespec = rustix::event::Timespec {
-            tv_sec: 0,
-            tv_nsec: 50_000_000,
-        };
-        self.waiting().then_some(&RETRY)
+    pub(super) fn retry(&self) -> Option<std::time::Duration> {
+        self.waiting().then_some(std::time::Duration::from_millis(50))
     }
 
     /// After a poll: the events read when `ready`, else the deferred
@@ -643,6 +638,7 @@ impl GitSync {
         }
     }
 
+    /// Whether a write waits for a lock.
     pub(super) fn waiting(&self) -> bool {
         !self.dirty.is_empty()
     }

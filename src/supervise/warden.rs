@@ -9,8 +9,7 @@
 
 use crate::egress::proxy;
 use crate::plan::{Egress, LimitWatch};
-use crate::sys::{self, Notification, kernel as k};
-use rustix::event::{PollFd, PollFlags};
+use crate::sys::{self, kernel as k};
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
 use std::path::{Path, PathBuf};
@@ -18,11 +17,13 @@ use std::path::{Path, PathBuf};
 use super::at_exit::{AtExit, Repos};
 use super::calls::Sandbox;
 use super::explain::{Explaining, Recorder};
-use super::explain_judge::{Base, Judge};
+use super::explain_judge::Judge;
 use super::git_sync::{GitSync, Kind, Pair};
 use super::handover::{self, Handed, WardenLink};
+use super::jobs::{Ended, Exit, Job, Limited, serve};
 use super::leftovers::Emptying;
 use super::limits::Limits;
+use super::trapped::Trapped;
 use std::sync::{Arc, Mutex};
 
 /// What the warden is asked to do besides answering the filter.
@@ -290,90 +291,39 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
         explaining.is_some(),
         limits.as_deref_mut(),
     );
-    let mut command_alive = true;
+    let mut trapped = Trapped {
+        listener: &listener,
+        sandbox: &sandbox,
+        explaining: explaining.as_mut(),
+        notes: notes.take(),
+        writable: &writable,
+    };
+    let mut command = Some(Exit(&pidfd));
     loop {
-        let Some(ready) = poll_once(
-            &listener,
-            sync.as_ref(),
-            limits.as_deref(),
-            command_alive.then_some(&pidfd),
-        ) else {
-            return 1;
-        };
-        let (listener_ready, git_ready, oom_ready, exited) =
-            (ready.listener, ready.git, ready.oom, ready.exited);
-        if let Some(s) = &mut sync {
-            s.tend(git_ready);
-        }
-        if let Some(l) = limits.as_deref_mut() {
-            l.tend(oom_ready, &mut |sig| every_process(&sandbox, sig));
-        }
-        if exited {
-            command_alive = false;
+        let mut limited = limits.as_deref_mut().map(|limits| Limited {
+            limits,
+            sandbox: Some(&sandbox),
+        });
+        let mut jobs: Vec<&mut dyn Job> = Vec::new();
+        jobs.extend(sync.as_mut().map(|s| s as &mut dyn Job));
+        jobs.extend(limited.as_mut().map(|l| l as &mut dyn Job));
+        jobs.extend(command.as_mut().map(|c| c as &mut dyn Job));
+        jobs.push(&mut trapped);
+        match serve(&mut jobs) {
+            None => return 1,
             // At once: every process left is killed before anything else.
-            if !keep_background {
+            Some(Ended::Command) if !keep_background => {
                 reaper.kill_all(&sandbox, &listener);
                 // The cache layer slot is free for the workspace's next
                 // sandbox as soon as nothing of this one can write to it.
                 held.clear();
                 return finish(sync.as_mut(), serving.as_deref(), at_exit);
             }
-        }
-        if listener_ready.contains(PollFlags::IN) {
-            if let Ok(n) = sys::notif_recv(listener.as_fd()) {
-                notification(
-                    &listener,
-                    &sandbox,
-                    &n,
-                    explaining.as_mut(),
-                    &mut notes,
-                    &writable,
-                );
-            }
-        } else if listener_ready.intersects(PollFlags::HUP | PollFlags::ERR) {
-            // No process holds the filter any more: the command and all
-            // it started are gone (with --keep-background, the last of the
-            // leftovers too).
-            return finish(sync.as_mut(), serving.as_deref(), at_exit);
+            // Kept: the loop goes on until the last of them is gone.
+            Some(Ended::Command) => command = None,
+            Some(Ended::Calls) => return finish(sync.as_mut(), serving.as_deref(), at_exit),
         }
     }
-}
-
-/// What one poll found ready.
-struct Ready {
-    listener: PollFlags,
-    git: bool,
-    oom: bool,
-    exited: bool,
-}
-
-/// Waits for the listener, the git copies' inotify, the memory limit's
-/// event and the command's end (`alive`: while it runs), at most until
-/// the next retry or limit is due; None where poll fails.
-fn poll_once(
-    listener: &OwnedFd,
-    sync: Option<&GitSync>,
-    limits: Option<&Limits>,
-    alive: Option<&OwnedFd>,
-) -> Option<Ready> {
-    let inotify = sync.map(GitSync::fd);
-    let oom = limits.and_then(Limits::fd);
-    let mut fds: Vec<PollFd> = [Some(listener.as_fd()), inotify, oom, alive.map(|a| a.as_fd())]
-        .into_iter()
-        .flatten()
-        .map(|fd| PollFd::from_borrowed_fd(fd, PollFlags::IN))
-        .collect();
-    let timeout = sooner(sync.and_then(GitSync::retry), limits);
-    match rustix::event::poll(&mut fds, timeout.as_ref()) {
-        Ok(_) | Err(Errno::INTR) => {}
-        Err(_) => return None,
-    }
-    Some(Ready {
-        listener: fds[0].revents(),
-        git: sync.is_some() && !fds[1].revents().is_empty(),
-        oom: oom.is_some() && !fds[1 + usize::from(sync.is_some())].revents().is_empty(),
-        exited: alive.is_some() && !fds[fds.len() - 1].revents().is_empty(),
-    })
 }
 
 /// The listener in hand, the sandbox known: the reaper spared from the
@@ -443,155 +393,26 @@ fn serve_egress(socket: OwnedFd, config: proxy::Config) -> std::sync::Arc<proxy:
     serving
 }
 
-/// One trapped call answered: with --explain judged first (refused by the
-/// rules, or let go on and predicted), and recorded where refused; the
-/// note on a nested user namespace; a mode or times call made here; the
-/// rest refused where aimed outside, else let go on.
-fn notification(
-    listener: &OwnedFd,
-    sandbox: &Sandbox,
-    n: &Notification,
-    mut explaining: Option<&mut Explaining>,
-    notes: &mut Option<OwnedFd>,
-    writable: &[PathBuf],
-) {
-    if let Some(e) = explaining.as_deref_mut() {
-        match e.judge.base(n) {
-            // Refused by the rules (and the filters folded in): with their
-            // errno, and said.
-            Base::Errno(errno) => {
-                e.record(n.pid, e.judge.filtered(n, errno));
-                let _ = sys::notif_send(listener.as_fd(), n.id, Some(errno));
-                return;
-            }
-            // Let go on as without --explain: the kernel runs it and
-            // refuses what it refuses; judged first.
-            Base::Allow => {
-                if let Some(r) = e.judge.predict(n) {
-                    e.record(n.pid, r);
-                }
-                // A signal Landlock's scope will refuse: said here.
-                if e.judge.is_signal(n)
-                    && let Some(errno) = sandbox.refuses(n)
-                {
-                    e.record(n.pid, e.judge.scoped(n, errno));
-                }
-                let _ = sys::notif_send(listener.as_fd(), n.id, None);
-                return;
-            }
-            Base::Notify => {}
-        }
-    }
-    if super::calls::makes_user_namespace(n)
-        && let Some(fd) = notes.take()
-    {
-        let _ = k::write(&fd, NESTED_NOTE.as_bytes());
-    }
-    match super::metadata::handle(n, writable) {
-        // A mode or times call (--isolation landlock): made here, or
-        // refused, and answered with its result.
-        Some(result) => {
-            let _ = sys::notif_answer(listener.as_fd(), n.id, result.map_err(|e| e.raw_os_error()));
-        }
-        None => {
-            if let Some(errno) = answer(listener, sandbox, n)
-                && let Some(e) = &explaining
-            {
-                e.record(n.pid, e.judge.outside(n, errno));
-            }
-        }
-    }
-}
-
 /// Keeps the git copies in step, and the limits, until the process behind
 /// `pidfd` (PID 1 of the sandbox's own PID namespace) exits; Some(exit
 /// code) when polling fails.
-fn watch(pidfd: &OwnedFd, mut sync: Option<&mut GitSync>, mut limits: Option<&mut Limits>) -> Option<i32> {
+fn watch(pidfd: &OwnedFd, sync: Option<&mut GitSync>, limits: Option<&mut Limits>) -> Option<i32> {
     // Every process of the sandbox, where its limits have no group to list
     // them: PID 1 and what descends from it.
     let sandbox = pidfd_pid(pidfd).map(Sandbox::below);
-    loop {
-        let inotify = sync.as_ref().map(|s| s.fd());
-        let oom = limits.as_deref().and_then(Limits::fd);
-        let mut fds = vec![PollFd::new(pidfd, PollFlags::IN)];
-        if let Some(fd) = &inotify {
-            fds.push(PollFd::new(fd, PollFlags::IN));
-        }
-        if let Some(fd) = &oom {
-            fds.push(PollFd::new(fd, PollFlags::IN));
-        }
-        let timeout = sooner(sync.as_ref().and_then(|s| s.retry()), limits.as_deref());
-        match rustix::event::poll(&mut fds, timeout.as_ref()) {
-            Ok(_) | Err(Errno::INTR) => {}
-            Err(_) => return Some(1),
-        }
-        let exited = !fds[0].revents().is_empty();
-        let git_ready = inotify.is_some() && !fds[1].revents().is_empty();
-        let oom_ready = oom.is_some() && !fds[fds.len() - 1].revents().is_empty();
-        drop(fds);
-        if let Some(s) = sync.as_deref_mut() {
-            s.tend(git_ready);
-        }
-        if let Some(l) = limits.as_deref_mut() {
-            l.tend(oom_ready, &mut |sig| {
-                if let Some(s) = &sandbox {
-                    every_process(s, sig);
-                }
-            });
-        }
-        if exited {
-            return None;
-        }
-    }
-}
-
-/// The sooner of the git copies' retry and the limits' next deadline.
-fn sooner(
-    retry: Option<&rustix::event::Timespec>,
-    limits: Option<&Limits>,
-) -> Option<rustix::event::Timespec> {
-    let limit = limits.and_then(Limits::timeout).map(|d| rustix::event::Timespec {
-        tv_sec: d.as_secs() as i64,
-        tv_nsec: i64::from(d.subsec_nanos()),
+    let mut limited = limits.map(|limits| Limited {
+        limits,
+        sandbox: sandbox.as_ref(),
     });
-    match (retry.copied(), limit) {
-        (Some(a), Some(b)) => Some(if (a.tv_sec, a.tv_nsec) <= (b.tv_sec, b.tv_nsec) {
-            a
-        } else {
-            b
-        }),
-        (a, b) => a.or(b),
+    let mut init = Exit(pidfd);
+    let mut jobs: Vec<&mut dyn Job> = Vec::new();
+    jobs.extend(sync.map(|s| s as &mut dyn Job));
+    jobs.extend(limited.as_mut().map(|l| l as &mut dyn Job));
+    jobs.push(&mut init);
+    match serve(&mut jobs) {
+        Some(_) => None,
+        None => Some(1),
     }
-}
-
-/// A signal to every process of the sandbox /proc shows.
-fn every_process(sandbox: &Sandbox, sig: rustix::process::Signal) {
-    let me = std::process::id() as i32;
-    for p in super::calls::processes().filter(|&p| p != me && Some(p) != sandbox.spare) {
-        if sandbox.holds(p) == Some(true)
-            && let Some(pid) = rustix::process::Pid::from_raw(p)
-        {
-            let _ = k::kill_process(pid, sig);
-        }
-    }
-}
-
-/// Said once, when the command makes a user namespace in the shared PID
-/// mode.
-const NESTED_NOTE: &str = "qwrap: note: the command made a user namespace, which cannot be given its id maps here (/proc is the host's, read-only): nested sandboxes (bwrap, Chromium's sandbox, unshare -r, qwrap) work under `qwrap run --pid private`\n";
-
-/// Answers one notification: anything aimed outside (or at what cannot be
-/// judged) is refused, the rest
-/// goes on, if its caller is still the one that asked (the /proc reads
-/// above took time).
-fn answer(listener: &OwnedFd, sandbox: &Sandbox, n: &Notification) -> Option<i32> {
-    let refuse = sandbox.refuses(n);
-    if refuse.is_none() && !sys::notif_id_valid(listener.as_fd(), n.id) {
-        return None;
-    }
-    // ENOENT: the caller went away meanwhile.
-    let _ = sys::notif_send(listener.as_fd(), n.id, refuse);
-    refuse
 }
 
 /// The egress proxy's configuration: its log, its refusals said on

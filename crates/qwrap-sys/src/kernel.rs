@@ -374,6 +374,17 @@ pub fn test_kill_process(pid: Pid) -> R<()> {
     rustix::process::test_kill_process(pid)
 }
 
+/// Waits until one of `fds` has an event, at most `timeout` (None: until
+/// one has). The fake answers that none has.
+pub fn poll(fds: &mut [rustix::event::PollFd<'_>], timeout: Option<std::time::Duration>) -> R<usize> {
+    faked!("poll", args: format!("{} fds, {timeout:?}", fds.len()), Ok(0));
+    let timeout = timeout.map(|d| rustix::event::Timespec {
+        tv_sec: d.as_secs() as i64,
+        tv_nsec: i64::from(d.subsec_nanos()),
+    });
+    rustix::event::poll(fds, timeout.as_ref())
+}
+
 pub fn pidfd_open(pid: Pid, flags: PidfdFlags) -> R<OwnedFd> {
     faked!("pidfd_open", Ok(fake::fd()));
     rustix::process::pidfd_open(pid, flags)

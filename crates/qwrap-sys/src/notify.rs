@@ -79,6 +79,7 @@ pub fn notif_recv(listener: BorrowedFd<'_>) -> Result<Notification, Errno> {
 /// about which process it targets, not about memory the caller could still
 /// change), `Some(errno)` fails it.
 pub fn notif_send(listener: BorrowedFd<'_>, id: u64, refuse: Option<i32>) -> Result<(), Errno> {
+    faked!("notif_send", args: format!("{id}, {}", refuse.map_or("CONTINUE".into(), |e| format!("-{e}"))), Ok(()));
     let resp = libc::seccomp_notif_resp {
         id,
         val: 0,
@@ -101,6 +102,7 @@ pub fn notif_send(listener: BorrowedFd<'_>, id: u64, refuse: Option<i32>) -> Res
 /// the caller's behalf: `Ok(())` returns 0, `Err(errno)` fails it; the
 /// caller's own call never runs.
 pub fn notif_answer(listener: BorrowedFd<'_>, id: u64, result: Result<(), i32>) -> Result<(), Errno> {
+    faked!("notif_answer", args: format!("{id}, {}", result.err().map_or(0, |e| -e)), Ok(()));
     let resp = libc::seccomp_notif_resp {
         id,
         val: 0,
@@ -165,6 +167,9 @@ pub fn exit_now(code: i32) -> ! {
 /// Whether a notification is still pending: the caller has not died (and
 /// its pid been reused) since it was received.
 pub fn notif_id_valid(listener: BorrowedFd<'_>, id: u64) -> bool {
+    if super::fake::answer_about("notif_id_valid", || id.to_string()).is_some() {
+        return true;
+    }
     // SAFETY: ID_VALID reads the u64 we pass, of the size the ioctl encodes.
     unsafe { libc::ioctl(listener.as_raw_fd(), libc::SECCOMP_IOCTL_NOTIF_ID_VALID, &id) == 0 }
 }
