@@ -3,7 +3,7 @@
 //! O_NOFOLLOW|O_NONBLOCK), a write under git's lock (`NAME.lock` created
 //! exclusively, then renamed into place), a removal, the first copy in.
 
-use crate::sys::write_all;
+use crate::sys::kernel as k;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use rustix::io::Errno;
@@ -51,7 +51,7 @@ impl Data {
                 let mut buf = vec![0u8; 64 * 1024];
                 loop {
                     let want = buf.len().min((len - at) as usize);
-                    match rustix::io::pread(&**fd, &mut buf[..want], at) {
+                    match k::pread(&**fd, &mut buf[..want], at) {
                         Ok(0) => return Ok(std::borrow::Cow::Owned(v)),
                         Ok(n) => {
                             v.extend_from_slice(&buf[..n]);
@@ -74,7 +74,7 @@ impl Data {
                 let mut at = 0u64;
                 loop {
                     let want = buf.len().min((len - at) as usize);
-                    match rustix::io::pread(&**fd, &mut buf[..want], at) {
+                    match k::pread(&**fd, &mut buf[..want], at) {
                         Ok(0) => return Ok(()),
                         Ok(n) => {
                             write_all(to, &buf[..n])?;
@@ -87,6 +87,18 @@ impl Data {
             }
         }
     }
+}
+
+/// Writes all of `data` (through the kernel seam, as every call here).
+fn write_all(to: &OwnedFd, mut data: &[u8]) -> Result<(), Errno> {
+    while !data.is_empty() {
+        match k::write(to, data) {
+            Ok(n) => data = &data[n..],
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// One side's view of a name.
@@ -109,9 +121,9 @@ pub(super) fn dir_flags() -> OFlags {
 
 /// The directory `rel` below `root`, walked without following a link.
 pub(super) fn open_dir(root: BorrowedFd<'_>, rel: &Path) -> Result<OwnedFd, Errno> {
-    let mut fd = rustix::fs::openat(root, ".", dir_flags(), Mode::empty())?;
+    let mut fd = k::openat(root, ".", dir_flags(), Mode::empty())?;
     for c in rel.iter() {
-        fd = rustix::fs::openat(&fd, c, dir_flags(), Mode::empty())?;
+        fd = k::openat(&fd, c, dir_flags(), Mode::empty())?;
     }
     Ok(fd)
 }
@@ -142,7 +154,7 @@ pub(super) fn state(root: BorrowedFd<'_>, rel: &Path) -> State {
     let Ok(dir) = open_dir(root, parent) else {
         return State::Absent;
     };
-    let st = match rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
+    let st = match k::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW) {
         Ok(st) => st,
         Err(_) => return State::Absent,
     };
@@ -150,11 +162,11 @@ pub(super) fn state(root: BorrowedFd<'_>, rel: &Path) -> State {
         rustix::fs::FileType::Directory => State::Dir,
         rustix::fs::FileType::RegularFile => {
             let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-            let Ok(fd) = rustix::fs::openat(&dir, name, flags, Mode::empty()) else {
+            let Ok(fd) = k::openat(&dir, name, flags, Mode::empty()) else {
                 return State::Absent;
             };
             // The file opened is the one checked: a swap in between shows here.
-            match rustix::fs::fstat(&fd) {
+            match k::fstat(&fd) {
                 Ok(st) if rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() => {}
                 _ => return State::Other,
             }
@@ -165,7 +177,7 @@ pub(super) fn state(root: BorrowedFd<'_>, rel: &Path) -> State {
             let mut h = std::collections::hash_map::DefaultHasher::new();
             let mut buf = vec![0u8; 64 * 1024];
             loop {
-                match rustix::io::read(&fd, &mut buf) {
+                match k::read(&fd, &mut buf) {
                     Ok(0) => break,
                     Ok(n) => {
                         std::hash::Hasher::write(&mut h, &buf[..n]);
@@ -208,24 +220,24 @@ pub(super) fn hash(data: &[u8]) -> u64 {
 /// Creates the missing directories of `rel` below `root` (never through a
 /// link) and returns the last.
 pub(super) fn make_dirs(root: BorrowedFd<'_>, rel: &Path) -> Result<OwnedFd, Errno> {
-    let mut fd = rustix::fs::openat(root, ".", dir_flags(), Mode::empty())?;
+    let mut fd = k::openat(root, ".", dir_flags(), Mode::empty())?;
     for c in rel.iter() {
-        match rustix::fs::mkdirat(&fd, c, Mode::from_raw_mode(0o755)) {
+        match k::mkdirat(&fd, c, Mode::from_raw_mode(0o755)) {
             Ok(()) | Err(Errno::EXIST) => {}
             Err(e) => return Err(e),
         }
-        fd = rustix::fs::openat(&fd, c, dir_flags(), Mode::empty())?;
+        fd = k::openat(&fd, c, dir_flags(), Mode::empty())?;
     }
     Ok(fd)
 }
 
 /// The directory `name` in `dir`, made if missing (never through a link).
 pub(super) fn make_dir_at(dir: BorrowedFd<'_>, name: &OsStr) -> Result<OwnedFd, Errno> {
-    match rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o755)) {
+    match k::mkdirat(dir, name, Mode::from_raw_mode(0o755)) {
         Ok(()) | Err(Errno::EXIST) => {}
         Err(e) => return Err(e),
     }
-    rustix::fs::openat(dir, name, dir_flags(), Mode::empty())
+    k::openat(dir, name, dir_flags(), Mode::empty())
 }
 
 pub(super) fn lock_name(name: &OsStr) -> OsString {
@@ -246,16 +258,16 @@ pub(super) fn put_data(root: BorrowedFd<'_>, rel: &Path, data: &Data, mode: u32)
     let name = rel.file_name().ok_or(Errno::INVAL)?;
     let lock = lock_name(name);
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let fd = match rustix::fs::openat(&dir, lock.as_os_str(), flags, Mode::from_raw_mode(mode)) {
+    let fd = match k::openat(&dir, lock.as_os_str(), flags, Mode::from_raw_mode(mode)) {
         Err(Errno::EXIST) => return Err(Errno::AGAIN),
         r => r?,
     };
     if let Err(e) = data.write_to(&fd) {
-        let _ = rustix::fs::unlinkat(&dir, lock.as_os_str(), AtFlags::empty());
+        let _ = k::unlinkat(&dir, lock.as_os_str(), AtFlags::empty());
         return Err(e);
     }
-    let _ = rustix::fs::fchmod(&fd, Mode::from_raw_mode(mode));
-    rustix::fs::renameat(&dir, lock.as_os_str(), &dir, name)
+    let _ = k::fchmod(&fd, Mode::from_raw_mode(mode));
+    k::renameat(&dir, lock.as_os_str(), name)
 }
 
 /// Removes the file at `rel` under its lock, or the directory at `rel` with
@@ -264,24 +276,24 @@ pub(super) fn remove(root: BorrowedFd<'_>, rel: &Path, is_dir: bool) -> Result<(
     let dir = open_dir(root, rel.parent().unwrap_or(Path::new("")))?;
     let name = rel.file_name().ok_or(Errno::INVAL)?;
     if is_dir {
-        if let Ok(sub) = rustix::fs::openat(&dir, name, dir_flags(), Mode::empty()) {
+        if let Ok(sub) = k::openat(&dir, name, dir_flags(), Mode::empty()) {
             for n in names(sub.as_fd(), Path::new("")) {
-                let d = rustix::fs::statat(&sub, n.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
+                let d = k::statat(&sub, n.as_os_str(), AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
                     rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Directory
                 });
                 let _ = remove(sub.as_fd(), Path::new(&n), d);
             }
         }
-        return rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR);
+        return k::unlinkat(&dir, name, AtFlags::REMOVEDIR);
     }
     let lock = lock_name(name);
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    match rustix::fs::openat(&dir, lock.as_os_str(), flags, Mode::from_raw_mode(0o600)) {
+    match k::openat(&dir, lock.as_os_str(), flags, Mode::from_raw_mode(0o600)) {
         Err(Errno::EXIST) => return Err(Errno::AGAIN),
         r => drop(r?),
     }
-    let r = rustix::fs::unlinkat(&dir, name, AtFlags::empty());
-    let _ = rustix::fs::unlinkat(&dir, lock.as_os_str(), AtFlags::empty());
+    let r = k::unlinkat(&dir, name, AtFlags::empty());
+    let _ = k::unlinkat(&dir, lock.as_os_str(), AtFlags::empty());
     r
 }
 
@@ -320,8 +332,8 @@ pub(super) enum Seeded {
 /// or a larger file (left to the first reconcile), is skipped.
 pub(super) fn seed_file(host: BorrowedFd<'_>, own: BorrowedFd<'_>, name: &OsStr) -> Option<Seeded> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat(host, name, flags, Mode::empty()).ok()?;
-    let st = rustix::fs::fstat(&fd).ok()?;
+    let fd = k::openat(host, name, flags, Mode::empty()).ok()?;
+    let st = k::fstat(&fd).ok()?;
     match rustix::fs::FileType::from_raw_mode(st.st_mode) {
         rustix::fs::FileType::Directory => return Some(Seeded::Dir(fd)),
         rustix::fs::FileType::RegularFile if st.st_size as u64 <= SMALL => {}
@@ -330,7 +342,7 @@ pub(super) fn seed_file(host: BorrowedFd<'_>, own: BorrowedFd<'_>, name: &OsStr)
     let mut data = Vec::with_capacity(st.st_size as usize);
     let mut buf = vec![0u8; 16 * 1024];
     loop {
-        match rustix::io::read(&fd, &mut buf) {
+        match k::read(&fd, &mut buf) {
             Ok(0) => break,
             Ok(n) => data.extend_from_slice(&buf[..n]),
             Err(Errno::INTR) => {}
@@ -339,8 +351,105 @@ pub(super) fn seed_file(host: BorrowedFd<'_>, own: BorrowedFd<'_>, name: &OsStr)
     }
     let mode = Mode::from_raw_mode(st.st_mode & 0o777);
     let wflags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let out = rustix::fs::openat(own, name, wflags, mode).ok()?;
+    let out = k::openat(own, name, wflags, mode).ok()?;
     let h = hash(&data);
     Data::Small(data).write_to(&out).ok()?;
     Some(Seeded::File(h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::fake;
+
+    fn root() -> (tempfile::TempDir, OwnedFd) {
+        let d = tempfile::tempdir().unwrap();
+        let fd = rustix::fs::open(d.path(), dir_flags(), Mode::empty()).unwrap();
+        (d, fd)
+    }
+
+    #[test]
+    fn a_write_takes_git_s_lock_then_renames_into_place() {
+        let (_d, fd) = root();
+        fake::start();
+        let r = put(fd.as_fd(), Path::new("refs/heads/main"), b"0123\n", 0o644);
+        let calls: Vec<String> = fake::take_calls()
+            .into_iter()
+            .map(|c| format!("{} {}", c.name, c.args))
+            .collect();
+        fake::stop();
+        assert_eq!(r, Ok(()));
+        assert_eq!(
+            calls,
+            [
+                "openat dirfd, \".\", OFlags(DIRECTORY | NOFOLLOW | CLOEXEC)",
+                "mkdirat dirfd, \"refs\", 0o755",
+                "openat dirfd, \"refs\", OFlags(DIRECTORY | NOFOLLOW | CLOEXEC)",
+                "mkdirat dirfd, \"heads\", 0o755",
+                "openat dirfd, \"heads\", OFlags(DIRECTORY | NOFOLLOW | CLOEXEC)",
+                "openat dirfd, \"main.lock\", OFlags(CREATE | EXCL | NOFOLLOW | WRONLY | CLOEXEC)",
+                "write fd, \"0123\\n\"",
+                "fchmod ",
+                "renameat dirfd, \"main.lock\", dirfd, \"main\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_lock_held_defers_the_write_and_leaves_the_file() {
+        let (d, fd) = root();
+        std::fs::write(d.path().join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        std::fs::write(d.path().join("HEAD.lock"), "").unwrap();
+        assert_eq!(
+            put(fd.as_fd(), Path::new("HEAD"), b"x\n", 0o644),
+            Err(Errno::AGAIN)
+        );
+        assert_eq!(remove(fd.as_fd(), Path::new("HEAD"), false), Err(Errno::AGAIN));
+        assert_eq!(
+            std::fs::read(d.path().join("HEAD")).unwrap(),
+            b"ref: refs/heads/main\n"
+        );
+        std::fs::remove_file(d.path().join("HEAD.lock")).unwrap();
+        assert_eq!(put(fd.as_fd(), Path::new("HEAD"), b"x\n", 0o600), Ok(()));
+        assert_eq!(std::fs::read(d.path().join("HEAD")).unwrap(), b"x\n");
+        assert!(!d.path().join("HEAD.lock").exists());
+    }
+
+    #[test]
+    fn links_fifos_and_devices_are_never_read_and_never_block() {
+        let (d, fd) = root();
+        std::os::unix::fs::symlink("/etc/passwd", d.path().join("link")).unwrap();
+        rustix::fs::mknodat(
+            &fd,
+            "fifo",
+            rustix::fs::FileType::Fifo,
+            Mode::from_raw_mode(0o644),
+            0,
+        )
+        .unwrap();
+        std::fs::create_dir(d.path().join("dir")).unwrap();
+        std::os::unix::fs::symlink(d.path().join("dir"), d.path().join("dirlink")).unwrap();
+        std::fs::write(d.path().join("dir/f"), "y").unwrap();
+        assert!(matches!(state(fd.as_fd(), Path::new("link")), State::Other));
+        assert!(matches!(state(fd.as_fd(), Path::new("fifo")), State::Other));
+        assert!(matches!(state(fd.as_fd(), Path::new("dir")), State::Dir));
+        assert!(
+            matches!(state(fd.as_fd(), Path::new("dirlink/f")), State::Absent),
+            "a link on the way is not followed"
+        );
+        match state(fd.as_fd(), Path::new("dir/f")) {
+            State::File { data, .. } => assert_eq!(data, Data::Small(b"y".to_vec())),
+            _ => panic!("a regular file"),
+        }
+    }
+
+    #[test]
+    fn a_write_through_a_link_on_the_way_is_refused() {
+        let (d, fd) = root();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), d.path().join("logs")).unwrap();
+        assert!(put(fd.as_fd(), Path::new("logs/HEAD"), b"x\n", 0o644).is_err());
+        assert!(!elsewhere.path().join("HEAD").exists());
+        assert!(!elsewhere.path().join("HEAD.lock").exists());
+    }
 }

@@ -36,12 +36,8 @@ fn empties(listener: &OwnedFd, wait: Duration) -> bool {
     let deadline = Instant::now() + wait;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
-        let ts = rustix::event::Timespec {
-            tv_sec: left.as_secs() as i64,
-            tv_nsec: i64::from(left.subsec_nanos()),
-        };
         let mut fds = [PollFd::new(listener, PollFlags::IN)];
-        match rustix::event::poll(&mut fds, Some(&ts)) {
+        match sys::kernel::poll(&mut fds, Some(left)) {
             Ok(_) if fds[0].revents().intersects(PollFlags::HUP | PollFlags::ERR) => return true,
             Ok(_) if fds[0].revents().contains(PollFlags::IN) => {
                 if let Ok(n) = sys::notif_recv(listener.as_fd()) {
@@ -269,7 +265,43 @@ fn read_number(path: &str) -> Option<i32> {
 
 #[cfg(test)]
 mod tests {
-    use super::{given_since, nth_after};
+    use super::{empties, given_since, nth_after};
+    use crate::sys::fake;
+    use rustix::fd::OwnedFd;
+    use std::time::Duration;
+
+    /// A stand-in for the filter's listener: a pipe's reading end, which
+    /// polls HUP once its last writer is gone, as the listener does once no
+    /// process holds the filter.
+    fn listener(held: bool) -> (OwnedFd, Option<OwnedFd>) {
+        let (read, write) = rustix::pipe::pipe().unwrap();
+        (read, held.then_some(write))
+    }
+
+    #[test]
+    fn the_sandbox_is_empty_once_nothing_holds_the_filter() {
+        let (gone, _) = listener(false);
+        assert!(empties(&gone, Duration::from_secs(5)));
+        let (held, _writer) = listener(true);
+        let start = std::time::Instant::now();
+        assert!(!empties(&held, Duration::from_millis(30)));
+        assert!(
+            start.elapsed() >= Duration::from_millis(30),
+            "it waits as long as it is given"
+        );
+    }
+
+    #[test]
+    fn a_poll_that_fails_is_no_empty_sandbox() {
+        let (gone, _) = listener(false);
+        fake::start();
+        fake::fail_next("poll", rustix::io::Errno::INVAL);
+        let empty = empties(&gone, Duration::from_secs(5));
+        let calls = fake::take();
+        fake::stop();
+        assert!(!empty, "fails closed: the scan runs");
+        assert_eq!(calls, ["poll"]);
+    }
 
     #[test]
     fn pids_are_looked_at_in_the_order_given_out_across_the_wrap() {

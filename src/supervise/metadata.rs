@@ -7,9 +7,9 @@
 //! changes in its memory or on disk afterwards changes nothing.
 
 use crate::plan::filter_rules::{Arch, name_of};
-use crate::sys::Notification;
+use crate::sys::{Notification, kernel as k};
 use rustix::fd::{AsFd, OwnedFd};
-use rustix::fs::{AtFlags, Mode, OFlags, Timespec, Timestamps, UTIME_NOW, UTIME_OMIT};
+use rustix::fs::{Mode, OFlags, Timespec, Timestamps, UTIME_NOW, UTIME_OMIT};
 use rustix::io::Errno;
 use std::os::unix::fs::FileExt;
 use std::path::PathBuf;
@@ -80,7 +80,7 @@ enum Times {
 
 fn chmod(pid: i32, target: Named, mode: u64, writable: &[PathBuf]) -> Result<(), Errno> {
     let fd = open_judged(pid, target, writable)?;
-    rustix::fs::chmod(magic(&fd), Mode::from_raw_mode(mode as u32 & 0o7777))
+    k::chmod(magic(&fd), Mode::from_raw_mode(mode as u32 & 0o7777))
 }
 
 fn times(pid: i32, target: Named, given: Times, writable: &[PathBuf]) -> Result<(), Errno> {
@@ -111,7 +111,7 @@ fn times(pid: i32, target: Named, given: Times, writable: &[PathBuf]) -> Result<
         last_access: access,
         last_modification: modification,
     };
-    rustix::fs::utimensat(rustix::fs::CWD, magic(&fd), &stamps, AtFlags::empty())
+    k::utimensat(magic(&fd), &stamps)
 }
 
 fn seconds(sec: i64, nsec: i64) -> Timespec {
@@ -130,7 +130,7 @@ fn open_judged(pid: i32, target: Named, writable: &[PathBuf]) -> Result<OwnedFd,
         Named::Path(dirfd, ptr, follow) => {
             let path = c_string(pid, ptr)?;
             let dir = if dirfd == AT_FDCWD {
-                rustix::fs::open(
+                k::open(
                     format!("/proc/{pid}/cwd"),
                     OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
                     Mode::empty(),
@@ -142,10 +142,10 @@ fn open_judged(pid: i32, target: Named, writable: &[PathBuf]) -> Result<OwnedFd,
             if !follow {
                 flags |= OFlags::NOFOLLOW;
             }
-            rustix::fs::openat(&dir, path.as_path(), flags, Mode::empty())?
+            k::openat(&dir, path.as_path(), flags, Mode::empty())?
         }
     };
-    let st = rustix::fs::fstat(&fd)?;
+    let st = k::fstat(&fd)?;
     if rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink {
         // Only an O_NOFOLLOW open stops at a symlink: its own mode and
         // times are not worth a way around.
@@ -162,8 +162,8 @@ fn open_judged(pid: i32, target: Named, writable: &[PathBuf]) -> Result<OwnedFd,
 /// A copy of the caller's descriptor.
 fn their_fd(pid: i32, fd: i32) -> Result<OwnedFd, Errno> {
     let p = rustix::process::Pid::from_raw(pid).ok_or(Errno::SRCH)?;
-    let pidfd = rustix::process::pidfd_open(p, rustix::process::PidfdFlags::empty())?;
-    rustix::process::pidfd_getfd(pidfd.as_fd(), fd, rustix::process::PidfdGetfdFlags::empty())
+    let pidfd = k::pidfd_open(p, rustix::process::PidfdFlags::empty())?;
+    k::pidfd_getfd(pidfd.as_fd(), fd)
 }
 
 /// `/proc/self/fd/N`: the file the warden holds, by the kernel's link.
@@ -222,4 +222,94 @@ fn words(pid: i32, ptr: u64, n: usize) -> Result<Vec<i64>, Errno> {
         .chunks_exact(8)
         .map(|c| i64::from_ne_bytes(c.try_into().expect("8 bytes")))
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sys::fake;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::Path;
+
+    /// A trapped call of this process's, `nr` with `args`.
+    fn call(nr: i64, args: [u64; 6]) -> Notification {
+        Notification {
+            id: 1,
+            pid: std::process::id(),
+            nr: nr as i32,
+            args,
+        }
+    }
+
+    #[test]
+    fn only_mode_and_times_calls_are_made_here() {
+        assert!(handle(&call(libc::SYS_kill, [0; 6]), &[]).is_none());
+        assert!(handle(&call(libc::SYS_fchmod, [0; 6]), &[]).is_some());
+        assert!(handle(&call(libc::SYS_utimensat, [0; 6]), &[]).is_some());
+    }
+
+    #[test]
+    fn a_file_outside_the_writable_paths_is_refused_before_its_mode_changes() {
+        let f = std::fs::File::open("/dev/null").unwrap();
+        let fd = rustix::fd::AsRawFd::as_raw_fd(&f) as u64;
+        fake::start();
+        let r = handle(&call(libc::SYS_fchmod, [fd, 0o4755, 0, 0, 0, 0]), &[]);
+        let calls = fake::take();
+        fake::stop();
+        assert_eq!(r, Some(Err(Errno::PERM)));
+        assert_eq!(calls, ["pidfd_open", "pidfd_getfd", "fstat"], "no fchmodat");
+    }
+
+    #[test]
+    fn a_file_beneath_a_writable_path_has_its_mode_set_and_one_outside_keeps_it() {
+        let d = tempfile::tempdir().unwrap();
+        let file = d.path().join("f");
+        std::fs::write(&file, "x").unwrap();
+        std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let path = std::ffi::CString::new(file.as_os_str().as_encoded_bytes()).unwrap();
+        let ptr = path.as_ptr() as u64;
+        let at = |dir: &Path| {
+            handle(
+                &call(libc::SYS_chmod, [ptr, 0o600, 0, 0, 0, 0]),
+                &[dir.to_path_buf()],
+            )
+        };
+        assert_eq!(at(Path::new("/nonexistent")), Some(Err(Errno::PERM)));
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o644
+        );
+        assert_eq!(at(d.path()), Some(Ok(())));
+        assert_eq!(
+            std::fs::metadata(&file).unwrap().permissions().mode() & 0o777,
+            0o600
+        );
+    }
+
+    #[test]
+    fn a_link_s_own_mode_is_not_worth_a_way_around() {
+        let d = tempfile::tempdir().unwrap();
+        let link = d.path().join("l");
+        std::os::unix::fs::symlink("/etc/passwd", &link).unwrap();
+        let path = std::ffi::CString::new(link.as_os_str().as_encoded_bytes()).unwrap();
+        // fchmodat2(AT_FDCWD, link, 0600, AT_SYMLINK_NOFOLLOW).
+        let n = call(
+            libc::SYS_fchmodat2,
+            [
+                AT_FDCWD as u32 as u64,
+                path.as_ptr() as u64,
+                0o600,
+                libc::AT_SYMLINK_NOFOLLOW as u64,
+                0,
+                0,
+            ],
+        );
+        assert_eq!(handle(&n, &[d.path().to_path_buf()]), Some(Err(Errno::OPNOTSUPP)));
+        let n = call(libc::SYS_chmod, [path.as_ptr() as u64, 0o600, 0, 0, 0, 0]);
+        assert_eq!(
+            handle(&n, &[d.path().to_path_buf()]),
+            Some(Err(Errno::PERM)),
+            "followed, it leads outside"
+        );
+    }
 }

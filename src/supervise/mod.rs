@@ -1,14 +1,16 @@
 //! The processes beside the sandbox, outside it, and what they do: the
-//! warden (warden.rs) and its jobs — the trapped calls it decodes (calls,
-//! metadata) and explains (explain*), the leftovers it ends (leftovers),
-//! the git dirs it keeps in step (git_*) and the git-lfs objects it
-//! carries out (lfs_carry), the repositories it looks at when the
-//! sandbox ends (planted), the limits it watches
-//! (limits), what it says at exit (at_exit), the egress proxy it serves;
-//! the reaper inside the sandbox's signal domain (reaper); the monitor and
-//! PID 1 of a private PID namespace (monitor); the terminal's relay
-//! (terminal). The executor starts the warden and hands it what it needs
-//! over one socket (handover.rs: `WardenLink::hand_over`).
+//! warden (warden.rs), which serves its jobs in one loop (jobs.rs): the
+//! trapped calls, answered down a chain of handlers (trapped.rs; decoded in
+//! calls.rs, made in metadata.rs, judged and said with --explain in
+//! explain*), the git dirs kept in step (git_*), the limits (limits.rs)
+//! and the command's end; once it has ended, the leftovers (leftovers.rs),
+//! the git-lfs objects carried out (lfs_carry), the repositories looked at
+//! (planted.rs) and what is said at exit (at_exit.rs); the egress proxy it
+//! serves from a thread. Beside it: the reaper inside the sandbox's signal
+//! domain (reaper.rs), the monitor and PID 1 of a private PID namespace
+//! (monitor.rs), the terminal's relay (terminal.rs). The executor starts
+//! the warden and hands it what it needs over one socket (handover.rs:
+//! `WardenLink::hand_over`).
 
 mod at_exit;
 mod calls;

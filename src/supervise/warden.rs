@@ -1,11 +1,12 @@
 //! The warden: a small process outside the sandbox, started before the
 //! namespaces and detached, so that the command (which keeps qwrap's PID)
-//! has exactly the children it makes. It answers the filter's
-//! notifications (calls.rs, metadata.rs; explain.rs with --explain),
-//! keeps the git dirs in step, serves the egress proxy, watches the limits
-//! (limits.rs) and, when the command exits, ends what it left behind
-//! (leftovers.rs, reaper.rs; unless --keep-background), looks at the
-//! repositories and lfs stores (planted.rs), then exits itself.
+//! has exactly the children it makes. Here: what it is handed, and its
+//! jobs put together for one loop (jobs.rs): the filter's trapped calls
+//! (trapped.rs), the git dirs kept in step, the limits, the command's end;
+//! the egress proxy on a thread of its own. When the command exits it ends
+//! what was left behind (leftovers.rs; unless --keep-background), makes the
+//! git copies a last time, looks at the repositories and lfs stores
+//! (at_exit.rs, planted.rs), then exits itself.
 
 use crate::egress::proxy;
 use crate::plan::{Egress, LimitWatch};

@@ -128,6 +128,35 @@ pub fn write<Fd: AsFd>(fd: Fd, data: &[u8]) -> R<usize> {
     rustix::io::write(fd, data)
 }
 
+/// Reads into `buf` at `offset`; the fake reads nothing (end of file).
+pub fn pread<Fd: AsFd>(fd: Fd, buf: &mut [u8], offset: u64) -> R<usize> {
+    faked!("pread64", args: format!("fd, {}, {offset}", buf.len()), Ok(fake::read_into(buf)));
+    rustix::io::pread(fd, buf, offset)
+}
+
+pub fn unlinkat<P: Arg, Fd: AsFd>(dir: Fd, path: P, flags: AtFlags) -> R<()> {
+    faked!("unlinkat", args: format!("dirfd, {}, {flags:?}", q(&path)), Ok(()));
+    rustix::fs::unlinkat(dir, path, flags)
+}
+
+pub fn renameat<Fd: AsFd, P: Arg, Q: Arg>(dir: Fd, from: P, to: Q) -> R<()> {
+    faked!("renameat", args: format!("dirfd, {}, dirfd, {}", q(&from), q(&to)), Ok(()));
+    rustix::fs::renameat(&dir, from, &dir, to)
+}
+
+/// Sets a file's times through a path (`/proc/self/fd/N`: the file a
+/// descriptor holds).
+pub fn utimensat<P: Arg>(path: P, stamps: &rustix::fs::Timestamps) -> R<()> {
+    faked!("utimensat", args: q(&path), Ok(()));
+    rustix::fs::utimensat(rustix::fs::CWD, path, stamps, AtFlags::empty())
+}
+
+/// A copy of another process's descriptor `fd`.
+pub fn pidfd_getfd<Fd: AsFd>(pidfd: Fd, fd: i32) -> R<OwnedFd> {
+    faked!("pidfd_getfd", args: format!("pidfd, {fd}"), Ok(fake::fd()));
+    rustix::process::pidfd_getfd(pidfd, fd, rustix::process::PidfdGetfdFlags::empty())
+}
+
 pub fn pwrite<Fd: AsFd>(fd: Fd, data: &[u8], offset: u64) -> R<usize> {
     faked!("pwrite64", args: format!("fd, {}, {offset}", shown(data)), Ok(data.len()));
     rustix::io::pwrite(fd, data, offset)
