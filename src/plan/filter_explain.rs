@@ -5,7 +5,7 @@
 // sibling modules here).
 
 use super::filter_rules::{
-    Cond, Insn, JEQ_K, JGE_K, JSET_K, LD_W_ABS, Profile, RET_K, RET_USER_NOTIF, cases, is_errno,
+    Cond, Insn, JEQ_K, JGE_K, JSET_K, LD_W_ABS, Profile, RET_K, RET_USER_NOTIF, Rule, cases, is_errno,
 };
 
 /// `--explain`: the calls that name a path or an address the sandbox may
@@ -50,7 +50,7 @@ pub const EXPLAINED_CALLS: [&str; 29] = [
 /// refuse (the filters stacked on this one fold into it: the keyring calls,
 /// and without namespaces the second filter's), and every call of
 /// EXPLAINED_CALLS; what it decodes already, as before.
-pub fn explain_cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
+pub fn explain_cases(rule: Rule, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
     let folded = super::filter_landlock::KEYRING_CALLS.contains(&name)
         || (p.landlock_only
             && (super::filter_landlock::LANDLOCK_ONLY_REFUSED.contains(&name)
@@ -61,7 +61,7 @@ pub fn explain_cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)
     // With Landlock's signal scope the kernel refuses a signal to a
     // process outside: handed to the warden, which judges the target and
     // says it, while the kernel still answers.
-    if rule == "signal" && !p.unscoped {
+    if rule == Rule::Signal && !p.unscoped {
         return vec![(vec![super::filter_rules::Cond::Ne(0, 0)], RET_USER_NOTIF)];
     }
     cases(rule, name, p.base())

@@ -96,6 +96,71 @@ impl Arch {
     }
 }
 
+/// The rule that holds a call, as the table names it: the filter and the
+/// warden match on these, never on the table's words.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Rule {
+    /// `-`: nothing to hold.
+    Unneeded,
+    /// `kernel`: the kernel holds it (the column `held` says how).
+    Kernel,
+    Ioctl,
+    SetidMode,
+    SetidCreate,
+    Times,
+    Enosys,
+    Xattr,
+    Target,
+    Setpriority,
+    Ioprio,
+    Signal,
+    PidfdSignal,
+    Clone,
+    Clone3,
+    Fcntl,
+    Unshare,
+}
+
+impl Rule {
+    /// Every rule with its name in the table.
+    pub const ALL: [(Rule, &'static str); 17] = [
+        (Rule::Unneeded, "-"),
+        (Rule::Kernel, "kernel"),
+        (Rule::Ioctl, "ioctl"),
+        (Rule::SetidMode, "setid-mode"),
+        (Rule::SetidCreate, "setid-create"),
+        (Rule::Times, "times"),
+        (Rule::Enosys, "enosys"),
+        (Rule::Xattr, "xattr"),
+        (Rule::Target, "target"),
+        (Rule::Setpriority, "setpriority"),
+        (Rule::Ioprio, "ioprio"),
+        (Rule::Signal, "signal"),
+        (Rule::PidfdSignal, "pidfd-signal"),
+        (Rule::Clone, "clone"),
+        (Rule::Clone3, "clone3"),
+        (Rule::Fcntl, "fcntl"),
+        (Rule::Unshare, "unshare"),
+    ];
+
+    /// The rule a name in the table stands for. A name no rule has stops
+    /// the build (build.rs reads the table): no call is held by nothing.
+    pub fn named(name: &str) -> Rule {
+        match Rule::ALL.iter().find(|(_, n)| *n == name) {
+            Some((r, _)) => *r,
+            None => panic!("syscalls.tsv: no rule is named {name:?}"),
+        }
+    }
+
+    /// Its name in the table.
+    pub fn name(self) -> &'static str {
+        match Rule::ALL.iter().find(|(r, _)| *r == self) {
+            Some((_, n)) => n,
+            None => "-",
+        }
+    }
+}
+
 /// One row of the table.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Syscall {
@@ -104,8 +169,8 @@ pub struct Syscall {
     pub name: &'static str,
     /// `process`, `attributes`, `mounts`, `network`, `io_uring`, or `-`.
     pub class: &'static str,
-    /// The rule that holds it (`kernel`: the kernel itself; `-`: none needed).
-    pub rule: &'static str,
+    /// The rule that holds it.
+    pub rule: Rule,
     pub held: &'static str,
 }
 
@@ -134,7 +199,7 @@ pub fn table() -> Vec<Syscall> {
                 generic: num(next()),
                 name: next(),
                 class: next(),
-                rule: next(),
+                rule: Rule::named(next()),
                 held: next(),
             }
         })
@@ -149,12 +214,13 @@ pub fn name_of(arch: Arch, nr: i64) -> &'static str {
         .map_or("-", |s| s.name)
 }
 
-/// The rule of the call with this number on `arch` (`-` when none).
-pub fn rule_of(arch: Arch, nr: i64) -> &'static str {
+/// The rule of the call with this number on `arch` (none needed when
+/// there is no such call).
+pub fn rule_of(arch: Arch, nr: i64) -> Rule {
     table()
         .into_iter()
         .find(|s| s.nr_on(arch) == nr)
-        .map_or("-", |s| s.rule)
+        .map_or(Rule::Unneeded, |s| s.rule)
 }
 
 /// A test on one argument's low 32 bits (every argument tested here is an
@@ -304,22 +370,22 @@ fn mode_args(name: &str) -> (u8, Option<u8>) {
 /// The cases of one rule for one call in one profile, and what they say:
 /// the rule's own, then, without namespaces, the warden's for the calls
 /// that change a file's mode bits or times.
-pub fn cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
+pub fn cases(rule: Rule, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
     if p.explain {
         return super::filter_explain::explain_cases(rule, name, p);
     }
     let mut v = rule_cases(rule, name, p);
-    if p.warden && p.landlock_only && matches!(rule, "setid-mode" | "times") {
+    if p.warden && p.landlock_only && matches!(rule, Rule::SetidMode | Rule::Times) {
         v.push((vec![], RET_USER_NOTIF));
     }
     v
 }
 
-fn rule_cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
+fn rule_cases(rule: Rule, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
     let set_id = SET_ID_BITS.iter().fold(0, |m, (b, _)| m | b);
     let held_by_warden = p.warden && p.unscoped;
     match rule {
-        "ioctl" => {
+        Rule::Ioctl => {
             let mut v: Vec<(Vec<Cond>, u32)> = DENIED_IOCTLS
                 .iter()
                 .map(|&(c, _)| (vec![Cond::Eq(1, c)], EPERM))
@@ -331,7 +397,7 @@ fn rule_cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
             }
             v
         }
-        "setid-mode" | "setid-create" => {
+        Rule::SetidMode | Rule::SetidCreate => {
             let (mode, flags) = mode_args(name);
             let has = Cond::AnyBit(mode, set_id);
             match flags {
@@ -339,28 +405,28 @@ fn rule_cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
                 Some(f) => vec![(vec![Cond::AnyBit(f, O_CREAT | O_TMPFILE_BIT), has], EPERM)],
             }
         }
-        "enosys" => vec![(vec![], ENOSYS)],
-        "xattr" if p.root => vec![(vec![], EPERM)],
-        "target" if p.warden => vec![(vec![Cond::Ne(0, 0)], RET_USER_NOTIF)],
+        Rule::Enosys => vec![(vec![], ENOSYS)],
+        Rule::Xattr if p.root => vec![(vec![], EPERM)],
+        Rule::Target if p.warden => vec![(vec![Cond::Ne(0, 0)], RET_USER_NOTIF)],
         // PRIO_PROCESS = 0 and IOPRIO_WHO_PROCESS = 1 with who 0: the caller.
-        "setpriority" if p.warden => vec![
+        Rule::Setpriority if p.warden => vec![
             (vec![Cond::Ne(0, 0)], RET_USER_NOTIF),
             (vec![Cond::Ne(1, 0)], RET_USER_NOTIF),
         ],
-        "ioprio" if p.warden => vec![
+        Rule::Ioprio if p.warden => vec![
             (vec![Cond::Ne(0, 1)], RET_USER_NOTIF),
             (vec![Cond::Ne(1, 0)], RET_USER_NOTIF),
         ],
         // Forks are never trapped: a held fork returns EINTR when a signal
         // arrives (seccomp's wait is interruptible), and shells fail.
-        "signal" if held_by_warden => vec![(vec![], RET_USER_NOTIF)],
-        "pidfd-signal" if held_by_warden => vec![(vec![], ENOSYS)],
+        Rule::Signal if held_by_warden => vec![(vec![], RET_USER_NOTIF)],
+        Rule::PidfdSignal if held_by_warden => vec![(vec![], ENOSYS)],
         // A user namespace made in the shared PID mode cannot be given its
         // id maps (/proc is the host's): the warden says what would work.
         // A cgroup namespace made inside is rooted at the caller's cgroup,
         // whose host groups a cgroup filesystem mounted in it would reach
         // (freeze, kill) wherever Landlock's file rules are off.
-        "clone" | "unshare" => {
+        Rule::Clone | Rule::Unshare => {
             let mut v = vec![(vec![Cond::AnyBit(0, CLONE_NEWCGROUP)], EPERM)];
             if p.warden {
                 v.push((vec![Cond::AnyBit(0, CLONE_NEWUSER)], RET_USER_NOTIF));
@@ -369,8 +435,8 @@ fn rule_cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
         }
         // Its flags lie in memory the filter cannot read: callers fall
         // back to clone, whose flags it can.
-        "clone3" => vec![(vec![], ENOSYS)],
-        "fcntl" if held_by_warden => vec![
+        Rule::Clone3 => vec![(vec![], ENOSYS)],
+        Rule::Fcntl if held_by_warden => vec![
             (vec![Cond::Eq(1, F_SETOWN)], RET_USER_NOTIF),
             (vec![Cond::Eq(1, F_SETOWN_EX)], EPERM),
             (vec![Cond::Eq(1, F_SETFL), Cond::AnyBit(2, O_ASYNC)], EPERM),
@@ -378,7 +444,7 @@ fn rule_cases(rule: &str, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
         // A private PID namespace: an owner given by pid is one of the
         // sandbox's; O_ASYNC on a terminal would make its foreground group
         // the owner.
-        "fcntl" if p.unscoped => vec![
+        Rule::Fcntl if p.unscoped => vec![
             (vec![Cond::Eq(1, F_SETOWN_EX)], EPERM),
             (vec![Cond::Eq(1, F_SETFL), Cond::AnyBit(2, O_ASYNC)], EPERM),
         ],

@@ -3,7 +3,7 @@
 //! (a test holds the document to it). Apart from filter_rules.rs, which
 //! build.rs compiles on its own.
 
-use super::filter_rules::{Arch, FIRST_UNKNOWN, Profile, Syscall, table};
+use super::filter_rules::{Arch, FIRST_UNKNOWN, Profile, Rule, Syscall, table};
 
 /// The filter of a profile on this architecture, as `qwrap plan` prints it.
 pub fn described(warden: bool, unscoped: bool, root: bool, landlock_only: bool) -> String {
@@ -23,7 +23,7 @@ pub fn described(warden: bool, unscoped: bool, root: bool, landlock_only: bool) 
 pub fn explained(landlock_only: bool, scoped: bool) -> String {
     let signals: Vec<&str> = table()
         .iter()
-        .filter(|s| s.rule == "signal")
+        .filter(|s| s.rule == Rule::Signal)
         .map(|s| s.name)
         .collect();
     format!(
@@ -50,26 +50,28 @@ pub fn explained(landlock_only: bool, scoped: bool) -> String {
 }
 
 /// What a rule does in a profile, in the words `qwrap plan` prints.
-pub fn summary(rule: &str, p: Profile) -> Option<&'static str> {
+pub fn summary(rule: Rule, p: Profile) -> Option<&'static str> {
     let held_by_warden = p.warden && p.unscoped;
     Some(match rule {
-        "ioctl" if p.unscoped => "(TIOCSTI|TIOCLINUX|FIOSETOWN|SIOCSPGRP|FIOASYNC) = EPERM",
-        "ioctl" => "(TIOCSTI|TIOCLINUX) = EPERM",
-        "setid-mode" if p.warden && p.landlock_only => "(mode & (S_ISUID|S_ISGID)) = EPERM, else USER_NOTIF",
-        "setid-mode" => "(mode & (S_ISUID|S_ISGID)) = EPERM",
-        "times" if p.warden && p.landlock_only => " = USER_NOTIF",
-        "setid-create" => "(O_CREAT|O_TMPFILE, mode & (S_ISUID|S_ISGID)) = EPERM",
-        "enosys" => " = ENOSYS",
-        "xattr" if p.root => " = EPERM",
-        "target" if p.warden => "(pid != 0) = USER_NOTIF",
-        "setpriority" | "ioprio" if p.warden => "(not the caller) = USER_NOTIF",
-        "signal" if held_by_warden => " = USER_NOTIF",
-        "pidfd-signal" if held_by_warden => " = ENOSYS",
-        "clone" | "unshare" if p.warden => "(CLONE_NEWCGROUP) = EPERM, (CLONE_NEWUSER) = USER_NOTIF",
-        "clone" | "unshare" => "(CLONE_NEWCGROUP) = EPERM",
-        "clone3" => " = ENOSYS",
-        "fcntl" if held_by_warden => "(F_SETOWN) = USER_NOTIF, (F_SETOWN_EX, F_SETFL|O_ASYNC) = EPERM",
-        "fcntl" if p.unscoped => "(F_SETOWN_EX, F_SETFL|O_ASYNC) = EPERM",
+        Rule::Ioctl if p.unscoped => "(TIOCSTI|TIOCLINUX|FIOSETOWN|SIOCSPGRP|FIOASYNC) = EPERM",
+        Rule::Ioctl => "(TIOCSTI|TIOCLINUX) = EPERM",
+        Rule::SetidMode if p.warden && p.landlock_only => {
+            "(mode & (S_ISUID|S_ISGID)) = EPERM, else USER_NOTIF"
+        }
+        Rule::SetidMode => "(mode & (S_ISUID|S_ISGID)) = EPERM",
+        Rule::Times if p.warden && p.landlock_only => " = USER_NOTIF",
+        Rule::SetidCreate => "(O_CREAT|O_TMPFILE, mode & (S_ISUID|S_ISGID)) = EPERM",
+        Rule::Enosys => " = ENOSYS",
+        Rule::Xattr if p.root => " = EPERM",
+        Rule::Target if p.warden => "(pid != 0) = USER_NOTIF",
+        Rule::Setpriority | Rule::Ioprio if p.warden => "(not the caller) = USER_NOTIF",
+        Rule::Signal if held_by_warden => " = USER_NOTIF",
+        Rule::PidfdSignal if held_by_warden => " = ENOSYS",
+        Rule::Clone | Rule::Unshare if p.warden => "(CLONE_NEWCGROUP) = EPERM, (CLONE_NEWUSER) = USER_NOTIF",
+        Rule::Clone | Rule::Unshare => "(CLONE_NEWCGROUP) = EPERM",
+        Rule::Clone3 => " = ENOSYS",
+        Rule::Fcntl if held_by_warden => "(F_SETOWN) = USER_NOTIF, (F_SETOWN_EX, F_SETFL|O_ASYNC) = EPERM",
+        Rule::Fcntl if p.unscoped => "(F_SETOWN_EX, F_SETFL|O_ASYNC) = EPERM",
         _ => return None,
     })
 }
@@ -77,7 +79,7 @@ pub fn summary(rule: &str, p: Profile) -> Option<&'static str> {
 /// The filter in the words `qwrap plan` prints: the calls of each rule and
 /// what it does, in the table's order, then the rest.
 pub fn describe(arch: Arch, p: Profile) -> String {
-    let mut groups: Vec<(&'static str, Vec<&'static str>)> = Vec::new();
+    let mut groups: Vec<(Rule, Vec<&'static str>)> = Vec::new();
     for s in table() {
         if s.nr_on(arch) < 0 || summary(s.rule, p).is_none() {
             continue;
@@ -89,7 +91,7 @@ pub fn describe(arch: Arch, p: Profile) -> String {
     }
     let mut parts: Vec<String> = groups
         .iter()
-        .map(|(rule, names)| format!("{}{}", names.join("/"), summary(rule, p).unwrap_or_default()))
+        .map(|(rule, names)| format!("{}{}", names.join("/"), summary(*rule, p).unwrap_or_default()))
         .collect();
     parts.push(format!("syscalls >= {FIRST_UNKNOWN} = ENOSYS, otherwise allow"));
     format!("{{{}}}", parts.join(", "))
@@ -101,40 +103,40 @@ fn held(s: &Syscall) -> (String, String) {
     let warden = "the warden: allowed when every target is the sandbox's, EPERM otherwise";
     let both = |t: &str| (t.to_string(), t.to_string());
     match s.rule {
-        "kernel" => both(s.held),
-        "unshare" => both(&format!(
+        Rule::Kernel => both(s.held),
+        Rule::Unshare => both(&format!(
             "{}; CLONE_NEWCGROUP: EPERM (a cgroup namespace is rooted at the caller's cgroup, and a cgroup filesystem mounted in it reaches the host's groups below: freeze, kill); with CLONE_NEWUSER in the shared PID mode, the warden lets it go on and says once that the new namespace cannot be given its id maps there (--pid private can)",
             s.held
         )),
-        "signal" => ("Landlock signal scope (EPERM)".into(), warden.into()),
-        "pidfd-signal" => (
+        Rule::Signal => ("Landlock signal scope (EPERM)".into(), warden.into()),
+        Rule::PidfdSignal => (
             "Landlock signal scope (EPERM)".into(),
             "ENOSYS (its target is a descriptor another thread could swap; callers fall back to kill)".into(),
         ),
-        "fcntl" => (
+        Rule::Fcntl => (
             "Landlock signal scope: SIGIO and SIGURG reach only the sandbox".into(),
             "F_SETOWN: the warden; F_SETOWN_EX and F_SETFL with O_ASYNC: EPERM (the owner is in the caller's memory; a terminal's owner is its foreground group)".into(),
         ),
-        "ioctl" => (
+        Rule::Ioctl => (
             "TIOCSTI, TIOCLINUX: EPERM; SIGIO owners: Landlock signal scope".into(),
             "TIOCSTI, TIOCLINUX, FIOSETOWN, SIOCSPGRP, FIOASYNC: EPERM".into(),
         ),
-        "target" | "setpriority" | "ioprio" => both(warden),
-        "clone3" => both(
+        Rule::Target | Rule::Setpriority | Rule::Ioprio => both(warden),
+        Rule::Clone3 => both(
             "ENOSYS: its flags lie in memory seccomp cannot read (callers fall back to clone, whose flags it can)",
         ),
-        "clone" => both(
+        Rule::Clone => both(
             "as fork; CLONE_NEWCGROUP: EPERM (a cgroup namespace is rooted at the caller's cgroup, and a cgroup filesystem mounted in it reaches the host's groups below: freeze, kill); with CLONE_NEWUSER in the shared PID mode, the warden lets it go on and says once that the new namespace cannot be given its id maps there (--pid private can)",
         ),
-        "setid-mode" => both(
+        Rule::SetidMode => both(
             "EPERM with S_ISUID or S_ISGID in the mode; with `--isolation landlock` (no read-only mount holds a file's mode) the warden changes the mode only of a file where Landlock lets the command write, and owned by it, EPERM elsewhere",
         ),
-        "setid-create" => both("EPERM with S_ISUID or S_ISGID in the mode"),
-        "times" => both(
+        Rule::SetidCreate => both("EPERM with S_ISUID or S_ISGID in the mode"),
+        Rule::Times => both(
             "allowed: outside the writable roots the read-only mounts refuse it; with `--isolation landlock` the warden changes the times only of a file where Landlock lets the command write, and owned by it, EPERM elsewhere",
         ),
-        "enosys" => both("ENOSYS (callers fall back; io_uring is a syscall table seccomp cannot see)"),
-        "xattr" => both("root: EPERM (a file capability from a nested user namespace would hold on the host); others: the kernel writes a capability rooted at the caller's uid, which grants nothing on the host"),
+        Rule::Enosys => both("ENOSYS (callers fall back; io_uring is a syscall table seccomp cannot see)"),
+        Rule::Xattr => both("root: EPERM (a file capability from a nested user namespace would hold on the host); others: the kernel writes a capability rooted at the caller's uid, which grants nothing on the host"),
         _ => both("-"),
     }
 }

@@ -178,12 +178,7 @@ pub(super) fn spec(
     fds: FdPlan,
     limits: super::limits::Limits,
 ) -> SandboxSpec {
-    let super::Decisions {
-        keep_background,
-        scoped,
-        root,
-        ..
-    } = *d;
+    let super::Decisions { scoped, root, .. } = *d;
     let tmp = private_tmp(policy, host);
     let cache = cache_home(policy);
     let mut prepare = Vec::new();
@@ -196,30 +191,7 @@ pub(super) fn spec(
         });
     }
     prepare.extend(tmp.iter().map(|t| Step::MakePrivateDir { path: t.clone() }));
-    prepare.push(Step::StartWarden {
-        keep_background,
-        egress: None,
-        git: Vec::new(),
-        scoped: scoped && !keep_background,
-        notes: false,
-        remove: tmp.clone(),
-        // Where Landlock lets it write: the mode bits and times it may set.
-        writable: lists.write.beneath.clone(),
-        watch: if keep_background {
-            Vec::new()
-        } else {
-            policy.watched.clone()
-        },
-        review: None,
-        explain: super::explain::orders(policy, layers, !scoped, root, true).map(|mut e| {
-            // Where Landlock lets the command write.
-            e.writable = lists.write.beneath.clone();
-            e.writable.extend(lists.write_files.iter().cloned());
-            Box::new(e)
-        }),
-        limits: limits.watch,
-        repos: super::run_spec::repo_scan(policy).map(Box::new),
-    });
+    prepare.push(warden(policy, layers, d, lists, tmp.clone(), limits.watch));
     prepare.extend(limits.make);
     let env = environment(policy, tmp.as_ref(), cache.as_ref());
     let (new_session, detach_terminal) = super::layers::session(policy, host, false);
@@ -291,6 +263,49 @@ pub(super) fn spec(
             argv0: None,
             env,
         },
+    }
+}
+
+/// The warden's orders without namespaces: the command's own TMPDIR
+/// removed at the end, the mode bits and times set where Landlock lets the
+/// command write.
+fn warden(
+    policy: &Policy,
+    layers: &Layers,
+    d: &super::Decisions,
+    lists: &Lists,
+    tmp: Option<PathBuf>,
+    limits: Option<super::LimitWatch>,
+) -> Step {
+    let super::Decisions {
+        keep_background,
+        scoped,
+        root,
+        ..
+    } = *d;
+    Step::StartWarden {
+        keep_background,
+        egress: None,
+        git: Vec::new(),
+        scoped: scoped && !keep_background,
+        notes: false,
+        remove: tmp,
+        // Where Landlock lets it write: the mode bits and times it may set.
+        writable: lists.write.beneath.clone(),
+        watch: if keep_background {
+            Vec::new()
+        } else {
+            policy.watched.clone()
+        },
+        review: None,
+        explain: super::explain::orders(policy, layers, !scoped, root, true).map(|mut e| {
+            // Where Landlock lets the command write.
+            e.writable = lists.write.beneath.clone();
+            e.writable.extend(lists.write_files.iter().cloned());
+            Box::new(e)
+        }),
+        limits,
+        repos: super::run_spec::repo_scan(policy).map(Box::new),
     }
 }
 

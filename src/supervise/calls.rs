@@ -3,7 +3,7 @@
 //! filter and the warden read one list. Only arguments passed in registers
 //! are read: nothing the caller could change after the check.
 
-use crate::plan::filter_rules::{Arch, rule_of};
+use crate::plan::filter_rules::{Arch, Rule, rule_of};
 use crate::sys::Notification;
 use rustix::fd::{AsFd, OwnedFd};
 use std::os::unix::fs::MetadataExt;
@@ -22,15 +22,15 @@ pub(super) enum Aimed {
 /// The rules whose calls the warden decodes (a unit test holds this to
 /// every rule that can return USER_NOTIF); the first two, a file's mode
 /// bits and times (`--isolation landlock`), in metadata.rs.
-pub(super) const DECODED: [&str; 8] = [
-    "setid-mode",
-    "times",
-    "signal",
-    "target",
-    "setpriority",
-    "ioprio",
-    "fcntl",
-    "unshare",
+pub(super) const DECODED: [Rule; 8] = [
+    Rule::SetidMode,
+    Rule::Times,
+    Rule::Signal,
+    Rule::Target,
+    Rule::Setpriority,
+    Rule::Ioprio,
+    Rule::Fcntl,
+    Rule::Unshare,
 ];
 
 /// The target of a trapped call (`clone` is trapped only with
@@ -40,42 +40,42 @@ pub(super) fn target(n: &Notification) -> Aimed {
     let int = |x: u64| x as u32 as i32;
     let nr = i64::from(n.nr);
     let rule = rule_of(Arch::HERE, nr);
-    if !DECODED.contains(&rule) && rule != "clone" {
+    if !DECODED.contains(&rule) && rule != Rule::Clone {
         return Aimed::Everyone;
     }
     match rule {
-        "signal" if nr == libc::SYS_kill => match int(a[0]) {
+        Rule::Signal if nr == libc::SYS_kill => match int(a[0]) {
             0 => Aimed::Group(0),
             -1 => Aimed::Everyone,
             p if p < 0 => Aimed::Group(-p),
             p => Aimed::Pid(p),
         },
         // PRIO_PROCESS 0, PRIO_PGRP 1, PRIO_USER 2.
-        "setpriority" => match (a[0], int(a[1])) {
+        Rule::Setpriority => match (a[0], int(a[1])) {
             (0, 0) => Aimed::Caller,
             (0, p) => Aimed::Pid(p),
             (1, g) => Aimed::Group(g),
             _ => Aimed::Everyone,
         },
         // IOPRIO_WHO_PROCESS 1, _PGRP 2, _USER 3.
-        "ioprio" => match (a[0], int(a[1])) {
+        Rule::Ioprio => match (a[0], int(a[1])) {
             (1, 0) => Aimed::Caller,
             (1, p) => Aimed::Pid(p),
             (2, g) => Aimed::Group(g),
             _ => Aimed::Everyone,
         },
         // Only F_SETOWN comes here; its owner is the register argument.
-        "fcntl" => match int(a[2]) {
+        Rule::Fcntl => match int(a[2]) {
             0 => Aimed::Caller,
             p if p < 0 => Aimed::Group(-p),
             p => Aimed::Pid(p),
         },
         // Only with CLONE_NEWUSER: the caller's own namespace.
-        "unshare" | "clone" => Aimed::Caller,
+        Rule::Unshare | Rule::Clone => Aimed::Caller,
         // tkill(tid), tgkill(tgid, …), rt_sigqueueinfo(pid, …),
         // rt_tgsigqueueinfo(tgid, …), prlimit64(pid), sched_*(pid),
         // migrate_pages(pid), move_pages(pid).
-        "signal" | "target" => match int(a[0]) {
+        Rule::Signal | Rule::Target => match int(a[0]) {
             0 => Aimed::Caller,
             p => Aimed::Pid(p),
         },
@@ -269,7 +269,7 @@ mod tests {
     /// it decodes no other: the two lists are the table's.
     #[test]
     fn the_warden_decodes_exactly_the_rules_that_notify() {
-        let mut notifying: Vec<&str> = Vec::new();
+        let mut notifying: Vec<Rule> = Vec::new();
         for s in table() {
             for (_, p) in Profile::all().into_iter().filter(|(_, p)| !p.explain) {
                 if cases(s.rule, s.name, p).iter().any(|(_, a)| *a == RET_USER_NOTIF)
@@ -280,8 +280,8 @@ mod tests {
             }
         }
         // clone is decoded with unshare (CLONE_NEWUSER).
-        let mut decoded: Vec<&str> = DECODED.to_vec();
-        decoded.push("clone");
+        let mut decoded: Vec<Rule> = DECODED.to_vec();
+        decoded.push(Rule::Clone);
         notifying.sort_unstable();
         decoded.sort_unstable();
         assert_eq!(notifying, decoded);

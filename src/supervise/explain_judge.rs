@@ -13,7 +13,7 @@
 use super::explain::{Kind, Refusal};
 use crate::plan::explain::{Explain, Marked};
 use crate::plan::filter_landlock::{keyring_rules, landlock_only_rules};
-use crate::plan::filter_rules::{self as rules, Arch, Insn, Profile, RET_USER_NOTIF, compile};
+use crate::plan::filter_rules::{self as rules, Arch, Insn, Profile, RET_USER_NOTIF, Rule, compile};
 use crate::sys::Notification;
 use std::collections::HashMap;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -39,7 +39,7 @@ pub(super) enum Base {
 pub(super) struct Judge {
     orders: Explain,
     programs: Vec<Vec<Insn>>,
-    names: HashMap<i64, (&'static str, &'static str)>,
+    names: HashMap<i64, (&'static str, Rule)>,
 }
 
 impl Judge {
@@ -97,8 +97,11 @@ impl Judge {
         }
     }
 
-    fn name(&self, nr: i32) -> (&'static str, &'static str) {
-        self.names.get(&i64::from(nr)).copied().unwrap_or(("-", "-"))
+    fn name(&self, nr: i32) -> (&'static str, Rule) {
+        self.names
+            .get(&i64::from(nr))
+            .copied()
+            .unwrap_or(("-", Rule::Unneeded))
     }
 
     /// A call the filters refuse with `errno`: which, and why.
@@ -114,7 +117,7 @@ impl Judge {
 
     /// Whether a call is one of the signal rule's (kill, tgkill…).
     pub(super) fn is_signal(&self, n: &Notification) -> bool {
-        self.name(n.nr).1 == "signal"
+        self.name(n.nr).1 == Rule::Signal
     }
 
     /// A signal to a process outside the sandbox, which Landlock's signal

@@ -5,7 +5,7 @@ use super::explain::{Kind, Refusal};
 use super::explain_judge::show;
 use crate::plan::explain::{Explain, Marked};
 use crate::plan::filter_landlock::{KEYRING_CALLS, LANDLOCK_ONLY_REFUSED};
-use crate::plan::filter_rules::{DENIED_IOCTLS, FIRST_UNKNOWN, OWNER_IOCTLS};
+use crate::plan::filter_rules::{DENIED_IOCTLS, FIRST_UNKNOWN, OWNER_IOCTLS, Rule};
 use crate::sys::Notification;
 use std::path::Path;
 
@@ -13,7 +13,7 @@ use std::path::Path;
 pub(super) fn filtered(
     orders: &Explain,
     name: &'static str,
-    rule: &str,
+    rule: Rule,
     n: &Notification,
     errno: i32,
 ) -> Refusal {
@@ -48,7 +48,7 @@ pub(super) fn filtered(
         )
     } else {
         match rule {
-            "ioctl" => {
+            Rule::Ioctl => {
                 let known = DENIED_IOCTLS
                     .iter()
                     .chain(OWNER_IOCTLS.iter())
@@ -61,21 +61,23 @@ pub(super) fn filtered(
                     None,
                 )
             }
-            "setid-mode" | "setid-create" => ("a setuid or setgid bit, which would hold on the host", None),
-            "enosys" => (
+            Rule::SetidMode | Rule::SetidCreate => {
+                ("a setuid or setgid bit, which would hold on the host", None)
+            }
+            Rule::Enosys => (
                 "a call the filter cannot see into (openat2's mode, io_uring's own calls): callers fall back",
                 None,
             ),
-            "xattr" => (
+            Rule::Xattr => (
                 "root's sandbox writes no extended attribute (a file capability would hold on the host)",
                 None,
             ),
-            "fcntl" => ("it names a SIGIO owner the warden cannot check", None),
-            "clone3" => (
+            Rule::Fcntl => ("it names a SIGIO owner the warden cannot check", None),
+            Rule::Clone3 => (
                 "its flags lie in memory the filter cannot read: callers fall back to clone (glibc does at every fork), whose flags it can",
                 None,
             ),
-            "pidfd-signal" => (
+            Rule::PidfdSignal => (
                 "its target is a descriptor another thread could swap: callers fall back to kill",
                 None,
             ),
