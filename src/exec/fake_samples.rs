@@ -2,7 +2,7 @@
 //! orders the planners emit them (run mode, the legacy path, bwrap mode,
 //! joining namespaces).
 
-use crate::plan::{Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayUpper, Role, Step};
+use crate::plan::{Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayUpper, Role, StartWarden, Step};
 use crate::policy::EnvRules;
 use std::path::PathBuf;
 
@@ -65,7 +65,7 @@ fn run_host_steps() -> Vec<Step> {
             path: p("/q/state/rc/bashrc-0011"),
             text: "alias g=git\n".into(),
         },
-        Step::StartWarden {
+        Step::StartWarden(StartWarden {
             keep_background: false,
             egress: Some(Box::new(Egress {
                 allow: Default::default(),
@@ -89,7 +89,7 @@ fn run_host_steps() -> Vec<Step> {
                 say: true,
             }),
             repos: None,
-        },
+        }),
         Step::MakeCgroup {
             dir: p("/q/cg/memory/qwrap-42"),
             limits: vec![("memory.limit_in_bytes".into(), "67108864".into())],
@@ -429,7 +429,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
         // run --pid private: the monitor relays signals, PID 1 is the
         // warden's to watch.
         vec![
-            Step::StartWarden {
+            Step::StartWarden(StartWarden {
                 keep_background: false,
                 egress: None,
                 git: vec![],
@@ -449,7 +449,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                     say: false,
                 }),
                 repos: None,
-            },
+            }),
             Step::CloneMonitor {
                 ns: Namespaces {
                     user: true,
@@ -481,7 +481,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
             Step::MakePrivateDir {
                 path: p("/tmp/qwrap-1000-42"),
             },
-            Step::StartWarden {
+            Step::StartWarden(StartWarden {
                 keep_background: false,
                 egress: None,
                 git: vec![],
@@ -494,7 +494,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 explain: None,
                 limits: None,
                 repos: None,
-            },
+            }),
             Step::LandlockAllowList {
                 abi: 7,
                 read: vec![p("/usr"), p("/home/u/ws")],

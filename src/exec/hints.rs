@@ -10,10 +10,10 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
         }
         Step::Exec { argv, .. } => Some(exec_hint(raw, argv.first())),
         Step::DieWithParent => Some("the process that started qwrap exited during setup".into()),
-        Step::StartWarden { .. } if raw == libc::ENOENT => {
+        Step::StartWarden(_) if raw == libc::ENOENT => {
             Some("/proc is not mounted here (or not procfs): qwrap needs /proc/self/stat to fork safely".into())
         }
-        Step::StartWarden { .. } | Step::StartReaper if raw == libc::EBUSY => {
+        Step::StartWarden(_) | Step::StartReaper if raw == libc::EBUSY => {
             Some("this process has more than one thread, and a fork could copy a lock another thread holds".into())
         }
         Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::ENOENT => {
@@ -41,7 +41,7 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
              ordinary user"
                 .into(),
         ),
-        Step::StartWarden { egress: Some(e), .. } if e.log.is_some() && raw != libc::ENOSYS => Some(format!(
+        Step::StartWarden(crate::plan::StartWarden { egress: Some(e), .. }) if e.log.is_some() && raw != libc::ENOSYS => Some(format!(
             "the egress log {} must be a file the caller can open for appending",
             e.log.as_deref().unwrap_or(std::path::Path::new("")).display()
         )),
@@ -94,7 +94,7 @@ fn missing_call_hint(step: &Step) -> Option<String> {
              inside the new root"
                 .into(),
         ),
-        Step::SeccompNotify { .. } | Step::StartWarden { .. } => Some(
+        Step::SeccompNotify { .. } | Step::StartWarden(_) => Some(
             "this kernel lacks seccomp user notification (Linux 5.0) or pidfd_open (Linux 5.3), which the warden needs".into(),
         ),
         Step::SealFds { .. } => Some("this kernel lacks close_range(2) (Linux 5.9)".into()),

@@ -81,34 +81,7 @@ impl Executor {
                     })?;
                 }
             }
-            Step::StartWarden {
-                keep_background,
-                egress,
-                git,
-                scoped,
-                notes,
-                remove,
-                writable,
-                watch,
-                review,
-                explain,
-                limits,
-                repos,
-            } => {
-                let orders = crate::supervise::warden::Orders {
-                    watch,
-                    review: review.as_deref(),
-                    keep_background: *keep_background,
-                    egress: egress.as_deref(),
-                    git,
-                    scoped: *scoped,
-                    notes: *notes,
-                    remove: remove.as_deref(),
-                    writable,
-                    explain: explain.as_deref(),
-                    limits: limits.as_ref(),
-                    repos: repos.as_deref(),
-                };
+            Step::StartWarden(orders) => {
                 self.warden = Some(crate::supervise::warden::start(orders, &self.held)?)
             }
             Step::PrepareReview {

@@ -6,7 +6,7 @@
 
 use super::fds::FdPlan;
 use super::spec::{Entry, Identity, SandboxSpec};
-use super::{AllowRules, Ambient, Confinement, Filter, Layers, Seal, Shape, Step};
+use super::{AllowRules, Ambient, Confinement, Filter, Layers, Seal, Shape, StartWarden, Step};
 use crate::host::HostFacts;
 use crate::host::landlock_only::{Lists, Request};
 use crate::policy::{CacheMode, HomeMode, NetworkMode, PidMode, Policy, RootReason, TmpMode, ViewMode};
@@ -283,7 +283,7 @@ fn warden(
         root,
         ..
     } = *d;
-    Step::StartWarden {
+    Step::StartWarden(StartWarden {
         keep_background,
         egress: None,
         git: Vec::new(),
@@ -306,7 +306,7 @@ fn warden(
         }),
         limits,
         repos: super::run_spec::repo_scan(policy).map(Box::new),
-    }
+    })
 }
 
 /// The command's environment: the policy's rules, its own temporary

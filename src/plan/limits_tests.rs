@@ -119,10 +119,7 @@ fn cgroup_v2_under_the_delegated_user_manager() {
         }
     );
     // After the warden (which stays out), before anything is unshared.
-    let warden = s
-        .iter()
-        .position(|s| matches!(s, Step::StartWarden { .. }))
-        .unwrap();
+    let warden = s.iter().position(|s| matches!(s, Step::StartWarden(_))).unwrap();
     let join = s
         .iter()
         .position(|s| matches!(s, Step::JoinCgroup { .. }))
@@ -135,7 +132,7 @@ fn cgroup_v2_under_the_delegated_user_manager() {
             groups: vec![dir.join("sandbox")]
         }
     );
-    let Step::StartWarden { limits: Some(w), .. } = &s[warden] else {
+    let Step::StartWarden(crate::plan::StartWarden { limits: Some(w), .. }) = &s[warden] else {
         panic!("{:?}", s[warden])
     };
     assert!(w.v2 && w.say);
@@ -217,8 +214,8 @@ fn cgroup_v1_as_root_one_group_per_hierarchy() {
     assert!(text[0].contains("/job/qwrap-42/memory.memsw.limit_in_bytes\", O_WRONLY); write(\"67108864\")"));
     assert!(text[1].contains("/pids/qwrap-42/pids.max\", O_WRONLY); write(\"51\")"));
     assert!(text[2].contains("cpu.cfs_quota_us\", O_WRONLY); write(\"50000\")"));
-    let Some(Step::StartWarden { limits: Some(w), .. }) =
-        s.iter().find(|s| matches!(s, Step::StartWarden { .. }))
+    let Some(Step::StartWarden(crate::plan::StartWarden { limits: Some(w), .. })) =
+        s.iter().find(|s| matches!(s, Step::StartWarden(_)))
     else {
         panic!()
     };

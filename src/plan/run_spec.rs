@@ -6,7 +6,7 @@ use super::fds::FdPlan;
 use super::spec::{Entry, Identity, SandboxSpec};
 use super::{
     Ambient, Confinement, Decisions, Egress, Filter, Flags, LandlockRules, Layers, PidOne, RepoScan, Role,
-    Seal, Shape, Step, landlock_paths, layout,
+    Seal, Shape, StartWarden, Step, landlock_paths, layout,
 };
 use crate::host::{HostFacts, MountApi};
 use crate::policy::{Policy, ViewMode};
@@ -146,7 +146,7 @@ fn warden(policy: &Policy, layers: &Layers, d: &Decisions, limits: Option<super:
         scoped,
         ..
     } = *d;
-    Step::StartWarden {
+    Step::StartWarden(StartWarden {
         keep_background,
         egress: d.proxied.then(|| {
             Box::new(Egress {
@@ -176,7 +176,7 @@ fn warden(policy: &Policy, layers: &Layers, d: &Decisions, limits: Option<super:
             .map(Box::new),
         limits,
         repos: repo_scan(policy).map(Box::new),
-    }
+    })
 }
 
 /// What `run` confines the command with once its root is in place.

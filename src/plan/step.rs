@@ -21,58 +21,7 @@ pub enum Step {
         path: PathBuf,
     },
     /// Starts the warden (before the namespaces, so that it stays outside).
-    StartWarden {
-        keep_background: bool,
-        /// `--network proxied`: the proxy the warden serves.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        egress: Option<Box<Egress>>,
-        /// The host git dirs (and objects/info) whose sandbox-own copies the
-        /// warden keeps in step (supervise/git_sync.rs), in the order
-        /// `HandGitDirs` sends them.
-        #[serde(serialize_with = "crate::lossy::paths")]
-        git: Vec<PathBuf>,
-        /// Landlock's signal scope is there: the warden and the sandbox
-        /// share a signal domain, and the warden's kill(-1) ends the
-        /// sandbox (otherwise forks go through the warden and it walks /proc).
-        scoped: bool,
-        /// The warden may say on qwrap's stderr what the command meets and
-        /// how to get past it (a user namespace it cannot map).
-        notes: bool,
-        /// `--isolation landlock`: the command's own temporary directory,
-        /// removed once the sandbox is gone.
-        #[serde(
-            skip_serializing_if = "Option::is_none",
-            serialize_with = "crate::lossy::opt_path"
-        )]
-        remove: Option<PathBuf>,
-        /// `--isolation landlock`: where the warden changes a file's mode
-        /// bits and times on the command's behalf (where Landlock lets it
-        /// write).
-        #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
-        writable: Vec<PathBuf>,
-        /// Agent and editor files missing at the start: those there at the
-        /// command's exit are named on qwrap's stderr.
-        #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
-        watch: Vec<PathBuf>,
-        /// `--review`: the run's layer, named at exit (idle if empty).
-        #[serde(
-            skip_serializing_if = "Option::is_none",
-            serialize_with = "crate::lossy::opt_path"
-        )]
-        review: Option<PathBuf>,
-        /// `--explain`, `--denials`: what the warden judges the trapped
-        /// calls by, and where it says the refusals.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        explain: Option<Box<super::explain::Explain>>,
-        /// The sandbox's limits: its groups, emptied and removed at its
-        /// end; the time limit; what it says at a limit.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        limits: Option<LimitWatch>,
-        /// The repositories below the writable roots, looked for again
-        /// when the sandbox ends: a new one is named.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        repos: Option<Box<RepoScan>>,
-    },
+    StartWarden(StartWarden),
     /// `--review`, on the host: the run's layer (plan/review.rs), a lock
     /// the warden holds, the record `qwrap review` reads, the start.
     PrepareReview {
@@ -550,6 +499,62 @@ pub enum Step {
         uid: u32,
         gid: u32,
     },
+}
+
+/// What the warden is started with: the executor hands it over as it is
+/// (supervise/warden.rs takes it by reference).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StartWarden {
+    pub keep_background: bool,
+    /// `--network proxied`: the proxy the warden serves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub egress: Option<Box<Egress>>,
+    /// The host git dirs (and objects/info) whose sandbox-own copies the
+    /// warden keeps in step (supervise/git_sync.rs), in the order
+    /// `HandGitDirs` sends them.
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub git: Vec<PathBuf>,
+    /// Landlock's signal scope is there: the warden and the sandbox
+    /// share a signal domain, and the warden's kill(-1) ends the
+    /// sandbox (otherwise forks go through the warden and it walks /proc).
+    pub scoped: bool,
+    /// The warden may say on qwrap's stderr what the command meets and
+    /// how to get past it (a user namespace it cannot map).
+    pub notes: bool,
+    /// `--isolation landlock`: the command's own temporary directory,
+    /// removed once the sandbox is gone.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::lossy::opt_path"
+    )]
+    pub remove: Option<PathBuf>,
+    /// `--isolation landlock`: where the warden changes a file's mode
+    /// bits and times on the command's behalf (where Landlock lets it
+    /// write).
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
+    pub writable: Vec<PathBuf>,
+    /// Agent and editor files missing at the start: those there at the
+    /// command's exit are named on qwrap's stderr.
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
+    pub watch: Vec<PathBuf>,
+    /// `--review`: the run's layer, named at exit (idle if empty).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::lossy::opt_path"
+    )]
+    pub review: Option<PathBuf>,
+    /// `--explain`, `--denials`: what the warden judges the trapped
+    /// calls by, and where it says the refusals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Box<super::explain::Explain>>,
+    /// The sandbox's limits: its groups, emptied and removed at its
+    /// end; the time limit; what it says at a limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitWatch>,
+    /// The repositories below the writable roots, looked for again
+    /// when the sandbox ends: a new one is named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repos: Option<Box<RepoScan>>,
 }
 
 fn ser_os<S: serde::Serializer>(v: &OsString, s: S) -> Result<S::Ok, S::Error> {

@@ -78,7 +78,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
 
 /// The warden's step: what it holds and does outside, in one aside.
 fn warden_text(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    let Step::StartWarden {
+    let Step::StartWarden(super::StartWarden {
         keep_background,
         egress,
         git,
@@ -91,7 +91,7 @@ fn warden_text(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         explain,
         limits,
         repos,
-    } = step
+    }) = step
     else {
         return Ok(());
     };

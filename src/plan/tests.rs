@@ -113,7 +113,7 @@ fn starts_with_namespaces_and_identity_maps() {
     assert_eq!(
         &p.steps[..6],
         &[
-            Step::StartWarden {
+            Step::StartWarden(crate::plan::StartWarden {
                 keep_background: false,
                 egress: None,
                 git: vec![],
@@ -133,7 +133,7 @@ fn starts_with_namespaces_and_identity_maps() {
                     trusted: vec![],
                     ways: vec![],
                 })),
-            },
+            }),
             Step::Unshare {
                 ns: Namespaces {
                     user: true,

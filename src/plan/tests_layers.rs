@@ -154,7 +154,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
     );
     assert_eq!(
         p.steps[1],
-        Step::StartWarden {
+        Step::StartWarden(crate::plan::StartWarden {
             keep_background: false,
             egress: None,
             git: vec![],
@@ -174,7 +174,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
                 trusted: vec![],
                 ways: vec![],
             })),
-        }
+        })
     );
     assert_eq!(
         p.steps[2],
@@ -269,6 +269,6 @@ fn the_warden_takes_signals_where_landlock_cannot_scope_them() {
                 .any(|s| matches!(s, Step::SeccompNotify { signals: s, .. } if *s == signals)),
             "ABI {abi}"
         );
-        assert!(matches!(p.steps[0], Step::StartWarden { .. }));
+        assert!(matches!(p.steps[0], Step::StartWarden(_)));
     }
 }

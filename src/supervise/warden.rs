@@ -9,7 +9,7 @@
 //! (at_exit.rs, planted.rs), then exits itself.
 
 use crate::egress::proxy;
-use crate::plan::{Egress, LimitWatch};
+use crate::plan::{Egress, StartWarden};
 use crate::sys::{self, kernel as k};
 use rustix::fd::{AsFd, AsRawFd, OwnedFd};
 use rustix::io::Errno;
@@ -27,57 +27,18 @@ use super::limits::Limits;
 use super::trapped::Trapped;
 use std::sync::{Arc, Mutex};
 
-/// What the warden is asked to do besides answering the filter.
-pub(crate) struct Orders<'a> {
-    pub keep_background: bool,
-    /// The proxy to serve once its socket is handed over.
-    pub egress: Option<&'a Egress>,
-    /// The host git dir levels whose sandbox-own copies it keeps in step.
-    pub git: &'a [PathBuf],
-    pub scoped: bool,
-    pub notes: bool,
-    /// `--isolation landlock`: the command's own directory, removed once
-    /// the sandbox is gone.
-    pub remove: Option<&'a Path>,
-    /// `--isolation landlock`: where it changes a file's mode bits and
-    /// times on the command's behalf (metadata.rs).
-    pub writable: &'a [PathBuf],
-    /// Files missing at the start, named at exit when the command made
-    /// them (at_exit.rs).
-    pub watch: &'a [PathBuf],
-    /// `--review`: the run's layer, written out and named at exit (left
-    /// idle for the next run where it is empty).
-    pub review: Option<&'a Path>,
-    /// The sandbox's limits (limits.rs).
-    pub limits: Option<&'a LimitWatch>,
-    /// `--explain`, `--denials`: the calls it judges and where it says
-    /// the refusals (explain.rs).
-    pub explain: Option<&'a crate::plan::explain::Explain>,
-    /// The roots looked at for repositories made inside (planted.rs).
-    pub repos: Option<&'a crate::plan::RepoScan>,
-}
-
 /// Starts the warden. `hold`: locks kept for the sandbox's life (the
 /// warden outlives it).
-pub(crate) fn start(orders: Orders<'_>, hold: &[OwnedFd]) -> Result<WardenLink, Errno> {
-    let Orders {
-        keep_background,
-        egress,
-        git,
-        scoped,
-        notes,
-        remove,
-        writable,
-        watch,
-        review,
-        explain,
-        limits,
-        repos,
+pub(crate) fn start(orders: &StartWarden, hold: &[OwnedFd]) -> Result<WardenLink, Errno> {
+    let StartWarden {
+        git, watch, writable, ..
     } = orders;
-    let explain = explain.cloned();
-    let ending = Ending::new(remove);
-    let repos = repos.map(|r| Repos::new(r, !keep_background));
-    let limits = limits.cloned();
+    let (keep_background, scoped, notes) = (orders.keep_background, orders.scoped, orders.notes);
+    let (egress, review) = (orders.egress.as_deref(), orders.review.as_deref());
+    let explain = orders.explain.as_deref().cloned();
+    let ending = Ending::new(orders.remove.as_deref());
+    let repos = orders.repos.as_deref().map(|r| Repos::new(r, !keep_background));
+    let limits = orders.limits.clone();
     // The limits' lines go to qwrap's stderr too, kept as the reports' are:
     // not with --keep-background, where it would hold a caller's pipe open.
     let says_limits = limits.as_ref().is_some_and(|l| l.say) && !keep_background;
