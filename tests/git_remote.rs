@@ -1800,3 +1800,193 @@ fn a_repository_made_inside_with_escapes_in_its_state_is_held() {
         );
     }
 }
+
+/// A repository made inside whose HEAD or a ref is a file of a terabyte of
+/// holes (host git reads each whole: one `git status` grew past 7 GB) is
+/// held aside, a gitlink to it beside; a file of git's top level too large
+/// to carry (a `COMMIT_EDITMSG` of holes) stays inside.
+#[test]
+fn a_repository_made_inside_with_a_huge_ref_is_held() {
+    for who in Who::all() {
+        for opts in MODES_OF_GIT {
+            let f = Fixture::new(who);
+            repo(&f);
+            // Without namespaces a new name is made only below the top.
+            f.mkdir("ws/w");
+            let o = f.run_sh(
+                "new",
+                opts,
+                &format!(
+                    "git init -q w/sub && {GIT} -C w/sub commit -q --allow-empty -m x && c=$(git -C w/sub rev-parse HEAD)
+                     git update-index --add --cacheinfo 160000,$c,w/sub 2>/dev/null
+                     truncate -s 1T w/sub/.git/HEAD
+                     git init -q -b main w/s2 && {GIT} -C w/s2 commit -q --allow-empty -m y && truncate -s 30G w/s2/.git/refs/heads/main
+                     truncate -s 300M .git/COMMIT_EDITMSG 2>/dev/null; sleep 1; echo done"
+                ),
+            );
+            let what = format!("{who:?} {opts:?}");
+            assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+            for r in ["w/sub", "w/s2"] {
+                assert!(
+                    !f.ws().join(r).join(".git").exists() && f.ws().join(r).join(".git.qwrap-held").exists(),
+                    "{what}: {r} not held: {}",
+                    stderr(&o)
+                );
+            }
+            let st = host(&f, "git status --porcelain >/dev/null && echo fine");
+            assert!(stdout(&st).contains("fine"), "{what}: host git status: {st:?}");
+            let msg = f.ws().join(".git/COMMIT_EDITMSG");
+            assert!(
+                std::fs::metadata(&msg).map_or(0, |m| m.len()) < 1 << 20,
+                "{what}: a 300 MiB COMMIT_EDITMSG reached the host"
+            );
+        }
+    }
+}
+
+/// A repository the walk at the start does not reach (five levels down,
+/// or in `node_modules`) is no guarded one: what host git takes from it
+/// and changed inside (its submodule's config, an included file, the hooks
+/// `core.hooksPath` names, an index whose assume-unchanged bit hides an
+/// edit) makes it the command's, held aside; host git runs nothing of it.
+#[test]
+fn a_repository_beyond_the_walk_at_the_start_takes_nothing_from_the_command() {
+    for who in Who::all() {
+        for opts in MODES_OF_GIT {
+            let f = Fixture::new(who);
+            repo(&f);
+            let hit = f.path().join("hit");
+            let setup = format!(
+                "set -e
+                 git init -q {src} && {GIT} -C {src} commit -q --allow-empty -m s
+                 for r in a/b/c/d/e/inc a/b/c/d/e/hp a/b/c/d/e/sm a/b/c/d/e/au node_modules/x/inc; do
+                   git init -q $r && echo 1 > $r/f && {GIT} -C $r add f && {GIT} -C $r commit -qm one
+                 done
+                 for r in a/b/c/d/e/inc node_modules/x/inc; do : > $r/.gitconfig && git -C $r config include.path ../.gitconfig; done
+                 mkdir a/b/c/d/e/hp/.githooks && printf '#!/bin/sh\\n' > a/b/c/d/e/hp/.githooks/pre-commit
+                 chmod +x a/b/c/d/e/hp/.githooks/pre-commit && git -C a/b/c/d/e/hp config core.hooksPath .githooks
+                 {GIT} -C a/b/c/d/e/sm -c protocol.file.allow=always submodule -q add {src} s
+                 {GIT} -C a/b/c/d/e/sm commit -qm sub",
+                src = f.path().join("src").display()
+            );
+            ok(&f.command("sh").args(["-c", &setup]).output().unwrap());
+            std::thread::sleep(Duration::from_millis(200));
+            let fsmonitor = format!("[core]\\n\\tfsmonitor = \\\"touch {}\\\"\\n", hit.display());
+            let script = format!(
+                "printf '{fsmonitor}' >> a/b/c/d/e/inc/.gitconfig
+                 printf '{fsmonitor}' >> node_modules/x/inc/.gitconfig
+                 printf '#!/bin/sh\\ntouch {hit}\\n' > a/b/c/d/e/hp/.githooks/pre-commit
+                 printf '{fsmonitor}' >> a/b/c/d/e/sm/.git/modules/s/config
+                 cd a/b/c/d/e/au && echo evil > f && git update-index --assume-unchanged f; echo done",
+                hit = hit.display()
+            );
+            let o = f.run_sh("new", opts, &script);
+            let what = format!("{who:?} {opts:?}");
+            assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+            for r in [
+                "a/b/c/d/e/inc",
+                "node_modules/x/inc",
+                "a/b/c/d/e/hp",
+                "a/b/c/d/e/sm",
+                "a/b/c/d/e/au",
+            ] {
+                let d = f.ws().join(r);
+                assert!(
+                    !d.join(".git").exists() && d.join(".git.qwrap-held").exists(),
+                    "{what}: {r} left as a repository: {}",
+                    stderr(&o)
+                );
+                let h = host(
+                    &f,
+                    &format!(
+                        "cd {r} && git status >/dev/null 2>&1; cd s 2>/dev/null && git status >/dev/null 2>&1; true"
+                    ),
+                );
+                assert!(h.status.success(), "{what}: {r}: {h:?}");
+            }
+            let c = host(
+                &f,
+                &format!("cd a/b/c/d/e/hp && {GIT} commit -q --allow-empty -m h >/dev/null 2>&1; true"),
+            );
+            assert!(c.status.success(), "{what}: {c:?}");
+            assert!(
+                !hit.exists(),
+                "{what}: host git ran the command's code: {}",
+                stderr(&o)
+            );
+        }
+    }
+}
+
+/// Objects made inside are brought into the host repository the guard
+/// held at the start, however the command renames its path and puts a
+/// link in its place: none lands outside the writable roots.
+#[test]
+fn objects_imported_reach_the_repository_held_at_the_start() {
+    for who in Who::all() {
+        for opts in [&[][..], &["--pid", "private"]] {
+            let f = Fixture::new(who);
+            repo(&f);
+            ok(&f
+                .command("sh")
+                .args([
+                    "-c",
+                    &format!("git init -q lib && {GIT} -C lib commit -q --allow-empty -m l"),
+                ])
+                .output()
+                .unwrap());
+            let victim = f.mkdir("victim");
+            let o = f.run_sh(
+                "new",
+                opts,
+                &format!(
+                    "mv lib lib2 && mkdir -p evil/.git/refs && echo 'ref: refs/heads/master' > evil/.git/HEAD
+                     ln -s {victim} evil/.git/objects && ln -s evil lib
+                     cd lib2 && echo \"$PWD/.git/qwrap-host/objects\" > .git/objects/info/alternates
+                     echo payload > n && git add n && {GIT} commit -qm o && git rev-parse HEAD && sleep 2",
+                    victim = victim.display()
+                ),
+            );
+            let what = format!("{who:?} {opts:?}");
+            let id = stdout(&o).trim().to_string();
+            assert_eq!(id.len(), 40, "{what}: {}", stderr(&o));
+            let left: Vec<_> = std::fs::read_dir(&victim)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
+            assert!(
+                left.is_empty(),
+                "{what}: objects landed outside the roots: {left:?}"
+            );
+            let t = host(&f, &format!("git -C lib2 cat-file -t {id}"));
+            assert_eq!(stdout(&t).trim(), "commit", "{what}: {t:?} {}", stderr(&o));
+        }
+    }
+}
+
+/// Where the walk at the start stops early (more directories than it
+/// looks at), a repository of the user's it did not find, and that
+/// nothing changed, stays as it is: a submodule's `.git` file is no
+/// repository made inside.
+#[test]
+fn a_repository_the_walk_at_the_start_missed_stays_when_unchanged() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let setup = format!(
+            "set -e; mkdir pkgs; cd pkgs; for i in $(seq 1 4200); do mkdir d$i; done; cd ..
+             git init -q --separate-git-dir=$PWD/pkgs/d4200/gd pkgs/d4200/lib && {GIT} -C pkgs/d4200/lib commit -q --allow-empty -m l"
+        );
+        ok(&f.command("sh").args(["-c", &setup]).output().unwrap());
+        std::thread::sleep(Duration::from_millis(200));
+        let o = f.run_sh("new", &[], "echo done");
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        assert!(
+            f.ws().join("pkgs/d4200/lib/.git").is_file(),
+            "{what}: the user's .git file moved: {}",
+            stderr(&o)
+        );
+    }
+}

@@ -61,11 +61,24 @@ pub(super) fn vet(data: &[u8], sparse: bool, host: Option<&[u8]>) -> Result<Vett
     }
 }
 
+/// Whether an index hides a change from `git status` (an entry marked
+/// assume-unchanged, or skip-worktree outside a sparse checkout, or an
+/// fsmonitor's record of what is clean); an index git cannot read, too.
+pub(super) fn hides(data: &[u8], sparse: bool) -> bool {
+    match parse(data, 20, sparse, None).or_else(|_| parse(data, 32, sparse, None)) {
+        Ok(p) => p.hides,
+        Err(_) => true,
+    }
+}
+
 /// An index taken apart: what may reach the host, and what the next one
 /// may repeat of it.
 struct Parsed {
     vetted: Vetted,
     known: Known,
+    /// An entry's bit hides a change (assume-unchanged, or skip-worktree
+    /// outside a sparse checkout), or the fsmonitor's extension is there.
+    hides: bool,
 }
 
 /// Each entry's stat data and object id by name and stage, and the
@@ -154,10 +167,12 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
         exts.insert(sig, ext.to_vec());
     }
     let known = Known { stats, exts };
+    let hides = !flips.is_empty() || known.exts.contains_key(b"FSMN");
     if flips.is_empty() && zero.is_empty() && !dropped {
         return Ok(Parsed {
             vetted: Vetted::Keep,
             known,
+            hides,
         });
     }
     let mut out = body[..entries_end].to_vec();
@@ -177,6 +192,7 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
         return Ok(Parsed {
             vetted: Vetted::Rewritten(Vec::new()),
             known,
+            hides,
         });
     }
     // `index.skipHash` leaves the trailer zero: so does the rewrite.
@@ -190,6 +206,7 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
     Ok(Parsed {
         vetted: Vetted::Rewritten(out),
         known,
+        hides,
     })
 }
 

@@ -16,6 +16,11 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+/// Whether an index hides a change from host `git status` (index.rs).
+pub fn index_hides(data: &[u8], sparse: bool) -> bool {
+    index::hides(data, sparse)
+}
+
 /// What may reach the host, given the host's current copy of the file.
 pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result<Vetted, String> {
     let parts: Vec<&[u8]> = rel.iter().map(OsStr::as_bytes).collect();

@@ -293,6 +293,7 @@ pub(super) fn repo_scan(policy: &Policy) -> Option<RepoScan> {
         absent: in_roots(policy, &policy.repos.absent),
         trusted: in_roots(policy, &policy.repos.trusted),
         ways: in_roots(policy, &policy.repos.ways),
+        cut: policy.repos.note.is_some(),
     })
 }
 

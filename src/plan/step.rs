@@ -596,4 +596,9 @@ pub struct RepoScan {
     /// at the end, held aside where they lead elsewhere then.
     #[serde(serialize_with = "crate::lossy::paths", skip_serializing_if = "Vec::is_empty")]
     pub ways: Vec<PathBuf>,
+    /// The walk at the start stopped early: a repository it did not find
+    /// may lie where it would have looked, and is the command's only where
+    /// it or what host git takes from it changed since.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
 }

@@ -132,6 +132,7 @@ fn starts_with_namespaces_and_identity_maps() {
                     absent: vec![],
                     trusted: vec![],
                     ways: vec![],
+                    cut: false,
                 })),
             }),
             Step::Unshare {

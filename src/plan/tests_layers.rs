@@ -173,6 +173,7 @@ fn protected_dirs_are_created_first_and_new_session_last() {
                 absent: vec![],
                 trusted: vec![],
                 ways: vec![],
+                cut: false,
             })),
         })
     );

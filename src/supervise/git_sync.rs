@@ -138,6 +138,12 @@ const DIR_BASE: u64 = u64::MAX;
 pub(super) struct Pair {
     pub(super) host_path: PathBuf,
     host: OwnedFd,
+    /// The host's git dir as it was when the sandbox started, held (O_PATH,
+    /// inherited by the host git the warden runs): host git is given
+    /// `/proc/self/fd/N`, so that a path the command renames and puts a
+    /// link in the place of (`mv lib lib2; ln -s elsewhere lib`) cannot
+    /// lead the objects it imports elsewhere.
+    pinned: OwnedFd,
     own: OwnedFd,
     kind: Kind,
     base: HashMap<PathBuf, u64>,
@@ -158,6 +164,16 @@ impl Pair {
     /// `own`: the sandbox's directory, as the executor opened it inside.
     pub(super) fn new(host_path: PathBuf, own: OwnedFd, kind: Kind) -> Result<Pair, Errno> {
         let host = rustix::fs::open(&host_path, dir_flags(), Mode::empty())?;
+        let git_dir = match kind {
+            Kind::Objects => host_path.parent().unwrap_or(Path::new("/")),
+            Kind::Top => host_path.as_path(),
+        };
+        // Without O_CLOEXEC: the host git the warden runs reaches it.
+        let pinned = crate::sys::kernel::open(
+            git_dir,
+            rustix::fs::OFlags::PATH | rustix::fs::OFlags::DIRECTORY,
+            Mode::empty(),
+        )?;
         let sparse = ["config", "config.worktree"]
             .iter()
             .any(|n| match state(host.as_fd(), Path::new(n)) {
@@ -169,6 +185,7 @@ impl Pair {
         Ok(Pair {
             host_path,
             host,
+            pinned,
             own,
             kind,
             base: HashMap::new(),
@@ -178,6 +195,12 @@ impl Pair {
             seeded: HashSet::new(),
             rewritten: HashMap::new(),
         })
+    }
+
+    /// The host's git dir, held since the start: `/proc/self/fd/N`, the
+    /// same in the warden and in the host git it runs.
+    fn git_dir(&self) -> PathBuf {
+        PathBuf::from(format!("/proc/self/fd/{}", self.pinned.as_raw_fd()))
     }
 
     fn root(&self, own: bool) -> BorrowedFd<'_> {
@@ -393,7 +416,7 @@ impl Pair {
         } else {
             Vec::new()
         };
-        let git_dir = self.host_path.parent().unwrap_or(Path::new("/")).to_path_buf();
+        let git_dir = self.git_dir();
         let done = git_objects::import(&git_dir, self.own.as_fd(), &mut self.imported)
             .into_iter()
             .map(|(rel, r)| (rel, r.map_or_else(Done::Refused, |()| Done::Copied)))
@@ -424,7 +447,7 @@ impl Pair {
                 .collect();
             let new: Vec<&str> = new.iter().map(String::as_str).collect();
             return !new.is_empty()
-                && git_objects::missing_on_host(&self.host_path, self.host.as_fd(), &new).is_some();
+                && git_objects::missing_on_host(&self.git_dir(), self.host.as_fd(), &new).is_some();
         } else if rel.starts_with("refs") || rel == Path::new("HEAD") {
             let v = text.trim_end();
             match v.strip_prefix("ref: ") {
@@ -434,19 +457,29 @@ impl Pair {
                     // A linked worktree's branches are its common dir's:
                     // host git says (loose, packed, or through commondir).
                     let here = matches!(state(self.root(false), Path::new(target)), State::File { .. });
-                    return !here && !git_objects::ref_on_host(&self.host_path, target);
+                    return !here && !git_objects::ref_on_host(&self.git_dir(), target);
                 }
                 None => vec![v],
             }
         } else {
             vec![]
         };
-        !oids.is_empty() && git_objects::missing_on_host(&self.host_path, self.host.as_fd(), &oids).is_some()
+        !oids.is_empty() && git_objects::missing_on_host(&self.git_dir(), self.host.as_fd(), &oids).is_some()
     }
 
     /// Copies the sandbox's content to the host once vetted; a rewritten
     /// copy (an index without what hides changes) comes back in next.
     fn vetted_out(&mut self, rel: &Path, content: &Data, mode: u32, hash: u64, host: Option<&Data>) -> Done {
+        // No file of git's top level is that large (a 2 GiB
+        // `COMMIT_EDITMSG` of holes became 2 GiB on the host's disk).
+        if let (Kind::Top, Data::Large(_, len)) = (self.kind, content)
+            && *len > VET_MAX
+        {
+            return Done::Refused(format!(
+                "it is larger than the {} MiB qwrap carries",
+                VET_MAX >> 20
+            ));
+        }
         if self.kind != Kind::Top || !git_vet::vetted(rel) {
             return self
                 .copy(false, rel, content, mode, hash)
@@ -571,6 +604,11 @@ impl GitSync {
     fn carry_lfs(&mut self) {
         for k in 0..self.lfs.len() {
             let (i, store) = self.lfs[k].clone();
+            // The store beside the git dir held since the start.
+            let store = match store.file_name() {
+                Some(n) => self.pairs[i].git_dir().join(n),
+                None => store,
+            };
             let out = super::lfs_carry::carry(self.pairs[i].root(true), &store, &mut self.lfs_done);
             for (rel, r) in out {
                 if let Err(why) = r {

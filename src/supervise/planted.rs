@@ -126,6 +126,11 @@ pub(crate) fn say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>) {
 /// Each repository made inside held aside where it names a program, and
 /// said.
 fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found) {
+    // What the user's configs name: includes and hooks every repository
+    // takes, beside its own.
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let cwd = std::env::current_dir().unwrap_or_default();
+    let user = crate::policy::UserGit::of(&|k| std::env::var_os(k), home.as_deref(), &cwd);
     if let (Some(note), Some(fd)) = (&now.note, fd) {
         let _ = rustix::io::write(fd, format!("qwrap: git: {note}\n").as_bytes());
     }
@@ -138,8 +143,15 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
         .chain(&now.bare)
         .chain(&now.linked)
         .filter(|d| !known.holds(d))
-        .filter(|d| crate::policy::looked_at_start(&scan.roots, d) || changed_since(d, known.1))
+        .filter(|d| reached(scan, d) || repo_changed_since(d, known.1, &user))
     {
+        // Where the walk at the start did not look, a repository changed
+        // inside may be the user's: not guarded, so the command's now.
+        let made = if reached(scan, dot_git) {
+            "a repository made inside"
+        } else {
+            "a repository made or changed inside, where the walk at the start did not look,"
+        };
         // Nothing is read through a link the command made.
         let risks = if now.linked.contains(dot_git) {
             vec!["a link where git looks (a .git or HEAD)".to_string()]
@@ -147,8 +159,9 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
             risks(dot_git)
         };
         let what = if risks.is_empty() {
-            "a repository made inside: qwrap found nothing host git would run in its config, hooks, index or state, but host git trusts all of it; look at it first"
-                .to_string()
+            format!(
+                "{made}: qwrap found nothing host git would run in its config, hooks, index or state, but host git trusts all of it; look at it first"
+            )
         } else {
             // A `.git` goes aside whole; a git dir by another name (bare)
             // loses its HEAD, without which git takes it for none.
@@ -176,13 +189,10 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
             };
             if now.linked.contains(dot_git) {
                 format!(
-                    "a repository made inside with a link where git looks (a .git or HEAD), which host git would follow: {done}"
+                    "{made} with a link where git looks (a .git or HEAD), which host git would follow: {done}"
                 )
             } else {
-                format!(
-                    "a repository made inside whose {} host git would run: {done}",
-                    risks.join(", ")
-                )
+                format!("{made} whose {} host git would run: {done}", risks.join(", "))
             }
         };
         let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(dot_git));
@@ -251,7 +261,7 @@ fn config_aside(p: &Path, how: &str, fd: Option<&OwnedFd>) {
 /// (git reads `.gitmodules` through a link, and `/dev/tty` there held host
 /// git status up).
 fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found) {
-    for p in now.ignores.iter().filter(|p| changed_since(p, known.1)) {
+    for p in now.ignores.iter().filter(|p| changed(p, known.1)) {
         let line = format!(
             "qwrap: git: {}: an ignore file made or changed inside: files it matches do not show in host git status (git status --ignored lists them)\n",
             crate::lossy::shown(p)
@@ -260,7 +270,7 @@ fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found)
             let _ = rustix::io::write(fd, line.as_bytes());
         }
     }
-    for p in now.odd_names.iter().filter(|p| changed_since(p, known.1)) {
+    for p in now.odd_names.iter().filter(|p| changed(p, known.1)) {
         let line = format!(
             "qwrap: git: {}: a name made inside with characters a terminal acts on or that hide text (shown escaped here; host git prints it as it is where core.quotePath is off)\n",
             crate::lossy::shown(p)
@@ -269,7 +279,7 @@ fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found)
             let _ = rustix::io::write(fd, line.as_bytes());
         }
     }
-    for p in now.gitmodules.iter().filter(|p| changed_since(p, known.1)) {
+    for p in now.gitmodules.iter().filter(|p| changed(p, known.1)) {
         let is_link = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
         let what = if !is_link {
             "submodules' settings made or changed inside: an `ignore` there hides a submodule's changes from host git status".to_string()
@@ -294,31 +304,72 @@ fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found)
     }
 }
 
-/// Whether a git dir (or `.git` file), its config or a hook was made or
-/// changed since `since` (its change time, which no call can set back).
-fn changed_since(dot_git: &Path, since: std::time::SystemTime) -> bool {
+/// Whether the walk at the start looked where `p` lies (it did not where
+/// it stopped early): a repository there then was guarded, so one there
+/// now that it did not find was made inside.
+fn reached(scan: &RepoScan, p: &Path) -> bool {
+    !scan.cut && crate::policy::looked_at_start(&scan.roots, p)
+}
+
+/// Whether a git dir (or `.git` file) or anything host git takes config,
+/// hooks or the index's word from was made or changed since `since` (its
+/// change time, which no call can set back): the git dir a `.git` file
+/// names, its config, hooks and index, its submodules' and worktrees' git
+/// dirs' alike, and what its config names outside it (includes,
+/// `core.hooksPath` and the hooks in it, the ignores and attributes files).
+fn repo_changed_since(dot_git: &Path, since: std::time::SystemTime, user: &crate::policy::UserGit) -> bool {
+    let mut paths = vec![dot_git.to_path_buf()];
+    let git_dir = pointed_dir(dot_git).unwrap_or_else(|| dot_git.to_path_buf());
+    let mut dirs = vec![git_dir.clone()];
+    // Submodules' git dirs nest (`modules/a/modules/b`); a bound on the walk.
+    while let Some(d) = dirs.pop().filter(|_| paths.len() < LOOKED) {
+        paths.push(d.clone());
+        for f in ["config", "config.worktree", "index", "commondir", "hooks"] {
+            paths.push(d.join(f));
+        }
+        paths.extend(entries(&d.join("hooks")));
+        for sub in ["modules", "worktrees"] {
+            dirs.extend(entries(&d.join(sub)).into_iter().filter(|p| p.is_dir()));
+        }
+    }
+    for p in crate::policy::config_reads(&git_dir, user) {
+        paths.extend(entries(&p));
+        paths.push(p);
+    }
+    paths.iter().any(|p| changed(p, since))
+}
+
+/// Whether the file at `p` (not followed) was made or changed since
+/// `since`: its change time, which no call can set back.
+fn changed(p: &Path, since: std::time::SystemTime) -> bool {
     use std::os::unix::fs::MetadataExt;
-    let after = |p: &Path| {
-        std::fs::symlink_metadata(p).is_ok_and(|m| {
-            let ctime = std::time::UNIX_EPOCH
-                + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec() as u32);
-            ctime >= since
-        })
-    };
-    let hooks = std::fs::read_dir(dot_git.join("hooks"))
+    std::fs::symlink_metadata(p).is_ok_and(|m| {
+        let ctime =
+            std::time::UNIX_EPOCH + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec() as u32);
+        ctime >= since
+    })
+}
+
+/// The git dir a `.git` file names (`gitdir: PATH`, relative to it).
+fn pointed_dir(dot_git: &Path) -> Option<std::path::PathBuf> {
+    let m = std::fs::symlink_metadata(dot_git).ok()?;
+    if !m.is_file() || m.len() > 4096 {
+        return None;
+    }
+    let text = std::fs::read_to_string(dot_git).ok()?;
+    let to = text.strip_prefix("gitdir:")?.trim();
+    Some(dot_git.parent()?.join(to))
+}
+
+/// A directory's entries (none where it is no directory).
+fn entries(dir: &Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
         .into_iter()
         .flatten()
         .flatten()
-        .map(|e| e.path());
-    [
-        dot_git.to_path_buf(),
-        dot_git.join("config"),
-        dot_git.join("config.worktree"),
-        dot_git.join("hooks"),
-    ]
-    .into_iter()
-    .chain(hooks)
-    .any(|p| after(&p))
+        .take(LOOKED)
+        .map(|e| e.path())
+        .collect()
 }
 
 /// Renames a repository made inside to `NAME.qwrap-held` (or `-2` … `-9`
@@ -618,13 +669,29 @@ fn index_risks(dot_git: &Path) -> Vec<String> {
             let why = match small_file(&dot_git.join(&n), INDEX_MAX) {
                 Err(()) => "not a regular file qwrap can read whole".to_string(),
                 Ok(None) => return None,
-                Ok(Some(data)) => {
-                    crate::lossy::shown(crate::git_rules::vet(Path::new(&n), &data, None, true).err()?)
-                }
+                Ok(Some(data)) => match crate::git_rules::vet(Path::new(&n), &data, None, true) {
+                    Err(why) => crate::lossy::shown(why),
+                    // What hides a change from host `git status`: the
+                    // command's bits, in a repository no guard held.
+                    Ok(_) if n == "index" && crate::git_rules::index_hides(&data, sparse(dot_git)) => {
+                        "entries hidden from git status: assume-unchanged, skip-worktree or an fsmonitor's record"
+                            .to_string()
+                    }
+                    Ok(_) => return None,
+                },
             };
             Some(format!("{} ({why})", crate::lossy::shown(Path::new(&n))))
         })
         .collect()
+}
+
+/// Whether a repository's checkout is sparse (skip-worktree is git's own
+/// there): `core.sparseCheckout` in its config or `config.worktree`.
+fn sparse(dot_git: &Path) -> bool {
+    ["config", "config.worktree"]
+        .iter()
+        .filter_map(|c| crate::policy::read_small(&dot_git.join(c)))
+        .any(|d| crate::policy::git::core_flag(&d, "sparsecheckout"))
 }
 
 /// Anything in a git dir but regular files and directories: a link, FIFO
@@ -645,8 +712,22 @@ fn state_refused(dot_git: &Path, p: &Path) -> Option<String> {
     if !printed {
         return None;
     }
-    let data = small_file(p, 1 << 20).ok()??;
-    crate::git_rules::vet(rel, &data, None, false).err()
+    // Host git reads each whole, into memory: a ref of a terabyte of holes
+    // grew it without end. A ref is a line; a reflog or packed-refs of a
+    // large repository is megabytes.
+    let most = if ["logs", "packed-refs"].contains(&first) {
+        crate::supervise::git_files::VET_MAX
+    } else {
+        1 << 20
+    };
+    match small_file(p, most) {
+        Ok(Some(data)) => crate::git_rules::vet(rel, &data, None, false).err(),
+        Ok(None) => None,
+        Err(()) => Some(format!(
+            "larger than {} MiB, which host git reads whole",
+            most >> 20
+        )),
+    }
 }
 
 fn odd_entry(dot_git: &Path) -> Option<String> {
