@@ -65,28 +65,56 @@ impl Data {
         }
     }
 
-    /// Writes the content to `to`, through a fixed buffer when large.
+    /// Writes the content to `to`, through a fixed buffer when large, its
+    /// holes left holes (a file of holes inside stays one on the host's
+    /// disk, not gigabytes of zeros).
     fn write_to(&self, to: &OwnedFd) -> Result<(), Errno> {
         match self {
             Data::Small(d) => write_all(to, d),
             Data::Large(fd, len) => {
                 let mut buf = vec![0u8; 64 * 1024];
                 let mut at = 0u64;
-                loop {
-                    let want = buf.len().min((len - at) as usize);
-                    match k::pread(&**fd, &mut buf[..want], at) {
-                        Ok(0) => return Ok(()),
-                        Ok(n) => {
-                            write_all(to, &buf[..n])?;
-                            at += n as u64;
+                while at < *len {
+                    // The next stretch of data, and where it ends.
+                    let start = match k::seek_data(&**fd, at, false) {
+                        Ok(s) => s.min(*len),
+                        Err(Errno::NXIO) => *len,
+                        Err(_) => at,
+                    };
+                    let end = k::seek_data(&**fd, start, true).map_or(*len, |e| e.min(*len));
+                    at = start;
+                    while at < end {
+                        let want = buf.len().min((end - at) as usize);
+                        match k::pread(&**fd, &mut buf[..want], at) {
+                            Ok(0) => return k::ftruncate(to, at),
+                            Ok(n) => {
+                                pwrite_all(to, &buf[..n], at)?;
+                                at += n as u64;
+                            }
+                            Err(Errno::INTR) => {}
+                            Err(e) => return Err(e),
                         }
-                        Err(Errno::INTR) => {}
-                        Err(e) => return Err(e),
                     }
                 }
+                k::ftruncate(to, *len)
             }
         }
     }
+}
+
+/// Writes all of `data` at `offset`.
+fn pwrite_all(to: &OwnedFd, mut data: &[u8], mut offset: u64) -> Result<(), Errno> {
+    while !data.is_empty() {
+        match k::pwrite(to, data, offset) {
+            Ok(n) => {
+                data = &data[n..];
+                offset += n as u64;
+            }
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(())
 }
 
 /// Writes all of `data` (through the kernel seam, as every call here).

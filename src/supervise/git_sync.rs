@@ -470,16 +470,6 @@ impl Pair {
     /// Copies the sandbox's content to the host once vetted; a rewritten
     /// copy (an index without what hides changes) comes back in next.
     fn vetted_out(&mut self, rel: &Path, content: &Data, mode: u32, hash: u64, host: Option<&Data>) -> Done {
-        // No file of git's top level is that large (a 2 GiB
-        // `COMMIT_EDITMSG` of holes became 2 GiB on the host's disk).
-        if let (Kind::Top, Data::Large(_, len)) = (self.kind, content)
-            && *len > VET_MAX
-        {
-            return Done::Refused(format!(
-                "it is larger than the {} MiB qwrap carries",
-                VET_MAX >> 20
-            ));
-        }
         if self.kind != Kind::Top || !git_vet::vetted(rel) {
             return self
                 .copy(false, rel, content, mode, hash)

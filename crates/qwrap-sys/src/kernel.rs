@@ -134,6 +134,23 @@ pub fn pread<Fd: AsFd>(fd: Fd, buf: &mut [u8], offset: u64) -> R<usize> {
     rustix::io::pread(fd, buf, offset)
 }
 
+/// Where the next data at or after `offset` starts (`SEEK_DATA`; ENXIO
+/// past the last), or the next hole (`SEEK_HOLE`).
+pub fn seek_data<Fd: AsFd>(fd: Fd, offset: u64, hole: bool) -> R<u64> {
+    faked!("lseek", args: format!("fd, {offset}, {}", if hole { "SEEK_HOLE" } else { "SEEK_DATA" }), Ok(offset));
+    let to = if hole {
+        rustix::fs::SeekFrom::Hole(offset)
+    } else {
+        rustix::fs::SeekFrom::Data(offset)
+    };
+    rustix::fs::seek(fd, to)
+}
+
+pub fn ftruncate<Fd: AsFd>(fd: Fd, len: u64) -> R<()> {
+    faked!("ftruncate", args: format!("fd, {len}"), Ok(()));
+    rustix::fs::ftruncate(fd, len)
+}
+
 pub fn unlinkat<P: Arg, Fd: AsFd>(dir: Fd, path: P, flags: AtFlags) -> R<()> {
     faked!("unlinkat", args: format!("dirfd, {}, {flags:?}", q(&path)), Ok(()));
     rustix::fs::unlinkat(dir, path, flags)
