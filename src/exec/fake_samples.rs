@@ -495,7 +495,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 limits: None,
                 repos: None,
             }),
-            Step::LandlockAllowList {
+            Step::LandlockAllowList(crate::plan::AllowRules {
                 abi: 7,
                 read: vec![p("/usr"), p("/home/u/ws")],
                 list: vec![p("/"), p("/home/u")],
@@ -504,7 +504,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 write_files: vec![p("/dev/null")],
                 scoped: true,
                 no_tcp: true,
-            },
+            }),
             Step::SeccompNotify {
                 signals: false,
                 root: false,

@@ -30,51 +30,15 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], fifo: &[PathBuf], scoped: bool)
     Ok(())
 }
 
-/// `--isolation landlock`'s domain over the host's own view: reads and
-/// writes handled, granted as planned (read beneath `read`, names only in
-/// `list`, read and write beneath `write`, write on the files handed over
-/// for writing on fds 0-2, read and write on
-/// the `write_files` devices and the character devices on fds 0-2), TCP
-/// refused where `no_tcp`.
-pub(super) struct AllowList<'a> {
-    pub abi: u32,
-    pub read: &'a [PathBuf],
-    pub list: &'a [PathBuf],
-    pub write: &'a [PathBuf],
-    pub fifo: &'a [PathBuf],
-    pub write_files: &'a [PathBuf],
-    pub scoped: bool,
-    pub no_tcp: bool,
-}
-
 /// The `LandlockAllowList` step's rules applied.
 pub(super) fn allow_list_step(step: &crate::plan::Step) -> Result<(), Fail> {
-    let crate::plan::Step::LandlockAllowList {
-        abi,
-        read,
-        list,
-        write,
-        fifo,
-        write_files,
-        scoped,
-        no_tcp,
-    } = step
-    else {
+    let crate::plan::Step::LandlockAllowList(rules) = step else {
         return Err(rustix::io::Errno::INVAL.into());
     };
-    allow_list(AllowList {
-        abi: *abi,
-        read,
-        list,
-        write,
-        fifo,
-        write_files,
-        scoped: *scoped,
-        no_tcp: *no_tcp,
-    })
+    allow_list(rules)
 }
 
-fn allow_list(a: AllowList<'_>) -> Result<(), Fail> {
+fn allow_list(a: &crate::plan::AllowRules) -> Result<(), Fail> {
     let mut beneath: Vec<(PathBuf, FsAccess)> = Vec::new();
     beneath.extend(a.read.iter().map(|p| (p.clone(), FsAccess::Read)));
     beneath.extend(a.list.iter().map(|p| (p.clone(), FsAccess::ListDir)));

@@ -80,15 +80,26 @@ pub struct LandlockRules {
     pub filesystem: bool,
 }
 
-/// `--isolation landlock`: Landlock over the host's own view (the step
-/// `LandlockAllowList` says what each list is).
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// `--isolation landlock`: Landlock over the host's own view, the step
+/// `LandlockAllowList`'s payload as the executor takes it: reads and
+/// writes both handled, `read` and `write` (reads too) granted beneath each
+/// path, `list` only listable (the levels on the way to a hidden or
+/// read-only path), `write_files` writable files (the devices every
+/// program writes); TCP refused where `no_tcp`.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
 pub struct AllowRules {
     pub abi: u32,
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub read: Vec<PathBuf>,
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub list: Vec<PathBuf>,
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub write: Vec<PathBuf>,
+    /// FIFOs made only beneath these (not the workspace: a host tool
+    /// reads it later).
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub fifo: Vec<PathBuf>,
+    #[serde(serialize_with = "crate::lossy::paths")]
     pub write_files: Vec<PathBuf>,
     pub scoped: bool,
     pub no_tcp: bool,
@@ -178,16 +189,7 @@ impl Confinement {
             None => {}
         }
         if let Some(a) = self.allow_list {
-            s.push(Step::LandlockAllowList {
-                abi: a.abi,
-                read: a.read,
-                list: a.list,
-                write: a.write,
-                fifo: a.fifo,
-                write_files: a.write_files,
-                scoped: a.scoped,
-                no_tcp: a.no_tcp,
-            });
+            s.push(Step::LandlockAllowList(a));
         }
         match self.filter {
             Filter::Warden {

@@ -213,23 +213,7 @@ pub enum Step {
     /// beneath each path, `list` only listable (the levels on the way to
     /// a hidden or read-only path), `write_files` writable files (the
     /// devices every program writes); TCP refused where `no_tcp`.
-    LandlockAllowList {
-        abi: u32,
-        #[serde(serialize_with = "crate::lossy::paths")]
-        read: Vec<PathBuf>,
-        #[serde(serialize_with = "crate::lossy::paths")]
-        list: Vec<PathBuf>,
-        #[serde(serialize_with = "crate::lossy::paths")]
-        write: Vec<PathBuf>,
-        /// FIFOs made only beneath these (not the workspace: a host tool
-        /// reads it later).
-        #[serde(serialize_with = "crate::lossy::paths")]
-        fifo: Vec<PathBuf>,
-        #[serde(serialize_with = "crate::lossy::paths")]
-        write_files: Vec<PathBuf>,
-        scoped: bool,
-        no_tcp: bool,
-    },
+    LandlockAllowList(super::AllowRules),
     /// `--isolation landlock`: a second filter for what the host shares
     /// without namespaces: no Unix socket can be made (none at all with
     /// the network closed), no keyring, SysV IPC or POSIX message queue

@@ -13,7 +13,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             "mkdir({}, 0700) on the host: a new directory (one already there fails the step)",
             q(path)
         ),
-        Step::LandlockAllowList {
+        Step::LandlockAllowList(super::AllowRules {
             abi,
             read,
             list,
@@ -22,7 +22,7 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             write_files,
             scoped,
             no_tcp,
-        } => {
+        }) => {
             write!(
                 f,
                 "landlock_create_ruleset(ABI {abi}, handled=read|write-type{}{}); openat(each path, O_PATH) and landlock_add_rule(PATH_BENEATH, …) for: read beneath {}; list only {}; read and write beneath {} (FIFOs only beneath {}); read and write the devices {} and the character devices on fds 0-2, write the files handed over for writing there, found by fcntl(F_GETFL), fstat and readlink; prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self()",
