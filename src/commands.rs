@@ -124,7 +124,7 @@ fn plan_for(policy: Policy, mut notes: Vec<String>, pty: Pty) -> Result<Loaded, 
     // Repositories the walk did not reach are not guarded: said each run.
     notes.extend(policy.repos.note.iter().map(|n| format!("git: {n}")));
     // The user's own (a profile's list applies whenever it is proxied).
-    if policy.network != policy::NetworkMode::Proxied
+    if policy.settings.network.value != policy::NetworkMode::Proxied
         && let Some(d) = policy
             .allowed_domains
             .iter()
@@ -132,7 +132,7 @@ fn plan_for(policy: Policy, mut notes: Vec<String>, pty: Pty) -> Result<Loaded, 
     {
         notes.push(format!(
             "--allow-domain {} (from {}) applies to --network proxied only; the network here is {}",
-            d.value, d.source, policy.network
+            d.value, d.source, policy.settings.network.value
         ));
     }
     let host = probe_host(&policy, pty.clone())?;

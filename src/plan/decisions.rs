@@ -30,7 +30,7 @@ impl Decisions {
             private_pid: layers.private_pid,
             scoped: layers.landlock_abi >= LANDLOCK_SCOPE_ABI,
             keep_background: policy.settings.keep_background.value,
-            proxied: policy.network == NetworkMode::Proxied,
+            proxied: policy.settings.network.value == NetworkMode::Proxied,
             root: host.uid == 0,
             explain: policy.settings.explain.value || policy.denials.is_some(),
         }

@@ -105,7 +105,7 @@ pub fn orders(
     let mut writable: Vec<PathBuf> = policy.writable_roots.iter().map(|r| r.path.clone()).collect();
     if !landlock_only {
         writable.push("/dev".into());
-        if policy.tmp == TmpMode::Private {
+        if policy.settings.tmp.value == TmpMode::Private {
             writable.push("/tmp".into());
         }
     }
@@ -132,7 +132,7 @@ pub fn orders(
         root,
         landlock_only,
         keyrings: !landlock_only && !policy.settings.share_keyring.value,
-        second: landlock_only.then_some(policy.network == crate::policy::NetworkMode::Closed),
+        second: landlock_only.then_some(policy.settings.network.value == crate::policy::NetworkMode::Closed),
         writable,
         read_only,
         hidden: policy
@@ -154,7 +154,7 @@ pub fn orders(
                 }
             })
             .collect(),
-        view: (policy.view == ViewMode::Minimal).then(|| shown(&policy.view_entries, policy)),
+        view: (policy.settings.view.value == ViewMode::Minimal).then(|| shown(&policy.view_entries, policy)),
         home_listed: policy.home_listing.as_ref().map(|l| shown(&l.entries, policy)),
         sockets: layers.masked_sockets.clone(),
         home: policy.home.clone(),

@@ -55,7 +55,7 @@ pub fn assess(policy: &Policy, host: &HostFacts, why: &str, asked: bool) -> Laye
 /// Landlock's file rules: this mode's whole file boundary.
 fn filesystem(policy: &Policy, host: &HostFacts) -> LayerState {
     let abi = host.landlock_abi;
-    let usable = policy.landlock != LandlockMode::Off && abi >= LANDLOCK_ONLY_ABI;
+    let usable = policy.settings.landlock.value != LandlockMode::Off && abi >= LANDLOCK_ONLY_ABI;
     if usable {
         LayerState::Applied(format!(
             "Landlock ABI {abi}: reads refused beneath the hidden paths, the host's /tmp (and /dev/shm, /dev/mqueue where they hold a file of the caller's), writes only beneath the writable roots{}; a file's mode bits and times, for which Landlock has no right, changed by the warden on the command's behalf only there (EPERM elsewhere); ownership and extended attributes refused by the filter",
@@ -116,7 +116,7 @@ fn cache_isolation(policy: &Policy) -> LayerState {
 
 /// The network: the host's, or closed by the filter (and Landlock).
 fn egress(policy: &Policy, abi: u32) -> LayerState {
-    match policy.network {
+    match policy.settings.network.value {
         NetworkMode::Open => LayerState::Off("--network open: the host's network (no Unix sockets)".into()),
         NetworkMode::Closed => LayerState::Applied(format!(
             "--network closed: socket(2) fails with EPERM for every family{}",

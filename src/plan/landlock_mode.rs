@@ -30,7 +30,7 @@ pub const WRITABLE_DEVICES: [&str; 7] = [
 
 /// The command's own temporary directory (its TMPDIR): a new one per run.
 pub fn private_tmp(policy: &Policy, host: &HostFacts) -> Option<PathBuf> {
-    (policy.tmp == TmpMode::Private)
+    (policy.settings.tmp.value == TmpMode::Private)
         .then(|| PathBuf::from(format!("/tmp/qwrap-{}-{}", host.uid, host.landlock_only.run)))
 }
 
@@ -47,7 +47,7 @@ pub fn request(policy: &Policy, host: &HostFacts) -> Request {
     let mut read_excluded: Vec<PathBuf> = policy.hidden.iter().map(|h| h.path.clone()).collect();
     // No redacted copy can be shown without a mount: the file is hidden.
     read_excluded.extend(policy.redacted_rc.iter().map(|r| r.path.clone()));
-    if policy.tmp == TmpMode::Private {
+    if policy.settings.tmp.value == TmpMode::Private {
         read_excluded.push(PathBuf::from("/tmp"));
     }
     // /dev as the namespaces mode shows it: the devices every program
@@ -123,7 +123,7 @@ pub fn refused(policy: &Policy, host: &HostFacts, abi: u32) -> Option<String> {
             "{what}, which --isolation landlock cannot give (no mount or network namespace); use namespaces, or leave it out"
         ))
     };
-    if policy.landlock == crate::policy::LandlockMode::Off {
+    if policy.settings.landlock.value == crate::policy::LandlockMode::Off {
         return Some(format!(
             "--isolation landlock with --landlock off (from {}): nothing would confine the command",
             s.landlock.source
@@ -139,13 +139,13 @@ pub fn refused(policy: &Policy, host: &HostFacts, abi: u32) -> Option<String> {
             }
         ));
     }
-    if policy.network == NetworkMode::Proxied {
+    if policy.settings.network.value == NetworkMode::Proxied {
         return conflict(format!("--network proxied (from {})", s.network.source));
     }
     if s.pid.value == PidMode::Private {
         return conflict(format!("--pid private (from {})", s.pid.source));
     }
-    if policy.view == ViewMode::Minimal {
+    if policy.settings.view.value == ViewMode::Minimal {
         return conflict(format!("--view minimal (from {})", s.view.source));
     }
     if s.home.value == HomeMode::Overlay {
@@ -241,9 +241,9 @@ pub(super) fn spec(
                     .collect(),
                 write_files: lists.write_files.clone(),
                 scoped,
-                no_tcp: policy.network == NetworkMode::Closed && layers.landlock_abi >= 4,
+                no_tcp: policy.settings.network.value == NetworkMode::Closed && layers.landlock_abi >= 4,
             }),
-            landlock_only_filter: Some(policy.network == NetworkMode::Closed),
+            landlock_only_filter: Some(policy.settings.network.value == NetworkMode::Closed),
             reaper: d.reaper(),
             // The second filter refuses the keyring calls already.
             refuse_keyrings: false,

@@ -198,7 +198,7 @@ pub(super) fn landlock_states(policy: &Policy, host: &HostFacts) -> (LayerState,
     } else {
         ""
     };
-    let (landlock_filesystem, landlock_scopes) = match policy.landlock {
+    let (landlock_filesystem, landlock_scopes) = match policy.settings.landlock.value {
         LandlockMode::Off => (
             LayerState::Off("--landlock off".into()),
             LayerState::Off("--landlock off".into()),
@@ -210,7 +210,7 @@ pub(super) fn landlock_states(policy: &Policy, host: &HostFacts) -> (LayerState,
         _ => (
             LayerState::Applied(format!(
                 "Landlock ABI {abi}{capped}: writes only beneath the writable roots, /dev{}",
-                if policy.tmp == TmpMode::Private {
+                if policy.settings.tmp.value == TmpMode::Private {
                     " and /tmp"
                 } else {
                     ""
@@ -249,7 +249,7 @@ fn namespaces(policy: &Policy, host: &HostFacts) -> Layers {
     } else {
         LayerState::Applied(format!(
             "the host's PID namespace: host processes are visible, not reachable ({})",
-            if abi >= LANDLOCK_SCOPE_ABI && policy.landlock != LandlockMode::Off {
+            if abi >= LANDLOCK_SCOPE_ABI && policy.settings.landlock.value != LandlockMode::Off {
                 "Landlock's signal scope and the warden"
             } else {
                 "the warden"
@@ -267,7 +267,11 @@ fn namespaces(policy: &Policy, host: &HostFacts) -> Layers {
         review,
         isolation: LayerState::Applied(format!(
             "namespaces: user, mount, IPC{}{}",
-            if policy.network.private() { ", network" } else { "" },
+            if policy.settings.network.value.private() {
+                ", network"
+            } else {
+                ""
+            },
             if private_pid { ", PID" } else { "" }
         )),
         kind: super::Isolation::Namespaces,
@@ -319,7 +323,7 @@ fn masked_variables(policy: &Policy, masked: &[PathBuf]) -> Vec<String> {
         .filter(|(_, p)| {
             masked.contains(p)
                 // Under the private /tmp, where only allowed sockets are shown.
-                || (policy.tmp == TmpMode::Private
+                || (policy.settings.tmp.value == TmpMode::Private
                     && p.starts_with("/tmp")
                     && !policy.allowed_sockets.iter().any(|a| a.value == *p))
         })
@@ -350,7 +354,7 @@ fn protected_paths(policy: &Policy) -> LayerState {
 }
 
 pub(super) fn landlock_applies(policy: &Policy, abi: u32) -> bool {
-    policy.landlock != LandlockMode::Off && abi > 0
+    policy.settings.landlock.value != LandlockMode::Off && abi > 0
 }
 
 /// With `--landlock require`, what the kernel cannot give; None when all is
@@ -378,7 +382,7 @@ pub fn unmaskable_sockets(host: &HostFacts) -> Option<String> {
 }
 
 fn missing_landlock(policy: &Policy, layers: &Layers) -> Option<String> {
-    if policy.landlock != LandlockMode::Require {
+    if policy.settings.landlock.value != LandlockMode::Require {
         return None;
     }
     [
@@ -431,7 +435,7 @@ pub fn landlock_paths(policy: &Policy, home: Option<&super::caches::HomeOverlay>
     let mut v: Vec<PathBuf> = policy.writable_roots.iter().map(|r| r.path.clone()).collect();
     v.extend(home.map(|h| h.home.clone()));
     v.push(PathBuf::from("/dev"));
-    if policy.tmp == TmpMode::Private {
+    if policy.settings.tmp.value == TmpMode::Private {
         v.push(PathBuf::from("/tmp"));
     }
     v
@@ -446,7 +450,7 @@ pub fn landlock_paths(policy: &Policy, home: Option<&super::caches::HomeOverlay>
 pub fn fifo_paths(policy: &Policy, home: Option<&super::caches::HomeOverlay>) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = home.map(|h| h.home.clone()).into_iter().collect();
     v.push(PathBuf::from("/dev"));
-    if policy.tmp == TmpMode::Private {
+    if policy.settings.tmp.value == TmpMode::Private {
         v.push(PathBuf::from("/tmp"));
     }
     v.retain(|f| !holds_a_root(policy, f));
@@ -480,7 +484,7 @@ fn holds_a_root(policy: &Policy, p: &std::path::Path) -> bool {
 }
 
 fn egress(policy: &Policy) -> LayerState {
-    match policy.network {
+    match policy.settings.network.value {
         NetworkMode::Open => LayerState::Off("--network open: the host's network".into()),
         NetworkMode::Closed => LayerState::Applied(
             "--network closed: a private network namespace with lo only; host abstract sockets are out of reach on every kernel".into(),

@@ -31,7 +31,7 @@ pub fn layout(
     caller_root: bool,
     tmpfs_size: Option<u64>,
 ) -> Vec<MountOp> {
-    let minimal = policy.view == ViewMode::Minimal;
+    let minimal = policy.settings.view.value == ViewMode::Minimal;
     // The minimal view starts from an empty tmpfs (made read-only last).
     let root = if minimal {
         MountOp::Tmpfs {
@@ -67,7 +67,7 @@ pub fn layout(
     }
     ops.extend(console.map(|c| MountOp::Console(c.to_path_buf())));
     ops.extend(console.and_then(terminal_name));
-    if policy.tmp == TmpMode::Private {
+    if policy.settings.tmp.value == TmpMode::Private {
         private_tmp(policy, tmpfs_size, &mut ops);
     }
     // --home overlay: the home's overlay at the home itself (the caches in

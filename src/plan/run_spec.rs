@@ -43,7 +43,7 @@ pub(super) fn run_spec(
     let inherited = inherited(fds.binds, fds.reopen);
 
     // The minimal view assembles a new root, as the legacy path does.
-    let minimal = policy.view == ViewMode::Minimal;
+    let minimal = policy.settings.view.value == ViewMode::Minimal;
     let mut mounts = layout(
         policy,
         &layers.masked_sockets,
@@ -62,7 +62,7 @@ pub(super) fn run_spec(
         ns: super::Namespaces {
             user: true,
             pid: d.private_pid,
-            net: policy.network.private(),
+            net: policy.settings.network.value.private(),
             ipc: !policy.settings.share_ipc.value,
             ..Default::default()
         },

@@ -37,11 +37,13 @@ pub(super) fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode
             roots: vec![],
             note: None,
         },
-        settings: Settings::load(&CliSettings::default(), &|_| None, &[]).unwrap(),
+        settings: {
+            let mut s = Settings::load(&CliSettings::default(), &|_| None, &[]).unwrap();
+            s.network = crate::policy::Sourced::new(net, "test");
+            s.tmp = crate::policy::Sourced::new(tmp, "test");
+            s
+        },
         home: None,
-        network: net,
-        tmp,
-        landlock: crate::policy::LandlockMode::BestEffort,
         die_with_parent: true,
         new_session: false,
         protected: vec![],
@@ -58,7 +60,6 @@ pub(super) fn policy(roots: &[&str], ro: &[&str], net: NetworkMode, tmp: TmpMode
         socket_vars: vec![],
         hidden: vec![],
         shown: vec![],
-        view: crate::policy::ViewMode::Host,
         view_entries: vec![],
         home_listing: None,
         cache_set: None,

@@ -17,7 +17,7 @@ fn every_step_prints_as_a_call_and_has_a_purpose() {
 
 fn layers_with(abi: u32, mode: crate::policy::LandlockMode) -> (Policy, Layers) {
     let mut pol = policy(&["/w"], &[], NetworkMode::Open, TmpMode::Private);
-    pol.landlock = mode;
+    pol.settings.landlock = crate::policy::Sourced::new(mode, "test");
     let mut h = host(MountApi::New);
     h.landlock_abi = abi;
     let l = assess(&pol, &h, &super::Isolation::decide(&pol, &h));
@@ -126,7 +126,7 @@ fn host_sockets_are_masked_in_roots_too() {
     }
     // With the host's /tmp, the X11 socket lies in a writable root: masked
     // all the same.
-    pol.tmp = TmpMode::Host;
+    pol.settings.tmp = crate::policy::Sourced::new(TmpMode::Host, "test");
     pol.writable_roots.push(WritableRoot {
         path: "/tmp".into(),
         reason: RootReason::Temp,

@@ -218,9 +218,6 @@ pub struct Policy {
     pub read_only: Vec<ReadOnlyPath>,
     pub dropped: Vec<Dropped>,
     pub git: GitInfo,
-    pub network: NetworkMode,
-    pub tmp: TmpMode,
-    pub landlock: LandlockMode,
     pub die_with_parent: bool,
     pub new_session: bool,
     /// Git hooks and config made read-only (off with allow_git_config).
@@ -268,7 +265,6 @@ pub struct Policy {
     /// Default entries taken out with `--show`.
     #[serde(serialize_with = "crate::lossy::paths")]
     pub shown: Vec<PathBuf>,
-    pub view: ViewMode,
     /// In the minimal view, the host paths shown (read-only).
     pub view_entries: Vec<view::ViewEntry>,
     /// `--home listed` (the default): what of the home is shown; None
@@ -316,7 +312,7 @@ impl Policy {
     /// Whether `p` exists inside: everything in the host view; in the
     /// minimal view only what lies in a writable root or a shown entry.
     pub fn shows(&self, p: &Path) -> bool {
-        match (&self.view, &self.home_listing) {
+        match (&self.settings.view.value, &self.home_listing) {
             (ViewMode::Host, None) => true,
             (ViewMode::Host, Some(l)) => l.shows(&self.writable_roots, p),
             (ViewMode::Minimal, _) => view::shows(&self.writable_roots, &self.view_entries, p),
@@ -337,7 +333,7 @@ impl Policy {
             (rel.components().count() >= 2).then(|| Path::new("/tmp").join(first))
         };
         p.starts_with("/dev")
-            || (self.tmp == TmpMode::Private
+            || (self.settings.tmp.value == TmpMode::Private
                 && p.starts_with("/tmp")
                 && !self.writable_roots.iter().any(|r| p.starts_with(&r.path))
                 && !self

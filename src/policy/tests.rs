@@ -386,7 +386,7 @@ fn qwen_profile_reproduces_qwen_code() {
     let mut r = req(&["true"]);
     r.settings = Settings::load(&cli, &|_| None, &[]).unwrap();
     let p = resolve(&r, &t.caller("home/u/proj")).unwrap();
-    assert_eq!(p.tmp, TmpMode::Host);
+    assert_eq!(p.settings.tmp.value, TmpMode::Host);
     // npm's cache is overlaid (created when missing), Qwen's own dirs not.
     assert_eq!(
         caches(&p),

@@ -137,9 +137,9 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
         },
         backend_reported: format!("{} {}", inspect.backend.name, inspect.backend.version),
         enforcement_reported: inspect.enforcement.level.into(),
-        network_mode: policy.network.to_string(),
+        network_mode: policy.settings.network.value.to_string(),
         // Only where they mean something: a proxied network.
-        allowed_domains: if policy.network == crate::policy::NetworkMode::Proxied {
+        allowed_domains: if policy.settings.network.value == crate::policy::NetworkMode::Proxied {
             policy
                 .allowed_domains
                 .iter()
@@ -188,7 +188,7 @@ pub fn receipt(policy: &Policy, inspect: &Inspect, verify: Option<&Report>) -> R
             Isolation::LandlockOnly { .. } => "landlock".into(),
             Isolation::Namespaces => "namespaces".into(),
         },
-        view: policy.view.to_string(),
+        view: policy.settings.view.value.to_string(),
         home: if inspect.layers.home_overlay.is_some() {
             "overlay".into()
         } else if policy.home_listing.is_some() {

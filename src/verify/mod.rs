@@ -173,7 +173,7 @@ pub fn run_in_sandbox_with(
 /// Minimal view: a readable host path that the view does not show (nor
 /// leads to), for the probe to find missing.
 fn outside_the_view(policy: &Policy) -> Option<PathBuf> {
-    if policy.view != crate::policy::ViewMode::Minimal {
+    if policy.settings.view.value != crate::policy::ViewMode::Minimal {
         return None;
     }
     let shown: Vec<&Path> = policy
@@ -215,7 +215,7 @@ pub fn probe_args(
         host_pidns: std::fs::read_link("/proc/self/ns/pid")
             .map(|p| p.display().to_string())
             .unwrap_or_default(),
-        closed_network: policy.network.private(),
+        closed_network: policy.settings.network.value.private(),
         caches: cache_check::targets(&cache_check::with_home(layers)),
         home_overlaid: layers.home_overlay.is_some(),
         cache_tag: match layers.kind {
@@ -225,7 +225,7 @@ pub fn probe_args(
         },
         leftover_tag: (!policy.settings.keep_background.value).then(leftover_check::tag),
         review_tag: review_check::tag(layers),
-        proxied: policy.network == NetworkMode::Proxied,
+        proxied: policy.settings.network.value == NetworkMode::Proxied,
         proxy_target: helpers.egress_target.map(|port| format!("127.0.0.1:{port}")),
         host_has_nonlo: host_ifs.iter().any(|i| i != "lo"),
         host_pid: helpers.process.as_ref().map(|c| c.id()),
@@ -333,7 +333,7 @@ impl HostHelpers {
             .spawn()
             .ok();
         h.abstract_socket = abstract_listener(&tag).ok().map(|fd| (fd, tag.clone()));
-        if policy.network == NetworkMode::Proxied
+        if policy.settings.network.value == NetworkMode::Proxied
             && let Some((port, pid)) = greeter()
         {
             h.egress_target = Some(port);
@@ -392,7 +392,7 @@ fn socket_dir(policy: &Policy, tag: &str) -> Option<PathBuf> {
     candidates.into_iter().find_map(|base| {
         let base = std::fs::canonicalize(base).ok()?;
         let hidden = base.starts_with("/dev")
-            || (policy.tmp == crate::policy::TmpMode::Private && base.starts_with("/tmp"));
+            || (policy.settings.tmp.value == crate::policy::TmpMode::Private && base.starts_with("/tmp"));
         let dir = base.join(tag);
         let in_root = policy.writable_roots.iter().any(|r| dir.starts_with(&r.path));
         if hidden || in_root {
