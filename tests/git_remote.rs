@@ -1996,3 +1996,96 @@ fn a_repository_the_walk_at_the_start_missed_stays_when_unchanged() {
         );
     }
 }
+
+/// A repository the walk at the start does not reach is live while the
+/// command runs: anything made or changed in its git dir makes it the
+/// command's, vetted as one made inside. A ref linked to /dev/zero, a
+/// reflog linked to a file outside, `objects/pack` linked to a directory
+/// outside, an exclude file that hides every new file: each held aside,
+/// and host git writes nothing outside through it.
+#[test]
+fn a_repository_beyond_the_walk_at_the_start_links_nothing_outside() {
+    for who in Who::all() {
+        for opts in MODES_OF_GIT {
+            let f = Fixture::new(who);
+            repo(&f);
+            let outside = f.mkdir("outside");
+            let victim = f.write("outside/victim", "orig\n", 0o644);
+            let packs = f.mkdir("outside/packs");
+            let setup = format!(
+                "set -e; for r in dz logslink objpack ex; do
+                   git init -q -b main node_modules/$r && echo 1 > node_modules/$r/f
+                   {GIT} -C node_modules/$r add f && {GIT} -C node_modules/$r commit -qm one
+                 done"
+            );
+            ok(&f.command("sh").args(["-c", &setup]).output().unwrap());
+            std::thread::sleep(Duration::from_millis(200));
+            let script = format!(
+                "cd node_modules && ln -sf /dev/zero dz/.git/refs/heads/main
+                 rm logslink/.git/logs/refs/heads/main && ln -s {victim} logslink/.git/logs/refs/heads/main
+                 rm -rf objpack/.git/objects/pack && ln -s {packs} objpack/.git/objects/pack
+                 echo '*' > ex/.git/info/exclude && echo new > ex/new; echo done",
+                victim = victim.display(),
+                packs = packs.display()
+            );
+            let o = f.run_sh("new", opts, &script);
+            let what = format!("{who:?} {opts:?}");
+            assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+            for r in ["dz", "logslink", "objpack", "ex"] {
+                let d = f.ws().join("node_modules").join(r);
+                assert!(
+                    !d.join(".git").exists() && d.join(".git.qwrap-held").exists(),
+                    "{what}: {r} left as a repository: {}",
+                    stderr(&o)
+                );
+            }
+            let h = host(
+                &f,
+                &format!(
+                    "cd node_modules/logslink && echo 2 > f && {GIT} commit -qam two >/dev/null 2>&1
+                     cd ../objpack && git gc -q >/dev/null 2>&1; cd ../dz && git status >/dev/null 2>&1; true"
+                ),
+            );
+            assert!(h.status.success(), "{what}: host git: {h:?}");
+            assert_eq!(std::fs::read_to_string(&victim).unwrap(), "orig\n", "{what}");
+            let written: Vec<_> = std::fs::read_dir(&packs)
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .collect();
+            assert!(written.is_empty(), "{what}: packs written outside: {written:?}");
+            let _ = outside;
+        }
+    }
+}
+
+/// A notes merge's state never reaches the host: a host `git notes merge
+/// --commit` writes whatever ref `NOTES_MERGE_REF` names (a replace ref
+/// there hid an edit from `git status`).
+#[test]
+fn a_notes_merge_state_made_inside_stays_there() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let o = f.run_sh(
+            "new",
+            &[],
+            "c=$(git rev-parse HEAD) && printf 'ref: refs/replace/%s\\n' $c > .git/NOTES_MERGE_REF
+             echo $c > .git/NOTES_MERGE_PARTIAL 2>/dev/null; mkdir -p .git/NOTES_MERGE_WORKTREE; sleep 1; echo done",
+        );
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        for n in ["NOTES_MERGE_REF", "NOTES_MERGE_PARTIAL", "NOTES_MERGE_WORKTREE"] {
+            assert!(
+                !f.ws().join(".git").join(n).exists(),
+                "{what}: {n} reached the host: {}",
+                stderr(&o)
+            );
+        }
+        let h = host(
+            &f,
+            &format!("{GIT} notes merge --commit >/dev/null 2>&1; git for-each-ref refs/replace"),
+        );
+        assert!(stdout(&h).trim().is_empty(), "{what}: {h:?}");
+    }
+}

@@ -48,7 +48,14 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
         ),
         [b"HEAD"] => keep(ref_value(data)),
         [b"FETCH_HEAD"] => keep(lines(data, |l| oid_prefix(l).map(drop))),
-        [b"NOTES_MERGE_REF"] => keep(ref_value(data)),
+        // A notes merge's commit writes the ref it names: only notes.
+        [b"NOTES_MERGE_REF"] => keep(ref_value(data).and_then(|()| {
+            if data.starts_with(b"ref: refs/notes/") {
+                Ok(())
+            } else {
+                Err("a notes merge names a ref that is no notes ref (git notes merge --commit writes it)".into())
+            }
+        })),
         // Never empty: an empty MERGE_HEAD left the host "still merging".
         [n] if n.ends_with(b"_HEAD") || *n == b"AUTO_MERGE" => keep(if data.is_empty() {
             Err("it is empty, which git never leaves it".into())
@@ -713,6 +720,38 @@ mod tests {
 
     fn vb(rel: &str, data: &[u8]) -> Result<Vetted, String> {
         vet(Path::new(rel), data, None, false)
+    }
+
+    #[test]
+    fn a_notes_merge_names_only_a_notes_ref() {
+        assert!(vb("NOTES_MERGE_REF", b"ref: refs/notes/commits\n").is_ok());
+        assert!(vb("NOTES_MERGE_REF", b"ref: refs/replace/0123456789012345678901234567890123456789\n").is_err());
+        assert!(vb("NOTES_MERGE_REF", b"ref: refs/heads/main\n").is_err());
+    }
+
+    #[test]
+    fn an_index_that_hides_a_change_is_told() {
+        // An index of one entry, `f`, its assume-unchanged bit set or not.
+        let index = |flags: u16| {
+            let mut d = b"DIRC".to_vec();
+            d.extend(2u32.to_be_bytes());
+            d.extend(1u32.to_be_bytes());
+            d.extend([0u8; 24]);
+            d.extend(0o100644u32.to_be_bytes());
+            d.extend([0u8; 12]);
+            d.extend([0u8; 20]);
+            d.extend((flags | 1).to_be_bytes());
+            d.push(b'f');
+            while (d.len() - 12) % 8 != 0 {
+                d.push(0);
+            }
+            let sum = sha1::sha1(&d);
+            d.extend(sum);
+            d
+        };
+        assert!(!index_hides(&index(0), false));
+        assert!(index_hides(&index(0x8000), false));
+        assert!(index_hides(b"not an index", false), "what cannot be read hides");
     }
 
     #[test]

@@ -179,16 +179,6 @@ pub(super) fn terminal(policy: &Policy, host: &HostFacts) -> LayerState {
     }
 }
 
-/// Assesses the layers for a policy on a host, for the isolation decided.
-pub fn assess(policy: &Policy, host: &HostFacts, kind: &super::Isolation) -> Layers {
-    match kind {
-        super::Isolation::Namespaces => namespaces(policy, host),
-        super::Isolation::LandlockOnly { why, asked } => {
-            super::landlock_layers::assess(policy, host, why, *asked)
-        }
-    }
-}
-
 /// Landlock's file rules and its scopes, as far as the kernel and the
 /// policy let them hold.
 pub(super) fn landlock_states(policy: &Policy, host: &HostFacts) -> (LayerState, LayerState) {
@@ -231,7 +221,7 @@ pub(super) fn landlock_states(policy: &Policy, host: &HostFacts) -> (LayerState,
 }
 
 /// The layers of a sandbox in namespaces.
-fn namespaces(policy: &Policy, host: &HostFacts) -> Layers {
+pub(super) fn namespaces(policy: &Policy, host: &HostFacts) -> Layers {
     let abi = host.landlock_abi;
     let (landlock_filesystem, landlock_scopes) = landlock_states(policy, host);
     // A domain that handles filesystem access forbids mount(2), which the

@@ -73,7 +73,7 @@ fn nothing_asked_nothing_made() {
 
 fn assess(p: &Policy) -> super::super::Layers {
     let h = host(MountApi::New);
-    super::super::layers::assess(p, &h, &super::super::Isolation::decide(p, &h))
+    super::super::assess(p, &h, &super::super::Isolation::decide(p, &h))
 }
 
 fn decided(p: &Policy) -> super::super::Decisions {

@@ -42,7 +42,7 @@ pub use decisions::Decisions;
 pub use isolation::Isolation;
 pub use layers::Refused;
 pub use layers::{LANDLOCK_SCOPE_ABI, LayerState, Layers, landlock_paths, own_terminal};
-use layers::{assess, missing_required, unmaskable_sockets};
+use layers::{missing_required, unmaskable_sockets};
 pub use layout::{DEVICES, dev_entries, layout};
 pub use mount_op::{DevStyle, MountOp, ProcCover, Shape};
 pub use overlay::{overlay_config, overlay_options};
@@ -166,6 +166,15 @@ pub fn build(policy: &Policy, host: &HostFacts) -> Result<(Plan, Layers), Box<Re
     let limits = limits_of(policy, host, &d, &mut layers)?;
     let plan = lower(run_spec::run_spec(policy, host, &layers, &d, fds, limits));
     Ok((as_init(plan, host), layers))
+}
+
+/// Assesses the layers for a policy on a host, for the isolation decided:
+/// each kind's own, none rewritten for the other.
+fn assess(policy: &Policy, host: &HostFacts, kind: &Isolation) -> Layers {
+    match kind {
+        Isolation::Namespaces => layers::namespaces(policy, host),
+        Isolation::LandlockOnly { why, asked } => landlock_layers::assess(policy, host, why, *asked),
+    }
 }
 
 /// The limits' plan, their state in `layers`; refused where one cannot hold.

@@ -194,6 +194,19 @@ impl Sandbox {
         }
     }
 
+    /// A signal to every process of the sandbox /proc shows (but the
+    /// warden and the reaper).
+    pub(super) fn signal_all(&self, sig: rustix::process::Signal) {
+        let me = std::process::id() as i32;
+        for p in processes().filter(|&p| p != me && Some(p) != self.spare) {
+            if self.holds(p) == Some(true)
+                && let Some(pid) = rustix::process::Pid::from_raw(p)
+            {
+                let _ = crate::sys::kernel::kill_process(pid, sig);
+            }
+        }
+    }
+
     /// Every member of the process group is inside (a member gone
     /// meanwhile is none; one that cannot be read is outside).
     fn group_inside(&self, group: i32) -> bool {

@@ -38,7 +38,7 @@ use std::time::{Duration, Instant};
 /// `gc.log`: the host's housekeeping (a `gc.pid` naming another machine
 /// held the host's gc off for 12 hours, a `gc.log` is shown by its next
 /// `git gc --auto` and holds it off for a day).
-const TOP_FILES: [&str; 16] = [
+const TOP_FILES: [&str; 15] = [
     "index",
     "HEAD",
     "packed-refs",
@@ -49,7 +49,6 @@ const TOP_FILES: [&str; 16] = [
     "SQUASH_MSG",
     "TAG_EDITMSG",
     "NOTES_EDITMSG",
-    "NOTES_MERGE_REF",
     "EDIT_DESCRIPTION",
     "description",
     "shallow",
@@ -58,14 +57,11 @@ const TOP_FILES: [&str; 16] = [
 ];
 /// State directories, copied whole (regular files and directories).
 /// Not `rr-cache`: a resolution recorded inside would be host git's in
-/// its next merge, unasked (the directory alone turns rerere on).
-const STATE_DIRS: [&str; 5] = [
-    "rebase-merge",
-    "rebase-apply",
-    "sequencer",
-    "NOTES_MERGE_PARTIAL",
-    "NOTES_MERGE_WORKTREE",
-];
+/// its next merge, unasked (the directory alone turns rerere on). Not a
+/// notes merge's state (`NOTES_MERGE_REF`, `_PARTIAL`, `_WORKTREE`): notes
+/// are not carried, and a host `git notes merge --commit` writes whatever
+/// ref `NOTES_MERGE_REF` names (`refs/replace/…` hid a change).
+const STATE_DIRS: [&str; 3] = ["rebase-merge", "rebase-apply", "sequencer"];
 /// Refs and their logs: the sandbox's own copies, vetted both by name
 /// and content before they reach the host, so that nothing but a regular
 /// file or a directory is ever made where host git reads refs.

@@ -135,7 +135,7 @@ impl Job for Limited<'_> {
         let sandbox = self.sandbox;
         self.limits.tend(!events.is_empty(), &mut |sig| {
             if let Some(s) = sandbox {
-                super::trapped::every_process(s, sig);
+                s.signal_all(sig);
             }
         });
         Turn::Go

@@ -311,32 +311,46 @@ fn reached(scan: &RepoScan, p: &Path) -> bool {
     !scan.cut && crate::policy::looked_at_start(&scan.roots, p)
 }
 
-/// Whether a git dir (or `.git` file) or anything host git takes config,
-/// hooks or the index's word from was made or changed since `since` (its
-/// change time, which no call can set back): the git dir a `.git` file
-/// names, its config, hooks and index, its submodules' and worktrees' git
-/// dirs' alike, and what its config names outside it (includes,
-/// `core.hooksPath` and the hooks in it, the ignores and attributes files).
+/// Whether a git dir (or `.git` file), anything in it, or what host git
+/// takes config and hooks from outside it was made or changed since
+/// `since` (its change time, which no call can set back): the git dir a
+/// `.git` file names, whole, and what its config names outside it
+/// (includes, `core.hooksPath` and the hooks in it, the ignores and
+/// attributes files).
 fn repo_changed_since(dot_git: &Path, since: std::time::SystemTime, user: &crate::policy::UserGit) -> bool {
-    let mut paths = vec![dot_git.to_path_buf()];
     let git_dir = pointed_dir(dot_git).unwrap_or_else(|| dot_git.to_path_buf());
-    let mut dirs = vec![git_dir.clone()];
-    // Submodules' git dirs nest (`modules/a/modules/b`); a bound on the walk.
-    while let Some(d) = dirs.pop().filter(|_| paths.len() < LOOKED) {
-        paths.push(d.clone());
-        for f in ["config", "config.worktree", "index", "commondir", "hooks"] {
-            paths.push(d.join(f));
+    if changed(dot_git, since) || tree_changed_since(&git_dir, since) {
+        return true;
+    }
+    crate::policy::config_reads(&git_dir, user)
+        .into_iter()
+        .any(|p| changed(&p, since) || entries(&p).iter().any(|e| changed(e, since)))
+}
+
+/// Whether anything in a git dir, at any depth, was made or changed since
+/// `since`: a ref, a reflog or `objects/pack` replaced by a link, a ref of
+/// a terabyte of holes, the submodules' and worktrees' git dirs inside.
+/// Past LOOKED entries: taken as changed (not all looked at).
+fn tree_changed_since(git_dir: &Path, since: std::time::SystemTime) -> bool {
+    let mut dirs = vec![git_dir.to_path_buf()];
+    let mut seen = 0;
+    while let Some(d) = dirs.pop() {
+        if changed(&d, since) {
+            return true;
         }
-        paths.extend(entries(&d.join("hooks")));
-        for sub in ["modules", "worktrees"] {
-            dirs.extend(entries(&d.join(sub)).into_iter().filter(|p| p.is_dir()));
+        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            seen += 1;
+            if seen > LOOKED {
+                return true;
+            }
+            match e.file_type() {
+                Ok(t) if t.is_dir() => dirs.push(e.path()),
+                _ if changed(&e.path(), since) => return true,
+                _ => {}
+            }
         }
     }
-    for p in crate::policy::config_reads(&git_dir, user) {
-        paths.extend(entries(&p));
-        paths.push(p);
-    }
-    paths.iter().any(|p| changed(p, since))
+    false
 }
 
 /// Whether the file at `p` (not followed) was made or changed since
@@ -625,11 +639,38 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
 /// state names (a todo list's `exec` lines, a merge strategy, which is a
 /// program looked up in the work tree).
 fn in_progress(dot_git: &Path) -> Vec<String> {
-    ["rebase-merge", "rebase-apply", "sequencer"]
+    let mut out: Vec<String> = ["rebase-merge", "rebase-apply", "sequencer"]
         .into_iter()
         .filter(|d| std::fs::symlink_metadata(dot_git.join(d)).is_ok())
         .map(|d| format!("{d}/ (an operation in progress: its --continue runs what the state names)"))
-        .collect()
+        .collect();
+    // `git notes merge --commit` writes whatever ref it names.
+    if std::fs::symlink_metadata(dot_git.join("NOTES_MERGE_REF")).is_ok() {
+        out.push("NOTES_MERGE_REF (a notes merge in progress: its --commit writes the ref it names)".into());
+    }
+    out.extend(info_risks(dot_git));
+    out
+}
+
+/// What `info/` holds that hides a change from host git: an exclude file
+/// that names anything (`*` there hid every new file from `git status`),
+/// grafts (another history under the same commits).
+fn info_risks(dot_git: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    let exclude = small_file(&dot_git.join("info/exclude"), 1 << 20);
+    let names = |t: &[u8]| {
+        t.split(|b| *b == b'\n')
+            .any(|l| !l.trim_ascii().is_empty() && !l.starts_with(b"#"))
+    };
+    match exclude {
+        Ok(Some(t)) if names(&t) => out.push("info/exclude (what it names never shows in git status)".into()),
+        Err(()) => out.push("info/exclude (not a small regular file qwrap can read)".into()),
+        _ => {}
+    }
+    if std::fs::symlink_metadata(dot_git.join("info/grafts")).is_ok() {
+        out.push("info/grafts (another history under the same commits)".into());
+    }
+    out
 }
 
 /// Objects from elsewhere (alternates), or a commit, tag or tree too large

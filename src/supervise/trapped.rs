@@ -141,18 +141,6 @@ fn outside(t: &mut Trapped<'_>, n: &Notification) -> Handled {
     Handled::Answered
 }
 
-/// A signal to every process of the sandbox /proc shows.
-pub(super) fn every_process(sandbox: &Sandbox, sig: rustix::process::Signal) {
-    let me = std::process::id() as i32;
-    for p in super::calls::processes().filter(|&p| p != me && Some(p) != sandbox.spare) {
-        if sandbox.holds(p) == Some(true)
-            && let Some(pid) = rustix::process::Pid::from_raw(p)
-        {
-            let _ = k::kill_process(pid, sig);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
