@@ -4,9 +4,9 @@
 //!
 //! cargo run --example plan [-- --run]
 
-use qwrap::{NetworkMode, Sandbox};
+use qwrap::sandbox::{NetworkMode, Sandbox};
 
-fn main() -> Result<(), qwrap::Error> {
+fn main() -> Result<(), qwrap::sandbox::Error> {
     let sandbox = Sandbox::new(["make", "test"])
         .network(NetworkMode::Closed)
         .time_limit("10m");

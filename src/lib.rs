@@ -2,7 +2,7 @@
 //! writable roots, a minimal /dev and an optional private network, by calling
 //! the kernel directly.
 //!
-//! The library's surface is [`Sandbox`]: a builder over what `qwrap run`
+//! The library's surface is [`sandbox::Sandbox`]: a builder over what `qwrap run`
 //! takes, with its plan, its reports (`inspect`, `verify`) and the run
 //! (examples/plan.rs). The modules below it are public for the `qwrap`
 //! binary and its tests; they are no stable interface.
@@ -30,15 +30,12 @@ pub mod plan;
 pub mod policy;
 pub mod report;
 pub mod review;
-mod sandbox;
+pub mod sandbox;
 pub mod supervise;
 /// The raw system calls and the kernel seam, a crate of their own: the
 /// only place `unsafe` is allowed.
 pub use qwrap_sys as sys;
 pub mod verify;
-
-pub use policy::{IsolationMode, NetworkMode, PidMode};
-pub use sandbox::{Error, Sandbox};
 
 /// The version, as built.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -5,7 +5,7 @@
 //! confines, and the run.
 //!
 //! ```no_run
-//! use qwrap::{NetworkMode, Sandbox};
+//! use qwrap::sandbox::{NetworkMode, Sandbox};
 //!
 //! let sandbox = Sandbox::new(["make", "test"])
 //!     .workspace("/home/me/src/app")
@@ -15,11 +15,12 @@
 //! // Replaces this process with `make test`, confined (as `qwrap run`).
 //! let failed = sandbox.run();
 //! eprintln!("{failed}");
-//! # Ok::<(), qwrap::Error>(())
+//! # Ok::<(), qwrap::sandbox::Error>(())
 //! ```
 
 use crate::commands;
-use crate::policy::{CliSettings, Invocation, IsolationMode, NetworkMode, PidMode};
+use crate::policy::Invocation;
+pub use crate::policy::{CliSettings, IsolationMode, NetworkMode, PidMode};
 use std::ffi::OsString;
 use std::path::PathBuf;
 

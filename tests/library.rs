@@ -1,7 +1,7 @@
 //! The library's surface: a sandbox described with the builder is the one
 //! the command line describes with the same options.
 
-use qwrap::{NetworkMode, Sandbox};
+use qwrap::sandbox::{NetworkMode, Sandbox};
 use std::process::Command;
 
 /// Each step's first call: what stays the same between two plans of one

@@ -725,7 +725,13 @@ mod tests {
     #[test]
     fn a_notes_merge_names_only_a_notes_ref() {
         assert!(vb("NOTES_MERGE_REF", b"ref: refs/notes/commits\n").is_ok());
-        assert!(vb("NOTES_MERGE_REF", b"ref: refs/replace/0123456789012345678901234567890123456789\n").is_err());
+        assert!(
+            vb(
+                "NOTES_MERGE_REF",
+                b"ref: refs/replace/0123456789012345678901234567890123456789\n"
+            )
+            .is_err()
+        );
         assert!(vb("NOTES_MERGE_REF", b"ref: refs/heads/main\n").is_err());
     }
 
