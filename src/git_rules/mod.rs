@@ -748,7 +748,7 @@ mod tests {
             d.extend([0u8; 20]);
             d.extend((flags | 1).to_be_bytes());
             d.push(b'f');
-            while (d.len() - 12) % 8 != 0 {
+            while !(d.len() - 12).is_multiple_of(8) {
                 d.push(0);
             }
             let sum = sha1::sha1(&d);
