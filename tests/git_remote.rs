@@ -2089,3 +2089,107 @@ fn a_notes_merge_state_made_inside_stays_there() {
         assert!(stdout(&h).trim().is_empty(), "{what}: {h:?}");
     }
 }
+
+/// The host's cache-tree record stands for the host's entries only: an
+/// index whose entry beneath it names another object (the record's bytes
+/// kept) reaches the host without it, so host `git status` shows the edit
+/// and a later `git commit -a` does not take it unasked.
+#[test]
+fn a_cache_tree_record_over_a_changed_entry_is_not_kept() {
+    for who in Who::all() {
+        for opts in [&[][..], &["--pid", "private"]] {
+            let f = Fixture::new(who);
+            repo(&f);
+            ok(&f
+                .command("sh")
+                .args([
+                    "-c",
+                    &format!(
+                        "mkdir D && echo good > D/a && echo b > D/b && {GIT} add D && {GIT} commit -qm d"
+                    ),
+                ])
+                .output()
+                .unwrap());
+            let forge = "import hashlib,sys\nd=bytearray(open('.git/index','rb').read())\nold=bytes.fromhex(sys.argv[1]);new=bytes.fromhex(sys.argv[2])\ni=d.find(old);d[i:i+20]=new\nd[-20:]=hashlib.sha1(bytes(d[:-20])).digest()\nopen('.git/index','wb').write(d)\n";
+            // The forger reaches the sandbox in its environment.
+            let mut c = f.qwrap(&["run"]);
+            c.args(opts)
+                .args(["--setenv", "FORGE", forge, "--", "sh", "-c"])
+                .arg(
+                    "echo evil > D/a && new=$(git hash-object -w D/a) && old=$(git ls-files -s D/a | cut -d' ' -f2)
+                     python3 -c \"$FORGE\" $old $new && sleep 1 && echo done",
+                )
+                .env("QWRAP_MOUNT_API", "new");
+            let o = c.output().unwrap();
+            let what = format!("{who:?} {opts:?}");
+            assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+            let st = host(&f, "git status --porcelain");
+            assert!(
+                stdout(&st).contains("D/a"),
+                "{what}: host git status hides the edit: {st:?} {}",
+                stderr(&o)
+            );
+        }
+    }
+}
+
+/// HEAD and the index removed inside stay on the host: without HEAD host
+/// git takes a parent directory's repository for this one.
+#[test]
+fn head_and_index_removed_inside_stay_on_the_host() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let o = f.run_sh("new", &[], "rm -f .git/HEAD .git/index; sleep 1; echo done");
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        for n in ["HEAD", "index"] {
+            assert!(
+                f.ws().join(".git").join(n).is_file(),
+                "{what}: {n} gone: {}",
+                stderr(&o)
+            );
+        }
+        let top = host(&f, "git rev-parse --show-toplevel");
+        assert_eq!(
+            Path::new(stdout(&top).trim()),
+            f.ws().canonicalize().unwrap(),
+            "{what}: {top:?}"
+        );
+    }
+}
+
+/// A relative `core.hooksPath` in the user's own config names a directory
+/// in each repository's work tree: in a repository made inside, what the
+/// command put there is a hook host git would run, so it is held aside.
+#[test]
+fn a_repository_made_inside_with_hooks_where_the_users_config_looks_is_held() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        f.write("home/.gitconfig", "[core]\n\thooksPath = .githooks\n", 0o644);
+        let hit = f.path().join("hit");
+        let o = f.run_sh(
+            "new",
+            &[],
+            &format!(
+                "git init -q sub && mkdir sub/.githooks && printf '#!/bin/sh\\ntouch {}\\n' > sub/.githooks/post-checkout
+                 chmod +x sub/.githooks/post-checkout && echo done",
+                hit.display()
+            ),
+        );
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        assert!(
+            !f.ws().join("sub/.git").exists() && f.ws().join("sub/.git.qwrap-held").exists(),
+            "{what}: sub left as a repository: {}",
+            stderr(&o)
+        );
+        let h = host(
+            &f,
+            &format!("cd sub && {GIT} checkout -q -b z >/dev/null 2>&1; true"),
+        );
+        assert!(h.status.success(), "{what}: {h:?}");
+        assert!(!hit.exists(), "{what}: host git ran the command's hook");
+    }
+}

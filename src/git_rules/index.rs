@@ -86,6 +86,9 @@ struct Parsed {
 #[derive(Default)]
 struct Known {
     stats: std::collections::HashMap<Vec<u8>, Vec<u8>>,
+    /// Each entry's mode and object id, by name and stage: what a
+    /// cache-tree record stands for.
+    content: std::collections::HashMap<Vec<u8>, Vec<u8>>,
     exts: std::collections::HashMap<[u8; 4], Vec<u8>>,
 }
 
@@ -128,6 +131,7 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
     let mut flips: Vec<(usize, u16)> = Vec::new();
     let mut prev: Vec<u8> = Vec::new();
     let mut stats = std::collections::HashMap::new();
+    let mut content = std::collections::HashMap::new();
     let mut zero: Vec<usize> = Vec::new();
     for _ in 0..count {
         let start = r.at;
@@ -138,6 +142,9 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
         if chosen && host.is_some_and(|h| h.stats.get(&key) != Some(&stat)) {
             zero.push(start);
         }
+        let mut what = stat[24..28].to_vec();
+        what.extend_from_slice(&stat[40..]);
+        content.insert(key.clone(), what);
         stats.insert(key, stat);
     }
     let entries_end = r.at;
@@ -157,8 +164,11 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
         if &sig == b"link" {
             return Err(SPLIT.into());
         }
-        let untrusted =
-            TRUSTED.contains(&&sig) && host.is_none_or(|h| h.exts.get(&sig).map(Vec::as_slice) != Some(ext));
+        // The host's own record stands only for the host's own entries:
+        // with one entry's object changed beneath it, git would take the
+        // record's word and show nothing (and commit the change unasked).
+        let untrusted = TRUSTED.contains(&&sig)
+            && host.is_none_or(|h| h.exts.get(&sig).map(Vec::as_slice) != Some(ext) || h.content != content);
         if DROPPED.contains(&&sig) || untrusted {
             dropped = true;
         } else {
@@ -166,7 +176,7 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
         }
         exts.insert(sig, ext.to_vec());
     }
-    let known = Known { stats, exts };
+    let known = Known { stats, content, exts };
     let hides = !flips.is_empty() || known.exts.contains_key(b"FSMN");
     if flips.is_empty() && zero.is_empty() && !dropped {
         return Ok(Parsed {

@@ -377,6 +377,16 @@ impl Pair {
             }
             (State::File { hash, data, mode }, State::Absent) => {
                 if base == Some(*hash) {
+                    // Without HEAD a git dir is none to host git, which goes
+                    // on to a parent's repository (its `reset --hard`
+                    // reverted a file there); git never removes HEAD or the
+                    // index itself.
+                    if self.kind == Kind::Top && (rel == Path::new("HEAD") || rel == Path::new("index")) {
+                        return Done::Refused(
+                            "removed inside: git never removes it, and host git without it takes another repository for this one"
+                                .into(),
+                        );
+                    }
                     self.base.remove(rel);
                     remove(self.host.as_fd(), rel, false)
                 } else {

@@ -156,7 +156,9 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
         let risks = if now.linked.contains(dot_git) {
             vec!["a link where git looks (a .git or HEAD)".to_string()]
         } else {
-            risks(dot_git)
+            let mut r = risks(dot_git);
+            r.extend(work_tree_reads(dot_git, &user));
+            r
         };
         let what = if risks.is_empty() {
             format!(
@@ -302,6 +304,27 @@ fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found)
             let _ = rustix::io::write(fd, line.as_bytes());
         }
     }
+}
+
+/// What host git would take config or hooks from in the repository's own
+/// work tree (a relative `core.hooksPath` of the user's names `.githooks`
+/// in every repository): there, the command's.
+fn work_tree_reads(dot_git: &Path, user: &crate::policy::UserGit) -> Vec<String> {
+    let git_dir = pointed_dir(dot_git).unwrap_or_else(|| dot_git.to_path_buf());
+    let top = match dot_git.parent() {
+        Some(p) if dot_git.file_name().is_some_and(|n| n == ".git") => p,
+        _ => dot_git,
+    };
+    crate::policy::config_reads(&git_dir, user)
+        .into_iter()
+        .filter(|p| p.starts_with(top) && !p.starts_with(&git_dir) && std::fs::symlink_metadata(p).is_ok())
+        .map(|p| {
+            format!(
+                "{} (config or hooks host git takes from the work tree)",
+                crate::lossy::shown(&p)
+            )
+        })
+        .collect()
 }
 
 /// Whether the walk at the start looked where `p` lies (it did not where
