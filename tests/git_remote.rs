@@ -2193,3 +2193,62 @@ fn a_repository_made_inside_with_hooks_where_the_users_config_looks_is_held() {
         assert!(!hit.exists(), "{what}: host git ran the command's hook");
     }
 }
+
+/// A linked worktree as the workspace, its main checkout outside the
+/// writable roots: the common dir's own HEAD and index are the main
+/// checkout's, and stay the host's; a branch committed inside still
+/// reaches the shared refs.
+#[test]
+fn a_linked_worktree_leaves_its_main_checkouts_head_and_index_alone() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let setup = format!(
+            "set -e; git init -q -b main m && echo 1 > m/f && {GIT} -C m add f && {GIT} -C m commit -qm one
+             git -C m worktree add -q ../wt -b w"
+        );
+        ok(&f
+            .command("sh")
+            .arg("-c")
+            .arg(&setup)
+            .current_dir(f.path())
+            .output()
+            .unwrap());
+        let head = std::fs::read(f.path().join("m/.git/HEAD")).unwrap();
+        let index = std::fs::read(f.path().join("m/.git/index")).unwrap();
+        let mut c = f.qwrap(&["run", "--workspace"]);
+        c.arg(f.path().join("wt"))
+            .args(["--", "sh", "-c"])
+            .arg(format!(
+                "c=$(git rev-parse --git-common-dir) && echo 2 > f && {GIT} commit -qam two
+                 printf 'ref: refs/heads/w\\n' > $c/HEAD; rm -f $c/index; sleep 1; echo done"
+            ))
+            .current_dir(f.path().join("wt"))
+            .env("QWRAP_MOUNT_API", "new");
+        let o = c.output().unwrap();
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        assert_eq!(
+            std::fs::read(f.path().join("m/.git/HEAD")).unwrap(),
+            head,
+            "{what}: {}",
+            stderr(&o)
+        );
+        assert_eq!(
+            std::fs::read(f.path().join("m/.git/index")).unwrap(),
+            index,
+            "{what}"
+        );
+        let log = f
+            .command("git")
+            .args(["-C", "m", "log", "-1", "--format=%s", "w"])
+            .current_dir(f.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            stdout(&log).trim(),
+            "two",
+            "{what}: the branch did not reach the shared refs: {}",
+            stderr(&o)
+        );
+    }
+}

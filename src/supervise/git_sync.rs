@@ -55,6 +55,10 @@ const TOP_FILES: [&str; 15] = [
     "AUTO_MERGE",
     "FETCH_HEAD",
 ];
+/// Why the main checkout's own files stay the host's.
+const MAIN_CHECKOUT: &str =
+    "the main checkout's own, outside the writable roots (a linked worktree shares only refs with it)";
+
 /// State directories, copied whole (regular files and directories).
 /// Not `rr-cache`: a resolution recorded inside would be host git's in
 /// its next merge, unasked (the directory alone turns rerere on). Not a
@@ -140,6 +144,10 @@ pub(super) struct Pair {
     /// link in the place of (`mv lib lib2; ln -s elsewhere lib`) cannot
     /// lead the objects it imports elsewhere.
     pinned: OwnedFd,
+    /// Its work tree lies outside the writable roots (a linked worktree's
+    /// main checkout): only the refs are shared, its HEAD, index and state
+    /// stay the host's.
+    foreign: bool,
     own: OwnedFd,
     kind: Kind,
     base: HashMap<PathBuf, u64>,
@@ -182,6 +190,7 @@ impl Pair {
             host_path,
             host,
             pinned,
+            foreign: false,
             own,
             kind,
             base: HashMap::new(),
@@ -191,6 +200,18 @@ impl Pair {
             seeded: HashSet::new(),
             rewritten: HashMap::new(),
         })
+    }
+
+    /// The same pair, its work tree outside the writable roots or not.
+    pub(super) fn foreign(mut self, foreign: bool) -> Pair {
+        self.foreign = foreign;
+        self
+    }
+
+    /// What a main checkout outside the roots shares with its linked
+    /// worktrees: refs, their logs and `packed-refs`.
+    fn shared_with_worktrees(rel: &Path) -> bool {
+        rel.starts_with("refs") || rel.starts_with("logs/refs") || rel == Path::new("packed-refs")
     }
 
     /// The host's git dir, held since the start: `/proc/self/fd/N`, the
@@ -381,6 +402,9 @@ impl Pair {
                     // on to a parent's repository (its `reset --hard`
                     // reverted a file there); git never removes HEAD or the
                     // index itself.
+                    if self.foreign && !Self::shared_with_worktrees(rel) {
+                        return Done::Refused(MAIN_CHECKOUT.into());
+                    }
                     if self.kind == Kind::Top && (rel == Path::new("HEAD") || rel == Path::new("index")) {
                         return Done::Refused(
                             "removed inside: git never removes it, and host git without it takes another repository for this one"
@@ -476,6 +500,9 @@ impl Pair {
     /// Copies the sandbox's content to the host once vetted; a rewritten
     /// copy (an index without what hides changes) comes back in next.
     fn vetted_out(&mut self, rel: &Path, content: &Data, mode: u32, hash: u64, host: Option<&Data>) -> Done {
+        if self.foreign && !Self::shared_with_worktrees(rel) {
+            return Done::Refused(MAIN_CHECKOUT.into());
+        }
         if self.kind != Kind::Top || !git_vet::vetted(rel) {
             return self
                 .copy(false, rel, content, mode, hash)

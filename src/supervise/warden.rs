@@ -91,6 +91,7 @@ pub(crate) fn start(orders: &StartWarden, hold: &[OwnedFd]) -> Result<WardenLink
         let _ = k::setsid();
         let notes = stderr.as_ref().filter(|_| notes).and_then(|r| r.try_clone().ok());
         let lfs = repos.as_ref().map(|r| r.scan.lfs.clone()).unwrap_or_default();
+        let roots = repos.as_ref().map(|r| r.scan.roots.clone()).unwrap_or_default();
         let out = stderr
             .as_ref()
             .filter(|_| at_exit_says)
@@ -119,6 +120,7 @@ pub(crate) fn start(orders: &StartWarden, hold: &[OwnedFd]) -> Result<WardenLink
             reaper,
             git: git.to_vec(),
             lfs,
+            roots,
             notes,
             writable: writable.to_vec(),
             explaining,
@@ -178,6 +180,9 @@ struct Duties {
     git: Vec<PathBuf>,
     /// git-lfs's stores (the host's), where new objects are carried.
     lfs: Vec<PathBuf>,
+    /// The writable roots: a git dir whose work tree lies outside them
+    /// (a linked worktree's main checkout) shares only its refs.
+    roots: Vec<PathBuf>,
     /// Where a note about a trapped call goes (once).
     notes: Option<OwnedFd>,
     /// `--isolation landlock`: where mode bits and times may change.
@@ -196,6 +201,7 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
         reaper,
         git,
         lfs,
+        roots,
         mut notes,
         writable,
         mut explaining,
@@ -215,7 +221,7 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
             Some(Handed::GitDir(dir)) => {
                 own_git.push(dir);
                 if own_git.len() == git.len() {
-                    sync = git_sync(&git, own_git.drain(..), report.take(), &lfs);
+                    sync = git_sync(&git, own_git.drain(..), report.take(), &lfs, &roots);
                     handover::git_dirs_filled(&link);
                 }
             }
@@ -325,6 +331,7 @@ fn git_sync(
     own: impl Iterator<Item = OwnedFd>,
     report: Option<OwnedFd>,
     lfs: &[std::path::PathBuf],
+    roots: &[std::path::PathBuf],
 ) -> Option<GitSync> {
     let pairs: Vec<Pair> = git
         .iter()
@@ -335,7 +342,18 @@ fn git_sync(
             } else {
                 Kind::Top
             };
-            Pair::new(host.clone(), own, kind).ok()
+            // A `.git` whose work tree lies outside the writable roots: a
+            // linked worktree's common dir, whose HEAD, index and state are
+            // its main checkout's.
+            let foreign = kind == Kind::Top
+                && host.file_name().is_some_and(|n| n == ".git")
+                && !roots.is_empty()
+                && !roots
+                    .iter()
+                    .any(|r| host.parent().is_some_and(|p| p.starts_with(r)));
+            Pair::new(host.clone(), own, kind)
+                .ok()
+                .map(|p| p.foreign(foreign))
         })
         .collect();
     let mut sync = GitSync::new(pairs, report).ok()?;
