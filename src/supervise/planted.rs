@@ -387,14 +387,15 @@ fn changed(p: &Path, since: std::time::SystemTime) -> bool {
     })
 }
 
-/// The git dir a `.git` file names (`gitdir: PATH`, relative to it).
+/// The git dir a `.git` file names (`gitdir: PATH`, relative to it), read
+/// by git's own rule for the pointer (policy/git.rs), never through a link.
 fn pointed_dir(dot_git: &Path) -> Option<std::path::PathBuf> {
     let m = std::fs::symlink_metadata(dot_git).ok()?;
     if !m.is_file() || m.len() > 4096 {
         return None;
     }
     let text = std::fs::read_to_string(dot_git).ok()?;
-    let to = text.strip_prefix("gitdir:")?.trim();
+    let to = crate::policy::git::parse_pointer(&text, "gitdir: ")?;
     Some(dot_git.parent()?.join(to))
 }
 
