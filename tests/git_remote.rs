@@ -511,6 +511,108 @@ fn repositories_made_inside_are_named_at_exit() {
     }
 }
 
+/// A link made inside leads host git to a repository the command made
+/// where it writes outside the roots, in this run or an earlier one: a
+/// `--cache shared` cache, the `--cache overlay` layer kept on the host,
+/// the `$XDG_CACHE_HOME` of `--isolation landlock`; through a link where
+/// the first leads, and from a directory below the repository's top. Each
+/// such link goes aside, and host git through every path runs nothing
+/// planted. The user's own repository outside the roots, with a hook,
+/// linked from the start, stays linked and untouched.
+#[test]
+fn links_to_repositories_made_outside_the_roots_are_held() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let hit = f.path().join("fsmonitor-ran");
+        let mine = f.mkdir("home/mine");
+        ok(&f.command("git").args(["init", "-q"]).arg(&mine).output().unwrap());
+        std::fs::write(mine.join(".git/hooks/post-checkout"), "#!/bin/sh\n").unwrap();
+        std::os::unix::fs::symlink(&mine, f.ws().join("mine")).unwrap();
+        // `--isolation landlock` makes no new name at a repository's top.
+        f.mkdir("ws/e");
+        std::thread::sleep(Duration::from_millis(200));
+        let plant = |dir: &str| {
+            format!(
+                "git init -q {dir} && git -C {dir} config core.fsmonitor 'touch {}'",
+                hit.display()
+            )
+        };
+        let what = format!("{who:?}");
+        // A shared cache: a link to the repository, a link to a place that
+        // holds a link to one, a link below one's top; and a new link to
+        // the user's own.
+        let script = format!(
+            "set -e; {}; {}; {}
+             ln -s $HOME/.cache/evil1 sub; mkdir -p $HOME/.cache/x; ln -s $HOME/.cache/evil2 $HOME/.cache/x/b
+             ln -s $HOME/.cache/x a; mkdir -p $HOME/.cache/evil3/deep/dir; ln -s $HOME/.cache/evil3/deep/dir c
+             ln -s {} mine2; echo planted",
+            plant("$HOME/.cache/evil1"),
+            plant("$HOME/.cache/evil2"),
+            plant("$HOME/.cache/evil3"),
+            mine.display()
+        );
+        let o = f.run_sh("new", &["--cache", "shared"], &script);
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        // The overlay's layer: the repository made in one run, the link in
+        // the next, to where the layer lies on the host.
+        let o = f.run_sh(
+            "new",
+            &[],
+            &format!("{}; echo planted", plant("$HOME/.cache/evil4")),
+        );
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        let layer = std::fs::read_dir(f.home().join(".local/state/qwrap/caches"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path().join("0/%home/upper/.cache/evil4"))
+            .find(|p| p.join(".git").is_dir())
+            .unwrap_or_else(|| panic!("{what}: no layer holds evil4"));
+        let o = f.run_sh("new", &[], &format!("ln -s {} d; echo planted", layer.display()));
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        // `--isolation landlock`'s own cache directory.
+        let o = run_landlock(
+            &f,
+            &[],
+            &format!(
+                "{}; ln -s $XDG_CACHE_HOME/evil5 e/l; echo planted",
+                plant("$XDG_CACHE_HOME/evil5")
+            ),
+        );
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        for link in ["sub", "a", "c", "d", "mine2", "e/l"] {
+            let p = f.ws().join(link);
+            assert!(
+                std::fs::symlink_metadata(&p).is_err(),
+                "{what}: {link} left in place: {}",
+                stderr(&o)
+            );
+            let held = f.ws().join(format!("{link}.qwrap-held"));
+            assert!(
+                std::fs::symlink_metadata(&held).is_ok(),
+                "{what}: {link} not held: {:?}",
+                listing(&f.ws())
+            );
+        }
+        // Host git through each way the links led, and in the user's own.
+        for d in ["sub", "a/b", "c", "d", "mine2", "e/l", "mine"] {
+            let _ = f
+                .command("sh")
+                .args(["-c", &format!("cd {d} && git status")])
+                .output();
+        }
+        assert!(!hit.exists(), "{what}: a host git ran the planted fsmonitor");
+        assert!(
+            f.ws().join("mine").is_symlink(),
+            "{what}: the user's own link moved"
+        );
+        assert!(
+            mine.join(".git/hooks/post-checkout").is_file(),
+            "{what}: the user's repository changed"
+        );
+    }
+}
+
 /// Repositories made where the walk at the start does not look (in
 /// `node_modules`, five levels down) are held aside at exit all the same;
 /// the user's own there, with a hook of its own and untouched by the

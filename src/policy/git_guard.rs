@@ -194,6 +194,8 @@ const NOT_SCANNED: [&str; 6] = ["node_modules", "target", ".venv", "venv", "__py
 /// opens, and host git cannot run there either: it cannot read its
 /// working directory.)
 const WHOLE_SCAN: usize = 250_000;
+/// Links kept of a walk when the sandbox has ended.
+pub const LINKS_MET: usize = 100_000;
 
 /// How far a walk for repositories looks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -203,6 +205,10 @@ pub enum Reach {
     StartUp,
     /// When it has ended: every directory, up to [`WHOLE_SCAN`] of them.
     Whole,
+    /// When it has ended, outside the writable roots, where a link made
+    /// inside leads: every directory, up to [`MAX_SCAN`] of them, none of
+    /// them changed (an unreadable one stays unread).
+    Beyond,
 }
 
 /// Whether the walk at the start looked at `p` (a path below one of
@@ -242,6 +248,10 @@ pub struct Found {
     pub trusted: Vec<PathBuf>,
     /// At the start: those paths as spelled, through a link ([`Guard::ways`]).
     pub ways: Vec<PathBuf>,
+    /// When the sandbox has ended: the symbolic links met (but `.git`),
+    /// the first [`LINKS_MET`]; host git run where one leads takes the
+    /// repository there as its own.
+    pub links: Vec<PathBuf>,
     /// When the sandbox has ended: names with characters a terminal acts
     /// on or that hide text (the first 100), which host git prints as they
     /// are where `core.quotePath` is off.
@@ -270,6 +280,7 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
     let (most, deepest, skip) = match reach {
         Reach::StartUp => (MAX_SCAN, SCAN_DEPTH, &NOT_SCANNED[..]),
         Reach::Whole => (WHOLE_SCAN, usize::MAX, &[][..]),
+        Reach::Beyond => (MAX_SCAN, usize::MAX, &[][..]),
     };
     let mut found = Found::default();
     let mut queue: std::collections::VecDeque<(PathBuf, usize)> =
@@ -281,6 +292,14 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
             found.note = Some(match reach {
                 Reach::StartUp => format!(
                     "more than {MAX_SCAN} directories below the writable roots: repositories beyond them are not guarded while the command runs"
+                ),
+                Reach::Beyond => format!(
+                    "more than {MAX_SCAN} directories below {}: repositories made beyond them were not looked for",
+                    roots
+                        .iter()
+                        .map(crate::lossy::shown)
+                        .collect::<Vec<_>>()
+                        .join(", ")
                 ),
                 Reach::Whole => format!(
                     "more than {WHOLE_SCAN} directories below the writable roots: the walk for repositories made inside stopped there, so one made beyond it is live (host git run in it would run its config and hooks); look before running git below {}",
@@ -326,6 +345,9 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
             {
                 found.odd_names.push(e.path());
             }
+            if link && name != ".git" && reach != Reach::StartUp && found.links.len() < LINKS_MET {
+                found.links.push(e.path());
+            }
             if name == ".git" {
                 if t.is_dir() || t.is_file() {
                     found.dot_gits.push(e.path());
@@ -368,7 +390,7 @@ fn list(dir: &Path, reach: Reach, found: &mut Found) -> Option<fs::ReadDir> {
     use std::os::unix::fs::PermissionsExt;
     match fs::read_dir(dir) {
         Ok(rd) => return Some(rd),
-        Err(e) if reach == Reach::StartUp || e.kind() != std::io::ErrorKind::PermissionDenied => return None,
+        Err(e) if reach != Reach::Whole || e.kind() != std::io::ErrorKind::PermissionDenied => return None,
         Err(_) => {}
     }
     let mode = fs::symlink_metadata(dir)

@@ -28,6 +28,7 @@ mod limits;
 mod metadata;
 pub(crate) mod monitor;
 mod planted;
+mod planted_links;
 pub(crate) mod reaper;
 pub mod terminal;
 mod trapped;

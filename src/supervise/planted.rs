@@ -202,6 +202,7 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
             let _ = rustix::io::write(fd, line.as_bytes());
         }
     }
+    super::planted_links::held(&scan.roots, &now.links, known.1, &user, fd);
 }
 
 /// Each of what host git would read as config or hooks that was missing
@@ -309,7 +310,7 @@ fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found)
 /// What host git would take config or hooks from in the repository's own
 /// work tree (a relative `core.hooksPath` of the user's names `.githooks`
 /// in every repository): there, the command's.
-fn work_tree_reads(dot_git: &Path, user: &crate::policy::UserGit) -> Vec<String> {
+pub(super) fn work_tree_reads(dot_git: &Path, user: &crate::policy::UserGit) -> Vec<String> {
     let git_dir = pointed_dir(dot_git).unwrap_or_else(|| dot_git.to_path_buf());
     let top = match dot_git.parent() {
         Some(p) if dot_git.file_name().is_some_and(|n| n == ".git") => p,
@@ -340,7 +341,11 @@ fn reached(scan: &RepoScan, p: &Path) -> bool {
 /// `.git` file names, whole, and what its config names outside it
 /// (includes, `core.hooksPath` and the hooks in it, the ignores and
 /// attributes files).
-fn repo_changed_since(dot_git: &Path, since: std::time::SystemTime, user: &crate::policy::UserGit) -> bool {
+pub(super) fn repo_changed_since(
+    dot_git: &Path,
+    since: std::time::SystemTime,
+    user: &crate::policy::UserGit,
+) -> bool {
     let git_dir = pointed_dir(dot_git).unwrap_or_else(|| dot_git.to_path_buf());
     if changed(dot_git, since) || tree_changed_since(&git_dir, since) {
         return true;
@@ -378,7 +383,7 @@ fn tree_changed_since(git_dir: &Path, since: std::time::SystemTime) -> bool {
 
 /// Whether the file at `p` (not followed) was made or changed since
 /// `since`: its change time, which no call can set back.
-fn changed(p: &Path, since: std::time::SystemTime) -> bool {
+pub(super) fn changed(p: &Path, since: std::time::SystemTime) -> bool {
     use std::os::unix::fs::MetadataExt;
     std::fs::symlink_metadata(p).is_ok_and(|m| {
         let ctime =
@@ -414,7 +419,7 @@ fn entries(dir: &Path) -> Vec<std::path::PathBuf> {
 /// after it), beside it: its directory opened from `/` one component at a
 /// time without following a link (a link planted on the way leads
 /// nowhere), the rename replacing nothing.
-fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, Option<std::ffi::OsString>), Held> {
+pub(super) fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, Option<std::ffi::OsString>), Held> {
     use rustix::io::Errno;
     let (Some(parent), Some(name)) = (dot_git.parent(), dot_git.file_name()) else {
         return Err(Errno::INVAL.into());
@@ -463,7 +468,7 @@ fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, Option<std::ffi::Os
 }
 
 /// Why a repository could not be held aside whole.
-enum Held {
+pub(super) enum Held {
     /// It stayed where it was.
     Not(rustix::io::Errno),
     /// It was moved aside, but a HEAD in it could not be.

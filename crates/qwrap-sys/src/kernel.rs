@@ -431,6 +431,19 @@ pub fn poll(fds: &mut [rustix::event::PollFd<'_>], timeout: Option<std::time::Du
     rustix::event::poll(fds, timeout.as_ref())
 }
 
+/// The calling thread's nice value (Linux keeps one per thread).
+pub fn thread_nice() -> R<i32> {
+    faked!("getpriority", Ok(0));
+    rustix::process::getpriority_process(None)
+}
+
+/// `setpriority(PRIO_PROCESS, 0, nice)`: this thread's nice value only
+/// (below the current one needs CAP_SYS_NICE or RLIMIT_NICE).
+pub fn set_thread_nice(nice: i32) -> R<()> {
+    faked!("setpriority", args: format!("PRIO_PROCESS, 0, {nice}"), Ok(()));
+    rustix::process::setpriority_process(None, nice)
+}
+
 pub fn pidfd_open(pid: Pid, flags: PidfdFlags) -> R<OwnedFd> {
     faked!("pidfd_open", Ok(fake::fd()));
     rustix::process::pidfd_open(pid, flags)
