@@ -2296,6 +2296,147 @@ fn a_repository_made_inside_with_hooks_where_the_users_config_looks_is_held() {
     }
 }
 
+/// What host git keeps for a checkout outside the writable roots stays
+/// the host's: the branch each such checkout has checked out, the stash
+/// (with the main checkout outside), and a linked worktree's own HEAD and
+/// index. Moved, deleted or rewritten inside (loose or in `packed-refs`),
+/// each is refused, while the branch of the checkout inside still reaches
+/// the host. With a linked worktree as the workspace, and with the main
+/// checkout as it.
+#[test]
+fn checkouts_outside_the_roots_keep_their_branches_and_state() {
+    let rev = |f: &Fixture, dir: &str, what: &str| {
+        let o = f
+            .command("git")
+            .args(["-C", dir, "rev-parse", "-q", "--verify", what])
+            .current_dir(f.path())
+            .output()
+            .unwrap();
+        stdout(&o).trim().to_string()
+    };
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let setup = format!(
+            "set -e; git init -q -b main m && echo 1 > m/f && {GIT} -C m add f && {GIT} -C m commit -qm one
+             echo 9 > m/f && {GIT} -C m stash -q
+             git -C m worktree add -q ../wt -b w && git -C m worktree add -q ../wt2 -b w2
+             echo s > wt2/staged && git -C wt2 add staged && git -C m pack-refs --all"
+        );
+        ok(&f
+            .command("sh")
+            .arg("-c")
+            .arg(&setup)
+            .current_dir(f.path())
+            .output()
+            .unwrap());
+        let main = rev(&f, "m", "main");
+        let stash = rev(&f, "m", "refs/stash");
+        let w2 = rev(&f, "m", "w2");
+        let wt2_head = std::fs::read(f.path().join("m/.git/worktrees/wt2/HEAD")).unwrap();
+        let wt2_index = std::fs::read(f.path().join("m/.git/worktrees/wt2/index")).unwrap();
+        let mut c = f.qwrap(&["run", "--workspace"]);
+        c.arg(f.path().join("wt"))
+            .args(["--", "sh", "-c"])
+            .arg(format!(
+                "c=$(git rev-parse --git-common-dir) && echo 2 > f && {GIT} commit -qam two
+                 sed -i \"s|^$(git rev-parse main) refs/heads/main|$(git rev-parse HEAD) refs/heads/main|\" $c/packed-refs
+                 git update-ref refs/heads/main HEAD; git update-ref -d refs/stash; git update-ref -d refs/heads/w2
+                 printf 'ref: refs/heads/w\\n' > $c/worktrees/wt2/HEAD; cp $c/worktrees/wt/index $c/worktrees/wt2/index
+                 sleep 1; echo done"
+            ))
+            .current_dir(f.path().join("wt"))
+            .env("QWRAP_MOUNT_API", "new");
+        let o = c.output().unwrap();
+        let what = format!("{who:?} a linked worktree inside");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        assert_eq!(
+            rev(&f, "m", "main"),
+            main,
+            "{what}: the main checkout's branch moved: {}",
+            stderr(&o)
+        );
+        assert_eq!(
+            rev(&f, "m", "refs/stash"),
+            stash,
+            "{what}: the stash changed: {}",
+            stderr(&o)
+        );
+        assert_eq!(
+            rev(&f, "m", "w2"),
+            w2,
+            "{what}: another worktree's branch changed: {}",
+            stderr(&o)
+        );
+        assert_eq!(
+            std::fs::read(f.path().join("m/.git/worktrees/wt2/HEAD")).unwrap(),
+            wt2_head,
+            "{what}: another worktree's HEAD changed"
+        );
+        assert_eq!(
+            std::fs::read(f.path().join("m/.git/worktrees/wt2/index")).unwrap(),
+            wt2_index,
+            "{what}: another worktree's index changed"
+        );
+        let log = f
+            .command("git")
+            .args(["-C", "m", "log", "-1", "--format=%s", "w"])
+            .current_dir(f.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            stdout(&log).trim(),
+            "two",
+            "{what}: the branch inside did not reach the host: {}",
+            stderr(&o)
+        );
+
+        // The main checkout as the workspace: the linked worktrees outside.
+        let wt_head = std::fs::read(f.path().join("m/.git/worktrees/wt2/HEAD")).unwrap();
+        let mut c = f.qwrap(&["run", "--workspace"]);
+        c.arg(f.path().join("m"))
+            .args(["--", "sh", "-c"])
+            .arg(format!(
+                "echo 3 > f && {GIT} commit -qam three && git update-ref refs/heads/w2 HEAD
+                 printf 'ref: refs/heads/main\\n' > .git/worktrees/wt2/HEAD; cp .git/index .git/worktrees/wt2/index
+                 sleep 1; echo done"
+            ))
+            .current_dir(f.path().join("m"))
+            .env("QWRAP_MOUNT_API", "new");
+        let o = c.output().unwrap();
+        let what = format!("{who:?} the main checkout inside");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        assert_eq!(
+            rev(&f, "m", "w2"),
+            w2,
+            "{what}: a worktree's branch moved: {}",
+            stderr(&o)
+        );
+        assert_eq!(
+            std::fs::read(f.path().join("m/.git/worktrees/wt2/HEAD")).unwrap(),
+            wt_head,
+            "{what}: a worktree's HEAD changed: {}",
+            stderr(&o)
+        );
+        assert_eq!(
+            std::fs::read(f.path().join("m/.git/worktrees/wt2/index")).unwrap(),
+            wt2_index,
+            "{what}: a worktree's index changed"
+        );
+        let log = f
+            .command("git")
+            .args(["-C", "m", "log", "-1", "--format=%s", "main"])
+            .current_dir(f.path())
+            .output()
+            .unwrap();
+        assert_eq!(
+            stdout(&log).trim(),
+            "three",
+            "{what}: the commit inside did not reach the host: {}",
+            stderr(&o)
+        );
+    }
+}
+
 /// A linked worktree as the workspace, its main checkout outside the
 /// writable roots: the common dir's own HEAD and index are the main
 /// checkout's, and stay the host's; a branch committed inside still

@@ -23,7 +23,7 @@
 use super::git_files::{
     self, Data, State, VET_MAX, copy_in, dir_flags, make_dirs, names, put, put_data, remove, state,
 };
-use super::git_objects;
+use super::{git_checkouts, git_objects};
 use crate::git_rules as git_vet;
 use crate::git_rules::Vetted;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
@@ -58,6 +58,10 @@ const TOP_FILES: [&str; 15] = [
 /// Why the main checkout's own files stay the host's.
 const MAIN_CHECKOUT: &str =
     "the main checkout's own, outside the writable roots (a linked worktree shares only refs with it)";
+/// Why a linked worktree's own files stay the host's.
+const OUTSIDE_WORKTREE: &str = "a linked worktree's own, its work tree outside the writable roots";
+/// Why a ref stays the host's.
+const CHECKED_OUT: &str = "checked out in a work tree outside the writable roots, or the stash of a main checkout there: host git there would take the change for the user's";
 
 /// State directories, copied whole (regular files and directories).
 /// Not `rr-cache`: a resolution recorded inside would be host git's in
@@ -148,6 +152,13 @@ pub(super) struct Pair {
     /// main checkout): only the refs are shared, its HEAD, index and state
     /// stay the host's.
     foreign: bool,
+    /// Refs (and their logs) a checkout outside the writable roots has
+    /// checked out, and the stash with the main checkout outside: the
+    /// host's stay (git_checkouts.rs).
+    held: Vec<PathBuf>,
+    /// A linked worktree's own git dir, its work tree outside the
+    /// writable roots: nothing of it is carried out.
+    frozen: bool,
     own: OwnedFd,
     kind: Kind,
     base: HashMap<PathBuf, u64>,
@@ -191,6 +202,8 @@ impl Pair {
             host,
             pinned,
             foreign: false,
+            held: Vec::new(),
+            frozen: false,
             own,
             kind,
             base: HashMap::new(),
@@ -202,10 +215,32 @@ impl Pair {
         })
     }
 
-    /// The same pair, its work tree outside the writable roots or not.
-    pub(super) fn foreign(mut self, foreign: bool) -> Pair {
+    /// The same pair, its work tree outside the writable roots or not;
+    /// what checkouts outside `roots` keep held.
+    pub(super) fn foreign(mut self, foreign: bool, roots: &[PathBuf]) -> Pair {
         self.foreign = foreign;
+        if self.kind == Kind::Top && !roots.is_empty() {
+            let worktree = self.host_path.parent().is_some_and(|p| p.ends_with("worktrees"));
+            self.frozen =
+                worktree && git_checkouts::work_tree_outside(self.host.as_fd(), Path::new(""), roots);
+            self.held = git_checkouts::held_refs(self.host.as_fd(), foreign, roots);
+        }
         self
+    }
+
+    /// Why what the sandbox did at `rel` stays inside: the main checkout's
+    /// own, a worktree's outside the roots, a ref one of them holds (or a
+    /// directory that holds one).
+    fn stays_the_hosts(&self, rel: &Path) -> Option<&'static str> {
+        if self.frozen {
+            Some(OUTSIDE_WORKTREE)
+        } else if self.foreign && !Self::shared_with_worktrees(rel) {
+            Some(MAIN_CHECKOUT)
+        } else if self.held.iter().any(|h| h.starts_with(rel)) {
+            Some(CHECKED_OUT)
+        } else {
+            None
+        }
     }
 
     /// What a main checkout outside the roots shares with its linked
@@ -350,6 +385,12 @@ impl Pair {
             }
             (State::Dir, State::Absent) | (State::Absent, State::Dir) => {
                 let host_has = matches!(h, State::Dir);
+                // Made or removed on the host's side.
+                if (base == Some(DIR_BASE)) == host_has
+                    && let Some(why) = self.stays_the_hosts(rel)
+                {
+                    return Done::Refused(why.into());
+                }
                 if base == Some(DIR_BASE) {
                     // Removed on the other side since the last look.
                     self.base.remove(rel);
@@ -402,8 +443,8 @@ impl Pair {
                     // on to a parent's repository (its `reset --hard`
                     // reverted a file there); git never removes HEAD or the
                     // index itself.
-                    if self.foreign && !Self::shared_with_worktrees(rel) {
-                        return Done::Refused(MAIN_CHECKOUT.into());
+                    if let Some(why) = self.stays_the_hosts(rel) {
+                        return Done::Refused(why.into());
                     }
                     if self.kind == Kind::Top && (rel == Path::new("HEAD") || rel == Path::new("index")) {
                         return Done::Refused(
@@ -500,8 +541,8 @@ impl Pair {
     /// Copies the sandbox's content to the host once vetted; a rewritten
     /// copy (an index without what hides changes) comes back in next.
     fn vetted_out(&mut self, rel: &Path, content: &Data, mode: u32, hash: u64, host: Option<&Data>) -> Done {
-        if self.foreign && !Self::shared_with_worktrees(rel) {
-            return Done::Refused(MAIN_CHECKOUT.into());
+        if let Some(why) = self.stays_the_hosts(rel) {
+            return Done::Refused(why.into());
         }
         if self.kind != Kind::Top || !git_vet::vetted(rel) {
             return self
@@ -515,6 +556,9 @@ impl Pair {
         };
         let host = host.and_then(|h| h.bytes(VET_MAX).ok());
         let (data, host) = (&data[..], host.as_deref());
+        if rel == Path::new("packed-refs") && git_checkouts::packed_moves_held(&self.held, data, host) {
+            return Done::Refused(CHECKED_OUT.into());
+        }
         let vetted = git_vet::vet(rel, data, host, self.sparse);
         if vetted.is_ok() && self.names_missing_object(rel, data, host) {
             // Its object may be on its way (an event not yet read): waited

@@ -17,6 +17,7 @@ mod calls;
 mod explain;
 mod explain_judge;
 mod explain_why;
+mod git_checkouts;
 mod git_files;
 mod git_objects;
 mod git_sync;

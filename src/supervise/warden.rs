@@ -353,7 +353,7 @@ fn git_sync(
                     .any(|r| host.parent().is_some_and(|p| p.starts_with(r)));
             Pair::new(host.clone(), own, kind)
                 .ok()
-                .map(|p| p.foreign(foreign))
+                .map(|p| p.foreign(foreign, roots))
         })
         .collect();
     let mut sync = GitSync::new(pairs, report).ok()?;
