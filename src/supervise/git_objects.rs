@@ -1,8 +1,11 @@
 //! Objects written inside, brought to the host the way a push brings them:
 //! the sandbox's `objects/` is its own (the host's are read through
 //! `objects/info/alternates`, from a read-only view), and the warden hands
-//! what is new to the host's git: loose objects packed from a private
-//! quarantine and unpacked with `git unpack-objects --strict`, packs read
+//! what is new to the host's git: loose objects packed from a quarantine
+//! beside the host's objects (out of the sandbox's reach, in every mode:
+//! under `--tmp host` one in the host's temp directory was the command's
+//! to put a FIFO in, which held the import, and host git, for ever) and
+//! unpacked with `git unpack-objects --strict`, packs read
 //! by `git index-pack --strict --stdin --fix-thin`. Each object is checked
 //! as git checks what a remote sends (fsck: tree entries named `.git` or
 //! `..`, malformed commits and tags, links to objects that do not exist);
@@ -45,12 +48,18 @@ pub(super) fn alternates(git_dir: &Path, host_alternates: Option<&[u8]>) -> Vec<
 /// What one import did: each object or pack and whether the host took it.
 pub(super) type Outcome = Vec<(PathBuf, Result<(), String>)>;
 
-/// Brings what is new in the sandbox's objects to the host's repository.
-pub(super) fn import(git_dir: &Path, own: BorrowedFd<'_>, done: &mut HashSet<OsString>) -> Outcome {
+/// Brings what is new in the sandbox's objects to the host's repository
+/// (`git_dir`: `/proc/self/fd/N` of `pinned`, its git dir held open).
+pub(super) fn import(
+    git_dir: &Path,
+    pinned: BorrowedFd<'_>,
+    own: BorrowedFd<'_>,
+    done: &mut HashSet<OsString>,
+) -> Outcome {
     let mut out = Vec::new();
     let loose = new_loose(own, done);
     if !loose.is_empty() {
-        out.extend(import_loose(git_dir, own, &loose, done));
+        out.extend(import_loose(git_dir, pinned, own, &loose, done));
     }
     for pack in new_packs(own, done) {
         let rel = Path::new("pack").join(&pack);
@@ -129,11 +138,12 @@ fn import_pack(git_dir: &Path, own: BorrowedFd<'_>, rel: &Path) -> Result<(), St
 /// that one bad object does not hold back the rest.
 fn import_loose(
     git_dir: &Path,
+    pinned: BorrowedFd<'_>,
     own: BorrowedFd<'_>,
     loose: &[PathBuf],
     done: &mut HashSet<OsString>,
 ) -> Outcome {
-    let q = match Quarantine::new() {
+    let q = match Quarantine::new(pinned, git_dir) {
         Ok(q) => q,
         Err(e) => return loose.iter().map(|l| (l.clone(), Err(e.clone()))).collect(),
     };
@@ -179,23 +189,41 @@ fn transfer(git_dir: &Path, q: &Path, ids: &[PathBuf]) -> Result<(), String> {
     crate::git_receive::transfer(git_dir, q, &ids)
 }
 
-/// A directory of the warden's own, removed with everything in it.
+/// A directory of the warden's own beside the host's objects (as
+/// receive-pack's `incoming-*`), made and removed through the git dir held
+/// open (never through a path), with everything in it.
 struct Quarantine {
+    /// As host git is given it: below `/proc/self/fd/N`.
     path: PathBuf,
+    objects: OwnedFd,
+    name: OsString,
     fd: OwnedFd,
 }
 
 impl Quarantine {
-    fn new() -> Result<Quarantine, String> {
+    fn new(pinned: BorrowedFd<'_>, git_dir: &Path) -> Result<Quarantine, String> {
         use std::sync::atomic::{AtomicU32, Ordering};
         static N: AtomicU32 = AtomicU32::new(0);
         let n = N.fetch_add(1, Ordering::Relaxed);
-        let path = std::env::temp_dir().join(format!("qwrap-objects-{}-{n}", std::process::id()));
-        rustix::fs::mkdir(&path, Mode::from_raw_mode(0o700))
-            .map_err(|e| format!("{}: {e}", path.display()))?;
-        let fd = rustix::fs::open(&path, super::git_files::dir_flags(), Mode::empty())
-            .map_err(|e| e.to_string())?;
-        Ok(Quarantine { path, fd })
+        let name = OsString::from(format!("incoming-qwrap-loose-{}-{n}", std::process::id()));
+        let path = git_dir.join("objects").join(&name);
+        let said = |e: rustix::io::Errno| format!("{}: {e}", path.display());
+        let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        let objects = crate::sys::kernel::openat(pinned, "objects", flags, Mode::empty()).map_err(said)?;
+        crate::sys::kernel::mkdirat(&objects, name.as_os_str(), Mode::from_raw_mode(0o700)).map_err(said)?;
+        let fd = crate::sys::kernel::openat(
+            &objects,
+            name.as_os_str(),
+            super::git_files::dir_flags(),
+            Mode::empty(),
+        )
+        .map_err(said)?;
+        Ok(Quarantine {
+            path,
+            objects,
+            name,
+            fd,
+        })
     }
 
     /// Copies one loose object in, in a fixed buffer.
@@ -213,8 +241,7 @@ impl Quarantine {
 
 impl Drop for Quarantine {
     fn drop(&mut self) {
-        let _ = super::git_files::remove(rustix::fs::CWD, &self.path, true);
-        let _ = rustix::fs::unlinkat(rustix::fs::CWD, &self.path, AtFlags::REMOVEDIR);
+        let _ = super::git_files::remove(self.objects.as_fd(), Path::new(&self.name), true);
     }
 }
 

@@ -488,10 +488,15 @@ impl Pair {
             Vec::new()
         };
         let git_dir = self.git_dir();
-        let done = git_objects::import(&git_dir, self.own.as_fd(), &mut self.imported)
-            .into_iter()
-            .map(|(rel, r)| (rel, r.map_or_else(Done::Refused, |()| Done::Copied)))
-            .collect();
+        let done = git_objects::import(
+            &git_dir,
+            self.pinned.as_fd(),
+            self.own.as_fd(),
+            &mut self.imported,
+        )
+        .into_iter()
+        .map(|(rel, r)| (rel, r.map_or_else(Done::Refused, |()| Done::Copied)))
+        .collect();
         (below, done)
     }
 
