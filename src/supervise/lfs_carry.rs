@@ -1,9 +1,13 @@
 //! git-lfs's objects made inside, carried to the host's store as git-lfs
 //! takes a download: the sandbox's store is its own (a level of the git
 //! dir's tmpfs), and only `objects/XX/YY/OID`, a regular file whose
-//! SHA-256 is its name, is copied out (a fixed buffer, hashed as it is
-//! copied, into a new file beside its place, renamed there replacing
-//! nothing). A link, FIFO or anything else made there stays inside.
+//! SHA-256 is its name, is copied out: hashed first, without a byte
+//! written on the host (a false object had become gigabytes of the host's
+//! disk before it was refused), then copied in a fixed buffer, hashed
+//! again as it is copied (the file may change between), into a new file
+//! beside its place, renamed there replacing nothing. A file with holes
+//! stays inside (git-lfs writes none, and holes would become data on the
+//! host), and so does a link, a FIFO or anything else made there.
 
 use super::git_files::{dir_flags, names_in, open_dir};
 use crate::git_rules::sha256::{Sha256, hex};
@@ -68,6 +72,10 @@ fn one(
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return None;
     }
+    // Blocks are 512 bytes; a page's worth of slack for the last one.
+    if (st.st_blocks as u64) * 512 + 4096 < st.st_size as u64 {
+        return Some(Err("a file with holes (git-lfs writes none): not carried".into()));
+    }
     let dir = match host_dir(host_store, &[OsStr::new("objects"), xx, yy]) {
         Ok(d) => d,
         Err(e) => return Some(Err(format!("the host's store: {e}"))),
@@ -78,8 +86,30 @@ fn one(
     Some(copy_checked(&src, &dir, oid))
 }
 
-/// The copy, hashed as it is written, kept only if it hashes to `oid`.
+/// Whether the file, read from its start, hashes to `oid`.
+fn hashes_to(src: &OwnedFd, oid: &OsStr) -> Result<bool, String> {
+    let mut hash = Sha256::default();
+    let mut buf = vec![0u8; 64 * 1024];
+    let mut at = 0u64;
+    loop {
+        match crate::sys::kernel::pread(src, &mut buf, at) {
+            Ok(0) => return Ok(hex(&hash.finish()).as_bytes() == oid.as_bytes()),
+            Ok(n) => {
+                hash.update(&buf[..n]);
+                at += n as u64;
+            }
+            Err(Errno::INTR) => {}
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// The copy, once the file hashes to `oid`, hashed again as it is
+/// written, kept only if it still does.
 fn copy_checked(src: &OwnedFd, dir: &OwnedFd, oid: &OsStr) -> Result<(), String> {
+    if !hashes_to(src, oid)? {
+        return Err("its content does not hash to its name".into());
+    }
     let mut tmp_name = OsString::from(".qwrap-");
     tmp_name.push(oid);
     tmp_name.push(format!(".{}.tmp", std::process::id()));
@@ -173,6 +203,40 @@ mod tests {
         );
         // Looked at once: a second pass does nothing.
         assert!(carry(top.as_fd(), &host, &mut done).is_empty());
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    /// A false object is refused before anything is written beside its
+    /// place (where the copy would go, a directory stands in the way: a
+    /// write would fail on it first), and a file of holes at once.
+    #[test]
+    fn a_false_object_or_one_of_holes_writes_nothing_on_the_host() {
+        let t = std::env::temp_dir().join(format!("qwrap-lfs-false-{}", std::process::id()));
+        let own = t.join("own");
+        let host = t.join("host/lfs");
+        let (bad, holes) = ("ab".repeat(32), "ef".repeat(32));
+        for (oid, len) in [(&bad, 0u64), (&holes, 1 << 30)] {
+            let d = own.join("lfs/objects").join(&oid[..2]).join(&oid[2..4]);
+            std::fs::create_dir_all(&d).unwrap();
+            let f = std::fs::File::create(d.join(oid)).unwrap();
+            if len == 0 {
+                std::fs::write(d.join(oid), "false\n").unwrap();
+            } else {
+                f.set_len(len).unwrap();
+            }
+            let place = host.join("objects").join(&oid[..2]).join(&oid[2..4]);
+            std::fs::create_dir_all(place.join(format!(".qwrap-{oid}.{}.tmp", std::process::id()))).unwrap();
+        }
+        let top = rustix::fs::open(&own, dir_flags(), Mode::empty()).unwrap();
+        let out = carry(top.as_fd(), &host, &mut HashSet::new());
+        let said = |oid: &str| {
+            out.iter()
+                .find(|(p, _)| p.ends_with(oid))
+                .map(|(_, r)| r.clone().unwrap_err())
+                .unwrap_or_default()
+        };
+        assert!(said(&bad).contains("does not hash"), "{out:?}");
+        assert!(said(&holes).contains("holes"), "{out:?}");
         std::fs::remove_dir_all(&t).unwrap();
     }
 }
