@@ -24,6 +24,30 @@ pub fn git(git_dir: &Path) -> Command {
     c
 }
 
+/// The heap host git may take when it works on the command's objects:
+/// the sandbox's `--memory` (at least [`HELD_FLOOR`]), where it has one.
+static HELD_DATA: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+/// Below this, host git cannot index even a small pack.
+const HELD_FLOOR: u64 = 64 << 20;
+
+/// Host git run on the command's objects from now on has its heap held
+/// to `bytes` (the sandbox's `--memory`): those objects are the command's
+/// work, but host git runs outside the sandbox's groups (a 4 MB pack of
+/// deltas made `index-pack` take 2 GiB under `--memory 256M`).
+pub fn hold_to_memory(bytes: u64) {
+    let _ = HELD_DATA.set(bytes.max(HELD_FLOOR));
+}
+
+/// Host git started on the command's objects: at nice 19 (it works
+/// outside the sandbox's groups and must not take the host's CPU from the
+/// user), its heap held where the sandbox's memory is (`hold_to_memory`),
+/// both before its exec; where they cannot be set, it does not run.
+fn spawn_held(c: &mut Command) -> Result<std::process::Child, String> {
+    crate::sys::held_before_exec(c, 19, HELD_DATA.get().copied());
+    c.spawn()
+        .map_err(|e| format!("git could not run at nice 19 with its memory held: {e}"))
+}
+
 /// A git run's outcome, with git's last line where it refused.
 pub fn said(o: std::io::Result<std::process::Output>) -> Result<(), String> {
     match o {
@@ -45,14 +69,14 @@ pub fn said(o: std::io::Result<std::process::Output>) -> Result<(), String> {
 /// looked at there, then moved in.
 pub fn index_pack(git_dir: &Path, pack: Stdio) -> Result<(), String> {
     let q = Incoming::new(git_dir)?;
-    let o = git(git_dir)
+    let mut c = git(git_dir);
+    let o = c
         .args(["index-pack", "--strict", "--stdin", "--fix-thin"])
         .env("GIT_OBJECT_DIRECTORY", &q.path)
         .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", git_dir.join("objects"))
         .stdin(pack)
-        .stdout(Stdio::null())
-        .output();
-    said(o)?;
+        .stdout(Stdio::null());
+    said(spawn_held(o)?.wait_with_output())?;
     too_large(git_dir, &q.path, None, IMPORT_WITHIN)?;
     q.move_in(git_dir)
 }
@@ -100,7 +124,7 @@ fn too_large(
     if ids.is_none() {
         c.args(["--batch-all-objects", "--unordered"]);
     }
-    let mut child = c.spawn().map_err(|e| format!("git could not run: {e}"))?;
+    let mut child = spawn_held(&mut c)?;
     // A writer and a reader of their own: git answers as it reads, and a
     // full pipe each way would hold both.
     if let Some(mut stdin) = child.stdin.take() {
@@ -258,14 +282,14 @@ pub fn transfer(git_dir: &Path, objects: &Path, ids: &[String]) -> Result<(), St
     if ids.iter().any(|id| could_be_large(objects, id)) {
         too_large(git_dir, objects, Some(ids), IMPORT_WITHIN)?;
     }
-    let mut pack = git(git_dir)
-        .args(["pack-objects", "--stdout", "-q"])
-        .env("GIT_OBJECT_DIRECTORY", objects)
-        .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", git_dir.join("objects"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("git could not run: {e}"))?;
+    let mut pack = spawn_held(
+        git(git_dir)
+            .args(["pack-objects", "--stdout", "-q"])
+            .env("GIT_OBJECT_DIRECTORY", objects)
+            .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", git_dir.join("objects"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped()),
+    )?;
     let stdout = pack.stdout.take().ok_or("no pipe")?;
     let mut receive = git(git_dir);
     if ids.len() < UNPACK_LIMIT {
@@ -273,13 +297,13 @@ pub fn transfer(git_dir: &Path, objects: &Path, ids: &[String]) -> Result<(), St
     } else {
         receive.args(["index-pack", "--strict", "--stdin", "--fix-thin"]);
     }
-    let receive = receive.stdin(Stdio::from(stdout)).stdout(Stdio::null()).spawn();
+    let receive = spawn_held(receive.stdin(Stdio::from(stdout)).stdout(Stdio::null()));
     if let Some(mut stdin) = pack.stdin.take() {
         for id in ids {
             let _ = writeln!(stdin, "{id}");
         }
     }
     let packed = said(pack.wait_with_output());
-    let received = said(receive.and_then(|r| r.wait_with_output()));
+    let received = receive.and_then(|r| said(r.wait_with_output()));
     packed.and(received)
 }

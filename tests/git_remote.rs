@@ -511,6 +511,45 @@ fn repositories_made_inside_are_named_at_exit() {
     }
 }
 
+/// Host git that brings the command's objects in is held to the
+/// sandbox's memory: a pack of 4.7 MB whose deltas make `index-pack` hold
+/// 2 GiB is refused under `--memory 256M`, and none of its 1 GiB blobs
+/// reaches the host's repository.
+#[test]
+fn importing_objects_made_inside_keeps_the_memory_limit() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let bomb = f.write("bomb.py", include_str!("helpers/delta_bomb_pack.py"), 0o644);
+        let script = format!(
+            "mkdir -p .git/objects/pack; p=.git/objects/pack/pack-1111111111111111111111111111111111111111; python3 '{}' $p.pack && : > $p.idx; sleep 2; echo made",
+            bomb.display()
+        );
+        let o = f.run_sh("new", &["--memory", "256M"], &script);
+        let what = format!("{who:?}");
+        if o.status.code() == Some(125) && stderr(&o).contains("cannot be enforced here") {
+            println!("SKIP {what}: no memory limit here: {}", stderr(&o));
+            continue;
+        }
+        assert!(stdout(&o).contains("made"), "{what}: {}", stderr(&o));
+        let sizes = f
+            .command("git")
+            .args(["cat-file", "--batch-all-objects", "--batch-check=%(objectsize)"])
+            .output()
+            .unwrap();
+        let large = stdout(&sizes)
+            .lines()
+            .filter(|l| l.parse::<u64>().is_ok_and(|n| n >= 1 << 30))
+            .count();
+        assert_eq!(
+            large,
+            0,
+            "{what}: blobs of 1 GiB reached the host: {}",
+            stderr(&o)
+        );
+    }
+}
+
 /// A link made inside leads host git to a repository the command made
 /// where it writes outside the roots, in this run or an earlier one: a
 /// `--cache shared` cache, the `--cache overlay` layer kept on the host,

@@ -39,6 +39,9 @@ pub(crate) fn start(orders: &StartWarden, hold: &[OwnedFd]) -> Result<WardenLink
     let ending = Ending::new(orders.remove.as_deref());
     let repos = orders.repos.as_deref().map(|r| Repos::new(r, !keep_background));
     let limits = orders.limits.clone();
+    if let Some(m) = limits.as_ref().and_then(|l| l.memory.as_ref()) {
+        crate::git_receive::hold_to_memory(m.limit);
+    }
     // The limits' lines go to qwrap's stderr too, kept as the reports' are:
     // not with --keep-background, where it would hold a caller's pipe open.
     let says_limits = limits.as_ref().is_some_and(|l| l.say) && !keep_background;

@@ -25,7 +25,7 @@ pub use notify::{
 };
 pub use process::*;
 pub use signals::{next_signal, send_signal, signal_fd, unblock_signals};
-pub use spawn::{spawn_detached, spawn_in_session, spawn_reaper};
+pub use spawn::{held_before_exec, spawn_detached, spawn_in_session, spawn_reaper};
 
 /// TIOCGEXCL: whether a terminal is in exclusive mode.
 pub fn terminal_exclusive(fd: impl rustix::fd::AsFd) -> Result<bool, Errno> {

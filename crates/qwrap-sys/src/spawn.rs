@@ -321,6 +321,30 @@ unsafe fn run<F: FnOnce() -> Infallible>(data: *mut libc::c_void) -> ! {
     }
 }
 
+/// `cmd`, once spawned, runs at `nice` and, given `data`, with its heap
+/// (and private writable mappings) held to that many bytes: both set in
+/// the child before its exec, so that nothing of it runs unheld; one that
+/// cannot be set fails the spawn.
+pub fn held_before_exec(cmd: &mut std::process::Command, nice: i32, data: Option<u64>) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the hook runs in the child between fork and exec; setpriority
+    // and setrlimit are async-signal-safe system calls on the child itself,
+    // and nothing is allocated or locked.
+    unsafe {
+        cmd.pre_exec(move || {
+            rustix::process::setpriority_process(None, nice)?;
+            if let Some(bytes) = data {
+                let limit = rustix::process::Rlimit {
+                    current: Some(bytes),
+                    maximum: Some(bytes),
+                };
+                rustix::process::setrlimit(rustix::process::Resource::Data, limit)?;
+            }
+            Ok(())
+        });
+    }
+}
+
 /// Runs `cmd` in a session of its own whose controlling terminal is
 /// `ctty`, waits for it, then reads what it left on stderr (verify's
 /// stand-in for a caller whose terminal is only the controlling one). The
