@@ -554,12 +554,13 @@ fn importing_objects_made_inside_keeps_the_memory_limit() {
 /// where it writes outside the roots, in this run or an earlier one: a
 /// `--cache shared` cache, the `--cache overlay` layer kept on the host,
 /// the `$XDG_CACHE_HOME` of `--isolation landlock`; through a link where
-/// the first leads, and from a directory below the repository's top. Each
-/// such link goes aside, and host git through every path runs nothing
-/// planted. The user's own repository outside the roots, with a hook,
+/// the first leads, from a directory below the repository's top, through
+/// /proc/self/cwd, past the places qwrap follows, a link to a plain one
+/// whose place the next run fills with a planted one. Each such link is
+/// removed, and host git through every path runs nothing planted. The user's own repository outside the roots, with a hook,
 /// linked from the start, stays linked and untouched.
 #[test]
-fn links_to_repositories_made_outside_the_roots_are_held() {
+fn links_to_repositories_made_outside_the_roots_are_removed() {
     for who in Who::all() {
         let f = Fixture::new(who);
         repo(&f);
@@ -579,19 +580,39 @@ fn links_to_repositories_made_outside_the_roots_are_held() {
         };
         let what = format!("{who:?}");
         // A shared cache: a link to the repository, a link to a place that
-        // holds a link to one, a link below one's top; and a new link to
-        // the user's own.
+        // holds a link to one, a link below one's top, a way through
+        // /proc/self/cwd that leads there from the home only, a name too
+        // long to rename, one among more places than qwrap follows; a new
+        // link to the user's own; a plain repository and a link to it, and
+        // one to be put in its place in the next run.
         let script = format!(
-            "set -e; {}; {}; {}
+            "set -e; {}; {}; {}; {}
              ln -s $HOME/.cache/evil1 sub; mkdir -p $HOME/.cache/x; ln -s $HOME/.cache/evil2 $HOME/.cache/x/b
              ln -s $HOME/.cache/x a; mkdir -p $HOME/.cache/evil3/deep/dir; ln -s $HOME/.cache/evil3/deep/dir c
+             mkdir -p ~/.cache/only-at-home; ln -s \"/proc/self/cwd/.cache/only-at-home/$(printf '../%.0s' $(seq 40))$HOME/.cache/evil1\" pc
+             ln -s $HOME/.cache/evil1 $(printf 'n%.0s' $(seq 250))
+             for i in $(seq 1 70); do mkdir -p $HOME/.cache/m$i; ln -s $HOME/.cache/m$i l$i; done; ln -s $HOME/.cache/evil1 zz
+             git init -q $HOME/.cache/plain; ln -s $HOME/.cache/plain g
              ln -s {} mine2; echo planted",
             plant("$HOME/.cache/evil1"),
             plant("$HOME/.cache/evil2"),
             plant("$HOME/.cache/evil3"),
+            plant("$HOME/.cache/evil6"),
             mine.display()
         );
         let o = f.run_sh("new", &["--cache", "shared"], &script);
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        assert!(
+            f.ws().join("g").is_symlink(),
+            "{what}: a link to a plain repository removed: {}",
+            stderr(&o)
+        );
+        // The next run puts the planted one where the link there leads.
+        let o = f.run_sh(
+            "new",
+            &["--cache", "shared"],
+            "mv $HOME/.cache/plain $HOME/.cache/plain.old && mv $HOME/.cache/evil6 $HOME/.cache/plain; echo planted",
+        );
         assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
         // The overlay's layer: the repository made in one run, the link in
         // the next, to where the layer lies on the host.
@@ -619,26 +640,26 @@ fn links_to_repositories_made_outside_the_roots_are_held() {
             ),
         );
         assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
-        for link in ["sub", "a", "c", "d", "mine2", "e/l"] {
+        let long = "n".repeat(250);
+        for link in ["sub", "a", "c", "d", "mine2", "e/l", "pc", "zz", "g", &long] {
             let p = f.ws().join(link);
             assert!(
                 std::fs::symlink_metadata(&p).is_err(),
                 "{what}: {link} left in place: {}",
                 stderr(&o)
             );
-            let held = f.ws().join(format!("{link}.qwrap-held"));
-            assert!(
-                std::fs::symlink_metadata(&held).is_ok(),
-                "{what}: {link} not held: {:?}",
-                listing(&f.ws())
-            );
         }
-        // Host git through each way the links led, and in the user's own.
-        for d in ["sub", "a/b", "c", "d", "mine2", "e/l", "mine"] {
-            let _ = f
-                .command("sh")
-                .args(["-c", &format!("cd {d} && git status")])
-                .output();
+        // Host git through each way the links led (from the home, where
+        // /proc/self/cwd leads on), and in the user's own.
+        for d in [
+            "sub", "a/b", "c", "d", "mine2", "e/l", "pc", "zz", "g", &long, "mine",
+        ] {
+            let script = format!(
+                "cd {} && cd {}/{d} && git status",
+                f.home().display(),
+                f.ws().display()
+            );
+            let _ = f.command("sh").args(["-c", &script]).output();
         }
         assert!(!hit.exists(), "{what}: a host git ran the planted fsmonitor");
         assert!(

@@ -580,6 +580,45 @@ fn links_sparse_and_unreadable_files_apply() {
     }
 }
 
+/// A link the command made that leads host git out of the workspace to a
+/// repository it planted where it writes (a shared cache), or through
+/// /proc/self/cwd, is never applied: apply refuses, names it, and the
+/// host's workspace gets no link; host git through where it would have
+/// led runs nothing planted.
+#[test]
+fn links_leading_host_git_out_are_never_applied() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        checkout(&f, "ws");
+        let hit = f.path().join("fsmonitor-ran");
+        let script = format!(
+            "set -e; git init -q $HOME/.cache/evil && git -C $HOME/.cache/evil config core.fsmonitor 'touch {}'
+             ln -s $HOME/.cache/evil tools; ln -s \"/proc/self/cwd/$(printf '../%.0s' $(seq 40))$HOME/.cache/evil\" pc",
+            hit.display()
+        );
+        ok(&f.run_sh("new", &["--review", "--cache", "shared"], &script));
+        let o = review(&f, &["apply", "--yes"]);
+        let what = format!("{who:?}");
+        assert!(!o.status.success(), "{what}: applied: {}", stderr(&o));
+        for link in ["tools", "pc"] {
+            assert!(
+                stderr(&o).contains(&format!("{link}: a link")),
+                "{what}: {link} not named: {}",
+                stderr(&o)
+            );
+            assert!(
+                std::fs::symlink_metadata(f.ws().join(link)).is_err(),
+                "{what}: {link} applied"
+            );
+            let _ = f
+                .command("sh")
+                .args(["-c", &format!("cd {link} && git status")])
+                .output();
+        }
+        assert!(!hit.exists(), "{what}: a host git ran the planted fsmonitor");
+    }
+}
+
 /// What host git trusts in its git dir is vetted at apply as the live
 /// guard vets it: a forged index entry (`.git/hooks/post-commit`) refuses
 /// the apply, named, and leaves the host's index; a bit that hides an edit

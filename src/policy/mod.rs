@@ -14,6 +14,7 @@ mod git_guard;
 pub mod hidden_set;
 pub mod home_view;
 pub mod limits;
+mod link_way;
 mod load;
 mod modes;
 mod passwd;
@@ -37,6 +38,7 @@ pub use git_guard::{
     scanned,
 };
 pub use limits::{CpuLimit, MemoryLimit, ProcessLimit, TimeLimit};
+pub use link_way::{Way, discovered, follow};
 pub use load::{Invocation, LoadError, load};
 pub use modes::{
     CacheMode, HomeMode, IsolationMode, LandlockMode, NetworkMode, PidMode, TmpMode, TmpfsSize, ViewMode,

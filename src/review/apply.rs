@@ -187,7 +187,7 @@ pub fn apply(layer: &Layer, yes: bool, confirm: &mut dyn FnMut(&str) -> bool) ->
     let refused_by_git = super::git_vetting::refused(layer, &changes);
     if !refused_by_git.is_empty() {
         let mut lines = vec![format!(
-            "qwrap: review: layer {} not applied: it holds git files git would refuse from a remote:",
+            "qwrap: review: layer {} not applied: it holds git files git would refuse from a remote, or links that lead host git out of the workspace:",
             layer.id
         )];
         lines.extend(refused_by_git.iter().map(|c| format!("  {c}")));

@@ -77,5 +77,44 @@ pub fn refused(layer: &Layer, changes: &[Change]) -> Vec<String> {
         })
         .collect();
     out.extend(super::git_objects::forged(layer, changes));
+    out.extend(links_out(layer, changes));
     out
+}
+
+/// Each link the layer makes that leads host git out of the workspace's
+/// trees to a repository (git in the link's directory, or a worktree whose
+/// path passes through it, would take that repository's config and hooks
+/// as its own; the command could have made it where it writes outside
+/// them), or that leads through /proc (where it leads depends on who
+/// follows it).
+fn links_out(layer: &Layer, changes: &[Change]) -> Vec<String> {
+    use crate::policy::{Reach, Way};
+    let trees = &layer.info.trees;
+    let why = |c: &Change| -> Option<String> {
+        let Kind::Symlink { target } = &c.kind else {
+            return None;
+        };
+        let at = trees.get(c.tree)?.join(&c.rel);
+        match crate::policy::follow(&at.parent()?.join(target), &|_| true) {
+            Way::Unknowable(_) => {
+                Some("a link through /proc, where it leads depends on who follows it".into())
+            }
+            Way::To(place, _) if place.is_dir() && !trees.iter().any(|t| place.starts_with(t)) => {
+                let below = || {
+                    let f = crate::policy::repositories_below(std::slice::from_ref(&place), Reach::Beyond);
+                    f.dot_gits.into_iter().chain(f.bare).chain(f.linked).next()
+                };
+                let repo = crate::policy::discovered(&place).or_else(below)?;
+                Some(format!(
+                    "a link that leads host git to the repository {}, outside the workspace (make it on the host if it is wanted)",
+                    crate::lossy::shown(&repo)
+                ))
+            }
+            Way::To(..) => None,
+        }
+    };
+    changes
+        .iter()
+        .filter_map(|c| why(c).map(|w| format!("{}: {w}", shown(layer, c.tree, &c.rel))))
+        .collect()
 }

@@ -419,7 +419,7 @@ fn entries(dir: &Path) -> Vec<std::path::PathBuf> {
 /// after it), beside it: its directory opened from `/` one component at a
 /// time without following a link (a link planted on the way leads
 /// nowhere), the rename replacing nothing.
-pub(super) fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, Option<std::ffi::OsString>), Held> {
+fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, Option<std::ffi::OsString>), Held> {
     use rustix::io::Errno;
     let (Some(parent), Some(name)) = (dot_git.parent(), dot_git.file_name()) else {
         return Err(Errno::INVAL.into());
@@ -468,7 +468,7 @@ pub(super) fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, Option<s
 }
 
 /// Why a repository could not be held aside whole.
-pub(super) enum Held {
+enum Held {
     /// It stayed where it was.
     Not(rustix::io::Errno),
     /// It was moved aside, but a HEAD in it could not be.

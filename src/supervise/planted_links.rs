@@ -1,32 +1,38 @@
-//! Links made inside that lead out of the writable roots. Host git run
-//! where a link leads (a `cd` through it, a linked worktree whose path
-//! passes through it) takes the repository it finds there, or above
-//! there, as its own. The command can make one wherever it writes outside
-//! the roots (the `--cache overlay` layer kept on the host, the
-//! `$XDG_CACHE_HOME` of `--isolation landlock`, the host's temp directory
-//! under `--tmp host`, a `--cache shared` cache), where the end's walk of
-//! the roots does not look, in this run or an earlier one. So every link
-//! below the roots is followed (and the links where it leads). A link
-//! made inside that leads to a repository naming a program goes aside,
+//! Links that lead out of the writable roots. Host git run where a link
+//! leads (a `cd` through it, a linked worktree whose path passes through
+//! it) takes the repository it finds there, or above there, as its own.
+//! The command can make one wherever it writes outside the roots (the
+//! `--cache overlay` layer kept on the host, the `$XDG_CACHE_HOME` of
+//! `--isolation landlock`, the host's temp directory under `--tmp host`,
+//! a `--cache shared` cache), where the end's walk of the roots does not
+//! look, in this run or an earlier one. So every link below the roots is
+//! followed, one component at a time as the kernel would (and the links
+//! where it leads). A link made inside (or with a link on its way made
+//! inside) that leads to a repository naming a program is removed,
 //! whenever that repository was made; a link there from the start, where
-//! the repository was made or changed since the start. The repository
-//! itself stays: it lies outside the roots, where qwrap changes nothing
-//! on a link's say-so.
+//! the place, the repository or its top changed during the run. So is a
+//! link made inside that leads through /proc, where it leads depends on
+//! who follows it (`/proc/self/cwd` is each reader's own directory). The
+//! repository itself stays: it lies outside the roots, where qwrap
+//! changes nothing on a link's say-so.
 
-use super::planted::{Held, changed, hold_aside, repo_changed_since, risks, work_tree_reads};
-use crate::policy::{Reach, UserGit, repositories_below};
+use super::planted::{changed, repo_changed_since, risks, work_tree_reads};
+use crate::policy::{Reach, UserGit, Way, discovered, follow, repositories_below};
 use rustix::fd::OwnedFd;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 use std::time::SystemTime;
 
 /// Places outside the roots followed, at most, for all the links of a
-/// run (each walked up to `policy::MAX_SCAN` directories).
+/// run (each walked up to `policy::MAX_SCAN` directories); a link made
+/// inside that leads outside past them is removed unfollowed.
 const FOLLOWED: usize = 64;
 
 /// Each link below `roots` that leads host git to a repository naming a
-/// program (made inside, or there from the start where the repository
-/// changed since `since`): moved aside, and said (on `fd`, qwrap's
-/// stderr).
+/// program (made inside, or there from the start where what it leads to
+/// changed since `since`), or that leads where qwrap cannot tell
+/// (through /proc, past what it follows): removed (what it said is said,
+/// on `fd`, qwrap's stderr). A link holds nothing but its text: nothing is
+/// lost, and no name is left that leads there.
 pub(super) fn held(
     roots: &[PathBuf],
     links: &[PathBuf],
@@ -35,39 +41,31 @@ pub(super) fn held(
     fd: Option<&OwnedFd>,
 ) {
     let mut budget = FOLLOWED;
-    // One qwrap moved aside already stays as it is.
-    let aside = |l: &&PathBuf| {
-        l.file_name()
-            .is_some_and(|n| n.as_encoded_bytes().windows(11).any(|w| w == b".qwrap-held"))
-    };
-    for link in links.iter().filter(|l| !aside(l)) {
-        if budget == 0 {
+    for link in links {
+        let before = budget;
+        let Some((repo, what)) = leads_to(roots, link, since, user, &mut budget) else {
+            continue;
+        };
+        if before > 0 && budget == 0 {
             say(
                 fd,
                 &format!(
-                    "{}: more than {FOLLOWED} places outside the writable roots that links made inside lead to: the rest were not followed; look before running git through a link made inside",
-                    crate::lossy::shown(link)
+                    "more than {FOLLOWED} places outside the writable roots are where links made inside lead: those past them were not followed, and each such link made inside is removed"
                 ),
             );
-            return;
         }
-        let made = changed(link, since);
-        let Some((repo, what)) = leads_to(roots, link, made, since, user, &mut budget) else {
-            continue;
-        };
         let target = std::fs::read_link(link).unwrap_or_default();
         let done = if what.is_empty() {
             "qwrap found nothing host git would run in it, but host git trusts all of it; look at it first"
                 .to_string()
         } else {
-            match hold_aside(link) {
-                Ok((aside, _)) => format!(
-                    "whose {} host git would run: the link moved aside to {} (review the repository before any git runs there)",
-                    what.join(", "),
-                    crate::lossy::shown(&aside)
+            match remove_link(link) {
+                Ok(()) => format!(
+                    "whose {} host git would run: the link removed (review the repository before any git runs there)",
+                    what.join(", ")
                 ),
-                Err(Held::Not(e) | Held::Partly(_, e)) => format!(
-                    "whose {} host git would run: remove the link, or review the repository before any git runs there (moving the link aside failed: {e})",
+                Err(e) => format!(
+                    "whose {} host git would run: remove the link, or review the repository before any git runs there (removing the link failed: {e})",
                     what.join(", ")
                 ),
             }
@@ -75,20 +73,10 @@ pub(super) fn held(
         say(
             fd,
             &format!(
-                "{}: a link {} (to {}) leads host git to {}, a repository outside the writable roots{}, {done}",
+                "{}: a link (to {}) leads host git to {}, outside the writable roots, {done}",
                 crate::lossy::shown(link),
-                if made {
-                    "made inside"
-                } else {
-                    "there from the start"
-                },
                 crate::lossy::shown(&target),
                 crate::lossy::shown(&repo),
-                if made {
-                    ""
-                } else {
-                    " made or changed during the run"
-                }
             ),
         );
     }
@@ -103,25 +91,28 @@ fn say(fd: Option<&OwnedFd>, line: &str) {
 /// The first repository outside the roots that host git could take
 /// through `link` and that names a program (or, plain, was made or
 /// changed since `since`), and what in it would run one (none: a plain
-/// one). Where the link leads outside the roots: the repository git finds
-/// there (there or above), those below it, and again where the links
-/// below it lead. A link there from the start (not `made` inside) counts
-/// only for a repository made or changed since then, never for a walk cut
-/// short.
+/// one); or the link itself where it leads where qwrap cannot tell. Where
+/// the link leads outside the roots: the repository git finds there
+/// (there or above), those below it, and again where the links below it
+/// lead. A link there from the start, all of whose way is too, counts only
+/// where the place, the repository's top or the repository changed since
+/// then, and never for what qwrap cannot tell.
 fn leads_to(
     roots: &[PathBuf],
     link: &Path,
-    made: bool,
     since: SystemTime,
     user: &UserGit,
     budget: &mut usize,
 ) -> Option<(PathBuf, Vec<String>)> {
-    let mut next = vec![link.to_path_buf()];
+    let (place, made) = match follow(link, &|p| changed(p, since)) {
+        Way::To(place, made) => (place, made),
+        Way::Unknowable(made) => {
+            return made.then(|| (link.to_path_buf(), vec![THROUGH_PROC.into()]));
+        }
+    };
+    let mut next = vec![place];
     let mut seen: Vec<PathBuf> = Vec::new();
-    while let Some(l) = next.pop() {
-        let Ok(place) = std::fs::canonicalize(&l) else {
-            continue;
-        };
+    while let Some(place) = next.pop() {
         if !place.is_dir() || roots.iter().any(|r| place.starts_with(r)) || seen.contains(&place) {
             continue;
         }
@@ -131,18 +122,25 @@ fn leads_to(
         *budget -= 1;
         seen.push(place.clone());
         let found = repositories_below(std::slice::from_ref(&place), Reach::Beyond);
-        let linked = found.linked.iter().map(|d| (d, true));
+        let linked = found.linked.iter().map(|d| (d.clone(), true));
         let repos = discovered(&place)
             .into_iter()
-            .chain(found.dot_gits.iter().chain(&found.bare).cloned());
-        for (repo, is_link) in repos
-            .map(|d| (d, false))
-            .chain(linked.map(|(d, l)| (d.clone(), l)))
-        {
+            .chain(found.dot_gits.iter().chain(&found.bare).cloned())
+            .map(|d| (d, false));
+        for (repo, is_link) in repos.chain(linked) {
             if roots.iter().any(|r| repo.starts_with(r)) {
                 continue;
             }
-            let fresh = || repo_changed_since(&repo, since, user);
+            let top = if repo.ends_with(".git") {
+                repo.parent()
+            } else {
+                Some(repo.as_path())
+            };
+            let fresh = || {
+                changed(&place, since)
+                    || top.is_some_and(|t| changed(t, since))
+                    || repo_changed_since(&repo, since, user)
+            };
             if !made && !fresh() {
                 continue;
             }
@@ -158,42 +156,36 @@ fn leads_to(
         if let Some(note) = found.note.filter(|_| made) {
             return Some((place, vec![note]));
         }
-        next.extend(found.links);
+        for l in found.links {
+            match follow(&l, &|p| changed(p, since)) {
+                Way::To(p, _) => next.push(p),
+                Way::Unknowable(fresh) if made || fresh => return Some((l, vec![THROUGH_PROC.into()])),
+                Way::Unknowable(_) => {}
+            }
+        }
     }
     None
 }
 
-/// The repository host git run in `dir` takes: the first directory, from
-/// `dir` up, that holds a `.git` or is a git dir itself (`HEAD`, `objects`
-/// and `refs`), as git's own discovery looks.
-fn discovered(dir: &Path) -> Option<PathBuf> {
-    let there = |p: &Path| std::fs::symlink_metadata(p).is_ok();
-    dir.ancestors().find_map(|a| {
-        if there(&a.join(".git")) {
-            Some(a.join(".git"))
-        } else if ["HEAD", "objects", "refs"].iter().all(|n| there(&a.join(n))) {
-            Some(a.to_path_buf())
-        } else {
-            None
-        }
-    })
-}
+/// Why a link through /proc is removed.
+const THROUGH_PROC: &str = "a way through /proc (where it leads depends on who follows it: `/proc/self/cwd` is each reader's own directory)";
 
-#[cfg(test)]
-mod tests {
-    use super::discovered;
-
-    #[test]
-    fn git_finds_the_nearest_repository_up_from_where_it_runs() {
-        let d = tempfile::tempdir().unwrap();
-        let deep = d.path().join("a/b/c");
-        std::fs::create_dir_all(&deep).unwrap();
-        std::fs::create_dir_all(d.path().join("a/.git")).unwrap();
-        assert_eq!(discovered(&deep), Some(d.path().join("a/.git")));
-        // A bare one nearer wins.
-        for n in ["HEAD", "objects", "refs"] {
-            std::fs::create_dir_all(d.path().join("a/b").join(n)).unwrap();
-        }
-        assert_eq!(discovered(&deep), Some(d.path().join("a/b")));
+/// Removes a link below the roots: its directory opened from `/` one
+/// component at a time without following a link, then the name unlinked
+/// only if it is still a link.
+fn remove_link(link: &Path) -> Result<(), rustix::io::Errno> {
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+    let (Some(parent), Some(name)) = (link.parent(), link.file_name()) else {
+        return Err(rustix::io::Errno::INVAL);
+    };
+    let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    let mut dir = rustix::fs::open("/", flags, Mode::empty())?;
+    for c in parent.components().filter(|c| matches!(c, Component::Normal(_))) {
+        dir = rustix::fs::openat(&dir, c.as_os_str(), flags, Mode::empty())?;
     }
+    let st = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    if FileType::from_raw_mode(st.st_mode) != FileType::Symlink {
+        return Err(rustix::io::Errno::NOLINK);
+    }
+    rustix::fs::unlinkat(&dir, name, AtFlags::empty())
 }
