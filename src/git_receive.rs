@@ -207,8 +207,9 @@ fn could_hold_large(objects: &Path) -> bool {
 /// Whether a repository's objects (made inside: not through host git)
 /// hold a commit, tag or tree too large to read whole: asked of host git
 /// with no repository of theirs (an empty git dir of the warden's), so
-/// that nothing of their config is read.
-pub fn objects_too_large(objects: &Path) -> Result<(), String> {
+/// that nothing of their config is read; not looked at all within
+/// `within`: refused.
+pub fn objects_too_large(objects: &Path, within: std::time::Duration) -> Result<(), String> {
     if !could_hold_large(objects) {
         return Ok(());
     }
@@ -226,7 +227,7 @@ pub fn objects_too_large(objects: &Path) -> Result<(), String> {
         std::fs::create_dir(dir.join(d)).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     std::fs::write(dir.join("HEAD"), "ref: refs/heads/none\n").map_err(|e| e.to_string())?;
-    let r = too_large(&dir, objects, None, std::time::Duration::from_secs(10));
+    let r = too_large(&dir, objects, None, within);
     let _ = std::fs::remove_dir_all(&dir);
     r
 }

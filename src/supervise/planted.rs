@@ -118,6 +118,8 @@ fn identity(p: &Path) -> Option<(u64, u64, u64)> {
 /// Holds aside each repository made inside that names a program, and
 /// says each (where qwrap's stderr is kept: `fd`).
 pub(crate) fn say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>) {
+    *OBJECTS_UNTIL.lock().unwrap_or_else(|e| e.into_inner()) =
+        Some(std::time::Instant::now() + OBJECTS_WITHIN);
     let mut now = crate::policy::repositories_below(&scan.roots, crate::policy::Reach::Whole);
     hold_and_say(scan, known, fd, &now);
     now.give_modes_back();
@@ -705,6 +707,32 @@ fn info_risks(dot_git: &Path) -> Vec<String> {
 /// Objects from elsewhere (alternates), or a commit, tag or tree too large
 /// for host git to read whole (a compressed one of 2 MB inflated to 2 GB
 /// in a host `git status` at the top, through a gitlink to it).
+/// The time host git has to look at the objects of one repository made
+/// inside, and of all of them at the end of a run: past it, the rest are
+/// held aside unread (many repositories each taking their time had delayed
+/// the end, and each one's holding, by minutes).
+const OBJECTS_EACH: std::time::Duration = std::time::Duration::from_secs(10);
+const OBJECTS_WITHIN: std::time::Duration = std::time::Duration::from_secs(20);
+
+/// When the end's look at objects runs out (set as it starts).
+static OBJECTS_UNTIL: std::sync::Mutex<Option<std::time::Instant>> = std::sync::Mutex::new(None);
+
+/// What is left of the time for objects, at most OBJECTS_EACH; None once
+/// it ran out.
+fn objects_time() -> Option<std::time::Duration> {
+    time_left(
+        *OBJECTS_UNTIL.lock().unwrap_or_else(|e| e.into_inner()),
+        std::time::Instant::now(),
+    )
+}
+
+/// The time left before `until` (OBJECTS_EACH without one), at most
+/// OBJECTS_EACH; None once none is left.
+fn time_left(until: Option<std::time::Instant>, now: std::time::Instant) -> Option<std::time::Duration> {
+    let left = until.map_or(OBJECTS_EACH, |u| u.saturating_duration_since(now));
+    Some(left.min(OBJECTS_EACH)).filter(|d| !d.is_zero())
+}
+
 fn object_risks(dot_git: &Path) -> Option<String> {
     let objects = dot_git.join("objects");
     if !std::fs::symlink_metadata(&objects).is_ok_and(|m| m.is_dir()) {
@@ -715,7 +743,13 @@ fn object_risks(dot_git: &Path) -> Option<String> {
             return Some(format!("objects/{alt} (objects from elsewhere)"));
         }
     }
-    crate::git_receive::objects_too_large(&objects)
+    let Some(within) = objects_time() else {
+        return Some(format!(
+            "objects (not looked at: the {}s qwrap gives the objects of all repositories made inside ran out)",
+            OBJECTS_WITHIN.as_secs()
+        ));
+    };
+    crate::git_receive::objects_too_large(&objects, within)
         .err()
         .map(|e| format!("objects ({})", crate::lossy::shown(e)))
 }
@@ -965,6 +999,23 @@ mod tests {
             risks(&p),
             vec!["refs/heads/main (a link, FIFO or device, which host git would read through)"]
         );
+    }
+
+    #[test]
+    fn the_ends_time_for_objects_is_shared_and_runs_out() {
+        use std::time::{Duration, Instant};
+        let now = Instant::now();
+        assert_eq!(super::time_left(None, now), Some(super::OBJECTS_EACH));
+        assert_eq!(
+            super::time_left(Some(now + Duration::from_secs(60)), now),
+            Some(super::OBJECTS_EACH)
+        );
+        assert_eq!(
+            super::time_left(Some(now + Duration::from_secs(3)), now),
+            Some(Duration::from_secs(3))
+        );
+        assert_eq!(super::time_left(Some(now), now), None);
+        assert_eq!(super::time_left(Some(now), now + Duration::from_secs(1)), None);
     }
 
     #[test]
