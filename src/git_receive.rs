@@ -48,6 +48,77 @@ fn spawn_held(c: &mut Command) -> Result<std::process::Child, String> {
         .map_err(|e| format!("git could not run at nice 19 with its memory held: {e}"))
 }
 
+/// Host git's runs on the command's objects (imports), which the end of
+/// the run stops while it looks at the repositories made inside.
+struct Imports {
+    halted: bool,
+    running: Vec<u32>,
+}
+
+static IMPORTS: std::sync::Mutex<Imports> = std::sync::Mutex::new(Imports {
+    halted: false,
+    running: Vec::new(),
+});
+
+/// Why an import did not run, or stopped: taken up again after the end's
+/// look at the repositories made inside.
+pub const HALTED: &str = "stopped while the end of the run looked at the repositories made inside";
+
+fn imports() -> std::sync::MutexGuard<'static, Imports> {
+    IMPORTS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The command has ended: every import running is stopped, and none
+/// starts, until `resume_imports` (a pack of deltas had kept host
+/// `index-pack` busy for minutes, and the repositories made inside live
+/// until the end looks at them).
+pub fn halt_imports() {
+    let mut i = imports();
+    i.halted = true;
+    for pid in &i.running {
+        if let Some(pid) = rustix::process::Pid::from_raw(*pid as i32) {
+            let _ = crate::sys::kernel::kill_process(pid, rustix::process::Signal::KILL);
+        }
+    }
+}
+
+/// Imports may run again.
+pub fn resume_imports() {
+    imports().halted = false;
+}
+
+/// An import started, unless imports are halted (under the lock that
+/// halting takes, so that none slips between).
+fn spawn_import(c: &mut Command) -> Result<std::process::Child, String> {
+    let mut i = imports();
+    if i.halted {
+        return Err(HALTED.into());
+    }
+    let child = spawn_held(c)?;
+    i.running.push(child.id());
+    Ok(child)
+}
+
+/// An import's child is done (reaped): HALTED where it stopped because
+/// imports were halted meanwhile.
+fn import_done(pid: u32, ok: bool) -> Result<(), String> {
+    let mut i = imports();
+    i.running.retain(|p| *p != pid);
+    if !ok && i.halted {
+        Err(HALTED.into())
+    } else {
+        Ok(())
+    }
+}
+
+/// An import's child waited for.
+fn waited(child: std::process::Child) -> Result<(), String> {
+    let pid = child.id();
+    let o = child.wait_with_output();
+    import_done(pid, o.as_ref().is_ok_and(|o| o.status.success()))?;
+    said(o)
+}
+
 /// A git run's outcome, with git's last line where it refused.
 pub fn said(o: std::io::Result<std::process::Output>) -> Result<(), String> {
     match o {
@@ -76,8 +147,8 @@ pub fn index_pack(git_dir: &Path, pack: Stdio) -> Result<(), String> {
         .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", git_dir.join("objects"))
         .stdin(pack)
         .stdout(Stdio::null());
-    said(spawn_held(o)?.wait_with_output())?;
-    too_large(git_dir, &q.path, None, IMPORT_WITHIN)?;
+    waited(spawn_import(o)?)?;
+    too_large(git_dir, &q.path, None, IMPORT_WITHIN, true)?;
     q.move_in(git_dir)
 }
 
@@ -111,6 +182,7 @@ fn too_large(
     objects: &Path,
     ids: Option<&[String]>,
     within: std::time::Duration,
+    import: bool,
 ) -> Result<(), String> {
     let mut c = git(git_dir);
     c.args([
@@ -124,7 +196,12 @@ fn too_large(
     if ids.is_none() {
         c.args(["--batch-all-objects", "--unordered"]);
     }
-    let mut child = spawn_held(&mut c)?;
+    let mut child = if import {
+        spawn_import(&mut c)?
+    } else {
+        spawn_held(&mut c)?
+    };
+    let pid = child.id();
     // A writer and a reader of their own: git answers as it reads, and a
     // full pipe each way would hold both.
     if let Some(mut stdin) = child.stdin.take() {
@@ -147,12 +224,18 @@ fn too_large(
             _ => {
                 let _ = child.kill();
                 let _ = child.wait();
+                if import {
+                    import_done(pid, false)?;
+                }
                 return Err(format!(
                     "refused: its objects were not all looked at within {within:?}"
                 ));
             }
         }
     };
+    if import {
+        import_done(pid, status.success())?;
+    }
     if let Ok(Some(e)) = reader.join() {
         return Err(e);
     }
@@ -227,7 +310,7 @@ pub fn objects_too_large(objects: &Path, within: std::time::Duration) -> Result<
         std::fs::create_dir(dir.join(d)).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     std::fs::write(dir.join("HEAD"), "ref: refs/heads/none\n").map_err(|e| e.to_string())?;
-    let r = too_large(&dir, objects, None, within);
+    let r = too_large(&dir, objects, None, within, false);
     let _ = std::fs::remove_dir_all(&dir);
     r
 }
@@ -281,9 +364,9 @@ impl Drop for Incoming {
 /// many).
 pub fn transfer(git_dir: &Path, objects: &Path, ids: &[String]) -> Result<(), String> {
     if ids.iter().any(|id| could_be_large(objects, id)) {
-        too_large(git_dir, objects, Some(ids), IMPORT_WITHIN)?;
+        too_large(git_dir, objects, Some(ids), IMPORT_WITHIN, true)?;
     }
-    let mut pack = spawn_held(
+    let mut pack = spawn_import(
         git(git_dir)
             .args(["pack-objects", "--stdout", "-q"])
             .env("GIT_OBJECT_DIRECTORY", objects)
@@ -298,13 +381,20 @@ pub fn transfer(git_dir: &Path, objects: &Path, ids: &[String]) -> Result<(), St
     } else {
         receive.args(["index-pack", "--strict", "--stdin", "--fix-thin"]);
     }
-    let receive = spawn_held(receive.stdin(Stdio::from(stdout)).stdout(Stdio::null()));
+    let receive = spawn_import(receive.stdin(Stdio::from(stdout)).stdout(Stdio::null()));
     if let Some(mut stdin) = pack.stdin.take() {
         for id in ids {
             let _ = writeln!(stdin, "{id}");
         }
     }
-    let packed = said(pack.wait_with_output());
-    let received = receive.and_then(|r| said(r.wait_with_output()));
+    let packed = waited(pack);
+    let received = receive.and_then(waited);
+    // Stopped midway: the import stopped, whichever side saw it.
+    if [&packed, &received]
+        .iter()
+        .any(|r| r.as_ref().err().is_some_and(|e| e == HALTED))
+    {
+        return Err(HALTED.into());
+    }
     packed.and(received)
 }

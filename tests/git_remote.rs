@@ -550,6 +550,64 @@ fn importing_objects_made_inside_keeps_the_memory_limit() {
     }
 }
 
+/// An import still running when the command exits is stopped, so that a
+/// repository made inside is held at once, not once host git is done with
+/// a pack of deltas; then it is taken up again, and its objects reach the
+/// host all the same.
+#[test]
+fn an_import_running_at_the_end_does_not_hold_back_the_look() {
+    let large = |f: &Fixture| {
+        let sizes = f
+            .command("git")
+            .args(["cat-file", "--batch-all-objects", "--batch-check=%(objectsize)"])
+            .output()
+            .unwrap();
+        stdout(&sizes)
+            .lines()
+            .filter(|l| l.parse::<u64>().is_ok_and(|n| n >= 256 << 20))
+            .count()
+    };
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let bomb = f.write("bomb.py", include_str!("helpers/delta_bomb_pack.py"), 0o644);
+        let hit = f.path().join("fsmonitor-ran");
+        let script = format!(
+            "git init -q sub && git -C sub config core.fsmonitor 'touch {}'
+             mkdir -p .git/objects/pack; p=.git/objects/pack/pack-2222222222222222222222222222222222222222
+             python3 '{}' $p.pack 256 && : > $p.idx; sleep 1; echo made",
+            hit.display(),
+            bomb.display()
+        );
+        let mut c = f.qwrap(&["run"]);
+        c.args(["--", "sh", "-c", &script])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = c.spawn().unwrap();
+        let mut out = String::new();
+        std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+        let what = format!("{who:?}");
+        assert!(out.contains("made"), "{what}: {out}");
+        let held = f.ws().join("sub/.git.qwrap-held");
+        let until = std::time::Instant::now() + Duration::from_secs(120);
+        while !held.exists() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        assert!(held.exists(), "{what}: the planted repository was not held");
+        assert_eq!(
+            large(&f),
+            0,
+            "{what}: the planted repository was held only once the import was done"
+        );
+        let _ = child.wait();
+        while large(&f) < 4 && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert_eq!(large(&f), 4, "{what}: the import was not taken up again");
+        assert!(!hit.exists(), "{what}: the planted fsmonitor ran");
+    }
+}
+
 /// A link made inside leads host git to a repository the command made
 /// where it writes outside the roots, in this run or an earlier one: a
 /// `--cache shared` cache, the `--cache overlay` layer kept on the host,

@@ -64,10 +64,20 @@ pub(super) fn import(
     for pack in new_packs(own, done) {
         let rel = Path::new("pack").join(&pack);
         let r = import_pack(git_dir, own, &rel);
+        // Halted at the command's end: taken up again after the end's look.
+        if halted(&r) {
+            continue;
+        }
         done.insert(rel.clone().into_os_string());
         out.push((rel, r));
     }
     out
+}
+
+/// Whether an import stopped (or did not start) because imports are
+/// halted: nothing is said of it, and it is not done.
+fn halted(r: &Result<(), String>) -> bool {
+    r.as_ref().err().is_some_and(|e| e == crate::git_receive::HALTED)
 }
 
 fn is_hex(s: &[u8], n: usize) -> bool {
@@ -156,7 +166,16 @@ fn import_loose(
             Err(e) => out.push((l.clone(), Err(e))),
         }
     }
-    if ids.is_empty() || transfer(git_dir, &q.path, &ids).is_ok() {
+    let all = if ids.is_empty() {
+        Ok(())
+    } else {
+        transfer(git_dir, &q.path, &ids)
+    };
+    if halted(&all) {
+        not_done(done, &ids);
+        return out;
+    }
+    if all.is_ok() {
         out.extend(ids.into_iter().map(|i| (i, Ok(()))));
         return out;
     }
@@ -165,10 +184,15 @@ fn import_loose(
     loop {
         let before = left.len();
         let mut still = Vec::new();
-        for id in left {
-            match transfer(git_dir, &q.path, std::slice::from_ref(&id)) {
-                Ok(()) => out.push((id, Ok(()))),
-                Err(e) => still.push((id, e)),
+        for (n, id) in left.iter().enumerate() {
+            match transfer(git_dir, &q.path, std::slice::from_ref(id)) {
+                Ok(()) => out.push((id.clone(), Ok(()))),
+                Err(e) if e == crate::git_receive::HALTED => {
+                    not_done(done, &left[n..]);
+                    not_done(done, &still.into_iter().map(|(i, _)| i).collect::<Vec<_>>());
+                    return out;
+                }
+                Err(e) => still.push((id.clone(), e)),
             }
         }
         if still.len() == before || still.is_empty() {
@@ -176,6 +200,13 @@ fn import_loose(
             return out;
         }
         left = still.into_iter().map(|(i, _)| i).collect();
+    }
+}
+
+/// Loose objects to be looked at again (an import halted).
+fn not_done(done: &mut HashSet<OsString>, ids: &[PathBuf]) {
+    for id in ids {
+        done.remove(id.as_os_str());
     }
 }
 

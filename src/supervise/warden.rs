@@ -214,6 +214,9 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
         at_exit.command_done();
         return 1;
     };
+    if !keep_background {
+        halt_imports_at_exit(&pidfd);
+    }
     // The egress proxy's socket comes first, when there is one; then the
     // seccomp listener.
     let (mut serving, mut reaper_pid): (Option<std::sync::Arc<proxy::Config>>, _) = (None, None);
@@ -445,8 +448,10 @@ fn egress_refusal(protocol: &str, destination: &str, reason: &str) -> super::exp
 /// gone, its peers hang up soon). The warden's exit code.
 fn finish(sync: Option<&mut GitSync>, serving: Option<&proxy::Config>, at_exit: &AtExit) -> i32 {
     // Repositories made inside first: held aside before the git dirs' last
-    // copies, which may take a while (a large object imported).
+    // copies, which may take a while (a large object imported); an import
+    // the command's end stopped is taken up again after.
     at_exit.repositories();
+    crate::git_receive::resume_imports();
     if let Some(s) = sync {
         s.last();
     }
@@ -455,6 +460,27 @@ fn finish(sync: Option<&mut GitSync>, serving: Option<&proxy::Config>, at_exit: 
         c.drain(std::time::Duration::from_secs(1));
     }
     0
+}
+
+/// A thread of its own that halts the imports of the command's objects
+/// the moment the command exits (`git_receive::halt_imports`): the loop
+/// may be inside one for minutes, and the end's look at the repositories
+/// made inside waits for the loop.
+fn halt_imports_at_exit(pidfd: &OwnedFd) {
+    let Ok(watch) = pidfd.try_clone() else {
+        return;
+    };
+    let _ = std::thread::Builder::new().stack_size(64 * 1024).spawn(move || {
+        loop {
+            let mut fds = [rustix::event::PollFd::new(&watch, rustix::event::PollFlags::IN)];
+            match k::poll(&mut fds, None) {
+                Ok(_) if !fds[0].revents().is_empty() => break,
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(_) => return,
+            }
+        }
+        crate::git_receive::halt_imports();
+    });
 }
 
 /// The process a pidfd of ours refers to ("Pid:" in its fdinfo).

@@ -1,6 +1,7 @@
 """A pack of 4.7 MB: one blob of 1 GiB of zeros and three deltas on it,
 each 1 GiB and a byte. Whoever indexes it holds a base and a result of
-1 GiB each in memory. Written to the path given.
+1 GiB each in memory. Written to the path given; a second argument gives
+the blob's size in MiB instead.
 """
 import hashlib, sys, zlib
 def hdr(t, size):
@@ -19,7 +20,7 @@ def ofs(n):
     while n:
         n -= 1; out.insert(0, 128 | (n & 127)); n >>= 7
     return bytes(out)
-N = 1 << 30
+N = (int(sys.argv[2]) if len(sys.argv) > 2 else 1024) << 20
 body = bytearray(b"PACK" + (2).to_bytes(4, "big") + (4).to_bytes(4, "big"))
 base_at = len(body)
 body += hdr(3, N)
