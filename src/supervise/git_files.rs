@@ -70,7 +70,7 @@ impl Data {
     /// disk, not gigabytes of zeros).
     fn write_to(&self, to: &OwnedFd) -> Result<(), Errno> {
         match self {
-            Data::Small(d) => write_all(to, d),
+            Data::Small(d) => crate::sys::write_all(to, d),
             Data::Large(fd, len) => {
                 let mut buf = vec![0u8; 64 * 1024];
                 let mut at = 0u64;
@@ -110,18 +110,6 @@ fn pwrite_all(to: &OwnedFd, mut data: &[u8], mut offset: u64) -> Result<(), Errn
                 data = &data[n..];
                 offset += n as u64;
             }
-            Err(Errno::INTR) => {}
-            Err(e) => return Err(e),
-        }
-    }
-    Ok(())
-}
-
-/// Writes all of `data` (through the kernel seam, as every call here).
-fn write_all(to: &OwnedFd, mut data: &[u8]) -> Result<(), Errno> {
-    while !data.is_empty() {
-        match k::write(to, data) {
-            Ok(n) => data = &data[n..],
             Err(Errno::INTR) => {}
             Err(e) => return Err(e),
         }

@@ -289,7 +289,7 @@ pub fn write_inherited_fd(fd: i32, data: &[u8]) -> Result<(), Errno> {
 /// All of `data` written to `fd` (a short write goes on, EINTR again).
 pub fn write_all(fd: impl rustix::fd::AsFd, mut data: &[u8]) -> Result<(), Errno> {
     while !data.is_empty() {
-        match rustix::io::write(&fd, data) {
+        match kernel::write(&fd, data) {
             Ok(n) => data = &data[n..],
             Err(Errno::INTR) => {}
             Err(e) => return Err(e),
