@@ -2495,6 +2495,36 @@ fn checkouts_outside_the_roots_keep_their_branches_and_state() {
             wt2_index,
             "{what}: another worktree's index changed"
         );
+        // Lines added out of order, or a name twice: git's binary search
+        // would take them (a branch moved, or gone).
+        let o = f
+            .qwrap(&["run", "--workspace"])
+            .arg(f.path().join("wt"))
+            .args(["--", "sh", "-c"])
+            .arg(
+                "c=$(git rev-parse --git-common-dir); o=$(git rev-parse HEAD)
+                 for r in refs/heads/main refs/heads/w2 refs/stash refs/heads/a1; do echo \"$o $r\" >> $c/packed-refs; done
+                 sleep 1; echo done",
+            )
+            .current_dir(f.path().join("wt"))
+            .output()
+            .unwrap();
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        assert_eq!(
+            rev(&f, "m", "main"),
+            main,
+            "{what}: a line twice moved the main checkout's branch"
+        );
+        assert_eq!(
+            rev(&f, "m", "refs/stash"),
+            stash,
+            "{what}: a line twice moved the stash"
+        );
+        assert_eq!(
+            rev(&f, "m", "w2"),
+            w2,
+            "{what}: a line twice moved a worktree's branch"
+        );
         let log = f
             .command("git")
             .args(["-C", "m", "log", "-1", "--format=%s", "w"])

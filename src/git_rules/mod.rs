@@ -420,6 +420,7 @@ fn packed_refs(data: &[u8], host: &[u8]) -> Result<Vetted, String> {
         let name = oid_prefix(l)?.strip_prefix(b" ")?;
         ref_name(Path::new(OsStr::from_bytes(name))).ok()
     })?;
+    in_order(data)?;
     let hosts: Vec<&[u8]> = host.split(|c| *c == b'\n').collect();
     let mut out = Vec::with_capacity(data.len());
     let mut dropping = false;
@@ -441,6 +442,37 @@ fn packed_refs(data: &[u8], host: &[u8]) -> Result<Vetted, String> {
     } else {
         Vetted::Rewritten(out)
     })
+}
+
+/// A `packed-refs` as git writes it: the header first, each name once and
+/// in byte order. git looks a name up by binary search where the header
+/// says `sorted`: lines out of order or twice made host git take a branch
+/// of a checkout outside the roots, or the stash, from where the command
+/// put it, or find none at all.
+fn in_order(data: &[u8]) -> Result<(), String> {
+    let mut last: Option<&[u8]> = None;
+    for (n, l) in data.split(|c| *c == b'\n').filter(|l| !l.is_empty()).enumerate() {
+        if l.starts_with(b"#") {
+            if n > 0 {
+                return Err("its header is not its first line".into());
+            }
+            continue;
+        }
+        if l.starts_with(b"^") {
+            if last.is_none() {
+                return Err("a peeled line that follows no ref".into());
+            }
+            continue;
+        }
+        let name = oid_prefix(l)
+            .and_then(|r| r.strip_prefix(b" "))
+            .unwrap_or_default();
+        if last.is_some_and(|p| p >= name) {
+            return Err("its refs are not each once and in order, as git writes them".into());
+        }
+        last = Some(name);
+    }
+    Ok(())
 }
 
 /// A cherry-pick's or revert's options without a strategy (a program git
@@ -990,6 +1022,19 @@ mod tests {
             Ok(Vetted::Keep)
         );
         assert!(v("packed-refs", &format!("{A} ../x\n")).is_err());
+        // Each name once and in order, the header first.
+        let sorted = format!("# pack-refs with: peeled sorted\n{A} refs/heads/a\n{A} refs/heads/b\n^{A}\n");
+        assert_eq!(v("packed-refs", &sorted), Ok(Vetted::Keep));
+        assert!(v("packed-refs", &format!("{A} refs/heads/b\n{A} refs/heads/a\n")).is_err());
+        assert!(v("packed-refs", &format!("{A} refs/heads/a\n{A} refs/heads/a\n")).is_err());
+        assert!(
+            v(
+                "packed-refs",
+                &format!("{A} refs/heads/a\n# pack-refs with: sorted\n")
+            )
+            .is_err()
+        );
+        assert!(v("packed-refs", &format!("^{A}\n{A} refs/heads/a\n")).is_err());
         assert_eq!(v("ORIG_HEAD", &format!("{A}\n")), Ok(Vetted::Keep));
         assert!(dir_ok(Path::new("refs/heads/feature")));
         assert!(!dir_ok(Path::new("refs/heads/.hidden")));
