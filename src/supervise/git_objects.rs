@@ -257,16 +257,24 @@ impl Quarantine {
         })
     }
 
-    /// Copies one loose object in, in a fixed buffer.
+    /// Copies one loose object in, in a fixed buffer, as long as it was
+    /// when opened (grown meanwhile, holes and all, it would have become
+    /// gigabytes beside the host's objects); one with holes stays out (git
+    /// writes none).
     fn take(&self, own: BorrowedFd<'_>, rel: &Path) -> Result<(), String> {
         let from = open_regular(own, rel)?;
+        let st = rustix::fs::fstat(&from).map_err(|e| e.to_string())?;
+        let len = st.st_size as u64;
+        if (st.st_blocks as u64) * 512 + 4096 < len {
+            return Err("a file with holes (git writes none)".into());
+        }
         let dir = super::git_files::make_dirs(self.fd.as_fd(), rel.parent().unwrap_or(Path::new("")))
             .map_err(|e| e.to_string())?;
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let name = rel.file_name().unwrap_or_default();
         let to =
             rustix::fs::openat(&dir, name, flags, Mode::from_raw_mode(0o400)).map_err(|e| e.to_string())?;
-        copy_stream(&from, &to).map_err(|e| e.to_string())
+        copy_stream(&from, &to, len).map_err(|e| e.to_string())
     }
 }
 
@@ -276,13 +284,19 @@ impl Drop for Quarantine {
     }
 }
 
-/// Copies a file to another in a fixed 64 KiB buffer.
-pub(super) fn copy_stream(from: &OwnedFd, to: &OwnedFd) -> Result<(), rustix::io::Errno> {
+/// Copies the first `len` bytes of a file to another in a fixed 64 KiB
+/// buffer.
+pub(super) fn copy_stream(from: &OwnedFd, to: &OwnedFd, len: u64) -> Result<(), rustix::io::Errno> {
     let mut buf = vec![0u8; 64 * 1024];
+    let mut left = len;
     loop {
-        let n = match rustix::io::read(from, &mut buf) {
+        let most = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        let n = match rustix::io::read(from, &mut buf[..most]) {
             Ok(0) => return Ok(()),
-            Ok(n) => n,
+            Ok(n) => {
+                left -= n as u64;
+                n
+            }
             Err(rustix::io::Errno::INTR) => continue,
             Err(e) => return Err(e),
         };

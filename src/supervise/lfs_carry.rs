@@ -83,16 +83,17 @@ fn one(
     if rustix::fs::statat(&dir, oid, AtFlags::SYMLINK_NOFOLLOW).is_ok() {
         return None;
     }
-    Some(copy_checked(&src, &dir, oid))
+    Some(copy_checked(&src, &dir, oid, st.st_size as u64))
 }
 
-/// Whether the file, read from its start, hashes to `oid`.
-fn hashes_to(src: &OwnedFd, oid: &OsStr) -> Result<bool, String> {
+/// Whether the file's first `len` bytes hash to `oid`.
+fn hashes_to(src: &OwnedFd, oid: &OsStr, len: u64) -> Result<bool, String> {
     let mut hash = Sha256::default();
     let mut buf = vec![0u8; 64 * 1024];
     let mut at = 0u64;
     loop {
-        match crate::sys::kernel::pread(src, &mut buf, at) {
+        let most = buf.len().min(usize::try_from(len - at).unwrap_or(usize::MAX));
+        match crate::sys::kernel::pread(src, &mut buf[..most], at) {
             Ok(0) => return Ok(hex(&hash.finish()).as_bytes() == oid.as_bytes()),
             Ok(n) => {
                 hash.update(&buf[..n]);
@@ -104,10 +105,12 @@ fn hashes_to(src: &OwnedFd, oid: &OsStr) -> Result<bool, String> {
     }
 }
 
-/// The copy, once the file hashes to `oid`, hashed again as it is
-/// written, kept only if it still does.
-fn copy_checked(src: &OwnedFd, dir: &OwnedFd, oid: &OsStr) -> Result<(), String> {
-    if !hashes_to(src, oid)? {
+/// The copy of the file's first `len` bytes (its length when opened: one
+/// grown meanwhile, holes and all, had become gigabytes of the host's
+/// disk), once they hash to `oid`, hashed again as they are written, kept
+/// only if they still do.
+fn copy_checked(src: &OwnedFd, dir: &OwnedFd, oid: &OsStr, len: u64) -> Result<(), String> {
+    if !hashes_to(src, oid, len)? {
         return Err("its content does not hash to its name".into());
     }
     let mut tmp_name = OsString::from(".qwrap-");
@@ -118,10 +121,13 @@ fn copy_checked(src: &OwnedFd, dir: &OwnedFd, oid: &OsStr) -> Result<(), String>
         rustix::fs::openat(dir, &tmp_name, flags, Mode::from_raw_mode(0o644)).map_err(|e| e.to_string())?;
     let mut hash = Sha256::default();
     let mut buf = vec![0u8; 64 * 1024];
+    let mut left = len;
     let written = loop {
-        match rustix::io::read(src, &mut buf) {
+        let most = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+        match rustix::io::read(src, &mut buf[..most]) {
             Ok(0) => break Ok(()),
             Ok(n) => {
+                left -= n as u64;
                 hash.update(&buf[..n]);
                 if let Err(e) = write_all(&tmp, &buf[..n]) {
                     break Err(e.to_string());
@@ -203,6 +209,34 @@ mod tests {
         );
         // Looked at once: a second pass does nothing.
         assert!(carry(top.as_fd(), &host, &mut done).is_empty());
+        std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    /// An object that grows after it was first looked at is copied as
+    /// long as it was then: what it grew by never reaches the host.
+    #[test]
+    fn only_the_length_first_seen_is_copied() {
+        let t = std::env::temp_dir().join(format!("qwrap-lfs-grown-{}", std::process::id()));
+        let host = t.join("host");
+        std::fs::create_dir_all(&host).unwrap();
+        let oid = hex(&{
+            let mut s = Sha256::default();
+            s.update(b"content\n");
+            s.finish()
+        });
+        let src_path = t.join("src");
+        std::fs::write(&src_path, "content\n").unwrap();
+        let src = rustix::fs::open(&src_path, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty()).unwrap();
+        // Grown by a gigabyte of holes once opened.
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(&src_path)
+            .unwrap()
+            .set_len(1 << 30)
+            .unwrap();
+        let dir = rustix::fs::open(&host, dir_flags(), Mode::empty()).unwrap();
+        copy_checked(&src, &dir, OsStr::new(&oid), 8).unwrap();
+        assert_eq!(std::fs::metadata(host.join(&oid)).unwrap().len(), 8);
         std::fs::remove_dir_all(&t).unwrap();
     }
 
