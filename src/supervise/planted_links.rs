@@ -41,9 +41,10 @@ pub(super) fn held(
     fd: Option<&OwnedFd>,
 ) {
     let mut budget = FOLLOWED;
+    let elsewhere = written_elsewhere();
     for link in links {
         let before = budget;
-        let Some((repo, what)) = leads_to(roots, link, since, user, &mut budget) else {
+        let Some((repo, what)) = leads_to(roots, &elsewhere, link, since, user, &mut budget) else {
             continue;
         };
         if before > 0 && budget == 0 {
@@ -99,6 +100,7 @@ fn say(fd: Option<&OwnedFd>, line: &str) {
 /// then, and never for what qwrap cannot tell.
 fn leads_to(
     roots: &[PathBuf],
+    elsewhere: &[PathBuf],
     link: &Path,
     since: SystemTime,
     user: &UserGit,
@@ -110,6 +112,20 @@ fn leads_to(
             return made.then(|| (link.to_path_buf(), vec![THROUGH_PROC.into()]));
         }
     };
+    // Where sandboxes write outside their roots, what a later run puts
+    // there would be host git's through the link: it goes, there or not.
+    if made
+        && !roots.iter().any(|r| place.starts_with(r))
+        && let Some(e) = elsewhere.iter().find(|e| place.starts_with(e))
+    {
+        return Some((
+            place,
+            vec![format!(
+                "a place where sandboxes write outside their roots ({}), where a later run can make one",
+                crate::lossy::shown(e)
+            )],
+        ));
+    }
     let mut next = vec![place];
     let mut seen: Vec<PathBuf> = Vec::new();
     while let Some(place) = next.pop() {
@@ -165,6 +181,28 @@ fn leads_to(
         }
     }
     None
+}
+
+/// Where sandboxes write outside their roots, kept on the host: qwrap's
+/// state directory (the cache and review layers, `--isolation landlock`'s
+/// `$XDG_CACHE_HOME`), the temporary directories (`--tmp host`), and the
+/// user's cache directory (`--cache shared`); each as it really lies.
+fn written_elsewhere() -> Vec<PathBuf> {
+    let env = |k: &str| std::env::var_os(k).filter(|v| !v.is_empty());
+    let home = env("HOME").map(PathBuf::from);
+    let mut places: Vec<PathBuf> = ["/tmp", "/dev/shm"].iter().map(PathBuf::from).collect();
+    places.extend(env("TMPDIR").map(PathBuf::from));
+    places.extend(crate::policy::state_dir(home.as_deref(), env("XDG_STATE_HOME")));
+    places.extend(
+        env("XDG_CACHE_HOME")
+            .map(PathBuf::from)
+            .or_else(|| home.map(|h| h.join(".cache"))),
+    );
+    places
+        .into_iter()
+        .filter(|p| p.is_absolute())
+        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+        .collect()
 }
 
 /// Why a link through /proc is removed.
