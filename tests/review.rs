@@ -619,6 +619,54 @@ fn links_leading_host_git_out_are_never_applied() {
     }
 }
 
+/// `review apply` keeps what host git keeps for a checkout outside the
+/// workspace as the live guard does: the main checkout's branch and the
+/// stash, moved inside, are refused, named, and stay the host's.
+#[test]
+fn apply_leaves_the_branches_of_checkouts_outside_alone() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.mkdir("repo");
+        checkout(&f, "repo");
+        let script = format!(
+            "cd '{}' && {GIT} commit -qam dirty && echo s >> a.txt && {GIT} stash -q && {GIT} worktree add -q '{}' -b side",
+            f.path().join("repo").display(),
+            f.path().join("wt").display()
+        );
+        ok(&f.command("sh").args(["-c", &script]).output().unwrap());
+        let wt = f.path().join("wt");
+        let rev = |r: &str| {
+            let o = f
+                .command("git")
+                .args(["rev-parse", r])
+                .current_dir(&wt)
+                .output()
+                .unwrap();
+            stdout(&o)
+        };
+        let before = (rev("main"), rev("refs/stash"));
+        let mut c = f.qwrap(&["run", "--review", "--workspace", wt.to_str().unwrap()]);
+        c.args([
+            "--",
+            "sh",
+            "-c",
+            "echo w >> a.txt && git -c user.name=t -c user.email=t@t commit -qam w && git update-ref refs/heads/main HEAD && git update-ref -d refs/stash",
+        ]);
+        ok(&c.output().unwrap());
+        let o = f
+            .qwrap(&["review", "apply", "--yes", "--workspace", wt.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(!o.status.success(), "{who:?}: applied: {}", stderr(&o));
+        assert!(
+            stderr(&o).contains("outside the workspace"),
+            "{who:?}: {}",
+            stderr(&o)
+        );
+        assert_eq!((rev("main"), rev("refs/stash")), before, "{who:?}");
+    }
+}
+
 /// What host git trusts in its git dir is vetted at apply as the live
 /// guard vets it: a forged index entry (`.git/hooks/post-commit`) refuses
 /// the apply, named, and leaves the host's index; a bit that hides an edit

@@ -78,7 +78,107 @@ pub fn refused(layer: &Layer, changes: &[Change]) -> Vec<String> {
         .collect();
     out.extend(super::git_objects::forged(layer, changes));
     out.extend(links_out(layer, changes));
+    out.extend(outside_checkouts(layer, changes));
     out
+}
+
+/// Each change to what host git keeps for a checkout outside the
+/// workspace, as the live guard refuses it: the branch such a checkout has
+/// checked out, the stash where the main checkout is outside (loose, in
+/// `packed-refs`, and their logs), and a linked worktree's own git dir
+/// there (its HEAD and index: staged work).
+fn outside_checkouts(layer: &Layer, changes: &[Change]) -> Vec<String> {
+    let ws = &layer.info.workspace;
+    let mut out = Vec::new();
+    for c in changes {
+        let Some((git_dir, tail)) = vetted_name(c).or_else(|| in_a_git_dir(c)) else {
+            continue;
+        };
+        let Some(tree) = layer.info.trees.get(c.tree) else {
+            continue;
+        };
+        let host_dir = tree.join(&git_dir);
+        let (held, frozen) = kept_for_outside(&host_dir, ws);
+        let why = if frozen.iter().any(|f| tail.starts_with(f)) {
+            Some("a linked worktree's own, its work tree outside the workspace")
+        } else if held.iter().any(|h| h.starts_with(&tail)) {
+            Some("checked out in a work tree outside the workspace, or the stash of a main checkout there")
+        } else if tail == Path::new("packed-refs") && packed_moves(layer, c, &host_dir, &held) {
+            Some("it moves a branch checked out in a work tree outside the workspace, or the stash")
+        } else {
+            None
+        };
+        if let Some(why) = why {
+            out.push(format!("{}: {why}", shown(layer, c.tree, &c.rel)));
+        }
+    }
+    out
+}
+
+/// Where any change lies in a git dir (not only the files git_rules vets).
+fn in_a_git_dir(c: &Change) -> Option<(PathBuf, PathBuf)> {
+    let parts: Vec<Component> = c.rel.components().collect();
+    let git = super::changes::in_git_dir(c, &parts)?;
+    Some((parts[..git].iter().collect(), parts.get(git..)?.iter().collect()))
+}
+
+/// The refs (and logs) of a host git dir that checkouts outside `ws`
+/// keep, and its linked worktrees' own dirs (`worktrees/NAME`) outside.
+fn kept_for_outside(git_dir: &Path, ws: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
+    let outside = |top: &Path| !top.starts_with(ws);
+    let main_outside =
+        git_dir.file_name().is_some_and(|n| n == ".git") && git_dir.parent().is_some_and(outside);
+    let mut heads = Vec::new();
+    let mut frozen = Vec::new();
+    if main_outside {
+        heads.push(git_dir.join("HEAD"));
+    }
+    for e in std::fs::read_dir(git_dir.join("worktrees"))
+        .into_iter()
+        .flatten()
+        .flatten()
+    {
+        let pointer = crate::policy::read_small(&e.path().join("gitdir")).unwrap_or_default();
+        let top = Path::new(pointer.trim_end()).parent().map(Path::to_path_buf);
+        if top.as_deref().is_none_or(outside) {
+            heads.push(e.path().join("HEAD"));
+            frozen.push(Path::new("worktrees").join(e.file_name()));
+        }
+    }
+    let mut refs: Vec<PathBuf> = heads
+        .iter()
+        .filter_map(|h| crate::policy::read_small(h))
+        .filter_map(|t| t.trim_end().strip_prefix("ref: ").map(PathBuf::from))
+        .filter(|r| r.starts_with("refs"))
+        .collect();
+    if main_outside {
+        refs.push("refs/stash".into());
+    }
+    let held = refs
+        .iter()
+        .flat_map(|r| [r.clone(), Path::new("logs").join(r)])
+        .collect();
+    (held, frozen)
+}
+
+/// Whether the layer's `packed-refs` names a held ref otherwise than the
+/// host's does (each name's first line; a name twice is refused by
+/// git_rules).
+fn packed_moves(layer: &Layer, c: &Change, host_dir: &Path, held: &[PathBuf]) -> bool {
+    let new = std::fs::read(layer.upper(c.tree).join(&c.rel)).unwrap_or_default();
+    let old = std::fs::read(host_dir.join("packed-refs")).unwrap_or_default();
+    let value = |text: &[u8], name: &str| -> Option<Vec<u8>> {
+        text.split(|b| *b == b'\n')
+            .filter(|l| !l.starts_with(b"#") && !l.starts_with(b"^"))
+            .find_map(|l| {
+                let sp = l.iter().position(|b| *b == b' ')?;
+                (&l[sp + 1..] == name.as_bytes()).then(|| l[..sp].to_vec())
+            })
+    };
+    held.iter()
+        .filter(|h| h.starts_with("refs"))
+        .filter_map(|h| h.to_str())
+        .any(|name| value(&new, name) != value(&old, name))
 }
 
 /// Each link the layer makes that leads host git out of the workspace's
