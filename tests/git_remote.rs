@@ -2414,7 +2414,8 @@ fn a_repository_made_inside_with_hooks_where_the_users_config_looks_is_held() {
 }
 
 /// What host git keeps for a checkout outside the writable roots stays
-/// the host's: the branch each such checkout has checked out, the stash
+/// the host's: the branch each such checkout has checked out (and the
+/// names git would take its short name for first: `refs/NAME`, a tag), the stash
 /// (with the main checkout outside), and a linked worktree's own HEAD and
 /// index. Moved, deleted or rewritten inside (loose or in `packed-refs`),
 /// each is refused, while the branch of the checkout inside still reaches
@@ -2458,6 +2459,7 @@ fn checkouts_outside_the_roots_keep_their_branches_and_state() {
                 "c=$(git rev-parse --git-common-dir) && echo 2 > f && {GIT} commit -qam two
                  sed -i \"s|^$(git rev-parse main) refs/heads/main|$(git rev-parse HEAD) refs/heads/main|\" $c/packed-refs
                  git update-ref refs/heads/main HEAD; git update-ref -d refs/stash; git update-ref -d refs/heads/w2
+                 git update-ref refs/main HEAD; git tag main HEAD; git tag w2 HEAD
                  printf 'ref: refs/heads/w\\n' > $c/worktrees/wt2/HEAD; cp $c/worktrees/wt/index $c/worktrees/wt2/index
                  sleep 1; echo done"
             ))

@@ -333,8 +333,38 @@ fn value(c: &mut std::iter::Peekable<std::str::Chars<'_>>) -> String {
     v
 }
 
+/// A ref and the refs git takes its short name for first, where it is a
+/// branch (`refs/NAME` and `refs/tags/NAME` before `refs/heads/NAME`: a
+/// tag named `main` made `git reset --hard main` take it over the branch).
+pub fn with_shadows(r: &Path) -> Vec<PathBuf> {
+    let mut all = vec![r.to_path_buf()];
+    if let Ok(short) = r.strip_prefix("refs/heads") {
+        all.push(Path::new("refs").join(short));
+        all.push(Path::new("refs/tags").join(short));
+    }
+    all
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_branch_comes_with_the_names_that_shadow_it() {
+        use std::path::{Path, PathBuf};
+        let all = super::with_shadows(Path::new("refs/heads/main"));
+        assert_eq!(
+            all,
+            [
+                PathBuf::from("refs/heads/main"),
+                "refs/main".into(),
+                "refs/tags/main".into()
+            ]
+        );
+        assert_eq!(
+            super::with_shadows(Path::new("refs/stash")),
+            [PathBuf::from("refs/stash")]
+        );
+    }
+
     use super::*;
     use std::os::unix::fs::symlink;
 

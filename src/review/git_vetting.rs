@@ -156,7 +156,8 @@ fn kept_for_outside(git_dir: &Path, ws: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     }
     let held = refs
         .iter()
-        .flat_map(|r| [r.clone(), Path::new("logs").join(r)])
+        .flat_map(|r| crate::policy::git::with_shadows(r))
+        .flat_map(|r| [Path::new("logs").join(&r), r])
         .collect();
     (held, frozen)
 }

@@ -12,8 +12,9 @@ use rustix::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
 /// The refs of a common dir (and their logs) that stay the host's: the
-/// branch each checkout outside `roots` has checked out, and `refs/stash`
-/// where the main checkout is outside (`main_outside`).
+/// branch each checkout outside `roots` has checked out (and the names
+/// that would shadow its short name), and `refs/stash` where the main
+/// checkout is outside (`main_outside`).
 pub(super) fn held_refs(git_dir: BorrowedFd<'_>, main_outside: bool, roots: &[PathBuf]) -> Vec<PathBuf> {
     let mut heads: Vec<PathBuf> = Vec::new();
     if main_outside {
@@ -30,7 +31,8 @@ pub(super) fn held_refs(git_dir: BorrowedFd<'_>, main_outside: bool, roots: &[Pa
         refs.push("refs/stash".into());
     }
     refs.iter()
-        .flat_map(|r| [r.clone(), Path::new("logs").join(r)])
+        .flat_map(|r| crate::policy::git::with_shadows(r))
+        .flat_map(|r| [Path::new("logs").join(&r), r])
         .collect()
 }
 
