@@ -56,6 +56,20 @@ fn odd_entries(dir: &Path) -> Vec<String> {
     out
 }
 
+/// How many objects of the workspace's repository, on the host, are at
+/// least `bytes` large.
+fn objects_of_at_least(f: &Fixture, bytes: u64) -> usize {
+    let sizes = f
+        .command("git")
+        .args(["cat-file", "--batch-all-objects", "--batch-check=%(objectsize)"])
+        .output()
+        .unwrap();
+    stdout(&sizes)
+        .lines()
+        .filter(|l| l.parse::<u64>().is_ok_and(|n| n >= bytes))
+        .count()
+}
+
 /// Host git, unconfined and bounded: what a user runs after the sandbox.
 fn host(f: &Fixture, script: &str) -> std::process::Output {
     f.command("timeout")
@@ -532,17 +546,8 @@ fn importing_objects_made_inside_keeps_the_memory_limit() {
             continue;
         }
         assert!(stdout(&o).contains("made"), "{what}: {}", stderr(&o));
-        let sizes = f
-            .command("git")
-            .args(["cat-file", "--batch-all-objects", "--batch-check=%(objectsize)"])
-            .output()
-            .unwrap();
-        let large = stdout(&sizes)
-            .lines()
-            .filter(|l| l.parse::<u64>().is_ok_and(|n| n >= 1 << 30))
-            .count();
         assert_eq!(
-            large,
+            objects_of_at_least(&f, 1 << 30),
             0,
             "{what}: blobs of 1 GiB reached the host: {}",
             stderr(&o)
@@ -556,17 +561,7 @@ fn importing_objects_made_inside_keeps_the_memory_limit() {
 /// host all the same.
 #[test]
 fn an_import_running_at_the_end_does_not_hold_back_the_look() {
-    let large = |f: &Fixture| {
-        let sizes = f
-            .command("git")
-            .args(["cat-file", "--batch-all-objects", "--batch-check=%(objectsize)"])
-            .output()
-            .unwrap();
-        stdout(&sizes)
-            .lines()
-            .filter(|l| l.parse::<u64>().is_ok_and(|n| n >= 256 << 20))
-            .count()
-    };
+    let large = |f: &Fixture| objects_of_at_least(f, 256 << 20);
     for who in Who::all() {
         let f = Fixture::new(who);
         repo(&f);
@@ -616,8 +611,9 @@ fn an_import_running_at_the_end_does_not_hold_back_the_look() {
 /// /proc/self/cwd, past the places qwrap follows; and a link into such a
 /// place (a plain repository, nothing yet, another workspace's cache
 /// layer), which a later run can fill. Each such link is removed, and
-/// host git through every path runs nothing planted. The user's own repository outside the roots, with a hook,
-/// linked from the start, stays linked and untouched.
+/// host git through every path runs nothing planted. The user's own
+/// repository outside the roots, with a hook, linked from the start, stays
+/// linked and untouched.
 #[test]
 fn links_to_repositories_made_outside_the_roots_are_removed() {
     for who in Who::all() {
