@@ -179,11 +179,25 @@ pub fn no_group_left(pid: u32) -> bool {
     true
 }
 
-/// `pid` is gone, or a zombie (dead, its parent not yet told).
+/// `pid` is gone, or a zombie (dead, its parent not yet told), within two
+/// seconds (an exit under way).
 pub fn dead(pid: &str) -> bool {
-    let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
-    stat.rsplit_once(") ")
-        .is_none_or(|(_, rest)| rest.starts_with('Z'))
+    // A process closes its files before it becomes a zombie: the pipe a
+    // caller waited on can end a moment before the exit does.
+    let until = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    loop {
+        let stat = std::fs::read_to_string(format!("/proc/{}/stat", pid.trim())).unwrap_or_default();
+        if stat
+            .rsplit_once(") ")
+            .is_none_or(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X'))
+        {
+            return true;
+        }
+        if std::time::Instant::now() > until {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
 }
 
 pub const BOMB: &str = r#"
