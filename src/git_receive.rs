@@ -68,13 +68,30 @@ fn imports() -> std::sync::MutexGuard<'static, Imports> {
     IMPORTS.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-/// The command has ended: every import running is stopped, and none
-/// starts, until `resume_imports` (a pack of deltas had kept host
-/// `index-pack` busy for minutes, and the repositories made inside live
-/// until the end looks at them).
+/// How long an import running when the command ends may go on before it
+/// is stopped: most take milliseconds (the last commit's objects), and one
+/// stopped midway leaves git's temporary file in the host's objects.
+const HALT_GRACE: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The command has ended: no import starts until `resume_imports`, and
+/// one still running after HALT_GRACE is stopped (a pack of deltas had
+/// kept host `index-pack` busy for minutes, and the repositories made
+/// inside live until the end looks at them). Called from a thread of its
+/// own: it waits.
 pub fn halt_imports() {
-    let mut i = imports();
-    i.halted = true;
+    imports().halted = true;
+    let until = std::time::Instant::now() + HALT_GRACE;
+    while std::time::Instant::now() < until {
+        if imports().running.is_empty() {
+            return;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    let i = imports();
+    // Taken up again meanwhile: what runs now is the end's own.
+    if !i.halted {
+        return;
+    }
     for pid in &i.running {
         if let Some(pid) = rustix::process::Pid::from_raw(*pid as i32) {
             let _ = crate::sys::kernel::kill_process(pid, rustix::process::Signal::KILL);
