@@ -345,8 +345,61 @@ pub fn with_shadows(r: &Path) -> Vec<PathBuf> {
     all
 }
 
+/// What stays the host's for `refs` (branches and the stash checked out
+/// or kept outside the roots): each, the names that shadow it, and their
+/// logs.
+pub fn held_names(refs: &[PathBuf]) -> Vec<PathBuf> {
+    refs.iter()
+        .flat_map(|r| with_shadows(r))
+        .flat_map(|r| [Path::new("logs").join(&r), r])
+        .collect()
+}
+
+/// Whether a `packed-refs` (`new`) names one of the `held` refs otherwise
+/// than the host's (`old`) does: moved, made or removed.
+pub fn packed_moves_held(held: &[PathBuf], new: &[u8], old: Option<&[u8]>) -> bool {
+    let (new, old) = (
+        String::from_utf8_lossy(new),
+        String::from_utf8_lossy(old.unwrap_or_default()),
+    );
+    held.iter()
+        .filter(|h| h.starts_with("refs"))
+        .filter_map(|h| h.to_str())
+        .any(|name| packed(&new, name) != packed(&old, name))
+}
+
+/// The object a `packed-refs` gives `name`.
+fn packed<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+    text.lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with('^'))
+        .find_map(|l| l.split_once(' ').filter(|(_, n)| *n == name).map(|(oid, _)| oid))
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_held_ref_moved_made_or_removed_in_packed_refs_is_seen() {
+        let held = [
+            PathBuf::from("refs/heads/main"),
+            PathBuf::from("logs/refs/heads/main"),
+        ];
+        let old = b"# pack-refs with: peeled fully-peeled sorted\naaaa refs/heads/main\nbbbb refs/heads/w\n";
+        let other =
+            b"# pack-refs with: peeled fully-peeled sorted\naaaa refs/heads/main\ncccc refs/heads/w\n";
+        assert!(
+            !super::packed_moves_held(&held, other, Some(old)),
+            "another branch moves freely"
+        );
+        let moved = b"cccc refs/heads/main\nbbbb refs/heads/w\n";
+        assert!(super::packed_moves_held(&held, moved, Some(old)));
+        let removed = b"bbbb refs/heads/w\n";
+        assert!(super::packed_moves_held(&held, removed, Some(old)));
+        assert!(super::packed_moves_held(&held, old, None), "made");
+        // A peeled line is no ref of that name.
+        let peeled = b"aaaa refs/heads/main\n^dddd refs/heads/main\n";
+        assert!(!super::packed_moves_held(&held, peeled, Some(old)));
+    }
+
     #[test]
     fn a_branch_comes_with_the_names_that_shadow_it() {
         use std::path::{Path, PathBuf};

@@ -154,11 +154,7 @@ fn kept_for_outside(git_dir: &Path, ws: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     if main_outside {
         refs.push("refs/stash".into());
     }
-    let held = refs
-        .iter()
-        .flat_map(|r| crate::policy::git::with_shadows(r))
-        .flat_map(|r| [Path::new("logs").join(&r), r])
-        .collect();
+    let held = crate::policy::git::held_names(&refs);
     (held, frozen)
 }
 
@@ -167,19 +163,8 @@ fn kept_for_outside(git_dir: &Path, ws: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
 /// git_rules).
 fn packed_moves(layer: &Layer, c: &Change, host_dir: &Path, held: &[PathBuf]) -> bool {
     let new = std::fs::read(layer.upper(c.tree).join(&c.rel)).unwrap_or_default();
-    let old = std::fs::read(host_dir.join("packed-refs")).unwrap_or_default();
-    let value = |text: &[u8], name: &str| -> Option<Vec<u8>> {
-        text.split(|b| *b == b'\n')
-            .filter(|l| !l.starts_with(b"#") && !l.starts_with(b"^"))
-            .find_map(|l| {
-                let sp = l.iter().position(|b| *b == b' ')?;
-                (&l[sp + 1..] == name.as_bytes()).then(|| l[..sp].to_vec())
-            })
-    };
-    held.iter()
-        .filter(|h| h.starts_with("refs"))
-        .filter_map(|h| h.to_str())
-        .any(|name| value(&new, name) != value(&old, name))
+    let old = std::fs::read(host_dir.join("packed-refs")).ok();
+    crate::policy::git::packed_moves_held(held, &new, old.as_deref())
 }
 
 /// Each link the layer makes that leads host git out of the workspace's

@@ -30,10 +30,7 @@ pub(super) fn held_refs(git_dir: BorrowedFd<'_>, main_outside: bool, roots: &[Pa
     if main_outside {
         refs.push("refs/stash".into());
     }
-    refs.iter()
-        .flat_map(|r| crate::policy::git::with_shadows(r))
-        .flat_map(|r| [Path::new("logs").join(&r), r])
-        .collect()
+    crate::policy::git::held_names(&refs)
 }
 
 /// Whether the linked worktree whose git dir is `level` (below
@@ -70,53 +67,4 @@ fn branch_of(git_dir: BorrowedFd<'_>, head: &Path) -> Option<PathBuf> {
             .components()
             .all(|c| matches!(c, std::path::Component::Normal(_))))
     .then(|| name.to_path_buf())
-}
-
-/// Whether a `packed-refs` (`new`) names one of the `held` refs otherwise
-/// than the host's (`old`) does: moved, made or removed.
-pub(super) fn packed_moves_held(held: &[PathBuf], new: &[u8], old: Option<&[u8]>) -> bool {
-    let (new, old) = (
-        String::from_utf8_lossy(new),
-        String::from_utf8_lossy(old.unwrap_or_default()),
-    );
-    held.iter()
-        .filter(|h| h.starts_with("refs"))
-        .filter_map(|h| h.to_str())
-        .any(|name| packed(&new, name) != packed(&old, name))
-}
-
-/// The object a `packed-refs` gives `name`.
-fn packed<'a>(text: &'a str, name: &str) -> Option<&'a str> {
-    text.lines()
-        .filter(|l| !l.starts_with('#') && !l.starts_with('^'))
-        .find_map(|l| l.split_once(' ').filter(|(_, n)| *n == name).map(|(oid, _)| oid))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::packed_moves_held;
-    use std::path::PathBuf;
-
-    #[test]
-    fn a_held_ref_moved_made_or_removed_in_packed_refs_is_seen() {
-        let held = [
-            PathBuf::from("refs/heads/main"),
-            PathBuf::from("logs/refs/heads/main"),
-        ];
-        let old = b"# pack-refs with: peeled fully-peeled sorted\naaaa refs/heads/main\nbbbb refs/heads/w\n";
-        let other =
-            b"# pack-refs with: peeled fully-peeled sorted\naaaa refs/heads/main\ncccc refs/heads/w\n";
-        assert!(
-            !packed_moves_held(&held, other, Some(old)),
-            "another branch moves freely"
-        );
-        let moved = b"cccc refs/heads/main\nbbbb refs/heads/w\n";
-        assert!(packed_moves_held(&held, moved, Some(old)));
-        let removed = b"bbbb refs/heads/w\n";
-        assert!(packed_moves_held(&held, removed, Some(old)));
-        assert!(packed_moves_held(&held, old, None), "made");
-        // A peeled line is no ref of that name.
-        let peeled = b"aaaa refs/heads/main\n^dddd refs/heads/main\n";
-        assert!(!packed_moves_held(&held, peeled, Some(old)));
-    }
 }

@@ -561,7 +561,7 @@ impl Pair {
         };
         let host = host.and_then(|h| h.bytes(VET_MAX).ok());
         let (data, host) = (&data[..], host.as_deref());
-        if rel == Path::new("packed-refs") && git_checkouts::packed_moves_held(&self.held, data, host) {
+        if rel == Path::new("packed-refs") && crate::policy::git::packed_moves_held(&self.held, data, host) {
             return Done::Refused(CHECKED_OUT.into());
         }
         let vetted = git_vet::vet(rel, data, host, self.sparse);
