@@ -122,10 +122,21 @@ fn seccomp_program() {
     let mut emit = |name: &str, rules: &[filter_rules::Rules], unknown: u32| {
         emit_program(name, compile_with(arch, rules, unknown));
     };
+    let mut lookup = String::new();
     for (name, profile) in Profile::all() {
         // `--explain`: numbers past the table go to the warden too.
         let unknown = if profile.explain { RET_USER_NOTIF } else { ENOSYS };
         emit(&name, &rules(arch, profile), unknown);
+        let Profile {
+            warden,
+            unscoped,
+            root,
+            landlock_only,
+            explain,
+        } = profile;
+        lookup += &format!(
+            "        ({warden}, {unscoped}, {root}, {landlock_only}, {explain}) => Some(&{name}),\n"
+        );
     }
     for (name, closed) in [
         ("LANDLOCK_ONLY_OPEN_PROGRAM", false),
@@ -146,6 +157,12 @@ fn seccomp_program() {
         })
         .collect();
     emit_program("WATCH_PROGRAM", compile_watch(arch, &watched));
+    // The one way from a profile to its program: no table kept by hand.
+    src += &format!(
+        "/// The compiled program of a profile (None: one build.rs did not compile).\n\
+         pub(super) fn compiled(p: Profile) -> Option<&'static [(u16, u8, u8, u32)]> {{\n\
+         \x20   match (p.warden, p.unscoped, p.root, p.landlock_only, p.explain) {{\n{lookup}        _ => None,\n    }}\n}}\n"
+    );
     let out =
         std::path::Path::new(&std::env::var("OUT_DIR").expect("cargo sets OUT_DIR")).join("seccomp_bpf.rs");
     std::fs::write(out, src).expect("OUT_DIR is writable");

@@ -386,7 +386,7 @@ fn the_plan_is_unchanged_without_the_flag() {
             .filter(|s| !a.contains(s))
             .map(|s| s["op"].to_string())
             .collect();
-        assert_eq!(differ, ["\"start_warden\"", "\"seccomp_notify\""]);
+        assert_eq!(differ, ["\"start_warden\"", "\"seccomp\""]);
     }
 }
 

@@ -166,7 +166,7 @@ fn layers_only_when_asked() {
     assert!(
         !p.steps
             .iter()
-            .any(|s| matches!(s, Step::Landlock { .. } | Step::Seccomp))
+            .any(|s| matches!(s, Step::Landlock { .. } | Step::Seccomp(_)))
     );
     let c = match args::parse(["--bind", "/", "/", "true"].map(OsString::from).to_vec()).unwrap() {
         Parsed::Run(c) => c,
@@ -175,7 +175,10 @@ fn layers_only_when_asked() {
     let mut cx = ctx(1000);
     cx.layers = true;
     let p = lower(&c, &cx).unwrap();
-    assert!(p.steps.contains(&Step::Seccomp));
+    assert!(
+        p.steps
+            .contains(&Step::Seccomp(crate::plan::filter_rules::Profile::PLAIN))
+    );
     assert!(
         p.steps
             .iter()

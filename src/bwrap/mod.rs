@@ -287,7 +287,7 @@ pub fn spec(c: &Config, ctx: &Context) -> Result<SandboxSpec, LowerError> {
     let (landlock, filter) = privileges::layers(ctx, writable)?;
     // QWRAP_EXPLAIN: the calls that can be refused go to the monitor
     // through one filter, the layers' refusals folded into it.
-    let layers = filter == crate::plan::Filter::Plain;
+    let layers = filter == crate::plan::Filter::Seccomp(crate::plan::filter_rules::Profile::PLAIN);
     let (filter, explain) = if ctx.explain {
         let orders = crate::plan::explain::bwrap_orders(layers, ctx.uid == 0);
         (crate::plan::Filter::Monitor { layers }, Some(Box::new(orders)))

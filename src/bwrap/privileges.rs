@@ -4,6 +4,7 @@
 
 use super::args::{self, Config};
 use super::{Context, LowerError};
+use crate::plan::filter_rules::Profile;
 use crate::plan::{Ambient, Filter, LANDLOCK_SCOPE_ABI, LandlockRules, Step};
 use crate::policy::LandlockMode;
 use std::path::PathBuf;
@@ -110,7 +111,7 @@ pub(super) fn layers(
         scoped: ctx.landlock_abi >= LANDLOCK_SCOPE_ABI,
         filesystem: true,
     });
-    Ok((landlock, Filter::Plain))
+    Ok((landlock, Filter::Seccomp(Profile::PLAIN)))
 }
 
 /// The line `run` would print when best-effort gives less than asked.
@@ -171,7 +172,7 @@ mod tests {
                 ..
             })
         ));
-        assert_eq!(filter, Filter::Plain);
+        assert_eq!(filter, Filter::Seccomp(Profile::PLAIN));
         for abi in [0, 2, 5] {
             let e = layers(&ctx(abi, true, LandlockMode::Require), vec![]).unwrap_err();
             assert!(matches!(e, LowerError::LandlockRequired { .. }), "{e}");
@@ -203,7 +204,7 @@ mod tests {
         assert_eq!(degraded(&ctx(7, true, LandlockMode::BestEffort)), None);
         assert_eq!(
             layers(&ctx(7, true, LandlockMode::Off), vec![]).unwrap(),
-            (None, Filter::Plain)
+            (None, Filter::Seccomp(Profile::PLAIN))
         );
     }
 

@@ -2,6 +2,7 @@
 //! orders the planners emit them (run mode, the legacy path, bwrap mode,
 //! joining namespaces).
 
+use crate::plan::filter_rules::Profile;
 use crate::plan::{Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayUpper, Role, StartWarden, Step};
 use crate::policy::EnvRules;
 use std::path::PathBuf;
@@ -253,12 +254,7 @@ fn run_confinement_steps() -> Vec<Step> {
             fifo: vec![p("/tmp")],
             scoped: true,
         },
-        Step::SeccompNotify {
-            signals: true,
-            root: false,
-            landlock_only: false,
-            explain: false,
-        },
+        Step::Seccomp(profile(true, true, false, false)),
         Step::RefuseKeyrings,
         Step::DieWithParent,
         Step::NewSession {},
@@ -311,7 +307,7 @@ pub(super) fn legacy_steps() -> Vec<Step> {
             new_root: p("/q/newroot"),
             put_old: p("/q/newroot/.old"),
         },
-        Step::Seccomp,
+        Step::Seccomp(Profile::PLAIN),
     ]
 }
 
@@ -466,10 +462,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 groups: vec![p("/q/cg/qwrap-42/sandbox")],
             },
             Step::LandlockScopes { abi: 7 },
-            Step::SeccompPrivatePid {
-                unscoped: true,
-                root: true,
-            },
+            Step::Seccomp(profile(false, true, true, false)),
             Step::HandInit,
             Step::PidOneInit {
                 forward_signals: true,
@@ -505,13 +498,19 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 scoped: true,
                 no_tcp: true,
             }),
-            Step::SeccompNotify {
-                signals: false,
-                root: false,
-                landlock_only: true,
-                explain: false,
-            },
+            Step::Seccomp(profile(true, false, false, true)),
             Step::LandlockOnlyFilter { closed: true },
         ],
     ]
+}
+
+/// A seccomp profile without `--explain`.
+fn profile(warden: bool, unscoped: bool, root: bool, landlock_only: bool) -> Profile {
+    Profile {
+        warden,
+        unscoped,
+        root,
+        landlock_only,
+        explain: false,
+    }
 }

@@ -77,6 +77,9 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
 
 /// What a kernel that lacks a call is missing, for the steps that need a
 /// recent one.
+/// What the warden needs of the kernel: its filter's and its start's hint.
+const WARDEN_NEEDS: &str = "this kernel lacks seccomp user notification (Linux 5.0) or pidfd_open (Linux 5.3), which the warden needs";
+
 fn missing_call_hint(step: &Step) -> Option<String> {
     match step {
         Step::CloneTree { .. }
@@ -94,9 +97,8 @@ fn missing_call_hint(step: &Step) -> Option<String> {
              inside the new root"
                 .into(),
         ),
-        Step::SeccompNotify { .. } | Step::StartWarden(_) => Some(
-            "this kernel lacks seccomp user notification (Linux 5.0) or pidfd_open (Linux 5.3), which the warden needs".into(),
-        ),
+        Step::Seccomp(p) if p.warden => Some(WARDEN_NEEDS.into()),
+        Step::StartWarden(_) => Some(WARDEN_NEEDS.into()),
         Step::SealFds { .. } => Some("this kernel lacks close_range(2) (Linux 5.9)".into()),
         _ => None,
     }

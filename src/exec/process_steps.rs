@@ -17,13 +17,8 @@ impl Executor {
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 link.hand_over(Handed::Egress(listener))?;
             }
-            Step::SeccompNotify {
-                signals,
-                root,
-                landlock_only,
-                explain,
-            } => {
-                let listener = seccomp::notify_listener(*signals, *root, *landlock_only, *explain)?;
+            Step::Seccomp(p) if p.warden => {
+                let listener = seccomp::notify_listener(*p)?;
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
                 link.hand_over(Handed::Listener(listener))?;
             }
@@ -48,7 +43,7 @@ impl Executor {
                 fifo,
                 scoped,
             } => landlock::apply(*abi, paths, fifo, *scoped)?,
-            Step::Seccomp => seccomp::apply()?,
+            Step::Seccomp(p) => seccomp::apply(*p)?,
             Step::LandlockAllowList { .. } => landlock::allow_list_step(step)?,
             Step::LandlockOnlyFilter { closed } => seccomp::apply_landlock_only(*closed)?,
             Step::RefuseKeyrings => seccomp::apply_keyring_refusal()?,
@@ -91,7 +86,6 @@ impl Executor {
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 link.hand_over(Handed::Init(me))?;
             }
-            Step::SeccompPrivatePid { unscoped, root } => seccomp::apply_private_pid(*unscoped, *root)?,
             Step::LandlockScopes { abi } => landlock::scopes_only(*abi)?,
             Step::BlockOnFd { fd } => sys::block_on_fd(*fd)?,
             Step::LockFile { path } => {

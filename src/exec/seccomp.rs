@@ -6,44 +6,31 @@
 //! program, one seccomp(2).
 
 use super::Fail;
+use crate::plan::filter_rules::Profile;
+use rustix::io::Errno;
 
-// `PROGRAM` (no warden, scoped, not root: bwrap mode's, and a private PID
-// namespace's), `NOTIFY[_UNSCOPED][_ROOT]_PROGRAM` and the other
-// `PIDNS_…_PROGRAM`s: `[(u16, u8, u8, u32); N]`,
-// written by build.rs for each of `Profile::all()`.
+// Each profile's compiled program (`[(u16, u8, u8, u32); N]`, named as
+// `Profile::all()` names it) and `compiled`, the one lookup from a profile
+// to its program, both written by build.rs.
 include!(concat!(env!("OUT_DIR"), "/seccomp_bpf.rs"));
 
-/// Installs the filter without the warden's rules (bwrap mode's layers; no
-/// no_new_privs needed beyond what the caller set).
-pub(super) fn apply() -> Result<(), Fail> {
-    crate::sys::kernel::seccomp_filter(program(false, false, false))
+/// A profile's program; a profile build.rs did not compile is the plan's
+/// error, refused before any filter is installed.
+fn program(p: Profile) -> Result<&'static [(u16, u8, u8, u32)], Fail> {
+    compiled(p).ok_or_else(|| Fail::with(Errno::INVAL, format!("no compiled seccomp program for {p:?}")))
+}
+
+/// Installs a filter whose notifications go nowhere: bwrap mode's layers,
+/// or `run --pid private`'s (no host process can be named from inside).
+pub(super) fn apply(p: Profile) -> Result<(), Fail> {
+    crate::sys::kernel::seccomp_filter(program(p)?)
         .map_err(|e| Fail::call("seccomp", "SECCOMP_SET_MODE_FILTER", e))
 }
 
-/// Installs `run`'s filter for a private PID namespace: no notifications
-/// (no host process can be named from inside); `unscoped`: the SIGIO owner
-/// calls refused; `root`: extended attributes refused.
-pub(super) fn apply_private_pid(unscoped: bool, root: bool) -> Result<(), Fail> {
-    crate::sys::kernel::seccomp_filter(program(false, unscoped, root))
-        .map_err(|e| Fail::call("seccomp", "SECCOMP_SET_MODE_FILTER", e))
-}
-
-/// Installs the whole filter, the warden's rules included, and returns its
-/// listener. `unscoped`: no Landlock signal scope (signals and SIGIO
-/// owners are held here); `root`: extended attributes refused.
-pub(super) fn notify_listener(
-    unscoped: bool,
-    root: bool,
-    landlock_only: bool,
-    explain: bool,
-) -> Result<rustix::fd::OwnedFd, Fail> {
-    let program = match (explain, landlock_only) {
-        (true, true) => explain_landlock_program(unscoped, root),
-        (true, false) => explain_program(unscoped, root),
-        (false, true) => landlock_program(unscoped, root),
-        (false, false) => program(true, unscoped, root),
-    };
-    crate::sys::seccomp_listener(program).map_err(|e| {
+/// Installs `run`'s filter, the warden's rules included, and returns its
+/// listener.
+pub(super) fn notify_listener(p: Profile) -> Result<rustix::fd::OwnedFd, Fail> {
+    crate::sys::seccomp_listener(program(p)?).map_err(|e| {
         Fail::call(
             "seccomp",
             "SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER",
@@ -59,7 +46,10 @@ pub(super) fn notify_listener(
 /// filter alone then, or none.
 pub(super) fn monitor_listener(layers: bool) -> Result<Option<rustix::fd::OwnedFd>, Fail> {
     let program: &[(u16, u8, u8, u32)] = if layers {
-        &EXPLAIN_BWRAP_PROGRAM
+        program(Profile {
+            explain: true,
+            ..Profile::PLAIN
+        })?
     } else {
         &WATCH_PROGRAM
     };
@@ -70,7 +60,7 @@ pub(super) fn monitor_listener(layers: bool) -> Result<Option<rustix::fd::OwnedF
                 "bwrap: QWRAP_EXPLAIN: a filter around this sandbox has a listener already, and it hears these calls: no refusals are said here"
             );
             if layers {
-                apply()?;
+                apply(Profile::PLAIN)?;
             }
             Ok(None)
         }
@@ -101,51 +91,6 @@ pub(super) fn apply_landlock_only(closed: bool) -> Result<(), Fail> {
 pub(super) fn apply_keyring_refusal() -> Result<(), Fail> {
     crate::sys::kernel::seccomp_filter(&KEYRING_PROGRAM)
         .map_err(|e| Fail::call("seccomp", "SECCOMP_SET_MODE_FILTER", e))
-}
-
-/// The compiled program of a Landlock-only profile (the warden's, with
-/// mode bits and times handed to it too).
-fn landlock_program(unscoped: bool, root: bool) -> &'static [(u16, u8, u8, u32)] {
-    match (unscoped, root) {
-        (false, false) => &NOTIFY_LANDLOCK_PROGRAM,
-        (false, true) => &NOTIFY_LANDLOCK_ROOT_PROGRAM,
-        (true, false) => &NOTIFY_LANDLOCK_UNSCOPED_PROGRAM,
-        (true, true) => &NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM,
-    }
-}
-
-/// `--explain`'s program of a Landlock-only profile.
-fn explain_landlock_program(unscoped: bool, root: bool) -> &'static [(u16, u8, u8, u32)] {
-    match (unscoped, root) {
-        (false, false) => &EXPLAIN_NOTIFY_LANDLOCK_PROGRAM,
-        (false, true) => &EXPLAIN_NOTIFY_LANDLOCK_ROOT_PROGRAM,
-        (true, false) => &EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_PROGRAM,
-        (true, true) => &EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM,
-    }
-}
-
-/// `--explain`'s program of a warden profile.
-fn explain_program(unscoped: bool, root: bool) -> &'static [(u16, u8, u8, u32)] {
-    match (unscoped, root) {
-        (false, false) => &EXPLAIN_NOTIFY_PROGRAM,
-        (false, true) => &EXPLAIN_NOTIFY_ROOT_PROGRAM,
-        (true, false) => &EXPLAIN_NOTIFY_UNSCOPED_PROGRAM,
-        (true, true) => &EXPLAIN_NOTIFY_UNSCOPED_ROOT_PROGRAM,
-    }
-}
-
-/// The compiled program of a profile (`Profile { warden, unscoped, root }`).
-fn program(warden: bool, unscoped: bool, root: bool) -> &'static [(u16, u8, u8, u32)] {
-    match (warden, unscoped, root) {
-        (false, false, false) => &PROGRAM,
-        (false, false, true) => &PIDNS_ROOT_PROGRAM,
-        (false, true, false) => &PIDNS_UNSCOPED_PROGRAM,
-        (false, true, true) => &PIDNS_UNSCOPED_ROOT_PROGRAM,
-        (true, false, false) => &NOTIFY_PROGRAM,
-        (true, false, true) => &NOTIFY_ROOT_PROGRAM,
-        (true, true, false) => &NOTIFY_UNSCOPED_PROGRAM,
-        (true, true, true) => &NOTIFY_UNSCOPED_ROOT_PROGRAM,
-    }
 }
 
 /// A caller's program (bubblewrap's `--seccomp FD`, a raw array of

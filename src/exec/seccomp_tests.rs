@@ -8,70 +8,8 @@ fn arch() -> Arch {
 #[test]
 fn built_programs_are_the_rules_compiled() {
     let a = arch();
-    type Built<'a> = (&'a str, &'a [(u16, u8, u8, u32)]);
-    let built: [Built; 21] = [
-        ("PROGRAM", &super::PROGRAM[..]),
-        ("NOTIFY_PROGRAM", &super::NOTIFY_PROGRAM[..]),
-        ("NOTIFY_ROOT_PROGRAM", &super::NOTIFY_ROOT_PROGRAM[..]),
-        ("NOTIFY_UNSCOPED_PROGRAM", &super::NOTIFY_UNSCOPED_PROGRAM[..]),
-        (
-            "NOTIFY_UNSCOPED_ROOT_PROGRAM",
-            &super::NOTIFY_UNSCOPED_ROOT_PROGRAM[..],
-        ),
-        ("PIDNS_ROOT_PROGRAM", &super::PIDNS_ROOT_PROGRAM[..]),
-        ("PIDNS_UNSCOPED_PROGRAM", &super::PIDNS_UNSCOPED_PROGRAM[..]),
-        (
-            "PIDNS_UNSCOPED_ROOT_PROGRAM",
-            &super::PIDNS_UNSCOPED_ROOT_PROGRAM[..],
-        ),
-        ("NOTIFY_LANDLOCK_PROGRAM", &super::NOTIFY_LANDLOCK_PROGRAM[..]),
-        (
-            "NOTIFY_LANDLOCK_ROOT_PROGRAM",
-            &super::NOTIFY_LANDLOCK_ROOT_PROGRAM[..],
-        ),
-        (
-            "NOTIFY_LANDLOCK_UNSCOPED_PROGRAM",
-            &super::NOTIFY_LANDLOCK_UNSCOPED_PROGRAM[..],
-        ),
-        (
-            "NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM",
-            &super::NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM[..],
-        ),
-        ("EXPLAIN_NOTIFY_PROGRAM", &super::EXPLAIN_NOTIFY_PROGRAM[..]),
-        (
-            "EXPLAIN_NOTIFY_ROOT_PROGRAM",
-            &super::EXPLAIN_NOTIFY_ROOT_PROGRAM[..],
-        ),
-        (
-            "EXPLAIN_NOTIFY_UNSCOPED_PROGRAM",
-            &super::EXPLAIN_NOTIFY_UNSCOPED_PROGRAM[..],
-        ),
-        (
-            "EXPLAIN_NOTIFY_UNSCOPED_ROOT_PROGRAM",
-            &super::EXPLAIN_NOTIFY_UNSCOPED_ROOT_PROGRAM[..],
-        ),
-        (
-            "EXPLAIN_NOTIFY_LANDLOCK_PROGRAM",
-            &super::EXPLAIN_NOTIFY_LANDLOCK_PROGRAM[..],
-        ),
-        (
-            "EXPLAIN_NOTIFY_LANDLOCK_ROOT_PROGRAM",
-            &super::EXPLAIN_NOTIFY_LANDLOCK_ROOT_PROGRAM[..],
-        ),
-        (
-            "EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_PROGRAM",
-            &super::EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_PROGRAM[..],
-        ),
-        (
-            "EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM",
-            &super::EXPLAIN_NOTIFY_LANDLOCK_UNSCOPED_ROOT_PROGRAM[..],
-        ),
-        ("EXPLAIN_BWRAP_PROGRAM", &super::EXPLAIN_BWRAP_PROGRAM[..]),
-    ];
-    let profiles = Profile::all();
-    assert_eq!(profiles.len(), built.len());
-    for (name, profile) in profiles {
-        let prog = built.iter().find(|(n, _)| *n == name).unwrap().1;
+    for (name, profile) in Profile::all() {
+        let prog = super::compiled(profile).unwrap_or_else(|| panic!("{name}: not in the lookup"));
         let unknown = if profile.explain { RET_USER_NOTIF } else { ENOSYS };
         assert_eq!(
             compile_with(a, &rules(a, profile), unknown),
@@ -79,6 +17,12 @@ fn built_programs_are_the_rules_compiled() {
             "{name}"
         );
     }
+    // A profile build.rs did not compile has no program.
+    let uncompiled = Profile {
+        landlock_only: true,
+        ..Profile::PLAIN
+    };
+    assert!(super::compiled(uncompiled).is_none());
     assert_eq!(DENIED_IOCTLS[0].0 as u64, libc::TIOCSTI);
     assert_eq!(DENIED_IOCTLS[1].0 as u64, libc::TIOCLINUX);
     assert_eq!(OWNER_IOCTLS[2].0 as u64, libc::FIOASYNC);

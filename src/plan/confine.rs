@@ -3,6 +3,7 @@
 //! the command — capabilities, no_new_privs, descriptors, Landlock, seccomp,
 //! the last forks, exec. An auditor reads the order here once.
 
+use super::filter_rules::Profile;
 use super::{IdMap, Step};
 use crate::policy::EnvRules;
 use std::ffi::OsString;
@@ -28,30 +29,14 @@ pub fn identity(uid: (u32, u32), gid: (u32, u32)) -> [Step; 3] {
 /// The seccomp filter qwrap installs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Filter {
-    /// `run`'s: calls aimed at other processes go to the warden (`signals`:
-    /// signals too, where Landlock cannot scope them).
-    Warden {
-        signals: bool,
-        root: bool,
-        /// No namespaces: mode bits and times go to the warden too.
-        landlock_only: bool,
-        /// `--explain`: every call that can be refused goes to the warden,
-        /// the stacked filters' calls folded in (their steps left out).
-        explain: bool,
-    },
-    /// bwrap mode's layers: terminal injection and setuid bits refused.
-    Plain,
+    /// One of filter_rules.rs's profiles: `run`'s (with the warden, or a
+    /// private PID namespace's without), bwrap mode's layers
+    /// (`Profile::PLAIN`).
+    Seccomp(Profile),
     /// bwrap mode with `QWRAP_EXPLAIN`: the calls that can be refused go
     /// to the monitor, with the layers' refusals folded in (`layers`).
     Monitor {
         layers: bool,
-    },
-    /// `run --pid private`: `run`'s rules less the warden's, which a
-    /// private PID namespace makes the kernel's (SIGIO owners refused where
-    /// unscoped).
-    PrivatePid {
-        unscoped: bool,
-        root: bool,
     },
     None,
 }
@@ -192,26 +177,14 @@ impl Confinement {
             s.push(Step::LandlockAllowList(a));
         }
         match self.filter {
-            Filter::Warden {
-                signals,
-                root,
-                landlock_only,
-                explain,
-            } => s.push(Step::SeccompNotify {
-                signals,
-                root,
-                landlock_only,
-                explain,
-            }),
-            Filter::Plain => s.push(Step::Seccomp),
+            Filter::Seccomp(p) => s.push(Step::Seccomp(p)),
             Filter::Monitor { layers } => s.push(Step::SeccompToMonitor { layers }),
-            Filter::PrivatePid { unscoped, root } => s.push(Step::SeccompPrivatePid { unscoped, root }),
             Filter::None => {}
         }
         // With --explain the stacked filters' calls go to the warden
         // through the one filter, which refuses them as they would: a
         // stacked filter's errno would win over its notification.
-        let folded = matches!(self.filter, Filter::Warden { explain: true, .. });
+        let folded = matches!(self.filter, Filter::Seccomp(p) if p.warden && p.explain);
         if self.refuse_keyrings && !folded {
             s.push(Step::RefuseKeyrings);
         }
@@ -281,7 +254,7 @@ mod tests {
             landlock_only_filter: None,
             reaper: false,
             refuse_keyrings: false,
-            filter: Filter::Plain,
+            filter: Filter::Seccomp(Profile::PLAIN),
             caller_filters: vec![vec![0; 8]],
             die_with_parent: true,
             new_session: true,
@@ -305,7 +278,7 @@ mod tests {
             at(|s| matches!(s, Step::NoNewPrivs)),
             at(|s| matches!(s, Step::SealFds { .. })),
             at(|s| matches!(s, Step::Landlock { .. })),
-            at(|s| matches!(s, Step::Seccomp)),
+            at(|s| matches!(s, Step::Seccomp(_))),
             at(|s| matches!(s, Step::CallerSeccomp { .. })),
             at(|s| matches!(s, Step::DieWithParent)),
             at(|s| matches!(s, Step::NewSession)),

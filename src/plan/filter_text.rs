@@ -5,18 +5,10 @@
 
 use super::filter_rules::{Arch, FIRST_UNKNOWN, Profile, Rule, Syscall, table};
 
-/// The filter of a profile on this architecture, as `qwrap plan` prints it.
-pub fn described(warden: bool, unscoped: bool, root: bool, landlock_only: bool) -> String {
-    describe(
-        Arch::HERE,
-        Profile {
-            warden,
-            unscoped,
-            root,
-            landlock_only,
-            explain: false,
-        },
-    )
+/// The filter of a profile on this architecture, as `qwrap plan` prints it
+/// (`--explain`'s additions apart: `explained`).
+pub fn described(p: Profile) -> String {
+    describe(Arch::HERE, p.base())
 }
 
 /// `--explain`'s filter beside the rules it answers by.

@@ -5,6 +5,7 @@
 //! guard's copies — is said in the layers and in docs/security.md.
 
 use super::fds::FdPlan;
+use super::filter_rules::Profile;
 use super::spec::{Entry, Identity, SandboxSpec};
 use super::{AllowRules, Ambient, Confinement, Filter, Layers, Seal, Shape, StartWarden, Step};
 use crate::host::HostFacts;
@@ -247,12 +248,13 @@ pub(super) fn spec(
             reaper: d.reaper(),
             // The second filter refuses the keyring calls already.
             refuse_keyrings: false,
-            filter: Filter::Warden {
-                signals: !scoped,
+            filter: Filter::Seccomp(Profile {
+                warden: true,
+                unscoped: !scoped,
                 root,
                 landlock_only: true,
                 explain: d.explain,
-            },
+            }),
             caller_filters: Vec::new(),
             die_with_parent: policy.die_with_parent,
             new_session,

@@ -3,6 +3,7 @@
 
 use super::caches;
 use super::fds::FdPlan;
+use super::filter_rules::Profile;
 use super::spec::{Entry, Identity, SandboxSpec};
 use super::{
     Ambient, Confinement, Decisions, Egress, Filter, Flags, LandlockRules, Layers, PidOne, RepoScan, Role,
@@ -215,19 +216,13 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, d: &Decisions
         // One filter, the warden's rules included. Signals are the
         // kernel's to refuse where Landlock scopes them, and every call
         // aimed at a process where host processes cannot be named.
-        filter: if private_pid {
-            Filter::PrivatePid {
-                unscoped: !scoped,
-                root,
-            }
-        } else {
-            Filter::Warden {
-                signals: !scoped,
-                root,
-                landlock_only: false,
-                explain: d.explain,
-            }
-        },
+        filter: Filter::Seccomp(Profile {
+            warden: !private_pid,
+            unscoped: !scoped,
+            root,
+            landlock_only: false,
+            explain: d.explain && !private_pid,
+        }),
         caller_filters: Vec::new(),
         // With a monitor, armed before its fork.
         die_with_parent: policy.die_with_parent && !private_pid,

@@ -207,7 +207,17 @@ pub enum Step {
         fifo: Vec<PathBuf>,
         scoped: bool,
     },
-    Seccomp,
+    /// The seccomp filter of one profile (filter_rules.rs; build.rs
+    /// compiles each): with `warden`, calls aimed at other processes go to
+    /// the warden, which gets the listener; `unscoped` (no Landlock signal
+    /// scope): the signal calls, SIGIO owners and forks too (without a
+    /// warden: SIGIO owners refused); `root`: extended attributes refused;
+    /// `landlock_only` (no namespaces): mode bits and times to the warden
+    /// too; `explain`: every call that can be refused to the warden (the
+    /// keyring filter's and the second filter's folded in). Without a
+    /// warden: bwrap mode's layers, or `run --pid private`'s, where no
+    /// host process can be named from inside.
+    Seccomp(super::filter_rules::Profile),
     /// `--isolation landlock`: Landlock over the host's own view, reads
     /// and writes both handled: `read` and `write` (reads too) granted
     /// beneath each path, `list` only listable (the levels on the way to
@@ -236,20 +246,6 @@ pub enum Step {
     /// signals, a detached process in it that kills every process of the
     /// sandbox (whose ruleset nests inside) when the command exits.
     StartReaper,
-    /// The filter that hands process-targeting syscalls to the warden;
-    /// with `signals` (no Landlock signal scope) the signal calls, SIGIO
-    /// owners and forks too; with `root`, extended attributes refused;
-    /// with `landlock_only` (no namespaces), mode bits and times too.
-    SeccompNotify {
-        signals: bool,
-        root: bool,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        landlock_only: bool,
-        /// `--explain`: every call that can be refused goes to the warden
-        /// (the keyring filter's and the second filter's folded in).
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        explain: bool,
-    },
     /// bwrap mode with `QWRAP_EXPLAIN`: the filter that hands the monitor
     /// every call that can be refused (its layers' refusals folded in with
     /// `layers`; without them no call is refused), and its listener.
@@ -398,14 +394,6 @@ pub enum Step {
     /// init-to-be) handed to the warden, which ends with it: the namespace
     /// and everything in it die with its PID 1.
     HandInit,
-    /// `run --pid private`: the seccomp filter without the warden's
-    /// notifications (a process inside cannot name a host process); with
-    /// `unscoped` the SIGIO owner calls refused, with `root` extended
-    /// attributes.
-    SeccompPrivatePid {
-        unscoped: bool,
-        root: bool,
-    },
     /// `run --pid private`: a Landlock domain that only scopes signals and
     /// abstract sockets (one that handles filesystem access would forbid
     /// the mounts nested sandboxes make).
@@ -585,4 +573,25 @@ pub struct RepoScan {
     /// it or what host git takes from it changed since.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cut: bool,
+}
+
+/// A seccomp step's profile in `plan --json`: its choices by name, the two
+/// a mode turns on (`landlock_only`, `explain`) only when on (by hand,
+/// since build.rs compiles filter_rules.rs with std alone).
+impl Serialize for super::filter_rules::Profile {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut m = s.serialize_struct("Profile", 5)?;
+        m.serialize_field("warden", &self.warden)?;
+        m.serialize_field("unscoped", &self.unscoped)?;
+        m.serialize_field("root", &self.root)?;
+        for (name, on) in [("landlock_only", self.landlock_only), ("explain", self.explain)] {
+            if on {
+                m.serialize_field(name, &on)?;
+            } else {
+                m.skip_field(name)?;
+            }
+        }
+        m.end()
+    }
 }

@@ -68,13 +68,12 @@ impl Step {
             | Step::DisableUserns
             | Step::NestUserNamespace { .. } => Family::Namespace,
             Step::ListenEgress { .. }
-            | Step::SeccompNotify { .. }
             | Step::SeccompToMonitor { .. }
             | Step::Chdir { .. }
             | Step::DropCapabilities { .. }
             | Step::NoNewPrivs
             | Step::Landlock { .. }
-            | Step::Seccomp
+            | Step::Seccomp(_)
             | Step::StartReaper
             | Step::LandlockAllowList { .. }
             | Step::LandlockOnlyFilter { .. }
@@ -89,7 +88,6 @@ impl Step {
             | Step::DetachTerminal
             | Step::PidOneInit { .. }
             | Step::HandInit
-            | Step::SeccompPrivatePid { .. }
             | Step::LandlockScopes { .. }
             | Step::BlockOnFd { .. }
             | Step::LockFile { .. }

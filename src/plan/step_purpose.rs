@@ -18,10 +18,10 @@ impl Step {
             Step::Unshare { ns } if ns.user => "create user, mount and network namespaces".into(),
             Step::Unshare { .. } => "create the sandbox's namespaces".into(),
             Step::RefuseKeyrings => "refuse the keyring calls".into(),
-            Step::SeccompNotify { explain: true, .. } => {
+            Step::Seccomp(p) if p.warden && p.explain => {
                 "install the seccomp filter, handing calls aimed at other processes and every call that can be refused to the warden".into()
             }
-            Step::SeccompNotify { .. } => {
+            Step::Seccomp(p) if p.warden => {
                 "install the seccomp filter, handing calls aimed at other processes to the warden".into()
             }
             Step::SeccompToMonitor { .. } => TO_MONITOR.into(),
@@ -59,7 +59,7 @@ impl Step {
             Step::Landlock { .. } => "apply the Landlock ruleset".into(),
             Step::HandGitDirs { .. } => "hand the sandbox's own git dir levels to the warden".into(),
             Step::StartReaper => "start the reaper that ends the sandbox with the command".into(),
-            Step::Seccomp => "install the seccomp filter".into(),
+            Step::Seccomp(_) => "install the seccomp filter".into(),
             Step::MakePrivateDir { path } => format!("make the command's own directory {}", path.display()),
             Step::LandlockAllowList { .. } => "apply the Landlock rules over the host's view".into(),
             Step::LandlockOnlyFilter { .. } => {
@@ -90,7 +90,6 @@ impl Step {
             Step::CallerSeccomp { .. } => "install the caller's seccomp filters".into(),
             Step::PidOneInit { .. } => "start the PID 1 reaper".into(),
             Step::HandInit => "hand PID 1 to the warden".into(),
-            Step::SeccompPrivatePid { .. } => "install the seccomp filter".into(),
             Step::LandlockScopes { .. } => "apply the Landlock scopes".into(),
             Step::BlockOnFd { fd } => format!("wait for data on fd {fd}"),
             Step::LockFile { path } => format!("lock {}", path.display()),

@@ -57,7 +57,6 @@ impl fmt::Display for Step {
             | Step::CallerSeccomp { .. }
             | Step::PidOneInit { .. }
             | Step::HandInit
-            | Step::SeccompPrivatePid { .. }
             | Step::LandlockScopes { .. }
             | Step::BlockOnFd { .. }
             | Step::LockFile { .. }
@@ -94,13 +93,12 @@ impl fmt::Display for Step {
             | Step::HomeCaches { .. } => super::step_text_mount::filesystems(self, f),
 
             Step::RefuseKeyrings
-            | Step::SeccompNotify { .. }
             | Step::SeccompToMonitor { .. }
             | Step::NoNewPrivs
             | Step::Landlock { .. }
             | Step::HandGitDirs { .. }
             | Step::StartReaper
-            | Step::Seccomp
+            | Step::Seccomp(_)
             | Step::ReopenFd { .. }
             | Step::SealFds { .. } => super::step_text_process::confinement(self, f),
         }

@@ -113,11 +113,6 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f,
             "pidfd_open(getpid()); sendmsg(warden, SCM_RIGHTS pidfd, \"I\") (the warden ends when PID 1 does)"
         ),
-        Step::SeccompPrivatePid { unscoped, root } => write!(
-            f,
-            "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {})",
-            filter_text::described(false, *unscoped, *root, false)
-        ),
         Step::LandlockScopes { abi } => write!(
             f,
             "landlock_create_ruleset(ABI {abi}, handled_access_fs=0, scoped=SIGNAL|ABSTRACT_UNIX_SOCKET); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self()"
@@ -183,7 +178,7 @@ fn clone_monitor(
 /// in, or none.
 pub(super) fn to_monitor(f: &mut fmt::Formatter<'_>, layers: bool) -> fmt::Result {
     let refused = if layers {
-        super::filter_text::described(false, false, false, false)
+        super::filter_text::described(super::filter_rules::Profile::PLAIN)
     } else {
         "nothing refused".to_string()
     };
@@ -269,19 +264,14 @@ pub(super) fn confinement(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Resul
             "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {{{} = EPERM, otherwise allow}})",
             super::filter_landlock::KEYRING_CALLS.join("/")
         ),
-        Step::SeccompNotify {
-            signals,
-            root,
-            landlock_only,
-            explain,
-        } => {
+        Step::Seccomp(p) if p.warden => {
             write!(
                 f,
                 "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {}",
-                filter_text::described(true, *signals, *root, *landlock_only)
+                filter_text::described(*p)
             )?;
-            if *explain {
-                write!(f, "{}", filter_text::explained(*landlock_only, !*signals))?;
+            if p.explain {
+                write!(f, "{}", filter_text::explained(p.landlock_only, !p.unscoped))?;
             }
             write!(f, "); sendmsg(warden, SCM_RIGHTS listener)")
         }
@@ -305,10 +295,10 @@ pub(super) fn confinement(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Resul
             f,
             "getpid() = the command; landlock_create_ruleset(handled=REFER, scoped=SIGNAL); open(\"/\", O_PATH); fstat; landlock_add_rule(PATH_BENEATH, REFER, \"/\"); prctl(PR_SET_NO_NEW_PRIVS, 1); landlock_restrict_self(); pidfd_open(the command); {ONE_THREAD}mmap(64 KiB stack for the reaper, never unmapped); {DETACHED_LIGHT}the reaper on that stack, sharing the command's memory until its exec (in it, raw system calls only: a session of its own, open of the null device onto 0-2, close_range of all but the pidfd, poll of the command's pidfd, then, if the warden (the caller's, outside) is out of its reach, kill(-1, SIGKILL)){DETACHED_END}; sendmsg(warden, SCM_RIGHTS pidfd)"
         ),
-        Step::Seccomp => write!(
+        Step::Seccomp(p) => write!(
             f,
             "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {})",
-            filter_text::described(false, false, false, false)
+            filter_text::described(*p)
         ),
         Step::ReopenFd { fd, path } => write!(
             f,

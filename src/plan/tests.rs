@@ -1,3 +1,4 @@
+use super::filter_rules::Profile;
 use super::*;
 use crate::policy::NetworkMode;
 use crate::policy::{
@@ -213,12 +214,13 @@ fn ends_by_dropping_privileges_then_exec() {
         assert_eq!(
             &p.steps[n - 4..n - 1],
             &[
-                Step::SeccompNotify {
-                    signals: false,
+                Step::Seccomp(Profile {
+                    warden: true,
+                    unscoped: false,
                     root: false,
                     landlock_only: false,
                     explain: false,
-                },
+                }),
                 Step::RefuseKeyrings,
                 Step::DieWithParent
             ]

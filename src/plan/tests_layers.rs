@@ -85,7 +85,7 @@ fn landlock_step_matches_the_layers() {
             build(&pol, &h)
                 .steps
                 .iter()
-                .any(|s| matches!(s, Step::SeccompNotify { .. }))
+                .any(|s| matches!(s, Step::Seccomp(p) if p.warden))
         );
     }
 }
@@ -267,7 +267,7 @@ fn the_warden_takes_signals_where_landlock_cannot_scope_them() {
         assert!(
             p.steps
                 .iter()
-                .any(|s| matches!(s, Step::SeccompNotify { signals: s, .. } if *s == signals)),
+                .any(|s| matches!(s, Step::Seccomp(p) if p.warden && p.unscoped == signals)),
             "ABI {abi}"
         );
         assert!(matches!(p.steps[0], Step::StartWarden(_)));
