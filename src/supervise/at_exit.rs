@@ -95,7 +95,7 @@ impl AtExit {
         if let Some(out) = &self.out
             && !said.is_empty()
         {
-            let _ = rustix::io::write(out, said.as_bytes());
+            let _ = crate::sys::write_all(out, said.as_bytes());
         }
     }
 
@@ -123,34 +123,34 @@ fn idle_if_empty(layer: &Path) -> bool {
     if !empty {
         return false;
     }
-    let Ok(dir) = rustix::fs::open(layer, dir_flags(), Mode::empty()) else {
+    let Ok(dir) = k::open(layer, dir_flags(), Mode::empty()) else {
         return false;
     };
     for n in (0..).map(|k| format!("base-{k}")) {
-        if rustix::fs::unlinkat(&dir, n.as_str(), AtFlags::empty()).is_err() {
+        if k::unlinkat(&dir, n.as_str(), AtFlags::empty()).is_err() {
             break;
         }
     }
     // The volatile overlay's mark (`work/work/incompat/volatile`) would
     // refuse the next mount: the work directory's own `work` goes.
     for t in &trees {
-        if let Ok(work) = rustix::fs::open(t.join("work"), dir_flags(), Mode::empty()) {
-            let _ = remove(&work, "work");
+        if let Ok(work) = k::open(t.join("work"), dir_flags(), Mode::empty()) {
+            let _ = remove(&work, std::ffi::OsStr::new("work"));
         }
     }
-    rustix::fs::unlinkat(&dir, "info", AtFlags::empty()).is_ok()
+    k::unlinkat(&dir, "info", AtFlags::empty()).is_ok()
 }
 
 /// A layer that holds changes, written out (its overlay was `volatile`:
 /// nothing synced it) and marked so: `qwrap review apply` takes a layer
 /// after the host restarted only with this mark.
 fn written_out(layer: &Path) {
-    let Ok(dir) = rustix::fs::open(layer, dir_flags(), Mode::empty()) else {
+    let Ok(dir) = k::open(layer, dir_flags(), Mode::empty()) else {
         return;
     };
-    if rustix::fs::syncfs(&dir).is_ok() {
+    if k::syncfs(&dir).is_ok() {
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-        let _ = rustix::fs::openat(&dir, "synced", flags, Mode::from_raw_mode(0o600));
+        let _ = k::openat(&dir, "synced", flags, Mode::from_raw_mode(0o600));
     }
 }
 
@@ -161,27 +161,62 @@ fn dir_flags() -> OFlags {
 /// Removes `name` in `dir` and all beneath it, never following a link;
 /// each directory made readable first (overlayfs leaves its work
 /// directory's `work` mode 0000).
-fn remove(dir: &OwnedFd, name: &str) -> Result<(), rustix::io::Errno> {
+fn remove(dir: &OwnedFd, name: &std::ffi::OsStr) -> Result<(), rustix::io::Errno> {
     use rustix::io::Errno;
-    let sub = match rustix::fs::openat(dir, name, dir_flags(), Mode::empty()) {
+    let sub = match k::openat(dir, name, dir_flags(), Mode::empty()) {
         Ok(fd) => fd,
-        Err(Errno::NOTDIR | Errno::LOOP) => return rustix::fs::unlinkat(dir, name, AtFlags::empty()),
+        Err(Errno::NOTDIR | Errno::LOOP) => return k::unlinkat(dir, name, AtFlags::empty()),
         Err(Errno::ACCESS) => {
-            rustix::fs::chmodat(dir, name, Mode::from_raw_mode(0o700), AtFlags::empty())?;
-            rustix::fs::openat(dir, name, dir_flags(), Mode::empty())?
+            k::chmodat(dir, name, Mode::from_raw_mode(0o700))?;
+            k::openat(dir, name, dir_flags(), Mode::empty())?
         }
         Err(e) => return Err(e),
     };
-    let _ = rustix::fs::fchmod(&sub, Mode::from_raw_mode(0o700));
-    let mut names = Vec::new();
-    for e in rustix::fs::Dir::read_from(&sub)? {
-        let n = e?.file_name().to_string_lossy().into_owned();
-        if n != "." && n != ".." {
-            names.push(n);
-        }
-    }
-    for n in names {
+    let _ = k::fchmod(&sub, Mode::from_raw_mode(0o700));
+    for (n, _) in k::dir_entries(&sub, usize::MAX)? {
         remove(&sub, &n)?;
     }
-    rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR)
+    k::unlinkat(dir, name, AtFlags::REMOVEDIR)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::remove;
+    use crate::sys::fake;
+    use rustix::io::Errno;
+    use std::ffi::OsStr;
+
+    fn names() -> Vec<String> {
+        let c = fake::take_calls();
+        fake::stop();
+        c.into_iter().map(|c| format!("{}({})", c.name, c.args)).collect()
+    }
+
+    #[test]
+    fn a_directory_made_unreadable_is_opened_by_its_owner_bits_and_removed() {
+        fake::start();
+        fake::fail_next("openat", Errno::ACCESS);
+        assert_eq!(remove(&fake::fd(), OsStr::new("work")), Ok(()));
+        let c = names();
+        let calls: Vec<&str> = c.iter().map(|c| &c[..c.find('(').unwrap()]).collect();
+        assert_eq!(
+            calls,
+            ["openat", "fchmodat", "openat", "fchmod", "getdents64", "unlinkat"],
+            "{c:?}"
+        );
+        // AT_REMOVEDIR, which rustix's Debug names by the same bit's other
+        // name, EACCESS.
+        assert!(c[5].ends_with("AtFlags(EACCESS))"), "{c:?}");
+    }
+
+    #[test]
+    fn a_link_in_the_layer_is_unlinked_never_followed() {
+        fake::start();
+        fake::fail_next("openat", Errno::LOOP);
+        assert_eq!(remove(&fake::fd(), OsStr::new("l")), Ok(()));
+        let c = names();
+        assert_eq!(c.len(), 2, "{c:?}");
+        assert!(c[0].contains("NOFOLLOW"), "{c:?}");
+        assert!(c[1].starts_with("unlinkat(dirfd, \"l\", AtFlags(0x0)"), "{c:?}");
+    }
 }

@@ -11,6 +11,7 @@
 //! `git init`).
 
 use crate::plan::RepoScan;
+use crate::sys::kernel as k;
 use rustix::fd::OwnedFd;
 use std::path::Path;
 
@@ -134,7 +135,7 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
     let cwd = std::env::current_dir().unwrap_or_default();
     let user = crate::policy::UserGit::of(&|k| std::env::var_os(k), home.as_deref(), &cwd);
     if let (Some(note), Some(fd)) = (&now.note, fd) {
-        let _ = rustix::io::write(fd, format!("qwrap: git: {note}\n").as_bytes());
+        let _ = crate::sys::write_all(fd, format!("qwrap: git: {note}\n").as_bytes());
     }
     ignores_said(known, fd, now);
     absent_held(scan, fd);
@@ -201,7 +202,7 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
         };
         let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(dot_git));
         if let Some(fd) = fd {
-            let _ = rustix::io::write(fd, line.as_bytes());
+            let _ = crate::sys::write_all(fd, line.as_bytes());
         }
     }
     super::planted_links::held(&scan.roots, &now.links, known.1, &user, fd);
@@ -255,7 +256,7 @@ fn config_aside(p: &Path, how: &str, fd: Option<&OwnedFd>) {
     };
     if let Some(fd) = fd {
         let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(p));
-        let _ = rustix::io::write(fd, line.as_bytes());
+        let _ = crate::sys::write_all(fd, line.as_bytes());
     }
 }
 
@@ -272,7 +273,7 @@ fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found)
             crate::lossy::shown(p)
         );
         if let Some(fd) = fd {
-            let _ = rustix::io::write(fd, line.as_bytes());
+            let _ = crate::sys::write_all(fd, line.as_bytes());
         }
     }
     for p in now.odd_names.iter().filter(|p| changed(p, known.1)) {
@@ -281,7 +282,7 @@ fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found)
             crate::lossy::shown(p)
         );
         if let Some(fd) = fd {
-            let _ = rustix::io::write(fd, line.as_bytes());
+            let _ = crate::sys::write_all(fd, line.as_bytes());
         }
     }
     for p in now.gitmodules.iter().filter(|p| changed(p, known.1)) {
@@ -304,7 +305,7 @@ fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found)
         };
         let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(p));
         if let Some(fd) = fd {
-            let _ = rustix::io::write(fd, line.as_bytes());
+            let _ = crate::sys::write_all(fd, line.as_bytes());
         }
     }
 }
@@ -422,6 +423,7 @@ fn entries(dir: &Path) -> Vec<std::path::PathBuf> {
 /// time without following a link (a link planted on the way leads
 /// nowhere), the rename replacing nothing.
 fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, Option<std::ffi::OsString>), Held> {
+    use rustix::fs::{AtFlags, FileType, Mode};
     use rustix::io::Errno;
     let (Some(parent), Some(name)) = (dot_git.parent(), dot_git.file_name()) else {
         return Err(Errno::INVAL.into());
@@ -429,21 +431,17 @@ fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, Option<std::ffi::Os
     let rel = parent.strip_prefix("/").map_err(|_| Errno::INVAL)?;
     // O_PATH: a directory its owner made unreadable (mode 0311) is still
     // one host git passes through, and a rename needs only search.
-    let flags = rustix::fs::OFlags::PATH
-        | rustix::fs::OFlags::DIRECTORY
-        | rustix::fs::OFlags::NOFOLLOW
-        | rustix::fs::OFlags::CLOEXEC;
-    let mut dir = rustix::fs::open("/", flags, rustix::fs::Mode::empty())?;
+    let flags = path_flags();
+    let mut dir = k::open("/", flags, Mode::empty())?;
     let mut at = std::path::PathBuf::from("/");
     for c in rel.iter() {
-        match rustix::fs::openat(&dir, c, flags, rustix::fs::Mode::empty()) {
+        match k::openat(&dir, c, flags, Mode::empty()) {
             Ok(next) => dir = next,
             // A link on the way (made inside: the roots are real paths)
             // goes aside itself, and what lies beyond it with it.
             Err(Errno::NOTDIR | Errno::LOOP)
-                if rustix::fs::statat(&dir, c, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok_and(|st| {
-                    rustix::fs::FileType::from_raw_mode(st.st_mode) == rustix::fs::FileType::Symlink
-                }) =>
+                if k::statat(&dir, c, AtFlags::SYMLINK_NOFOLLOW)
+                    .is_ok_and(|st| FileType::from_raw_mode(st.st_mode) == FileType::Symlink) =>
             {
                 let held = rename_aside(&dir, c)?;
                 return Ok((at.join(held), None));
@@ -456,7 +454,7 @@ fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, Option<std::ffi::Os
     // A git dir by any name is one to git run inside it (it looks at the
     // directory it is in first): its HEAD goes aside too, and so does every
     // HEAD below it (`modules/x`, `worktrees/y`: git dirs of their own).
-    let head = match rustix::fs::openat(&dir, &held, flags, rustix::fs::Mode::empty()) {
+    let head = match k::openat(&dir, &held, flags, Mode::empty()) {
         Ok(inner) => heads_aside(inner),
         // A bare one's HEAD went aside: the git dirs below it too.
         Err(_) if name == "HEAD" => heads_aside(dir).map(|_| None),
@@ -467,6 +465,13 @@ fn hold_aside(dot_git: &Path) -> Result<(std::path::PathBuf, Option<std::ffi::Os
         Ok(head) => Ok((held, head)),
         Err(e) => Err(Held::Partly(held, e)),
     }
+}
+
+/// A directory opened only to be walked through or renamed in, never
+/// through a link.
+fn path_flags() -> rustix::fs::OFlags {
+    use rustix::fs::OFlags;
+    OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC
 }
 
 /// Why a repository could not be held aside whole.
@@ -501,24 +506,23 @@ fn heads_aside_opening(
     top: OwnedFd,
     opened: &mut Vec<(OwnedFd, u32)>,
 ) -> Result<Option<std::ffi::OsString>, rustix::io::Errno> {
-    use rustix::fs::{Dir, FileType, Mode, OFlags};
-    let path = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    use rustix::fs::{FileType, Mode};
     let mut dirs = vec![top];
     let (mut seen, mut top_head) = (0, None);
     while let Some(at) = dirs.pop() {
         let is_top = seen == 0;
         let d = listable(at, opened)?;
         let mut head_here = false;
-        for e in Dir::read_from(&d)?.flatten() {
-            seen += 1;
-            if seen > LOOKED {
-                return Err(rustix::io::Errno::EXIST);
-            }
-            let name = e.file_name().to_bytes();
-            if name == b"HEAD" {
+        let entries = k::dir_entries(&d, LOOKED + 1 - seen)?;
+        seen += entries.len().max(1);
+        if seen > LOOKED {
+            return Err(rustix::io::Errno::EXIST);
+        }
+        for (name, kind) in entries {
+            if name == "HEAD" {
                 head_here = true;
-            } else if e.file_type() == FileType::Directory && name != b"." && name != b".." {
-                dirs.push(rustix::fs::openat(&d, e.file_name(), path, Mode::empty())?);
+            } else if kind == FileType::Directory {
+                dirs.push(k::openat(&d, &name, path_flags(), Mode::empty())?);
             }
         }
         if head_here {
@@ -538,23 +542,21 @@ fn heads_aside_opening(
 fn listable(at: OwnedFd, opened: &mut Vec<(OwnedFd, u32)>) -> Result<OwnedFd, rustix::io::Errno> {
     use rustix::fs::{Mode, OFlags};
     let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let mode = rustix::fs::fstat(&at)?.st_mode & 0o7777;
+    let mode = k::fstat(&at)?.st_mode & 0o7777;
     if mode & 0o700 != 0o700 {
         set_mode(&at, mode | 0o700)?;
-        let d = rustix::fs::openat(&at, ".", flags, Mode::empty());
+        let d = k::openat(&at, ".", flags, Mode::empty());
         opened.push((at, mode));
         return d;
     }
-    rustix::fs::openat(&at, ".", flags, Mode::empty())
+    k::openat(&at, ".", flags, Mode::empty())
 }
 
 /// A directory's mode set through its descriptor (an O_PATH one: through
 /// /proc, as fchmod refuses it).
 fn set_mode(dir: &OwnedFd, mode: u32) -> Result<(), rustix::io::Errno> {
-    use std::os::unix::fs::PermissionsExt;
     let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(dir));
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode))
-        .map_err(|_| rustix::io::Errno::ACCESS)
+    k::chmod(path.as_str(), rustix::fs::Mode::from_raw_mode(mode))
 }
 
 /// `NAME` renamed `NAME.qwrap-held` (or `-2` … `-9`, then a name the
@@ -591,22 +593,14 @@ fn rename_opened(
     from: &std::ffi::OsStr,
     to: &std::ffi::OsStr,
 ) -> Result<(), rustix::io::Errno> {
-    use std::os::unix::fs::PermissionsExt;
-    let rename = || rustix::fs::renameat_with(dir, from, dir, to, rustix::fs::RenameFlags::NOREPLACE);
-    match rename() {
+    match k::renameat_noreplace(dir, from, to) {
         Err(rustix::io::Errno::ACCESS) => {}
         r => return r,
     }
-    let path = format!("/proc/self/fd/{}", std::os::fd::AsRawFd::as_raw_fd(dir));
-    let mode = std::fs::metadata(&path)
-        .map_err(|_| rustix::io::Errno::ACCESS)?
-        .permissions()
-        .mode()
-        & 0o7777;
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode | 0o300))
-        .map_err(|_| rustix::io::Errno::ACCESS)?;
-    let r = rename();
-    let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode));
+    let mode = k::fstat(dir)?.st_mode & 0o7777;
+    set_mode(dir, mode | 0o300)?;
+    let r = k::renameat_noreplace(dir, from, to);
+    let _ = set_mode(dir, mode);
     r
 }
 
@@ -1047,5 +1041,82 @@ mod tests {
             keys_not_plain("[core\n"),
             vec!["a section header qwrap cannot read"]
         );
+    }
+
+    /// Holding aside, answered by the recording fake: what is renamed,
+    /// and what is never touched.
+    mod through_the_seam {
+        use super::super::{hold_aside, rename_aside};
+        use crate::sys::fake::{self, Scripted};
+        use rustix::io::Errno;
+        use std::ffi::OsStr;
+        use std::path::Path;
+
+        fn calls() -> Vec<String> {
+            let c = fake::take_calls();
+            fake::stop();
+            c.into_iter().map(|c| format!("{}({})", c.name, c.args)).collect()
+        }
+
+        #[test]
+        fn a_name_taken_is_passed_over_never_replaced() {
+            fake::start();
+            fake::fail_next("renameat2", Errno::EXIST);
+            fake::fail_next("renameat2", Errno::EXIST);
+            let held = rename_aside(&fake::fd(), OsStr::new("HEAD"));
+            let c = calls();
+            assert_eq!(held.unwrap(), "HEAD.qwrap-held-3");
+            assert_eq!(c.len(), 3, "{c:?}");
+            assert!(c.iter().all(|c| c.ends_with("RENAME_NOREPLACE)")), "{c:?}");
+            assert!(c[1].contains("\"HEAD.qwrap-held-2\""), "{c:?}");
+        }
+
+        #[test]
+        fn a_directory_made_unwritable_gets_its_mode_back() {
+            fake::start();
+            fake::fail_next("renameat2", Errno::ACCESS);
+            fake::script(Scripted::Mode(0o40555));
+            assert!(rename_aside(&fake::fd(), OsStr::new(".git")).is_ok());
+            let c = calls();
+            let names: Vec<&str> = c.iter().map(|c| &c[..c.find('(').unwrap()]).collect();
+            assert_eq!(
+                names,
+                ["renameat2", "fstat", "fchmodat", "renameat2", "fchmodat"],
+                "{c:?}"
+            );
+            assert!(c[2].ends_with(", 0o755)"), "write and search added: {c:?}");
+            assert!(c[4].ends_with(", 0o555)"), "the owner's mode given back: {c:?}");
+        }
+
+        #[test]
+        fn a_link_on_the_way_goes_aside_itself_and_nothing_past_it_is_touched() {
+            fake::start();
+            fake::script(Scripted::FailOn("openat", "\"b\"", Errno::LOOP));
+            fake::script(Scripted::Mode(0o120777));
+            let r = hold_aside(Path::new("/a/b/c/.git"));
+            let c = calls();
+            let Ok((held, head)) = r else {
+                panic!("not held: {c:?}")
+            };
+            assert_eq!(held, Path::new("/a/b.qwrap-held"));
+            assert_eq!(head, None);
+            assert_eq!(c.len(), 5, "{c:?}");
+            assert!(c[3].starts_with("newfstatat(dirfd, \"b\""), "{c:?}");
+            assert!(
+                c[4].starts_with("renameat2(dirfd, \"b\", dirfd, \"b.qwrap-held\""),
+                "{c:?}"
+            );
+        }
+
+        #[test]
+        fn a_directory_on_the_way_that_fails_otherwise_holds_nothing() {
+            fake::start();
+            fake::script(Scripted::FailOn("openat", "\"b\"", Errno::NOTDIR));
+            // Not a link (no type at all): the walk stops, nothing renamed.
+            let r = hold_aside(Path::new("/a/b/c/.git"));
+            let c = calls();
+            assert!(r.is_err(), "{c:?}");
+            assert!(!c.iter().any(|c| c.starts_with("renameat2")), "{c:?}");
+        }
     }
 }

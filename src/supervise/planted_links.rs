@@ -85,7 +85,7 @@ pub(super) fn held(
 
 fn say(fd: Option<&OwnedFd>, line: &str) {
     if let Some(fd) = fd {
-        let _ = rustix::io::write(fd, format!("qwrap: git: {line}\n").as_bytes());
+        let _ = crate::sys::write_all(fd, format!("qwrap: git: {line}\n").as_bytes());
     }
 }
 
@@ -212,18 +212,59 @@ const THROUGH_PROC: &str = "a way through /proc (where it leads depends on who f
 /// component at a time without following a link, then the name unlinked
 /// only if it is still a link.
 fn remove_link(link: &Path) -> Result<(), rustix::io::Errno> {
+    use crate::sys::kernel as k;
     use rustix::fs::{AtFlags, FileType, Mode, OFlags};
     let (Some(parent), Some(name)) = (link.parent(), link.file_name()) else {
         return Err(rustix::io::Errno::INVAL);
     };
     let flags = OFlags::PATH | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let mut dir = rustix::fs::open("/", flags, Mode::empty())?;
+    let mut dir = k::open("/", flags, Mode::empty())?;
     for c in parent.components().filter(|c| matches!(c, Component::Normal(_))) {
-        dir = rustix::fs::openat(&dir, c.as_os_str(), flags, Mode::empty())?;
+        dir = k::openat(&dir, c.as_os_str(), flags, Mode::empty())?;
     }
-    let st = rustix::fs::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
+    let st = k::statat(&dir, name, AtFlags::SYMLINK_NOFOLLOW)?;
     if FileType::from_raw_mode(st.st_mode) != FileType::Symlink {
         return Err(rustix::io::Errno::NOLINK);
     }
-    rustix::fs::unlinkat(&dir, name, AtFlags::empty())
+    k::unlinkat(&dir, name, AtFlags::empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::remove_link;
+    use crate::sys::fake::{self, Scripted};
+    use rustix::io::Errno;
+    use std::path::Path;
+
+    fn calls() -> Vec<String> {
+        let c = fake::take_calls();
+        fake::stop();
+        c.into_iter().map(|c| format!("{}({})", c.name, c.args)).collect()
+    }
+
+    #[test]
+    fn a_link_is_unlinked_from_its_directory_reached_without_following_one() {
+        fake::start();
+        fake::script(Scripted::Mode(0o120777));
+        assert_eq!(remove_link(Path::new("/ws/a/l")), Ok(()));
+        let c = calls();
+        let names: Vec<&str> = c.iter().map(|c| &c[..c.find('(').unwrap()]).collect();
+        assert_eq!(
+            names,
+            ["openat", "openat", "openat", "newfstatat", "unlinkat"],
+            "{c:?}"
+        );
+        assert!(c[..3].iter().all(|c| c.contains("NOFOLLOW")), "{c:?}");
+        assert!(c[4].starts_with("unlinkat(dirfd, \"l\""), "{c:?}");
+    }
+
+    #[test]
+    fn a_name_that_is_a_link_no_longer_stays() {
+        fake::start();
+        // The command put a directory (or anything else) in its place.
+        fake::script(Scripted::Mode(0o40755));
+        assert_eq!(remove_link(Path::new("/ws/l")), Err(Errno::NOLINK));
+        let c = calls();
+        assert!(!c.iter().any(|c| c.starts_with("unlinkat")), "{c:?}");
+    }
 }

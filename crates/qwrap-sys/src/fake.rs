@@ -22,8 +22,14 @@ pub struct Call {
 pub enum Scripted {
     /// The next call of this name fails.
     Fail(&'static str, Errno),
+    /// The next call of this name whose arguments contain the text fails
+    /// (a walk's third `openat`, not its first).
+    FailOn(&'static str, &'static str, Errno),
     /// The next `read` returns these bytes (by default it reads nothing).
     Read(Vec<u8>),
+    /// The next `fstat` or `newfstatat` says this `st_mode` (by default 0:
+    /// no type at all).
+    Mode(u32),
 }
 
 #[cfg(feature = "record")]
@@ -56,13 +62,17 @@ pub fn answer_about(name: &'static str, args: impl FnOnce() -> String) -> Option
         None => false,
     });
     on.then(|| {
+        let args = state::LOG.with(|l| l.borrow().as_ref().and_then(|l| l.last().map(|c| c.args.clone())));
+        let args = args.unwrap_or_default();
         state::SCRIPT.with(|s| {
             let mut s = s.borrow_mut();
-            let failing = s
-                .iter()
-                .position(|a| matches!(a, Scripted::Fail(n, _) if *n == name));
+            let failing = s.iter().position(|a| match a {
+                Scripted::Fail(n, _) => *n == name,
+                Scripted::FailOn(n, needle, _) => *n == name && args.contains(needle),
+                _ => false,
+            });
             match failing.map(|i| s.remove(i)) {
-                Some(Scripted::Fail(_, errno)) => Err(errno),
+                Some(Scripted::Fail(_, errno) | Scripted::FailOn(_, _, errno)) => Err(errno),
                 _ => Ok(()),
             }
         })
@@ -92,7 +102,7 @@ pub fn read_into(buf: &mut [u8]) -> usize {
             let i = s.iter().position(|a| matches!(a, Scripted::Read(_)))?;
             match s.remove(i) {
                 Scripted::Read(d) => Some(d),
-                Scripted::Fail(..) => None,
+                _ => None,
             }
         });
         let data = data.unwrap_or_default();
@@ -157,11 +167,28 @@ pub fn fd() -> rustix::fd::OwnedFd {
     unreachable!("the fake answers only in unit tests")
 }
 
-/// A `stat` of nothing in particular (all zero).
+/// A `stat` of nothing in particular (all zero), but the mode a test
+/// scripted.
 pub fn stat() -> rustix::fs::Stat {
     // SAFETY: `Stat` is the kernel's `struct stat`, plain integers for which
     // all-zero bytes are a valid value.
-    unsafe { std::mem::zeroed() }
+    let st: rustix::fs::Stat = unsafe { std::mem::zeroed() };
+    #[cfg(feature = "record")]
+    let st = with_scripted_mode(st);
+    st
+}
+
+/// `st` with the mode a test scripted, if it did.
+#[cfg(feature = "record")]
+fn with_scripted_mode(mut st: rustix::fs::Stat) -> rustix::fs::Stat {
+    state::SCRIPT.with(|s| {
+        let mut s = s.borrow_mut();
+        let i = s.iter().position(|a| matches!(a, Scripted::Mode(_)));
+        if let Some(Scripted::Mode(m)) = i.map(|i| s.remove(i)) {
+            st.st_mode = m as _;
+        }
+    });
+    st
 }
 
 /// A `statvfs` of nothing in particular (all zero).

@@ -161,6 +161,36 @@ pub fn renameat<Fd: AsFd, P: Arg, Q: Arg>(dir: Fd, from: P, to: Q) -> R<()> {
     rustix::fs::renameat(&dir, from, &dir, to)
 }
 
+pub fn chmodat<P: Arg, Fd: AsFd>(dir: Fd, path: P, mode: Mode) -> R<()> {
+    faked!("fchmodat", args: format!("dirfd, {}, {:#o}", q(&path), mode.as_raw_mode()), Ok(()));
+    rustix::fs::chmodat(dir, path, mode, AtFlags::empty())
+}
+
+pub fn syncfs<Fd: AsFd>(fd: Fd) -> R<()> {
+    faked!("syncfs", Ok(()));
+    rustix::fs::syncfs(fd)
+}
+
+/// A directory's entries (`.` and `..` left out), each with its type as
+/// the directory says it (`getdents64`), at most `most` of them (a
+/// directory the command made may hold millions); the fake's directories
+/// are empty.
+pub fn dir_entries<Fd: AsFd>(dir: Fd, most: usize) -> R<Vec<(std::ffi::OsString, FileType)>> {
+    use std::os::unix::ffi::OsStrExt;
+    faked!("getdents64", Ok(Vec::new()));
+    let mut out = Vec::new();
+    let mut entries = rustix::fs::Dir::read_from(dir)?;
+    while out.len() < most {
+        let Some(e) = entries.next() else { break };
+        let e = e?;
+        let name = e.file_name().to_bytes();
+        if name != b"." && name != b".." {
+            out.push((std::ffi::OsStr::from_bytes(name).to_os_string(), e.file_type()));
+        }
+    }
+    Ok(out)
+}
+
 /// Sets a file's times through a path (`/proc/self/fd/N`: the file a
 /// descriptor holds).
 pub fn utimensat<P: Arg>(path: P, stamps: &rustix::fs::Timestamps) -> R<()> {
