@@ -2411,6 +2411,112 @@ fn a_repository_made_inside_with_hooks_where_the_users_config_looks_is_held() {
     }
 }
 
+/// A checkout outside the roots mid-bisect or mid-rebase: what it comes
+/// back to stays the host's. Its per-checkout refs (`refs/bisect`,
+/// `refs/rewritten`, `refs/worktree`: the main checkout's lie among the
+/// shared refs) and the branch its `BISECT_START` names (HEAD names none
+/// then) moved inside made a host `git bisect good`, `git bisect reset` or
+/// `git rebase --continue` write the command's files into it. Watched on
+/// the host: no file of the command's in the outside checkout afterwards.
+#[test]
+fn checkouts_outside_mid_bisect_keep_what_they_come_back_to() {
+    let sh = |f: &Fixture, script: &str| {
+        let o = f
+            .command("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(f.path())
+            .output()
+            .unwrap();
+        ok(&o);
+        stdout(&o)
+    };
+    let evil = "for i in 1 2 3 4 5 6 7 8; do echo e > EVIL-$i; git add EVIL-$i; GIT_EDITOR=true git -c user.name=t -c user.email=t@t commit -qm e$i; done";
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        // The main checkout outside, mid-bisect; a linked worktree the workspace.
+        sh(
+            &f,
+            &format!(
+                "set -e; git init -q -b main m; for i in 1 2 3 4 5 6; do echo $i > m/f; {GIT} -C m commit -qam c$i 2>/dev/null || {{ {GIT} -C m add f; {GIT} -C m commit -qm c$i; }}; done
+                 git -C m worktree add -q ../wt -b w HEAD~5
+                 cd m && git bisect start -q 2>/dev/null || git bisect start >/dev/null; git bisect bad >/dev/null; git bisect good HEAD~5 >/dev/null"
+            ),
+        );
+        let refs_before = sh(&f, "git -C m for-each-ref --format='%(refname) %(objectname)'");
+        let o = f
+            .qwrap(&["run", "--workspace"])
+            .arg(f.path().join("wt"))
+            .args(["--", "sh", "-c"])
+            .arg(format!(
+                "{evil}; for r in main-worktree/refs/bisect/bad refs/rewritten/onto refs/worktree/x refs/heads/main; do git update-ref $r HEAD; done
+                 for g in $(git for-each-ref --format='%(refname)' refs/bisect); do git update-ref $g HEAD; done; sleep 1; echo done"
+            ))
+            .current_dir(f.path().join("wt"))
+            .output()
+            .unwrap();
+        let what = format!("{who:?} the main checkout outside, mid-bisect");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        let refs_after = sh(
+            &f,
+            "git -C m for-each-ref --format='%(refname) %(objectname)' | grep -v ' refs/heads/w$' | grep -v '^refs/heads/w '",
+        );
+        let kept: Vec<&str> = refs_before
+            .lines()
+            .filter(|l| !l.starts_with("refs/heads/w "))
+            .collect();
+        assert_eq!(
+            refs_after.lines().collect::<Vec<_>>(),
+            kept,
+            "{what}: {}",
+            stderr(&o)
+        );
+        sh(
+            &f,
+            "cd m && git bisect good >/dev/null 2>&1; git bisect reset -q 2>/dev/null || git bisect reset >/dev/null 2>&1; true",
+        );
+        let planted: Vec<_> = std::fs::read_dir(f.path().join("m"))
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().starts_with("EVIL"))
+            .collect();
+        assert!(
+            planted.is_empty(),
+            "{what}: the command's files reached the checkout outside: {planted:?}"
+        );
+
+        // The main checkout the workspace; a linked worktree outside, mid-bisect.
+        sh(
+            &f,
+            "set -e; git -C m worktree add -q ../wt2 -b feat main; cd wt2
+             git bisect start >/dev/null; git bisect bad >/dev/null; git bisect good HEAD~3 >/dev/null",
+        );
+        let feat = sh(&f, "git -C m rev-parse feat");
+        let o = f
+            .qwrap(&["run", "--workspace"])
+            .arg(f.path().join("m"))
+            .args(["--", "sh", "-c"])
+            .arg(format!(
+                "{evil}; git update-ref refs/heads/feat HEAD; sleep 1; echo done"
+            ))
+            .current_dir(f.path().join("m"))
+            .output()
+            .unwrap();
+        let what = format!("{who:?} a linked worktree outside, mid-bisect");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        assert_eq!(
+            sh(&f, "git -C m rev-parse feat"),
+            feat,
+            "{what}: the branch its bisect returns to moved"
+        );
+        sh(&f, "cd wt2 && git bisect reset >/dev/null 2>&1; true");
+        assert!(
+            !f.path().join("wt2/EVIL-1").exists(),
+            "{what}: the command's files reached the checkout outside"
+        );
+    }
+}
+
 /// What host git keeps for a checkout outside the writable roots stays
 /// the host's: the branch each such checkout has checked out (and the
 /// names git would take its short name for first: `refs/NAME`, a tag), the stash

@@ -624,7 +624,12 @@ fn links_leading_host_git_out_are_never_applied() {
 /// stash, moved inside, are refused, named, and stay the host's.
 #[test]
 fn apply_leaves_the_branches_of_checkouts_outside_alone() {
-    for who in Who::all() {
+    let moves = [
+        "git update-ref refs/heads/main HEAD && git update-ref -d refs/stash",
+        // The main checkout's own refs, among the shared ones.
+        "git update-ref main-worktree/refs/bisect/bad HEAD",
+    ];
+    for (who, moves) in Who::all().into_iter().flat_map(|w| moves.map(|m| (w, m))) {
         let f = Fixture::new(who);
         f.mkdir("repo");
         checkout(&f, "repo");
@@ -644,14 +649,11 @@ fn apply_leaves_the_branches_of_checkouts_outside_alone() {
                 .unwrap();
             stdout(&o)
         };
-        let before = (rev("main"), rev("refs/stash"));
+        let before = (rev("main"), rev("refs/stash"), rev("refs/bisect/bad"));
         let mut c = f.qwrap(&["run", "--review", "--workspace", wt.to_str().unwrap()]);
-        c.args([
-            "--",
-            "sh",
-            "-c",
-            "echo w >> a.txt && git -c user.name=t -c user.email=t@t commit -qam w && git update-ref refs/heads/main HEAD && git update-ref -d refs/stash",
-        ]);
+        c.args(["--", "sh", "-c"]).arg(format!(
+            "echo w >> a.txt && git -c user.name=t -c user.email=t@t commit -qam w && {moves}"
+        ));
         ok(&c.output().unwrap());
         let o = f
             .qwrap(&["review", "apply", "--yes", "--workspace", wt.to_str().unwrap()])
@@ -663,7 +665,11 @@ fn apply_leaves_the_branches_of_checkouts_outside_alone() {
             "{who:?}: {}",
             stderr(&o)
         );
-        assert_eq!((rev("main"), rev("refs/stash")), before, "{who:?}");
+        assert_eq!(
+            (rev("main"), rev("refs/stash"), rev("refs/bisect/bad")),
+            before,
+            "{who:?}: {moves}"
+        );
     }
 }
 

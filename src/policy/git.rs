@@ -4,7 +4,7 @@
 
 use serde::Serialize;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::{Component, Path, PathBuf};
 
 /// What kind of checkout the workspace is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -345,6 +345,40 @@ pub fn with_shadows(r: &Path) -> Vec<PathBuf> {
     all
 }
 
+/// The refs git keeps per checkout (per worktree), the main checkout's
+/// among the shared refs: a bisect's terms, a rebase's labels, the
+/// checkout's own. Held whole where the main checkout is outside the roots.
+pub const PER_CHECKOUT: [&str; 3] = ["refs/bisect", "refs/rewritten", "refs/worktree"];
+
+/// The branches a checkout comes back to, from its own files as `read`
+/// gives them (`HEAD`, `BISECT_START`, `rebase-merge/head-name`,
+/// `rebase-apply/head-name`): the one its HEAD names; mid-bisect (HEAD
+/// detached) the one `git bisect reset` checks out again, a short name;
+/// mid-rebase the one the rebase rewrites.
+pub fn comes_back_to(read: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    if let Some(head) = read("HEAD") {
+        out.extend(head.trim_end().strip_prefix("ref: ").map(PathBuf::from));
+    }
+    if let Some(start) = read("BISECT_START") {
+        let start = start.trim_end();
+        // A commit's name where the bisect started detached: held as a
+        // branch's too, which costs nothing.
+        if !start.is_empty() {
+            out.push(if start.starts_with("refs/") {
+                PathBuf::from(start)
+            } else {
+                Path::new("refs/heads").join(start)
+            });
+        }
+    }
+    for f in ["rebase-merge/head-name", "rebase-apply/head-name"] {
+        out.extend(read(f).map(|n| PathBuf::from(n.trim_end())));
+    }
+    out.retain(|r| r.starts_with("refs") && r.components().all(|c| matches!(c, Component::Normal(_))));
+    out
+}
+
 /// What stays the host's for `refs` (branches and the stash checked out
 /// or kept outside the roots): each, the names that shadow it, and their
 /// logs.
@@ -368,11 +402,20 @@ pub fn packed_moves_held(held: &[PathBuf], new: &[u8], old: Option<&[u8]>) -> bo
         .any(|name| packed(&new, name) != packed(&old, name))
 }
 
-/// The object a `packed-refs` gives `name`.
-fn packed<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+/// The lines a `packed-refs` gives `name` and the refs below it (a held
+/// namespace: `refs/bisect`).
+fn packed<'a>(text: &'a str, name: &str) -> Vec<(&'a str, &'a str)> {
     text.lines()
         .filter(|l| !l.starts_with('#') && !l.starts_with('^'))
-        .find_map(|l| l.split_once(' ').filter(|(_, n)| *n == name).map(|(oid, _)| oid))
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(_, n)| *n == name || n.strip_prefix(name).is_some_and(|rest| rest.starts_with('/')))
+        .collect()
+}
+
+/// Whether `rel` (a path in a git dir) is one of the `held` names, below
+/// one (a held namespace), or a directory holding one.
+pub fn touches_held(held: &[PathBuf], rel: &Path) -> bool {
+    held.iter().any(|h| h.starts_with(rel) || rel.starts_with(h))
 }
 
 #[cfg(test)]
@@ -398,6 +441,46 @@ mod tests {
         // A peeled line is no ref of that name.
         let peeled = b"aaaa refs/heads/main\n^dddd refs/heads/main\n";
         assert!(!super::packed_moves_held(&held, peeled, Some(old)));
+    }
+
+    #[test]
+    fn a_held_namespace_holds_every_ref_below_it_and_no_neighbour() {
+        use std::path::{Path, PathBuf};
+        let held = [PathBuf::from("refs/bisect")];
+        let old = b"aaaa refs/bisect/bad\nbbbb refs/bisect/good-1\n";
+        let moved = b"cccc refs/bisect/bad\nbbbb refs/bisect/good-1\n";
+        let made = b"aaaa refs/bisect/bad\nbbbb refs/bisect/good-1\ncccc refs/bisect/good-2\n";
+        let neighbour = b"aaaa refs/bisect/bad\nbbbb refs/bisect/good-1\ncccc refs/bisectx\n";
+        assert!(super::packed_moves_held(&held, moved, Some(old)));
+        assert!(super::packed_moves_held(&held, made, Some(old)));
+        assert!(!super::packed_moves_held(&held, neighbour, Some(old)));
+        assert!(super::touches_held(&held, Path::new("refs/bisect/bad")));
+        assert!(
+            super::touches_held(&held, Path::new("refs")),
+            "a directory holding it"
+        );
+        assert!(!super::touches_held(&held, Path::new("refs/bisectx")));
+    }
+
+    #[test]
+    fn a_checkout_comes_back_to_its_branch_its_bisect_s_and_its_rebase_s() {
+        use std::path::PathBuf;
+        let files = |f: &str| -> Option<String> {
+            match f {
+                "HEAD" => Some("0123456789012345678901234567890123456789\n".into()),
+                "BISECT_START" => Some("main\n".into()),
+                "rebase-merge/head-name" => Some("refs/heads/topic\n".into()),
+                "rebase-apply/head-name" => Some("refs/../../x\n".into()),
+                _ => None,
+            }
+        };
+        assert_eq!(
+            super::comes_back_to(&files),
+            [PathBuf::from("refs/heads/main"), "refs/heads/topic".into()],
+            "a detached HEAD names none; a name with `..` is none"
+        );
+        let on_branch = |f: &str| (f == "HEAD").then(|| "ref: refs/heads/w\n".to_string());
+        assert_eq!(super::comes_back_to(&on_branch), [PathBuf::from("refs/heads/w")]);
     }
 
     #[test]

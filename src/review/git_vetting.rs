@@ -101,10 +101,14 @@ fn outside_checkouts(layer: &Layer, changes: &[Change]) -> Vec<String> {
         let (held, frozen) = kept_for_outside(&host_dir, ws);
         let why = if frozen.iter().any(|f| tail.starts_with(f)) {
             Some("a linked worktree's own, its work tree outside the workspace")
-        } else if held.iter().any(|h| h.starts_with(&tail)) {
-            Some("checked out in a work tree outside the workspace, or the stash of a main checkout there")
+        } else if crate::policy::git::touches_held(&held, &tail) {
+            Some(
+                "what a work tree outside the workspace has checked out or comes back to, or a main checkout's there (its stash, bisect, rebase and worktree refs)",
+            )
         } else if tail == Path::new("packed-refs") && packed_moves(layer, c, &host_dir, &held) {
-            Some("it moves a branch checked out in a work tree outside the workspace, or the stash")
+            Some(
+                "it moves what a work tree outside the workspace has checked out or comes back to, or a main checkout's stash, bisect, rebase or worktree refs there",
+            )
         } else {
             None
         };
@@ -128,10 +132,10 @@ fn kept_for_outside(git_dir: &Path, ws: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     let outside = |top: &Path| !top.starts_with(ws);
     let main_outside =
         git_dir.file_name().is_some_and(|n| n == ".git") && git_dir.parent().is_some_and(outside);
-    let mut heads = Vec::new();
+    let mut levels = Vec::new();
     let mut frozen = Vec::new();
     if main_outside {
-        heads.push(git_dir.join("HEAD"));
+        levels.push(git_dir.to_path_buf());
     }
     for e in std::fs::read_dir(git_dir.join("worktrees"))
         .into_iter()
@@ -141,18 +145,17 @@ fn kept_for_outside(git_dir: &Path, ws: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         let pointer = crate::policy::read_small(&e.path().join("gitdir")).unwrap_or_default();
         let top = Path::new(pointer.trim_end()).parent().map(Path::to_path_buf);
         if top.as_deref().is_none_or(outside) {
-            heads.push(e.path().join("HEAD"));
+            levels.push(e.path());
             frozen.push(Path::new("worktrees").join(e.file_name()));
         }
     }
-    let mut refs: Vec<PathBuf> = heads
+    let mut refs: Vec<PathBuf> = levels
         .iter()
-        .filter_map(|h| crate::policy::read_small(h))
-        .filter_map(|t| t.trim_end().strip_prefix("ref: ").map(PathBuf::from))
-        .filter(|r| r.starts_with("refs"))
+        .flat_map(|l| crate::policy::git::comes_back_to(&|name| crate::policy::read_small(&l.join(name))))
         .collect();
     if main_outside {
         refs.push("refs/stash".into());
+        refs.extend(crate::policy::git::PER_CHECKOUT.map(PathBuf::from));
     }
     let held = crate::policy::git::held_names(&refs);
     (held, frozen)

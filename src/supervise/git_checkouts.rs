@@ -12,23 +12,26 @@ use rustix::fd::BorrowedFd;
 use std::path::{Path, PathBuf};
 
 /// The refs of a common dir (and their logs) that stay the host's: the
-/// branch each checkout outside `roots` has checked out (and the names
-/// that would shadow its short name), and `refs/stash` where the main
-/// checkout is outside (`main_outside`).
+/// branches each checkout outside `roots` comes back to (the one checked
+/// out; mid-bisect or mid-rebase the one it returns to or rewrites; and
+/// the names that would shadow each's short name), and where the main
+/// checkout is outside (`main_outside`) `refs/stash` and its per-checkout
+/// refs (`refs/bisect`, `refs/rewritten`, `refs/worktree`).
 pub(super) fn held_refs(git_dir: BorrowedFd<'_>, main_outside: bool, roots: &[PathBuf]) -> Vec<PathBuf> {
-    let mut heads: Vec<PathBuf> = Vec::new();
+    let mut levels: Vec<PathBuf> = Vec::new();
     if main_outside {
-        heads.push("HEAD".into());
+        levels.push(PathBuf::new());
     }
     for name in names(git_dir, Path::new("worktrees")) {
         let level = Path::new("worktrees").join(&name);
         if work_tree_outside(git_dir, &level, roots) {
-            heads.push(level.join("HEAD"));
+            levels.push(level);
         }
     }
-    let mut refs: Vec<PathBuf> = heads.iter().filter_map(|h| branch_of(git_dir, h)).collect();
+    let mut refs: Vec<PathBuf> = levels.iter().flat_map(|l| comes_back_to(git_dir, l)).collect();
     if main_outside {
         refs.push("refs/stash".into());
+        refs.extend(crate::policy::git::PER_CHECKOUT.map(PathBuf::from));
     }
     crate::policy::git::held_names(&refs)
 }
@@ -51,20 +54,14 @@ pub(super) fn work_tree_outside(git_dir: BorrowedFd<'_>, level: &Path, roots: &[
     }
 }
 
-/// The branch a HEAD names (`ref: refs/…`), if it names one.
-fn branch_of(git_dir: BorrowedFd<'_>, head: &Path) -> Option<PathBuf> {
-    let State::File { data, .. } = state(git_dir, head) else {
-        return None;
+/// The branches the checkout whose git dir is `level` (below `git_dir`)
+/// comes back to, read from its own files.
+fn comes_back_to(git_dir: BorrowedFd<'_>, level: &Path) -> Vec<PathBuf> {
+    let read = |name: &str| -> Option<String> {
+        let State::File { data, .. } = state(git_dir, &level.join(name)) else {
+            return None;
+        };
+        String::from_utf8(data.bytes(4096).ok()?.into_owned()).ok()
     };
-    let text = data.bytes(4096).ok()?;
-    let name = std::str::from_utf8(&text)
-        .ok()?
-        .trim_end()
-        .strip_prefix("ref: ")?;
-    let name = Path::new(name);
-    (name.starts_with("refs")
-        && name
-            .components()
-            .all(|c| matches!(c, std::path::Component::Normal(_))))
-    .then(|| name.to_path_buf())
+    crate::policy::git::comes_back_to(&read)
 }

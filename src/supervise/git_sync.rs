@@ -61,7 +61,7 @@ const MAIN_CHECKOUT: &str =
 /// Why a linked worktree's own files stay the host's.
 const OUTSIDE_WORKTREE: &str = "a linked worktree's own, its work tree outside the writable roots";
 /// Why a ref stays the host's.
-const CHECKED_OUT: &str = "checked out in a work tree outside the writable roots, or the stash of a main checkout there: host git there would take the change for the user's";
+const CHECKED_OUT: &str = "what a work tree outside the writable roots has checked out or comes back to (its branch, the one its bisect or rebase returns to), or a main checkout's there (its stash, bisect, rebase and worktree refs): host git there would take the change for the user's";
 
 /// State directories, copied whole (regular files and directories).
 /// Not `rr-cache`: a resolution recorded inside would be host git's in
@@ -236,7 +236,7 @@ impl Pair {
             Some(OUTSIDE_WORKTREE)
         } else if self.foreign && !Self::shared_with_worktrees(rel) {
             Some(MAIN_CHECKOUT)
-        } else if self.held.iter().any(|h| h.starts_with(rel)) {
+        } else if crate::policy::git::touches_held(&self.held, rel) {
             Some(CHECKED_OUT)
         } else {
             None
