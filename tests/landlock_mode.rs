@@ -79,6 +79,55 @@ fn writes_land_only_in_the_workspace() {
     }
 }
 
+/// A file's inode flags (`chattr`: sync, no-dump, append-only; fs-verity)
+/// are changed by an ioctl on a descriptor opened only for reading, and
+/// Landlock has no right for them: outside the roots they stay, with
+/// `--explain` too (its filter folds the second one in). Control: the same
+/// identity sets one outside the sandbox.
+#[test]
+fn inode_flags_outside_the_roots_stay() {
+    let flags = |p: &std::path::Path| {
+        let o = std::process::Command::new("lsattr")
+            .arg("-d")
+            .arg(p)
+            .output()
+            .unwrap();
+        stdout(&o).split_whitespace().next().unwrap_or("").to_string()
+    };
+    for who in Who::all() {
+        for explain in [&[][..], &["--explain"][..]] {
+            let f = Fixture::new(who);
+            let outside = f.write("outside.txt", "host", 0o644);
+            let dir = f.mkdir("outside-dir");
+            let before = (flags(&outside), flags(&dir));
+            let o = run_landlock(
+                &f,
+                explain,
+                &format!(
+                    "chattr +S {o} 2>/dev/null || echo file-refused; chattr +dS {d} 2>/dev/null || echo dir-refused; chattr +d made 2>/dev/null; echo done",
+                    o = outside.display(),
+                    d = dir.display()
+                ),
+            );
+            let out = stdout(&o);
+            assert!(out.contains("done"), "{who:?} {explain:?}: {}", stderr(&o));
+            assert_eq!(
+                (flags(&outside), flags(&dir)),
+                before,
+                "{who:?} {explain:?}: inode flags changed outside the roots: {out}"
+            );
+            assert!(
+                out.contains("file-refused\ndir-refused"),
+                "{who:?} {explain:?}: {out}"
+            );
+            // The control.
+            let c = f.command("chattr").arg("+d").arg(&outside).output().unwrap();
+            ok(&c);
+            assert_ne!(flags(&outside), before.0, "{who:?}: the control set nothing");
+        }
+    }
+}
+
 #[test]
 fn hidden_files_and_the_hosts_tmp_are_unreadable() {
     for who in Who::all() {

@@ -64,9 +64,15 @@ pub fn explain_cases(rule: Rule, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)
     if rule == Rule::Signal && !p.unscoped {
         return vec![(vec![super::filter_rules::Cond::Ne(0, 0)], RET_USER_NOTIF)];
     }
+    // The second filter's ioctls, folded in as its other calls are.
+    let inode = super::filter_landlock::INODE_IOCTLS
+        .iter()
+        .filter(|_| p.landlock_only && name == "ioctl")
+        .map(|&(c, _)| (vec![super::filter_rules::Cond::Eq(1, c)], RET_USER_NOTIF));
     cases(rule, name, p.base())
         .into_iter()
         .map(|(c, a)| (c, if is_errno(a) { RET_USER_NOTIF } else { a }))
+        .chain(inode)
         .collect()
 }
 

@@ -45,6 +45,20 @@ pub const LANDLOCK_ONLY_REFUSED: [&str; 33] = [
     "mq_notify",
     "mq_getsetattr",
 ];
+/// The ioctls that change a file's inode flags or attributes (`chattr`:
+/// append-only, sync, no-dump; the project and extent hints; fs-verity,
+/// which makes a file read-only for good; its generation) on a descriptor
+/// opened only for reading: Landlock has no right for them, and without a
+/// read-only mount they reached the caller's files outside the roots.
+pub const INODE_IOCTLS: [(u32, &str); 6] = [
+    (0x4008_6602, "FS_IOC_SETFLAGS"),
+    (0x4004_6602, "FS_IOC32_SETFLAGS"),
+    (0x401c_5820, "FS_IOC_FSSETXATTR"),
+    (0x4080_6685, "FS_IOC_ENABLE_VERITY"),
+    (0x4008_7602, "FS_IOC_SETVERSION"),
+    (0x4004_7602, "FS_IOC32_SETVERSION"),
+];
+
 /// The keyring calls: refused by a filter of their own in `run` (unless
 /// `--share-keyring`), so that the caller's session and user keyrings are
 /// out of reach without making a keyring, which would spend the caller's
@@ -74,7 +88,7 @@ const SOCK_DGRAM: u32 = 2;
 /// pathname socket cannot be masked without a mount namespace), every
 /// socket with the network closed, a datagram socketpair (its `sendto`
 /// names any host pathname socket; a stream or seqpacket pair's cannot),
-/// and LANDLOCK_ONLY_REFUSED.
+/// the INODE_IOCTLS, and LANDLOCK_ONLY_REFUSED.
 pub fn landlock_only_rules(arch: Arch, closed: bool) -> Vec<Rules> {
     table()
         .into_iter()
@@ -84,6 +98,10 @@ pub fn landlock_only_rules(arch: Arch, closed: bool) -> Vec<Rules> {
                 "socket" if closed => vec![(vec![], EPERM)],
                 "socket" => vec![(vec![Cond::Eq(0, AF_UNIX)], EPERM)],
                 "socketpair" => vec![(vec![Cond::Eq(0, AF_UNIX), Cond::AnyBit(1, SOCK_DGRAM)], EPERM)],
+                "ioctl" => INODE_IOCTLS
+                    .iter()
+                    .map(|&(c, _)| (vec![Cond::Eq(1, c)], EPERM))
+                    .collect(),
                 n if LANDLOCK_ONLY_REFUSED.contains(&n) => vec![(vec![], EPERM)],
                 _ => return None,
             };

@@ -24,7 +24,8 @@ pub fn explained(landlock_only: bool, scoped: bool) -> String {
         format_args!("/{}", super::filter_landlock::KEYRING_CALLS.join("/")),
         if landlock_only {
             format!(
-                "/socket/socketpair/{}",
+                "/socket/socketpair/ioctl({})/{}",
+                super::filter_landlock::INODE_IOCTLS.map(|(_, n)| n).join("|"),
                 super::filter_landlock::LANDLOCK_ONLY_REFUSED.join("/")
             )
         } else {

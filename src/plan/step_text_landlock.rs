@@ -41,8 +41,9 @@ pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         }
         Step::LandlockOnlyFilter { closed } => write!(
             f,
-            "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {{socket({}) fails with EPERM; socketpair(AF_UNIX, SOCK_DGRAM) fails with EPERM; chown, fchown, lchown, fchownat, the setxattr and removexattr calls, file_setattr, keyctl, add_key, request_key, the SysV IPC calls (shmget, shmat, shmctl, semget, semop, semtimedop, semctl, msgget, msgsnd, msgrcv, msgctl) and mq_open, mq_unlink, mq_timedsend, mq_timedreceive, mq_notify, mq_getsetattr fail with EPERM}})",
-            if *closed { "every family" } else { "AF_UNIX" }
+            "prctl(PR_SET_NO_NEW_PRIVS, 1); seccomp(SECCOMP_SET_MODE_FILTER, {{socket({}) fails with EPERM; socketpair(AF_UNIX, SOCK_DGRAM) fails with EPERM; ioctl({}) fails with EPERM; chown, fchown, lchown, fchownat, the setxattr and removexattr calls, file_setattr, keyctl, add_key, request_key, the SysV IPC calls (shmget, shmat, shmctl, semget, semop, semtimedop, semctl, msgget, msgsnd, msgrcv, msgctl) and mq_open, mq_unlink, mq_timedsend, mq_timedreceive, mq_notify, mq_getsetattr fail with EPERM}})",
+            if *closed { "every family" } else { "AF_UNIX" },
+            super::filter_landlock::INODE_IOCTLS.map(|(_, n)| n).join("|")
         ),
         _ => Ok(()),
     }
