@@ -175,6 +175,13 @@ pub fn index_pack(git_dir: &Path, pack: Stdio) -> Result<(), String> {
 const COMMIT_MAX: u64 = 16 << 20;
 /// The largest tree: a directory of a million entries takes about 40 MiB.
 const TREE_MAX: u64 = 64 << 20;
+/// The commits and tags host git is given in one run, in all: `git status`
+/// reads every commit its branch is ahead by and keeps each whole (2,001
+/// commits of 4 MB, each a delta of the last, held a host `git status` for
+/// a minute at 8 GB). About a million ordinary commits.
+const COMMITS_TOTAL: u64 = 256 << 20;
+/// What imports have brought of them so far in this run.
+static COMMITS_SEEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 /// How long host git may take to read the sizes of what is imported.
 const IMPORT_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
 
@@ -230,7 +237,7 @@ fn too_large(
         });
     }
     let stdout = child.stdout.take().ok_or("no pipe")?;
-    let reader = std::thread::spawn(move || first_too_large(stdout));
+    let reader = std::thread::spawn(move || first_too_large(stdout, import));
     let deadline = std::time::Instant::now() + within;
     let status = loop {
         match child.try_wait() {
@@ -263,9 +270,12 @@ fn too_large(
 }
 
 /// The first line of `cat-file --batch-check`'s that names a commit, tag
-/// or tree over its bound, read as they come (bounded memory).
-fn first_too_large(out: std::process::ChildStdout) -> Option<String> {
+/// or tree over its bound, read as they come (bounded memory); where the
+/// objects are imported (`counted`), or the one that takes the run's
+/// commits and tags past COMMITS_TOTAL.
+fn first_too_large(out: std::process::ChildStdout, counted: bool) -> Option<String> {
     use std::io::BufRead;
+    use std::sync::atomic::Ordering;
     for line in std::io::BufReader::new(out).lines() {
         let line = line.ok()?;
         let mut w = line.split(' ');
@@ -277,9 +287,14 @@ fn first_too_large(out: std::process::ChildStdout) -> Option<String> {
             "tree" => TREE_MAX,
             _ => continue,
         };
-        if !size.parse::<u64>().is_ok_and(|n| n <= most) {
+        let Some(n) = size.parse::<u64>().ok().filter(|n| *n <= most) else {
             return Some(format!(
                 "refused: {kind} {id} is {size} bytes, more than host git should read whole (at most {most})"
+            ));
+        };
+        if counted && most == COMMIT_MAX && COMMITS_SEEN.fetch_add(n, Ordering::Relaxed) + n > COMMITS_TOTAL {
+            return Some(format!(
+                "refused: with {kind} {id} the commits and tags brought to the host in this run come to more than host git should read (at most {COMMITS_TOTAL} bytes in all)"
             ));
         }
     }
@@ -309,10 +324,15 @@ fn could_hold_large(objects: &Path) -> bool {
 /// with no repository of theirs (an empty git dir of the warden's), so
 /// that nothing of their config is read; not looked at all within
 /// `within`: refused.
-pub fn objects_too_large(objects: &Path, within: std::time::Duration) -> Result<(), String> {
+pub fn objects_too_large(
+    objects: &Path,
+    within: std::time::Duration,
+    head: Option<&str>,
+) -> Result<(), String> {
     if !could_hold_large(objects) {
         return Ok(());
     }
+    let deadline = std::time::Instant::now() + within;
     use std::os::unix::fs::DirBuilderExt;
     // A name of its own, made here (mode 0700, never one that was there).
     let nanos = std::time::SystemTime::now()
@@ -327,9 +347,52 @@ pub fn objects_too_large(objects: &Path, within: std::time::Duration) -> Result<
         std::fs::create_dir(dir.join(d)).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
     std::fs::write(dir.join("HEAD"), "ref: refs/heads/none\n").map_err(|e| e.to_string())?;
-    let r = too_large(&dir, objects, None, within, false);
+    if head.is_some_and(|h| h.len() == 64) {
+        let sha256 = "[core]\n\trepositoryformatversion = 1\n[extensions]\n\tobjectformat = sha256\n";
+        std::fs::write(dir.join("config"), sha256).map_err(|e| e.to_string())?;
+    }
+    let r = too_large(&dir, objects, None, within, false).and_then(|()| match head {
+        Some(head) => head_read_in_time(&dir, objects, head, deadline),
+        None => Ok(()),
+    });
     let _ = std::fs::remove_dir_all(&dir);
     r
+}
+
+/// Whether host git reads a commit and its whole tree (what `git status`
+/// reads of a repository's HEAD, and of one a gitlink names) by
+/// `deadline`: sizes say nothing of the deltas an object is made from (a
+/// commit at the end of a chain of 30,000 deltas held host `git status`
+/// for a minute). Where git cannot read them at all (a HEAD yet to be
+/// born), it holds nobody up.
+fn head_read_in_time(
+    git_dir: &Path,
+    objects: &Path,
+    head: &str,
+    deadline: std::time::Instant,
+) -> Result<(), String> {
+    let mut c = git(git_dir);
+    c.args(["ls-tree", "-r", "--full-tree", head])
+        .env("GIT_OBJECT_DIRECTORY", objects)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let mut child = spawn_held(&mut c)?;
+    loop {
+        match child.try_wait() {
+            Ok(Some(_)) => return Ok(()),
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!(
+                    "refused: host git did not read the commit {head} and its tree in the time given"
+                ));
+            }
+        }
+    }
 }
 
 /// A quarantine for a pack beside the host's objects (the same file

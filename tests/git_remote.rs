@@ -603,6 +603,82 @@ fn an_import_running_at_the_end_does_not_hold_back_the_look() {
     }
 }
 
+/// A repository made inside whose HEAD commit lies at the end of a chain
+/// of 40,000 deltas (a pack of a few megabytes, each object's size
+/// harmless) with a gitlink to it in the top's index: host `git status` at
+/// the top read it for a minute. Host git must read a repository's HEAD
+/// commit and tree within the time given, or it is held aside.
+#[test]
+fn a_head_at_the_end_of_a_delta_chain_is_held_aside() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let chain = f.write("chain.py", include_str!("helpers/delta_chain_pack.py"), 0o644);
+        let script = format!(
+            "set -e; mkdir lib && cd lib && git init -q && id=$(python3 '{}' .git 40000 4000000)
+             echo $id > .git/refs/heads/master && cd .. && git update-index --add --cacheinfo 160000,$id,lib && echo made",
+            chain.display()
+        );
+        let o = f.qwrap(&["run", "--", "sh", "-c", &script]).output().unwrap();
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("made"), "{what}: {}", stderr(&o));
+        assert!(
+            f.ws().join("lib/.git.qwrap-held").exists() && !f.ws().join("lib/.git").exists(),
+            "{what}: the repository stayed live: {}",
+            stderr(&o)
+        );
+        // Host git at the top finds no repository at the gitlink's path.
+        let status = f
+            .command("timeout")
+            .args(["20", "git", "status", "--porcelain"])
+            .current_dir(f.ws())
+            .output()
+            .unwrap();
+        assert!(
+            status.status.success(),
+            "{what}: host git status: {}",
+            stderr(&status)
+        );
+    }
+}
+
+/// The commits brought to the host in one run are bounded in all: 20
+/// commits of 15 MB each (each under the bound on one) would make every
+/// host `git status` that counts them read and keep 300 MB (2,001 of 4
+/// MB held one for a minute at 8 GB). The branch stays the host's, said.
+#[test]
+fn the_commits_brought_over_in_a_run_are_bounded_in_all() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let script = format!(
+            "set -e; head -c 15000000 /dev/zero | tr '\\0' x > /tmp/msg
+             for i in $(seq 20); do {GIT} commit -q --allow-empty -F /tmp/msg; done; sleep 2; echo made"
+        );
+        let o = f.qwrap(&["run", "--", "sh", "-c", &script]).output().unwrap();
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("made"), "{what}: {}", stderr(&o));
+        let count = f
+            .command("git")
+            .args(["rev-list", "--count", "HEAD"])
+            .current_dir(f.ws())
+            .output()
+            .unwrap();
+        // Two of the fixture's, then as many as the bound allows.
+        assert!(
+            stdout(&count).trim().parse::<u64>().unwrap() < 22,
+            "{what}: all {} commits of 15 MB reached the host's branch: {}",
+            stdout(&count).trim(),
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("in all"),
+            "{what}: the refusal was not said: {}",
+            stderr(&o)
+        );
+    }
+}
+
 /// A link made inside leads host git to a repository the command made
 /// where it writes outside the roots, in this run or an earlier one: a
 /// `--cache shared` cache, the `--cache overlay` layer kept on the host,

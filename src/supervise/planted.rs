@@ -743,9 +743,72 @@ fn object_risks(dot_git: &Path) -> Option<String> {
             OBJECTS_WITHIN.as_secs()
         ));
     };
-    crate::git_receive::objects_too_large(&objects, within)
+    crate::git_receive::objects_too_large(&objects, within, head_id(dot_git).as_deref())
         .err()
         .map(|e| format!("objects ({})", crate::lossy::shown(e)))
+}
+
+/// The object a repository's HEAD names, read as git resolves it (a
+/// branch's loose file, else its line in `packed-refs`), never by a name
+/// with a component but a plain one; None where it names none yet.
+fn head_id(dot_git: &Path) -> Option<String> {
+    let is_id = |t: &str| matches!(t.len(), 40 | 64) && t.bytes().all(|b| b.is_ascii_hexdigit());
+    let head = crate::policy::read_small(&dot_git.join("HEAD"))?;
+    let head = head.trim_end();
+    let Some(name) = head.strip_prefix("ref: ") else {
+        return is_id(head).then(|| head.to_string());
+    };
+    let plain = Path::new(name)
+        .components()
+        .all(|c| matches!(c, std::path::Component::Normal(_)));
+    if !plain || !name.starts_with("refs/") {
+        return None;
+    }
+    if let Some(loose) = crate::policy::read_small(&dot_git.join(name)) {
+        return Some(loose.trim_end().to_string()).filter(|t| is_id(t));
+    }
+    packed_id(&dot_git.join("packed-refs"), name).filter(|t| is_id(t))
+}
+
+/// The object `packed-refs` gives `name`, read line by line from a regular
+/// file opened without blocking (a FIFO there is never waited on).
+fn packed_id(path: &Path, name: &str) -> Option<String> {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::BufRead;
+    let fd = k::open(
+        path,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let f = std::fs::File::from(fd);
+    if !f.metadata().ok()?.is_file() {
+        return None;
+    }
+    // Lines of at most 4 KiB (an id, a space, a ref's name): a longer one
+    // is passed over in pieces, never held whole.
+    let mut r = std::io::BufReader::new(f);
+    let mut line = Vec::new();
+    let mut whole = true;
+    loop {
+        line.clear();
+        if std::io::Read::take(&mut r, 4096)
+            .read_until(b'\n', &mut line)
+            .ok()?
+            == 0
+        {
+            return None;
+        }
+        let ended = line.last() == Some(&b'\n');
+        if std::mem::replace(&mut whole, ended) && ended {
+            let text = String::from_utf8_lossy(&line[..line.len() - 1]);
+            if let Some((id, n)) = text.split_once(' ')
+                && n == name
+            {
+                return Some(id.to_string());
+            }
+        }
+    }
 }
 
 /// The index and its shared parts, taken by git's own path rules as the
@@ -1041,6 +1104,30 @@ mod tests {
             keys_not_plain("[core\n"),
             vec!["a section header qwrap cannot read"]
         );
+    }
+
+    #[test]
+    fn a_head_is_resolved_as_git_resolves_it_and_never_through_dot_dot() {
+        let d = tempfile::tempdir().unwrap();
+        let g = d.path();
+        let id = "0123456789abcdef0123456789abcdef01234567";
+        std::fs::create_dir_all(g.join("refs/heads")).unwrap();
+        std::fs::write(g.join("HEAD"), "ref: refs/heads/main\n").unwrap();
+        assert_eq!(super::head_id(g), None, "a branch yet to be born");
+        let long = "y".repeat(10_000);
+        std::fs::write(
+            g.join("packed-refs"),
+            format!("# pack-refs with: peeled\n{long}\n{id} refs/heads/main\n"),
+        )
+        .unwrap();
+        assert_eq!(super::head_id(g).as_deref(), Some(id), "packed, past a long line");
+        let loose = "89abcdef0123456789abcdef0123456789abcdef";
+        std::fs::write(g.join("refs/heads/main"), format!("{loose}\n")).unwrap();
+        assert_eq!(super::head_id(g).as_deref(), Some(loose), "the loose file first");
+        std::fs::write(g.join("HEAD"), "ref: refs/../../outside\n").unwrap();
+        assert_eq!(super::head_id(g), None);
+        std::fs::write(g.join("HEAD"), format!("{id}\n")).unwrap();
+        assert_eq!(super::head_id(g).as_deref(), Some(id), "detached");
     }
 
     /// Holding aside, answered by the recording fake: what is renamed,
