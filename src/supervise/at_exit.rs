@@ -186,18 +186,12 @@ mod tests {
     use rustix::io::Errno;
     use std::ffi::OsStr;
 
-    fn names() -> Vec<String> {
-        let c = fake::take_calls();
-        fake::stop();
-        c.into_iter().map(|c| format!("{}({})", c.name, c.args)).collect()
-    }
-
     #[test]
     fn a_directory_made_unreadable_is_opened_by_its_owner_bits_and_removed() {
         fake::start();
         fake::fail_next("openat", Errno::ACCESS);
         assert_eq!(remove(&fake::fd(), OsStr::new("work")), Ok(()));
-        let c = names();
+        let c = fake::finish();
         let calls: Vec<&str> = c.iter().map(|c| &c[..c.find('(').unwrap()]).collect();
         assert_eq!(
             calls,
@@ -214,7 +208,7 @@ mod tests {
         fake::start();
         fake::fail_next("openat", Errno::LOOP);
         assert_eq!(remove(&fake::fd(), OsStr::new("l")), Ok(()));
-        let c = names();
+        let c = fake::finish();
         assert_eq!(c.len(), 2, "{c:?}");
         assert!(c[0].contains("NOFOLLOW"), "{c:?}");
         assert!(c[1].starts_with("unlinkat(dirfd, \"l\", AtFlags(0x0)"), "{c:?}");

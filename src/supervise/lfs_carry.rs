@@ -11,9 +11,10 @@
 
 use super::git_files::{dir_flags, names_in, open_dir};
 use crate::git_rules::sha256::{Sha256, hex};
+use crate::sys::kernel as k;
 use crate::sys::write_all;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
-use rustix::fs::{AtFlags, FileType, Mode, OFlags, RenameFlags};
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 use std::collections::HashSet;
 use std::ffi::{OsStr, OsString};
@@ -67,8 +68,8 @@ fn one(
     oid: &OsStr,
 ) -> Option<Result<(), String>> {
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let src = rustix::fs::openat(own, oid, flags, Mode::empty()).ok()?;
-    let st = rustix::fs::fstat(&src).ok()?;
+    let src = k::openat(own, oid, flags, Mode::empty()).ok()?;
+    let st = k::fstat(&src).ok()?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return None;
     }
@@ -80,29 +81,45 @@ fn one(
         Ok(d) => d,
         Err(e) => return Some(Err(format!("the host's store: {e}"))),
     };
-    if rustix::fs::statat(&dir, oid, AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+    if k::statat(&dir, oid, AtFlags::SYMLINK_NOFOLLOW).is_ok() {
         return None;
     }
     Some(copy_checked(&src, &dir, oid, st.st_size as u64))
 }
 
-/// Whether the file's first `len` bytes hash to `oid`.
-fn hashes_to(src: &OwnedFd, oid: &OsStr, len: u64) -> Result<bool, String> {
-    let mut hash = Sha256::default();
+/// Hands `each` the file's first `len` bytes in turn, read by offset into
+/// one fixed buffer (the file may grow meanwhile: what is past `len` is
+/// never read).
+fn each_piece(
+    src: &OwnedFd,
+    len: u64,
+    mut each: impl FnMut(&[u8]) -> Result<(), String>,
+) -> Result<(), String> {
     let mut buf = vec![0u8; 64 * 1024];
     let mut at = 0u64;
-    loop {
+    while at < len {
         let most = buf.len().min(usize::try_from(len - at).unwrap_or(usize::MAX));
-        match crate::sys::kernel::pread(src, &mut buf[..most], at) {
-            Ok(0) => return Ok(hex(&hash.finish()).as_bytes() == oid.as_bytes()),
+        match k::pread(src, &mut buf[..most], at) {
+            Ok(0) => break,
             Ok(n) => {
-                hash.update(&buf[..n]);
+                each(&buf[..n])?;
                 at += n as u64;
             }
             Err(Errno::INTR) => {}
             Err(e) => return Err(e.to_string()),
         }
     }
+    Ok(())
+}
+
+/// Whether the file's first `len` bytes hash to `oid`.
+fn hashes_to(src: &OwnedFd, oid: &OsStr, len: u64) -> Result<bool, String> {
+    let mut hash = Sha256::default();
+    each_piece(src, len, |piece| {
+        hash.update(piece);
+        Ok(())
+    })?;
+    Ok(hex(&hash.finish()).as_bytes() == oid.as_bytes())
 }
 
 /// The copy of the file's first `len` bytes (its length when opened: one
@@ -117,36 +134,21 @@ fn copy_checked(src: &OwnedFd, dir: &OwnedFd, oid: &OsStr, len: u64) -> Result<(
     tmp_name.push(oid);
     tmp_name.push(format!(".{}.tmp", std::process::id()));
     let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    let tmp =
-        rustix::fs::openat(dir, &tmp_name, flags, Mode::from_raw_mode(0o644)).map_err(|e| e.to_string())?;
+    let tmp = k::openat(dir, &tmp_name, flags, Mode::from_raw_mode(0o644)).map_err(|e| e.to_string())?;
     let mut hash = Sha256::default();
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut left = len;
-    let written = loop {
-        let most = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        match rustix::io::read(src, &mut buf[..most]) {
-            Ok(0) => break Ok(()),
-            Ok(n) => {
-                left -= n as u64;
-                hash.update(&buf[..n]);
-                if let Err(e) = write_all(&tmp, &buf[..n]) {
-                    break Err(e.to_string());
-                }
-            }
-            Err(Errno::INTR) => {}
-            Err(e) => break Err(e.to_string()),
-        }
-    };
+    let written = each_piece(src, len, |piece| {
+        hash.update(piece);
+        write_all(&tmp, piece).map_err(|e| e.to_string())
+    });
     let result = written.and_then(|()| {
         if hex(&hash.finish()).as_bytes() == oid.as_bytes() {
-            rustix::fs::renameat_with(dir, &tmp_name, dir, oid, RenameFlags::NOREPLACE)
-                .map_err(|e| e.to_string())
+            k::renameat_noreplace(dir, &tmp_name, oid).map_err(|e| e.to_string())
         } else {
             Err("its content does not hash to its name".into())
         }
     });
     if result.is_err() {
-        let _ = rustix::fs::unlinkat(dir, &tmp_name, AtFlags::empty());
+        let _ = k::unlinkat(dir, &tmp_name, AtFlags::empty());
     }
     result
 }
@@ -154,13 +156,13 @@ fn copy_checked(src: &OwnedFd, dir: &OwnedFd, oid: &OsStr, len: u64) -> Result<(
 /// A directory below the host's store, made where missing, each level
 /// opened without following a link.
 fn host_dir(store: &Path, levels: &[&OsStr]) -> Result<OwnedFd, Errno> {
-    let mut fd = rustix::fs::open(store, dir_flags(), Mode::empty())?;
+    let mut fd = k::open(store, dir_flags(), Mode::empty())?;
     for l in levels {
-        match rustix::fs::mkdirat(&fd, *l, Mode::from_raw_mode(0o755)) {
+        match k::mkdirat(&fd, *l, Mode::from_raw_mode(0o755)) {
             Ok(()) | Err(Errno::EXIST) => {}
             Err(e) => return Err(e),
         }
-        fd = rustix::fs::openat(&fd, *l, dir_flags(), Mode::empty())?;
+        fd = k::openat(&fd, *l, dir_flags(), Mode::empty())?;
     }
     Ok(fd)
 }
@@ -272,5 +274,95 @@ mod tests {
         assert!(said(&bad).contains("does not hash"), "{out:?}");
         assert!(said(&holes).contains("holes"), "{out:?}");
         std::fs::remove_dir_all(&t).unwrap();
+    }
+
+    /// One object's decisions, answered by the recording fake.
+    mod through_the_seam {
+        use super::super::one;
+        use crate::sys::fake::{self, Scripted};
+        use std::ffi::OsStr;
+        use std::path::Path;
+
+        const OID: &str = "a3f0000000000000000000000000000000000000000000000000000000000000";
+
+        fn carried() -> (Option<Result<(), String>>, Vec<String>) {
+            let src = fake::fd();
+            let r = one(
+                std::os::fd::AsFd::as_fd(&src),
+                Path::new("/host/lfs"),
+                OsStr::new("a3"),
+                OsStr::new("f0"),
+                OsStr::new(OID),
+            );
+            (r, fake::finish())
+        }
+
+        fn wrote_on_host(c: &[String]) -> bool {
+            c.iter()
+                .any(|c| c.starts_with("mkdirat") || c.contains("CREATE") || c.starts_with("renameat2"))
+        }
+
+        #[test]
+        fn a_link_fifo_or_other_non_file_is_left_alone() {
+            fake::start();
+            fake::script(Scripted::Mode(0o10644));
+            let (r, c) = carried();
+            assert!(r.is_none(), "{c:?}");
+            assert_eq!(c.len(), 2, "its open and fstat alone: {c:?}");
+        }
+
+        #[test]
+        fn a_file_of_holes_makes_nothing_on_the_host() {
+            fake::start();
+            fake::script(Scripted::Stat {
+                mode: 0o100644,
+                size: 1 << 30,
+                blocks: 8,
+            });
+            let (r, c) = carried();
+            assert!(matches!(r, Some(Err(ref e)) if e.contains("holes")), "{r:?}");
+            assert!(!wrote_on_host(&c), "{c:?}");
+        }
+
+        #[test]
+        fn an_object_the_host_has_is_not_written_again() {
+            fake::start();
+            fake::script(Scripted::Stat {
+                mode: 0o100644,
+                size: 10,
+                blocks: 8,
+            });
+            let (r, c) = carried();
+            assert!(r.is_none(), "{c:?}");
+            assert!(c.last().unwrap().starts_with("newfstatat"), "{c:?}");
+            assert!(
+                !c.iter()
+                    .any(|c| c.contains("CREATE") || c.starts_with("renameat2")),
+                "{c:?}"
+            );
+        }
+
+        #[test]
+        fn content_that_does_not_hash_to_its_name_is_never_created_there() {
+            fake::start();
+            fake::script(Scripted::Stat {
+                mode: 0o100644,
+                size: 5,
+                blocks: 8,
+            });
+            fake::fail_next("newfstatat", rustix::io::Errno::NOENT);
+            fake::script(Scripted::Read(b"false".to_vec()));
+            let (r, c) = carried();
+            assert!(
+                matches!(r, Some(Err(ref e)) if e.contains("does not hash")),
+                "{r:?}"
+            );
+            assert!(
+                !c.iter()
+                    .any(|c| c.contains("CREATE") || c.starts_with("renameat2")),
+                "{c:?}"
+            );
+            assert!(c.iter().any(|c| c.starts_with("pread64")), "it was read: {c:?}");
+        }
     }
 }

@@ -1139,19 +1139,13 @@ mod tests {
         use std::ffi::OsStr;
         use std::path::Path;
 
-        fn calls() -> Vec<String> {
-            let c = fake::take_calls();
-            fake::stop();
-            c.into_iter().map(|c| format!("{}({})", c.name, c.args)).collect()
-        }
-
         #[test]
         fn a_name_taken_is_passed_over_never_replaced() {
             fake::start();
             fake::fail_next("renameat2", Errno::EXIST);
             fake::fail_next("renameat2", Errno::EXIST);
             let held = rename_aside(&fake::fd(), OsStr::new("HEAD"));
-            let c = calls();
+            let c = fake::finish();
             assert_eq!(held.unwrap(), "HEAD.qwrap-held-3");
             assert_eq!(c.len(), 3, "{c:?}");
             assert!(c.iter().all(|c| c.ends_with("RENAME_NOREPLACE)")), "{c:?}");
@@ -1164,7 +1158,7 @@ mod tests {
             fake::fail_next("renameat2", Errno::ACCESS);
             fake::script(Scripted::Mode(0o40555));
             assert!(rename_aside(&fake::fd(), OsStr::new(".git")).is_ok());
-            let c = calls();
+            let c = fake::finish();
             let names: Vec<&str> = c.iter().map(|c| &c[..c.find('(').unwrap()]).collect();
             assert_eq!(
                 names,
@@ -1181,7 +1175,7 @@ mod tests {
             fake::script(Scripted::FailOn("openat", "\"b\"", Errno::LOOP));
             fake::script(Scripted::Mode(0o120777));
             let r = hold_aside(Path::new("/a/b/c/.git"));
-            let c = calls();
+            let c = fake::finish();
             let Ok((held, head)) = r else {
                 panic!("not held: {c:?}")
             };
@@ -1201,7 +1195,7 @@ mod tests {
             fake::script(Scripted::FailOn("openat", "\"b\"", Errno::NOTDIR));
             // Not a link (no type at all): the walk stops, nothing renamed.
             let r = hold_aside(Path::new("/a/b/c/.git"));
-            let c = calls();
+            let c = fake::finish();
             assert!(r.is_err(), "{c:?}");
             assert!(!c.iter().any(|c| c.starts_with("renameat2")), "{c:?}");
         }

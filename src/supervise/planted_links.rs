@@ -236,18 +236,12 @@ mod tests {
     use rustix::io::Errno;
     use std::path::Path;
 
-    fn calls() -> Vec<String> {
-        let c = fake::take_calls();
-        fake::stop();
-        c.into_iter().map(|c| format!("{}({})", c.name, c.args)).collect()
-    }
-
     #[test]
     fn a_link_is_unlinked_from_its_directory_reached_without_following_one() {
         fake::start();
         fake::script(Scripted::Mode(0o120777));
         assert_eq!(remove_link(Path::new("/ws/a/l")), Ok(()));
-        let c = calls();
+        let c = fake::finish();
         let names: Vec<&str> = c.iter().map(|c| &c[..c.find('(').unwrap()]).collect();
         assert_eq!(
             names,
@@ -264,7 +258,7 @@ mod tests {
         // The command put a directory (or anything else) in its place.
         fake::script(Scripted::Mode(0o40755));
         assert_eq!(remove_link(Path::new("/ws/l")), Err(Errno::NOLINK));
-        let c = calls();
+        let c = fake::finish();
         assert!(!c.iter().any(|c| c.starts_with("unlinkat")), "{c:?}");
     }
 }

@@ -30,6 +30,9 @@ pub enum Scripted {
     /// The next `fstat` or `newfstatat` says this `st_mode` (by default 0:
     /// no type at all).
     Mode(u32),
+    /// The next `fstat` or `newfstatat` says this mode, size and count of
+    /// 512-byte blocks.
+    Stat { mode: u32, size: i64, blocks: i64 },
 }
 
 #[cfg(feature = "record")]
@@ -148,6 +151,17 @@ pub fn take() -> Vec<&'static str> {
     take_calls().into_iter().map(|c| c.name).collect()
 }
 
+/// The calls recorded, each as `name(args)`, and recording stopped.
+#[cfg(feature = "record")]
+pub fn finish() -> Vec<String> {
+    let calls = take_calls();
+    stop();
+    calls
+        .into_iter()
+        .map(|c| format!("{}({})", c.name, c.args))
+        .collect()
+}
+
 /// Stops recording: calls reach the kernel again; what was scripted and
 /// not used is dropped.
 #[cfg(feature = "record")]
@@ -178,14 +192,22 @@ pub fn stat() -> rustix::fs::Stat {
     st
 }
 
-/// `st` with the mode a test scripted, if it did.
+/// `st` with the mode (and size) a test scripted, if it did.
 #[cfg(feature = "record")]
 fn with_scripted_mode(mut st: rustix::fs::Stat) -> rustix::fs::Stat {
     state::SCRIPT.with(|s| {
         let mut s = s.borrow_mut();
-        let i = s.iter().position(|a| matches!(a, Scripted::Mode(_)));
-        if let Some(Scripted::Mode(m)) = i.map(|i| s.remove(i)) {
-            st.st_mode = m as _;
+        let i = s
+            .iter()
+            .position(|a| matches!(a, Scripted::Mode(_) | Scripted::Stat { .. }));
+        match i.map(|i| s.remove(i)) {
+            Some(Scripted::Mode(m)) => st.st_mode = m as _,
+            Some(Scripted::Stat { mode, size, blocks }) => {
+                st.st_mode = mode as _;
+                st.st_size = size as _;
+                st.st_blocks = blocks as _;
+            }
+            _ => {}
         }
     });
     st
