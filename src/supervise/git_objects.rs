@@ -15,6 +15,7 @@
 
 use super::git_files::{names, open_dir};
 use crate::git_receive::git;
+use crate::sys::kernel as k;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::collections::HashSet;
@@ -127,9 +128,9 @@ fn open_regular(own: BorrowedFd<'_>, rel: &Path) -> Result<OwnedFd, String> {
     let dir = open_dir(own, rel.parent().unwrap_or(Path::new(""))).map_err(|e| e.to_string())?;
     let name = rel.file_name().unwrap_or_default();
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-    let fd = rustix::fs::openat(&dir, name, flags, Mode::empty())
+    let fd = k::openat(&dir, name, flags, Mode::empty())
         .map_err(|e| format!("made inside as a link, FIFO or device ({e})"))?;
-    let st = rustix::fs::fstat(&fd).map_err(|e| e.to_string())?;
+    let st = k::fstat(&fd).map_err(|e| e.to_string())?;
     if !rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() {
         return Err("made inside as a FIFO or device".into());
     }
@@ -263,7 +264,7 @@ impl Quarantine {
     /// writes none).
     fn take(&self, own: BorrowedFd<'_>, rel: &Path) -> Result<(), String> {
         let from = open_regular(own, rel)?;
-        let st = rustix::fs::fstat(&from).map_err(|e| e.to_string())?;
+        let st = k::fstat(&from).map_err(|e| e.to_string())?;
         let len = st.st_size as u64;
         if (st.st_blocks as u64) * 512 + 4096 < len {
             return Err("a file with holes (git writes none)".into());
@@ -272,8 +273,7 @@ impl Quarantine {
             .map_err(|e| e.to_string())?;
         let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
         let name = rel.file_name().unwrap_or_default();
-        let to =
-            rustix::fs::openat(&dir, name, flags, Mode::from_raw_mode(0o400)).map_err(|e| e.to_string())?;
+        let to = k::openat(&dir, name, flags, Mode::from_raw_mode(0o400)).map_err(|e| e.to_string())?;
         copy_stream(&from, &to, len).map_err(|e| e.to_string())
     }
 }
@@ -291,7 +291,7 @@ pub(super) fn copy_stream(from: &OwnedFd, to: &OwnedFd, len: u64) -> Result<(), 
     let mut left = len;
     loop {
         let most = buf.len().min(usize::try_from(left).unwrap_or(usize::MAX));
-        let n = match rustix::io::read(from, &mut buf[..most]) {
+        let n = match k::read(from, &mut buf[..most]) {
             Ok(0) => return Ok(()),
             Ok(n) => {
                 left -= n as u64;
@@ -300,14 +300,7 @@ pub(super) fn copy_stream(from: &OwnedFd, to: &OwnedFd, len: u64) -> Result<(), 
             Err(rustix::io::Errno::INTR) => continue,
             Err(e) => return Err(e),
         };
-        let mut rest = &buf[..n];
-        while !rest.is_empty() {
-            match rustix::io::write(to, rest) {
-                Ok(w) => rest = &rest[w..],
-                Err(rustix::io::Errno::INTR) => {}
-                Err(e) => return Err(e),
-            }
-        }
+        crate::sys::write_all(to, &buf[..n])?;
     }
 }
 
@@ -321,7 +314,7 @@ pub(super) fn missing_on_host(git_dir: &Path, host_dir: BorrowedFd<'_>, oids: &[
             let rel = Path::new("objects")
                 .join(oid.get(..2).unwrap_or(""))
                 .join(oid.get(2..).unwrap_or(""));
-            rustix::fs::statat(host_dir, &rel, AtFlags::SYMLINK_NOFOLLOW).is_err()
+            k::statat(host_dir, &rel, AtFlags::SYMLINK_NOFOLLOW).is_err()
         })
         .collect();
     if rest.is_empty() {
@@ -357,4 +350,67 @@ pub(super) fn ref_on_host(git_dir: &Path, name: &str) -> bool {
         .stdout(Stdio::null())
         .status()
         .is_ok_and(|s| s.success())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Quarantine;
+    use crate::sys::fake::{self, Scripted};
+    use std::path::{Path, PathBuf};
+
+    /// One loose object taken into a quarantine, answered by the fake.
+    fn taken(stat: Scripted) -> (Result<(), String>, Vec<String>) {
+        fake::start();
+        // Looked at as it is opened, then for its length.
+        fake::script(stat.clone());
+        fake::script(stat);
+        let q = Quarantine {
+            path: PathBuf::from("/proc/self/fd/9/q"),
+            objects: fake::fd(),
+            name: "q".into(),
+            fd: fake::fd(),
+        };
+        let own = fake::fd();
+        let r = q.take(std::os::fd::AsFd::as_fd(&own), Path::new("ab/cdef"));
+        drop(q);
+        (r, fake::finish())
+    }
+
+    fn made(c: &[String]) -> bool {
+        c.iter().any(|c| c.contains("CREATE"))
+    }
+
+    #[test]
+    fn a_fifo_or_device_made_inside_is_never_copied() {
+        let (r, c) = taken(Scripted::Mode(0o10644));
+        assert!(matches!(r, Err(ref e) if e.contains("FIFO")), "{r:?}");
+        assert!(!made(&c), "{c:?}");
+    }
+
+    #[test]
+    fn a_loose_object_of_holes_stays_out() {
+        let (r, c) = taken(Scripted::Stat {
+            mode: 0o100444,
+            size: 1 << 32,
+            blocks: 8,
+        });
+        assert!(matches!(r, Err(ref e) if e.contains("holes")), "{r:?}");
+        assert!(!made(&c), "{c:?}");
+    }
+
+    #[test]
+    fn a_loose_object_is_made_anew_read_only_and_copied_no_longer_than_it_was() {
+        // The file grew to 20 bytes since it was looked at: 10 are copied.
+        fake::script(Scripted::Read(vec![b'x'; 20]));
+        let (r, c) = taken(Scripted::Stat {
+            mode: 0o100444,
+            size: 10,
+            blocks: 8,
+        });
+        assert_eq!(r, Ok(()), "{c:?}");
+        let create = c.iter().find(|c| c.contains("CREATE")).unwrap();
+        assert!(create.contains("EXCL") && create.contains("NOFOLLOW"), "{c:?}");
+        let writes: Vec<&String> = c.iter().filter(|c| c.starts_with("write(")).collect();
+        assert_eq!(writes, [&format!("write(fd, {:?})", "x".repeat(10))], "{c:?}");
+    }
 }
