@@ -156,7 +156,7 @@ impl Sandbox {
         let f = std::fs::File::open(format!("/proc/{pid}/ns/user")).ok()?;
         let mut ns: OwnedFd = f.into();
         for _ in 0..33 {
-            let st = rustix::fs::fstat(&ns).ok()?;
+            let st = crate::sys::kernel::fstat(&ns).ok()?;
             if st.st_dev == self.dev && st.st_ino == self.ino {
                 return Some(true);
             }

@@ -408,7 +408,7 @@ fn within(p: &Path, m: &Marked) -> bool {
 /// Whether the mount at a path (of the sandbox's view) is read-only; None
 /// where it cannot be asked.
 fn read_only_mount(p: &Path) -> Option<bool> {
-    let st = rustix::fs::statvfs(p).ok()?;
+    let st = crate::sys::kernel::statvfs(p).ok()?;
     Some(st.f_flag.contains(rustix::fs::StatVfsMountFlags::RDONLY))
 }
 

@@ -178,7 +178,7 @@ pub(super) struct Pair {
 impl Pair {
     /// `own`: the sandbox's directory, as the executor opened it inside.
     pub(super) fn new(host_path: PathBuf, own: OwnedFd, kind: Kind) -> Result<Pair, Errno> {
-        let host = rustix::fs::open(&host_path, dir_flags(), Mode::empty())?;
+        let host = crate::sys::kernel::open(&host_path, dir_flags(), Mode::empty())?;
         let git_dir = match kind {
             Kind::Objects => host_path.parent().unwrap_or(Path::new("/")),
             Kind::Top => host_path.as_path(),
@@ -877,7 +877,7 @@ impl GitSync {
         }
         if let Some(r) = &self.report {
             let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(&path));
-            let _ = rustix::io::write(r, line.as_bytes());
+            let _ = crate::sys::write_all(r, line.as_bytes());
         }
     }
 }

@@ -110,30 +110,20 @@ pub(super) fn git_dirs_filled(link: &OwnedFd) {
 /// The next thing handed over; None once the executor's end is closed
 /// (qwrap failed before the command ran) or on a message of no known tag.
 pub(super) fn receive(link: &OwnedFd) -> Option<Handed> {
-    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
-    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
-    let mut anc = RecvAncillaryBuffer::new(&mut space);
-    let mut byte = [0u8; 1];
-    let msg = rustix::net::recvmsg(
-        link,
-        &mut [std::io::IoSliceMut::new(&mut byte)],
-        &mut anc,
-        RecvFlags::CMSG_CLOEXEC,
-    )
-    .ok()?;
-    if msg.bytes == 0 {
-        return None;
-    }
-    let fd = anc.drain().find_map(|m| match m {
-        RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
-        _ => None,
-    })?;
-    Handed::from_tag(byte[0], fd)
+    let (tag, fd) = k::recv_fd(link).ok()??;
+    Handed::from_tag(tag, fd?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_closed_end_hands_nothing_over() {
+        crate::sys::fake::start();
+        assert!(receive(&crate::sys::fake::fd()).is_none());
+        assert_eq!(crate::sys::fake::finish(), ["recvmsg()"]);
+    }
 
     #[test]
     fn every_kind_arrives_as_itself() {

@@ -70,10 +70,7 @@ impl Limits {
             return;
         };
         let control = m.group.join("memory.oom_control");
-        let events = rustix::event::eventfd(
-            0,
-            rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
-        );
+        let events = k::eventfd();
         let oom = k::open(
             &control,
             rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC,
@@ -103,7 +100,7 @@ impl Limits {
     /// of the sandbox where it has no group to list them.
     pub(super) fn tend(&mut self, oom_ready: bool, others: &mut dyn FnMut(Signal)) {
         if oom_ready && let Some((e, _)) = &self.oom {
-            let _ = rustix::io::read(e, &mut [0u8; 8]);
+            let _ = k::read(e, &mut [0u8; 8]);
             if !self.oom_killed {
                 self.oom_killed = true;
                 if let Some(m) = &self.watch.memory {

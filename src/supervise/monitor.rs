@@ -297,7 +297,7 @@ fn answer(
     let held = loop {
         let mut fds = vec![PollFd::new(listener, PollFlags::IN)];
         fds.extend(exited.map(|p| PollFd::new(p, PollFlags::IN)));
-        match rustix::event::poll(&mut fds, None) {
+        match crate::sys::kernel::poll(&mut fds, None) {
             Ok(_) | Err(Errno::INTR) => {}
             Err(_) => break false,
         }

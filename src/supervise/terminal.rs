@@ -124,7 +124,8 @@ pub fn interpose() -> Result<Option<NoPty>, SysError> {
 /// and on each of fds 0-2 that held the caller's terminal.
 pub(crate) fn take(pty: OwnedFd, on: [bool; 3]) -> Result<(), SysError> {
     k::setsid().map_err(|e| SysError::new("setsid", "", e))?;
-    rustix::process::ioctl_tiocsctty(&pty).map_err(|e| SysError::new("ioctl", "pty, TIOCSCTTY, 0", e))?;
+    crate::sys::kernel::set_controlling_terminal(&pty)
+        .map_err(|e| SysError::new("ioctl", "pty, TIOCSCTTY, 0", e))?;
     for n in (0..3).filter(|&n| on[n]) {
         let copy =
             k::fcntl_dupfd_cloexec(&pty, 3).map_err(|e| SysError::new("fcntl", "F_DUPFD_CLOEXEC", e))?;
@@ -189,7 +190,7 @@ impl Relay {
         if let (true, Some(i)) = (reading, &self.input) {
             fds.push(PollFd::new(i, PollFlags::IN));
         }
-        if rustix::event::poll(&mut fds, None).is_err() {
+        if crate::sys::kernel::poll(&mut fds, None).is_err() {
             return None;
         }
         let ready: Vec<PollFlags> = fds.iter().map(|f| f.revents()).collect();
@@ -338,13 +339,10 @@ impl Relay {
     /// last holder of the pty closes it or 50 ms pass with nothing new.
     fn drain(&mut self) {
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(1);
-        let wait = rustix::event::Timespec {
-            tv_sec: 0,
-            tv_nsec: 50_000_000,
-        };
+        let wait = std::time::Duration::from_millis(50);
         while self.pty_open && std::time::Instant::now() < deadline {
             let mut fds = [PollFd::new(&self.master, PollFlags::IN)];
-            if !matches!(rustix::event::poll(&mut fds, Some(&wait)), Ok(n) if n > 0) || !self.copy_out() {
+            if !matches!(crate::sys::kernel::poll(&mut fds, Some(wait)), Ok(n) if n > 0) || !self.copy_out() {
                 break;
             }
         }

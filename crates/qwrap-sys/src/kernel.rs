@@ -586,6 +586,55 @@ pub fn send_fd<Fd: AsFd>(socket: Fd, kind: u8, fd: rustix::fd::BorrowedFd<'_>) -
     )
 }
 
+/// One byte and the descriptor passed with it (`SCM_RIGHTS`, made
+/// close-on-exec), the other end's `send_fd`: None once that end is
+/// closed; the fake's end is closed.
+pub fn recv_fd<Fd: AsFd>(socket: Fd) -> R<Option<(u8, Option<OwnedFd>)>> {
+    use rustix::net::{RecvAncillaryBuffer, RecvAncillaryMessage, RecvFlags};
+    faked!("recvmsg", Ok(None));
+    let mut space = [std::mem::MaybeUninit::<u8>::uninit(); rustix::cmsg_space!(ScmRights(1))];
+    let mut anc = RecvAncillaryBuffer::new(&mut space);
+    let mut byte = [0u8; 1];
+    let msg = rustix::net::recvmsg(
+        socket,
+        &mut [std::io::IoSliceMut::new(&mut byte)],
+        &mut anc,
+        RecvFlags::CMSG_CLOEXEC,
+    )?;
+    if msg.bytes == 0 {
+        return Ok(None);
+    }
+    let fd = anc.drain().find_map(|m| match m {
+        RecvAncillaryMessage::ScmRights(mut fds) => fds.next(),
+        _ => None,
+    });
+    Ok(Some((byte[0], fd)))
+}
+
+/// An eventfd, close-on-exec and non-blocking.
+pub fn eventfd() -> R<OwnedFd> {
+    faked!("eventfd2", Ok(fake::fd()));
+    rustix::event::eventfd(
+        0,
+        rustix::event::EventfdFlags::CLOEXEC | rustix::event::EventfdFlags::NONBLOCK,
+    )
+}
+
+/// The effective uid; the fake's is 0.
+pub fn geteuid() -> u32 {
+    if fake::takes("geteuid") {
+        return 0;
+    }
+    rustix::process::geteuid().as_raw()
+}
+
+/// Makes a terminal the caller's controlling one (`TIOCSCTTY`, not
+/// stealing it from another session).
+pub fn set_controlling_terminal<Fd: AsFd>(tty: Fd) -> R<()> {
+    faked!("ioctl", args: "fd, TIOCSCTTY, 0".to_string(), Ok(()));
+    rustix::process::ioctl_tiocsctty(tty)
+}
+
 pub fn pipe_cloexec() -> R<(OwnedFd, OwnedFd)> {
     faked!("pipe2", Ok((fake::fd(), fake::fd())));
     rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC)
