@@ -214,7 +214,9 @@ fn run(duties: Duties, at_exit: &AtExit, mut limits: Option<&mut Limits>) -> i32
         at_exit.command_done();
         return 1;
     };
-    if !keep_background {
+    // Imports are of the guarded git dirs' objects alone: without one, no
+    // thread to halt them.
+    if !keep_background && !git.is_empty() {
         halt_imports_at_exit(&pidfd);
     }
     // The egress proxy's socket comes first, when there is one; then the
