@@ -2487,6 +2487,99 @@ fn a_repository_made_inside_with_hooks_where_the_users_config_looks_is_held() {
     }
 }
 
+/// A symbolic ref made inside to the branch a checkout outside the roots
+/// has checked out (the workspace's own HEAD, or another branch made one)
+/// made the user's next commit in the workspace move that branch there;
+/// and the stash, every checkout's, replaced inside, was popped into a
+/// linked worktree outside. Watched on the host: the user's commit in the
+/// workspace leaves the outside checkout's branch, and the outside
+/// worktree's stash is still the user's.
+#[test]
+fn symbolic_refs_and_the_stash_of_checkouts_outside_stay_the_hosts() {
+    let sh = |f: &Fixture, dir: &str, script: &str| {
+        let o = f
+            .command("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(f.path().join(dir))
+            .output()
+            .unwrap();
+        (o.status.success(), stdout(&o))
+    };
+    for who in Who::all() {
+        for inside in [
+            "echo 'ref: refs/heads/main' > \"$(git rev-parse --git-dir)/HEAD\"",
+            "git symbolic-ref refs/heads/feature refs/heads/main",
+        ] {
+            let f = Fixture::new(who);
+            sh(
+                &f,
+                ".",
+                &format!(
+                    "set -e; git init -q -b main m && cd m && echo a > a && {GIT} add a && {GIT} commit -qm one
+                     git branch feature && git worktree add -q ../wt feature"
+                ),
+            );
+            let main = sh(&f, "m", "git rev-parse main").1;
+            let o = f
+                .qwrap(&["run", "--workspace"])
+                .arg(f.path().join("wt"))
+                .args(["--", "sh", "-c"])
+                .arg(format!(
+                    "{inside}; echo evil > Makefile; git add Makefile; sleep 1; echo done"
+                ))
+                .current_dir(f.path().join("wt"))
+                .output()
+                .unwrap();
+            let what = format!("{who:?} {inside}");
+            assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+            // The user's next commit in the workspace.
+            sh(&f, "wt", &format!("{GIT} commit -qam mine"));
+            assert_eq!(
+                sh(&f, "m", "git rev-parse main").1,
+                main,
+                "{what}: the user's commit moved the branch checked out outside: {}",
+                stderr(&o)
+            );
+        }
+        // The main checkout the workspace; the user's stash made in a
+        // linked worktree outside.
+        let f = Fixture::new(who);
+        sh(
+            &f,
+            ".",
+            &format!(
+                "set -e; git init -q -b main m && cd m && echo a > a && {GIT} add a && {GIT} commit -qm one
+                 git branch feature && git worktree add -q ../wt feature && cd ../wt && echo mine >> a && {GIT} stash push -q -m WIP"
+            ),
+        );
+        let stash = sh(&f, "wt", "git rev-parse refs/stash").1;
+        let o = f
+            .qwrap(&["run", "--workspace"])
+            .arg(f.path().join("m"))
+            .args(["--", "sh", "-c"])
+            .arg(format!(
+                "git stash drop -q; echo evil > build.sh; git add build.sh; {GIT} stash push -q -m WIP; sleep 1; echo done"
+            ))
+            .current_dir(f.path().join("m"))
+            .output()
+            .unwrap();
+        let what = format!("{who:?} the stash");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        assert_eq!(
+            sh(&f, "wt", "git rev-parse refs/stash").1,
+            stash,
+            "{what}: {}",
+            stderr(&o)
+        );
+        sh(&f, "wt", "git stash pop -q");
+        assert!(
+            !f.path().join("wt/build.sh").exists(),
+            "{what}: the command's stash was popped outside"
+        );
+    }
+}
+
 /// A checkout outside the roots mid-bisect or mid-rebase: what it comes
 /// back to stays the host's. Its per-checkout refs (`refs/bisect`,
 /// `refs/rewritten`, `refs/worktree`: the main checkout's lie among the

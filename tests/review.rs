@@ -628,6 +628,10 @@ fn apply_leaves_the_branches_of_checkouts_outside_alone() {
         "git update-ref refs/heads/main HEAD && git update-ref -d refs/stash",
         // The main checkout's own refs, among the shared ones.
         "git update-ref main-worktree/refs/bisect/bad HEAD",
+        // A symbolic ref to its branch: the user's next commit here would
+        // move it.
+        "echo 'ref: refs/heads/main' > \"$(git rev-parse --git-dir)/HEAD\"",
+        "git symbolic-ref refs/heads/side refs/heads/main",
     ];
     for (who, moves) in Who::all().into_iter().flat_map(|w| moves.map(|m| (w, m))) {
         let f = Fixture::new(who);

@@ -412,6 +412,16 @@ fn packed<'a>(text: &'a str, name: &str) -> Vec<(&'a str, &'a str)> {
         .collect()
 }
 
+/// Whether a ref's or HEAD's content (`data`) is a symbolic ref to one of
+/// the `held` names, or below one.
+pub fn names_held(held: &[PathBuf], data: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(data);
+    text.trim_end()
+        .strip_prefix("ref:")
+        .map(str::trim)
+        .is_some_and(|target| touches_held(held, Path::new(target)) && !target.is_empty())
+}
+
 /// Whether `rel` (a path in a git dir) is one of the `held` names, below
 /// one (a held namespace), or a directory holding one.
 pub fn touches_held(held: &[PathBuf], rel: &Path) -> bool {
@@ -460,6 +470,20 @@ mod tests {
             "a directory holding it"
         );
         assert!(!super::touches_held(&held, Path::new("refs/bisectx")));
+    }
+
+    #[test]
+    fn a_symbolic_ref_to_a_held_name_is_seen_and_an_object_id_is_none() {
+        use std::path::PathBuf;
+        let held = [PathBuf::from("refs/heads/main"), PathBuf::from("refs/bisect")];
+        assert!(super::names_held(&held, b"ref: refs/heads/main\n"));
+        assert!(super::names_held(&held, b"ref:refs/bisect/bad"));
+        assert!(!super::names_held(&held, b"ref: refs/heads/mainx\n"));
+        assert!(!super::names_held(
+            &held,
+            b"0123456789012345678901234567890123456789\n"
+        ));
+        assert!(!super::names_held(&held, b"ref: \n"));
     }
 
     #[test]

@@ -109,6 +109,10 @@ fn outside_checkouts(layer: &Layer, changes: &[Change]) -> Vec<String> {
             Some(
                 "it moves what a work tree outside the workspace has checked out or comes back to, or a main checkout's stash, bisect, rebase or worktree refs there",
             )
+        } else if names_held(layer, c, &host_dir, &held) {
+            Some(
+                "a symbolic ref to what a work tree outside the workspace has checked out or comes back to: a host commit in the workspace would move it there",
+            )
         } else {
             None
         };
@@ -117,6 +121,26 @@ fn outside_checkouts(layer: &Layer, changes: &[Change]) -> Vec<String> {
         }
     }
     out
+}
+
+/// Whether the change makes a HEAD or ref a symbolic ref to one of the
+/// `held` names; a linked worktree's own git dir (`COMMON/worktrees/NAME`)
+/// is held to what its common dir holds.
+fn names_held(layer: &Layer, c: &Change, host_dir: &Path, held: &[PathBuf]) -> bool {
+    let Some(data) = crate::policy::read_small(&layer.upper(c.tree).join(&c.rel)) else {
+        return false;
+    };
+    let common = host_dir
+        .parent()
+        .filter(|p| p.ends_with("worktrees"))
+        .and_then(Path::parent);
+    match common {
+        Some(common) => {
+            let (targets, _) = kept_for_outside(common, &layer.info.workspace);
+            crate::policy::git::names_held(&targets, data.as_bytes())
+        }
+        None => crate::policy::git::names_held(held, data.as_bytes()),
+    }
 }
 
 /// Where any change lies in a git dir (not only the files git_rules vets).
@@ -153,8 +177,11 @@ fn kept_for_outside(git_dir: &Path, ws: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
         .iter()
         .flat_map(|l| crate::policy::git::comes_back_to(&|name| crate::policy::read_small(&l.join(name))))
         .collect();
-    if main_outside {
+    // The stash is every checkout's.
+    if !levels.is_empty() {
         refs.push("refs/stash".into());
+    }
+    if main_outside {
         refs.extend(crate::policy::git::PER_CHECKOUT.map(PathBuf::from));
     }
     let held = crate::policy::git::held_names(&refs);

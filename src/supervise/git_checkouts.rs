@@ -29,11 +29,33 @@ pub(super) fn held_refs(git_dir: BorrowedFd<'_>, main_outside: bool, roots: &[Pa
         }
     }
     let mut refs: Vec<PathBuf> = levels.iter().flat_map(|l| comes_back_to(git_dir, l)).collect();
-    if main_outside {
+    // The stash is the repository's, every checkout's: a user's entry made
+    // in one outside is popped there.
+    if !levels.is_empty() {
         refs.push("refs/stash".into());
+    }
+    if main_outside {
         refs.extend(crate::policy::git::PER_CHECKOUT.map(PathBuf::from));
     }
     crate::policy::git::held_names(&refs)
+}
+
+/// What the common dir of the linked worktree whose git dir is `wt_dir`
+/// (`COMMON/worktrees/NAME`) holds for its checkouts outside `roots`, its
+/// main checkout among them where that lies outside.
+pub(super) fn held_by_common_dir(wt_dir: &Path, roots: &[PathBuf]) -> Vec<PathBuf> {
+    use rustix::fs::Mode;
+    let Some(common) = wt_dir.parent().and_then(Path::parent) else {
+        return Vec::new();
+    };
+    let Ok(fd) = crate::sys::kernel::open(common, super::git_files::dir_flags(), Mode::empty()) else {
+        return Vec::new();
+    };
+    let main_outside = common.file_name().is_some_and(|n| n == ".git")
+        && common
+            .parent()
+            .is_some_and(|top| !roots.iter().any(|r| top.starts_with(r)));
+    held_refs(rustix::fd::AsFd::as_fd(&fd), main_outside, roots)
 }
 
 /// Whether the linked worktree whose git dir is `level` (below

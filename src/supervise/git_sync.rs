@@ -63,6 +63,8 @@ const OUTSIDE_WORKTREE: &str = "a linked worktree's own, its work tree outside t
 /// Why a ref stays the host's.
 const CHECKED_OUT: &str = "what a work tree outside the writable roots has checked out or comes back to (its branch, the one its bisect or rebase returns to), or a main checkout's there (its stash, bisect, rebase and worktree refs): host git there would take the change for the user's";
 
+const NAMES_HELD: &str = "a symbolic ref to what a work tree outside the writable roots has checked out or comes back to: a host commit here would move it there";
+
 /// State directories, copied whole (regular files and directories).
 /// Not `rr-cache`: a resolution recorded inside would be host git's in
 /// its next merge, unasked (the directory alone turns rerere on). Not a
@@ -156,6 +158,10 @@ pub(super) struct Pair {
     /// checked out, and the stash with the main checkout outside: the
     /// host's stay (git_checkouts.rs).
     held: Vec<PathBuf>,
+    /// The refs no symbolic ref made inside may name (a HEAD too): those
+    /// the common dir's checkouts outside the roots hold. A linked
+    /// worktree's own git dir takes them from its common dir.
+    held_targets: Vec<PathBuf>,
     /// A linked worktree's own git dir, its work tree outside the
     /// writable roots: nothing of it is carried out.
     frozen: bool,
@@ -203,6 +209,7 @@ impl Pair {
             pinned,
             foreign: false,
             held: Vec::new(),
+            held_targets: Vec::new(),
             frozen: false,
             own,
             kind,
@@ -224,6 +231,11 @@ impl Pair {
             self.frozen =
                 worktree && git_checkouts::work_tree_outside(self.host.as_fd(), Path::new(""), roots);
             self.held = git_checkouts::held_refs(self.host.as_fd(), foreign, roots);
+            self.held_targets = if worktree {
+                git_checkouts::held_by_common_dir(&self.host_path, roots)
+            } else {
+                self.held.clone()
+            };
         }
         self
     }
@@ -563,6 +575,9 @@ impl Pair {
         let (data, host) = (&data[..], host.as_deref());
         if rel == Path::new("packed-refs") && crate::policy::git::packed_moves_held(&self.held, data, host) {
             return Done::Refused(CHECKED_OUT.into());
+        }
+        if crate::policy::git::names_held(&self.held_targets, data) {
+            return Done::Refused(NAMES_HELD.into());
         }
         let vetted = git_vet::vet(rel, data, host, self.sparse);
         if vetted.is_ok() && self.names_missing_object(rel, data, host) {
