@@ -211,7 +211,7 @@ fn too_large(
     let mut c = git(git_dir);
     c.args([
         "cat-file",
-        "--batch-check=%(objecttype) %(objectsize) %(objectname)",
+        "--batch-check=%(objecttype) %(objectsize) %(objectname) %(deltabase)",
     ])
     .env("GIT_OBJECT_DIRECTORY", objects)
     .stdin(Stdio::piped())
@@ -270,12 +270,14 @@ fn too_large(
 }
 
 /// The first line of `cat-file --batch-check`'s that names a commit, tag
-/// or tree over its bound, read as they come (bounded memory); where the
-/// objects are imported (`counted`), or the one that takes the run's
-/// commits and tags past COMMITS_TOTAL.
+/// or tree over its bound, read as they come; where the objects are
+/// imported (`counted`), or the one that takes the run's commits and tags
+/// past COMMITS_TOTAL; then, where reading every commit, tag and tree
+/// through its chain of deltas would cost more than CHAINS_TOTAL.
 fn first_too_large(out: std::process::ChildStdout, counted: bool) -> Option<String> {
     use std::io::BufRead;
     use std::sync::atomic::Ordering;
+    let mut chains = Chains::default();
     for line in std::io::BufReader::new(out).lines() {
         let line = line.ok()?;
         let mut w = line.split(' ');
@@ -285,7 +287,7 @@ fn first_too_large(out: std::process::ChildStdout, counted: bool) -> Option<Stri
         let most = match kind {
             "commit" | "tag" => COMMIT_MAX,
             "tree" => TREE_MAX,
-            _ => continue,
+            _ => u64::MAX,
         };
         let Some(n) = size.parse::<u64>().ok().filter(|n| *n <= most) else {
             return Some(format!(
@@ -297,8 +299,95 @@ fn first_too_large(out: std::process::ChildStdout, counted: bool) -> Option<Stri
                 "refused: with {kind} {id} the commits and tags brought to the host in this run come to more than host git should read (at most {COMMITS_TOTAL} bytes in all)"
             ));
         }
+        if !chains.add(id, n, w.next(), most != u64::MAX) {
+            return Some(format!(
+                "refused: more than {CHAINS_OBJECTS} objects to look at in one go"
+            ));
+        }
     }
-    None
+    chains.too_costly()
+}
+
+/// What host git may have to inflate, in all, to read each commit, tag and
+/// tree once through its chain of deltas (a delta is rebuilt from its
+/// base, and its base from its own): 100 small trees, each a delta on
+/// another link of a chain of 200 trees of 60 MB, held every host `git
+/// status` for minutes. A git-made pack of ordinary history costs a
+/// fraction of it.
+const CHAINS_TOTAL: u64 = 16 << 30;
+/// The objects `Chains` keeps in memory at most (about 100 bytes each).
+const CHAINS_OBJECTS: usize = 1_000_000;
+
+/// An object's name as bytes (SHA-1's 20 in the first of 32).
+type Oid = [u8; 32];
+
+fn oid(hex: &str) -> Option<Oid> {
+    let mut out = [0u8; 32];
+    if hex.len() > 64 || hex.len() % 2 == 1 {
+        return None;
+    }
+    for (i, pair) in hex.as_bytes().chunks(2).enumerate() {
+        out[i] = u8::from_str_radix(std::str::from_utf8(pair).ok()?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// Each object's size and delta base, as `cat-file` gives them.
+#[derive(Default)]
+struct Chains {
+    objects: std::collections::HashMap<Oid, (u64, Option<Oid>)>,
+    /// The commits, tags and trees.
+    read: Vec<Oid>,
+}
+
+impl Chains {
+    /// One object; false once there are more than CHAINS_OBJECTS.
+    fn add(&mut self, id: &str, size: u64, base: Option<&str>, read: bool) -> bool {
+        let Some(id) = oid(id) else {
+            return true;
+        };
+        let base = base.and_then(oid).filter(|b| b.iter().any(|x| *x != 0));
+        if read {
+            self.read.push(id);
+        }
+        self.objects.insert(id, (size, base));
+        self.objects.len() <= CHAINS_OBJECTS
+    }
+
+    /// Whether reading every commit, tag and tree through its chain costs
+    /// more than CHAINS_TOTAL; each link's cost known once.
+    fn too_costly(&self) -> Option<String> {
+        let mut known: std::collections::HashMap<Oid, u64> = std::collections::HashMap::new();
+        let mut total = 0u64;
+        for id in &self.read {
+            // The links below it not known yet, then their costs from the
+            // bottom up (no recursion: a chain may be thousands long).
+            let mut links: Vec<Oid> = Vec::new();
+            let mut at = Some(*id);
+            while let Some(link) = at.filter(|l| !known.contains_key(l)) {
+                let Some((_, base)) = self.objects.get(&link) else {
+                    break;
+                };
+                links.push(link);
+                at = *base;
+                if links.len() > self.objects.len() {
+                    return Some("refused: its deltas make a circle".into());
+                }
+            }
+            for link in links.into_iter().rev() {
+                let (size, base) = self.objects[&link];
+                let below = base.and_then(|b| known.get(&b)).copied().unwrap_or(0);
+                known.insert(link, size.saturating_add(below));
+            }
+            total = total.saturating_add(known.get(id).copied().unwrap_or(0));
+            if total > CHAINS_TOTAL {
+                return Some(format!(
+                    "refused: reading its commits, tags and trees through their deltas would take host git past {CHAINS_TOTAL} bytes inflated"
+                ));
+            }
+        }
+        None
+    }
 }
 
 /// Whether an objects directory has a pack, or a loose object whose file
@@ -477,4 +566,43 @@ pub fn transfer(git_dir: &Path, objects: &Path, ids: &[String]) -> Result<(), St
         return Err(HALTED.into());
     }
     packed.and(received)
+}
+
+#[cfg(test)]
+mod chain_tests {
+    use super::{CHAINS_TOTAL, Chains};
+
+    fn id(n: u32) -> String {
+        format!("{n:040x}")
+    }
+
+    #[test]
+    fn a_chain_costs_each_read_its_links_below_it_once_known() {
+        let mut c = Chains::default();
+        // A chain of 4 large trees, 1 GiB each, and many small trees each a
+        // delta on its last link: each small one costs the whole chain.
+        for k in 1..=4u32 {
+            let base = (k > 1).then(|| id(k - 1));
+            assert!(c.add(&id(k), 1 << 30, base.as_deref(), true));
+        }
+        assert!(c.too_costly().is_none(), "the chain alone: 1+2+3+4 GiB");
+        for s in 100..102u32 {
+            c.add(&id(s), 37, Some(&id(4)), true);
+        }
+        assert!(
+            c.too_costly().is_some(),
+            "two small ones take it past {CHAINS_TOTAL}"
+        );
+        // A blob at the end of the same chain is no read of host git's.
+        let mut blobs = Chains::default();
+        for k in 1..=40u32 {
+            let base = (k > 1).then(|| id(k - 1));
+            blobs.add(&id(k), 1 << 30, base.as_deref(), false);
+        }
+        assert!(blobs.too_costly().is_none());
+        // A null base is none.
+        let mut plain = Chains::default();
+        plain.add(&id(1), 10, Some(&"0".repeat(40)), true);
+        assert!(plain.too_costly().is_none());
+    }
 }

@@ -642,6 +642,48 @@ fn a_head_at_the_end_of_a_delta_chain_is_held_aside() {
     }
 }
 
+/// A pack of 3.5 MB whose trees are cheap to send and dear to read: a
+/// chain of 20 trees of 50 MB (each under the bound on one) and 40 small
+/// trees, each a delta on a link of it. Reading every tree once rebuilds
+/// about 30 GB; the reviewer's version held every host `git status` for
+/// minutes. It never reaches the host's objects, said.
+#[test]
+fn trees_dear_to_read_through_their_deltas_stay_inside() {
+    let small = "import hashlib; e = b'100644 s00000000\\0' + bytes.fromhex('e69de29bb2d1d6434b8b29ae775ad8c2e48c5391'); print(hashlib.sha1(b'tree %d\\0' % len(e) + e).hexdigest())";
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let maker = f.write("chain.py", include_str!("helpers/tree_chain_pack.py"), 0o644);
+        let id = stdout(&f.command("python3").args(["-c", small]).output().unwrap())
+            .trim()
+            .to_string();
+        let script = format!(
+            "set -e; mkdir -p .git/objects/pack; p=.git/objects/pack/pack-3333333333333333333333333333333333333333
+             python3 '{}' $p.tmp 50 20 40 && mv $p.tmp $p.pack && : > $p.idx; sleep 1; echo made",
+            maker.display()
+        );
+        let o = f.qwrap(&["run", "--", "sh", "-c", &script]).output().unwrap();
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("made"), "{what}: {}", stderr(&o));
+        let there = f
+            .command("git")
+            .args(["cat-file", "-e", &id])
+            .current_dir(f.ws())
+            .output()
+            .unwrap();
+        assert!(
+            !there.status.success(),
+            "{what}: the trees reached the host's objects: {}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("through their deltas"),
+            "{what}: not said: {}",
+            stderr(&o)
+        );
+    }
+}
+
 /// The commits brought to the host in one run are bounded in all: 20
 /// commits of 15 MB each (each under the bound on one) would make every
 /// host `git status` that counts them read and keep 300 MB (2,001 of 4
