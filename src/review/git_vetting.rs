@@ -83,10 +83,11 @@ pub fn refused(layer: &Layer, changes: &[Change]) -> Vec<String> {
 }
 
 /// Each change to what host git keeps for a checkout outside the
-/// workspace, as the live guard refuses it: the branch such a checkout has
-/// checked out, the stash where the main checkout is outside (loose, in
-/// `packed-refs`, and their logs), and a linked worktree's own git dir
-/// there (its HEAD and index: staged work).
+/// workspace, as the live guard refuses it: the branches such a checkout
+/// has checked out or comes back to, the stash, the main checkout's own
+/// refs there (loose, in `packed-refs`, and their logs), a symbolic ref to
+/// any of them, and a linked worktree's own git dir there (its HEAD and
+/// index: staged work).
 fn outside_checkouts(layer: &Layer, changes: &[Change]) -> Vec<String> {
     let ws = &layer.info.workspace;
     let mut out = Vec::new();
@@ -103,11 +104,11 @@ fn outside_checkouts(layer: &Layer, changes: &[Change]) -> Vec<String> {
             Some("a linked worktree's own, its work tree outside the workspace")
         } else if crate::policy::git::touches_held(&held, &tail) {
             Some(
-                "what a work tree outside the workspace has checked out or comes back to, or a main checkout's there (its stash, bisect, rebase and worktree refs)",
+                "what a work tree outside the workspace has checked out or comes back to, the stash (every checkout's), or a main checkout's there (its bisect, rebase and worktree refs)",
             )
         } else if tail == Path::new("packed-refs") && packed_moves(layer, c, &host_dir, &held) {
             Some(
-                "it moves what a work tree outside the workspace has checked out or comes back to, or a main checkout's stash, bisect, rebase or worktree refs there",
+                "it moves what a work tree outside the workspace has checked out or comes back to, the stash, or a main checkout's bisect, rebase or worktree refs there",
             )
         } else if names_held(layer, c, &host_dir, &held) {
             Some(

@@ -2,10 +2,11 @@
 //! inside (a linked worktree and its main checkout). What host git keeps
 //! for such a checkout stays the host's: the branch it has checked out
 //! (moved inside, host `git status` there showed the command's tree as
-//! the user's, and a host `git stash` wrote the command's files into it),
-//! with the main checkout outside the stash (the user's entries), and a
-//! linked worktree's own HEAD and index (its staged work). Read once, from
-//! the host's git dir, before the command runs.
+//! the user's, and a host `git stash` wrote the command's files into it)
+//! or comes back to from a bisect or rebase, the stash (every checkout's:
+//! the user's entries), a main checkout's own refs there, and a linked
+//! worktree's own HEAD and index (its staged work). Read once, from the
+//! host's git dir, before the command runs.
 
 use super::git_files::{State, names, state};
 use rustix::fd::BorrowedFd;

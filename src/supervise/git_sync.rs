@@ -61,7 +61,7 @@ const MAIN_CHECKOUT: &str =
 /// Why a linked worktree's own files stay the host's.
 const OUTSIDE_WORKTREE: &str = "a linked worktree's own, its work tree outside the writable roots";
 /// Why a ref stays the host's.
-const CHECKED_OUT: &str = "what a work tree outside the writable roots has checked out or comes back to (its branch, the one its bisect or rebase returns to), or a main checkout's there (its stash, bisect, rebase and worktree refs): host git there would take the change for the user's";
+const CHECKED_OUT: &str = "what a work tree outside the writable roots has checked out or comes back to (its branch, the one its bisect or rebase returns to), the stash (every checkout's), or a main checkout's there (its bisect, rebase and worktree refs): host git there would take the change for the user's";
 
 const NAMES_HELD: &str = "a symbolic ref to what a work tree outside the writable roots has checked out or comes back to: a host commit here would move it there";
 
@@ -155,8 +155,8 @@ pub(super) struct Pair {
     /// stay the host's.
     foreign: bool,
     /// Refs (and their logs) a checkout outside the writable roots has
-    /// checked out, and the stash with the main checkout outside: the
-    /// host's stay (git_checkouts.rs).
+    /// checked out or comes back to, the stash, and a main checkout's own
+    /// refs there: the host's stay (git_checkouts.rs).
     held: Vec<PathBuf>,
     /// The refs no symbolic ref made inside may name (a HEAD too): those
     /// the common dir's checkouts outside the roots hold. A linked
