@@ -2622,6 +2622,125 @@ fn symbolic_refs_and_the_stash_of_checkouts_outside_stay_the_hosts() {
     }
 }
 
+/// Everyday git in a linked worktree: an interactive rebase stopped inside
+/// is continued on the host. Its git dir's stopped operation is the
+/// user's, no repository made inside (its HEAD had been moved aside).
+#[test]
+fn a_rebase_stopped_in_a_linked_worktree_is_continued_on_the_host() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let setup = format!(
+            "set -e; git init -q -b main m && cd m && for i in 1 2 3; do echo $i > f$i; {GIT} add f$i; {GIT} commit -qm c$i; done
+             git worktree add -q ../wt -b w"
+        );
+        ok(&f
+            .command("sh")
+            .args(["-c", &setup])
+            .current_dir(f.path())
+            .output()
+            .unwrap());
+        let o = f
+            .qwrap(&["run", "--workspace"])
+            .arg(f.path().join("wt"))
+            .args(["--", "sh", "-c"])
+            .arg(format!(
+                "GIT_SEQUENCE_EDITOR='sed -i 1ibreak' {GIT} rebase -i HEAD~2 >/dev/null 2>&1; git status | head -1"
+            ))
+            .current_dir(f.path().join("wt"))
+            .output()
+            .unwrap();
+        let what = format!("{who:?}");
+        assert!(
+            stdout(&o).contains("rebase in progress"),
+            "{what}: {}",
+            stderr(&o)
+        );
+        assert!(!stderr(&o).contains("moved aside"), "{what}: {}", stderr(&o));
+        let c = f
+            .command("sh")
+            .args([
+                "-c",
+                &format!("{GIT} rebase --continue >/dev/null 2>&1 && git log --format=%s"),
+            ])
+            .current_dir(f.path().join("wt"))
+            .output()
+            .unwrap();
+        assert_eq!(stdout(&c), "c3\nc2\nc1\n", "{what}: {}", stderr(&c));
+    }
+}
+
+/// The workspace's own bisect or rebase state naming the branch a linked
+/// worktree outside has checked out: a host `git bisect reset` checked it
+/// out in the workspace, and a host `git rebase --continue` moved it (its
+/// `head-name`, an `update-ref` order). Watched on the host: after those
+/// and a commit in the workspace, the outside worktree's branch is where
+/// it was.
+#[test]
+fn the_workspace_s_state_never_names_a_branch_checked_out_outside() {
+    let sh = |f: &Fixture, dir: &str, script: &str| {
+        let o = f
+            .command("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(f.path().join(dir))
+            .output()
+            .unwrap();
+        stdout(&o)
+    };
+    let stop = "GIT_SEQUENCE_EDITOR='sed -i 1ibreak' git rebase -i HEAD~1 >/dev/null 2>&1";
+    let cases = [
+        (
+            "git bisect start HEAD HEAD~1 >/dev/null 2>&1; echo feat > .git/BISECT_START".to_string(),
+            "git bisect reset >/dev/null 2>&1",
+        ),
+        (
+            format!("{stop}; echo refs/heads/feat > .git/rebase-merge/head-name"),
+            "git rebase --continue >/dev/null 2>&1",
+        ),
+        (
+            format!("{stop}; echo 'update-ref refs/heads/feat' >> .git/rebase-merge/git-rebase-todo"),
+            "git rebase --continue >/dev/null 2>&1",
+        ),
+    ];
+    for who in Who::all() {
+        for (inside, host) in &cases {
+            let f = Fixture::new(who);
+            sh(
+                &f,
+                ".",
+                &format!(
+                    "set -e; git init -q -b main m && cd m && for i in 1 2 3; do echo $i > f$i; {GIT} add f$i; {GIT} commit -qm c$i; done
+                     git worktree add -q ../wt -b feat HEAD~1"
+                ),
+            );
+            let feat = sh(&f, "m", "git rev-parse feat");
+            let o = f
+                .qwrap(&["run", "--workspace"])
+                .arg(f.path().join("m"))
+                .args(["--", "sh", "-c"])
+                .arg(format!(
+                    "export GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t; {inside}; sleep 1; echo done"
+                ))
+                .current_dir(f.path().join("m"))
+                .output()
+                .unwrap();
+            let what = format!("{who:?} {inside}");
+            assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+            sh(
+                &f,
+                "m",
+                &format!("{host}; echo x > g; {GIT} add g; {GIT} commit -qm mine; true"),
+            );
+            assert_eq!(
+                sh(&f, "m", "git rev-parse feat"),
+                feat,
+                "{what}: the branch checked out outside moved: {}",
+                stderr(&o)
+            );
+        }
+    }
+}
+
 /// A checkout outside the roots mid-bisect or mid-rebase: what it comes
 /// back to stays the host's. Its per-checkout refs (`refs/bisect`,
 /// `refs/rewritten`, `refs/worktree`: the main checkout's lie among the

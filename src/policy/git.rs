@@ -422,6 +422,36 @@ pub fn names_held(held: &[PathBuf], data: &[u8]) -> bool {
         .is_some_and(|target| touches_held(held, Path::new(target)) && !target.is_empty())
 }
 
+/// Whether a state file of a checkout (`rel` in its git dir, `data` its
+/// content) names one of the `held` refs for host git to move or check
+/// out: `BISECT_START` (a short name: `git bisect reset` checks it out),
+/// a rebase's `head-name` (`--continue` moves it, `--abort` checks it
+/// out), its `update-refs` and the `update-ref` lines of its todo (host
+/// `--continue` moves each, checked out elsewhere or not).
+pub fn state_names_held(held: &[PathBuf], rel: &Path, data: &[u8]) -> bool {
+    let text = String::from_utf8_lossy(data);
+    let name = rel.file_name().and_then(|n| n.to_str()).unwrap_or("");
+    let in_state = rel.components().any(|c| {
+        matches!(
+            c.as_os_str().to_str(),
+            Some("rebase-merge" | "rebase-apply" | "sequencer")
+        )
+    });
+    let held_ref = |r: &str| r.starts_with("refs/") && touches_held(held, Path::new(r));
+    match name {
+        "BISECT_START" => {
+            let start = text.trim();
+            !start.is_empty() && (held_ref(start) || touches_held(held, &Path::new("refs/heads").join(start)))
+        }
+        "head-name" | "update-refs" if in_state => text.lines().any(|l| held_ref(l.trim())),
+        "git-rebase-todo" | "done" if in_state => text.lines().any(|l| {
+            let mut w = l.split_whitespace();
+            matches!(w.next(), Some("update-ref" | "u")) && w.next().is_some_and(held_ref)
+        }),
+        _ => false,
+    }
+}
+
 /// Whether `rel` (a path in a git dir) is one of the `held` names, below
 /// one (a held namespace), or a directory holding one.
 pub fn touches_held(held: &[PathBuf], rel: &Path) -> bool {
@@ -484,6 +514,34 @@ mod tests {
             b"0123456789012345678901234567890123456789\n"
         ));
         assert!(!super::names_held(&held, b"ref: \n"));
+    }
+
+    #[test]
+    fn state_that_names_a_held_branch_for_host_git_to_move_is_seen() {
+        use std::path::{Path, PathBuf};
+        let held = [PathBuf::from("refs/heads/feat")];
+        let seen = |rel: &str, data: &str| super::state_names_held(&held, Path::new(rel), data.as_bytes());
+        assert!(seen("BISECT_START", "feat\n"));
+        assert!(!seen("BISECT_START", "main\n"));
+        assert!(seen("rebase-merge/head-name", "refs/heads/feat\n"));
+        assert!(seen("worktrees/w/rebase-apply/head-name", "refs/heads/feat\n"));
+        assert!(seen(
+            "rebase-merge/update-refs",
+            "refs/heads/x\naaaa\nbbbb\nrefs/heads/feat\naaaa\nbbbb\n"
+        ));
+        assert!(seen(
+            "rebase-merge/git-rebase-todo",
+            "pick abc one\nupdate-ref refs/heads/feat\n"
+        ));
+        assert!(seen("rebase-merge/done", "u refs/heads/feat\n"));
+        assert!(
+            !seen(
+                "rebase-merge/git-rebase-todo",
+                "pick abc mentions refs/heads/feat\n"
+            ),
+            "a subject is no order"
+        );
+        assert!(!seen("head-name", "refs/heads/feat\n"), "not a rebase's");
     }
 
     #[test]

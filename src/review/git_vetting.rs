@@ -112,7 +112,7 @@ fn outside_checkouts(layer: &Layer, changes: &[Change]) -> Vec<String> {
             )
         } else if names_held(layer, c, &host_dir, &held) {
             Some(
-                "a symbolic ref to what a work tree outside the workspace has checked out or comes back to: a host commit in the workspace would move it there",
+                "it names what a work tree outside the workspace has checked out or comes back to (a symbolic ref, a bisect's start, a rebase's branch or its update-ref orders): host git in the workspace would move it or check it out",
             )
         } else {
             None
@@ -125,7 +125,8 @@ fn outside_checkouts(layer: &Layer, changes: &[Change]) -> Vec<String> {
 }
 
 /// Whether the change makes a HEAD or ref a symbolic ref to one of the
-/// `held` names; a linked worktree's own git dir (`COMMON/worktrees/NAME`)
+/// `held` names, or a state file name one for host git to move or check
+/// out (policy::git::state_names_held); a linked worktree's own git dir (`COMMON/worktrees/NAME`)
 /// is held to what its common dir holds.
 fn names_held(layer: &Layer, c: &Change, host_dir: &Path, held: &[PathBuf]) -> bool {
     let Some(data) = crate::policy::read_small(&layer.upper(c.tree).join(&c.rel)) else {
@@ -135,12 +136,19 @@ fn names_held(layer: &Layer, c: &Change, host_dir: &Path, held: &[PathBuf]) -> b
         .parent()
         .filter(|p| p.ends_with("worktrees"))
         .and_then(Path::parent);
+    let tail = c
+        .rel
+        .components()
+        .skip_while(|p| p.as_os_str() != ".git")
+        .skip(1)
+        .collect::<PathBuf>();
+    let names = |targets: &[PathBuf]| {
+        crate::policy::git::names_held(targets, data.as_bytes())
+            || crate::policy::git::state_names_held(targets, &tail, data.as_bytes())
+    };
     match common {
-        Some(common) => {
-            let (targets, _) = kept_for_outside(common, &layer.info.workspace);
-            crate::policy::git::names_held(&targets, data.as_bytes())
-        }
-        None => crate::policy::git::names_held(held, data.as_bytes()),
+        Some(common) => names(&kept_for_outside(common, &layer.info.workspace).0),
+        None => names(held),
     }
 }
 

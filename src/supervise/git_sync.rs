@@ -63,7 +63,7 @@ const OUTSIDE_WORKTREE: &str = "a linked worktree's own, its work tree outside t
 /// Why a ref stays the host's.
 const CHECKED_OUT: &str = "what a work tree outside the writable roots has checked out or comes back to (its branch, the one its bisect or rebase returns to), the stash (every checkout's), or a main checkout's there (its bisect, rebase and worktree refs): host git there would take the change for the user's";
 
-const NAMES_HELD: &str = "a symbolic ref to what a work tree outside the writable roots has checked out or comes back to: a host commit here would move it there";
+const NAMES_HELD: &str = "it names what a work tree outside the writable roots has checked out or comes back to (a symbolic ref, a bisect's start, a rebase's branch or its update-ref orders): host git here would move it or check it out";
 
 /// State directories, copied whole (regular files and directories).
 /// Not `rr-cache`: a resolution recorded inside would be host git's in
@@ -576,7 +576,9 @@ impl Pair {
         if rel == Path::new("packed-refs") && crate::policy::git::packed_moves_held(&self.held, data, host) {
             return Done::Refused(CHECKED_OUT.into());
         }
-        if crate::policy::git::names_held(&self.held_targets, data) {
+        if crate::policy::git::names_held(&self.held_targets, data)
+            || crate::policy::git::state_names_held(&self.held_targets, rel, data)
+        {
             return Done::Refused(NAMES_HELD.into());
         }
         let vetted = git_vet::vet(rel, data, host, self.sparse);

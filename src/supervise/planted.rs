@@ -108,7 +108,21 @@ fn identity(p: &Path) -> Option<(u64, u64, u64)> {
     let m = std::fs::symlink_metadata(p).ok()?;
     let mut h = std::collections::hash_map::DefaultHasher::new();
     if !m.file_type().is_symlink() && p.file_name().is_some_and(|n| n != ".git") {
-        risks(p).hash(&mut h);
+        // A linked worktree's own git dir (guarded, its state vetted on the
+        // way out) goes through a rebase or cherry-pick of the user's: an
+        // operation stopped there is no change of its identity (its HEAD
+        // had gone aside after every `rebase -i` stopped inside).
+        let worktree = std::fs::symlink_metadata(p.join("commondir")).is_ok();
+        let stopped = |r: &String| {
+            ["rebase-merge/", "rebase-apply/", "sequencer/"]
+                .iter()
+                .any(|d| r.starts_with(d))
+        };
+        let r: Vec<String> = risks(p)
+            .into_iter()
+            .filter(|r| !(worktree && stopped(r)))
+            .collect();
+        r.hash(&mut h);
         for c in ["config", "config.worktree"] {
             config_bytes(&p.join(c)).ok().flatten().hash(&mut h);
         }
