@@ -379,6 +379,21 @@ pub fn comes_back_to(read: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
     out
 }
 
+/// What a repository keeps for its checkouts outside the roots: the
+/// `branches` they come back to, the stash wherever one lies outside
+/// (`any_outside`: it is every checkout's, and a user's entry made in one
+/// outside is popped there), and the main checkout's own refs where it
+/// does; each with the names that shadow it, and their logs.
+pub fn held_for_outside(mut branches: Vec<PathBuf>, any_outside: bool, main_outside: bool) -> Vec<PathBuf> {
+    if any_outside {
+        branches.push("refs/stash".into());
+    }
+    if main_outside {
+        branches.extend(PER_CHECKOUT.map(PathBuf::from));
+    }
+    held_names(&branches)
+}
+
 /// What stays the host's for `refs` (branches and the stash checked out
 /// or kept outside the roots): each, the names that shadow it, and their
 /// logs.
@@ -419,7 +434,7 @@ pub fn names_held(held: &[PathBuf], data: &[u8]) -> bool {
     text.trim_end()
         .strip_prefix("ref:")
         .map(str::trim)
-        .is_some_and(|target| touches_held(held, Path::new(target)) && !target.is_empty())
+        .is_some_and(|target| !target.is_empty() && touches_held(held, Path::new(target)))
 }
 
 /// Whether a state file of a checkout (`rel` in its git dir, `data` its

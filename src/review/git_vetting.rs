@@ -136,15 +136,9 @@ fn names_held(layer: &Layer, c: &Change, host_dir: &Path, held: &[PathBuf]) -> b
         .parent()
         .filter(|p| p.ends_with("worktrees"))
         .and_then(Path::parent);
-    let tail = c
-        .rel
-        .components()
-        .skip_while(|p| p.as_os_str() != ".git")
-        .skip(1)
-        .collect::<PathBuf>();
     let names = |targets: &[PathBuf]| {
         crate::policy::git::names_held(targets, data.as_bytes())
-            || crate::policy::git::state_names_held(targets, &tail, data.as_bytes())
+            || crate::policy::git::state_names_held(targets, &c.rel, data.as_bytes())
     };
     match common {
         Some(common) => names(&kept_for_outside(common, &layer.info.workspace).0),
@@ -182,18 +176,11 @@ fn kept_for_outside(git_dir: &Path, ws: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
             frozen.push(Path::new("worktrees").join(e.file_name()));
         }
     }
-    let mut refs: Vec<PathBuf> = levels
+    let branches = levels
         .iter()
         .flat_map(|l| crate::policy::git::comes_back_to(&|name| crate::policy::read_small(&l.join(name))))
         .collect();
-    // The stash is every checkout's.
-    if !levels.is_empty() {
-        refs.push("refs/stash".into());
-    }
-    if main_outside {
-        refs.extend(crate::policy::git::PER_CHECKOUT.map(PathBuf::from));
-    }
-    let held = crate::policy::git::held_names(&refs);
+    let held = crate::policy::git::held_for_outside(branches, !levels.is_empty(), main_outside);
     (held, frozen)
 }
 

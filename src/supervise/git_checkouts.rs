@@ -29,16 +29,8 @@ pub(super) fn held_refs(git_dir: BorrowedFd<'_>, main_outside: bool, roots: &[Pa
             levels.push(level);
         }
     }
-    let mut refs: Vec<PathBuf> = levels.iter().flat_map(|l| comes_back_to(git_dir, l)).collect();
-    // The stash is the repository's, every checkout's: a user's entry made
-    // in one outside is popped there.
-    if !levels.is_empty() {
-        refs.push("refs/stash".into());
-    }
-    if main_outside {
-        refs.extend(crate::policy::git::PER_CHECKOUT.map(PathBuf::from));
-    }
-    crate::policy::git::held_names(&refs)
+    let branches = levels.iter().flat_map(|l| comes_back_to(git_dir, l)).collect();
+    crate::policy::git::held_for_outside(branches, !levels.is_empty(), main_outside)
 }
 
 /// What the common dir of the linked worktree whose git dir is `wt_dir`
