@@ -30,6 +30,11 @@ mod qwrap {
     }
     pub mod policy {
         pub use crate::modes::*;
+        pub use cli_settings::{CliSettings, RunSwitches};
+        #[allow(dead_code)]
+        mod cli_settings {
+            include!("src/policy/cli_settings.rs");
+        }
     }
 }
 
@@ -45,6 +50,8 @@ fn man_pages_and_completions() {
     println!("cargo:rerun-if-changed=src/cli.rs");
     println!("cargo:rerun-if-changed=src/verify/probe_args.rs");
     println!("cargo:rerun-if-changed=src/policy/modes.rs");
+    println!("cargo:rerun-if-changed=src/policy/cli_settings.rs");
+    println!("cargo:rerun-if-changed=src/policy/settings_list.rs");
     let out = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("cargo sets OUT_DIR"));
     let man = out.join("man");
     let completions = out.join("completions");

@@ -6,12 +6,6 @@ use clap::{Args, Parser, Subcommand};
 use std::ffi::OsString;
 use std::path::PathBuf;
 
-/// A mode's names as the choices clap offers (declared once, with the
-/// mode, in src/policy/modes.rs).
-fn choices(names: &'static [&'static str]) -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(names.iter().copied())
-}
-
 pub const RUN_ABOUT: &str = "Run CMD in a sandbox: the host read-only, the writable roots writable";
 
 /// Shown under every command's help.
@@ -122,171 +116,25 @@ pub enum Command {
 }
 
 /// What the sandbox is: the options run, plan, inspect, verify and receipt
-/// share.
+/// share (the settings declared once, src/policy/settings_list.rs).
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct PolicyArgs {
     /// The writable workspace (default: the current directory).
     #[arg(long, value_name = "DIR")]
     pub workspace: Option<PathBuf>,
-    /// Another writable root (repeatable); refused inside $HOME unless a
-    /// built-in root covers it.
-    #[arg(long, alias = "bind", value_name = "DIR")]
-    pub include: Vec<PathBuf>,
-    /// A path inside a writable root made read-only again (repeatable).
-    #[arg(long, value_name = "PATH")]
-    pub ro: Vec<PathBuf>,
-    /// A named set of extra roots (repeatable): e.g. qwen.
-    #[arg(long, value_name = "NAME")]
-    pub profile: Vec<String>,
-    /// open: the host's network; closed: a private network with only lo;
-    /// proxied: only lo and a proxy to the --allow-domain destinations
-    /// [default: open].
-    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::NetworkMode::NAMES))]
-    pub network: Option<String>,
-    /// shared: the host's PID namespace; private: a new one with its own
-    /// /proc (host processes invisible; nested sandboxes such as bwrap,
-    /// Chromium's and qwrap work inside) [default: shared].
-    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::PidMode::NAMES))]
-    pub pid: Option<String>,
-    /// private: a fresh tmpfs on /tmp; host: the host's $TMPDIR is writable
-    /// [default: private].
-    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::TmpMode::NAMES))]
-    pub tmp: Option<String>,
-    /// The size of the private /tmp and /dev/shm, each: a size (512M, 4G)
-    /// or a share of the host's memory [default: 20%].
-    #[arg(long, value_name = "SIZE")]
-    pub tmpfs_size: Option<String>,
-    /// The memory of the command's whole tree, swap included: a size
-    /// (512M, 4G) or a share of the host's memory; at the limit every
-    /// process is killed together (exit 137). A cgroup: refused (exit 125)
-    /// where none can be made [default: none].
-    #[arg(long, value_name = "SIZE")]
-    pub memory: Option<String>,
-    /// The tasks (processes and threads) the command's tree may hold at
-    /// once; past it fork fails with EAGAIN. A cgroup: refused where none
-    /// can be made [default: none].
-    #[arg(long, value_name = "N")]
-    pub max_processes: Option<String>,
-    /// The CPU time of the command's tree, in CPUs (1, 0.5, 2.5). A cgroup:
-    /// refused where none can be made [default: none].
-    #[arg(long, value_name = "N")]
-    pub cpus: Option<String>,
-    /// The sandbox's wall-clock time (90s, 10m, 2h): then every process of
-    /// it gets SIGTERM, and SIGKILL 2 s later [default: none].
-    #[arg(long, value_name = "DURATION")]
-    pub time_limit: Option<String>,
-    /// require: fail unless every Landlock layer applies; best-effort: apply
-    /// what the kernel offers; off [default: best-effort].
-    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::LandlockMode::NAMES))]
-    pub landlock: Option<String>,
-    /// Leave git hooks, config and pointer files in writable roots writable.
-    #[arg(long)]
-    pub allow_git_config: bool,
-    /// Keep every change to the workspace, its git dir included, in a layer
-    /// of its own (an overlay whose upper layer lies in qwrap's state
-    /// directory) until `qwrap review apply`; the host's workspace stays as
-    /// it was.
-    #[arg(long)]
-    pub review: bool,
-    /// Leave the agent and editor files at the workspace's top writable
-    /// (.vscode/, .idea/, .envrc, .mcp.json, .claude/settings*.json, …:
-    /// read-only by default where they exist at the start).
-    #[arg(long)]
-    pub allow_agent_files: bool,
-    /// Leave this host Unix socket reachable (repeatable), wherever it lies
-    /// (under the private /tmp it is shown at its own path).
-    #[arg(long, value_name = "PATH")]
-    pub allow_socket: Vec<PathBuf>,
+    #[command(flatten)]
+    pub settings: crate::qwrap::policy::CliSettings,
     /// Pass the user's ssh agent: `--allow-socket "$SSH_AUTH_SOCK"`, and
     /// SSH_AUTH_SOCK kept.
     #[arg(long)]
     pub ssh_agent: bool,
-    /// Make this path unreadable inside, besides the default hidden set of
-    /// credential stores (repeatable).
-    #[arg(long, value_name = "PATH")]
-    pub hide: Vec<PathBuf>,
-    /// Take this path out of the default hidden set (repeatable).
-    #[arg(long, value_name = "PATH")]
-    pub show: Vec<PathBuf>,
-    /// host: the whole host read-only; minimal: only system directories,
-    /// the writable roots and exposed paths exist [default: host].
-    #[arg(long, value_name = "VIEW", value_parser = choices(crate::qwrap::policy::ViewMode::NAMES))]
-    pub view: Option<String>,
-    /// overlay: caches outside the workspace are overlaid, writes stay in
-    /// the workspace's own layer; private: a fresh tmpfs per run; shared:
-    /// written through to the host [default: overlay].
-    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::CacheMode::NAMES))]
-    pub cache: Option<String>,
-    /// listed: only the home's entries that tools need and that hold no
-    /// credentials (see qwrap(1)), the redacted start-up files and the
-    /// writable roots; everything else in it is absent; readonly: the
-    /// whole home, the host's, read-only (its hidden set unreadable);
-    /// overlay: an overlay of the whole home whose writes stay in the
-    /// workspace's layer (tools' state under ~/.config, ~/.local; never
-    /// the host's) [default: listed].
-    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::HomeMode::NAMES))]
-    pub home: Option<String>,
-    /// namespaces: user, mount, IPC and network namespaces with Landlock
-    /// and seccomp; landlock: Landlock and seccomp only, where namespaces
-    /// are refused (containers; see qwrap(1) for what it gives up); auto:
-    /// namespaces where they work, else landlock [default: namespaces].
-    #[arg(long, value_name = "MODE", value_parser = choices(crate::qwrap::policy::IsolationMode::NAMES))]
-    pub isolation: Option<String>,
-    /// Do not apply the toolchain profiles (rust, node, python, go) that
-    /// the workspace's files call for.
-    #[arg(long)]
-    pub no_detect: bool,
-    /// With --network proxied, a destination the proxy connects to:
-    /// `example.com`, `*.example.com`, `1.2.3.4`, each with an optional
-    /// `:PORT` (repeatable).
-    #[arg(long, value_name = "DOMAIN")]
-    pub allow_domain: Vec<String>,
-    /// With --network proxied, append one JSON line per connection to FILE
-    /// (time, destination, verdict, bytes).
-    #[arg(long, value_name = "FILE")]
-    pub egress_log: Option<PathBuf>,
-    /// Use the host's SysV IPC (shared memory, queues, semaphores) instead
-    /// of a private IPC namespace.
-    #[arg(long)]
-    pub share_ipc: bool,
-    /// Let the command reach the caller's keyrings (keyctl, add_key and
-    /// request_key allowed) instead of refusing every keyring call.
-    #[arg(long)]
-    pub share_keyring: bool,
-    /// Give the command the caller's terminal itself instead of a pty of
-    /// qwrap's own: the command can then signal the caller's other jobs
-    /// through it and leave it changed (exclusive, another line discipline).
-    #[arg(long)]
-    pub share_terminal: bool,
-    /// In the minimal view, show this host path read-only (repeatable).
-    #[arg(long, value_name = "PATH")]
-    pub expose: Vec<PathBuf>,
-    /// Accept the failure of this verify check (e.g. abstract-socket on a
-    /// kernel without Landlock scopes): recorded on the receipt, it no
-    /// longer holds the rollout (repeatable).
-    #[arg(long, value_name = "CHECK")]
-    pub accept_degraded: Vec<String>,
-    /// Keep this secret-looking variable (e.g. OPENAI_API_KEY; `*` for all)
-    /// in the command's environment (repeatable).
-    #[arg(long, value_name = "NAME")]
-    pub keep_env: Vec<String>,
 }
 
 /// How the command runs: only where a command runs (run, plan).
 #[derive(Args, Clone, Debug, Default, PartialEq)]
 pub struct ExecArgs {
-    /// Detach CMD from the controlling terminal.
-    #[arg(long)]
-    pub new_session: bool,
-    /// Let CMD outlive the process that started qwrap.
-    #[arg(long)]
-    pub no_die_with_parent: bool,
-    /// Leave the processes CMD leaves behind running when it exits (by
-    /// default every process left in the sandbox is killed). qwrap says
-    /// nothing once CMD exits; repositories made inside are held aside
-    /// when the last of them ends.
-    #[arg(long)]
-    pub keep_background: bool,
+    #[command(flatten)]
+    pub switches: crate::qwrap::policy::RunSwitches,
     /// Set an environment variable inside (repeatable).
     #[arg(long, num_args = 2, value_names = ["KEY", "VALUE"])]
     pub setenv: Vec<OsString>,
@@ -296,12 +144,6 @@ pub struct ExecArgs {
     /// No line on stderr when a layer is degraded.
     #[arg(long)]
     pub quiet: bool,
-    /// At exit, say on stderr each distinct refusal (a write outside the
-    /// roots, a hidden or absent path, a masked socket, a call the filter
-    /// refuses, an egress refusal, a resource limit reached) and the option
-    /// that would allow it.
-    #[arg(long)]
-    pub explain: bool,
     /// Write one JSON object per refusal to FILE (time, pid, command,
     /// operation, path or target, errno, reason, option); with --explain
     /// or alone.

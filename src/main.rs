@@ -258,49 +258,13 @@ fn dispatch(cli: Cli, started: std::time::Instant) -> Result<ExitCode, Fatal> {
 }
 
 fn invocation(a: &PolicyArgs, x: &ExecArgs, command: Vec<OsString>) -> Invocation {
+    let mut cli = CliSettings {
+        run: x.switches.clone(),
+        ..a.settings.clone()
+    };
+    cli.allow_socket.extend(ssh_agent(a.ssh_agent));
     Invocation {
-        cli: CliSettings {
-            network: a.network.clone(),
-            tmp: a.tmp.clone(),
-            pid: a.pid.clone(),
-            tmpfs_size: a.tmpfs_size.clone(),
-            memory: a.memory.clone(),
-            max_processes: a.max_processes.clone(),
-            cpus: a.cpus.clone(),
-            time_limit: a.time_limit.clone(),
-            landlock: a.landlock.clone(),
-            no_die_with_parent: x.no_die_with_parent,
-            new_session: x.new_session,
-            allow_git_config: a.allow_git_config,
-            review: a.review,
-            allow_agent_files: a.allow_agent_files,
-            allow_socket: a
-                .allow_socket
-                .iter()
-                .cloned()
-                .chain(ssh_agent(a.ssh_agent))
-                .collect(),
-            include: a.include.clone(),
-            read_only: a.ro.clone(),
-            profile: a.profile.clone(),
-            hide: a.hide.clone(),
-            show: a.show.clone(),
-            keep_env: a.keep_env.clone(),
-            view: a.view.clone(),
-            cache: a.cache.clone(),
-            home: a.home.clone(),
-            isolation: a.isolation.clone(),
-            no_detect: a.no_detect,
-            allow_domain: a.allow_domain.clone(),
-            egress_log: a.egress_log.clone(),
-            expose: a.expose.clone(),
-            share_ipc: a.share_ipc,
-            share_keyring: a.share_keyring,
-            share_terminal: a.share_terminal,
-            keep_background: x.keep_background,
-            explain: x.explain,
-            accept_degraded: a.accept_degraded.clone(),
-        },
+        cli,
         workspace: a.workspace.clone(),
         setenv: x
             .setenv

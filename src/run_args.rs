@@ -26,34 +26,23 @@ pub fn parse_run_fast(mut argv: impl Iterator<Item = OsString>) -> Option<Sandbo
         };
         let flag = inline.is_none();
         let mut value = || plain_value(inline.take(), &mut argv);
-        let text = |v: OsString| v.into_string().ok();
         match name {
             "--workspace" if p.workspace.is_none() => p.workspace = Some(value()?.into()),
-            "--include" | "--bind" => p.include.push(value()?.into()),
-            "--ro" => p.ro.push(value()?.into()),
-            "--profile" => p.profile.push(text(value()?)?),
-            "--network" if p.network.is_none() => p.network = Some(text(value()?)?),
-            "--tmp" if p.tmp.is_none() => p.tmp = Some(text(value()?)?),
-            "--pid" if p.pid.is_none() => p.pid = Some(text(value()?)?),
-            "--home" if p.home.is_none() => p.home = Some(text(value()?)?),
-            "--isolation" if p.isolation.is_none() => p.isolation = Some(text(value()?)?),
-            "--landlock" if p.landlock.is_none() => p.landlock = Some(text(value()?)?),
-            "--memory" if p.memory.is_none() => p.memory = Some(text(value()?)?),
-            "--max-processes" if p.max_processes.is_none() => p.max_processes = Some(text(value()?)?),
-            "--cpus" if p.cpus.is_none() => p.cpus = Some(text(value()?)?),
-            "--time-limit" if p.time_limit.is_none() => p.time_limit = Some(text(value()?)?),
-            "--allow-socket" => p.allow_socket.push(value()?.into()),
             "--unsetenv" => x.unsetenv.push(value()?),
             "--setenv" if flag => {
                 let (k, v) = (value()?, value()?);
                 x.setenv.extend([k, v]);
             }
-            "--allow-git-config" if flag && !p.allow_git_config => p.allow_git_config = true,
-            "--review" if flag && !p.review => p.review = true,
-            "--allow-agent-files" if flag && !p.allow_agent_files => p.allow_agent_files = true,
-            "--new-session" if flag && !x.new_session => x.new_session = true,
-            "--no-die-with-parent" if flag && !x.no_die_with_parent => x.no_die_with_parent = true,
-            _ => return None,
+            "--quiet" if flag && !x.quiet => x.quiet = true,
+            "--ssh-agent" if flag && !p.ssh_agent => p.ssh_agent = true,
+            // The declared settings' own (src/policy/settings_list.rs).
+            _ => {
+                let taken =
+                    p.settings.take_plain(name, !flag, &mut value)? || x.switches.take_plain(name, !flag)?;
+                if !taken {
+                    return None;
+                }
+            }
         }
         // `--opt=VALUE` on an option that took no value is clap's to refuse.
         if inline.is_some() {
@@ -148,6 +137,32 @@ mod tests {
             &["--setenv", "K"],
             &["--setenv=K", "V"],
             &["--setenv", "-K", "V"],
+            &["--view", "minimal"],
+            &["--view=bogus"],
+            &["--cache", "shared"],
+            &["--home=overlay"],
+            &["--pid", "private"],
+            &["--network", "Closed"],
+            &["--tmpfs-size", "1G"],
+            &["--hide", "/h"],
+            &["--show=/s"],
+            &["--expose", "/e"],
+            &["--keep-env", "K"],
+            &["--accept-degraded=abstract-socket"],
+            &["--allow-domain", "example.com:443"],
+            &["--egress-log", "/l"],
+            &["--egress-log=/m"],
+            &["--explain"],
+            &["--explain=1"],
+            &["--keep-background"],
+            &["--share-ipc"],
+            &["--share-keyring"],
+            &["--share-terminal"],
+            &["--no-detect"],
+            &["--quiet"],
+            &["--ssh-agent"],
+            &["--ssh-agent=yes"],
+            &["--keep-fd", "3"],
             &["--"],
             &["cmd"],
         ]

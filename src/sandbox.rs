@@ -77,19 +77,19 @@ impl Sandbox {
 
     /// The network (`--network`): the host's, closed, or proxied.
     pub fn network(mut self, mode: NetworkMode) -> Sandbox {
-        self.inv.cli.network = Some(mode.to_string());
+        self.inv.cli.network = Some(mode);
         self
     }
 
     /// Whose PID namespace (`--pid`).
     pub fn pid(mut self, mode: PidMode) -> Sandbox {
-        self.inv.cli.pid = Some(mode.to_string());
+        self.inv.cli.pid = Some(mode);
         self
     }
 
     /// Namespaces, or Landlock and seccomp alone (`--isolation`).
     pub fn isolation(mut self, mode: IsolationMode) -> Sandbox {
-        self.inv.cli.isolation = Some(mode.to_string());
+        self.inv.cli.isolation = Some(mode);
         self
     }
 

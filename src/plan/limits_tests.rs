@@ -23,7 +23,7 @@ fn asking(memory: Option<&str>, tasks: Option<&str>, cpus: Option<&str>, time: O
 
 fn private_pid(mut p: Policy) -> Policy {
     let cli = CliSettings {
-        pid: Some("private".into()),
+        pid: Some(crate::policy::PidMode::Private),
         memory: Some(p.settings.memory.value.to_string()),
         ..Default::default()
     };

@@ -7,6 +7,7 @@
 //! setting and no path to grant is taken from the workspace's contents.
 
 pub mod agent_files;
+mod cli_settings;
 mod config_files;
 mod env;
 pub mod git;
@@ -46,7 +47,7 @@ pub use modes::{
 pub use resolve::resolve;
 pub use review::ReviewPolicy;
 pub use roots::{CacheRoot, RootReason, WritableRoot};
-pub use settings::{CliSettings, PathSpec, Settings, Sourced};
+pub use settings::{CliSettings, PathSpec, RunSwitches, Settings, Sourced};
 pub use toolchains::{set_name as layer_set_name, state_dir};
 
 use serde::Serialize;

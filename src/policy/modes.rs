@@ -7,8 +7,8 @@ use std::fmt;
 use std::str::FromStr;
 
 /// A mode: its variants and their names, the parser (its error names
-/// `what` and every name), `Display` and `Serialize` by name, and `NAMES`
-/// in the order declared (clap's `value_parser`).
+/// `what` and every name), `Display` and `Serialize` by name, `NAMES` in
+/// the order declared, and clap's `ValueEnum` (the command line's choices).
 macro_rules! modes {
     ($(#[$meta:meta])* $name:ident ($what:literal) {
         $($(#[$vmeta:meta])* $variant:ident = $text:literal,)+
@@ -39,6 +39,17 @@ macro_rules! modes {
                 f.write_str(match self {
                     $(Self::$variant => $text,)+
                 })
+            }
+        }
+
+        impl clap::ValueEnum for $name {
+            fn value_variants<'a>() -> &'a [Self] {
+                &[$(Self::$variant),+]
+            }
+            fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+                Some(clap::builder::PossibleValue::new(match self {
+                    $(Self::$variant => $text,)+
+                }))
             }
         }
     };

@@ -7,7 +7,7 @@
 
 use super::TmpMode;
 use super::profile::{self, ProfileDef};
-pub use super::settings_decl::{CliSettings, DECLARED, Declared, PathSpec, Regular};
+pub use super::settings_decl::{CliSettings, DECLARED, Declared, PathSpec, Regular, RunSwitches};
 use super::settings_decl::{ConfigFile, merge};
 pub(super) use super::sourced::err;
 use super::sourced::scalar;
@@ -136,7 +136,7 @@ impl Settings {
                 .map(|t| (t.to_string(), format!("profile {}", p.value)))
         });
         let tmp = scalar(
-            cli.tmp.as_deref(),
+            cli.tmp.map(Ok),
             "--tmp",
             env_str(ENV_TMP)?,
             ENV_TMP,

@@ -1,8 +1,8 @@
-//! Every setting of the regular kinds declared once — its name, type,
-//! default, flag, variable and config key — and the command line's,
-//! config file's and resolved structs and the merge derived from that one
-//! declaration (settings.rs adds the few that merge their own way: `tmp`'s
-//! profile default, `detect`, the allow-list, the egress log).
+//! The config file's keys, the resolved settings and the merge, derived
+//! from the one declaration of every setting of the regular kinds
+//! (settings_list.rs, which gives the command line's structs too:
+//! cli_settings.rs); settings.rs adds the few that merge their own way
+//! (`tmp`'s profile default, `detect`, the allow-list, the egress log).
 //!
 //! - a **mode** is one value: the command line, then `$QWRAP_*`, then the
 //!   config files (later first), then the default;
@@ -12,8 +12,9 @@
 //!   priority first: config files, the variable (`:`-separated paths,
 //!   `,`-separated words), the flags.
 
+pub use super::cli_settings::{CliSettings, RunSwitches};
 use super::profile::ProfileDef;
-use super::sourced::{SettingsError, Sourced, scalar};
+use super::sourced::{SettingsError, Sourced, scalar, switched};
 use super::{
     CacheMode, CpuLimit, HomeMode, IsolationMode, LandlockMode, MemoryLimit, NetworkMode, PidMode,
     ProcessLimit, TimeLimit, TmpfsSize, ViewMode,
@@ -63,30 +64,21 @@ pub struct Declared {
 
 macro_rules! declare_settings {
     (
-        modes { $( $(#[$md:meta])* $m:ident : $mt:ty = $mdef:expr, $mflag:literal, $menv:ident; )* }
+        modes { $( $(#[$md:meta])* $m:ident : $mt:ty = $mdef:expr, $mflag:literal $mvn:literal, $menv:ident; )* }
+        values { $( $(#[$vd:meta])* $v:ident : $vt:ty = $vdef:expr, $vflag:literal $vvn:literal, $venv:ident; )* }
         switches { $( $(#[$sd:meta])* $s:ident = $sdef:literal, $sflag:literal => $scli:ident $(, $senv:ident)?; )* }
-        paths { $( $(#[$pd:meta])* $p:ident, $pflag:literal $(, $penv:ident)?; )* }
-        words { $( $(#[$wd:meta])* $w:ident / $wkey:ident, $wflag:literal $(, $wenv:ident)?; )* }
+        run_switches { $( $(#[$rd:meta])* $r:ident = $rdef:literal, $rflag:literal => $rcli:ident $(, $renv:ident)?; )* }
+        paths { $( $(#[$pd:meta])* $p:ident, $pflag:literal $(| $palias:literal)? $pvn:literal $(, $penv:ident)?; )* }
+        words { $( $(#[$wd:meta])* $w:ident / $wkey:ident, $wflag:literal $wvn:literal $(, $wenv:ident)?; )* }
     ) => {
-        /// What the command line said.
-        #[derive(Debug, Clone, Default)]
-        pub struct CliSettings {
-            $( pub $m: Option<String>, )*
-            $( pub $scli: bool, )*
-            $( pub $p: Vec<PathBuf>, )*
-            $( pub $wkey: Vec<String>, )*
-            pub tmp: Option<String>,
-            pub no_detect: bool,
-            pub allow_domain: Vec<String>,
-            pub egress_log: Option<PathBuf>,
-        }
-
         /// The config file's keys.
         #[derive(Debug, Default, Deserialize)]
         #[serde(deny_unknown_fields)]
         pub(super) struct ConfigFile {
             $( pub(super) $m: Option<String>, )*
+            $( pub(super) $v: Option<String>, )*
             $( pub(super) $s: Option<bool>, )*
+            $( pub(super) $r: Option<bool>, )*
             $( #[serde(default)] pub(super) $p: Vec<String>, )*
             $( #[serde(default)] pub(super) $wkey: Vec<String>, )*
             pub(super) tmp: Option<String>,
@@ -102,17 +94,21 @@ macro_rules! declare_settings {
         #[derive(Debug, Clone, Serialize)]
         pub struct Regular {
             $( $(#[$md])* pub $m: Sourced<$mt>, )*
+            $( $(#[$vd])* pub $v: Sourced<$vt>, )*
             $( $(#[$sd])* pub $s: Sourced<bool>, )*
+            $( $(#[$rd])* pub $r: Sourced<bool>, )*
             $( $(#[$pd])* pub $p: Vec<Sourced<PathSpec>>, )*
             $( $(#[$wd])* pub $w: Vec<Sourced<String>>, )*
         }
 
         /// Every declared setting's key, flag and variable.
         pub const DECLARED: &[Declared] = &[
-            $( Declared { key: stringify!($m), flag: $mflag, env: Some($menv) }, )*
-            $( Declared { key: stringify!($s), flag: $sflag, env: declare_settings!(@env $($senv)?) }, )*
-            $( Declared { key: stringify!($p), flag: $pflag, env: declare_settings!(@env $($penv)?) }, )*
-            $( Declared { key: stringify!($wkey), flag: $wflag, env: declare_settings!(@env $($wenv)?) }, )*
+            $( Declared { key: stringify!($m), flag: concat!("--", $mflag), env: Some($menv) }, )*
+            $( Declared { key: stringify!($v), flag: concat!("--", $vflag), env: Some($venv) }, )*
+            $( Declared { key: stringify!($s), flag: concat!("--", $sflag), env: declare_settings!(@env $($senv)?) }, )*
+            $( Declared { key: stringify!($r), flag: concat!("--", $rflag), env: declare_settings!(@env $($renv)?) }, )*
+            $( Declared { key: stringify!($p), flag: concat!("--", $pflag), env: declare_settings!(@env $($penv)?) }, )*
+            $( Declared { key: stringify!($wkey), flag: concat!("--", $wflag), env: declare_settings!(@env $($wenv)?) }, )*
         ];
 
         /// Merges the declared settings: the command line, the variables
@@ -124,29 +120,35 @@ macro_rules! declare_settings {
         ) -> Result<Regular, SettingsError> {
             Ok(Regular {
                 $( $m: scalar(
-                    cli.$m.as_deref(),
-                    $mflag,
+                    cli.$m.map(Ok),
+                    concat!("--", $mflag),
                     env($menv)?,
                     $menv,
                     parsed.iter().map(|(n, f)| (n, f.$m.as_deref())),
                     None,
                     $mdef,
                 )?, )*
-                $( $s: {
-                    let mut v = Sourced::new($sdef, "default");
-                    for (name, f) in parsed {
-                        if let Some(x) = f.$s {
-                            v = Sourced::new(x, name.clone());
-                        }
-                    }
-                    $( if let Some(x) = env($senv)? {
-                        v = Sourced::new(super::sourced::switch(&x, $senv)?, format!("${}", $senv));
-                    } )?
-                    if cli.$scli {
-                        v = Sourced::new(!$sdef, $sflag);
-                    }
-                    v
-                }, )*
+                $( $v: scalar(
+                    cli.$v.as_deref().map(str::parse),
+                    concat!("--", $vflag),
+                    env($venv)?,
+                    $venv,
+                    parsed.iter().map(|(n, f)| (n, f.$v.as_deref())),
+                    None,
+                    $vdef,
+                )?, )*
+                $( $s: switched(
+                    $sdef,
+                    cli.$scli.then_some(concat!("--", $sflag)),
+                    declare_settings!(@var env $($senv)?),
+                    parsed.iter().map(|(n, f)| (n, f.$s)),
+                )?, )*
+                $( $r: switched(
+                    $rdef,
+                    cli.run.$rcli.then_some(concat!("--", $rflag)),
+                    declare_settings!(@var env $($renv)?),
+                    parsed.iter().map(|(n, f)| (n, f.$r)),
+                )?, )*
                 $( $p: {
                     let mut all: Vec<Sourced<PathSpec>> = parsed
                         .iter()
@@ -157,7 +159,7 @@ macro_rules! declare_settings {
                             Sourced::new(PathSpec::Template(s.to_string()), format!("${}", $penv))
                         }));
                     } )?
-                    all.extend(cli.$p.iter().map(|p| Sourced::new(PathSpec::Literal(p.clone()), $pflag)));
+                    all.extend(cli.$p.iter().map(|p| Sourced::new(PathSpec::Literal(p.clone()), concat!("--", $pflag))));
                     all
                 }, )*
                 $( $w: {
@@ -170,7 +172,7 @@ macro_rules! declare_settings {
                             Sourced::new(s.to_string(), format!("${}", $wenv))
                         }));
                     } )?
-                    all.extend(cli.$wkey.iter().map(|w| Sourced::new(w.clone(), $wflag)));
+                    all.extend(cli.$wkey.iter().map(|w| Sourced::new(w.clone(), concat!("--", $wflag))));
                     all
                 }, )*
             })
@@ -178,71 +180,9 @@ macro_rules! declare_settings {
     };
     (@env $e:ident) => { Some($e) };
     (@env) => { None };
+    (@var $env:ident $e:ident) => { Some(($e, $env($e)?)) };
+    (@var $env:ident) => { None };
 }
 
-declare_settings! {
-    modes {
-        network: NetworkMode = NetworkMode::Open, "--network", ENV_NETWORK;
-        /// The host's PID namespace or a private one.
-        pid: PidMode = PidMode::Shared, "--pid", ENV_PID;
-        landlock: LandlockMode = LandlockMode::BestEffort, "--landlock", ENV_LANDLOCK;
-        view: ViewMode = ViewMode::Host, "--view", ENV_VIEW;
-        /// What writes to cache directories outside the workspace do.
-        cache: CacheMode = CacheMode::Overlay, "--cache", ENV_CACHE;
-        /// The home directory read-only, or overlaid.
-        home: HomeMode = HomeMode::Listed, "--home", ENV_HOME;
-        /// Namespaces, Landlock and seccomp only, or the first that holds.
-        isolation: IsolationMode = IsolationMode::Namespaces, "--isolation", ENV_ISOLATION;
-        /// The size of the private /tmp and /dev/shm, each.
-        tmpfs_size: TmpfsSize = TmpfsSize::DEFAULT, "--tmpfs-size", ENV_TMPFS_SIZE;
-        /// The memory of the command's whole tree, swap included (a cgroup).
-        memory: MemoryLimit = MemoryLimit(None), "--memory", ENV_MEMORY;
-        /// The tasks (processes and threads) of the command's tree (a cgroup).
-        max_processes: ProcessLimit = ProcessLimit(None), "--max-processes", ENV_MAX_PROCESSES;
-        /// The CPU time of the command's tree, in CPUs (a cgroup).
-        cpus: CpuLimit = CpuLimit(None), "--cpus", ENV_CPUS;
-        /// The wall-clock time of the sandbox (the warden ends it).
-        time_limit: TimeLimit = TimeLimit(None), "--time-limit", ENV_TIME_LIMIT;
-    }
-    switches {
-        die_with_parent = true, "--no-die-with-parent" => no_die_with_parent;
-        new_session = false, "--new-session" => new_session;
-        allow_git_config = false, "--allow-git-config" => allow_git_config;
-        /// The host's SysV IPC instead of a private IPC namespace.
-        share_ipc = false, "--share-ipc" => share_ipc;
-        /// The caller's keyrings reachable instead of every keyring call refused.
-        share_keyring = false, "--share-keyring" => share_keyring;
-        /// The caller's terminal on the command's descriptors instead of a
-        /// pty of qwrap's own between them.
-        share_terminal = false, "--share-terminal" => share_terminal;
-        /// Leave what the command leaves behind running after it exits.
-        keep_background = false, "--keep-background" => keep_background;
-        /// Every change to the workspace (its git dir included) kept in a
-        /// layer of its own until `qwrap review apply`.
-        review = false, "--review" => review, ENV_REVIEW;
-        /// The agent and editor files at the workspace's top writable (by
-        /// default those there at the start are read-only).
-        allow_agent_files = false, "--allow-agent-files" => allow_agent_files;
-        /// Say at exit what was refused and the option that would allow it.
-        explain = false, "--explain" => explain, ENV_EXPLAIN;
-    }
-    paths {
-        allow_socket, "--allow-socket", ENV_ALLOW_SOCKET;
-        include, "--include", ENV_INCLUDE;
-        read_only, "--ro";
-        /// Paths made unreadable besides the default hidden set.
-        hide, "--hide";
-        /// Paths taken out of the default hidden set.
-        show, "--show";
-        /// Host paths shown read-only in the minimal view.
-        expose, "--expose";
-    }
-    words {
-        profiles / profile, "--profile", ENV_PROFILE;
-        /// Secret-looking variables kept (names, or `*` for all).
-        keep_env / keep_env, "--keep-env";
-        /// verify checks whose failure the administrator accepts (a named,
-        /// recorded exception: it holds the rollout no longer).
-        accept_degraded / accept_degraded, "--accept-degraded";
-    }
-}
+include!("settings_list.rs");
+settings_list!(declare_settings);

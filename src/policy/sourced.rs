@@ -59,8 +59,11 @@ pub(super) fn err(source: &str, message: impl Into<String>) -> SettingsError {
     }
 }
 
+/// One scalar setting from the highest-priority source that sets it: the
+/// command line's value (parsed already where clap knows the type), the
+/// variable, the config files (later first), a profile, the default.
 pub(super) fn scalar<'a, T: std::str::FromStr<Err = String>>(
-    cli: Option<&str>,
+    cli: Option<Result<T, String>>,
     cli_name: &str,
     env: Option<String>,
     env_name: &str,
@@ -74,7 +77,7 @@ pub(super) fn scalar<'a, T: std::str::FromStr<Err = String>>(
             .map_err(|e| err(&src, e))
     };
     if let Some(v) = cli {
-        return parse(v, cli_name.to_string());
+        return v.map(|x| Sourced::new(x, cli_name)).map_err(|e| err(cli_name, e));
     }
     if let Some(v) = env {
         return parse(&v, format!("${env_name}"));
@@ -87,6 +90,31 @@ pub(super) fn scalar<'a, T: std::str::FromStr<Err = String>>(
         return parse(&v, src);
     }
     Ok(Sourced::new(default, "default"))
+}
+
+/// One switch: its flag given (`flag`: it turns the default over), else
+/// its variable (name, value: refused when no switch's value, flag or
+/// not), else the config files (later first), else the default.
+pub(super) fn switched<'a>(
+    default: bool,
+    flag: Option<&str>,
+    var: Option<(&str, Option<String>)>,
+    configs: impl DoubleEndedIterator<Item = (&'a String, Option<bool>)>,
+) -> Result<Sourced<bool>, SettingsError> {
+    let var = match var {
+        Some((name, Some(v))) => Some(Sourced::new(switch(&v, name)?, format!("${name}"))),
+        _ => None,
+    };
+    if let Some(flag) = flag {
+        return Ok(Sourced::new(!default, flag));
+    }
+    if let Some(v) = var {
+        return Ok(v);
+    }
+    Ok(configs
+        .rev()
+        .find_map(|(n, v)| v.map(|v| Sourced::new(v, n.clone())))
+        .unwrap_or_else(|| Sourced::new(default, "default")))
 }
 
 /// `--allow-domain` entries (and config `allow_domains`), each parsed and
