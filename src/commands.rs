@@ -6,6 +6,7 @@
 use crate::cache_layers;
 use crate::host::{self, HostFacts};
 use crate::plan::{self, Layers, Plan};
+use crate::plan::{PrepareCaches, PrepareReview};
 use crate::policy::{self, Caller, Invocation, LoadError, Policy};
 use crate::report::{self, Enforcement, Inspect};
 use crate::verify;
@@ -162,8 +163,10 @@ pub fn execute(
         let err = crate::exec::execute(&loaded.plan, opts);
         // Or another run of the workspace took the review layer's id.
         let taken = match loaded.plan.steps.get(err.index) {
-            Some(plan::Step::PrepareCaches { lock: Some(_), .. }) => err.errno == libc::EWOULDBLOCK,
-            Some(plan::Step::PrepareReview { .. }) => {
+            Some(plan::Step::PrepareCaches(PrepareCaches { lock: Some(_), .. })) => {
+                err.errno == libc::EWOULDBLOCK
+            }
+            Some(plan::Step::PrepareReview(PrepareReview { .. })) => {
                 err.errno == libc::EEXIST || err.errno == libc::EWOULDBLOCK
             }
             _ => false,

@@ -1,6 +1,10 @@
 //! Unit tests of the bwrap lowering.
 
 use super::*;
+use crate::plan::{
+    AttachTree, BindMount, CloneMonitor, CloneTree, EnterRoot, Landlock, MountProc, MountTmpfs, PidOneInit,
+    PivotRoot, ReadOnlyInPlace, RemountTree, SetPathAttr, SetTreeAttr, WriteIdMap,
+};
 
 #[test]
 fn usage_lists_the_options_callers_look_for() {
@@ -58,24 +62,24 @@ fn env_ops_fold_in_order() {
 #[test]
 fn root_without_unshare_user_gets_no_user_namespace() {
     let p = plan(&["--ro-bind", "/", "/", "true"], 0);
-    assert!(matches!(p.steps[0], Step::CloneMonitor { ns, .. } if !ns.user));
+    assert!(matches!(p.steps[0], Step::CloneMonitor(CloneMonitor { ns, .. }) if !ns.user));
     assert!(!p.steps.contains(&Step::DenySetgroups));
     let p = plan(&["--ro-bind", "/", "/", "true"], 1000);
-    assert!(matches!(p.steps[0], Step::CloneMonitor { ns, .. } if ns.user));
-    assert!(p.steps.contains(&Step::WriteIdMap {
+    assert!(matches!(p.steps[0], Step::CloneMonitor(CloneMonitor { ns, .. }) if ns.user));
+    assert!(p.steps.contains(&Step::WriteIdMap(WriteIdMap {
         map: crate::plan::IdMap::Uid,
         inside: 1000,
         outside: 1000
-    }));
+    })));
     let p = plan(
         &["--unshare-user", "--uid", "0", "--ro-bind", "/", "/", "true"],
         1000,
     );
-    assert!(p.steps.contains(&Step::WriteIdMap {
+    assert!(p.steps.contains(&Step::WriteIdMap(WriteIdMap {
         map: crate::plan::IdMap::Uid,
         inside: 0,
         outside: 1000
-    }));
+    })));
 }
 
 #[test]
@@ -106,13 +110,13 @@ fn operations_apply_in_argument_order_after_every_clone() {
     let last_clone = p
         .steps
         .iter()
-        .rposition(|s| matches!(s, Step::CloneTree { .. }))
+        .rposition(|s| matches!(s, Step::CloneTree(CloneTree { .. })))
         .unwrap();
     let staging = p
         .steps
         .iter()
         .position(
-            |s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new(crate::plan::STAGING)),
+            |s| matches!(s, Step::MountTmpfs(MountTmpfs { target, .. }) if target == Path::new(crate::plan::STAGING)),
         )
         .unwrap();
     assert!(last_clone < staging);
@@ -122,7 +126,7 @@ fn operations_apply_in_argument_order_after_every_clone() {
 fn die_with_parent_comes_first_and_arms_every_fork() {
     let p = plan(&["--die-with-parent", "--unshare-pid", "true"], 1000);
     assert_eq!(p.steps[0], Step::DieWithParent);
-    assert!(matches!(p.steps[1], Step::CloneMonitor { .. }));
+    assert!(matches!(p.steps[1], Step::CloneMonitor(CloneMonitor { .. })));
     assert_eq!(p.steps.iter().filter(|s| **s == Step::DieWithParent).count(), 1);
     let p = plan(&["--unshare-pid", "true"], 1000);
     assert!(!p.steps.contains(&Step::DieWithParent));
@@ -131,13 +135,29 @@ fn die_with_parent_comes_first_and_arms_every_fork() {
 #[test]
 fn pid_namespace_mounts_proc_and_starts_an_init() {
     let p = plan(&["--unshare-pid", "--proc", "/proc", "true"], 1000);
-    assert!(p.steps.iter().any(|s| matches!(s, Step::MountProc { .. })));
-    assert!(p.steps.iter().any(|s| matches!(s, Step::PidOneInit { .. })));
+    assert!(
+        p.steps
+            .iter()
+            .any(|s| matches!(s, Step::MountProc(MountProc { .. })))
+    );
+    assert!(
+        p.steps
+            .iter()
+            .any(|s| matches!(s, Step::PidOneInit(PidOneInit { .. })))
+    );
     let p = plan(&["--unshare-pid", "--as-pid-1", "true"], 1000);
-    assert!(!p.steps.iter().any(|s| matches!(s, Step::PidOneInit { .. })));
+    assert!(
+        !p.steps
+            .iter()
+            .any(|s| matches!(s, Step::PidOneInit(PidOneInit { .. })))
+    );
     // Without a PID namespace /proc is the host's, bound.
     let p = plan(&["--proc", "/proc", "true"], 1000);
-    assert!(!p.steps.iter().any(|s| matches!(s, Step::MountProc { .. })));
+    assert!(
+        !p.steps
+            .iter()
+            .any(|s| matches!(s, Step::MountProc(MountProc { .. })))
+    );
     assert!(p.to_string().contains(r#"open_tree(AT_FDCWD, "/proc""#));
 }
 
@@ -166,7 +186,7 @@ fn layers_only_when_asked() {
     assert!(
         !p.steps
             .iter()
-            .any(|s| matches!(s, Step::Landlock { .. } | Step::Seccomp(_)))
+            .any(|s| matches!(s, Step::Landlock(Landlock { .. }) | Step::Seccomp(_)))
     );
     let c = match args::parse(["--bind", "/", "/", "true"].map(OsString::from).to_vec()).unwrap() {
         Parsed::Run(c) => c,
@@ -182,7 +202,7 @@ fn layers_only_when_asked() {
     assert!(
         p.steps
             .iter()
-            .any(|s| matches!(s, Step::Landlock { scoped: true, .. }))
+            .any(|s| matches!(s, Step::Landlock(Landlock { scoped: true, .. })))
     );
 }
 
@@ -224,36 +244,36 @@ fn the_legacy_path_binds_from_the_old_root_and_never_needs_the_new_api() {
     // No call of the new mount API but the overlays' (none here).
     assert!(!p.steps.iter().any(|s| matches!(
         s,
-        Step::CloneTree { .. }
-            | Step::SetTreeAttr { .. }
-            | Step::SetPathAttr { .. }
-            | Step::AttachTree { .. }
+        Step::CloneTree(CloneTree { .. })
+            | Step::SetTreeAttr(SetTreeAttr { .. })
+            | Step::SetPathAttr(SetPathAttr { .. })
+            | Step::AttachTree(AttachTree { .. })
     )));
     assert!(
         !p.steps
             .iter()
-            .any(|s| matches!(s, Step::ReadOnlyInPlace { legacy: false, .. }))
+            .any(|s| matches!(s, Step::ReadOnlyInPlace(ReadOnlyInPlace { legacy: false, .. })))
     );
     // The host is under /oldroot once pivoted; binds come from there and
     // keep each copied mount's flags.
     let pivot = p
         .steps
         .iter()
-        .position(|s| matches!(s, Step::PivotRoot { .. }))
+        .position(|s| matches!(s, Step::PivotRoot(PivotRoot { .. })))
         .unwrap();
     let bind = p
         .steps
         .iter()
-        .position(|s| matches!(s, Step::BindMount { source, target, .. } if source == Path::new("/oldroot/usr") && target == Path::new("/newroot/usr")))
+        .position(|s| matches!(s, Step::BindMount(BindMount { source, target, .. }) if source == Path::new("/oldroot/usr") && target == Path::new("/newroot/usr")))
         .unwrap();
     assert!(pivot < bind);
     assert!(p.steps.iter().any(|s| matches!(s,
-        Step::RemountTree { target, source, set, recursive: true, .. }
+        Step::RemountTree(RemountTree { target, source, set, recursive: true, .. })
             if target == Path::new("/newroot/usr") && source == Path::new("/oldroot/usr") && set.rdonly && set.nodev)));
     assert!(p.steps.iter().any(|s| matches!(s,
-        Step::RemountTree { target, set, recursive: false, .. } if target == Path::new("/newroot/work") && set.rdonly)));
+        Step::RemountTree(RemountTree { target, set, recursive: false, .. }) if target == Path::new("/newroot/work") && set.rdonly)));
     assert!(
-        matches!(p.steps.iter().rev().find(|s| matches!(s, Step::EnterRoot { .. })),
-        Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
+        matches!(p.steps.iter().rev().find(|s| matches!(s, Step::EnterRoot(EnterRoot { .. }))),
+        Some(Step::EnterRoot(EnterRoot { new_root })) if new_root == Path::new("/newroot"))
     );
 }

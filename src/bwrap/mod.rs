@@ -12,6 +12,7 @@ mod filesystem;
 mod privileges;
 mod usage;
 
+use crate::plan::{JoinNamespace, LockFile, NestUserNamespace};
 pub use error::LowerError;
 use usage::usage;
 
@@ -265,10 +266,10 @@ pub fn spec(c: &Config, ctx: &Context) -> Result<SandboxSpec, LowerError> {
     };
     let mut inside = Vec::new();
     if let Some(fd) = c.userns2_fd {
-        inside.push(Step::JoinNamespace { fd, pid: false });
+        inside.push(Step::JoinNamespace(JoinNamespace { fd, pid: false }));
     }
     for path in &c.lock_files {
-        inside.push(Step::LockFile { path: path.clone() });
+        inside.push(Step::LockFile(LockFile { path: path.clone() }));
     }
     let sandbox_uid = if ns.user {
         c.uid.unwrap_or(ctx.uid)
@@ -276,10 +277,10 @@ pub fn spec(c: &Config, ctx: &Context) -> Result<SandboxSpec, LowerError> {
         ctx.uid
     };
     if c.disable_userns {
-        inside.push(Step::NestUserNamespace {
+        inside.push(Step::NestUserNamespace(NestUserNamespace {
             uid: sandbox_uid,
             gid: c.gid.unwrap_or(ctx.gid),
-        });
+        }));
     }
     if c.assert_userns_disabled {
         inside.push(Step::AssertUsernsDisabled);

@@ -4,6 +4,7 @@
 
 use super::args::{self, Config};
 use super::{Context, LowerError};
+use crate::plan::DropCapabilities;
 use crate::plan::filter_rules::Profile;
 use crate::plan::{Ambient, Filter, LANDLOCK_SCOPE_ABI, LandlockRules, Step};
 use crate::policy::LandlockMode;
@@ -51,11 +52,11 @@ pub(super) fn capabilities(
         (false, false, false) => Ambient::Lower,
     };
     if userns {
-        s.push(Step::DropCapabilities {
+        s.push(Step::DropCapabilities(DropCapabilities {
             keep: kept.clone(),
             bounding: true,
             ambient,
-        });
+        }));
     } else {
         // Real root without a user namespace: the bounding set loses only
         // what the caller does not hold (bubblewrap leaves it alone).
@@ -66,17 +67,17 @@ pub(super) fn capabilities(
             .collect();
         let empties = c.cap_ops.iter().any(|(add, n)| !add && n == "ALL");
         if held.len() < all.len() && !empties {
-            s.push(Step::DropCapabilities {
+            s.push(Step::DropCapabilities(DropCapabilities {
                 keep: held,
                 bounding: true,
                 ambient: Ambient::Lower,
-            });
+            }));
         }
-        s.push(Step::DropCapabilities {
+        s.push(Step::DropCapabilities(DropCapabilities {
             keep: kept.clone(),
             bounding: false,
             ambient,
-        });
+        }));
     }
     // On an initramfs root the sandbox's root is moved over rootfs, not
     // pivoted: unmounting it would show the host's whole initramfs.

@@ -2,6 +2,7 @@
 //! `qwrap: <what failed>: <syscall>(<args>): <errno text>` and a `hint:`.
 
 use crate::errno::errno_text;
+use crate::plan::Exec;
 use crate::plan::Step;
 use std::fmt;
 
@@ -39,7 +40,7 @@ impl SetupError {
             failed_call: None,
             detail: None,
             hint: None,
-            at_exec: matches!(step, Step::Exec { .. }),
+            at_exec: matches!(step, Step::Exec(Exec { .. })),
         }
     }
 

@@ -3,6 +3,15 @@
 //! joining namespaces).
 
 use crate::plan::filter_rules::Profile;
+use crate::plan::{
+    AttachHidden, AttachTree, BindMount, BlockOnFd, CallerSeccomp, Chdir, Chmod, ClaimPty, CloneMonitor,
+    CloneTree, CopyFdToFile, CreateHostDir, DropCapabilities, EnterRoot, Exec, ForkIntoPidNamespace,
+    HandGitDirs, HomeCaches, JoinCgroup, JoinNamespace, Landlock, LandlockOnlyFilter, LandlockScopes,
+    ListenEgress, LockFile, MakeCgroup, MakeHiddenSource, MakeMountPoint, MakeOverlay, MakePrivateDir,
+    MakeTreePrivate, MountDevpts, MountMqueue, MountProc, MountTmpfs, NestUserNamespace, PidOneInit,
+    PivotRoot, PrepareCaches, PrepareReview, ReadOnlyInPlace, Remount, RemountTree, ReopenFd, SealFds,
+    SeccompToMonitor, SetHostname, SetPathAttr, SetTreeAttr, Symlink, Unshare, WriteHostFile, WriteIdMap,
+};
 use crate::plan::{Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayUpper, Role, StartWarden, Step};
 use crate::policy::EnvRules;
 use std::path::PathBuf;
@@ -41,31 +50,31 @@ pub(super) fn run_steps() -> Vec<Step> {
 /// `qwrap run`'s steps on the host, before anything is unshared.
 fn run_host_steps() -> Vec<Step> {
     vec![
-        Step::CreateHostDir { path: p("/q/made") },
-        Step::PrepareCaches {
+        Step::CreateHostDir(CreateHostDir { path: p("/q/made") }),
+        Step::PrepareCaches(PrepareCaches {
             create: vec![p("/q/cache")],
             layers: vec![p("/q/layer")],
             marked: vec![p("/q/layer/overlaid")],
             lock: Some(p("/q/slot.lock")),
-        },
-        Step::PrepareReview {
+        }),
+        Step::PrepareReview(PrepareReview {
             layer: p("/q/state/reviews/ws-0011/3"),
             trees: 2,
             fresh: true,
             bases: vec![p("/q/ws/.git/index")],
             record: b"qwrap-review\t1\0".to_vec(),
-        },
-        Step::PrepareReview {
+        }),
+        Step::PrepareReview(PrepareReview {
             layer: p("/q/state/reviews/ws-0011/1"),
             trees: 1,
             fresh: false,
             bases: vec![],
             record: b"qwrap-review\t1\0".to_vec(),
-        },
-        Step::WriteHostFile {
+        }),
+        Step::WriteHostFile(WriteHostFile {
             path: p("/q/state/rc/bashrc-0011"),
             text: "alias g=git\n".into(),
-        },
+        }),
         Step::StartWarden(StartWarden {
             keep_background: false,
             egress: Some(Box::new(Egress {
@@ -91,13 +100,13 @@ fn run_host_steps() -> Vec<Step> {
             }),
             repos: None,
         }),
-        Step::MakeCgroup {
+        Step::MakeCgroup(MakeCgroup {
             dir: p("/q/cg/memory/qwrap-42"),
             limits: vec![("memory.limit_in_bytes".into(), "67108864".into())],
-        },
-        Step::JoinCgroup {
+        }),
+        Step::JoinCgroup(JoinCgroup {
             groups: vec![p("/q/cg/memory/qwrap-42/sandbox")],
-        },
+        }),
     ]
 }
 
@@ -110,45 +119,45 @@ fn run_mount_steps() -> Vec<Step> {
         ..Default::default()
     };
     vec![
-        Step::Unshare { ns: all },
+        Step::Unshare(Unshare { ns: all }),
         Step::DenySetgroups,
-        Step::WriteIdMap {
+        Step::WriteIdMap(WriteIdMap {
             map: IdMap::Uid,
             inside: 1000,
             outside: 1000,
-        },
-        Step::WriteIdMap {
+        }),
+        Step::WriteIdMap(WriteIdMap {
             map: IdMap::Gid,
             inside: 1000,
             outside: 1000,
-        },
+        }),
         Step::LoopbackUp,
-        Step::ListenEgress { port: 3128 },
+        Step::ListenEgress(ListenEgress { port: 3128 }),
         Step::MakeMountsSlave,
-        Step::CloneTree {
+        Step::CloneTree(CloneTree {
             tree: 0,
             role: Role::HostRoot,
             source: p("/"),
             recursive: true,
-        },
-        Step::SetTreeAttr {
+        }),
+        Step::SetTreeAttr(SetTreeAttr {
             tree: 0,
             set: RO,
             private: false,
-        },
-        Step::CloneTree {
+        }),
+        Step::CloneTree(CloneTree {
             tree: 1,
             role: Role::WritableRoot,
             source: p("/q/ws"),
             recursive: true,
-        },
-        Step::SetTreeAttr {
+        }),
+        Step::SetTreeAttr(SetTreeAttr {
             tree: 1,
             set: RW,
             private: true,
-        },
-        Step::MakeHiddenSource { tree: 2 },
-        Step::MakeOverlay {
+        }),
+        Step::MakeHiddenSource(MakeHiddenSource { tree: 2 }),
+        Step::MakeOverlay(MakeOverlay {
             tree: 3,
             lower: vec![p("/q/home/.cache")],
             upper: OverlayUpper::Dirs {
@@ -156,8 +165,8 @@ fn run_mount_steps() -> Vec<Step> {
                 work: p("/q/layer/work"),
             },
             userxattr: true,
-        },
-        Step::HomeCaches {
+        }),
+        Step::HomeCaches(HomeCaches {
             home: p("/q/home"),
             upper: p("/q/home-layer/upper"),
             work: p("/q/home-layer/work"),
@@ -166,57 +175,57 @@ fn run_mount_steps() -> Vec<Step> {
                 tree: 4,
                 path: p("/q/home/.npm"),
             }],
-        },
-        Step::MountTmpfs {
+        }),
+        Step::MountTmpfs(MountTmpfs {
             target: p("/tmp"),
             flags: RW,
             mode: 0o1777,
             size: Some(1 << 20),
-        },
-        Step::MakeMountPoint {
+        }),
+        Step::MakeMountPoint(MakeMountPoint {
             path: p("/dev/pts"),
             dir: true,
             mode: 0o755,
             if_missing: false,
-        },
-        Step::MakeMountPoint {
+        }),
+        Step::MakeMountPoint(MakeMountPoint {
             path: p("/dev/null"),
             dir: false,
             mode: 0o444,
             if_missing: false,
-        },
-        Step::Symlink {
+        }),
+        Step::Symlink(Symlink {
             target: p("pts/ptmx"),
             link: p("/dev/ptmx"),
-        },
-        Step::MountDevpts {
+        }),
+        Step::MountDevpts(MountDevpts {
             target: p("/dev/pts"),
-        },
-        Step::ClaimPty {
+        }),
+        Step::ClaimPty(ClaimPty {
             target: p("/dev/pts/0"),
             index: 0,
-        },
-        Step::AttachTree {
+        }),
+        Step::AttachTree(AttachTree {
             tree: 1,
             role: Role::WritableRoot,
             target: p("/q/ws"),
-        },
-        Step::AttachHidden {
+        }),
+        Step::AttachHidden(AttachHidden {
             source: 2,
             dir: false,
             target: p("/q/home/.ssh/id_ed25519"),
-        },
-        Step::AttachTree {
+        }),
+        Step::AttachTree(AttachTree {
             tree: 3,
             role: Role::WritableRoot,
             target: p("/q/home/.cache"),
-        },
-        Step::SetPathAttr {
+        }),
+        Step::SetPathAttr(SetPathAttr {
             target: p("/dev"),
             recursive: false,
             set: RO,
             private: false,
-        },
+        }),
     ]
 }
 
@@ -224,89 +233,89 @@ fn run_mount_steps() -> Vec<Step> {
 /// confinement, once its root is in place.
 fn run_confinement_steps() -> Vec<Step> {
     vec![
-        Step::ReopenFd {
+        Step::ReopenFd(ReopenFd {
             fd: 0,
             path: p("/dev/null"),
-        },
-        Step::Chdir {
+        }),
+        Step::Chdir(Chdir {
             candidates: vec![p("/q/ws")],
-        },
-        Step::LockFile {
+        }),
+        Step::LockFile(LockFile {
             path: p("/q/ws/.git/index.lock"),
-        },
-        Step::DropCapabilities {
+        }),
+        Step::DropCapabilities(DropCapabilities {
             keep: vec![],
             bounding: true,
             ambient: crate::plan::Ambient::Lower,
-        },
+        }),
         Step::NoNewPrivs,
-        Step::SealFds {
+        Step::SealFds(SealFds {
             keep: vec![0, 1, 2],
             closed: vec![],
-        },
-        Step::HandGitDirs {
+        }),
+        Step::HandGitDirs(HandGitDirs {
             dirs: vec![p("/q/ws/.git")],
-        },
+        }),
         Step::StartReaper,
-        Step::Landlock {
+        Step::Landlock(Landlock {
             abi: 7,
             paths: vec![p("/q/ws"), p("/tmp")],
             fifo: vec![p("/tmp")],
             scoped: true,
-        },
+        }),
         Step::Seccomp(profile(true, true, false, false)),
         Step::RefuseKeyrings,
         Step::DieWithParent,
         Step::NewSession {},
         Step::StayInit,
         Step::DetachTerminal,
-        Step::Exec {
+        Step::Exec(Exec {
             argv: vec!["true".into()],
             argv0: None,
             env: env(),
-        },
+        }),
     ]
 }
 
 /// The legacy mount path's steps.
 pub(super) fn legacy_steps() -> Vec<Step> {
     vec![
-        Step::BindMount {
+        Step::BindMount(BindMount {
             role: Role::WritableRoot,
             source: p("/q/ws"),
             target: p("/q/newroot/q/ws"),
             recursive: true,
-        },
-        Step::MakeTreePrivate {
+        }),
+        Step::MakeTreePrivate(MakeTreePrivate {
             target: p("/q/newroot"),
-        },
-        Step::RemountTree {
+        }),
+        Step::RemountTree(RemountTree {
             target: p("/q/newroot"),
             source: p("/q/oldroot"),
             table: p("/proc/self/mountinfo"),
             set: RO,
             recursive: true,
-        },
-        Step::RemountTree {
+        }),
+        Step::RemountTree(RemountTree {
             target: p("/q/newroot/x"),
             source: p("/q/newroot/x"),
             table: p("/proc/self/mountinfo"),
             set: RO,
             recursive: false,
-        },
-        Step::ReadOnlyInPlace {
+        }),
+        Step::ReadOnlyInPlace(ReadOnlyInPlace {
             path: p("/q/newroot/proc/sys"),
             legacy: true,
             bubblewrap: false,
-        },
-        Step::Remount {
+        }),
+        Step::Remount(Remount {
             target: p("/q/newroot/dev"),
             flags: RO,
-        },
-        Step::PivotRoot {
+        }),
+        Step::PivotRoot(PivotRoot {
             new_root: p("/q/newroot"),
             put_old: p("/q/newroot/.old"),
-        },
+        }),
         Step::Seccomp(Profile::PLAIN),
     ]
 }
@@ -321,105 +330,107 @@ pub(super) fn bwrap_steps() -> Vec<Step> {
     };
     vec![
         Step::DieWithParent,
-        Step::CloneMonitor {
+        Step::CloneMonitor(CloneMonitor {
             ns,
             info_fd: Some(7),
             json_status_fd: Some(8),
             join: false,
             forward_signals: false,
             explain: Some(Box::new(crate::plan::explain::bwrap_orders(true, false))),
-        },
-        Step::SetHostname { name: "box".into() },
-        Step::MakeMountPoint {
+        }),
+        Step::SetHostname(SetHostname { name: "box".into() }),
+        Step::MakeMountPoint(MakeMountPoint {
             path: p("/q/newroot/etc"),
             dir: true,
             mode: 0o755,
             if_missing: true,
-        },
-        Step::MountProc {
+        }),
+        Step::MountProc(MountProc {
             target: p("/q/newroot/proc"),
-        },
-        Step::MountMqueue {
+        }),
+        Step::MountMqueue(MountMqueue {
             target: p("/q/newroot/dev/mqueue"),
-        },
-        Step::CopyFdToFile {
+        }),
+        Step::CopyFdToFile(CopyFdToFile {
             fd: 9,
             path: p("/q/newroot/etc/passwd"),
             mode: 0o644,
-        },
-        Step::Chmod {
+        }),
+        Step::Chmod(Chmod {
             path: p("/q/newroot/etc/passwd"),
             mode: 0o600,
-        },
-        Step::ReadOnlyInPlace {
+        }),
+        Step::ReadOnlyInPlace(ReadOnlyInPlace {
             path: p("/q/newroot/etc"),
             legacy: false,
             bubblewrap: false,
-        },
-        Step::EnterRoot {
+        }),
+        Step::EnterRoot(EnterRoot {
             new_root: p("/q/newroot"),
-        },
-        Step::DropCapabilities {
+        }),
+        Step::DropCapabilities(DropCapabilities {
             keep: vec![0, 21],
             bounding: false,
             ambient: crate::plan::Ambient::Offer,
-        },
-        Step::DropCapabilities {
+        }),
+        Step::DropCapabilities(DropCapabilities {
             keep: vec![0],
             bounding: true,
             ambient: crate::plan::Ambient::Raise,
-        },
+        }),
         Step::DisableUserns,
-        Step::NestUserNamespace { uid: 0, gid: 0 },
+        Step::NestUserNamespace(NestUserNamespace { uid: 0, gid: 0 }),
         Step::AssertUsernsDisabled,
-        Step::BlockOnFd { fd: 10 },
-        Step::SeccompToMonitor { layers: true },
-        Step::CallerSeccomp {
+        Step::BlockOnFd(BlockOnFd { fd: 10 }),
+        Step::SeccompToMonitor(SeccompToMonitor { layers: true }),
+        Step::CallerSeccomp(CallerSeccomp {
             programs: vec![vec![0u8; 8]],
-        },
-        Step::PidOneInit {
+        }),
+        Step::PidOneInit(PidOneInit {
             forward_signals: false,
             wait_all: false,
-        },
-        Step::Exec {
+        }),
+        Step::Exec(Exec {
             argv: vec!["true".into()],
             argv0: Some("sh".into()),
             env: env(),
-        },
+        }),
     ]
 }
 
 /// Joining a caller's namespaces (`--userns FD`), with and without a PID
 /// namespace; a monitor that reports without joining.
 pub(super) fn join_steps() -> Vec<Vec<Step>> {
-    let monitor = |join: bool, info_fd: Option<i32>| Step::CloneMonitor {
-        ns: Namespaces {
-            user: true,
-            ..Default::default()
-        },
-        info_fd,
-        json_status_fd: None,
-        join,
-        forward_signals: false,
-        explain: None,
+    let monitor = |join: bool, info_fd: Option<i32>| {
+        Step::CloneMonitor(CloneMonitor {
+            ns: Namespaces {
+                user: true,
+                ..Default::default()
+            },
+            info_fd,
+            json_status_fd: None,
+            join,
+            forward_signals: false,
+            explain: None,
+        })
     };
     vec![
         vec![
             monitor(true, None),
-            Step::JoinNamespace { fd: 11, pid: false },
+            Step::JoinNamespace(JoinNamespace { fd: 11, pid: false }),
             Step::NotifyMonitor,
         ],
         vec![
             Step::DieWithParent,
             monitor(true, Some(7)),
-            Step::JoinNamespace { fd: 11, pid: false },
-            Step::JoinNamespace { fd: 12, pid: true },
-            Step::ForkIntoPidNamespace { new_pidns: false },
+            Step::JoinNamespace(JoinNamespace { fd: 11, pid: false }),
+            Step::JoinNamespace(JoinNamespace { fd: 12, pid: true }),
+            Step::ForkIntoPidNamespace(ForkIntoPidNamespace { new_pidns: false }),
         ],
         vec![
             monitor(true, None),
-            Step::JoinNamespace { fd: 11, pid: false },
-            Step::ForkIntoPidNamespace { new_pidns: true },
+            Step::JoinNamespace(JoinNamespace { fd: 11, pid: false }),
+            Step::ForkIntoPidNamespace(ForkIntoPidNamespace { new_pidns: true }),
         ],
         vec![monitor(false, Some(7))],
         // run --pid private: the monitor relays signals, PID 1 is the
@@ -446,7 +457,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 }),
                 repos: None,
             }),
-            Step::CloneMonitor {
+            Step::CloneMonitor(CloneMonitor {
                 ns: Namespaces {
                     user: true,
                     pid: true,
@@ -457,23 +468,23 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 join: false,
                 forward_signals: true,
                 explain: None,
-            },
-            Step::JoinCgroup {
+            }),
+            Step::JoinCgroup(JoinCgroup {
                 groups: vec![p("/q/cg/qwrap-42/sandbox")],
-            },
-            Step::LandlockScopes { abi: 7 },
+            }),
+            Step::LandlockScopes(LandlockScopes { abi: 7 }),
             Step::Seccomp(profile(false, true, true, false)),
             Step::HandInit,
-            Step::PidOneInit {
+            Step::PidOneInit(PidOneInit {
                 forward_signals: true,
                 wait_all: true,
-            },
+            }),
         ],
         // --isolation landlock: no namespaces, no mounts.
         vec![
-            Step::MakePrivateDir {
+            Step::MakePrivateDir(MakePrivateDir {
                 path: p("/tmp/qwrap-1000-42"),
-            },
+            }),
             Step::StartWarden(StartWarden {
                 keep_background: false,
                 egress: None,
@@ -499,7 +510,7 @@ pub(super) fn join_steps() -> Vec<Vec<Step>> {
                 no_tcp: true,
             }),
             Step::Seccomp(profile(true, false, false, true)),
-            Step::LandlockOnlyFilter { closed: true },
+            Step::LandlockOnlyFilter(LandlockOnlyFilter { closed: true }),
         ],
     ]
 }

@@ -7,6 +7,7 @@
 use super::fake_samples::*;
 use super::*;
 use crate::plan::Role;
+use crate::plan::{AttachTree, Exec, HandGitDirs, Landlock, MakeMountPoint};
 use crate::sys::fake;
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -188,7 +189,7 @@ fn check(steps: &[Step], new_root: Option<PathBuf>) -> Vec<String> {
             // What the kernel answers where user namespaces are disabled.
             fake::fail_next("unshare", Errno::PERM);
         }
-        if matches!(step, Step::HandGitDirs { .. }) {
+        if matches!(step, Step::HandGitDirs(HandGitDirs { .. })) {
             // The warden's word that it filled the git dirs.
             fake::script(fake::Scripted::Read(b"A".to_vec()));
         }
@@ -199,7 +200,7 @@ fn check(steps: &[Step], new_root: Option<PathBuf>) -> Vec<String> {
         match (step, result) {
             (_, Ok(())) => {}
             // The fake's execve answers ENOEXEC: the test goes on.
-            (Step::Exec { .. }, Err(f)) if f.errno == Errno::NOEXEC => {}
+            (Step::Exec(Exec { .. }), Err(f)) if f.errno == Errno::NOEXEC => {}
             (_, Err(f)) => problems.push(format!(
                 "`{text}` failed against the fake: {:?} {:?}",
                 f.errno,
@@ -242,12 +243,12 @@ fn every_step_makes_exactly_the_calls_it_prints() {
     // A mount point to make: its parents found, itself missing.
     fake::fail_next("openat2", Errno::NOENT);
     problems.extend(check(
-        &[Step::MakeMountPoint {
+        &[Step::MakeMountPoint(MakeMountPoint {
             path: p("/q/newroot/a/b"),
             dir: false,
             mode: 0o444,
             if_missing: true,
-        }],
+        })],
         Some(p("/q/newroot")),
     ));
     assert!(problems.is_empty(), "{}", problems.join("\n"));
@@ -324,11 +325,11 @@ fn the_fake_answers_without_the_kernel() {
     assert!(!dir.exists());
     // And a step that fails is seen failing: the check is not vacuous.
     let problems = check(
-        &[Step::AttachTree {
+        &[Step::AttachTree(AttachTree {
             tree: 5,
             role: Role::Device,
             target: p("/dev/null"),
-        }],
+        })],
         None,
     );
     assert!(
@@ -339,12 +340,12 @@ fn the_fake_answers_without_the_kernel() {
 
 #[test]
 fn a_failing_call_is_named_with_its_arguments() {
-    let step = Step::Landlock {
+    let step = Step::Landlock(Landlock {
         abi: 7,
         paths: vec![p("/q/ws")],
         fifo: vec![p("/tmp")],
         scoped: true,
-    };
+    });
     let mut ex = Executor::new(1, None);
     fake::start();
     fake::fail_next("landlock_add_rule", Errno::BADF);

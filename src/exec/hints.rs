@@ -2,13 +2,17 @@
 
 use crate::host::diagnose;
 use crate::plan::Step;
+use crate::plan::{
+    AttachTree, CloneMonitor, CloneTree, Exec, JoinCgroup, MakeCgroup, MakeMountPoint, MakeOverlay,
+    PrepareCaches, PrepareReview, ReadOnlyInPlace, SealFds, SetPathAttr, SetTreeAttr, Unshare, WriteIdMap,
+};
 
 pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
     match step {
-        Step::Unshare { ns } | Step::CloneMonitor { ns, join: false, .. } if ns.user => {
+        Step::Unshare(Unshare { ns }) | Step::CloneMonitor(CloneMonitor { ns, join: false, .. }) if ns.user => {
             Some(diagnose::userns_hint(raw))
         }
-        Step::Exec { argv, .. } => Some(exec_hint(raw, argv.first())),
+        Step::Exec(Exec { argv, .. }) => Some(exec_hint(raw, argv.first())),
         Step::DieWithParent => Some("the process that started qwrap exited during setup".into()),
         Step::StartWarden(_) if raw == libc::ENOENT => {
             Some("/proc is not mounted here (or not procfs): qwrap needs /proc/self/stat to fork safely".into())
@@ -16,10 +20,10 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
         Step::StartWarden(_) | Step::StartReaper if raw == libc::EBUSY => {
             Some("this process has more than one thread, and a fork could copy a lock another thread holds".into())
         }
-        Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::ENOENT => {
+        Step::DenySetgroups | Step::WriteIdMap(WriteIdMap { .. }) if raw == libc::ENOENT => {
             Some("/proc is not mounted here (or not procfs): qwrap needs /proc/self/uid_map".into())
         }
-        Step::DenySetgroups | Step::WriteIdMap { .. } if raw == libc::EROFS => Some(
+        Step::DenySetgroups | Step::WriteIdMap(WriteIdMap { .. }) if raw == libc::EROFS => Some(
             if std::env::var_os("SANDBOX").is_some_and(|v| v == "qwrap") {
                 "/proc is read-only here, inside a qwrap sandbox (SANDBOX=qwrap) of the shared PID mode: \
                  a nested sandbox cannot write its user namespace's id maps there; start the outer one \
@@ -34,7 +38,7 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
         ),
         // Root in a user namespace other than the host's: the kernel maps
         // uid 0 into a nested one only for a creator that had CAP_SETFCAP.
-        Step::WriteIdMap { outside: 0, .. } if raw == libc::EPERM && !crate::host::initial_user_namespace() => Some(
+        Step::WriteIdMap(WriteIdMap { outside: 0, .. }) if raw == libc::EPERM && !crate::host::initial_user_namespace() => Some(
             "uid 0 of a user namespace other than the host's (as root in a sandbox) may map itself into a \
              nested one only if it held CAP_SETFCAP, which a sandbox of root's drops (a file capability \
              written through the nested namespace would hold outside): run the outer sandbox as an \
@@ -45,31 +49,31 @@ pub(super) fn for_step(step: &Step, raw: i32) -> Option<String> {
             "the egress log {} must be a file the caller can open for appending",
             e.log.as_deref().unwrap_or(std::path::Path::new("")).display()
         )),
-        Step::PrepareCaches { .. } if raw == libc::EWOULDBLOCK => Some(
+        Step::PrepareCaches(PrepareCaches { .. }) if raw == libc::EWOULDBLOCK => Some(
             "another sandbox of this workspace took the same cache layer slot meanwhile: run the command again".into(),
         ),
-        Step::PrepareCaches { .. } => Some(
+        Step::PrepareCaches(PrepareCaches { .. }) => Some(
             "a cache directory or its layer could not be made on the host: --cache private keeps the caches \
              in a tmpfs, --no-detect leaves out the toolchains' caches"
                 .into(),
         ),
-        Step::PrepareReview { .. } if raw == libc::EEXIST || raw == libc::EWOULDBLOCK => Some(
+        Step::PrepareReview(PrepareReview { .. }) if raw == libc::EEXIST || raw == libc::EWOULDBLOCK => Some(
             "another run of this workspace took the same review layer id meanwhile: run the command again".into(),
         ),
-        Step::PrepareReview { .. } => Some(
+        Step::PrepareReview(PrepareReview { .. }) => Some(
             "the review layer could not be made in qwrap's state directory (${XDG_STATE_HOME:-~/.local/state}/qwrap/reviews)"
                 .into(),
         ),
-        Step::MakeOverlay { lower, .. } if raw == libc::EINVAL => Some(format!(
+        Step::MakeOverlay(MakeOverlay { lower, .. }) if raw == libc::EINVAL => Some(format!(
             "overlayfs in a user namespace refuses a lower layer with mounts beneath it (it would hide them): is a host mount beneath {}? --review needs the workspace without one; for `qwrap run`'s caches, --cache private uses a tmpfs instead",
             lower.iter().map(|l| l.display().to_string()).collect::<Vec<_>>().join(", ")
         )),
-        Step::MakeOverlay { .. } if raw != libc::ENOSYS => Some(
+        Step::MakeOverlay(MakeOverlay { .. }) if raw != libc::ENOSYS => Some(
             "overlayfs refused the layers (its words above); for `qwrap run`'s caches, --cache private uses \
              a tmpfs instead"
                 .into(),
         ),
-        Step::MakeCgroup { .. } | Step::JoinCgroup { .. } => Some(cgroup_hint(step, raw)),
+        Step::MakeCgroup(MakeCgroup { .. }) | Step::JoinCgroup(JoinCgroup { .. }) => Some(cgroup_hint(step, raw)),
         _ if raw == libc::ENOSYS => missing_call_hint(step),
         _ => diagnose::setup_hint(raw),
     }
@@ -82,31 +86,31 @@ const WARDEN_NEEDS: &str = "this kernel lacks seccomp user notification (Linux 5
 
 fn missing_call_hint(step: &Step) -> Option<String> {
     match step {
-        Step::CloneTree { .. }
-        | Step::AttachTree { .. }
-        | Step::SetTreeAttr { .. }
-        | Step::SetPathAttr { .. }
-        | Step::ReadOnlyInPlace { legacy: false, .. } => Some(
+        Step::CloneTree(CloneTree { .. })
+        | Step::AttachTree(AttachTree { .. })
+        | Step::SetTreeAttr(SetTreeAttr { .. })
+        | Step::SetPathAttr(SetPathAttr { .. })
+        | Step::ReadOnlyInPlace(ReadOnlyInPlace { legacy: false, .. }) => Some(
             "this kernel lacks the new mount API (open_tree and move_mount: Linux 5.2; mount_setattr: \
              Linux 5.12); QWRAP_MOUNT_API=legacy uses mount(2), as qwrap does by itself where \
              mount_setattr is missing"
                 .into(),
         ),
-        Step::MakeMountPoint { if_missing: true, .. } => Some(
+        Step::MakeMountPoint(MakeMountPoint { if_missing: true, .. }) => Some(
             "this kernel lacks openat2(2) (Linux 5.6), which bwrap mode needs to find destinations \
              inside the new root"
                 .into(),
         ),
         Step::Seccomp(p) if p.warden => Some(WARDEN_NEEDS.into()),
         Step::StartWarden(_) => Some(WARDEN_NEEDS.into()),
-        Step::SealFds { .. } => Some("this kernel lacks close_range(2) (Linux 5.9)".into()),
+        Step::SealFds(SealFds { .. }) => Some("this kernel lacks close_range(2) (Linux 5.9)".into()),
         _ => None,
     }
 }
 
 /// Why a cgroup step of the limits failed, and what to do.
 fn cgroup_hint(step: &Step, raw: i32) -> String {
-    let join = matches!(step, Step::JoinCgroup { .. });
+    let join = matches!(step, Step::JoinCgroup(JoinCgroup { .. }));
     match raw {
         libc::EEXIST => "a group of this name was left by an earlier sandbox whose warden did not end (it was killed): remove it (rmdir) and run again".into(),
         libc::ENOENT => "the group has no such file: the kernel lacks it (memory.oom.group: Linux 4.19), or swap is not accounted (memory.swap.max, memory.memsw.*: boot with swapaccount=1, or turn swap off); or leave that limit out".into(),
@@ -131,10 +135,11 @@ fn exec_hint(errno: i32, cmd: Option<&std::ffi::OsString>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::Chdir;
     use crate::plan::{Flags, Namespaces};
 
     fn monitor(user: bool, join: bool) -> Step {
-        Step::CloneMonitor {
+        Step::CloneMonitor(CloneMonitor {
             ns: Namespaces {
                 user,
                 ..Namespaces::default()
@@ -144,16 +149,16 @@ mod tests {
             join,
             forward_signals: false,
             explain: None,
-        }
+        })
     }
 
     #[test]
     fn a_missing_mount_call_names_the_kernel_it_needs() {
-        let step = Step::SetTreeAttr {
+        let step = Step::SetTreeAttr(SetTreeAttr {
             tree: 0,
             set: Flags::RDONLY_NOSUID,
             private: true,
-        };
+        });
         assert!(
             for_step(&step, libc::ENOSYS)
                 .unwrap()
@@ -161,9 +166,9 @@ mod tests {
         );
         assert_eq!(
             for_step(
-                &Step::Chdir {
+                &Step::Chdir(Chdir {
                     candidates: vec!["/".into()]
-                },
+                }),
                 libc::ENOSYS
             ),
             None

@@ -4,20 +4,21 @@
 
 use super::mounts_steps::mkdir_parents;
 use super::*;
+use crate::plan::{CreateHostDir, MakeCgroup, MakePrivateDir, PrepareCaches, PrepareReview, WriteHostFile};
 
 impl Executor {
     pub(super) fn host_step(&mut self, step: &Step) -> Result<(), Fail> {
         match step {
-            Step::CreateHostDir { path } => match k::mkdir(path, Mode::from_raw_mode(0o755)) {
+            Step::CreateHostDir(CreateHostDir { path }) => match k::mkdir(path, Mode::from_raw_mode(0o755)) {
                 Err(Errno::EXIST) if path.is_dir() => {}
                 other => other?,
             },
-            Step::PrepareCaches {
+            Step::PrepareCaches(PrepareCaches {
                 create,
                 layers,
                 marked,
                 lock,
-            } => {
+            }) => {
                 for d in create {
                     mkdir_parents(d).map_err(|e| Fail::call("mkdir", format!("{d:?}, 0700"), e))?;
                 }
@@ -56,7 +57,7 @@ impl Executor {
                     self.held.push(fd);
                 }
             }
-            Step::WriteHostFile { path, text } => {
+            Step::WriteHostFile(WriteHostFile { path, text }) => {
                 if let Some(dir) = path.parent() {
                     mkdir_parents(dir).map_err(|e| Fail::call("mkdir", format!("{dir:?}, 0700"), e))?;
                 }
@@ -84,15 +85,15 @@ impl Executor {
             Step::StartWarden(orders) => {
                 self.warden = Some(crate::supervise::warden::start(orders, &self.held)?)
             }
-            Step::PrepareReview {
+            Step::PrepareReview(PrepareReview {
                 layer,
                 trees,
                 fresh,
                 bases,
                 record,
-            } => self.prepare_review(layer, (*trees, *fresh), bases, record)?,
-            Step::MakeCgroup { dir, limits } => make_cgroup(dir, limits)?,
-            Step::MakePrivateDir { path } => k::mkdir(path, Mode::from_raw_mode(0o700))
+            }) => self.prepare_review(layer, (*trees, *fresh), bases, record)?,
+            Step::MakeCgroup(MakeCgroup { dir, limits }) => make_cgroup(dir, limits)?,
+            Step::MakePrivateDir(MakePrivateDir { path }) => k::mkdir(path, Mode::from_raw_mode(0o700))
                 .map_err(|e| Fail::call("mkdir", format!("{path:?}, 0700"), e))?,
             _ => return Err(Errno::INVAL.into()),
         }

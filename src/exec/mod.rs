@@ -29,6 +29,7 @@ pub use capture::{Captured, capture, capture_with};
 pub use error::{EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_SETUP, SetupError};
 
 use crate::host::mountinfo;
+use crate::plan::Exec;
 use crate::plan::{Family, Flags, Plan, Step};
 use crate::sys;
 use crate::sys::kernel as k;
@@ -60,7 +61,7 @@ pub fn execute(plan: &Plan, opts: Options) -> SetupError {
             let line = format!("qwrap: step {i}: {step}{}\n", ex.trace_note(step));
             let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
         }
-        if opts.timing && matches!(step, Step::Exec { .. }) {
+        if opts.timing && matches!(step, Step::Exec(Exec { .. })) {
             print_timing(plan, &times);
         }
         #[cfg(feature = "fault-injection")]
@@ -240,10 +241,10 @@ impl Executor {
                 " (each path in the new root reached by open(the root, O_PATH) and openat2(RESOLVE_IN_ROOT))",
             );
         }
-        if matches!(step, Step::Exec { .. }) && self.monitor.will_announce() {
+        if matches!(step, Step::Exec(Exec { .. })) && self.monitor.will_announce() {
             note.push_str(" (first write(status pipe, \"S\") for the monitor's exit-code)");
         }
-        if matches!(step, Step::Exec { .. }) && !self.filters.is_empty() {
+        if matches!(step, Step::Exec(Exec { .. })) && !self.filters.is_empty() {
             note.push_str(&format!(
                 " (first the caller's {} seccomp program(s): prctl(PR_SET_SECCOMP))",
                 self.filters.len()

@@ -2,6 +2,11 @@
 
 use super::remount::ms_flags;
 use super::*;
+use crate::plan::{
+    AttachHidden, AttachTree, BindMount, Chmod, ClaimPty, CloneTree, CopyFdToFile, EnterRoot, HomeCaches,
+    MakeHiddenSource, MakeMountPoint, MakeOverlay, MakeTreePrivate, MountDevpts, MountMqueue, MountProc,
+    MountTmpfs, PivotRoot, ReadOnlyInPlace, Remount, RemountTree, SetPathAttr, SetTreeAttr, Symlink,
+};
 
 impl Executor {
     pub(super) fn mount_step(&mut self, step: &Step) -> Result<(), Fail> {
@@ -12,30 +17,30 @@ impl Executor {
                     MountPropagationFlags::DOWNSTREAM | MountPropagationFlags::REC,
                 )?;
             }
-            Step::CloneTree {
+            Step::CloneTree(CloneTree {
                 tree,
                 source,
                 recursive,
                 ..
-            } => {
+            }) => {
                 let mut flags = OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC;
                 if *recursive {
                     flags |= OpenTreeFlags::AT_RECURSIVE;
                 }
                 *self.slot(*tree)? = Some(k::open_tree(CWD, source, flags)?);
             }
-            Step::MountTmpfs {
+            Step::MountTmpfs(MountTmpfs {
                 target,
                 flags,
                 mode,
                 size,
-            } => {
+            }) => {
                 let size = size.map(|s| format!(",size={s}")).unwrap_or_default();
                 let data = CString::new(format!("mode={mode:04o}{size}")).expect("no NUL");
                 let target = self.place(target, false)?;
                 k::mount("tmpfs", target.path(), "tmpfs", ms_flags(flags), data.as_c_str())?;
             }
-            Step::AttachTree { tree, target, role } => {
+            Step::AttachTree(AttachTree { tree, target, role }) => {
                 let fd = self
                     .trees
                     .get_mut(*tree)
@@ -58,36 +63,36 @@ impl Executor {
                 );
                 tolerate_vanished_socket(*role, attached)?;
             }
-            Step::MakeMountPoint {
+            Step::MakeMountPoint(MakeMountPoint {
                 path,
                 dir,
                 mode,
                 if_missing: true,
-            } => match &self.root {
+            }) => match &self.root {
                 Some(root) => root.ensure(path, *dir, *mode)?,
                 None => mount_point::ensure(CWD, path, rustix::fs::ResolveFlags::empty(), *dir, *mode)?,
             },
-            Step::MakeMountPoint {
+            Step::MakeMountPoint(MakeMountPoint {
                 path,
                 dir: true,
                 mode,
                 ..
-            } => k::mkdir(self.place(path, true)?.path(), Mode::from_raw_mode(*mode))?,
+            }) => k::mkdir(self.place(path, true)?.path(), Mode::from_raw_mode(*mode))?,
             // One mknod, not open + close: an empty file fails if it exists.
-            Step::MakeMountPoint { path, mode, .. } => k::mknodat(
+            Step::MakeMountPoint(MakeMountPoint { path, mode, .. }) => k::mknodat(
                 CWD,
                 self.place(path, true)?.path(),
                 rustix::fs::FileType::RegularFile,
                 Mode::from_raw_mode(*mode),
                 0,
             )?,
-            Step::Symlink { target, link } => self.symlink(target, link)?,
-            Step::BindMount {
+            Step::Symlink(Symlink { target, link }) => self.symlink(target, link)?,
+            Step::BindMount(BindMount {
                 source,
                 target,
                 recursive,
                 role,
-            } => {
+            }) => {
                 let target = self.place(target, false)?;
                 if *recursive {
                     k::mount_bind_recursive(source, target.path())?;
@@ -95,24 +100,24 @@ impl Executor {
                     tolerate_vanished_socket(*role, k::mount_bind(source, target.path()))?;
                 }
             }
-            Step::MountDevpts { .. }
-            | Step::ClaimPty { .. }
-            | Step::MakeHiddenSource { .. }
-            | Step::AttachHidden { .. }
-            | Step::MountProc { .. }
-            | Step::MountMqueue { .. }
-            | Step::ReadOnlyInPlace { .. }
-            | Step::CopyFdToFile { .. }
-            | Step::Chmod { .. }
-            | Step::MakeOverlay { .. }
-            | Step::HomeCaches { .. } => self.filesystem_step(step)?,
-            Step::SetTreeAttr { .. }
-            | Step::SetPathAttr { .. }
-            | Step::MakeTreePrivate { .. }
-            | Step::RemountTree { .. }
-            | Step::Remount { .. }
-            | Step::PivotRoot { .. }
-            | Step::EnterRoot { .. } => self.attribute_step(step)?,
+            Step::MountDevpts(MountDevpts { .. })
+            | Step::ClaimPty(ClaimPty { .. })
+            | Step::MakeHiddenSource(MakeHiddenSource { .. })
+            | Step::AttachHidden(AttachHidden { .. })
+            | Step::MountProc(MountProc { .. })
+            | Step::MountMqueue(MountMqueue { .. })
+            | Step::ReadOnlyInPlace(ReadOnlyInPlace { .. })
+            | Step::CopyFdToFile(CopyFdToFile { .. })
+            | Step::Chmod(Chmod { .. })
+            | Step::MakeOverlay(MakeOverlay { .. })
+            | Step::HomeCaches(HomeCaches { .. }) => self.filesystem_step(step)?,
+            Step::SetTreeAttr(SetTreeAttr { .. })
+            | Step::SetPathAttr(SetPathAttr { .. })
+            | Step::MakeTreePrivate(MakeTreePrivate { .. })
+            | Step::RemountTree(RemountTree { .. })
+            | Step::Remount(Remount { .. })
+            | Step::PivotRoot(PivotRoot { .. })
+            | Step::EnterRoot(EnterRoot { .. }) => self.attribute_step(step)?,
             _ => return Err(Errno::INVAL.into()),
         }
         Ok(())
@@ -150,7 +155,7 @@ impl Executor {
     /// Mount attributes changed in place, and the switch to the new root.
     fn attribute_step(&mut self, step: &Step) -> Result<(), Fail> {
         match step {
-            Step::SetTreeAttr { tree, set, private } => {
+            Step::SetTreeAttr(SetTreeAttr { tree, set, private }) => {
                 let attr = sys::MountAttr {
                     attr_set: attr_bits(set),
                     propagation: if *private { sys::MS_PRIVATE } else { 0 },
@@ -164,12 +169,12 @@ impl Executor {
                     &attr,
                 )?;
             }
-            Step::SetPathAttr {
+            Step::SetPathAttr(SetPathAttr {
                 target,
                 recursive,
                 set,
                 private,
-            } => {
+            }) => {
                 let path = CString::new(target.as_os_str().as_bytes()).map_err(|_| Errno::INVAL)?;
                 let attr = sys::MountAttr {
                     attr_set: attr_bits(set),
@@ -179,30 +184,30 @@ impl Executor {
                 let flags = if *recursive { sys::AT_RECURSIVE } else { 0 };
                 sys::mount_setattr(CWD, &path, flags, &attr)?;
             }
-            Step::MakeTreePrivate { target } => {
+            Step::MakeTreePrivate(MakeTreePrivate { target }) => {
                 k::mount_change(
                     target,
                     MountPropagationFlags::PRIVATE | MountPropagationFlags::REC,
                 )?;
             }
-            Step::RemountTree {
+            Step::RemountTree(RemountTree {
                 target,
                 source,
                 table,
                 set,
                 recursive,
-            } => self.remount_tree(target, source, table, *set, *recursive)?,
-            Step::Remount { target, flags } => {
+            }) => self.remount_tree(target, source, table, *set, *recursive)?,
+            Step::Remount(Remount { target, flags }) => {
                 let target = self.place(target, false)?;
                 k::mount_remount(target.path(), MountFlags::BIND | ms_flags(flags), "")?;
             }
-            Step::PivotRoot { new_root, put_old } => {
+            Step::PivotRoot(PivotRoot { new_root, put_old }) => {
                 reroot::pivot(new_root, put_old)?;
                 if let Some(root) = &mut self.root {
                     root.pivoted(new_root, put_old);
                 }
             }
-            Step::EnterRoot { new_root } => reroot::enter(new_root)?,
+            Step::EnterRoot(EnterRoot { new_root }) => reroot::enter(new_root)?,
             _ => return Err(Errno::INVAL.into()),
         }
         Ok(())
@@ -212,7 +217,7 @@ impl Executor {
     /// hidden tmpfs, overlays) and paths changed in place.
     fn filesystem_step(&mut self, step: &Step) -> Result<(), Fail> {
         match step {
-            Step::MountDevpts { target } => {
+            Step::MountDevpts(MountDevpts { target }) => {
                 k::mount(
                     "devpts",
                     target,
@@ -221,16 +226,16 @@ impl Executor {
                     c"newinstance,ptmxmode=0666,mode=620",
                 )?;
             }
-            Step::ClaimPty { target, index } => {
+            Step::ClaimPty(ClaimPty { target, index }) => {
                 let held = claim_pty(&target.with_file_name("ptmx"), *index)?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 link.hand_over(crate::supervise::handover::Handed::Terminal(held))?;
             }
-            Step::MakeHiddenSource { .. } => self.hidden = Some(hidden::make_source()?),
-            Step::AttachHidden { dir, target, .. } => {
+            Step::MakeHiddenSource(MakeHiddenSource { .. }) => self.hidden = Some(hidden::make_source()?),
+            Step::AttachHidden(AttachHidden { dir, target, .. }) => {
                 hidden::attach(self.hidden.as_ref().ok_or(Errno::BADF)?, *dir, target)?
             }
-            Step::MountProc { target } => {
+            Step::MountProc(MountProc { target }) => {
                 k::mount(
                     "proc",
                     self.place(target, false)?.path(),
@@ -239,7 +244,7 @@ impl Executor {
                     None,
                 )?;
             }
-            Step::MountMqueue { target } => {
+            Step::MountMqueue(MountMqueue { target }) => {
                 k::mount(
                     "mqueue",
                     self.place(target, false)?.path(),
@@ -248,16 +253,16 @@ impl Executor {
                     None,
                 )?;
             }
-            Step::ReadOnlyInPlace {
+            Step::ReadOnlyInPlace(ReadOnlyInPlace {
                 path,
                 legacy,
                 bubblewrap,
-            } => match self.read_only_in_place(path, *legacy, *bubblewrap) {
+            }) => match self.read_only_in_place(path, *legacy, *bubblewrap) {
                 // Not every kernel has every /proc entry.
                 Err(f) if f.errno == Errno::NOENT => {}
                 other => other?,
             },
-            Step::CopyFdToFile { fd, path, mode } => {
+            Step::CopyFdToFile(CopyFdToFile { fd, path, mode }) => {
                 let data =
                     sys::read_inherited_fd(*fd).map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::IO))?;
                 let file = k::open(
@@ -272,24 +277,24 @@ impl Executor {
                 }
                 k::fchmod(&file, Mode::from_raw_mode(*mode))?;
             }
-            Step::Chmod { path, mode } => {
+            Step::Chmod(Chmod { path, mode }) => {
                 k::chmod(self.place(path, false)?.path(), Mode::from_raw_mode(*mode))?
             }
-            Step::MakeOverlay {
+            Step::MakeOverlay(MakeOverlay {
                 tree,
                 lower,
                 upper,
                 userxattr,
-            } => {
+            }) => {
                 *self.slot(*tree)? = Some(overlay::make(lower, upper, *userxattr, &self.proc_dir())?);
             }
-            Step::HomeCaches {
+            Step::HomeCaches(HomeCaches {
                 home,
                 upper,
                 work,
                 userxattr,
                 parts,
-            } => self.home_caches(home, upper, work, *userxattr, parts)?,
+            }) => self.home_caches(home, upper, work, *userxattr, parts)?,
             _ => return Err(Errno::INVAL.into()),
         }
         Ok(())

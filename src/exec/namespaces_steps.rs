@@ -1,19 +1,22 @@
 //! The namespace steps: making and joining namespaces, id maps, the monitor.
 
 use super::*;
+use crate::plan::{
+    CloneMonitor, ForkIntoPidNamespace, JoinNamespace, NestUserNamespace, SetHostname, Unshare, WriteIdMap,
+};
 
 impl Executor {
     pub(super) fn namespace_step(&mut self, step: &Step) -> Result<(), Fail> {
         match step {
-            Step::Unshare { ns } => sys::unshare_namespaces(rustix::thread::UnshareFlags::from_bits_retain(
-                ns.clone_flags() as u32,
-            ))?,
+            Step::Unshare(Unshare { ns }) => sys::unshare_namespaces(
+                rustix::thread::UnshareFlags::from_bits_retain(ns.clone_flags() as u32),
+            )?,
             Step::DenySetgroups => match write_proc("/proc/self/setgroups", b"deny") {
                 // Kernels before 3.19 have no setgroups file and no need for it.
                 Err(Errno::NOENT) => {}
                 other => other?,
             },
-            Step::WriteIdMap { map, inside, outside } => {
+            Step::WriteIdMap(WriteIdMap { map, inside, outside }) => {
                 let file = match map {
                     crate::plan::IdMap::Uid => "/proc/self/uid_map",
                     crate::plan::IdMap::Gid => "/proc/self/gid_map",
@@ -24,14 +27,14 @@ impl Executor {
                 let sock = k::socket_datagram()?;
                 sys::interface_up(sock.as_fd(), "lo")?;
             }
-            Step::CloneMonitor {
+            Step::CloneMonitor(CloneMonitor {
                 ns,
                 info_fd,
                 json_status_fd,
                 join,
                 forward_signals,
                 explain,
-            } => {
+            }) => {
                 self.monitor = crate::supervise::monitor::clone(
                     *ns,
                     *info_fd,
@@ -44,12 +47,14 @@ impl Executor {
                 // The monitor: in a new PID namespace it has no pid here.
                 self.parent = k::getppid();
             }
-            Step::JoinNamespace { fd, pid } => sys::setns_inherited_fd(*fd, *pid)?,
-            Step::ForkIntoPidNamespace { new_pidns } => crate::supervise::monitor::fork_into_pidns(
-                *new_pidns,
-                self.die_with_parent,
-                &mut self.monitor,
-            )?,
+            Step::JoinNamespace(JoinNamespace { fd, pid }) => sys::setns_inherited_fd(*fd, *pid)?,
+            Step::ForkIntoPidNamespace(ForkIntoPidNamespace { new_pidns }) => {
+                crate::supervise::monitor::fork_into_pidns(
+                    *new_pidns,
+                    self.die_with_parent,
+                    &mut self.monitor,
+                )?
+            }
             Step::NotifyMonitor => {
                 if let Some(r) = self.monitor.ready.take() {
                     crate::supervise::monitor::notify(r, k::getpid().as_raw_nonzero().get())?;
@@ -67,7 +72,7 @@ impl Executor {
                     }
                 }
             }
-            Step::SetHostname { name } => k::sethostname(name.as_bytes())?,
+            Step::SetHostname(SetHostname { name }) => k::sethostname(name.as_bytes())?,
             Step::DisableUserns => {
                 let proc = k::open(
                     "/proc",
@@ -77,7 +82,7 @@ impl Executor {
                 write_at(&proc, "sys/user/max_user_namespaces", b"1")?;
                 self.proc = Some(proc);
             }
-            Step::NestUserNamespace { uid, gid } => {
+            Step::NestUserNamespace(NestUserNamespace { uid, gid }) => {
                 let proc = self.proc.take().ok_or(Errno::BADF)?;
                 sys::unshare_namespaces(rustix::thread::UnshareFlags::NEWUSER)?;
                 // setgroups stays denied: a nested namespace inherits it.

@@ -1,12 +1,17 @@
 //! The process steps: capabilities, no_new_privs, Landlock, seccomp, fds, session, the command.
 
 use super::*;
+use crate::plan::{
+    BlockOnFd, CallerSeccomp, Chdir, DropCapabilities, Exec, HandGitDirs, JoinCgroup, Landlock,
+    LandlockOnlyFilter, LandlockScopes, ListenEgress, LockFile, PidOneInit, ReopenFd, SealFds,
+    SeccompToMonitor,
+};
 use crate::supervise::handover::Handed;
 
 impl Executor {
     pub(super) fn process_step(&mut self, step: &Step) -> Result<(), Fail> {
         match step {
-            Step::ListenEgress { port } => {
+            Step::ListenEgress(ListenEgress { port }) => {
                 let listener = k::listen_loopback(*port).map_err(|e| {
                     Fail::call(
                         "bind",
@@ -22,43 +27,43 @@ impl Executor {
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
                 link.hand_over(Handed::Listener(listener))?;
             }
-            Step::SeccompToMonitor { layers } => self.hand_calls_to_monitor(*layers)?,
-            Step::JoinCgroup { groups } => {
+            Step::SeccompToMonitor(SeccompToMonitor { layers }) => self.hand_calls_to_monitor(*layers)?,
+            Step::JoinCgroup(JoinCgroup { groups }) => {
                 for g in groups {
                     let procs = g.join("cgroup.procs");
                     write_at(&CWD, &procs, b"0")
                         .map_err(|e| Fail::call("write", format!("{procs:?}, \"0\""), e))?;
                 }
             }
-            Step::Chdir { candidates } => self.enter(candidates)?,
-            Step::DropCapabilities {
+            Step::Chdir(Chdir { candidates }) => self.enter(candidates)?,
+            Step::DropCapabilities(DropCapabilities {
                 keep,
                 bounding,
                 ambient,
-            } => caps::drop_capabilities(keep, *bounding, *ambient)?,
+            }) => caps::drop_capabilities(keep, *bounding, *ambient)?,
             Step::NoNewPrivs => k::set_no_new_privs()?,
-            Step::Landlock {
+            Step::Landlock(Landlock {
                 abi,
                 paths,
                 fifo,
                 scoped,
-            } => landlock::apply(*abi, paths, fifo, *scoped)?,
+            }) => landlock::apply(*abi, paths, fifo, *scoped)?,
             Step::Seccomp(p) => seccomp::apply(*p)?,
             Step::LandlockAllowList { .. } => landlock::allow_list_step(step)?,
-            Step::LandlockOnlyFilter { closed } => seccomp::apply_landlock_only(*closed)?,
+            Step::LandlockOnlyFilter(LandlockOnlyFilter { closed }) => seccomp::apply_landlock_only(*closed)?,
             Step::RefuseKeyrings => seccomp::apply_keyring_refusal()?,
-            Step::HandGitDirs { dirs } => self.hand_git_dirs(dirs)?,
+            Step::HandGitDirs(HandGitDirs { dirs }) => self.hand_git_dirs(dirs)?,
             Step::StartReaper => {
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 let reaper = crate::supervise::reaper::start(link.warden)?;
                 link.hand_over(Handed::Reaper(reaper))?;
             }
-            Step::CallerSeccomp { programs } => {
+            Step::CallerSeccomp(CallerSeccomp { programs }) => {
                 // Installed as the last thing before execve.
                 self.filters = programs.iter().map(|p| seccomp::from_bytes(p)).collect();
             }
-            Step::ReopenFd { fd, path } => reopen_fd(*fd, path)?,
-            Step::SealFds { keep, .. } => sys::close_others_at_exec(keep)?,
+            Step::ReopenFd(ReopenFd { fd, path }) => reopen_fd(*fd, path)?,
+            Step::SealFds(SealFds { keep, .. }) => sys::close_others_at_exec(keep)?,
             Step::DieWithParent => {
                 self.die_with_parent = true;
                 k::die_with_parent()?;
@@ -71,10 +76,10 @@ impl Executor {
             Step::DetachTerminal => {
                 sys::give_up_controlling_terminal()?;
             }
-            Step::PidOneInit {
+            Step::PidOneInit(PidOneInit {
                 forward_signals,
                 wait_all,
-            } => crate::supervise::monitor::pid_one(
+            }) => crate::supervise::monitor::pid_one(
                 self.die_with_parent,
                 &self.filters,
                 *forward_signals,
@@ -86,15 +91,15 @@ impl Executor {
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 link.hand_over(Handed::Init(me))?;
             }
-            Step::LandlockScopes { abi } => landlock::scopes_only(*abi)?,
-            Step::BlockOnFd { fd } => sys::block_on_fd(*fd)?,
-            Step::LockFile { path } => {
+            Step::LandlockScopes(LandlockScopes { abi }) => landlock::scopes_only(*abi)?,
+            Step::BlockOnFd(BlockOnFd { fd }) => sys::block_on_fd(*fd)?,
+            Step::LockFile(LockFile { path }) => {
                 let fd = k::open(path, OFlags::RDONLY, Mode::empty())?;
                 sys::read_lock(fd.as_fd())?;
                 // Left open across exec: the command holds the lock until it ends.
                 std::mem::forget(fd);
             }
-            Step::Exec { .. } => return Err(self.exec(step)),
+            Step::Exec(Exec { .. }) => return Err(self.exec(step)),
 
             _ => return Err(Errno::INVAL.into()),
         }
@@ -119,7 +124,7 @@ impl Executor {
 
     /// Runs the command; returns only why it could not.
     fn exec(&mut self, step: &Step) -> Fail {
-        let Step::Exec { argv, argv0, env } = step else {
+        let Step::Exec(Exec { argv, argv0, env }) = step else {
             return Errno::INVAL.into();
         };
         self.monitor.starting();

@@ -3,6 +3,7 @@
 
 use super::{LayerState, Step};
 use crate::host::HostFacts;
+use crate::plan::PrepareCaches;
 use crate::policy::{CacheMode, HomeMode, Policy};
 use serde::Serialize;
 use std::path::{Path, PathBuf};
@@ -262,12 +263,12 @@ pub(super) fn prepare(
         (Some(set), Some(slot)) if layered => Some(set.join(format!("{slot}.lock"))),
         _ => None,
     };
-    (!create.is_empty() || lock.is_some()).then_some(Step::PrepareCaches {
+    (!create.is_empty() || lock.is_some()).then_some(Step::PrepareCaches(PrepareCaches {
         create,
         layers,
         marked,
         lock,
-    })
+    }))
 }
 
 /// The caches as one layer: applied when every cache is overlaid (or

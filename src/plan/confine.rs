@@ -5,6 +5,10 @@
 
 use super::filter_rules::Profile;
 use super::{IdMap, Step};
+use crate::plan::{
+    BlockOnFd, CallerSeccomp, Chdir, Exec, Landlock, LandlockOnlyFilter, LandlockScopes, PidOneInit, SealFds,
+    SeccompToMonitor, WriteIdMap,
+};
 use crate::policy::EnvRules;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -13,16 +17,16 @@ use std::path::PathBuf;
 pub fn identity(uid: (u32, u32), gid: (u32, u32)) -> [Step; 3] {
     [
         Step::DenySetgroups,
-        Step::WriteIdMap {
+        Step::WriteIdMap(WriteIdMap {
             map: IdMap::Uid,
             inside: uid.0,
             outside: uid.1,
-        },
-        Step::WriteIdMap {
+        }),
+        Step::WriteIdMap(WriteIdMap {
             map: IdMap::Gid,
             inside: gid.0,
             outside: gid.1,
-        },
+        }),
     ]
 }
 
@@ -141,14 +145,14 @@ impl Confinement {
     /// The steps, in the one order: no privilege is left when the layers
     /// go in, the filters are the last thing before the forks and exec.
     pub fn steps(self) -> Vec<Step> {
-        let mut s = vec![Step::Chdir {
+        let mut s = vec![Step::Chdir(Chdir {
             candidates: self.chdir,
-        }];
+        })];
         s.extend(self.inside);
         s.extend(self.capabilities);
         s.push(Step::NoNewPrivs);
         if let Some(Seal { keep, closed }) = self.seal {
-            s.push(Step::SealFds { keep, closed });
+            s.push(Step::SealFds(SealFds { keep, closed }));
         }
         if self.reaper {
             s.push(Step::StartReaper);
@@ -158,19 +162,19 @@ impl Confinement {
                 abi,
                 filesystem: false,
                 ..
-            }) => s.push(Step::LandlockScopes { abi }),
+            }) => s.push(Step::LandlockScopes(LandlockScopes { abi })),
             Some(LandlockRules {
                 abi,
                 paths,
                 fifo,
                 scoped,
                 ..
-            }) => s.push(Step::Landlock {
+            }) => s.push(Step::Landlock(Landlock {
                 abi,
                 paths,
                 fifo,
                 scoped,
-            }),
+            })),
             None => {}
         }
         if let Some(a) = self.allow_list {
@@ -178,7 +182,7 @@ impl Confinement {
         }
         match self.filter {
             Filter::Seccomp(p) => s.push(Step::Seccomp(p)),
-            Filter::Monitor { layers } => s.push(Step::SeccompToMonitor { layers }),
+            Filter::Monitor { layers } => s.push(Step::SeccompToMonitor(SeccompToMonitor { layers })),
             Filter::None => {}
         }
         // With --explain the stacked filters' calls go to the warden
@@ -189,12 +193,12 @@ impl Confinement {
             s.push(Step::RefuseKeyrings);
         }
         if let Some(closed) = self.landlock_only_filter.filter(|_| !folded) {
-            s.push(Step::LandlockOnlyFilter { closed });
+            s.push(Step::LandlockOnlyFilter(LandlockOnlyFilter { closed }));
         }
         if !self.caller_filters.is_empty() {
-            s.push(Step::CallerSeccomp {
+            s.push(Step::CallerSeccomp(CallerSeccomp {
                 programs: self.caller_filters,
-            });
+            }));
         }
         if self.die_with_parent {
             s.push(Step::DieWithParent);
@@ -208,19 +212,19 @@ impl Confinement {
             if one.hand_to_warden {
                 s.push(Step::HandInit);
             }
-            s.push(Step::PidOneInit {
+            s.push(Step::PidOneInit(PidOneInit {
                 forward_signals: one.forward_signals,
                 wait_all: one.wait_all,
-            });
+            }));
         }
         if let Some(fd) = self.block_fd {
-            s.push(Step::BlockOnFd { fd });
+            s.push(Step::BlockOnFd(BlockOnFd { fd }));
         }
-        s.push(Step::Exec {
+        s.push(Step::Exec(Exec {
             argv: self.argv,
             argv0: self.argv0,
             env: self.env,
-        });
+        }));
         s
     }
 }
@@ -228,17 +232,18 @@ impl Confinement {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::plan::DropCapabilities;
 
     #[test]
     fn privileges_go_before_the_layers_and_the_filters_last_before_exec() {
         let s = Confinement {
             chdir: vec!["/w".into()],
             inside: vec![Step::AssertUsernsDisabled],
-            capabilities: vec![Step::DropCapabilities {
+            capabilities: vec![Step::DropCapabilities(DropCapabilities {
                 keep: vec![],
                 bounding: true,
                 ambient: crate::plan::Ambient::Lower,
-            }],
+            })],
             seal: Some(Seal {
                 keep: vec![0, 1, 2],
                 closed: vec![],
@@ -272,19 +277,19 @@ mod tests {
         .steps();
         let at = |f: fn(&Step) -> bool| s.iter().position(f).unwrap();
         let order = [
-            at(|s| matches!(s, Step::Chdir { .. })),
+            at(|s| matches!(s, Step::Chdir(Chdir { .. }))),
             at(|s| matches!(s, Step::AssertUsernsDisabled)),
-            at(|s| matches!(s, Step::DropCapabilities { .. })),
+            at(|s| matches!(s, Step::DropCapabilities(DropCapabilities { .. }))),
             at(|s| matches!(s, Step::NoNewPrivs)),
-            at(|s| matches!(s, Step::SealFds { .. })),
-            at(|s| matches!(s, Step::Landlock { .. })),
+            at(|s| matches!(s, Step::SealFds(SealFds { .. }))),
+            at(|s| matches!(s, Step::Landlock(Landlock { .. }))),
             at(|s| matches!(s, Step::Seccomp(_))),
-            at(|s| matches!(s, Step::CallerSeccomp { .. })),
+            at(|s| matches!(s, Step::CallerSeccomp(CallerSeccomp { .. }))),
             at(|s| matches!(s, Step::DieWithParent)),
             at(|s| matches!(s, Step::NewSession)),
-            at(|s| matches!(s, Step::PidOneInit { .. })),
-            at(|s| matches!(s, Step::BlockOnFd { .. })),
-            at(|s| matches!(s, Step::Exec { .. })),
+            at(|s| matches!(s, Step::PidOneInit(PidOneInit { .. }))),
+            at(|s| matches!(s, Step::BlockOnFd(BlockOnFd { .. }))),
+            at(|s| matches!(s, Step::Exec(Exec { .. }))),
         ];
         assert_eq!(order.to_vec(), (0..order.len()).collect::<Vec<_>>(), "{s:?}");
     }

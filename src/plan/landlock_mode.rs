@@ -10,6 +10,7 @@ use super::spec::{Entry, Identity, SandboxSpec};
 use super::{AllowRules, Ambient, Confinement, Filter, Layers, Seal, Shape, StartWarden, Step};
 use crate::host::HostFacts;
 use crate::host::landlock_only::{Lists, Request};
+use crate::plan::{DropCapabilities, MakePrivateDir, PrepareCaches};
 use crate::policy::{CacheMode, HomeMode, NetworkMode, PidMode, Policy, RootReason, TmpMode, ViewMode};
 use std::path::PathBuf;
 
@@ -184,14 +185,17 @@ pub(super) fn spec(
     let cache = cache_home(policy);
     let mut prepare = Vec::new();
     if let Some(c) = &cache {
-        prepare.push(Step::PrepareCaches {
+        prepare.push(Step::PrepareCaches(PrepareCaches {
             create: vec![c.clone()],
             layers: Vec::new(),
             marked: Vec::new(),
             lock: None,
-        });
+        }));
     }
-    prepare.extend(tmp.iter().map(|t| Step::MakePrivateDir { path: t.clone() }));
+    prepare.extend(
+        tmp.iter()
+            .map(|t| Step::MakePrivateDir(MakePrivateDir { path: t.clone() })),
+    );
     prepare.push(warden(policy, layers, d, lists, tmp.clone(), limits.watch));
     prepare.extend(limits.make);
     let env = environment(policy, tmp.as_ref(), cache.as_ref());
@@ -218,11 +222,11 @@ pub(super) fn spec(
             // Without a user namespace only root holds CAP_SETPCAP, which
             // cutting the bounding set needs; no_new_privs keeps anyone else
             // from gaining what it holds.
-            capabilities: vec![Step::DropCapabilities {
+            capabilities: vec![Step::DropCapabilities(DropCapabilities {
                 keep: Vec::new(),
                 bounding: root,
                 ambient: Ambient::Lower,
-            }],
+            })],
             seal: Some(Seal {
                 keep: fds.keep,
                 closed: fds.closed,

@@ -7,6 +7,10 @@ use super::{
     Builder, DEVICES, DevStyle, Flags, LEGACY_NEW_ROOT, LEGACY_OLD_ROOT, MountOp, ProcCover, Role, STAGING,
     Shape, Step, under,
 };
+use crate::plan::{
+    AttachTree, BindMount, ClaimPty, MakeMountPoint, MakeTreePrivate, MountProc, MountTmpfs, PivotRoot,
+    ReadOnlyInPlace, Remount, RemountTree,
+};
 use std::path::{Path, PathBuf};
 
 impl Builder {
@@ -41,7 +45,7 @@ impl Builder {
                 style: DevStyle::Minimal { .. },
             } = op
             {
-                self.push(Step::Remount {
+                self.push(Step::Remount(Remount {
                     target: under(&new_root, path),
                     flags: Flags {
                         rdonly: true,
@@ -49,7 +53,7 @@ impl Builder {
                         nodev: true,
                         noexec: true,
                     },
-                });
+                }));
             }
         }
         new_root
@@ -61,33 +65,33 @@ impl Builder {
         let staging = PathBuf::from(STAGING);
         let new_root = PathBuf::from(LEGACY_NEW_ROOT);
         let old_root = PathBuf::from(LEGACY_OLD_ROOT);
-        self.push(Step::MountTmpfs {
+        self.push(Step::MountTmpfs(MountTmpfs {
             target: staging.clone(),
             flags: Flags::NOSUID_NODEV,
             mode: 0o755,
             size: None,
-        });
+        }));
         for dir in [&new_root, &old_root] {
-            self.push(Step::MakeMountPoint {
+            self.push(Step::MakeMountPoint(MakeMountPoint {
                 path: under(&staging, dir),
                 dir: true,
                 mode: 0o755,
                 if_missing: false,
-            });
+            }));
         }
-        self.push(Step::PivotRoot {
+        self.push(Step::PivotRoot(PivotRoot {
             new_root: staging.clone(),
             put_old: under(&staging, &old_root),
-        });
+        }));
         if !ops.iter().any(|op| op.path() == Path::new("/")) {
             // Nothing mounts the root itself (bwrap mode): a mount of its
             // own, so that it can be pivoted into.
-            self.push(Step::BindMount {
+            self.push(Step::BindMount(BindMount {
                 role: Role::HostRoot,
                 source: new_root.clone(),
                 target: new_root.clone(),
                 recursive: false,
-            });
+            }));
         }
         new_root
     }
@@ -104,13 +108,13 @@ impl Builder {
                 &target,
             ),
             MountOp::Writable(p) | MountOp::Layer { upper: p, .. } => {
-                self.push(Step::BindMount {
+                self.push(Step::BindMount(BindMount {
                     role: Role::WritableRoot,
                     source: pv.host(p),
                     target: target.clone(),
                     recursive: true,
-                });
-                self.push(Step::MakeTreePrivate { target });
+                }));
+                self.push(Step::MakeTreePrivate(MakeTreePrivate { target }));
             }
             MountOp::Bind {
                 source,
@@ -127,11 +131,11 @@ impl Builder {
             ),
             MountOp::InHomeLayer { .. } => {
                 if let Some(&tree) = pv.in_home.get(&i) {
-                    self.push(Step::AttachTree {
+                    self.push(Step::AttachTree(AttachTree {
                         tree,
                         role: op.role(),
                         target,
-                    });
+                    }));
                 }
             }
             MountOp::Overlay { lower, upper, .. } => {
@@ -139,11 +143,11 @@ impl Builder {
                 let upper = upper.map_dirs(|p| pv.host(p));
                 let lower: Vec<PathBuf> = lower.iter().map(|l| pv.host(l)).collect();
                 let tree = self.overlay(&lower, &upper, pv.userxattr);
-                self.push(Step::AttachTree {
+                self.push(Step::AttachTree(AttachTree {
                     tree,
                     role: op.role(),
                     target,
-                });
+                }));
             }
             MountOp::HostFile(_)
             | MountOp::FileFrom { .. }
@@ -170,11 +174,11 @@ impl Builder {
             ),
             MountOp::Dev { style, .. } => self.legacy_dev(pv, style, &target),
             MountOp::Proc { own, cover, .. } => self.legacy_proc(pv, *own, *cover, &target),
-            MountOp::Seal(_) => self.push(Step::Remount {
+            MountOp::Seal(_) => self.push(Step::Remount(Remount {
                 target,
                 flags: Flags::RDONLY_NOSUID_NODEV,
-            }),
-            MountOp::RemountReadOnly(_) => self.push(Step::RemountTree {
+            })),
+            MountOp::RemountReadOnly(_) => self.push(Step::RemountTree(RemountTree {
                 target: target.clone(),
                 source: target,
                 table: pv.table.clone(),
@@ -183,7 +187,7 @@ impl Builder {
                     ..Flags::NONE
                 },
                 recursive: false,
-            }),
+            })),
             // After the pivot the staging tmpfs is the root: `--bind-data`
             // files live in it, beside the new root.
             _ => self.lower_common(op, target, pv.hidden, Path::new("/")),
@@ -201,24 +205,24 @@ impl Builder {
         set: Flags,
         target: &Path,
     ) {
-        self.push(Step::BindMount {
+        self.push(Step::BindMount(BindMount {
             role,
             source: from,
             target: target.to_path_buf(),
             recursive: true,
-        });
+        }));
         if matches!(role, Role::HostRoot | Role::Bind) {
-            self.push(Step::MakeTreePrivate {
+            self.push(Step::MakeTreePrivate(MakeTreePrivate {
                 target: target.to_path_buf(),
-            });
+            }));
         }
-        self.push(Step::RemountTree {
+        self.push(Step::RemountTree(RemountTree {
             target: target.to_path_buf(),
             source: listed,
             table: pv.table.clone(),
             set,
             recursive: true,
-        });
+        }));
     }
 
     /// A file bound over its mount point: a host file read-only, a
@@ -226,56 +230,56 @@ impl Builder {
     fn legacy_file(&mut self, pv: &Pivoted, op: &MountOp, target: PathBuf) {
         match op {
             MountOp::HostFile(p) => {
-                self.push(Step::BindMount {
+                self.push(Step::BindMount(BindMount {
                     role: Role::ReadOnlyPath,
                     source: pv.host(p),
                     target: target.clone(),
                     recursive: false,
-                });
-                self.push(Step::RemountTree {
+                }));
+                self.push(Step::RemountTree(RemountTree {
                     target,
                     source: pv.host(p),
                     table: pv.table.clone(),
                     set: Flags::RDONLY_NOSUID,
                     recursive: false,
-                });
+                }));
             }
             MountOp::FileFrom { source: p, .. } => {
-                self.push(Step::BindMount {
+                self.push(Step::BindMount(BindMount {
                     role: Role::ReadOnlyPath,
                     source: pv.host(p),
                     target: target.clone(),
                     recursive: false,
-                });
-                self.push(Step::Remount {
+                }));
+                self.push(Step::Remount(Remount {
                     target,
                     flags: Flags::RDONLY_NOSUID_NODEV,
-                });
+                }));
             }
             MountOp::Console(tty) | MountOp::TerminalName { tty, .. } => {
                 if let MountOp::TerminalName { index, .. } = op {
-                    self.push(Step::ClaimPty {
+                    self.push(Step::ClaimPty(ClaimPty {
                         target: target.clone(),
                         index: *index,
-                    });
+                    }));
                 }
-                self.push(Step::BindMount {
+                self.push(Step::BindMount(BindMount {
                     role: Role::Device,
                     source: pv.host(tty),
                     target: target.clone(),
                     recursive: false,
-                });
-                self.push(Step::Remount {
+                }));
+                self.push(Step::Remount(Remount {
                     target,
                     flags: Flags::DEVICE_NODE,
-                });
+                }));
             }
-            MountOp::Mask(_) => self.push(Step::BindMount {
+            MountOp::Mask(_) => self.push(Step::BindMount(BindMount {
                 role: Role::SocketMask,
                 source: pv.host(Path::new("/dev/null")),
                 target,
                 recursive: false,
-            }),
+            })),
             _ => {}
         }
     }
@@ -292,19 +296,19 @@ impl Builder {
                 Some(d) => pv.host(&Path::new("/dev").join(d)),
                 None => pv.host(console.as_deref().unwrap_or(Path::new("/dev/console"))),
             };
-            b.push(Step::BindMount {
+            b.push(Step::BindMount(BindMount {
                 role: Role::Device,
                 source,
                 target: dest.clone(),
                 recursive: false,
-            });
+            }));
             // run's nodes read-only; bubblewrap's as the host
             // mounts them.
             if minimal {
-                b.push(Step::Remount {
+                b.push(Step::Remount(Remount {
                     target: dest,
                     flags: Flags::DEVICE_NODE,
-                });
+                }));
             }
         });
     }
@@ -313,23 +317,23 @@ impl Builder {
     /// cover makes read-only in place.
     fn legacy_proc(&mut self, pv: &Pivoted, own: bool, cover: ProcCover, target: &Path) {
         if own {
-            self.push(Step::MountProc {
+            self.push(Step::MountProc(MountProc {
                 target: target.to_path_buf(),
-            });
+            }));
         } else {
-            self.push(Step::BindMount {
+            self.push(Step::BindMount(BindMount {
                 role: Role::HostRoot,
                 source: pv.host(Path::new("/proc")),
                 target: target.to_path_buf(),
                 recursive: true,
-            });
+            }));
         }
         for sub in cover.entries() {
-            self.push(Step::ReadOnlyInPlace {
+            self.push(Step::ReadOnlyInPlace(ReadOnlyInPlace {
                 path: target.join(sub),
                 legacy: true,
                 bubblewrap: cover == ProcCover::Bubblewrap,
-            });
+            }));
         }
     }
 }

@@ -13,6 +13,7 @@
 use super::{Decisions, LayerState, LimitWatch, Step, Watched};
 use crate::host::HostFacts;
 use crate::host::cgroups::{CgroupFacts, Hierarchy};
+use crate::plan::{JoinCgroup, MakeCgroup};
 use crate::policy::Policy;
 pub use crate::policy::limits::human_bytes;
 use std::path::PathBuf;
@@ -197,11 +198,11 @@ pub fn plan(policy: &Policy, host: &HostFacts, d: &Decisions) -> Result<(Limits,
     let limits = Limits {
         make: writes
             .into_iter()
-            .map(|(dir, limits)| Step::MakeCgroup { dir, limits })
+            .map(|(dir, limits)| Step::MakeCgroup(MakeCgroup { dir, limits }))
             .collect(),
-        join: Some(Step::JoinCgroup {
+        join: Some(Step::JoinCgroup(JoinCgroup {
             groups: groups.iter().map(|g| g.join(LEAF)).collect(),
-        }),
+        })),
         watch: Some(watch),
     };
     Ok((limits, state))

@@ -3,6 +3,7 @@ use super::*;
 use crate::host::MountApi;
 use crate::host::cgroups::tests::systemd_user;
 use crate::host::cgroups::{CgroupFacts, Hierarchy};
+use crate::plan::{CloneMonitor, JoinCgroup, MakeCgroup, Unshare};
 use crate::policy::{CliSettings, NetworkMode, Settings, TmpMode};
 use std::path::Path;
 
@@ -99,11 +100,11 @@ fn cgroup_v2_under_the_delegated_user_manager() {
     let dir = PathBuf::from("/sys/fs/cgroup/user.slice/user-1000.slice/user@1000.service/qwrap-4242");
     let made = s
         .iter()
-        .position(|s| matches!(s, Step::MakeCgroup { .. }))
+        .position(|s| matches!(s, Step::MakeCgroup(MakeCgroup { .. })))
         .unwrap();
     assert_eq!(
         s[made],
-        Step::MakeCgroup {
+        Step::MakeCgroup(MakeCgroup {
             dir: dir.clone(),
             limits: [
                 ("memory.max", "536870912"),
@@ -116,21 +117,24 @@ fn cgroup_v2_under_the_delegated_user_manager() {
             .iter()
             .map(|(f, v)| (f.to_string(), v.to_string()))
             .collect(),
-        }
+        })
     );
     // After the warden (which stays out), before anything is unshared.
     let warden = s.iter().position(|s| matches!(s, Step::StartWarden(_))).unwrap();
     let join = s
         .iter()
-        .position(|s| matches!(s, Step::JoinCgroup { .. }))
+        .position(|s| matches!(s, Step::JoinCgroup(JoinCgroup { .. })))
         .unwrap();
-    let unshare = s.iter().position(|s| matches!(s, Step::Unshare { .. })).unwrap();
+    let unshare = s
+        .iter()
+        .position(|s| matches!(s, Step::Unshare(Unshare { .. })))
+        .unwrap();
     assert!(warden < made && made < join && join < unshare, "{s:?}");
     assert_eq!(
         s[join],
-        Step::JoinCgroup {
+        Step::JoinCgroup(JoinCgroup {
             groups: vec![dir.join("sandbox")]
-        }
+        })
     );
     let Step::StartWarden(crate::plan::StartWarden { limits: Some(w), .. }) = &s[warden] else {
         panic!("{:?}", s[warden])
@@ -165,11 +169,16 @@ fn with_a_pid_namespace_pid_1_joins_and_the_monitor_stays_out() {
     let s = steps(&p, &on(systemd_user("cpu memory pids")));
     let monitor = s
         .iter()
-        .position(|s| matches!(s, Step::CloneMonitor { .. }))
+        .position(|s| matches!(s, Step::CloneMonitor(CloneMonitor { .. })))
         .unwrap();
-    assert!(matches!(s[monitor + 1], Step::JoinCgroup { .. }), "{s:?}");
+    assert!(
+        matches!(s[monitor + 1], Step::JoinCgroup(JoinCgroup { .. })),
+        "{s:?}"
+    );
     assert_eq!(
-        s.iter().filter(|s| matches!(s, Step::JoinCgroup { .. })).count(),
+        s.iter()
+            .filter(|s| matches!(s, Step::JoinCgroup(JoinCgroup { .. })))
+            .count(),
         1
     );
 }
@@ -207,7 +216,7 @@ fn cgroup_v1_as_root_one_group_per_hierarchy() {
     let s = steps(&p, &h);
     let made: Vec<&Step> = s
         .iter()
-        .filter(|s| matches!(s, Step::MakeCgroup { .. }))
+        .filter(|s| matches!(s, Step::MakeCgroup(MakeCgroup { .. })))
         .collect();
     assert_eq!(made.len(), 3);
     let text: Vec<String> = made.iter().map(|s| s.to_string()).collect();

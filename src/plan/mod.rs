@@ -29,12 +29,10 @@ mod spec;
 mod step;
 mod step_args;
 mod step_family;
-mod step_purpose;
-mod step_text;
-mod step_text_host;
-mod step_text_landlock;
-mod step_text_mount;
-mod step_text_process;
+mod step_host;
+mod step_mount;
+mod step_namespace;
+mod step_process;
 
 pub use caches::{CacheHow, CacheMount, HomeOverlay};
 pub use confine::{AllowRules, Confinement, Filter, LandlockRules, PidOne, Seal, identity};
@@ -52,7 +50,11 @@ pub use step::{
     Ambient, Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayPart, OverlayUpper, RepoScan, Role,
     StartWarden, Step, TreeId, Watched,
 };
-pub use step_family::Family;
+pub use step_family::{Family, View};
+pub use step_host::*;
+pub use step_mount::*;
+pub use step_namespace::*;
+pub use step_process::*;
 
 use crate::host::{HostFacts, MountApi};
 use crate::policy::Policy;
@@ -92,8 +94,10 @@ impl Plan {
         self.steps
             .iter()
             .map(|s| match s {
-                Step::CloneTree { .. } | Step::MakeHiddenSource { .. } | Step::MakeOverlay { .. } => 1,
-                Step::HomeCaches { parts, .. } => parts.len(),
+                Step::CloneTree(CloneTree { .. })
+                | Step::MakeHiddenSource(MakeHiddenSource { .. })
+                | Step::MakeOverlay(MakeOverlay { .. }) => 1,
+                Step::HomeCaches(HomeCaches { parts, .. }) => parts.len(),
                 _ => 0,
             })
             .sum()
@@ -261,7 +265,7 @@ impl Builder {
         }
         let tree = self.trees;
         self.trees += 1;
-        self.push(Step::MakeHiddenSource { tree });
+        self.push(Step::MakeHiddenSource(MakeHiddenSource { tree }));
         Some(tree)
     }
 
@@ -275,19 +279,19 @@ impl Builder {
         private: bool,
     ) -> TreeId {
         let tree = self.clone_tree(role, source, recursive);
-        self.push(Step::SetTreeAttr { tree, set, private });
+        self.push(Step::SetTreeAttr(SetTreeAttr { tree, set, private }));
         tree
     }
 
     pub(super) fn clone_tree(&mut self, role: Role, source: &Path, recursive: bool) -> TreeId {
         let tree = self.trees;
         self.trees += 1;
-        self.push(Step::CloneTree {
+        self.push(Step::CloneTree(CloneTree {
             tree,
             role,
             source: source.to_path_buf(),
             recursive,
-        });
+        }));
         tree
     }
 }

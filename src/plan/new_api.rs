@@ -8,6 +8,10 @@ use super::{
     Builder, DEVICES, DevStyle, Flags, MountOp, OverlayUpper, ProcCover, Role, STAGED_NEW_ROOT, STAGING,
     Shape, Step, under,
 };
+use crate::plan::{
+    AttachTree, BindMount, ClaimPty, MakeMountPoint, MakeOverlay, MountProc, MountTmpfs, ReadOnlyInPlace,
+    SetPathAttr,
+};
 use std::path::{Path, PathBuf};
 
 impl Builder {
@@ -49,30 +53,30 @@ impl Builder {
                 | MountOp::TerminalName { .. }
                 | MountOp::Bind { .. } => {
                     if let MountOp::TerminalName { index, .. } = op {
-                        self.push(Step::ClaimPty {
+                        self.push(Step::ClaimPty(ClaimPty {
                             target: target.clone(),
                             index: *index,
-                        });
+                        }));
                     }
                     // In place, the host tree is the root already.
                     if matches!(op, MountOp::HostRoot) && !shape.staged {
                         continue;
                     }
-                    self.push(Step::AttachTree {
+                    self.push(Step::AttachTree(AttachTree {
                         tree: t[0],
                         role: op.role(),
                         target,
-                    });
+                    }));
                 }
                 MountOp::Dev { style, .. } => self.lower_dev(style, &target, |b, node, dest| {
-                    b.push(Step::AttachTree {
+                    b.push(Step::AttachTree(AttachTree {
                         tree: t[node],
                         role: Role::Device,
                         target: dest,
-                    })
+                    }))
                 }),
                 MountOp::Proc { own, cover, .. } => self.attach_proc(*own, *cover, t, &target),
-                MountOp::RemountReadOnly(_) | MountOp::Seal(_) => self.push(Step::SetPathAttr {
+                MountOp::RemountReadOnly(_) | MountOp::Seal(_) => self.push(Step::SetPathAttr(SetPathAttr {
                     target,
                     recursive: false,
                     set: Flags {
@@ -80,7 +84,7 @@ impl Builder {
                         ..Flags::NONE
                     },
                     private: false,
-                }),
+                })),
                 _ => self.lower_common(op, target, hidden, Path::new(STAGING)),
             }
         }
@@ -90,7 +94,7 @@ impl Builder {
                 style: DevStyle::Minimal { .. },
             } = op
             {
-                self.push(Step::SetPathAttr {
+                self.push(Step::SetPathAttr(SetPathAttr {
                     target: under(&root, path),
                     recursive: false,
                     set: Flags {
@@ -98,7 +102,7 @@ impl Builder {
                         ..Flags::NONE
                     },
                     private: false,
-                });
+                }));
             }
         }
         shape.staged.then_some(root)
@@ -108,22 +112,22 @@ impl Builder {
     /// then what its cover makes read-only in place.
     fn attach_proc(&mut self, own: bool, cover: ProcCover, trees: &[usize], target: &Path) {
         if own {
-            self.push(Step::MountProc {
+            self.push(Step::MountProc(MountProc {
                 target: target.to_path_buf(),
-            });
+            }));
         } else {
-            self.push(Step::AttachTree {
+            self.push(Step::AttachTree(AttachTree {
                 tree: trees[0],
                 role: Role::HostRoot,
                 target: target.to_path_buf(),
-            });
+            }));
         }
         for sub in cover.entries() {
-            self.push(Step::ReadOnlyInPlace {
+            self.push(Step::ReadOnlyInPlace(ReadOnlyInPlace {
                 path: target.join(sub),
                 legacy: false,
                 bubblewrap: cover == ProcCover::Bubblewrap,
-            });
+            }));
         }
     }
 
@@ -131,29 +135,29 @@ impl Builder {
     /// into later), or the host's tree in place, made read-only first.
     fn new_root(&mut self, staged: bool) -> PathBuf {
         if staged {
-            self.push(Step::MountTmpfs {
+            self.push(Step::MountTmpfs(MountTmpfs {
                 target: PathBuf::from(STAGING),
                 flags: Flags::NOSUID_NODEV,
                 mode: 0o755,
                 size: None,
-            });
+            }));
             let new_root = PathBuf::from(STAGED_NEW_ROOT);
-            self.push(Step::MakeMountPoint {
+            self.push(Step::MakeMountPoint(MakeMountPoint {
                 path: new_root.clone(),
                 dir: true,
                 mode: 0o755,
                 if_missing: false,
-            });
+            }));
             // A mount of its own, so that it can be pivoted into.
-            self.push(Step::BindMount {
+            self.push(Step::BindMount(BindMount {
                 role: Role::HostRoot,
                 source: new_root.clone(),
                 target: new_root.clone(),
                 recursive: false,
-            });
+            }));
             new_root
         } else {
-            self.push(Step::SetPathAttr {
+            self.push(Step::SetPathAttr(SetPathAttr {
                 target: PathBuf::from("/"),
                 recursive: true,
                 set: Flags {
@@ -162,7 +166,7 @@ impl Builder {
                     ..Flags::NONE
                 },
                 private: true,
-            });
+            }));
             PathBuf::from("/")
         }
     }
@@ -238,13 +242,13 @@ impl Builder {
     pub(super) fn overlay(&mut self, lower: &[PathBuf], upper: &OverlayUpper, userxattr: bool) -> usize {
         let tree = self.trees;
         self.trees += 1;
-        self.push(Step::MakeOverlay {
+        self.push(Step::MakeOverlay(MakeOverlay {
             tree,
             lower: lower.to_vec(),
             upper: upper.clone(),
             // In a user namespace trusted xattrs are out of reach.
             userxattr,
-        });
+        }));
         tree
     }
 }

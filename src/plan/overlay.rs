@@ -3,6 +3,7 @@
 
 use super::step::{OverlayPart, OverlayUpper, TreeId};
 use super::{Builder, MountOp, Step};
+use crate::plan::HomeCaches;
 use std::collections::HashMap;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -71,13 +72,13 @@ impl Builder {
             }
         }
         if let Some(l) = layer {
-            self.push(Step::HomeCaches {
+            self.push(Step::HomeCaches(HomeCaches {
                 home: host(&l.home),
                 upper: host(&l.upper),
                 work: host(&l.work),
                 userxattr,
                 parts,
-            });
+            }));
         }
         trees
     }

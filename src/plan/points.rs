@@ -3,6 +3,10 @@
 //! mqueue, chmod, hidden paths, `--bind-data`).
 
 use super::{Builder, DEVICES, DevStyle, Flags, MountOp, Role, Step, TreeId, under};
+use crate::plan::{
+    AttachHidden, BindMount, Chmod, CopyFdToFile, MakeMountPoint, MountDevpts, MountMqueue, MountTmpfs,
+    Remount, Symlink,
+};
 use std::path::{Path, PathBuf};
 
 impl Builder {
@@ -33,19 +37,19 @@ impl Builder {
                 continue;
             }
             if last && !ops[i].mounts_on_a_directory() {
-                self.push(Step::MakeMountPoint {
+                self.push(Step::MakeMountPoint(MakeMountPoint {
                     path: dir.clone(),
                     dir: false,
                     mode: 0o444,
                     if_missing: false,
-                });
+                }));
             } else {
-                self.push(Step::MakeMountPoint {
+                self.push(Step::MakeMountPoint(MakeMountPoint {
                     path: dir.clone(),
                     dir: true,
                     mode: 0o755,
                     if_missing: false,
-                });
+                }));
             }
         }
     }
@@ -54,11 +58,13 @@ impl Builder {
     /// bubblewrap makes them (a file bound on is 0444, a directory 0755;
     /// `--dir` with its own mode; a link's or a file's parent).
     pub(super) fn ensure_point(&mut self, op: &MountOp, target: &Path, root: &Path) {
-        let ensure = |path: &Path, dir: bool, mode: u32| Step::MakeMountPoint {
-            path: path.to_path_buf(),
-            dir,
-            mode,
-            if_missing: true,
+        let ensure = |path: &Path, dir: bool, mode: u32| {
+            Step::MakeMountPoint(MakeMountPoint {
+                path: path.to_path_buf(),
+                dir,
+                mode,
+                if_missing: true,
+            })
         };
         let step = match op {
             MountOp::Dir { mode, .. } => ensure(target, true, *mode),
@@ -90,7 +96,7 @@ impl Builder {
             DevStyle::Minimal { shm_size } => (true, false, *shm_size),
             DevStyle::Bubblewrap { console } => (false, console.is_some(), None),
         };
-        self.push(Step::MountTmpfs {
+        self.push(Step::MountTmpfs(MountTmpfs {
             target: dev.to_path_buf(),
             flags: Flags {
                 noexec: minimal,
@@ -98,13 +104,15 @@ impl Builder {
             },
             mode: 0o755,
             size: None,
-        });
+        }));
         self.made.insert(dev.to_path_buf());
-        let point = |path: PathBuf, dir: bool| Step::MakeMountPoint {
-            path,
-            dir,
-            mode: if dir { 0o755 } else { 0o444 },
-            if_missing: false,
+        let point = |path: PathBuf, dir: bool| {
+            Step::MakeMountPoint(MakeMountPoint {
+                path,
+                dir,
+                mode: if dir { 0o755 } else { 0o444 },
+                if_missing: false,
+            })
         };
         for (i, name) in DEVICES.iter().enumerate() {
             self.push(point(dev.join(name), false));
@@ -114,16 +122,16 @@ impl Builder {
             self.push(point(dev.join(dir), true));
             self.made.insert(dev.join(dir));
         }
-        self.push(Step::MountDevpts {
+        self.push(Step::MountDevpts(MountDevpts {
             target: dev.join("pts"),
-        });
+        }));
         if minimal {
-            self.push(Step::MountTmpfs {
+            self.push(Step::MountTmpfs(MountTmpfs {
                 target: dev.join("shm"),
                 flags: Flags::NOSUID_NODEV,
                 mode: 0o1777,
                 size: shm_size,
-            });
+            }));
         }
         let core = (!minimal).then_some(("core", "/proc/kcore"));
         for (link, target) in [
@@ -136,10 +144,10 @@ impl Builder {
         .into_iter()
         .chain(core)
         {
-            self.push(Step::Symlink {
+            self.push(Step::Symlink(Symlink {
                 target: target.into(),
                 link: dev.join(link),
-            });
+            }));
         }
         if console {
             self.push(point(dev.join("console"), false));
@@ -159,55 +167,55 @@ impl Builder {
         match op {
             MountOp::Tmpfs { mode, size, .. } => {
                 self.made.insert(target.clone());
-                self.push(Step::MountTmpfs {
+                self.push(Step::MountTmpfs(MountTmpfs {
                     target,
                     flags: Flags::NOSUID_NODEV,
                     mode: *mode,
                     size: *size,
-                });
+                }));
             }
-            MountOp::Link { target: to, .. } => self.push(Step::Symlink {
+            MountOp::Link { target: to, .. } => self.push(Step::Symlink(Symlink {
                 target: to.clone(),
                 link: target,
-            }),
-            MountOp::Mqueue(_) => self.push(Step::MountMqueue { target }),
-            MountOp::File { fd, mode, .. } => self.push(Step::CopyFdToFile {
+            })),
+            MountOp::Mqueue(_) => self.push(Step::MountMqueue(MountMqueue { target })),
+            MountOp::File { fd, mode, .. } => self.push(Step::CopyFdToFile(CopyFdToFile {
                 fd: *fd,
                 path: target,
                 mode: *mode,
-            }),
+            })),
             MountOp::BindData {
                 fd, readonly, mode, ..
             } => {
                 let data = beside.join(format!(".bind-data-{}", self.data_files));
                 self.data_files += 1;
-                self.push(Step::CopyFdToFile {
+                self.push(Step::CopyFdToFile(CopyFdToFile {
                     fd: *fd,
                     path: data.clone(),
                     mode: *mode,
-                });
-                self.push(Step::BindMount {
+                }));
+                self.push(Step::BindMount(BindMount {
                     role: Role::WritableRoot,
                     source: data,
                     target: target.clone(),
                     recursive: false,
-                });
+                }));
                 if *readonly {
-                    self.push(Step::Remount {
+                    self.push(Step::Remount(Remount {
                         target,
                         flags: Flags::RDONLY_NOSUID_NODEV,
-                    });
+                    }));
                 }
             }
-            MountOp::Chmod { mode, .. } => self.push(Step::Chmod {
+            MountOp::Chmod { mode, .. } => self.push(Step::Chmod(Chmod {
                 path: target,
                 mode: *mode,
-            }),
-            MountOp::Hidden { dir, .. } => self.push(Step::AttachHidden {
+            })),
+            MountOp::Hidden { dir, .. } => self.push(Step::AttachHidden(AttachHidden {
                 source: hidden.expect("made when a path is hidden"),
                 dir: *dir,
                 target,
-            }),
+            })),
             // Made as its mount point.
             MountOp::Dir { .. } => {}
             _ => unreachable!("{op:?} is lowered by the mount API's own code"),

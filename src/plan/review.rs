@@ -6,6 +6,7 @@
 
 use super::{LayerState, MountOp, OverlayUpper, Step};
 use crate::host::HostFacts;
+use crate::plan::PrepareReview;
 use crate::policy::Policy;
 use serde::Serialize;
 use std::os::unix::ffi::OsStrExt;
@@ -185,11 +186,11 @@ pub fn prepare(policy: &Policy, layer: &ReviewLayer) -> Step {
         record.extend(b.as_os_str().as_bytes());
         record.push(0);
     }
-    Step::PrepareReview {
+    Step::PrepareReview(PrepareReview {
         layer: layer.dir.clone(),
         trees: layer.trees.len(),
         fresh: !layer.idle,
         bases,
         record,
-    }
+    })
 }

@@ -10,6 +10,9 @@ use super::{
     Seal, Shape, StartWarden, Step, landlock_paths, layout,
 };
 use crate::host::{HostFacts, MountApi};
+use crate::plan::{
+    BindMount, CreateHostDir, DropCapabilities, HandGitDirs, Remount, ReopenFd, WriteHostFile,
+};
 use crate::policy::{Policy, ViewMode};
 
 /// The spec of `run`'s sandbox.
@@ -24,7 +27,7 @@ pub(super) fn run_spec(
     let mut prepare: Vec<Step> = policy
         .create_before
         .iter()
-        .map(|path| Step::CreateHostDir { path: path.clone() })
+        .map(|path| Step::CreateHostDir(CreateHostDir { path: path.clone() }))
         .collect();
     prepare.extend(caches::prepare(
         policy,
@@ -33,9 +36,11 @@ pub(super) fn run_spec(
         layers.home_overlay.as_ref(),
     ));
     prepare.extend(layers.review.as_ref().map(|l| super::review::prepare(policy, l)));
-    prepare.extend(policy.redacted_rc.iter().map(|r| Step::WriteHostFile {
-        path: r.copy.clone(),
-        text: r.text.clone(),
+    prepare.extend(policy.redacted_rc.iter().map(|r| {
+        Step::WriteHostFile(WriteHostFile {
+            path: r.copy.clone(),
+            text: r.text.clone(),
+        })
     }));
     prepare.push(warden(policy, layers, d, limits.watch));
     // The sandbox's cgroups, once the warden (which stays out) runs.
@@ -98,9 +103,9 @@ pub(super) fn run_spec(
         in_root: if policy.git_layouts.is_empty() {
             Vec::new()
         } else {
-            vec![Step::HandGitDirs {
+            vec![Step::HandGitDirs(HandGitDirs {
                 dirs: policy.git_layouts.iter().flat_map(|g| g.own()).collect(),
-            }]
+            })]
         },
         confinement: confinement(
             policy,
@@ -119,13 +124,13 @@ pub(super) fn run_spec(
 fn inherited(binds: Vec<std::path::PathBuf>, reopen: Vec<(i32, std::path::PathBuf)>) -> Vec<Step> {
     let mut steps = Vec::new();
     for path in binds {
-        steps.push(Step::BindMount {
+        steps.push(Step::BindMount(BindMount {
             role: Role::InheritedDevice,
             source: path.clone(),
             target: path.clone(),
             recursive: false,
-        });
-        steps.push(Step::Remount {
+        }));
+        steps.push(Step::Remount(Remount {
             target: path,
             flags: Flags {
                 rdonly: true,
@@ -133,9 +138,13 @@ fn inherited(binds: Vec<std::path::PathBuf>, reopen: Vec<(i32, std::path::PathBu
                 noexec: true,
                 nodev: false,
             },
-        });
+        }));
     }
-    steps.extend(reopen.into_iter().map(|(fd, path)| Step::ReopenFd { fd, path }));
+    steps.extend(
+        reopen
+            .into_iter()
+            .map(|(fd, path)| Step::ReopenFd(ReopenFd { fd, path })),
+    );
     steps
 }
 
@@ -193,11 +202,11 @@ fn confinement(policy: &Policy, host: &HostFacts, layers: &Layers, d: &Decisions
     Confinement {
         chdir: vec![policy.workspace.clone()],
         inside: Vec::new(),
-        capabilities: vec![Step::DropCapabilities {
+        capabilities: vec![Step::DropCapabilities(DropCapabilities {
             keep: Vec::new(),
             bounding: true,
             ambient: Ambient::Lower,
-        }],
+        })],
         seal: Some(seal),
         // With a private PID namespace only the scopes: a domain that
         // handles filesystem access forbids mount(2) to nested sandboxes.

@@ -7,6 +7,10 @@
 
 use super::{Builder, Confinement, MountOp, Namespaces, Plan, Shape, Step, identity};
 use crate::host::MountApi;
+use crate::plan::{
+    BlockOnFd, CloneMonitor, EnterRoot, ForkIntoPidNamespace, JoinNamespace, ListenEgress, Remount,
+    SetHostname, Unshare,
+};
 
 /// One sandbox, as a front end describes it.
 #[derive(Debug, Clone)]
@@ -110,7 +114,7 @@ pub fn lower(spec: SandboxSpec) -> Plan {
         }
         Entry::Unshare => {
             b.steps.extend(join_cgroup);
-            b.push(Step::Unshare { ns });
+            b.push(Step::Unshare(Unshare { ns }));
             None
         }
         Entry::Monitor {
@@ -125,14 +129,14 @@ pub fn lower(spec: SandboxSpec) -> Plan {
                 // The monitor, and every child that goes on from here.
                 b.push(Step::DieWithParent);
             }
-            b.push(Step::CloneMonitor {
+            b.push(Step::CloneMonitor(CloneMonitor {
                 ns,
                 info_fd: *info_fd,
                 json_status_fd: *json_status_fd,
                 join: join.is_some(),
                 forward_signals: *forward_signals,
                 explain: explain.clone(),
-            });
+            }));
             // The monitor stays out of the groups; its child goes in.
             b.steps.extend(join_cgroup);
             *join
@@ -140,27 +144,29 @@ pub fn lower(spec: SandboxSpec) -> Plan {
     };
     if let Some(j) = join {
         if let Some(fd) = j.userns_fd {
-            b.push(Step::JoinNamespace { fd, pid: false });
+            b.push(Step::JoinNamespace(JoinNamespace { fd, pid: false }));
         }
         // Joining needs the namespaces made in order (setns before
         // unshare); the PID namespace is made by the fork into it.
-        b.push(Step::Unshare {
+        b.push(Step::Unshare(Unshare {
             ns: Namespaces { pid: false, ..ns },
-        });
+        }));
     }
     match spec.identity {
         Identity::None => {}
         Identity::Map { uid, gid } => b.steps.extend(identity(uid, gid)),
         // The caller reads the child's pid from --info-fd, writes its id
         // maps, then writes to this fd.
-        Identity::CallerMaps { block_fd } => b.push(Step::BlockOnFd { fd: block_fd }),
+        Identity::CallerMaps { block_fd } => b.push(Step::BlockOnFd(BlockOnFd { fd: block_fd })),
     }
     if let Some(j) = join {
         if let Some(fd) = j.pidns_fd {
-            b.push(Step::JoinNamespace { fd, pid: true });
+            b.push(Step::JoinNamespace(JoinNamespace { fd, pid: true }));
         }
         if ns.pid || j.pidns_fd.is_some() {
-            b.push(Step::ForkIntoPidNamespace { new_pidns: ns.pid });
+            b.push(Step::ForkIntoPidNamespace(ForkIntoPidNamespace {
+                new_pidns: ns.pid,
+            }));
         } else {
             b.push(Step::NotifyMonitor);
         }
@@ -172,10 +178,10 @@ pub fn lower(spec: SandboxSpec) -> Plan {
         b.push(Step::LoopbackUp);
     }
     if let Some(port) = spec.egress_port {
-        b.push(Step::ListenEgress { port });
+        b.push(Step::ListenEgress(ListenEgress { port }));
     }
     if let Some(name) = spec.hostname {
-        b.push(Step::SetHostname { name });
+        b.push(Step::SetHostname(SetHostname { name }));
     }
     b.push(Step::MakeMountsSlave);
     b.steps.extend(spec.inherited);
@@ -185,14 +191,14 @@ pub fn lower(spec: SandboxSpec) -> Plan {
     };
     if let Some(root) = &new_root {
         if spec.seal_root {
-            b.push(Step::Remount {
+            b.push(Step::Remount(Remount {
                 target: root.clone(),
                 flags: super::Flags::RDONLY_NOSUID_NODEV,
-            });
+            }));
         }
-        b.push(Step::EnterRoot {
+        b.push(Step::EnterRoot(EnterRoot {
             new_root: root.clone(),
-        });
+        }));
     }
     b.steps.extend(spec.in_root);
     b.steps.extend(spec.confinement.steps());

@@ -1,10 +1,16 @@
 //! One setup step: the syscall it makes and why. Steps print in syscall form,
-//! so `qwrap plan` reads like an strace of the setup.
+//! so `qwrap plan` reads like an strace of the setup. Each variant carries
+//! a struct of its own, declared with its text and purpose in its family's
+//! module (step_host.rs, step_namespace.rs, step_mount.rs, step_process.rs;
+//! step_family.rs sees a step as its family's).
 
 pub use super::step_args::{
     Ambient, Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayPart, OverlayUpper, Role, Watched,
 };
-use crate::policy::EnvRules;
+use super::step_host::*;
+use super::step_mount::*;
+use super::step_namespace::*;
+use super::step_process::*;
 use serde::Serialize;
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -16,197 +22,71 @@ pub type TreeId = usize;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum Step {
-    CreateHostDir {
-        #[serde(serialize_with = "crate::lossy::path")]
-        path: PathBuf,
-    },
+    CreateHostDir(CreateHostDir),
     /// Starts the warden (before the namespaces, so that it stays outside).
     StartWarden(StartWarden),
     /// `--review`, on the host: the run's layer (plan/review.rs), a lock
     /// the warden holds, the record `qwrap review` reads, the start.
-    PrepareReview {
-        #[serde(serialize_with = "crate::lossy::path")]
-        layer: PathBuf,
-        trees: usize,
-        /// Made now, else an idle one (an earlier run left it empty).
-        fresh: bool,
-        /// The git indexes, linked as `base-N` where they are: a host index
-        /// only refreshed since (the same entries) is no conflict at apply.
-        #[serde(serialize_with = "crate::lossy::paths")]
-        bases: Vec<PathBuf>,
-        #[serde(skip)]
-        record: Vec<u8>,
-    },
+    PrepareReview(PrepareReview),
     /// A cgroup of the sandbox's own, on the host: made new (one that is
     /// there already fails the step), each limit written to its file, in
     /// order, then the group the command joins made beneath it.
-    MakeCgroup {
-        #[serde(serialize_with = "crate::lossy::path")]
-        dir: PathBuf,
-        /// (file, value).
-        limits: Vec<(String, String)>,
-    },
+    MakeCgroup(MakeCgroup),
     /// The process that goes on to be the command (qwrap's own, or PID 1
     /// of a private PID namespace, just forked) moves into each of the
     /// sandbox's groups: all it forks is born there; the warden and the
     /// monitor, started before, stay out.
-    JoinCgroup {
-        #[serde(serialize_with = "crate::lossy::paths")]
-        groups: Vec<PathBuf>,
-    },
+    JoinCgroup(JoinCgroup),
     /// `--isolation landlock`: a directory of the command's own on the host
     /// (its TMPDIR), made new (one that is there already fails the step).
-    MakePrivateDir {
-        #[serde(serialize_with = "crate::lossy::path")]
-        path: PathBuf,
-    },
+    MakePrivateDir(MakePrivateDir),
     /// `--network proxied`: the proxy's listening socket, made in the
     /// sandbox's network namespace and handed to the warden, which serves
     /// it from the host's.
-    ListenEgress {
-        port: u16,
-    },
+    ListenEgress(ListenEgress),
     /// unshare(2) of these namespaces, the mount namespace always (a PID
     /// namespace is entered by forking: `ForkIntoPidNamespace`).
-    Unshare {
-        ns: Namespaces,
-    },
+    Unshare(Unshare),
     DenySetgroups,
-    WriteIdMap {
-        map: IdMap,
-        inside: u32,
-        outside: u32,
-    },
+    WriteIdMap(WriteIdMap),
     LoopbackUp,
     MakeMountsSlave,
-    CloneTree {
-        tree: TreeId,
-        role: Role,
-        #[serde(serialize_with = "crate::lossy::path")]
-        source: PathBuf,
-        recursive: bool,
-    },
-    SetTreeAttr {
-        tree: TreeId,
-        set: Flags,
-        private: bool,
-    },
-    MountTmpfs {
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-        flags: Flags,
-        mode: u32,
-        #[serde(skip_serializing_if = "Option::is_none")]
-        size: Option<u64>,
-    },
-    AttachTree {
-        tree: TreeId,
-        role: Role,
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-    },
+    CloneTree(CloneTree),
+    SetTreeAttr(SetTreeAttr),
+    MountTmpfs(MountTmpfs),
+    AttachTree(AttachTree),
     /// A directory or an empty file to mount on. On a filesystem the plan
     /// made (a fresh tmpfs), one `mkdir`/`mknod` that fails if anything is
     /// there; with `if_missing` (bwrap mode's destinations), left alone when
     /// it exists and made with its missing parents otherwise.
-    MakeMountPoint {
-        #[serde(serialize_with = "crate::lossy::path")]
-        path: PathBuf,
-        dir: bool,
-        mode: u32,
-        if_missing: bool,
-    },
-    Symlink {
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-        #[serde(serialize_with = "crate::lossy::path")]
-        link: PathBuf,
-    },
+    MakeMountPoint(MakeMountPoint),
+    Symlink(Symlink),
     /// Opens `ptmx` beside `target` in the sandbox's own devpts until its
     /// pty number `index` exists, so that the caller's terminal can be
     /// bound over that name (ttyname(3) inside then names the terminal as
     /// outside); the ptys below it are closed again, the one at `index`
     /// handed to the warden, which holds it (its name would vanish with
     /// the last descriptor of it).
-    ClaimPty {
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-        index: u32,
-    },
-    MountDevpts {
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-    },
-    SetPathAttr {
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-        recursive: bool,
-        set: Flags,
-        private: bool,
-    },
-    BindMount {
-        role: Role,
-        #[serde(serialize_with = "crate::lossy::path")]
-        source: PathBuf,
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-        recursive: bool,
-    },
-    MakeTreePrivate {
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-    },
+    ClaimPty(ClaimPty),
+    MountDevpts(MountDevpts),
+    SetPathAttr(SetPathAttr),
+    BindMount(BindMount),
+    MakeTreePrivate(MakeTreePrivate),
     /// Legacy path: adds `set` to the mount at `target`, keeping its own
     /// flags (the kernel refuses to clear a flag locked in a user
     /// namespace), and with `recursive` to each mount the table lists under
     /// `source`, at the same place under `target` (a bind copies them).
-    RemountTree {
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-        #[serde(serialize_with = "crate::lossy::path")]
-        source: PathBuf,
-        /// The mount table to read (the host's /proc, wherever it is now).
-        #[serde(serialize_with = "crate::lossy::path")]
-        table: PathBuf,
-        set: Flags,
-        recursive: bool,
-    },
-    Remount {
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-        flags: Flags,
-    },
-    PivotRoot {
-        #[serde(serialize_with = "crate::lossy::path")]
-        new_root: PathBuf,
-        #[serde(serialize_with = "crate::lossy::path")]
-        put_old: PathBuf,
-    },
-    EnterRoot {
-        #[serde(serialize_with = "crate::lossy::path")]
-        new_root: PathBuf,
-    },
+    RemountTree(RemountTree),
+    Remount(Remount),
+    PivotRoot(PivotRoot),
+    EnterRoot(EnterRoot),
     /// Every capability but `keep` leaves the effective, permitted,
     /// inheritable and ambient sets, and the bounding set with `bounding`;
     /// `ambient` says what the kept ones do there. `run`: nothing kept,
     /// bounding included.
-    DropCapabilities {
-        keep: Vec<u32>,
-        bounding: bool,
-        ambient: Ambient,
-    },
+    DropCapabilities(DropCapabilities),
     NoNewPrivs,
-    Landlock {
-        abi: u32,
-        /// Write-type access beneath each, but making FIFOs.
-        #[serde(serialize_with = "crate::lossy::paths")]
-        paths: Vec<PathBuf>,
-        /// FIFOs made only beneath these: nothing of the host's reads
-        /// there later (the private /tmp, /dev, caches in layers).
-        #[serde(serialize_with = "crate::lossy::paths")]
-        fifo: Vec<PathBuf>,
-        scoped: bool,
-    },
+    Landlock(Landlock),
     /// The seccomp filter of one profile (filter_rules.rs; build.rs
     /// compiles each): with `warden`, calls aimed at other processes go to
     /// the warden, which gets the listener; `unscoped` (no Landlock signal
@@ -228,9 +108,7 @@ pub enum Step {
     /// without namespaces: no Unix socket can be made (none at all with
     /// the network closed), no keyring, SysV IPC or POSIX message queue
     /// call.
-    LandlockOnlyFilter {
-        closed: bool,
-    },
+    LandlockOnlyFilter(LandlockOnlyFilter),
     /// A filter of its own refusing the keyring calls (keyctl, add_key,
     /// request_key: EPERM): the caller's keyrings out of reach, and no
     /// keyring made, which would count against the caller's key quota.
@@ -238,10 +116,7 @@ pub enum Step {
     /// The sandbox's own git dir levels (tmpfs, mounted), opened inside and
     /// handed to the warden, which fills them from the host's and keeps
     /// both in step; the setup waits for it to have filled them.
-    HandGitDirs {
-        #[serde(serialize_with = "crate::lossy::paths")]
-        dirs: Vec<PathBuf>,
-    },
+    HandGitDirs(HandGitDirs),
     /// The reaper (Landlock ABI ≥ 6): a Landlock domain that only scopes
     /// signals, a detached process in it that kills every process of the
     /// sandbox (whose ruleset nests inside) when the command exits.
@@ -249,33 +124,17 @@ pub enum Step {
     /// bwrap mode with `QWRAP_EXPLAIN`: the filter that hands the monitor
     /// every call that can be refused (its layers' refusals folded in with
     /// `layers`; without them no call is refused), and its listener.
-    SeccompToMonitor {
-        layers: bool,
-    },
+    SeccompToMonitor(SeccompToMonitor),
     /// A detached tmpfs (mode 0000) holding an empty directory `d` and an
     /// empty file `f`, both mode 0000: what hidden paths are covered with.
-    MakeHiddenSource {
-        tree: TreeId,
-    },
+    MakeHiddenSource(MakeHiddenSource),
     /// A clone of the hidden source's `d` or `f` over `target`, read-only.
-    AttachHidden {
-        source: TreeId,
-        dir: bool,
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-    },
+    AttachHidden(AttachHidden),
     /// Opens `path` again with the access mode of `fd` and puts it at `fd`.
-    ReopenFd {
-        fd: i32,
-        #[serde(serialize_with = "crate::lossy::path")]
-        path: PathBuf,
-    },
+    ReopenFd(ReopenFd),
     /// Only 0-2 and `keep` reach the command; `closed` names what the
     /// inventory found and leaves behind, for the audit.
-    SealFds {
-        keep: Vec<i32>,
-        closed: Vec<(i32, String)>,
-    },
+    SealFds(SealFds),
     /// prctl(PR_SET_PDEATHSIG, SIGKILL) now, and in the child of every
     /// fork after it that goes on with the setup (the monitor's, the PID
     /// namespace's, the session's, PID 1's): the sandbox dies with the
@@ -295,101 +154,42 @@ pub enum Step {
     /// terminal through it; the command stays in the caller's process
     /// group (^C still reaches it).
     DetachTerminal,
-    Exec {
-        #[serde(serialize_with = "ser_argv")]
-        argv: Vec<OsString>,
-        #[serde(skip)]
-        argv0: Option<OsString>,
-        env: EnvRules,
-    },
+    Exec(Exec),
     /// Fork into new namespaces (bwrap mode; `run --pid private`); the
     /// parent stays outside as the monitor that reports and relays the exit
     /// status.
-    CloneMonitor {
-        ns: Namespaces,
-        info_fd: Option<i32>,
-        json_status_fd: Option<i32>,
-        /// Plain fork: the child joins or makes its namespaces itself and
-        /// tells the monitor its pid when they are ready.
-        join: bool,
-        /// `run`: the signals sent to qwrap (HUP, INT, QUIT, TERM, USR1,
-        /// USR2) go on to the sandbox's PID 1, which passes them to the
-        /// command: qwrap stays the command's stand-in for the caller.
-        forward_signals: bool,
-        /// bwrap mode with `QWRAP_EXPLAIN`: the monitor judges the calls
-        /// `SeccompToMonitor` hands it and says the refusals at the end.
-        #[serde(skip_serializing_if = "Option::is_none")]
-        explain: Option<Box<super::explain::Explain>>,
-    },
+    CloneMonitor(CloneMonitor),
     /// `setns(fd)`: joins a user or PID namespace handed over by fd.
-    JoinNamespace {
-        fd: i32,
-        pid: bool,
-    },
+    JoinNamespace(JoinNamespace),
     /// Forks so that the child lands in the PID namespace joined just
     /// before, or a new one (`unshare(CLONE_NEWPID)` first); the parent
     /// tells the monitor the child's pid, waits and exits as it does.
-    ForkIntoPidNamespace {
-        new_pidns: bool,
-    },
+    ForkIntoPidNamespace(ForkIntoPidNamespace),
     /// Tells the monitor this process's pid: the namespaces are ready.
     NotifyMonitor,
     /// Fails when a new user namespace can still be made (and was).
     AssertUsernsDisabled,
-    SetHostname {
-        #[serde(serialize_with = "ser_os")]
-        name: OsString,
-    },
-    MountProc {
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-    },
-    MountMqueue {
-        #[serde(serialize_with = "crate::lossy::path")]
-        target: PathBuf,
-    },
+    SetHostname(SetHostname),
+    MountProc(MountProc),
+    MountMqueue(MountMqueue),
     /// Makes an existing subtree read-only where it is, left alone where
     /// its mount is read-only already (`bubblewrap`: where access(W_OK)
     /// refuses, as bubblewrap asks): clone, set, attach; `legacy`: bound
     /// onto itself and remounted.
-    ReadOnlyInPlace {
-        #[serde(serialize_with = "crate::lossy::path")]
-        path: PathBuf,
-        legacy: bool,
-        #[serde(skip_serializing_if = "std::ops::Not::not")]
-        bubblewrap: bool,
-    },
-    CopyFdToFile {
-        fd: i32,
-        #[serde(serialize_with = "crate::lossy::path")]
-        path: PathBuf,
-        mode: u32,
-    },
-    Chmod {
-        #[serde(serialize_with = "crate::lossy::path")]
-        path: PathBuf,
-        mode: u32,
-    },
+    ReadOnlyInPlace(ReadOnlyInPlace),
+    CopyFdToFile(CopyFdToFile),
+    Chmod(Chmod),
     /// The first of these directories that exists becomes the working
     /// directory, and the command's PWD.
-    Chdir {
-        #[serde(serialize_with = "crate::lossy::paths")]
-        candidates: Vec<PathBuf>,
-    },
+    Chdir(Chdir),
     /// The caller's seccomp programs (raw `struct sock_filter` arrays, read
     /// from its fds while parsing), installed just before execve.
-    CallerSeccomp {
-        #[serde(serialize_with = "program_lengths")]
-        programs: Vec<Vec<u8>>,
-    },
+    CallerSeccomp(CallerSeccomp),
     /// PID 1 of a new PID namespace: fork the command, reap every child,
     /// exit as the command does (`wait_all`: once every process is gone,
     /// for --keep-background). `forward_signals`: what a process outside
     /// sends it goes on to the command.
-    PidOneInit {
-        forward_signals: bool,
-        wait_all: bool,
-    },
+    PidOneInit(PidOneInit),
     /// `run --pid private`: a pidfd of this process (the PID namespace's
     /// init-to-be) handed to the warden, which ends with it: the namespace
     /// and everything in it die with its PID 1.
@@ -397,80 +197,37 @@ pub enum Step {
     /// `run --pid private`: a Landlock domain that only scopes signals and
     /// abstract sockets (one that handles filesystem access would forbid
     /// the mounts nested sandboxes make).
-    LandlockScopes {
-        abi: u32,
-    },
-    BlockOnFd {
-        fd: i32,
-    },
+    LandlockScopes(LandlockScopes),
+    BlockOnFd(BlockOnFd),
     /// Holds a read lock on a file for the command's life (the fd is left
     /// open across exec).
-    LockFile {
-        #[serde(serialize_with = "crate::lossy::path")]
-        path: PathBuf,
-    },
+    LockFile(LockFile),
     /// Before the sandbox, on the host: cache directories that are missing,
     /// and each overlay layer's `upper` and `work` (made with their
     /// parents, mode 0700); then an exclusive lock on the layer slot, which
     /// the warden holds for the sandbox's life.
-    PrepareCaches {
-        #[serde(serialize_with = "crate::lossy::paths")]
-        create: Vec<PathBuf>,
-        #[serde(serialize_with = "crate::lossy::paths")]
-        layers: Vec<PathBuf>,
-        /// Layers overlaid now: marked, so that they are never bound bare
-        /// again (an upper layer may hold whiteouts).
-        #[serde(serialize_with = "crate::lossy::paths")]
-        marked: Vec<PathBuf>,
-        #[serde(serialize_with = "crate::lossy::opt_path")]
-        lock: Option<PathBuf>,
-    },
+    PrepareCaches(PrepareCaches),
     /// Before the sandbox, on the host: a file written whole (through a
     /// temporary file and a rename) unless it is there already (its name
     /// is its content's hash): a shell start-up file without its
     /// credential assignments, to be shown read-only in its place.
-    WriteHostFile {
-        #[serde(serialize_with = "crate::lossy::path")]
-        path: PathBuf,
-        #[serde(skip)]
-        text: String,
-    },
+    WriteHostFile(WriteHostFile),
     /// A detached overlay mount of host directories (resolved now, before
     /// anything covers them), attached later as a cloned tree is.
-    MakeOverlay {
-        tree: TreeId,
-        /// Lowest layer first, as `--overlay-src` gives them.
-        #[serde(serialize_with = "crate::lossy::paths")]
-        lower: Vec<PathBuf>,
-        upper: OverlayUpper,
-        /// In a user namespace: trusted xattrs are out of reach.
-        userxattr: bool,
-    },
+    MakeOverlay(MakeOverlay),
     /// The caches inside the home from one overlay of it (upper layer
     /// `upper`): each cache's subtree cloned from it into its tree. Where
     /// the kernel refuses that overlay (EINVAL: a host mount beneath the
     /// home, which an overlay in a user namespace may not hide), one
     /// overlay per cache over the same upper directories instead.
-    HomeCaches {
-        #[serde(serialize_with = "crate::lossy::path")]
-        home: PathBuf,
-        #[serde(serialize_with = "crate::lossy::path")]
-        upper: PathBuf,
-        #[serde(serialize_with = "crate::lossy::path")]
-        work: PathBuf,
-        userxattr: bool,
-        parts: Vec<OverlayPart>,
-    },
+    HomeCaches(HomeCaches),
     /// Allows one user namespace below the sandbox's own: the one
     /// `NestUserNamespace` makes. Keeps /proc open for that step.
     DisableUserns,
     /// Enters a user namespace nested in the sandbox's own, with the same
     /// ids: the command holds no capability where the limit was set, so it
     /// cannot raise it again (bubblewrap's --disable-userns).
-    NestUserNamespace {
-        uid: u32,
-        gid: u32,
-    },
+    NestUserNamespace(NestUserNamespace),
 }
 
 /// What the warden is started with: the executor hands it over as it is
@@ -529,16 +286,16 @@ pub struct StartWarden {
     pub repos: Option<Box<RepoScan>>,
 }
 
-fn ser_os<S: serde::Serializer>(v: &OsString, s: S) -> Result<S::Ok, S::Error> {
+pub(super) fn ser_os<S: serde::Serializer>(v: &OsString, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(&v.to_string_lossy())
 }
 
-fn ser_argv<S: serde::Serializer>(v: &[OsString], s: S) -> Result<S::Ok, S::Error> {
+pub(super) fn ser_argv<S: serde::Serializer>(v: &[OsString], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(v.iter().map(|a| a.to_string_lossy()))
 }
 
 /// A program is shown by its size in instructions, not its bytes.
-fn program_lengths<S: serde::Serializer>(v: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
+pub(super) fn program_lengths<S: serde::Serializer>(v: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
     s.collect_seq(v.iter().map(|p| p.len() / 8))
 }
 

@@ -1,5 +1,10 @@
 use super::filter_rules::Profile;
 use super::*;
+use crate::plan::{
+    AttachTree, BindMount, Chdir, CloneTree, DropCapabilities, EnterRoot, Exec, Landlock, MakeMountPoint,
+    MakeTreePrivate, MountTmpfs, PivotRoot, Remount, RemountTree, SealFds, SetPathAttr, SetTreeAttr, Symlink,
+    Unshare, WriteIdMap,
+};
 use crate::policy::NetworkMode;
 use crate::policy::{
     Checkout, CliSettings, EnvRules, GitInfo, ReadOnlyPath, RootReason, Settings, TmpMode, WritableRoot,
@@ -137,25 +142,25 @@ fn starts_with_namespaces_and_identity_maps() {
                     cut: false,
                 })),
             }),
-            Step::Unshare {
+            Step::Unshare(Unshare {
                 ns: Namespaces {
                     user: true,
                     net: false,
                     ipc: true,
                     ..Namespaces::default()
                 }
-            },
+            }),
             Step::DenySetgroups,
-            Step::WriteIdMap {
+            Step::WriteIdMap(WriteIdMap {
                 map: IdMap::Uid,
                 inside: 1000,
                 outside: 1000
-            },
-            Step::WriteIdMap {
+            }),
+            Step::WriteIdMap(WriteIdMap {
                 map: IdMap::Gid,
                 inside: 100,
                 outside: 100
-            },
+            }),
             Step::MakeMountsSlave,
         ]
     );
@@ -172,44 +177,44 @@ fn ends_by_dropping_privileges_then_exec() {
         let n = p.steps.len();
         // Only the legacy path pivots; the new API edits its own copy in place.
         assert_eq!(
-            matches!(p.steps[n - 11], Step::EnterRoot { .. }),
+            matches!(p.steps[n - 11], Step::EnterRoot(EnterRoot { .. })),
             api == MountApi::Legacy
         );
         assert!(
             !p.steps[..n - 11]
                 .iter()
-                .any(|s| matches!(s, Step::EnterRoot { .. }))
+                .any(|s| matches!(s, Step::EnterRoot(EnterRoot { .. })))
         );
         assert_eq!(
             p.steps[n - 10],
-            Step::Chdir {
+            Step::Chdir(Chdir {
                 candidates: vec!["/home/u/proj".into()]
-            }
+            })
         );
         assert_eq!(
             &p.steps[n - 9..n - 6],
             &[
-                Step::DropCapabilities {
+                Step::DropCapabilities(DropCapabilities {
                     keep: vec![],
                     bounding: true,
                     ambient: Ambient::Lower
-                },
+                }),
                 Step::NoNewPrivs,
-                Step::SealFds {
+                Step::SealFds(SealFds {
                     keep: vec![],
                     closed: vec![]
-                }
+                })
             ]
         );
         assert_eq!(p.steps[n - 6], Step::StartReaper);
         assert_eq!(
             p.steps[n - 5],
-            Step::Landlock {
+            Step::Landlock(Landlock {
                 abi: 7,
                 paths: vec!["/home/u/proj".into(), "/dev".into(), "/tmp".into()],
                 fifo: vec!["/dev".into(), "/tmp".into()],
                 scoped: true
-            }
+            })
         );
         assert_eq!(
             &p.steps[n - 4..n - 1],
@@ -225,7 +230,7 @@ fn ends_by_dropping_privileges_then_exec() {
                 Step::DieWithParent
             ]
         );
-        assert!(matches!(p.steps[n - 1], Step::Exec { .. }));
+        assert!(matches!(p.steps[n - 1], Step::Exec(Exec { .. })));
     }
 }
 
@@ -237,14 +242,14 @@ fn closed_network_unshares_net_and_raises_lo() {
     );
     assert_eq!(
         p.steps[1],
-        Step::Unshare {
+        Step::Unshare(Unshare {
             ns: Namespaces {
                 user: true,
                 net: true,
                 ipc: true,
                 ..Namespaces::default()
             }
-        }
+        })
     );
     assert_eq!(
         p.steps[1].to_string(),
@@ -268,13 +273,20 @@ fn new_api_clones_everything_before_mounting_over_host_paths() {
     let first_mount = position(&p, |s| {
         matches!(
             s,
-            Step::MountTmpfs { .. } | Step::AttachTree { .. } | Step::SetPathAttr { .. }
+            Step::MountTmpfs(MountTmpfs { .. })
+                | Step::AttachTree(AttachTree { .. })
+                | Step::SetPathAttr(SetPathAttr { .. })
         )
     });
     let last_clone = p
         .steps
         .iter()
-        .rposition(|s| matches!(s, Step::CloneTree { .. } | Step::SetTreeAttr { .. }))
+        .rposition(|s| {
+            matches!(
+                s,
+                Step::CloneTree(CloneTree { .. }) | Step::SetTreeAttr(SetTreeAttr { .. })
+            )
+        })
         .unwrap();
     assert_eq!(last_clone + 1, first_mount);
     // Then the whole tree is made read-only, nosuid and private, recursively,
@@ -283,16 +295,14 @@ fn new_api_clones_everything_before_mounting_over_host_paths() {
         p.steps[first_mount].to_string(),
         r#"mount_setattr(AT_FDCWD, "/", AT_RECURSIVE, {attr_set=MOUNT_ATTR_RDONLY|MOUNT_ATTR_NOSUID, propagation=MS_PRIVATE})"#
     );
-    assert!(
-        !p.steps
-            .iter()
-            .any(|s| matches!(s, Step::EnterRoot { .. } | Step::PivotRoot { .. }))
-    );
-    assert!(
-        !p.steps
-            .iter()
-            .any(|s| matches!(s, Step::BindMount { .. } | Step::RemountTree { .. }))
-    );
+    assert!(!p.steps.iter().any(|s| matches!(
+        s,
+        Step::EnterRoot(EnterRoot { .. }) | Step::PivotRoot(PivotRoot { .. })
+    )));
+    assert!(!p.steps.iter().any(|s| matches!(
+        s,
+        Step::BindMount(BindMount { .. }) | Step::RemountTree(RemountTree { .. })
+    )));
 }
 
 #[test]
@@ -310,12 +320,15 @@ fn every_tree_is_cloned_once_and_attached_once() {
     // The host tree itself is not cloned: the namespace's copy is the root.
     assert_eq!(n, DEVICES.len() + 2 + 1);
     for id in 0..n {
-        let cloned = position(&p, |s| matches!(s, Step::CloneTree { tree, .. } if *tree == id));
+        let cloned = position(
+            &p,
+            |s| matches!(s, Step::CloneTree(CloneTree { tree, .. }) if *tree == id),
+        );
         let attached: Vec<usize> = p
             .steps
             .iter()
             .enumerate()
-            .filter(|(_, s)| matches!(s, Step::AttachTree { tree, .. } if *tree == id))
+            .filter(|(_, s)| matches!(s, Step::AttachTree(AttachTree { tree, .. }) if *tree == id))
             .map(|(i, _)| i)
             .collect();
         assert_eq!(attached.len(), 1, "tree{id}");
@@ -338,7 +351,9 @@ fn parents_are_mounted_before_children() {
         .steps
         .iter()
         .filter_map(|s| match s {
-            Step::AttachTree { target, .. } | Step::MountTmpfs { target, .. } => Some(target),
+            Step::AttachTree(AttachTree { target, .. }) | Step::MountTmpfs(MountTmpfs { target, .. }) => {
+                Some(target)
+            }
             _ => None,
         })
         .collect();
@@ -360,25 +375,25 @@ fn roots_under_private_tmp_get_mount_points() {
     );
     let tmpfs = position(
         &p,
-        |s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new("/tmp")),
+        |s| matches!(s, Step::MountTmpfs(MountTmpfs { target, .. }) if target == Path::new("/tmp")),
     );
     let mk_a = position(
         &p,
-        |s| matches!(s, Step::MakeMountPoint { path, dir: true, .. } if path == Path::new("/tmp/a")),
+        |s| matches!(s, Step::MakeMountPoint(MakeMountPoint { path, dir: true, .. }) if path == Path::new("/tmp/a")),
     );
     // /tmp/a is the host's, read-only: a write beside the root must not
     // land in the throwaway tmpfs.
     let attach_a = position(
         &p,
-        |s| matches!(s, Step::AttachTree { target, role: Role::ReadOnlyPath, .. } if target == Path::new("/tmp/a")),
+        |s| matches!(s, Step::AttachTree(AttachTree { target, role: Role::ReadOnlyPath, .. }) if target == Path::new("/tmp/a")),
     );
     let attach = position(
         &p,
-        |s| matches!(s, Step::AttachTree { target, .. } if target == Path::new("/tmp/a/ws")),
+        |s| matches!(s, Step::AttachTree(AttachTree { target, .. }) if target == Path::new("/tmp/a/ws")),
     );
     assert!(tmpfs < mk_a && mk_a < attach_a && attach_a < attach);
     assert!(!p.steps.iter().any(
-        |s| matches!(s, Step::MakeMountPoint { path, dir: true, .. } if path == Path::new("/tmp/a/ws"))
+        |s| matches!(s, Step::MakeMountPoint(MakeMountPoint { path, dir: true, .. }) if path == Path::new("/tmp/a/ws"))
     ));
     // With the host's /tmp there is nothing to create.
     let p = build(
@@ -388,12 +403,12 @@ fn roots_under_private_tmp_get_mount_points() {
     assert!(
         !p.steps
             .iter()
-            .any(|s| matches!(s, Step::MakeMountPoint { path, dir: true, .. } if path.starts_with("/tmp")))
+            .any(|s| matches!(s, Step::MakeMountPoint(MakeMountPoint { path, dir: true, .. }) if path.starts_with("/tmp")))
     );
     assert!(
         !p.steps
             .iter()
-            .any(|s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new("/tmp")))
+            .any(|s| matches!(s, Step::MountTmpfs(MountTmpfs { target, .. }) if target == Path::new("/tmp")))
     );
 }
 
@@ -411,7 +426,8 @@ fn dev_is_exactly_the_minimal_set_then_read_only() {
             .steps
             .iter()
             .filter_map(|s| match s {
-                Step::MakeMountPoint { path, .. } | Step::Symlink { link: path, .. } => Some(path),
+                Step::MakeMountPoint(MakeMountPoint { path, .. })
+                | Step::Symlink(Symlink { link: path, .. }) => Some(path),
                 _ => None,
             })
             .filter(|p| p.parent() == Some(&dev))
@@ -426,7 +442,9 @@ fn dev_is_exactly_the_minimal_set_then_read_only() {
             ]
         );
         let ro = position(&p, |s| match s {
-            Step::SetPathAttr { target, .. } | Step::Remount { target, .. } => target == &dev,
+            Step::SetPathAttr(SetPathAttr { target, .. }) | Step::Remount(Remount { target, .. }) => {
+                target == &dev
+            }
             _ => false,
         });
         let last_dev = p
@@ -444,11 +462,10 @@ fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
         &policy(&["/w"], &["/w/.env"], NetworkMode::Open, TmpMode::Private),
         &host(MountApi::Legacy),
     );
-    assert!(
-        !p.steps
-            .iter()
-            .any(|s| matches!(s, Step::CloneTree { .. } | Step::AttachTree { .. }))
-    );
+    assert!(!p.steps.iter().any(|s| matches!(
+        s,
+        Step::CloneTree(CloneTree { .. }) | Step::AttachTree(AttachTree { .. })
+    )));
     let text = p.to_string();
     assert!(
         text.contains(r#"pivot_root("/tmp", "/tmp/oldroot"); chdir("/")"#),
@@ -460,7 +477,7 @@ fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
     let remounts: Vec<&Step> = p
         .steps
         .iter()
-        .filter(|s| matches!(s, Step::RemountTree { .. }))
+        .filter(|s| matches!(s, Step::RemountTree(RemountTree { .. })))
         .collect();
     // The host tree and the read-only path (device nodes get a Remount).
     assert_eq!(remounts.len(), 2);
@@ -472,15 +489,15 @@ fn legacy_path_binds_from_old_root_and_remounts_once_per_tree() {
     // The host tree is made private before it is remounted.
     let private = position(
         &p,
-        |s| matches!(s, Step::MakeTreePrivate { target } if target == Path::new("/newroot")),
+        |s| matches!(s, Step::MakeTreePrivate(MakeTreePrivate { target }) if target == Path::new("/newroot")),
     );
     let remount = position(
         &p,
-        |s| matches!(s, Step::RemountTree { target, .. } if target == Path::new("/newroot")),
+        |s| matches!(s, Step::RemountTree(RemountTree { target, .. }) if target == Path::new("/newroot")),
     );
     assert!(private < remount);
     assert!(
-        matches!(p.steps.iter().rev().nth(10), Some(Step::EnterRoot { new_root }) if new_root == Path::new("/newroot"))
+        matches!(p.steps.iter().rev().nth(10), Some(Step::EnterRoot(EnterRoot { new_root })) if new_root == Path::new("/newroot"))
     );
 }
 

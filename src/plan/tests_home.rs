@@ -2,6 +2,7 @@
 //! home, and `--home overlay`.
 
 use super::*;
+use crate::plan::{AttachTree, HomeCaches, Landlock, MakeOverlay};
 use crate::policy::{CacheMode, CacheRoot, HomeMode, Sourced};
 
 /// A workspace in the home with two overlaid caches in it and one outside,
@@ -47,7 +48,7 @@ fn the_caches_in_the_home_come_from_one_overlay() {
             .steps
             .iter()
             .find_map(|s| match s {
-                Step::HomeCaches { parts, upper, .. } => Some((parts.clone(), upper.clone())),
+                Step::HomeCaches(HomeCaches { parts, upper, .. }) => Some((parts.clone(), upper.clone())),
                 _ => None,
             })
             .expect("one overlay of the home");
@@ -62,17 +63,20 @@ fn the_caches_in_the_home_come_from_one_overlay() {
         assert!(home.1.ends_with("0/%home/upper"), "{:?}", home.1);
         // The cache outside the home has its own; nothing else is overlaid.
         assert_eq!(
-            count(&plan, |s| matches!(s, Step::MakeOverlay { .. })),
+            count(&plan, |s| matches!(s, Step::MakeOverlay(MakeOverlay { .. }))),
             1,
             "{api:?}"
         );
-        assert_eq!(count(&plan, |s| matches!(s, Step::HomeCaches { .. })), 1);
+        assert_eq!(
+            count(&plan, |s| matches!(s, Step::HomeCaches(HomeCaches { .. }))),
+            1
+        );
         // Each part's tree is attached at its cache.
         for p in &home.0 {
             assert!(
                 plan.steps
                     .iter()
-                    .any(|s| matches!(s, Step::AttachTree { tree, .. } if *tree == p.tree)),
+                    .any(|s| matches!(s, Step::AttachTree(AttachTree { tree, .. }) if *tree == p.tree)),
                 "{api:?}: tree {} never attached",
                 p.tree
             );
@@ -93,17 +97,23 @@ fn an_overlaid_home_is_one_overlay_at_the_home_and_writable_to_landlock() {
     let plan = build(&pol, &h);
     let home_overlays = count(
         &plan,
-        |s| matches!(s, Step::MakeOverlay { lower, .. } if lower == &[PathBuf::from("/home/u")]),
+        |s| matches!(s, Step::MakeOverlay(MakeOverlay { lower, .. }) if lower == &[PathBuf::from("/home/u")]),
     );
     assert_eq!(home_overlays, 1);
     // The caches inside are part of it: no split, no overlay of their own.
-    assert_eq!(count(&plan, |s| matches!(s, Step::HomeCaches { .. })), 0);
-    assert_eq!(count(&plan, |s| matches!(s, Step::MakeOverlay { .. })), 2);
+    assert_eq!(
+        count(&plan, |s| matches!(s, Step::HomeCaches(HomeCaches { .. }))),
+        0
+    );
+    assert_eq!(
+        count(&plan, |s| matches!(s, Step::MakeOverlay(MakeOverlay { .. }))),
+        2
+    );
     let rules = plan
         .steps
         .iter()
         .find_map(|s| match s {
-            Step::Landlock { paths, .. } => Some(paths.clone()),
+            Step::Landlock(Landlock { paths, .. }) => Some(paths.clone()),
             _ => None,
         })
         .expect("landlock");
@@ -121,5 +131,8 @@ fn an_overlaid_home_is_one_overlay_at_the_home_and_writable_to_landlock() {
     );
     assert!(l.degraded().iter().any(|d| d.starts_with("home: ")));
     let plan = build(&pol, &h);
-    assert_eq!(count(&plan, |s| matches!(s, Step::HomeCaches { .. })), 1);
+    assert_eq!(
+        count(&plan, |s| matches!(s, Step::HomeCaches(HomeCaches { .. }))),
+        1
+    );
 }

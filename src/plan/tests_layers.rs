@@ -2,6 +2,10 @@
 //! protected directories, inherited descriptors and the warden.
 
 use super::*;
+use crate::plan::{
+    AttachTree, BindMount, ClaimPty, CreateHostDir, Landlock, MakeMountPoint, MountDevpts, MountTmpfs,
+    ReopenFd, SealFds, Unshare,
+};
 
 #[test]
 fn every_step_prints_as_a_call_and_has_a_purpose() {
@@ -77,7 +81,7 @@ fn landlock_step_matches_the_layers() {
         let mut h = host(MountApi::New);
         h.landlock_abi = abi;
         let got = build(&pol, &h).steps.iter().find_map(|s| match s {
-            Step::Landlock { scoped, .. } => Some(*scoped),
+            Step::Landlock(Landlock { scoped, .. }) => Some(*scoped),
             _ => None,
         });
         assert_eq!(got, want, "abi {abi} {mode}");
@@ -148,9 +152,9 @@ fn protected_dirs_are_created_first_and_new_session_last() {
     let p = build(&pol, &host(MountApi::New));
     assert_eq!(
         p.steps[0],
-        Step::CreateHostDir {
+        Step::CreateHostDir(CreateHostDir {
             path: "/w/.git/hooks".into()
-        }
+        })
     );
     assert_eq!(
         p.steps[1],
@@ -179,14 +183,14 @@ fn protected_dirs_are_created_first_and_new_session_last() {
     );
     assert_eq!(
         p.steps[2],
-        Step::Unshare {
+        Step::Unshare(Unshare {
             ns: Namespaces {
                 user: true,
                 net: false,
                 ipc: true,
                 ..Namespaces::default()
             }
-        }
+        })
     );
     assert_eq!(p.steps[p.steps.len() - 2], Step::NewSession);
 }
@@ -206,18 +210,18 @@ fn inherited_descriptors_are_reopened_and_sealed() {
     let slave = position(&p, |s| matches!(s, Step::MakeMountsSlave));
     let bind = position(
         &p,
-        |s| matches!(s, Step::BindMount { target, role: Role::InheritedDevice, .. } if target == Path::new("/dev/pts/4")),
+        |s| matches!(s, Step::BindMount(BindMount { target, role: Role::InheritedDevice, .. }) if target == Path::new("/dev/pts/4")),
     );
-    let reopen = position(&p, |s| matches!(s, Step::ReopenFd { fd: 0, .. }));
+    let reopen = position(&p, |s| matches!(s, Step::ReopenFd(ReopenFd { fd: 0, .. })));
     let dev = position(
         &p,
-        |s| matches!(s, Step::MountTmpfs { target, .. } if target == Path::new("/dev")),
+        |s| matches!(s, Step::MountTmpfs(MountTmpfs { target, .. }) if target == Path::new("/dev")),
     );
     assert!(slave < bind && bind < reopen && reopen < dev);
     let seal = p
         .steps
         .iter()
-        .find(|s| matches!(s, Step::SealFds { .. }))
+        .find(|s| matches!(s, Step::SealFds(SealFds { .. })))
         .unwrap();
     assert!(seal.to_string().contains("3 (directory /home/u)"), "{seal}");
 }
@@ -232,28 +236,25 @@ fn the_callers_pty_is_shown_at_its_own_name_after_claiming_it() {
             &policy(&["/home/u/proj"], &[], NetworkMode::Open, TmpMode::Private),
             &h,
         );
-        let devpts = position(&p, |s| matches!(s, Step::MountDevpts { .. }));
+        let devpts = position(&p, |s| matches!(s, Step::MountDevpts(MountDevpts { .. })));
         let claim = position(
             &p,
-            |s| matches!(s, Step::ClaimPty { target, index: 4 } if target.ends_with("dev/pts/4")),
+            |s| matches!(s, Step::ClaimPty(ClaimPty { target, index: 4 }) if target.ends_with("dev/pts/4")),
         );
-        let shown = p
-            .steps
-            .iter()
-            .rposition(|s| match s {
-                Step::AttachTree { target, .. } | Step::BindMount { target, .. } => {
-                    target.ends_with("dev/pts/4")
-                }
-                _ => false,
-            })
-            .unwrap();
+        let shown =
+            p.steps
+                .iter()
+                .rposition(|s| match s {
+                    Step::AttachTree(AttachTree { target, .. })
+                    | Step::BindMount(BindMount { target, .. }) => target.ends_with("dev/pts/4"),
+                    _ => false,
+                })
+                .unwrap();
         assert!(devpts < claim && claim < shown, "{api:?}: {p}");
         // No mount point is made for it: the claim makes the name.
-        assert!(
-            !p.steps
-                .iter()
-                .any(|s| matches!(s, Step::MakeMountPoint { path, .. } if path.ends_with("dev/pts/4")))
-        );
+        assert!(!p.steps.iter().any(
+            |s| matches!(s, Step::MakeMountPoint(MakeMountPoint { path, .. }) if path.ends_with("dev/pts/4"))
+        ));
     }
 }
 

@@ -4,6 +4,7 @@
 //! is removed with what it holds (`run_in_sandbox`).
 
 use super::Check;
+use crate::plan::PrepareReview;
 use std::path::Path;
 
 const N: &str = "review-held";
@@ -55,7 +56,7 @@ pub(super) fn tag(layers: &crate::plan::Layers) -> Option<String> {
 /// no layer behind).
 pub(super) fn removing_layer<T>(plan: &crate::plan::Plan, ran: T) -> T {
     for s in &plan.steps {
-        if let crate::plan::Step::PrepareReview { layer, .. } = s {
+        if let crate::plan::Step::PrepareReview(PrepareReview { layer, .. }) = s {
             let _ = crate::review::remove_layer(layer);
         }
     }

@@ -1,84 +1,143 @@
-//! The printed calls of the host steps: what is made on the host before
-//! anything is unshared, and the warden.
+//! The host's steps, made before anything is unshared: directories,
+//! files, the caches' layers, the review layer, the cgroups, the warden.
+//! Their types, the calls `qwrap plan` prints for each, and what each is
+//! for.
 
-use super::step::Step;
 use super::step_args::{DETACHED, DETACHED_END, ONE_THREAD, q};
+use serde::Serialize;
 use std::fmt;
+use std::path::PathBuf;
 
-/// A host step's text; the others are step_text.rs's.
-pub(super) fn write(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    match step {
-        Step::WriteHostFile { path, text } => {
-            let mut temporary = path.clone().into_os_string();
-            temporary.push(".<getpid()>");
-            write!(
-                f,
-                "mkdir(its directory, 0700); unless open({}) and read() find it already: open({}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600), write() {} bytes, rename(it, {}) on the host",
-                q(path),
-                q(std::path::Path::new(&temporary)),
-                text.len(),
-                q(path)
-            )
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct CreateHostDir {
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub path: PathBuf,
+}
+
+/// `--review`, on the host: the run's layer (plan/review.rs), a lock
+/// the warden holds, the record `qwrap review` reads, the start.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PrepareReview {
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub layer: PathBuf,
+    pub trees: usize,
+    /// Made now, else an idle one (an earlier run left it empty).
+    pub fresh: bool,
+    /// The git indexes, linked as `base-N` where they are: a host index
+    /// only refreshed since (the same entries) is no conflict at apply.
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub bases: Vec<PathBuf>,
+    #[serde(skip)]
+    pub record: Vec<u8>,
+}
+
+/// A cgroup of the sandbox's own, on the host: made new (one that is
+/// there already fails the step), each limit written to its file, in
+/// order, then the group the command joins made beneath it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MakeCgroup {
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub dir: PathBuf,
+    /// (file, value).
+    pub limits: Vec<(String, String)>,
+}
+
+/// `--isolation landlock`: a directory of the command's own on the host
+/// (its TMPDIR), made new (one that is there already fails the step).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct MakePrivateDir {
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub path: PathBuf,
+}
+
+/// Before the sandbox, on the host: cache directories that are missing,
+/// and each overlay layer's `upper` and `work` (made with their
+/// parents, mode 0700); then an exclusive lock on the layer slot, which
+/// the warden holds for the sandbox's life.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PrepareCaches {
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub create: Vec<PathBuf>,
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub layers: Vec<PathBuf>,
+    /// Layers overlaid now: marked, so that they are never bound bare
+    /// again (an upper layer may hold whiteouts).
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub marked: Vec<PathBuf>,
+    #[serde(serialize_with = "crate::lossy::opt_path")]
+    pub lock: Option<PathBuf>,
+}
+
+/// Before the sandbox, on the host: a file written whole (through a
+/// temporary file and a rename) unless it is there already (its name
+/// is its content's hash): a shell start-up file without its
+/// credential assignments, to be shown read-only in its place.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WriteHostFile {
+    #[serde(serialize_with = "crate::lossy::path")]
+    pub path: PathBuf,
+    #[serde(skip)]
+    pub text: String,
+}
+
+/// A host step, by reference: what its text and purpose match on.
+#[derive(Debug, Clone, Copy)]
+pub enum HostStep<'a> {
+    CreateHostDir(&'a CreateHostDir),
+    WriteHostFile(&'a WriteHostFile),
+    PrepareCaches(&'a PrepareCaches),
+    PrepareReview(&'a PrepareReview),
+    StartWarden(&'a super::step::StartWarden),
+    MakeCgroup(&'a MakeCgroup),
+    MakePrivateDir(&'a MakePrivateDir),
+}
+
+impl fmt::Display for HostStep<'_> {
+    /// The step's calls, as `qwrap plan` prints them.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            HostStep::WriteHostFile(s) => s.fmt(f),
+            HostStep::CreateHostDir(s) => s.fmt(f),
+            HostStep::MakeCgroup(s) => s.fmt(f),
+            HostStep::PrepareCaches(s) => s.fmt(f),
+            HostStep::PrepareReview(s) => s.fmt(f),
+            HostStep::MakePrivateDir(s) => s.fmt(f),
+            HostStep::StartWarden(w) => warden_text(w, f),
         }
-        Step::CreateHostDir { path } => write!(f, "mkdir({}, 0755) on the host", q(path)),
-        Step::MakeCgroup { dir, limits } => {
-            write!(f, "mkdir({}, 0755)", q(dir))?;
-            for (file, value) in limits {
-                write!(f, "; open({}, O_WRONLY); write({value:?})", q(&dir.join(file)))?;
+    }
+}
+
+impl HostStep<'_> {
+    /// A short phrase naming what the step is for, used in error messages.
+    pub fn purpose(&self) -> String {
+        match *self {
+            HostStep::MakePrivateDir(MakePrivateDir { path }) => {
+                format!("make the command's own directory {}", path.display())
             }
-            write!(
-                f,
-                "; mkdir({}, 0755) on the host",
-                q(&dir.join(super::limits::LEAF))
-            )
+            HostStep::PrepareCaches(PrepareCaches { .. }) => {
+                "make the cache directories and claim the workspace's layer slot".into()
+            }
+            HostStep::WriteHostFile(WriteHostFile { path, .. }) => {
+                format!("write {} before the sandbox starts", path.display())
+            }
+            HostStep::CreateHostDir(CreateHostDir { path }) => {
+                format!("create {} before the sandbox starts", path.display())
+            }
+            HostStep::StartWarden { .. } => "start the warden outside the sandbox".into(),
+            HostStep::PrepareReview(PrepareReview { layer, .. }) => {
+                format!("make the review layer {} and hold its lock", layer.display())
+            }
+            HostStep::MakeCgroup(MakeCgroup { dir, .. }) => format!(
+                "make the sandbox's cgroup in {}",
+                dir.parent().unwrap_or(dir).display()
+            ),
         }
-        Step::JoinCgroup { groups } => {
-            let calls: Vec<String> = groups
-                .iter()
-                .map(|g| format!("open({}, O_WRONLY); write(\"0\")", q(&g.join("cgroup.procs"))))
-                .collect();
-            write!(f, "{}", calls.join("; "))
-        }
-        Step::PrepareCaches {
-            create,
-            layers,
-            marked,
-            lock,
-        } => {
-            let mut calls: Vec<String> = create.iter().map(|d| format!("mkdir({}, 0700)", q(d))).collect();
-            for l in layers {
-                calls.push(format!(
-                    "mkdir({}, 0700); mkdir({}, 0700)",
-                    q(&l.join("upper")),
-                    q(&l.join("work"))
-                ));
-            }
-            for m in marked {
-                calls.push(format!("open({}, O_WRONLY|O_CREAT|O_CLOEXEC, 0600)", q(m)));
-            }
-            if let Some(l) = lock {
-                calls.push(format!(
-                        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB); pwrite(<lock>, getpid() ten digits wide)",
-                        q(l)
-                    ));
-            }
-            write!(f, "{} on the host (with missing parents)", calls.join("; "))
-        }
-        Step::StartWarden { .. } => warden_text(step, f),
-        Step::PrepareReview {
-            layer,
-            trees,
-            fresh,
-            bases,
-            ..
-        } => prepare_review(layer, *trees, *fresh, bases, f),
-        _ => Ok(()),
     }
 }
 
 /// The warden's step: what it holds and does outside, in one aside.
-fn warden_text(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    let Step::StartWarden(super::StartWarden {
+fn warden_text(warden: &super::StartWarden, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let super::StartWarden {
         keep_background,
         egress,
         git,
@@ -91,10 +150,7 @@ fn warden_text(step: &Step, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         explain,
         limits,
         repos,
-    }) = step
-    else {
-        return Ok(());
-    };
+    } = warden;
     write!(f, "socketpair(AF_UNIX, SOCK_SEQPACKET); getpid() = the command; ")?;
     if *notes || explain.as_ref().is_some_and(|e| e.say) {
         write!(f, "fcntl(stderr, F_DUPFD_CLOEXEC) for its notes; ")?;
@@ -348,4 +404,95 @@ fn prepare_review(
         q(&layer.join("info"))
     ));
     write!(f, "{} on the host", calls.join("; "))
+}
+
+impl fmt::Display for WriteHostFile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let WriteHostFile { path, text } = self;
+        let mut temporary = path.clone().into_os_string();
+        temporary.push(".<getpid()>");
+        write!(
+            f,
+            "mkdir(its directory, 0700); unless open({}) and read() find it already: open({}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600), write() {} bytes, rename(it, {}) on the host",
+            q(path),
+            q(std::path::Path::new(&temporary)),
+            text.len(),
+            q(path)
+        )
+    }
+}
+
+impl fmt::Display for CreateHostDir {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let CreateHostDir { path } = self;
+        write!(f, "mkdir({}, 0755) on the host", q(path))
+    }
+}
+
+impl fmt::Display for MakeCgroup {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let MakeCgroup { dir, limits } = self;
+        write!(f, "mkdir({}, 0755)", q(dir))?;
+        for (file, value) in limits {
+            write!(f, "; open({}, O_WRONLY); write({value:?})", q(&dir.join(file)))?;
+        }
+        write!(
+            f,
+            "; mkdir({}, 0755) on the host",
+            q(&dir.join(super::limits::LEAF))
+        )
+    }
+}
+
+impl fmt::Display for PrepareCaches {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let PrepareCaches {
+            create,
+            layers,
+            marked,
+            lock,
+        } = self;
+        let mut calls: Vec<String> = create.iter().map(|d| format!("mkdir({}, 0700)", q(d))).collect();
+        for l in layers {
+            calls.push(format!(
+                "mkdir({}, 0700); mkdir({}, 0700)",
+                q(&l.join("upper")),
+                q(&l.join("work"))
+            ));
+        }
+        for m in marked {
+            calls.push(format!("open({}, O_WRONLY|O_CREAT|O_CLOEXEC, 0600)", q(m)));
+        }
+        if let Some(l) = lock {
+            calls.push(format!(
+                        "open({}, O_RDWR|O_CREAT|O_CLOEXEC, 0600) = <lock>; flock(<lock>, LOCK_EX|LOCK_NB); pwrite(<lock>, getpid() ten digits wide)",
+                        q(l)
+                    ));
+        }
+        write!(f, "{} on the host (with missing parents)", calls.join("; "))
+    }
+}
+
+impl fmt::Display for PrepareReview {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let PrepareReview {
+            layer,
+            trees,
+            fresh,
+            bases,
+            ..
+        } = self;
+        prepare_review(layer, *trees, *fresh, bases, f)
+    }
+}
+
+impl fmt::Display for MakePrivateDir {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let MakePrivateDir { path } = self;
+        write!(
+            f,
+            "mkdir({}, 0700) on the host: a new directory (one already there fails the step)",
+            q(path)
+        )
+    }
 }
