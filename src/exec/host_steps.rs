@@ -4,99 +4,133 @@
 
 use super::mounts_steps::mkdir_parents;
 use super::*;
-use crate::plan::{CreateHostDir, MakeCgroup, MakePrivateDir, PrepareCaches, PrepareReview, WriteHostFile};
+use crate::plan::{
+    CreateHostDir, HostStep, MakeCgroup, MakePrivateDir, PrepareCaches, PrepareReview, WriteHostFile,
+};
 
 impl Executor {
-    pub(super) fn host_step(&mut self, step: &Step) -> Result<(), Fail> {
+    /// One host step: each its own call.
+    pub(super) fn host_step(&mut self, step: HostStep<'_>) -> Result<(), Fail> {
         match step {
-            Step::CreateHostDir(CreateHostDir { path }) => match k::mkdir(path, Mode::from_raw_mode(0o755)) {
-                Err(Errno::EXIST) if path.is_dir() => {}
-                other => other?,
-            },
-            Step::PrepareCaches(PrepareCaches {
-                create,
-                layers,
-                marked,
-                lock,
-            }) => {
-                for d in create {
-                    mkdir_parents(d).map_err(|e| Fail::call("mkdir", format!("{d:?}, 0700"), e))?;
-                }
-                for l in layers {
-                    for d in [l.join("upper"), l.join("work")] {
-                        mkdir_parents(&d).map_err(|e| Fail::call("mkdir", format!("{d:?}, 0700"), e))?;
-                    }
-                }
-                for m in marked {
-                    k::open(
-                        m,
-                        OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC,
-                        Mode::from_raw_mode(0o600),
-                    )
-                    .map_err(|e| Fail::call("open", format!("{m:?}, O_WRONLY|O_CREAT|O_CLOEXEC, 0600"), e))?;
-                }
-                if let Some(l) = lock {
-                    let fd = k::open(
-                        l,
-                        OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC,
-                        Mode::from_raw_mode(0o600),
-                    )
-                    .map_err(|e| Fail::call("open", format!("{l:?}, O_RDWR|O_CREAT|O_CLOEXEC, 0600"), e))?;
-                    k::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockExclusive)
-                        .map_err(|e| Fail::call("flock", format!("{l:?}, LOCK_EX|LOCK_NB"), e))?;
-                    // The command's pid (qwrap's, which it takes over): the
-                    // next sandbox of the workspace waits for this slot once
-                    // that process is gone, instead of taking another.
-                    // Always ten digits wide, so that it covers any pid
-                    // written before: a truncation costs half a
-                    // millisecond on a journalling filesystem.
-                    let pid = format!("{:>10}\n", k::getpid().as_raw_nonzero());
-                    k::pwrite(&fd, pid.as_bytes(), 0)
-                        .map(drop)
-                        .map_err(|e| Fail::call("pwrite", format!("{l:?}"), e))?;
-                    self.held.push(fd);
-                }
-            }
-            Step::WriteHostFile(WriteHostFile { path, text }) => {
-                if let Some(dir) = path.parent() {
-                    mkdir_parents(dir).map_err(|e| Fail::call("mkdir", format!("{dir:?}, 0700"), e))?;
-                }
-                if k::read_file(path).ok().as_deref() != Some(text.as_bytes()) {
-                    // Another sandbox may read it meanwhile: replaced whole.
-                    let mut tmp = path.clone().into_os_string();
-                    tmp.push(format!(".{}", k::getpid().as_raw_nonzero()));
-                    let tmp = std::path::PathBuf::from(tmp);
-                    k::create_file(&tmp, text.as_bytes(), Mode::from_raw_mode(0o600)).map_err(|e| {
-                        Fail::call(
-                            "open",
-                            format!("{tmp:?}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600"),
-                            e,
-                        )
-                    })?;
-                    k::rename(&tmp, path).map_err(|e| {
-                        Fail::call(
-                            "rename",
-                            format!("{tmp:?}, {path:?}"),
-                            Errno::from_io_error(&e).unwrap_or(Errno::IO),
-                        )
-                    })?;
-                }
-            }
-            Step::StartWarden(orders) => {
+            HostStep::CreateHostDir(s) => self.create_host_dir_step(s)?,
+            HostStep::PrepareCaches(s) => self.prepare_caches_step(s)?,
+            HostStep::WriteHostFile(s) => self.write_host_file_step(s)?,
+            HostStep::PrepareReview(s) => self.prepare_review_step(s)?,
+            HostStep::MakeCgroup(s) => self.make_cgroup_step(s)?,
+            HostStep::MakePrivateDir(s) => self.make_private_dir_step(s)?,
+            HostStep::StartWarden(orders) => {
                 self.warden = Some(crate::supervise::warden::start(orders, &self.held)?)
             }
-            Step::PrepareReview(PrepareReview {
-                layer,
-                trees,
-                fresh,
-                bases,
-                record,
-            }) => self.prepare_review(layer, (*trees, *fresh), bases, record)?,
-            Step::MakeCgroup(MakeCgroup { dir, limits }) => make_cgroup(dir, limits)?,
-            Step::MakePrivateDir(MakePrivateDir { path }) => k::mkdir(path, Mode::from_raw_mode(0o700))
-                .map_err(|e| Fail::call("mkdir", format!("{path:?}, 0700"), e))?,
-            _ => return Err(Errno::INVAL.into()),
         }
+        Ok(())
+    }
+
+    fn create_host_dir_step(&mut self, s: &CreateHostDir) -> Result<(), Fail> {
+        let CreateHostDir { path } = s;
+        match k::mkdir(path, Mode::from_raw_mode(0o755)) {
+            Err(Errno::EXIST) if path.is_dir() => {}
+            other => other?,
+        };
+        Ok(())
+    }
+
+    fn prepare_caches_step(&mut self, s: &PrepareCaches) -> Result<(), Fail> {
+        let PrepareCaches {
+            create,
+            layers,
+            marked,
+            lock,
+        } = s;
+        for d in create {
+            mkdir_parents(d).map_err(|e| Fail::call("mkdir", format!("{d:?}, 0700"), e))?;
+        }
+        for l in layers {
+            for d in [l.join("upper"), l.join("work")] {
+                mkdir_parents(&d).map_err(|e| Fail::call("mkdir", format!("{d:?}, 0700"), e))?;
+            }
+        }
+        for m in marked {
+            k::open(
+                m,
+                OFlags::WRONLY | OFlags::CREATE | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            )
+            .map_err(|e| Fail::call("open", format!("{m:?}, O_WRONLY|O_CREAT|O_CLOEXEC, 0600"), e))?;
+        }
+        if let Some(l) = lock {
+            let fd = k::open(
+                l,
+                OFlags::RDWR | OFlags::CREATE | OFlags::CLOEXEC,
+                Mode::from_raw_mode(0o600),
+            )
+            .map_err(|e| Fail::call("open", format!("{l:?}, O_RDWR|O_CREAT|O_CLOEXEC, 0600"), e))?;
+            k::flock(&fd, rustix::fs::FlockOperation::NonBlockingLockExclusive)
+                .map_err(|e| Fail::call("flock", format!("{l:?}, LOCK_EX|LOCK_NB"), e))?;
+            // The command's pid (qwrap's, which it takes over): the
+            // next sandbox of the workspace waits for this slot once
+            // that process is gone, instead of taking another.
+            // Always ten digits wide, so that it covers any pid
+            // written before: a truncation costs half a
+            // millisecond on a journalling filesystem.
+            let pid = format!("{:>10}\n", k::getpid().as_raw_nonzero());
+            k::pwrite(&fd, pid.as_bytes(), 0)
+                .map(drop)
+                .map_err(|e| Fail::call("pwrite", format!("{l:?}"), e))?;
+            self.held.push(fd);
+        }
+        Ok(())
+    }
+
+    fn write_host_file_step(&mut self, s: &WriteHostFile) -> Result<(), Fail> {
+        let WriteHostFile { path, text } = s;
+        if let Some(dir) = path.parent() {
+            mkdir_parents(dir).map_err(|e| Fail::call("mkdir", format!("{dir:?}, 0700"), e))?;
+        }
+        if k::read_file(path).ok().as_deref() != Some(text.as_bytes()) {
+            // Another sandbox may read it meanwhile: replaced whole.
+            let mut tmp = path.clone().into_os_string();
+            tmp.push(format!(".{}", k::getpid().as_raw_nonzero()));
+            let tmp = std::path::PathBuf::from(tmp);
+            k::create_file(&tmp, text.as_bytes(), Mode::from_raw_mode(0o600)).map_err(|e| {
+                Fail::call(
+                    "open",
+                    format!("{tmp:?}, O_WRONLY|O_CREAT|O_EXCL|O_CLOEXEC, 0600"),
+                    e,
+                )
+            })?;
+            k::rename(&tmp, path).map_err(|e| {
+                Fail::call(
+                    "rename",
+                    format!("{tmp:?}, {path:?}"),
+                    Errno::from_io_error(&e).unwrap_or(Errno::IO),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    fn prepare_review_step(&mut self, s: &PrepareReview) -> Result<(), Fail> {
+        let PrepareReview {
+            layer,
+            trees,
+            fresh,
+            bases,
+            record,
+        } = s;
+        self.prepare_review(layer, (*trees, *fresh), bases, record)?;
+        Ok(())
+    }
+
+    fn make_cgroup_step(&mut self, s: &MakeCgroup) -> Result<(), Fail> {
+        let MakeCgroup { dir, limits } = s;
+        make_cgroup(dir, limits)?;
+        Ok(())
+    }
+
+    fn make_private_dir_step(&mut self, s: &MakePrivateDir) -> Result<(), Fail> {
+        let MakePrivateDir { path } = s;
+        k::mkdir(path, Mode::from_raw_mode(0o700))
+            .map_err(|e| Fail::call("mkdir", format!("{path:?}, 0700"), e))?;
         Ok(())
     }
 }

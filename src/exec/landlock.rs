@@ -31,14 +31,7 @@ pub(super) fn apply(abi: u32, paths: &[PathBuf], fifo: &[PathBuf], scoped: bool)
 }
 
 /// The `LandlockAllowList` step's rules applied.
-pub(super) fn allow_list_step(step: &crate::plan::Step) -> Result<(), Fail> {
-    let crate::plan::Step::LandlockAllowList(rules) = step else {
-        return Err(rustix::io::Errno::INVAL.into());
-    };
-    allow_list(rules)
-}
-
-fn allow_list(a: &crate::plan::AllowRules) -> Result<(), Fail> {
+pub(super) fn allow_list(a: &crate::plan::AllowRules) -> Result<(), Fail> {
     let mut beneath: Vec<(PathBuf, FsAccess)> = Vec::new();
     beneath.extend(a.read.iter().map(|p| (p.clone(), FsAccess::Read)));
     beneath.extend(a.list.iter().map(|p| (p.clone(), FsAccess::ListDir)));

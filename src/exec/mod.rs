@@ -30,7 +30,7 @@ pub use error::{EXIT_NOT_EXECUTABLE, EXIT_NOT_FOUND, EXIT_SETUP, SetupError};
 
 use crate::host::mountinfo;
 use crate::plan::Exec;
-use crate::plan::{Family, Flags, Plan, Step};
+use crate::plan::{Flags, Plan, Step, View};
 use crate::sys;
 use crate::sys::kernel as k;
 use rustix::fd::{AsFd, OwnedFd};
@@ -221,11 +221,11 @@ impl Executor {
 
     /// One step, by its family.
     fn run(&mut self, step: &Step) -> Result<(), Fail> {
-        match step.family() {
-            Family::Host => self.host_step(step),
-            Family::Namespace => self.namespace_step(step),
-            Family::Mount => self.mount_step(step),
-            Family::Process => self.process_step(step),
+        match step.view() {
+            View::Host(s) => self.host_step(s),
+            View::Namespace(s) => self.namespace_step(s),
+            View::Mount(s) => self.mount_step(s),
+            View::Process(s) => self.process_step(s),
         }
     }
 

@@ -3,107 +3,191 @@
 use super::*;
 use crate::plan::{
     BlockOnFd, CallerSeccomp, Chdir, DropCapabilities, Exec, HandGitDirs, JoinCgroup, Landlock,
-    LandlockOnlyFilter, LandlockScopes, ListenEgress, LockFile, PidOneInit, ReopenFd, SealFds,
+    LandlockOnlyFilter, LandlockScopes, ListenEgress, LockFile, PidOneInit, ProcessStep, ReopenFd, SealFds,
     SeccompToMonitor,
 };
 use crate::supervise::handover::Handed;
 
 impl Executor {
-    pub(super) fn process_step(&mut self, step: &Step) -> Result<(), Fail> {
+    /// One process step: each its own call.
+    pub(super) fn process_step(&mut self, step: ProcessStep<'_>) -> Result<(), Fail> {
         match step {
-            Step::ListenEgress(ListenEgress { port }) => {
-                let listener = k::listen_loopback(*port).map_err(|e| {
-                    Fail::call(
-                        "bind",
-                        format!("127.0.0.1:{port}"),
-                        Errno::from_io_error(&e).unwrap_or(Errno::IO),
-                    )
-                })?;
-                let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
-                link.hand_over(Handed::Egress(listener))?;
-            }
-            Step::Seccomp(p) if p.warden => {
+            ProcessStep::ListenEgress(s) => self.listen_egress_step(s)?,
+            ProcessStep::SeccompToMonitor(s) => self.seccomp_to_monitor_step(s)?,
+            ProcessStep::JoinCgroup(s) => self.join_cgroup_step(s)?,
+            ProcessStep::Chdir(s) => self.chdir_step(s)?,
+            ProcessStep::DropCapabilities(s) => self.drop_capabilities_step(s)?,
+            ProcessStep::Landlock(s) => self.landlock_step(s)?,
+            ProcessStep::LandlockOnlyFilter(s) => self.landlock_only_filter_step(s)?,
+            ProcessStep::HandGitDirs(s) => self.hand_git_dirs_step(s)?,
+            ProcessStep::CallerSeccomp(s) => self.caller_seccomp_step(s)?,
+            ProcessStep::ReopenFd(s) => self.reopen_fd_step(s)?,
+            ProcessStep::SealFds(s) => self.seal_fds_step(s)?,
+            ProcessStep::PidOneInit(s) => self.pid_one_init_step(s)?,
+            ProcessStep::LandlockScopes(s) => self.landlock_scopes_step(s)?,
+            ProcessStep::BlockOnFd(s) => self.block_on_fd_step(s)?,
+            ProcessStep::LockFile(s) => self.lock_file_step(s)?,
+            ProcessStep::Exec(s) => self.exec_step(s)?,
+            ProcessStep::Seccomp(p) if p.warden => {
                 let listener = seccomp::notify_listener(*p)?;
                 let link = self.warden.take().ok_or(Errno::NOTCONN)?;
                 link.hand_over(Handed::Listener(listener))?;
             }
-            Step::SeccompToMonitor(SeccompToMonitor { layers }) => self.hand_calls_to_monitor(*layers)?,
-            Step::JoinCgroup(JoinCgroup { groups }) => {
-                for g in groups {
-                    let procs = g.join("cgroup.procs");
-                    write_at(&CWD, &procs, b"0")
-                        .map_err(|e| Fail::call("write", format!("{procs:?}, \"0\""), e))?;
-                }
-            }
-            Step::Chdir(Chdir { candidates }) => self.enter(candidates)?,
-            Step::DropCapabilities(DropCapabilities {
-                keep,
-                bounding,
-                ambient,
-            }) => caps::drop_capabilities(keep, *bounding, *ambient)?,
-            Step::NoNewPrivs => k::set_no_new_privs()?,
-            Step::Landlock(Landlock {
-                abi,
-                paths,
-                fifo,
-                scoped,
-            }) => landlock::apply(*abi, paths, fifo, *scoped)?,
-            Step::Seccomp(p) => seccomp::apply(*p)?,
-            Step::LandlockAllowList { .. } => landlock::allow_list_step(step)?,
-            Step::LandlockOnlyFilter(LandlockOnlyFilter { closed }) => seccomp::apply_landlock_only(*closed)?,
-            Step::RefuseKeyrings => seccomp::apply_keyring_refusal()?,
-            Step::HandGitDirs(HandGitDirs { dirs }) => self.hand_git_dirs(dirs)?,
-            Step::StartReaper => {
+            ProcessStep::NoNewPrivs => k::set_no_new_privs()?,
+            ProcessStep::Seccomp(p) => seccomp::apply(*p)?,
+            ProcessStep::LandlockAllowList(rules) => landlock::allow_list(rules)?,
+            ProcessStep::RefuseKeyrings => seccomp::apply_keyring_refusal()?,
+            ProcessStep::StartReaper => {
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 let reaper = crate::supervise::reaper::start(link.warden)?;
                 link.hand_over(Handed::Reaper(reaper))?;
             }
-            Step::CallerSeccomp(CallerSeccomp { programs }) => {
-                // Installed as the last thing before execve.
-                self.filters = programs.iter().map(|p| seccomp::from_bytes(p)).collect();
-            }
-            Step::ReopenFd(ReopenFd { fd, path }) => reopen_fd(*fd, path)?,
-            Step::SealFds(SealFds { keep, .. }) => sys::close_others_at_exec(keep)?,
-            Step::DieWithParent => {
+            ProcessStep::DieWithParent => {
                 self.die_with_parent = true;
                 k::die_with_parent()?;
                 if k::getppid() != self.parent {
                     return Err(Errno::SRCH.into());
                 }
             }
-            Step::NewSession => new_session(self.die_with_parent)?,
-            Step::StayInit => self.parent = stay_init()?,
-            Step::DetachTerminal => {
+            ProcessStep::NewSession => new_session(self.die_with_parent)?,
+            ProcessStep::StayInit => self.parent = stay_init()?,
+            ProcessStep::DetachTerminal => {
                 sys::give_up_controlling_terminal()?;
             }
-            Step::PidOneInit(PidOneInit {
-                forward_signals,
-                wait_all,
-            }) => crate::supervise::monitor::pid_one(
-                self.die_with_parent,
-                &self.filters,
-                *forward_signals,
-                *wait_all,
-                self.monitor.ended.take(),
-            )?,
-            Step::HandInit => {
+            ProcessStep::HandInit => {
                 let me = k::pidfd_open(k::getpid(), rustix::process::PidfdFlags::empty())?;
                 let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
                 link.hand_over(Handed::Init(me))?;
             }
-            Step::LandlockScopes(LandlockScopes { abi }) => landlock::scopes_only(*abi)?,
-            Step::BlockOnFd(BlockOnFd { fd }) => sys::block_on_fd(*fd)?,
-            Step::LockFile(LockFile { path }) => {
-                let fd = k::open(path, OFlags::RDONLY, Mode::empty())?;
-                sys::read_lock(fd.as_fd())?;
-                // Left open across exec: the command holds the lock until it ends.
-                std::mem::forget(fd);
-            }
-            Step::Exec(Exec { .. }) => return Err(self.exec(step)),
-
-            _ => return Err(Errno::INVAL.into()),
         }
         Ok(())
+    }
+
+    fn listen_egress_step(&mut self, s: &ListenEgress) -> Result<(), Fail> {
+        let ListenEgress { port } = s;
+        let listener = k::listen_loopback(*port).map_err(|e| {
+            Fail::call(
+                "bind",
+                format!("127.0.0.1:{port}"),
+                Errno::from_io_error(&e).unwrap_or(Errno::IO),
+            )
+        })?;
+        let link = self.warden.as_ref().ok_or(Errno::NOTCONN)?;
+        link.hand_over(Handed::Egress(listener))?;
+        Ok(())
+    }
+
+    fn seccomp_to_monitor_step(&mut self, s: &SeccompToMonitor) -> Result<(), Fail> {
+        let SeccompToMonitor { layers } = s;
+        self.hand_calls_to_monitor(*layers)?;
+        Ok(())
+    }
+
+    fn join_cgroup_step(&mut self, s: &JoinCgroup) -> Result<(), Fail> {
+        let JoinCgroup { groups } = s;
+        for g in groups {
+            let procs = g.join("cgroup.procs");
+            write_at(&CWD, &procs, b"0").map_err(|e| Fail::call("write", format!("{procs:?}, \"0\""), e))?;
+        }
+        Ok(())
+    }
+
+    fn chdir_step(&mut self, s: &Chdir) -> Result<(), Fail> {
+        let Chdir { candidates } = s;
+        self.enter(candidates)?;
+        Ok(())
+    }
+
+    fn drop_capabilities_step(&mut self, s: &DropCapabilities) -> Result<(), Fail> {
+        let DropCapabilities {
+            keep,
+            bounding,
+            ambient,
+        } = s;
+        caps::drop_capabilities(keep, *bounding, *ambient)?;
+        Ok(())
+    }
+
+    fn landlock_step(&mut self, s: &Landlock) -> Result<(), Fail> {
+        let Landlock {
+            abi,
+            paths,
+            fifo,
+            scoped,
+        } = s;
+        landlock::apply(*abi, paths, fifo, *scoped)?;
+        Ok(())
+    }
+
+    fn landlock_only_filter_step(&mut self, s: &LandlockOnlyFilter) -> Result<(), Fail> {
+        let LandlockOnlyFilter { closed } = s;
+        seccomp::apply_landlock_only(*closed)?;
+        Ok(())
+    }
+
+    fn hand_git_dirs_step(&mut self, s: &HandGitDirs) -> Result<(), Fail> {
+        let HandGitDirs { dirs } = s;
+        self.hand_git_dirs(dirs)?;
+        Ok(())
+    }
+
+    fn caller_seccomp_step(&mut self, s: &CallerSeccomp) -> Result<(), Fail> {
+        let CallerSeccomp { programs } = s;
+        // Installed as the last thing before execve.
+        self.filters = programs.iter().map(|p| seccomp::from_bytes(p)).collect();
+        Ok(())
+    }
+
+    fn reopen_fd_step(&mut self, s: &ReopenFd) -> Result<(), Fail> {
+        let ReopenFd { fd, path } = s;
+        reopen_fd(*fd, path)?;
+        Ok(())
+    }
+
+    fn seal_fds_step(&mut self, s: &SealFds) -> Result<(), Fail> {
+        let SealFds { keep, .. } = s;
+        sys::close_others_at_exec(keep)?;
+        Ok(())
+    }
+
+    fn pid_one_init_step(&mut self, s: &PidOneInit) -> Result<(), Fail> {
+        let PidOneInit {
+            forward_signals,
+            wait_all,
+        } = s;
+        crate::supervise::monitor::pid_one(
+            self.die_with_parent,
+            &self.filters,
+            *forward_signals,
+            *wait_all,
+            self.monitor.ended.take(),
+        )?;
+        Ok(())
+    }
+
+    fn landlock_scopes_step(&mut self, s: &LandlockScopes) -> Result<(), Fail> {
+        let LandlockScopes { abi } = s;
+        landlock::scopes_only(*abi)?;
+        Ok(())
+    }
+
+    fn block_on_fd_step(&mut self, s: &BlockOnFd) -> Result<(), Fail> {
+        let BlockOnFd { fd } = s;
+        sys::block_on_fd(*fd)?;
+        Ok(())
+    }
+
+    fn lock_file_step(&mut self, s: &LockFile) -> Result<(), Fail> {
+        let LockFile { path } = s;
+        let fd = k::open(path, OFlags::RDONLY, Mode::empty())?;
+        sys::read_lock(fd.as_fd())?;
+        // Left open across exec: the command holds the lock until it ends.
+        std::mem::forget(fd);
+        Ok(())
+    }
+
+    fn exec_step(&mut self, s: &Exec) -> Result<(), Fail> {
+        Err(self.exec(s))
     }
 
     /// Enters the first of the candidates that can be entered.
@@ -123,10 +207,8 @@ impl Executor {
     }
 
     /// Runs the command; returns only why it could not.
-    fn exec(&mut self, step: &Step) -> Fail {
-        let Step::Exec(Exec { argv, argv0, env }) = step else {
-            return Errno::INVAL.into();
-        };
+    fn exec(&mut self, s: &Exec) -> Fail {
+        let Exec { argv, argv0, env } = s;
         self.monitor.starting();
         let mut vars = env.apply(std::env::vars_os());
         if let Some(pwd) = &self.pwd {
