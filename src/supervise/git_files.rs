@@ -154,13 +154,9 @@ pub(super) fn names(root: BorrowedFd<'_>, rel: &Path) -> Vec<OsString> {
 
 /// The names in a directory held.
 pub(super) fn names_in(fd: BorrowedFd<'_>) -> Vec<OsString> {
-    let Ok(dir) = rustix::fs::Dir::read_from(fd) else {
-        return Vec::new();
-    };
-    dir.flatten()
-        .map(|e| OsStr::from_bytes(e.file_name().to_bytes()).to_os_string())
-        .filter(|n| n != "." && n != "..")
-        .collect()
+    k::dir_entries(fd, usize::MAX)
+        .map(|entries| entries.into_iter().map(|(name, _)| name).collect())
+        .unwrap_or_default()
 }
 
 pub(super) fn state(root: BorrowedFd<'_>, rel: &Path) -> State {

@@ -283,7 +283,10 @@ fn nth_after(from: i32, i: i32, pid_max: i32) -> i32 {
 }
 
 fn read_number(path: &str) -> Option<i32> {
-    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+    String::from_utf8_lossy(&crate::sys::kernel::read_file(std::path::Path::new(path)).ok()?)
+        .trim()
+        .parse()
+        .ok()
 }
 
 #[cfg(test)]

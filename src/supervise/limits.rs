@@ -78,7 +78,7 @@ impl Limits {
         );
         if let (Ok(e), Ok(o)) = (events, oom) {
             let line = format!("{} {}", e.as_raw_fd(), o.as_raw_fd());
-            if std::fs::write(m.group.join("cgroup.event_control"), line).is_ok() {
+            if k::write_existing(&m.group.join("cgroup.event_control"), line.as_bytes()).is_ok() {
                 self.oom = Some((e, o));
             }
         }
@@ -215,15 +215,20 @@ impl Limits {
 /// A group and every group beneath it (the command's, and any it made in
 /// a cgroup namespace of its own), the deepest last.
 fn tree(group: &Path) -> Vec<PathBuf> {
+    use rustix::fs::{FileType, Mode, OFlags};
     let mut all = vec![group.to_path_buf()];
     let mut i = 0;
     while i < all.len() {
-        if let Ok(entries) = std::fs::read_dir(&all[i]) {
+        let dir = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC;
+        if let Ok(fd) = k::open(&all[i], dir, Mode::empty())
+            && let Ok(entries) = k::dir_entries(&fd, GROUPS_MOST)
+        {
+            let here = all[i].clone();
             all.extend(
                 entries
-                    .flatten()
-                    .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                    .map(|e| e.path()),
+                    .into_iter()
+                    .filter(|(_, t)| *t == FileType::Directory)
+                    .map(|(name, _)| here.join(name)),
             );
         }
         i += 1;
@@ -231,13 +236,23 @@ fn tree(group: &Path) -> Vec<PathBuf> {
     all
 }
 
+/// The most entries read of one group's directory: a group holds a few
+/// dozen files, and the command's own groups beneath it.
+const GROUPS_MOST: usize = 100_000;
+
+/// A cgroup file's text (empty where it cannot be read).
+fn text(file: &Path) -> String {
+    k::read_file(file)
+        .map(|b| String::from_utf8_lossy(&b).into_owned())
+        .unwrap_or_default()
+}
+
 /// The pids a group and the groups beneath it list.
 fn listed(group: &Path) -> Vec<Pid> {
     tree(group)
         .iter()
         .flat_map(|g| {
-            std::fs::read_to_string(g.join("cgroup.procs"))
-                .unwrap_or_default()
+            text(&g.join("cgroup.procs"))
                 .lines()
                 .filter_map(|l| Pid::from_raw(l.trim().parse().ok()?))
                 .collect::<Vec<_>>()
@@ -251,7 +266,7 @@ fn listed(group: &Path) -> Vec<Pid> {
 /// pending SIGKILL, so each pass lists the children of the last).
 fn empty(group: &Path, v2: bool, wait: Duration) {
     let deadline = Instant::now() + wait;
-    let killed = v2 && std::fs::write(group.join("cgroup.kill"), "1").is_ok();
+    let killed = v2 && k::write_existing(&group.join("cgroup.kill"), b"1").is_ok();
     loop {
         let pids = listed(group);
         if pids.is_empty() || Instant::now() >= deadline {
@@ -271,8 +286,8 @@ fn empty(group: &Path, v2: bool, wait: Duration) {
 fn remove(group: &Path) {
     let deadline = Instant::now() + Duration::from_secs(5);
     for g in tree(group).iter().rev() {
-        while let Err(e) = std::fs::remove_dir(g) {
-            if e.kind() == std::io::ErrorKind::NotFound || Instant::now() >= deadline {
+        while let Err(e) = k::unlinkat(rustix::fs::CWD, g, rustix::fs::AtFlags::REMOVEDIR) {
+            if e == rustix::io::Errno::NOENT || Instant::now() >= deadline {
                 break;
             }
             std::thread::sleep(Duration::from_millis(5));
@@ -300,13 +315,12 @@ fn peak(m: &Watched, v2: bool) -> Option<u64> {
     };
     files
         .iter()
-        .find_map(|f| std::fs::read_to_string(m.group.join(f)).ok()?.trim().parse().ok())
+        .find_map(|f| text(&m.group.join(f)).trim().parse().ok())
 }
 
 /// `NAME N` from a flat-keyed cgroup file (0 where it is not there).
 fn counter(file: &Path, name: &str) -> u64 {
-    std::fs::read_to_string(file)
-        .unwrap_or_default()
+    text(file)
         .lines()
         .find_map(|l| {
             let (k, v) = l.split_once(' ')?;
@@ -327,6 +341,123 @@ fn duration(ms: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::sys::fake::{self, Scripted};
+
+    fn watch(time_ms: Option<u64>, memory: bool, v2: bool) -> LimitWatch {
+        LimitWatch {
+            groups: vec![PathBuf::from("/cg/q")],
+            v2,
+            memory: memory.then(|| Watched {
+                limit: 1 << 20,
+                group: PathBuf::from("/cg/q"),
+            }),
+            processes: None,
+            time_ms,
+            say: true,
+        }
+    }
+
+    fn limits(w: LimitWatch) -> Limits {
+        Limits::new(w, Some(std::fs::File::open("/dev/null").unwrap().into()), None)
+    }
+
+    fn said(calls: &[String]) -> Vec<&String> {
+        calls
+            .iter()
+            .filter(|c| c.starts_with("write(fd, \"qwrap:"))
+            .collect()
+    }
+
+    #[test]
+    fn the_time_limit_signals_every_listed_process_but_the_reaper_and_says_so() {
+        let mut l = limits(watch(Some(0), false, true));
+        l.spare(Some(34));
+        fake::start();
+        fake::script(Scripted::Read(b"12\n34\n".to_vec()));
+        l.tend(false, &mut |_| panic!("a group lists the processes"));
+        let calls = fake::finish();
+        let term = Signal::TERM.as_raw();
+        assert!(calls.contains(&format!("kill(12, {term})")), "{calls:?}");
+        assert!(
+            !calls.iter().any(|c| c.starts_with("kill(34")),
+            "the reaper is spared: {calls:?}"
+        );
+        assert_eq!(said(&calls).len(), 1, "{calls:?}");
+        assert!(said(&calls)[0].contains("time limit reached: 0s"), "{calls:?}");
+        // SIGKILL follows at its time, and only then.
+        assert!(l.timeout().is_some_and(|t| t > Duration::from_secs(1)));
+        fake::start();
+        l.tend(false, &mut |_| panic!("not yet"));
+        assert!(fake::finish().iter().all(|c| !c.starts_with("kill(")));
+        l.kill_at = Some(Instant::now());
+        fake::start();
+        fake::script(Scripted::Read(b"12\n".to_vec()));
+        l.tend(false, &mut |_| panic!("a group lists the processes"));
+        let calls = fake::finish();
+        assert!(
+            calls.contains(&format!("kill(12, {})", Signal::KILL.as_raw())),
+            "{calls:?}"
+        );
+        assert!(said(&calls).is_empty(), "one line for the limit: {calls:?}");
+        assert_eq!(l.timeout(), None);
+    }
+
+    #[test]
+    fn without_a_group_the_time_limit_signals_through_the_sandbox() {
+        let mut w = watch(Some(0), false, true);
+        w.groups.clear();
+        let mut l = limits(w);
+        let mut sent = Vec::new();
+        fake::start();
+        l.tend(false, &mut |s| sent.push(s));
+        fake::finish();
+        assert_eq!(sent, [Signal::TERM]);
+    }
+
+    #[test]
+    fn a_v1_oom_kill_empties_the_group_once_and_the_end_says_the_limit() {
+        let mut l = limits(watch(None, true, false));
+        l.oom = Some((fake::fd(), fake::fd()));
+        fake::start();
+        // The eventfd's count, then the group's processes.
+        fake::script(Scripted::Read(1u64.to_ne_bytes().to_vec()));
+        fake::script(Scripted::Read(b"40\n41\n".to_vec()));
+        l.tend(true, &mut |_| panic!("a group lists the processes"));
+        let calls = fake::finish();
+        let kill = Signal::KILL.as_raw();
+        assert!(
+            calls.contains(&format!("kill(40, {kill})")) && calls.contains(&format!("kill(41, {kill})")),
+            "{calls:?}"
+        );
+        // The next event finds the group emptied already: nothing is read.
+        fake::start();
+        l.tend(true, &mut |_| panic!("no signal"));
+        let calls = fake::finish();
+        assert!(calls.iter().all(|c| !c.contains("cgroup.procs")), "{calls:?}");
+        fake::start();
+        l.end();
+        let calls = fake::finish();
+        assert!(
+            calls
+                .iter()
+                .any(|c| c.starts_with("unlinkat(") && c.contains("/cg/q")),
+            "{calls:?}"
+        );
+        assert_eq!(said(&calls).len(), 1, "{calls:?}");
+        assert!(said(&calls)[0].contains("memory limit reached"), "{calls:?}");
+    }
+
+    #[test]
+    fn the_end_says_nothing_where_no_limit_was_reached() {
+        let mut l = limits(watch(None, true, true));
+        fake::start();
+        fake::script(Scripted::Read(b"1\n".to_vec()));
+        l.end();
+        let calls = fake::finish();
+        // cgroup.kill first: the group is emptied by the kernel.
+        assert!(calls.iter().any(|c| c.contains("cgroup.kill")), "{calls:?}");
+        assert!(said(&calls).is_empty(), "{calls:?}");
+    }
 
     #[test]
     fn counters_and_durations() {

@@ -151,7 +151,7 @@ fn open_judged(pid: i32, target: Named, writable: &[PathBuf]) -> Result<OwnedFd,
         // times are not worth a way around.
         return Err(Errno::OPNOTSUPP);
     }
-    let at = std::fs::read_link(magic(&fd)).map_err(|_| Errno::PERM)?;
+    let at = k::read_link(&magic(&fd)).map_err(|_| Errno::PERM)?;
     let inside = at.is_absolute() && writable.iter().any(|w| at.starts_with(w));
     if !inside || st.st_uid != crate::sys::kernel::geteuid() {
         return Err(Errno::PERM);
@@ -174,8 +174,8 @@ fn magic(fd: &OwnedFd) -> PathBuf {
 
 /// The caller's memory, read once.
 fn memory(pid: i32) -> Result<std::fs::File, Errno> {
-    std::fs::File::open(format!("/proc/{pid}/mem"))
-        .map_err(|e| Errno::from_io_error(&e).unwrap_or(Errno::PERM))
+    let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC;
+    k::open(format!("/proc/{pid}/mem"), flags, rustix::fs::Mode::empty()).map(std::fs::File::from)
 }
 
 /// A NUL-terminated path at `ptr` in the caller's memory (at most PATH_MAX).
@@ -257,7 +257,9 @@ mod tests {
         let calls = fake::take();
         fake::stop();
         assert_eq!(r, Some(Err(Errno::PERM)));
-        assert_eq!(calls, ["pidfd_open", "pidfd_getfd", "fstat"], "no fchmodat");
+        // The file is known by the kernel's link to it, which the fake
+        // leaves unanswered: refused before any change.
+        assert_eq!(calls, ["pidfd_open", "pidfd_getfd", "fstat", "readlink"], "no fchmodat");
     }
 
     #[test]

@@ -162,7 +162,7 @@ impl Ending {
 
     fn end(&self) {
         if let Some(dir) = &self.remove {
-            let _ = std::fs::remove_dir_all(dir);
+            let _ = k::remove_tree(dir);
         }
     }
 }
@@ -487,8 +487,9 @@ fn halt_imports_at_exit(pidfd: &OwnedFd) {
 
 /// The process a pidfd of ours refers to ("Pid:" in its fdinfo).
 fn pidfd_pid(pidfd: &OwnedFd) -> Option<i32> {
-    let info = std::fs::read_to_string(format!("/proc/self/fdinfo/{}", pidfd.as_raw_fd())).ok()?;
-    info.lines()
+    let info = k::read_file(Path::new(&format!("/proc/self/fdinfo/{}", pidfd.as_raw_fd()))).ok()?;
+    String::from_utf8_lossy(&info)
+        .lines()
         .find_map(|l| l.strip_prefix("Pid:"))?
         .trim()
         .parse()

@@ -98,25 +98,31 @@ pub fn takes(name: &'static str) -> bool {
 /// What the fake's `read` returns into `buf`: the bytes a test scripted,
 /// or nothing (end of file).
 pub fn read_into(buf: &mut [u8]) -> usize {
+    let data = read_all();
+    let n = data.len().min(buf.len());
+    buf[..n].copy_from_slice(&data[..n]);
+    n
+}
+
+/// The bytes a test scripted for the next read (`Scripted::Read`), or
+/// none: what a whole-file read of the fake returns.
+pub fn read_all() -> Vec<u8> {
     #[cfg(feature = "record")]
     {
-        let data = state::SCRIPT.with(|s| {
-            let mut s = s.borrow_mut();
-            let i = s.iter().position(|a| matches!(a, Scripted::Read(_)))?;
-            match s.remove(i) {
-                Scripted::Read(d) => Some(d),
-                _ => None,
-            }
-        });
-        let data = data.unwrap_or_default();
-        let n = data.len().min(buf.len());
-        buf[..n].copy_from_slice(&data[..n]);
-        n
+        state::SCRIPT
+            .with(|s| {
+                let mut s = s.borrow_mut();
+                let i = s.iter().position(|a| matches!(a, Scripted::Read(_)))?;
+                match s.remove(i) {
+                    Scripted::Read(d) => Some(d),
+                    _ => None,
+                }
+            })
+            .unwrap_or_default()
     }
     #[cfg(not(feature = "record"))]
     {
-        let _ = buf;
-        0
+        Vec::new()
     }
 }
 

@@ -209,12 +209,34 @@ pub fn pwrite<Fd: AsFd>(fd: Fd, data: &[u8], offset: u64) -> R<usize> {
     rustix::io::pwrite(fd, data, offset)
 }
 
-/// A whole file (open and read); the fake's is empty.
+/// A whole file (open and read); the fake's holds what a test scripted
+/// for the next read (`Scripted::Read`), else nothing.
 pub fn read_file(path: &Path) -> std::io::Result<Vec<u8>> {
-    if fake::answer_about("openat", || format!("{path:?}, O_RDONLY")).is_some() && fake::takes("read") {
-        return Ok(Vec::new());
+    if let Some(opened) = fake::answer_about("openat", || format!("{path:?}, O_RDONLY")) {
+        opened.map_err(std::io::Error::from)?;
+        fake::takes("read");
+        return Ok(fake::read_all());
     }
     std::fs::read(path)
+}
+
+/// `data` written to a file that is there already (a cgroup's, a control
+/// file of /proc): open(O_WRONLY|O_CLOEXEC), one write, all of it or an
+/// error.
+pub fn write_existing(path: &Path, data: &[u8]) -> R<()> {
+    let opened = fake::answer_about("openat", || format!("{path:?}, O_WRONLY|O_CLOEXEC"));
+    if let Some(r) = opened {
+        r?;
+        return match fake::answer_about("write", || format!("fd, {}", shown(data))) {
+            Some(Err(e)) => Err(e),
+            _ => Ok(()),
+        };
+    }
+    let fd = rustix::fs::open(path, OFlags::WRONLY | OFlags::CLOEXEC, Mode::empty())?;
+    match rustix::io::write(&fd, data)? {
+        n if n == data.len() => Ok(()),
+        _ => Err(Errno::IO),
+    }
 }
 
 /// A new file holding `data`, made exclusively (never through an existing
@@ -251,6 +273,12 @@ pub fn create_file(path: &Path, data: &[u8], mode: Mode) -> R<()> {
 pub fn rename(from: &Path, to: &Path) -> std::io::Result<()> {
     faked!("rename", args: format!("{from:?}, {to:?}"), Ok(()));
     std::fs::rename(from, to)
+}
+
+/// A directory and all it holds removed (a link removed, never followed).
+pub fn remove_tree(path: &Path) -> std::io::Result<()> {
+    faked!("remove_tree", args: format!("{path:?}"), Ok(()));
+    std::fs::remove_dir_all(path)
 }
 
 pub fn read_link(path: &Path) -> std::io::Result<std::path::PathBuf> {
@@ -440,7 +468,7 @@ pub fn wait(opts: WaitOptions) -> R<Option<(Pid, WaitStatus)>> {
 }
 
 pub fn kill_process(pid: Pid, signal: Signal) -> R<()> {
-    faked!("kill", Ok(()));
+    faked!("kill", args: format!("{}, {}", pid.as_raw_nonzero(), signal.as_raw()), Ok(()));
     rustix::process::kill_process(pid, signal)
 }
 
