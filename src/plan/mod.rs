@@ -47,8 +47,8 @@ pub use overlay::{overlay_config, overlay_options};
 pub use review::{ReviewLayer, ReviewTree};
 pub use spec::{Entry, Identity, Join, SandboxSpec, lower};
 pub use step::{
-    Ambient, Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayPart, OverlayUpper, RepoScan, Role,
-    StartWarden, Step, TreeId, Watched,
+    Ambient, Egress, Flags, IdMap, LimitWatch, Namespaces, OverlayPart, OverlayUpper, Role, Step, TreeId,
+    Watched,
 };
 pub use step_family::{Family, View};
 pub use step_host::*;

@@ -12,11 +12,8 @@ use super::step_mount::*;
 use super::step_namespace::*;
 use super::step_process::*;
 use serde::Serialize;
-use std::ffi::OsString;
-use std::path::PathBuf;
 
-/// Index of a detached mount tree (an `open_tree` fd) held by the executor.
-pub type TreeId = usize;
+pub use super::step_args::TreeId;
 
 /// One setup step. The executor runs exactly these, in order.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -228,108 +225,6 @@ pub enum Step {
     /// ids: the command holds no capability where the limit was set, so it
     /// cannot raise it again (bubblewrap's --disable-userns).
     NestUserNamespace(NestUserNamespace),
-}
-
-/// What the warden is started with: the executor hands it over as it is
-/// (supervise/warden.rs takes it by reference).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct StartWarden {
-    pub keep_background: bool,
-    /// `--network proxied`: the proxy the warden serves.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub egress: Option<Box<Egress>>,
-    /// The host git dirs (and objects/info) whose sandbox-own copies the
-    /// warden keeps in step (supervise/git_sync.rs), in the order
-    /// `HandGitDirs` sends them.
-    #[serde(serialize_with = "crate::lossy::paths")]
-    pub git: Vec<PathBuf>,
-    /// Landlock's signal scope is there: the warden and the sandbox
-    /// share a signal domain, and the warden's kill(-1) ends the
-    /// sandbox (otherwise forks go through the warden and it walks /proc).
-    pub scoped: bool,
-    /// The warden may say on qwrap's stderr what the command meets and
-    /// how to get past it (a user namespace it cannot map).
-    pub notes: bool,
-    /// `--isolation landlock`: the command's own temporary directory,
-    /// removed once the sandbox is gone.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::lossy::opt_path"
-    )]
-    pub remove: Option<PathBuf>,
-    /// `--isolation landlock`: where the warden changes a file's mode
-    /// bits and times on the command's behalf (where Landlock lets it
-    /// write).
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
-    pub writable: Vec<PathBuf>,
-    /// Agent and editor files missing at the start: those there at the
-    /// command's exit are named on qwrap's stderr.
-    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
-    pub watch: Vec<PathBuf>,
-    /// `--review`: the run's layer, named at exit (idle if empty).
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "crate::lossy::opt_path"
-    )]
-    pub review: Option<PathBuf>,
-    /// `--explain`, `--denials`: what the warden judges the trapped
-    /// calls by, and where it says the refusals.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub explain: Option<Box<super::explain::Explain>>,
-    /// The sandbox's limits: its groups, emptied and removed at its
-    /// end; the time limit; what it says at a limit.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub limits: Option<LimitWatch>,
-    /// The repositories below the writable roots, looked for again
-    /// when the sandbox ends: a new one is named.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub repos: Option<Box<RepoScan>>,
-}
-
-pub(super) fn ser_os<S: serde::Serializer>(v: &OsString, s: S) -> Result<S::Ok, S::Error> {
-    s.serialize_str(&v.to_string_lossy())
-}
-
-pub(super) fn ser_argv<S: serde::Serializer>(v: &[OsString], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(v.iter().map(|a| a.to_string_lossy()))
-}
-
-/// A program is shown by its size in instructions, not its bytes.
-pub(super) fn program_lengths<S: serde::Serializer>(v: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
-    s.collect_seq(v.iter().map(|p| p.len() / 8))
-}
-
-/// The writable roots walked for `.git`s when the sandbox ends, and those
-/// there when it started.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-pub struct RepoScan {
-    #[serde(serialize_with = "crate::lossy::paths")]
-    pub roots: Vec<PathBuf>,
-    #[serde(serialize_with = "crate::lossy::paths")]
-    pub known: Vec<PathBuf>,
-    /// git-lfs's stores (the host's, read-only inside): where the objects
-    /// made in the sandbox's own store are carried.
-    #[serde(serialize_with = "crate::lossy::paths")]
-    pub lfs: Vec<PathBuf>,
-    /// What host git would read as config or hooks, missing at the start
-    /// (an included file, `core.hooksPath`, `core.excludesFile`): moved
-    /// aside at the end where the command made it.
-    #[serde(serialize_with = "crate::lossy::paths", skip_serializing_if = "Vec::is_empty")]
-    pub absent: Vec<PathBuf>,
-    /// What host git reads as config or hooks outside a git dir, there at
-    /// the start: moved aside at the end where the path names another file
-    /// then (its parent renamed, the path made again).
-    #[serde(serialize_with = "crate::lossy::paths", skip_serializing_if = "Vec::is_empty")]
-    pub trusted: Vec<PathBuf>,
-    /// Those paths as config spells them, through a link: resolved again
-    /// at the end, held aside where they lead elsewhere then.
-    #[serde(serialize_with = "crate::lossy::paths", skip_serializing_if = "Vec::is_empty")]
-    pub ways: Vec<PathBuf>,
-    /// The walk at the start stopped early: a repository it did not find
-    /// may lie where it would have looked, and is the command's only where
-    /// it or what host git takes from it changed since.
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
-    pub cut: bool,
 }
 
 /// A seccomp step's profile in `plan --json`: its choices by name, the two

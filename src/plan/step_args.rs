@@ -5,6 +5,9 @@
 use serde::Serialize;
 use std::path::PathBuf;
 
+/// Index of a detached mount tree (an `open_tree` fd) held by the executor.
+pub type TreeId = usize;
+
 /// Where an overlay's changes go (bwrap mode's overlays).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -52,7 +55,7 @@ impl OverlayUpper {
 /// One cache's tree cloned from the home's overlay (`HomeCaches`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct OverlayPart {
-    pub tree: super::step::TreeId,
+    pub tree: TreeId,
     /// The cache's path: inside the home, where the overlay lies then.
     #[serde(serialize_with = "crate::lossy::path")]
     pub path: PathBuf,

@@ -3,7 +3,7 @@
 //! Their types, the calls `qwrap plan` prints for each, and what each is
 //! for.
 
-use super::step_args::{DETACHED, DETACHED_END, ONE_THREAD, q};
+use super::step_args::{DETACHED, DETACHED_END, Egress, LimitWatch, ONE_THREAD, q};
 use serde::Serialize;
 use std::fmt;
 use std::path::PathBuf;
@@ -87,7 +87,7 @@ pub enum HostStep<'a> {
     WriteHostFile(&'a WriteHostFile),
     PrepareCaches(&'a PrepareCaches),
     PrepareReview(&'a PrepareReview),
-    StartWarden(&'a super::step::StartWarden),
+    StartWarden(&'a StartWarden),
     MakeCgroup(&'a MakeCgroup),
     MakePrivateDir(&'a MakePrivateDir),
 }
@@ -136,8 +136,8 @@ impl HostStep<'_> {
 }
 
 /// The warden's step: what it holds and does outside, in one aside.
-fn warden_text(warden: &super::StartWarden, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-    let super::StartWarden {
+fn warden_text(warden: &StartWarden, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    let StartWarden {
         keep_background,
         egress,
         git,
@@ -254,11 +254,7 @@ fn limits_text(l: &super::step_args::LimitWatch, f: &mut fmt::Formatter<'_>) -> 
 
 /// The warden's git jobs: the git dirs kept in step, the repositories
 /// looked for at the end.
-fn git_text(
-    git: &[std::path::PathBuf],
-    repos: Option<&super::RepoScan>,
-    f: &mut fmt::Formatter<'_>,
-) -> fmt::Result {
+fn git_text(git: &[std::path::PathBuf], repos: Option<&RepoScan>, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     if !git.is_empty() {
         let names: Vec<String> = git.iter().map(|p| q(p)).collect();
         write!(
@@ -495,4 +491,93 @@ impl fmt::Display for MakePrivateDir {
             q(path)
         )
     }
+}
+
+/// What the warden is started with: the executor hands it over as it is
+/// (supervise/warden.rs takes it by reference).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct StartWarden {
+    pub keep_background: bool,
+    /// `--network proxied`: the proxy the warden serves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub egress: Option<Box<Egress>>,
+    /// The host git dirs (and objects/info) whose sandbox-own copies the
+    /// warden keeps in step (supervise/git_sync.rs), in the order
+    /// `HandGitDirs` sends them.
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub git: Vec<PathBuf>,
+    /// Landlock's signal scope is there: the warden and the sandbox
+    /// share a signal domain, and the warden's kill(-1) ends the
+    /// sandbox (otherwise forks go through the warden and it walks /proc).
+    pub scoped: bool,
+    /// The warden may say on qwrap's stderr what the command meets and
+    /// how to get past it (a user namespace it cannot map).
+    pub notes: bool,
+    /// `--isolation landlock`: the command's own temporary directory,
+    /// removed once the sandbox is gone.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::lossy::opt_path"
+    )]
+    pub remove: Option<PathBuf>,
+    /// `--isolation landlock`: where the warden changes a file's mode
+    /// bits and times on the command's behalf (where Landlock lets it
+    /// write).
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
+    pub writable: Vec<PathBuf>,
+    /// Agent and editor files missing at the start: those there at the
+    /// command's exit are named on qwrap's stderr.
+    #[serde(skip_serializing_if = "Vec::is_empty", serialize_with = "crate::lossy::paths")]
+    pub watch: Vec<PathBuf>,
+    /// `--review`: the run's layer, named at exit (idle if empty).
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::lossy::opt_path"
+    )]
+    pub review: Option<PathBuf>,
+    /// `--explain`, `--denials`: what the warden judges the trapped
+    /// calls by, and where it says the refusals.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub explain: Option<Box<super::explain::Explain>>,
+    /// The sandbox's limits: its groups, emptied and removed at its
+    /// end; the time limit; what it says at a limit.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub limits: Option<LimitWatch>,
+    /// The repositories below the writable roots, looked for again
+    /// when the sandbox ends: a new one is named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repos: Option<Box<RepoScan>>,
+}
+
+/// The writable roots walked for `.git`s when the sandbox ends, and those
+/// there when it started.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RepoScan {
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub roots: Vec<PathBuf>,
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub known: Vec<PathBuf>,
+    /// git-lfs's stores (the host's, read-only inside): where the objects
+    /// made in the sandbox's own store are carried.
+    #[serde(serialize_with = "crate::lossy::paths")]
+    pub lfs: Vec<PathBuf>,
+    /// What host git would read as config or hooks, missing at the start
+    /// (an included file, `core.hooksPath`, `core.excludesFile`): moved
+    /// aside at the end where the command made it.
+    #[serde(serialize_with = "crate::lossy::paths", skip_serializing_if = "Vec::is_empty")]
+    pub absent: Vec<PathBuf>,
+    /// What host git reads as config or hooks outside a git dir, there at
+    /// the start: moved aside at the end where the path names another file
+    /// then (its parent renamed, the path made again).
+    #[serde(serialize_with = "crate::lossy::paths", skip_serializing_if = "Vec::is_empty")]
+    pub trusted: Vec<PathBuf>,
+    /// Those paths as config spells them, through a link: resolved again
+    /// at the end, held aside where they lead elsewhere then.
+    #[serde(serialize_with = "crate::lossy::paths", skip_serializing_if = "Vec::is_empty")]
+    pub ways: Vec<PathBuf>,
+    /// The walk at the start stopped early: a repository it did not find
+    /// may lie where it would have looked, and is the command's only where
+    /// it or what host git takes from it changed since.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut: bool,
 }

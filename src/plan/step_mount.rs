@@ -2,8 +2,7 @@
 //! /proc, hidden paths, overlays. Their types, the calls `qwrap plan`
 //! prints for each, and what each is for.
 
-use super::step::TreeId;
-use super::step_args::{Flags, OverlayPart, OverlayUpper, Role, join_flags, q};
+use super::step_args::{Flags, OverlayPart, OverlayUpper, Role, TreeId, join_flags, q};
 use serde::Serialize;
 use std::fmt;
 use std::path::PathBuf;
@@ -392,7 +391,7 @@ fn unless_read_only(path: &std::path::Path, bubblewrap: bool) -> String {
 }
 
 /// A `struct mount_attr` as printed: the attributes set, the propagation.
-fn mount_attr(set: &super::step::Flags, private: bool) -> String {
+fn mount_attr(set: &Flags, private: bool) -> String {
     let mut attr = Vec::new();
     let names = set.names("MOUNT_ATTR_");
     if !names.is_empty() {

@@ -59,7 +59,7 @@ pub struct ForkIntoPidNamespace {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct SetHostname {
-    #[serde(serialize_with = "super::step::ser_os")]
+    #[serde(serialize_with = "ser_os")]
     pub name: OsString,
 }
 
@@ -297,4 +297,8 @@ impl fmt::Display for NestUserNamespace {
             "unshare(CLONE_NEWUSER); openat(proc, \"self/uid_map\"); write(\"{uid} {uid} 1\"); openat(proc, \"self/gid_map\"); write(\"{gid} {gid} 1\")"
         )
     }
+}
+
+fn ser_os<S: serde::Serializer>(v: &OsString, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(&v.to_string_lossy())
 }

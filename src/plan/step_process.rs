@@ -97,7 +97,7 @@ pub struct SealFds {
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Exec {
-    #[serde(serialize_with = "super::step::ser_argv")]
+    #[serde(serialize_with = "ser_argv")]
     pub argv: Vec<OsString>,
     #[serde(skip)]
     pub argv0: Option<OsString>,
@@ -116,7 +116,7 @@ pub struct Chdir {
 /// from its fds while parsing), installed just before execve.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct CallerSeccomp {
-    #[serde(serialize_with = "super::step::program_lengths")]
+    #[serde(serialize_with = "program_lengths")]
     pub programs: Vec<Vec<u8>>,
 }
 
@@ -626,4 +626,13 @@ impl fmt::Display for LandlockOnlyFilter {
             super::filter_landlock::INODE_IOCTLS.map(|(_, n)| n).join("|")
         )
     }
+}
+
+fn ser_argv<S: serde::Serializer>(v: &[OsString], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|a| a.to_string_lossy()))
+}
+
+/// A program is shown by its size in instructions, not its bytes.
+fn program_lengths<S: serde::Serializer>(v: &[Vec<u8>], s: S) -> Result<S::Ok, S::Error> {
+    s.collect_seq(v.iter().map(|p| p.len() / 8))
 }

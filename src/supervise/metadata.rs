@@ -259,7 +259,11 @@ mod tests {
         assert_eq!(r, Some(Err(Errno::PERM)));
         // The file is known by the kernel's link to it, which the fake
         // leaves unanswered: refused before any change.
-        assert_eq!(calls, ["pidfd_open", "pidfd_getfd", "fstat", "readlink"], "no fchmodat");
+        assert_eq!(
+            calls,
+            ["pidfd_open", "pidfd_getfd", "fstat", "readlink"],
+            "no fchmodat"
+        );
     }
 
     #[test]

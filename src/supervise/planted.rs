@@ -13,6 +13,7 @@
 use crate::plan::RepoScan;
 use crate::sys::kernel as k;
 use rustix::fd::OwnedFd;
+use rustix::fs::FileType;
 use std::path::Path;
 
 /// The config keys a plain repository holds (`git init`, `git clone`,
@@ -76,7 +77,7 @@ impl Known {
         let ways = scan
             .ways
             .iter()
-            .map(|p| (p.clone(), std::fs::canonicalize(p).ok()))
+            .map(|p| (p.clone(), k::canonicalize(p).ok()))
             .collect();
         Known(
             scan.known.iter().filter_map(|p| identity(p)).collect(),
@@ -93,8 +94,48 @@ impl Known {
 
 /// The file a path names, by device and inode (never through a link).
 fn file_id(p: &Path) -> Option<(u64, u64)> {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::symlink_metadata(p).ok().map(|m| (m.dev(), m.ino()))
+    lstat(p).map(|m| (m.st_dev, m.st_ino))
+}
+
+/// What a path names itself (a link not followed), through the seam.
+fn lstat(p: &Path) -> Option<rustix::fs::Stat> {
+    k::statat(rustix::fs::CWD, p, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()
+}
+
+/// Whether anything is at `p` (a link, dangling or not, too).
+fn there(p: &Path) -> bool {
+    lstat(p).is_some()
+}
+
+/// Whether `p` itself is of this type (a link not followed).
+fn is(p: &Path, t: FileType) -> bool {
+    lstat(p).is_some_and(|m| FileType::from_raw_mode(m.st_mode) == t)
+}
+
+/// A directory's entries with their types (a type the directory does not
+/// say asked of the entry itself), at most `most` of them (the command
+/// may have made millions); None where it cannot be read.
+fn listed(dir: &Path, most: usize) -> Option<Vec<(std::path::PathBuf, FileType)>> {
+    use rustix::fs::{Mode, OFlags};
+    let fd = k::open(
+        dir,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let all = k::dir_entries(&fd, most).ok()?;
+    Some(
+        all.into_iter()
+            .map(|(name, t)| {
+                let p = dir.join(name);
+                let t = match t {
+                    FileType::Unknown => lstat(&p).map_or(t, |m| FileType::from_raw_mode(m.st_mode)),
+                    t => t,
+                };
+                (p, t)
+            })
+            .collect(),
+    )
 }
 
 /// Device, inode and, for a git dir by another name (bare: no mount
@@ -104,15 +145,14 @@ fn file_id(p: &Path) -> Option<(u64, u64)> {
 /// host's git may change it meanwhile: its device and inode only.
 fn identity(p: &Path) -> Option<(u64, u64, u64)> {
     use std::hash::{Hash, Hasher};
-    use std::os::unix::fs::MetadataExt;
-    let m = std::fs::symlink_metadata(p).ok()?;
+    let m = lstat(p)?;
     let mut h = std::collections::hash_map::DefaultHasher::new();
-    if !m.file_type().is_symlink() && p.file_name().is_some_and(|n| n != ".git") {
+    if FileType::from_raw_mode(m.st_mode) != FileType::Symlink && p.file_name().is_some_and(|n| n != ".git") {
         // A linked worktree's own git dir (guarded, its state vetted on the
         // way out) goes through a rebase or cherry-pick of the user's: an
         // operation stopped there is no change of its identity (its HEAD
         // had gone aside after every `rebase -i` stopped inside).
-        let worktree = std::fs::symlink_metadata(p.join("commondir")).is_ok();
+        let worktree = there(&p.join("commondir"));
         let stopped = |r: &String| {
             ["rebase-merge/", "rebase-apply/", "sequencer/"]
                 .iter()
@@ -127,7 +167,7 @@ fn identity(p: &Path) -> Option<(u64, u64, u64)> {
             config_bytes(&p.join(c)).ok().flatten().hash(&mut h);
         }
     }
-    Some((m.dev(), m.ino(), h.finish()))
+    Some((m.st_dev, m.st_ino, h.finish()))
 }
 
 /// Holds aside each repository made inside that names a program, and
@@ -227,11 +267,7 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
 /// and is there now: the command made it, and host git would run or take
 /// what it says. Moved aside and said.
 fn absent_held(scan: &RepoScan, fd: Option<&OwnedFd>) {
-    for p in scan
-        .absent
-        .iter()
-        .filter(|p| std::fs::symlink_metadata(p).is_ok())
-    {
+    for p in scan.absent.iter().filter(|p| there(p)) {
         config_aside(p, "made", fd);
     }
 }
@@ -249,7 +285,7 @@ fn replaced_held(known: &Known, fd: Option<&OwnedFd>) {
     // A link on the way pointed elsewhere: the first link goes aside
     // (hold_aside stops at it), so host git reads nothing there.
     for (p, then) in &known.3 {
-        let now = std::fs::canonicalize(p).ok();
+        let now = k::canonicalize(p).ok();
         if now.is_some() && now != *then {
             config_aside(p, "led elsewhere by a link changed", fd);
         }
@@ -300,7 +336,7 @@ fn ignores_said(known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found)
         }
     }
     for p in now.gitmodules.iter().filter(|p| changed(p, known.1)) {
-        let is_link = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+        let is_link = is(p, FileType::Symlink);
         let what = if !is_link {
             "submodules' settings made or changed inside: an `ignore` there hides a submodule's changes from host git status".to_string()
         } else {
@@ -335,7 +371,7 @@ pub(super) fn work_tree_reads(dot_git: &Path, user: &crate::policy::UserGit) -> 
     };
     crate::policy::config_reads(&git_dir, user)
         .into_iter()
-        .filter(|p| p.starts_with(top) && !p.starts_with(&git_dir) && std::fs::symlink_metadata(p).is_ok())
+        .filter(|p| p.starts_with(top) && !p.starts_with(&git_dir) && there(p))
         .map(|p| {
             format!(
                 "{} (config or hooks host git takes from the work tree)",
@@ -383,14 +419,14 @@ fn tree_changed_since(git_dir: &Path, since: std::time::SystemTime) -> bool {
         if changed(&d, since) {
             return true;
         }
-        for e in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+        for (e, t) in listed(&d, LOOKED + 1 - seen.min(LOOKED)).unwrap_or_default() {
             seen += 1;
             if seen > LOOKED {
                 return true;
             }
-            match e.file_type() {
-                Ok(t) if t.is_dir() => dirs.push(e.path()),
-                _ if changed(&e.path(), since) => return true,
+            match t {
+                FileType::Directory => dirs.push(e),
+                _ if changed(&e, since) => return true,
                 _ => {}
             }
         }
@@ -401,10 +437,12 @@ fn tree_changed_since(git_dir: &Path, since: std::time::SystemTime) -> bool {
 /// Whether the file at `p` (not followed) was made or changed since
 /// `since`: its change time, which no call can set back.
 pub(super) fn changed(p: &Path, since: std::time::SystemTime) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    std::fs::symlink_metadata(p).is_ok_and(|m| {
-        let ctime =
-            std::time::UNIX_EPOCH + std::time::Duration::new(m.ctime().max(0) as u64, m.ctime_nsec() as u32);
+    lstat(p).is_some_and(|m| {
+        let ctime = std::time::UNIX_EPOCH
+            + std::time::Duration::new(
+                m.st_ctime.max(0) as u64,
+                m.st_ctime_nsec.clamp(0, 999_999_999) as u32,
+            );
         ctime >= since
     })
 }
@@ -412,23 +450,17 @@ pub(super) fn changed(p: &Path, since: std::time::SystemTime) -> bool {
 /// The git dir a `.git` file names (`gitdir: PATH`, relative to it), read
 /// by git's own rule for the pointer (policy/git.rs), never through a link.
 fn pointed_dir(dot_git: &Path) -> Option<std::path::PathBuf> {
-    let m = std::fs::symlink_metadata(dot_git).ok()?;
-    if !m.is_file() || m.len() > 4096 {
-        return None;
-    }
-    let text = std::fs::read_to_string(dot_git).ok()?;
+    let text = String::from_utf8(small_file(dot_git, 4096).ok()??).ok()?;
     let to = crate::policy::git::parse_pointer(&text, "gitdir: ")?;
     Some(dot_git.parent()?.join(to))
 }
 
 /// A directory's entries (none where it is no directory).
 fn entries(dir: &Path) -> Vec<std::path::PathBuf> {
-    std::fs::read_dir(dir)
+    listed(dir, LOOKED)
+        .unwrap_or_default()
         .into_iter()
-        .flatten()
-        .flatten()
-        .take(LOOKED)
-        .map(|e| e.path())
+        .map(|(p, _)| p)
         .collect()
 }
 
@@ -621,13 +653,12 @@ fn rename_opened(
 /// What in a planted `.git` names a program: config keys, hooks, a
 /// pointer elsewhere.
 pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
-    let meta = std::fs::symlink_metadata(dot_git);
-    if meta.as_ref().is_ok_and(|m| m.is_file()) {
+    if is(dot_git, FileType::RegularFile) {
         return vec!["pointer to another git dir".into()];
     }
     let mut out = Vec::new();
     // A linked worktree's git dir takes config and hooks from its common dir.
-    if std::fs::symlink_metadata(dot_git.join("commondir")).is_ok() {
+    if there(&dot_git.join("commondir")) {
         out.push("commondir (another git dir's config and hooks)".into());
     }
     for config in ["config", "config.worktree"] {
@@ -644,7 +675,7 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
     // Submodules' and worktrees' git dirs hold config and hooks of their
     // own; a plain repository has none.
     for sub in ["modules", "worktrees"] {
-        if std::fs::symlink_metadata(dot_git.join(sub)).is_ok() {
+        if there(&dot_git.join(sub)) {
             out.push(format!("{sub}/ (git dirs of their own)"));
         }
     }
@@ -655,17 +686,17 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
     // Hooks only from a real directory: a link git resolves from the work
     // tree (`/proc/self/cwd/…`) leads elsewhere than it does here.
     let hooks = dot_git.join("hooks");
-    let hooks_dir = std::fs::symlink_metadata(&hooks).ok().map(|m| m.is_dir());
+    let hooks_dir = lstat(&hooks).map(|m| FileType::from_raw_mode(m.st_mode) == FileType::Directory);
     if hooks_dir == Some(false) {
         out.push("hooks (not a directory)".into());
     }
     if let Some(rd) = (hooks_dir == Some(true))
-        .then(|| std::fs::read_dir(&hooks).ok())
+        .then(|| listed(&hooks, LOOKED))
         .flatten()
     {
         let mut hooks: Vec<String> = rd
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .into_iter()
+            .filter_map(|(p, _)| Some(p.file_name()?.to_string_lossy().into_owned()))
             .filter(|n| !n.ends_with(".sample"))
             .collect();
         hooks.sort();
@@ -680,11 +711,11 @@ pub(crate) fn risks(dot_git: &Path) -> Vec<String> {
 fn in_progress(dot_git: &Path) -> Vec<String> {
     let mut out: Vec<String> = ["rebase-merge", "rebase-apply", "sequencer"]
         .into_iter()
-        .filter(|d| std::fs::symlink_metadata(dot_git.join(d)).is_ok())
+        .filter(|d| there(&dot_git.join(d)))
         .map(|d| format!("{d}/ (an operation in progress: its --continue runs what the state names)"))
         .collect();
     // `git notes merge --commit` writes whatever ref it names.
-    if std::fs::symlink_metadata(dot_git.join("NOTES_MERGE_REF")).is_ok() {
+    if there(&dot_git.join("NOTES_MERGE_REF")) {
         out.push("NOTES_MERGE_REF (a notes merge in progress: its --commit writes the ref it names)".into());
     }
     out.extend(info_risks(dot_git));
@@ -706,7 +737,7 @@ fn info_risks(dot_git: &Path) -> Vec<String> {
         Err(()) => out.push("info/exclude (not a small regular file qwrap can read)".into()),
         _ => {}
     }
-    if std::fs::symlink_metadata(dot_git.join("info/grafts")).is_ok() {
+    if there(&dot_git.join("info/grafts")) {
         out.push("info/grafts (another history under the same commits)".into());
     }
     out
@@ -743,11 +774,11 @@ fn time_left(until: Option<std::time::Instant>, now: std::time::Instant) -> Opti
 
 fn object_risks(dot_git: &Path) -> Option<String> {
     let objects = dot_git.join("objects");
-    if !std::fs::symlink_metadata(&objects).is_ok_and(|m| m.is_dir()) {
+    if !is(&objects, FileType::Directory) {
         return None;
     }
     for alt in ["info/alternates", "info/http-alternates"] {
-        if std::fs::symlink_metadata(objects.join(alt)).is_ok() {
+        if there(&objects.join(alt)) {
             return Some(format!("objects/{alt} (objects from elsewhere)"));
         }
     }
@@ -829,12 +860,12 @@ fn packed_id(path: &Path, name: &str) -> Option<String> {
 /// top repository's are: an entry named `../x`, `/x` or `.git/hooks/x`
 /// is a file a host `git restore .` writes there.
 fn index_risks(dot_git: &Path) -> Vec<String> {
-    let Ok(rd) = std::fs::read_dir(dot_git) else {
+    let Some(rd) = listed(dot_git, LOOKED) else {
         return Vec::new();
     };
     let mut names: Vec<_> = rd
-        .flatten()
-        .map(|e| e.file_name())
+        .into_iter()
+        .filter_map(|(p, _)| p.file_name().map(|n| n.to_os_string()))
         .filter(|n| n == "index" || n.as_encoded_bytes().starts_with(b"sharedindex."))
         .collect();
     names.sort();
@@ -909,32 +940,31 @@ fn odd_entry(dot_git: &Path) -> Option<String> {
     let mut dirs = vec![dot_git.to_path_buf()];
     let mut seen = 0;
     while let Some(d) = dirs.pop() {
-        let Ok(rd) = std::fs::read_dir(&d) else {
+        let Some(rd) = listed(&d, LOOKED + 1 - seen.min(LOOKED)) else {
             return Some(format!(
                 "{} (a directory qwrap cannot read)",
                 shown_in(dot_git, &d)
             ));
         };
-        for e in rd {
+        for (p, t) in rd {
             seen += 1;
             if seen > LOOKED {
                 return Some(format!("more than {LOOKED} entries (not all looked at)"));
             }
-            let Ok(e) = e else { continue };
             // A git dir inside this one (`objects/.git`, a bare one in
             // `refs/`): git run there takes it for a repository (a HEAD
             // beside objects and refs, or beside a commondir).
-            let p = e.path();
-            let there = |n: &str| std::fs::symlink_metadata(d.join(n)).is_ok();
-            let git_dir = e.file_name() == "HEAD"
+            let name = p.file_name().unwrap_or_default();
+            let beside = |n: &str| there(&d.join(n));
+            let git_dir = name == "HEAD"
                 && d != dot_git
-                && ((there("objects") && there("refs")) || there("commondir"));
-            if git_dir || e.file_name() == ".git" {
+                && ((beside("objects") && beside("refs")) || beside("commondir"));
+            if git_dir || name == ".git" {
                 return Some(format!("{} (a git dir inside it)", shown_in(dot_git, &p)));
             }
-            match e.file_type() {
-                Ok(t) if t.is_dir() => dirs.push(e.path()),
-                Ok(t) if t.is_file() => {
+            match t {
+                FileType::Directory => dirs.push(p),
+                FileType::RegularFile => {
                     if let Some(why) = state_refused(dot_git, &p) {
                         return Some(format!("{} ({why})", shown_in(dot_git, &p)));
                     }
@@ -942,7 +972,7 @@ fn odd_entry(dot_git: &Path) -> Option<String> {
                 _ => {
                     return Some(format!(
                         "{} (a link, FIFO or device, which host git would read through)",
-                        shown_in(dot_git, &e.path())
+                        shown_in(dot_git, &p)
                     ));
                 }
             }
@@ -971,24 +1001,28 @@ fn config_bytes(path: &Path) -> Result<Option<Vec<u8>>, ()> {
 /// or blocking on a FIFO: None where there is none, Err where it is not
 /// such a file.
 fn small_file(path: &Path, max: u64) -> Result<Option<Vec<u8>>, ()> {
-    use std::io::Read;
-    use std::os::unix::fs::OpenOptionsExt;
-    if std::fs::symlink_metadata(path).is_err() {
+    use rustix::fs::{Mode, OFlags};
+    if !there(path) {
         return Ok(None);
     }
-    let mut f = std::fs::OpenOptions::new()
-        .read(true)
-        .custom_flags((rustix::fs::OFlags::NOFOLLOW | rustix::fs::OFlags::NONBLOCK).bits() as i32)
-        .open(path)
-        .map_err(drop)?;
-    let meta = f.metadata().map_err(drop)?;
-    if !meta.is_file() || meta.len() > max {
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = k::open(path, flags, Mode::empty()).map_err(drop)?;
+    let meta = k::fstat(&fd).map_err(drop)?;
+    if FileType::from_raw_mode(meta.st_mode) != FileType::RegularFile || meta.st_size as u64 > max {
         return Err(());
     }
-    let mut data = Vec::with_capacity(meta.len() as usize);
-    f.by_ref().take(max + 1).read_to_end(&mut data).map_err(drop)?;
-    if data.len() as u64 > max {
-        return Err(());
+    let mut data = Vec::with_capacity(meta.st_size as usize);
+    let mut buf = [0u8; 8192];
+    loop {
+        match k::read(&fd, &mut buf) {
+            Ok(0) => break,
+            Ok(n) => data.extend_from_slice(&buf[..n]),
+            Err(rustix::io::Errno::INTR) => {}
+            Err(_) => return Err(()),
+        }
+        if data.len() as u64 > max {
+            return Err(());
+        }
     }
     Ok(Some(data))
 }
@@ -1041,6 +1075,92 @@ fn keys_not_plain(text: &str) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::{keys_not_plain, risks};
+    use crate::sys::fake::{self, Scripted};
+    use rustix::io::Errno;
+
+    /// A repository's risks as the kernel seam answers: every path there,
+    /// each call answered as the fake scripts it.
+    fn risks_answered(script: &[Scripted]) -> (Vec<String>, Vec<String>) {
+        fake::start();
+        for s in script {
+            fake::script(s.clone());
+        }
+        let r = risks(std::path::Path::new("/w/sub/.git"));
+        (r, fake::finish())
+    }
+
+    /// The stat answers on the way to the config's bytes: the git dir, its
+    /// commondir (none: ENOENT), the config, the config opened (`fstat`).
+    fn config_answers(config: u32, data: &[u8]) -> Vec<Scripted> {
+        vec![
+            Scripted::Mode(libc::S_IFDIR),
+            Scripted::FailOn("newfstatat", "commondir", Errno::NOENT),
+            Scripted::Mode(libc::S_IFREG),
+            Scripted::Stat {
+                mode: config,
+                size: data.len() as i64,
+                blocks: 1,
+            },
+            Scripted::Read(data.to_vec()),
+        ]
+    }
+
+    #[test]
+    fn a_config_is_read_through_the_seam_and_its_program_named() {
+        let (r, calls) = risks_answered(&config_answers(libc::S_IFREG, b"[core]\n\tfsmonitor = ./x\n"));
+        assert!(
+            r.iter()
+                .any(|x| x.starts_with("config key") && x.contains("fsmonitor")),
+            "{r:?} {calls:?}"
+        );
+        // Nothing is read through a link or a FIFO: the open says so.
+        assert!(
+            calls
+                .iter()
+                .any(|c| c.starts_with("openat(\"/w/sub/.git/config\"")
+                    && c.contains("NOFOLLOW")
+                    && c.contains("NONBLOCK")),
+            "{calls:?}"
+        );
+    }
+
+    #[test]
+    fn a_config_that_cannot_be_read_is_a_risk_not_a_pass() {
+        let mut script = config_answers(libc::S_IFREG, b"[core]\n\tfsmonitor = ./x\n");
+        script.push(Scripted::FailOn("openat", "/w/sub/.git/config\"", Errno::ACCESS));
+        let (r, calls) = risks_answered(&script);
+        assert!(
+            r.iter()
+                .any(|x| x == "config (not a small regular file qwrap can read)"),
+            "{r:?} {calls:?}"
+        );
+        assert!(!r.iter().any(|x| x.contains("fsmonitor")), "{r:?}");
+    }
+
+    #[test]
+    fn a_config_that_is_no_regular_file_once_opened_is_a_risk() {
+        let (r, _) = risks_answered(&config_answers(libc::S_IFIFO, b"[core]\n\tfsmonitor = ./x\n"));
+        assert!(
+            r.iter()
+                .any(|x| x == "config (not a small regular file qwrap can read)"),
+            "{r:?}"
+        );
+        assert!(!r.iter().any(|x| x.contains("fsmonitor")), "{r:?}");
+    }
+
+    #[test]
+    fn a_git_dir_that_cannot_be_listed_is_a_risk_not_a_pass() {
+        let (r, _) = risks_answered(&[Scripted::FailOn(
+            "openat",
+            "/w/sub/.git\", OFlags(DIRECTORY",
+            Errno::ACCESS,
+        )]);
+        assert!(
+            r.iter()
+                .any(|x| x == "the git dir itself (a directory qwrap cannot read)"),
+            "{r:?}"
+        );
+    }
 
     #[test]
     fn a_git_dir_that_borrows_another_is_a_risk() {

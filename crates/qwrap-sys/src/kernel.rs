@@ -275,6 +275,13 @@ pub fn rename(from: &Path, to: &Path) -> std::io::Result<()> {
     std::fs::rename(from, to)
 }
 
+/// The path with every link on its way resolved (`realpath`); the fake
+/// has none.
+pub fn canonicalize(path: &Path) -> std::io::Result<std::path::PathBuf> {
+    faked!("realpath", args: format!("{path:?}"), Err(std::io::Error::from_raw_os_error(libc::ENOENT)));
+    std::fs::canonicalize(path)
+}
+
 /// A directory and all it holds removed (a link removed, never followed).
 pub fn remove_tree(path: &Path) -> std::io::Result<()> {
     faked!("remove_tree", args: format!("{path:?}"), Ok(()));
