@@ -17,6 +17,7 @@
 
 mod apply;
 mod changes;
+mod conflicts;
 mod flags;
 mod git;
 mod git_index;

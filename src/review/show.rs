@@ -202,7 +202,7 @@ fn refusals(o: &mut String, layer: &Layer, changes: &[Change]) {
             let _ = writeln!(o, "  {r}");
         }
     }
-    let conflicts = super::apply::conflicts(layer, changes);
+    let conflicts = super::conflicts::conflicts(layer, changes);
     if !conflicts.is_empty() {
         let _ = writeln!(
             o,

@@ -18,6 +18,7 @@ mod explain;
 mod explain_judge;
 mod explain_why;
 mod git_checkouts;
+mod git_dir_risks;
 mod git_files;
 mod git_objects;
 mod git_sync;

@@ -16,7 +16,7 @@
 //! repository itself stays: it lies outside the roots, where qwrap
 //! changes nothing on a link's say-so.
 
-use super::planted::{changed, repo_changed_since, risks, work_tree_reads};
+use super::git_dir_risks::{changed, repo_changed_since, risks, work_tree_reads};
 use crate::policy::{Reach, UserGit, Way, discovered, follow, repositories_below};
 use rustix::fd::OwnedFd;
 use std::path::{Component, Path, PathBuf};
