@@ -9,6 +9,8 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 
 /// Fewer new objects than this are unpacked loose, as `receive.unpackLimit`.
+mod history;
+
 const UNPACK_LIMIT: usize = 100;
 
 /// Host git on `git_dir`, with nothing of the caller's git environment.
@@ -185,16 +187,6 @@ static COMMITS_SEEN: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64
 /// How long host git may take to read the sizes of what is imported.
 const IMPORT_WITHIN: std::time::Duration = std::time::Duration::from_secs(60);
 
-/// Whether a loose object's file is large enough to inflate past
-/// COMMIT_MAX: deflate packs at most 1032 bytes into one, so a smaller
-/// file (nearly every commit) needs no look.
-fn could_be_large(objects: &Path, id: &str) -> bool {
-    let (Some(dir), Some(rest)) = (id.get(..2), id.get(2..)) else {
-        return true;
-    };
-    std::fs::symlink_metadata(objects.join(dir).join(rest)).map_or(true, |m| m.len() > COMMIT_MAX / 1040)
-}
-
 /// Refuses where a commit, tag or tree among the objects of `objects`
 /// (those named, else all of them) is larger than host git should read
 /// whole. git reads each object's size from its header (a delta's from
@@ -260,13 +252,100 @@ fn too_large(
     if import {
         import_done(pid, status.success())?;
     }
-    if let Ok(Some(e)) = reader.join() {
-        return Err(e);
-    }
+    let commits = match reader.join() {
+        Ok(Err(e)) => return Err(e),
+        Ok(Ok(commits)) => commits,
+        Err(_) => return Err("refused: its objects' sizes could not be read".into()),
+    };
     if !status.success() {
         return Err("refused: git could not read its objects' sizes".into());
     }
+    if import && !commits.is_empty() {
+        history_walk_bounded(git_dir, objects, commits, deadline)?;
+    }
     Ok(())
+}
+
+/// Refuses where host git's walk of the new commits would look at more
+/// than history::AREA_MOST queue entries in all (history.rs), or where
+/// they cannot be read by `deadline`.
+fn history_walk_bounded(
+    git_dir: &Path,
+    objects: &Path,
+    commits: Vec<String>,
+    deadline: std::time::Instant,
+) -> Result<(), String> {
+    let mut c = git(git_dir);
+    c.args(["cat-file", "--batch"])
+        .env("GIT_OBJECT_DIRECTORY", objects)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let mut child = spawn_import(&mut c)?;
+    let pid = child.id();
+    if let Some(mut stdin) = child.stdin.take() {
+        std::thread::spawn(move || {
+            for id in commits {
+                let _ = writeln!(stdin, "{id}");
+            }
+        });
+    }
+    let stdout = child.stdout.take().ok_or("no pipe")?;
+    let reader = std::thread::spawn(move || read_history(stdout));
+    let status = loop {
+        match child.try_wait() {
+            Ok(Some(status)) => break status,
+            Ok(None) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(2));
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                import_done(pid, false)?;
+                return Err("refused: its commits were not all read in time".into());
+            }
+        }
+    };
+    import_done(pid, status.success())?;
+    let history = reader
+        .join()
+        .map_err(|_| "refused: its commits could not be read")??;
+    match history.area() {
+        Some(_) => Ok(()),
+        None => Err(format!(
+            "refused: its history keeps so many lines open at once (a commit of thousands of parents, a wide tree of merges) that host git's walk of it would look at more than {} commits waiting in all",
+            history::AREA_MOST
+        )),
+    }
+}
+
+/// The commits `cat-file --batch` gives: `ID TYPE SIZE`, the object, a
+/// line end; each read whole (each at most COMMIT_MAX, all of them at most
+/// COMMITS_TOTAL, bounded already).
+fn read_history(out: std::process::ChildStdout) -> Result<history::History, String> {
+    use std::io::{BufRead, Read};
+    let mut r = std::io::BufReader::new(out);
+    let mut h = history::History::default();
+    let mut head = String::new();
+    loop {
+        head.clear();
+        if r.read_line(&mut head).map_err(|e| e.to_string())? == 0 {
+            return Ok(h);
+        }
+        let mut w = head.trim_end().split(' ');
+        let (Some(id), Some(kind), Some(size)) = (w.next(), w.next(), w.next()) else {
+            return Err("refused: git said something of a commit that is no object".into());
+        };
+        let size: u64 = size
+            .parse()
+            .map_err(|_| "refused: a commit's size is no number")?;
+        if kind != "commit" || size > COMMIT_MAX {
+            return Err(format!("refused: {id} is no commit host git reads whole"));
+        }
+        let mut text = vec![0u8; size as usize + 1];
+        r.read_exact(&mut text).map_err(|e| e.to_string())?;
+        h.add(id, &text[..size as usize]);
+    }
 }
 
 /// The first line of `cat-file --batch-check`'s that names a commit, tag
@@ -274,12 +353,15 @@ fn too_large(
 /// imported (`counted`), or the one that takes the run's commits and tags
 /// past COMMITS_TOTAL; then, where reading every commit, tag and tree
 /// through its chain of deltas would cost more than CHAINS_TOTAL.
-fn first_too_large(out: std::process::ChildStdout, counted: bool) -> Option<String> {
+fn first_too_large(out: std::process::ChildStdout, counted: bool) -> Result<Vec<String>, String> {
     use std::io::BufRead;
     use std::sync::atomic::Ordering;
     let mut chains = Chains::default();
+    let mut commits = Vec::new();
     for line in std::io::BufReader::new(out).lines() {
-        let line = line.ok()?;
+        let Ok(line) = line else {
+            break;
+        };
         let mut w = line.split(' ');
         let (Some(kind), Some(size), Some(id)) = (w.next(), w.next(), w.next()) else {
             continue;
@@ -290,22 +372,28 @@ fn first_too_large(out: std::process::ChildStdout, counted: bool) -> Option<Stri
             _ => u64::MAX,
         };
         let Some(n) = size.parse::<u64>().ok().filter(|n| *n <= most) else {
-            return Some(format!(
+            return Err(format!(
                 "refused: {kind} {id} is {size} bytes, more than host git should read whole (at most {most})"
             ));
         };
         if counted && most == COMMIT_MAX && COMMITS_SEEN.fetch_add(n, Ordering::Relaxed) + n > COMMITS_TOTAL {
-            return Some(format!(
+            return Err(format!(
                 "refused: with {kind} {id} the commits and tags brought to the host in this run come to more than host git should read (at most {COMMITS_TOTAL} bytes in all)"
             ));
         }
         if !chains.add(id, n, w.next(), most != u64::MAX) {
-            return Some(format!(
+            return Err(format!(
                 "refused: more than {CHAINS_OBJECTS} objects to look at in one go"
             ));
         }
+        if counted && kind == "commit" {
+            commits.push(id.to_string());
+        }
     }
-    chains.too_costly()
+    match chains.too_costly() {
+        Some(e) => Err(e),
+        None => Ok(commits),
+    }
 }
 
 /// What host git may have to inflate, in all, to read each commit, tag and
@@ -532,9 +620,9 @@ impl Drop for Incoming {
 /// alternate), piped into the host's strict unpacking (or indexing, for
 /// many).
 pub fn transfer(git_dir: &Path, objects: &Path, ids: &[String]) -> Result<(), String> {
-    if ids.iter().any(|id| could_be_large(objects, id)) {
-        too_large(git_dir, objects, Some(ids), IMPORT_WITHIN, true)?;
-    }
+    // Every import is looked at: many small commits (or a few compressed
+    // ones) count towards COMMITS_TOTAL and the history's walk too.
+    too_large(git_dir, objects, Some(ids), IMPORT_WITHIN, true)?;
     let mut pack = spawn_import(
         git(git_dir)
             .args(["pack-objects", "--stdout", "-q"])

@@ -3078,3 +3078,163 @@ fn a_linked_worktree_leaves_its_main_checkouts_head_and_index_alone() {
         );
     }
 }
+
+/// A merge of thousands of commits at once (`MERGE_HEAD` with a line
+/// each): host git compares each with each to conclude it, and 30,000
+/// held `git commit` for minutes. Such a `MERGE_HEAD` stays inside; the
+/// host is never left "still merging".
+#[test]
+fn a_merge_of_thousands_of_heads_stays_inside() {
+    let sh = |f: &Fixture, script: &str| {
+        let o = f
+            .command("sh")
+            .arg("-c")
+            .arg(script)
+            .current_dir(f.path().join("r"))
+            .output()
+            .unwrap();
+        stdout(&o)
+    };
+    let inside = "base=$(git rev-parse HEAD); i=0
+        while [ $i -lt 1500 ]; do
+          printf 'commit refs/qwtmp/s\\nmark :%d\\ncommitter t <t@t> %d +0000\\ndata 2\\nc\\nfrom %s\\n\\n' $((i+1)) $((1700000000+i)) $base
+          i=$((i+1))
+        done | git fast-import --quiet --export-marks=.git/marks.tmp
+        git update-ref -d refs/qwtmp/s
+        cut -d' ' -f2 .git/marks.tmp > .git/MERGE_HEAD
+        echo Merge > .git/MERGE_MSG
+        sleep 1; echo done";
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.command("sh")
+            .arg("-c")
+            .arg(format!(
+                "set -e; git init -q -b main r && cd r && echo 1 > f && {GIT} add f && {GIT} commit -qm one"
+            ))
+            .current_dir(f.path())
+            .output()
+            .unwrap();
+        let o = f
+            .qwrap(&["run", "--workspace"])
+            .arg(f.path().join("r"))
+            .args(["--", "sh", "-c", inside])
+            .current_dir(f.path().join("r"))
+            .output()
+            .unwrap();
+        assert!(stdout(&o).contains("done"), "{who:?}: {}", stderr(&o));
+        assert!(
+            !f.path().join("r/.git/MERGE_HEAD").exists(),
+            "{who:?}: the host is left merging 1,500 heads: {}",
+            stderr(&o)
+        );
+        assert!(!sh(&f, "git status").contains("merging"), "{who:?}");
+        assert!(
+            stderr(&o).contains("MERGE_HEAD"),
+            "{who:?}: the refusal is named: {}",
+            stderr(&o)
+        );
+    }
+}
+
+/// A history that keeps thousands of lines open at once, each commit
+/// small: one commit of 40,000 parents (git walks them newest first and,
+/// for `git status`, looks over every one waiting at each step: 150,000
+/// held it past two minutes). It stays inside; the host's branch does not
+/// move to it.
+#[test]
+fn a_history_too_wide_to_walk_stays_inside() {
+    let inside = "base=$(git rev-parse HEAD); n=40000
+        { i=1; while [ $i -le $n ]; do
+            printf 'commit refs/qwtmp/p\\nmark :%d\\ncommitter t <t@t> %d +0000\\ndata 2\\np\\nfrom %s\\n\\n' $i $((1800000000-i)) $base
+            i=$((i+1)); done
+          printf 'commit refs/heads/main\\ncommitter t <t@t> 1900000000 +0000\\ndata 4\\noct\\nfrom %s\\n' $base
+          i=1; while [ $i -le $n ]; do printf 'merge :%d\\n' $i; i=$((i+1)); done
+          printf '\\n'; } | git fast-import --quiet --force
+        git update-ref -d refs/qwtmp/p; git reset -q --hard main
+        sleep 2; echo done";
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        f.command("sh")
+            .arg("-c")
+            .arg(format!(
+                "set -e; git init -q -b main r && cd r && echo 1 > f && {GIT} add f && {GIT} commit -qm one"
+            ))
+            .current_dir(f.path())
+            .output()
+            .unwrap();
+        let host_main = || {
+            let o = f
+                .command("git")
+                .args(["rev-parse", "main"])
+                .current_dir(f.path().join("r"))
+                .output()
+                .unwrap();
+            stdout(&o)
+        };
+        let before = host_main();
+        let o = f
+            .qwrap(&["run", "--workspace"])
+            .arg(f.path().join("r"))
+            .args(["--", "sh", "-c", inside])
+            .current_dir(f.path().join("r"))
+            .output()
+            .unwrap();
+        assert!(stdout(&o).contains("done"), "{who:?}: {}", stderr(&o));
+        assert_eq!(
+            host_main(),
+            before,
+            "{who:?}: the host's branch moved to the wide history: {}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("lines open at once"),
+            "{who:?}: the refusal is named: {}",
+            stderr(&o)
+        );
+    }
+}
+
+/// `git pack-refs --all` inside a linked worktree whose main checkout lies
+/// outside the roots: the new `packed-refs` moves the main checkout's
+/// branch too, so it stays the host's; the loose refs it replaced stay on
+/// the host as well (before, they were removed, and the worktree's branch
+/// was gone: the user's next commit there started a new history).
+#[test]
+fn refs_packed_inside_are_never_lost_on_the_host() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let sh = |dir: &str, script: &str| {
+            let o = f
+                .command("sh")
+                .arg("-c")
+                .arg(script)
+                .current_dir(f.path().join(dir))
+                .output()
+                .unwrap();
+            stdout(&o)
+        };
+        sh(
+            ".",
+            &format!(
+                "set -e; git init -q -b main m && cd m && for i in 1 2; do echo $i > f$i; {GIT} add f$i; {GIT} commit -qm c$i; done
+                 git worktree add -q ../wt -b feat"
+            ),
+        );
+        let feat = sh("wt", "git rev-parse feat");
+        let o = f
+            .qwrap(&["run", "--workspace"])
+            .arg(f.path().join("wt"))
+            .args(["--", "sh", "-c", "git pack-refs --all; sleep 1; echo done"])
+            .current_dir(f.path().join("wt"))
+            .output()
+            .unwrap();
+        assert!(stdout(&o).contains("done"), "{who:?}: {}", stderr(&o));
+        assert_eq!(
+            sh("wt", "git rev-parse -q --verify feat"),
+            feat,
+            "{who:?}: the worktree's branch is gone: {}",
+            stderr(&o)
+        );
+        assert_eq!(sh("wt", "git rev-parse -q --verify HEAD"), feat, "{who:?}");
+    }
+}

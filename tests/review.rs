@@ -844,3 +844,59 @@ fn a_forged_cache_tree_is_not_applied() {
         assert_eq!(stdout(&h), "s\n", "{who:?}: {}", stderr(&h));
     }
 }
+
+/// What the live guard never carries is never applied either: the host's
+/// housekeeping (a `gc.pid` naming another machine held its gc off, a
+/// `gc.log` is printed raw by `git gc --auto`), an empty `rr-cache/` (the
+/// directory alone turns rerere on). And a submodule's git dir is vetted
+/// as the top one is: a ref leading out of it refuses the apply.
+#[test]
+fn apply_carries_only_what_the_live_guard_carries() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        checkout(&f, "ws");
+        let sub = format!(
+            "set -e; {GIT} init -q ../subrepo && {GIT} -C ../subrepo commit -q --allow-empty -m s
+             {GIT} -c protocol.file.allow=always submodule -q add ../subrepo sub2"
+        );
+        ok(&f
+            .command("sh")
+            .args(["-c", &sub])
+            .current_dir(f.ws())
+            .output()
+            .unwrap());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let git = f.ws().join(".git");
+        ok(&f.run_sh(
+            "new",
+            &["--review"],
+            "printf '12345 otherhost\\n' > .git/gc.pid; printf '\\033[31mred\\n' > .git/gc.log; mkdir .git/rr-cache; echo more >> a.txt",
+        ));
+        let out = ok(&review(&f, &["apply", "--yes"]));
+        for left in ["gc.pid", "gc.log", "rr-cache"] {
+            assert!(!git.join(left).exists(), "{who:?}: {left} applied: {out}");
+        }
+        assert!(out.contains("not applied: A .git/gc.pid"), "{who:?}: {out}");
+        assert!(
+            std::fs::read_to_string(f.ws().join("a.txt"))
+                .unwrap()
+                .ends_with("more\n"),
+            "{who:?}: the rest is applied"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        ok(&f.run_sh(
+            "new",
+            &["--review"],
+            "printf 'ref: ../../../../../x\\n' > .git/modules/sub2/refs/heads/evil",
+        ));
+        let o = review(&f, &["apply", "--yes"]);
+        assert_eq!(o.status.code(), Some(1), "{who:?}: {}", stdout(&o));
+        assert!(
+            stderr(&o).contains("modules/sub2/refs/heads/evil"),
+            "{who:?}: {}",
+            stderr(&o)
+        );
+        assert!(!git.join("modules/sub2/refs/heads/evil").exists(), "{who:?}");
+        ok(&review(&f, &["discard"]));
+    }
+}

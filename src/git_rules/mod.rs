@@ -8,6 +8,7 @@
 //! did not have) are not carried. A refusal says why.
 
 mod index;
+pub mod names;
 mod sha1;
 pub mod sha256;
 
@@ -47,7 +48,10 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
                 .and_then(|()| reflog(data)),
         ),
         [b"HEAD"] => keep(ref_value(data)),
-        [b"FETCH_HEAD"] => keep(lines(data, |l| oid_prefix(l).map(drop))),
+        [b"FETCH_HEAD"] => keep(lines(data, |l| oid_prefix(l).map(drop)).and_then(|()| {
+            let merged = data.split(|c| *c == b'\n').filter(|l| !l.is_empty() && !contains(l, b"\tnot-for-merge\t"));
+            heads_bounded(merged.count())
+        })),
         // A notes merge's commit writes the ref it names: only notes.
         [b"NOTES_MERGE_REF"] => keep(ref_value(data).and_then(|()| {
             if data.starts_with(b"ref: refs/notes/") {
@@ -61,6 +65,7 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
             Err("it is empty, which git never leaves it".into())
         } else {
             lines(data, |l| is_oid(l).then_some(()))
+                .and_then(|()| heads_bounded(data.iter().filter(|c| **c == b'\n').count()))
         }),
         [b"packed-refs"] => packed_refs(data, host.unwrap_or_default()),
         [b"shallow"] if host.is_none() => Err(
@@ -360,6 +365,25 @@ fn oid_prefix(l: &[u8]) -> Option<&[u8]> {
     })
 }
 
+/// The most commits a `*_HEAD` (or `FETCH_HEAD`'s lines for merging) may
+/// name: host git compares each with each to conclude the merge (30,000
+/// held `git commit` for minutes; 1,000 take a fifth of a second).
+const HEADS_MOST: usize = 1_000;
+
+fn heads_bounded(n: usize) -> Result<(), String> {
+    if n > HEADS_MOST {
+        return Err(format!(
+            "it names {n} commits to merge, more than {HEADS_MOST}: host git compares each with each to conclude the merge"
+        ));
+    }
+    Ok(())
+}
+
+/// Whether `hay` holds `needle`.
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
 /// Each line, ended by a newline, passes `f`.
 fn lines(data: &[u8], mut f: impl FnMut(&[u8]) -> Option<()>) -> Result<(), String> {
     let Some(body) = data.strip_suffix(b"\n") else {
@@ -422,8 +446,17 @@ fn packed_refs(data: &[u8], host: &[u8]) -> Result<Vetted, String> {
     })?;
     in_order(data)?;
     let hosts: Vec<&[u8]> = host.split(|c| *c == b'\n').collect();
+    // What each of the host's refs peels to: a tag's peeled line is taken
+    // on trust by host git (`git describe` named another commit).
+    let host_peeled: std::collections::HashSet<(&[u8], &[u8])> = hosts
+        .windows(2)
+        .filter(|w| w[1].starts_with(b"^"))
+        .map(|w| (w[0], w[1]))
+        .collect();
     let mut out = Vec::with_capacity(data.len());
     let mut dropping = false;
+    let mut unpeeled = false;
+    let mut last: &[u8] = b"";
     for l in data.split_inclusive(|c| *c == b'\n') {
         let line = l.strip_suffix(b"\n").unwrap_or(l);
         if !line.starts_with(b"^") {
@@ -432,16 +465,46 @@ fn packed_refs(data: &[u8], host: &[u8]) -> Result<Vetted, String> {
                 .unwrap_or_default();
             dropping = (name.starts_with(b"refs/replace/") || name.starts_with(b"refs/notes/"))
                 && !hosts.contains(&line);
+            last = line;
+        } else if !dropping && !host_peeled.contains(&(last, line)) {
+            // Not the host's: left out, and git peels the ref itself.
+            unpeeled = true;
+            continue;
         }
         if !dropping {
             out.extend_from_slice(l);
         }
     }
-    Ok(if out.len() == data.len() {
+    if unpeeled {
+        out = without_peel_traits(&out);
+    }
+    Ok(if out == data {
         Vetted::Keep
     } else {
         Vetted::Rewritten(out)
     })
+}
+
+/// A `packed-refs` whose header no longer says its peeled lines are
+/// complete (`peeled`, `fully-peeled`): git then reads a ref's object to
+/// peel it where no line says.
+fn without_peel_traits(data: &[u8]) -> Vec<u8> {
+    let Some(rest) = data.strip_prefix(b"# pack-refs with:") else {
+        return data.to_vec();
+    };
+    let end = rest.iter().position(|c| *c == b'\n').unwrap_or(rest.len());
+    let traits: Vec<&[u8]> = rest[..end]
+        .split(|c| *c == b' ')
+        .filter(|t| !t.is_empty() && *t != b"peeled" && *t != b"fully-peeled")
+        .collect();
+    let mut out = b"# pack-refs with:".to_vec();
+    for t in traits {
+        out.push(b' ');
+        out.extend_from_slice(t);
+    }
+    out.push(b' ');
+    out.extend_from_slice(&rest[end..]);
+    out
 }
 
 /// A `packed-refs` as git writes it: the header first, each name once and
@@ -924,6 +987,12 @@ mod tests {
         assert!(v("refs/heads/caf\u{e9}", &format!("{A}\n")).is_ok());
         assert!(v("HEAD", "ref: refs/heads/m\u{9b}1A\n").is_err());
         assert!(v("MERGE_HEAD", "").is_err());
+        let heads = |n: usize| format!("{A}\n").repeat(n);
+        assert!(v("MERGE_HEAD", &heads(HEADS_MOST)).is_ok());
+        assert!(v("MERGE_HEAD", &heads(HEADS_MOST + 1)).is_err());
+        let fetched = |n: usize, how: &str| format!("{A}\t{how}\tbranch 'x' of y\n").repeat(n);
+        assert!(v("FETCH_HEAD", &fetched(HEADS_MOST + 1, "")).is_err());
+        assert!(v("FETCH_HEAD", &fetched(5000, "not-for-merge")).is_ok());
         assert!(v("rebase-apply/last", "2147483647\n").is_err());
         assert!(v("rebase-apply/last", "12\n").is_ok());
         let long = "t a\n".repeat(TODO_MAX + 1);
@@ -1014,16 +1083,39 @@ mod tests {
         assert_eq!(v("logs/refs/heads/main", &line), Ok(Vetted::Keep));
         assert!(v("logs/HEAD", "export X=1\n").is_err());
         assert!(v("logs/HEAD", &line[..line.len() - 1]).is_err());
+        // A tag's peeled line the host lacks is left out, and the header
+        // no longer says the peeled lines are complete: host git peels it
+        // itself (a forged one made `git describe` name another commit).
+        let tagged = format!("# pack-refs with: peeled fully-peeled sorted \n{A} refs/tags/v1\n^{A}\n");
         assert_eq!(
-            v(
-                "packed-refs",
-                &format!("# pack-refs with: peeled\n{A} refs/tags/v1\n^{A}\n")
-            ),
-            Ok(Vetted::Keep)
+            v("packed-refs", &tagged),
+            Ok(Vetted::Rewritten(
+                format!("# pack-refs with: sorted \n{A} refs/tags/v1\n").into_bytes()
+            ))
         );
+        let same = vet(
+            Path::new("packed-refs"),
+            tagged.as_bytes(),
+            Some(tagged.as_bytes()),
+            false,
+        );
+        assert_eq!(same, Ok(Vetted::Keep));
+        let other = format!(
+            "# pack-refs with: peeled fully-peeled sorted \n{A} refs/tags/v1\n^{}\n",
+            "1".repeat(40)
+        );
+        assert!(matches!(
+            vet(
+                Path::new("packed-refs"),
+                other.as_bytes(),
+                Some(tagged.as_bytes()),
+                false
+            ),
+            Ok(Vetted::Rewritten(_))
+        ));
         assert!(v("packed-refs", &format!("{A} ../x\n")).is_err());
         // Each name once and in order, the header first.
-        let sorted = format!("# pack-refs with: peeled sorted\n{A} refs/heads/a\n{A} refs/heads/b\n^{A}\n");
+        let sorted = format!("# pack-refs with: sorted \n{A} refs/heads/a\n{A} refs/heads/b\n");
         assert_eq!(v("packed-refs", &sorted), Ok(Vetted::Keep));
         assert!(v("packed-refs", &format!("{A} refs/heads/b\n{A} refs/heads/a\n")).is_err());
         assert!(v("packed-refs", &format!("{A} refs/heads/a\n{A} refs/heads/a\n")).is_err());

@@ -46,46 +46,8 @@ pub fn apply(layer: &Layer, yes: bool, confirm: &mut dyn FnMut(&str) -> bool) ->
             layer.id, layer.id
         ));
     }
-    let conflicts = conflicts(layer, &changes);
-    if !conflicts.is_empty() {
-        let mut lines = vec![format!(
-            "qwrap: review: layer {} not applied: the host changed what it changes since the run started:",
-            layer.id
-        )];
-        lines.extend(conflicts.iter().map(|c| format!("  {c}")));
-        lines.push("hint: `qwrap review diff` shows both sides; bring the host's change into the layer's or discard it".into());
-        return Said {
-            stderr: lines,
-            code: 1,
-            ..Said::default()
-        };
-    }
-    let refused_by_git = super::git_vetting::refused(layer, &changes);
-    if !refused_by_git.is_empty() {
-        let mut lines = vec![format!(
-            "qwrap: review: layer {} not applied: it holds git files git would refuse from a remote, or links that lead host git out of the workspace:",
-            layer.id
-        )];
-        lines.extend(refused_by_git.iter().map(|c| format!("  {c}")));
-        lines.push("hint: the command forged what host git trusts; `qwrap review discard` it".into());
-        return Said {
-            stderr: lines,
-            code: 1,
-            ..Said::default()
-        };
-    }
-    let flags = super::flags::flagged(layer, &changes);
-    if !flags.is_empty() && !yes {
-        let mut text = format!(
-            "Layer {} changes files that choose code a host tool runs later:\n",
-            layer.id
-        );
-        for f in &flags {
-            text.push_str(&format!("  {}  ({})\n", f.path, f.why));
-        }
-        if !confirm(&text) {
-            return refused(format!("qwrap: review: layer {} not applied", layer.id));
-        }
+    if let Err(said) = may_apply(layer, &changes, yes, confirm) {
+        return said;
     }
     // New objects first, through host git's receiving path, so that the
     // refs written after find them.
@@ -96,6 +58,10 @@ pub fn apply(layer: &Layer, yes: bool, confirm: &mut dyn FnMut(&str) -> bool) ->
     let mut modes: Vec<(usize, std::path::PathBuf, u32)> = Vec::new();
     let mut skipped = Vec::new();
     for c in &changes {
+        if let Some(why) = super::git_vetting::left_out(c) {
+            skipped.push(format!("{} ({why})", super::show::line(layer, c)));
+            continue;
+        }
         let result = apply_one(layer, c, started, &mut modes);
         match result {
             Ok(true) => done += 1,
@@ -146,6 +112,60 @@ pub fn apply(layer: &Layer, yes: bool, confirm: &mut dyn FnMut(&str) -> bool) ->
         stdout,
         ..Said::default()
     }
+}
+
+/// What must hold before anything is written: no host change since the
+/// start under the layer's changes, nothing git would refuse from a
+/// remote, and consent to the files that choose code a host tool runs.
+fn may_apply(
+    layer: &Layer,
+    changes: &[Change],
+    yes: bool,
+    confirm: &mut dyn FnMut(&str) -> bool,
+) -> Result<(), Said> {
+    let refused = super::refused;
+    let conflicts = conflicts(layer, changes);
+    if !conflicts.is_empty() {
+        let mut lines = vec![format!(
+            "qwrap: review: layer {} not applied: the host changed what it changes since the run started:",
+            layer.id
+        )];
+        lines.extend(conflicts.iter().map(|c| format!("  {c}")));
+        lines.push("hint: `qwrap review diff` shows both sides; bring the host's change into the layer's or discard it".into());
+        return Err(Said {
+            stderr: lines,
+            code: 1,
+            ..Said::default()
+        });
+    }
+    let refused_by_git = super::git_vetting::refused(layer, changes);
+    if !refused_by_git.is_empty() {
+        let mut lines = vec![format!(
+            "qwrap: review: layer {} not applied: it holds git files git would refuse from a remote, or links that lead host git out of the workspace:",
+            layer.id
+        )];
+        lines.extend(refused_by_git.iter().map(|c| format!("  {c}")));
+        lines.push("hint: the command forged what host git trusts; `qwrap review discard` it".into());
+        return Err(Said {
+            stderr: lines,
+            code: 1,
+            ..Said::default()
+        });
+    }
+    let flags = super::flags::flagged(layer, changes);
+    if !flags.is_empty() && !yes {
+        let mut text = format!(
+            "Layer {} changes files that choose code a host tool runs later:\n",
+            layer.id
+        );
+        for f in &flags {
+            text.push_str(&format!("  {}  ({})\n", f.path, f.why));
+        }
+        if !confirm(&text) {
+            return Err(refused(format!("qwrap: review: layer {} not applied", layer.id)));
+        }
+    }
+    Ok(())
 }
 
 /// Writes one change; Ok(false) where it is not applied (a socket, a

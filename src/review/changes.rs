@@ -346,14 +346,18 @@ pub(super) fn read_at(dir: BorrowedFd<'_>, name: &std::ffi::OsStr, limit: usize)
 /// after its last `.git` (0 in a git root outside the workspace, which is
 /// one whole); None where it lies in no git dir.
 pub(super) fn in_git_dir(c: &Change, parts: &[std::path::Component<'_>]) -> Option<usize> {
-    match parts
+    let top = match parts
         .iter()
         .rposition(|p| *p == std::path::Component::Normal(".git".as_ref()))
     {
-        Some(i) => Some(i + 1),
-        None if c.tree > 0 => Some(0),
-        None => None,
-    }
+        Some(i) => i + 1,
+        None if c.tree > 0 => 0,
+        None => return None,
+    };
+    // A submodule's or a linked worktree's git dir within it is one of its
+    // own, judged alike.
+    let below: PathBuf = parts[top..].iter().collect();
+    Some(top + crate::git_rules::names::innermost(&below).0.components().count())
 }
 
 /// Opens `rel`'s directories one by one beneath `root`, never following a

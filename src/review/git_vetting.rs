@@ -146,6 +146,14 @@ fn names_held(layer: &Layer, c: &Change, host_dir: &Path, held: &[PathBuf]) -> b
     }
 }
 
+/// Why a change in a git dir stays in the layer (host housekeeping, a
+/// rerere cache, a name git does not write: the live guard carries none
+/// of them either), if it does.
+pub fn left_out(c: &Change) -> Option<&'static str> {
+    let (_, tail) = in_a_git_dir(c)?;
+    crate::git_rules::names::carried(&tail).err()
+}
+
 /// Where any change lies in a git dir (not only the files git_rules vets).
 fn in_a_git_dir(c: &Change) -> Option<(PathBuf, PathBuf)> {
     let parts: Vec<Component> = c.rel.components().collect();

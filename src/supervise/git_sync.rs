@@ -26,35 +26,15 @@ use super::git_files::{
 use super::{git_checkouts, git_objects};
 use crate::git_rules as git_vet;
 use crate::git_rules::Vetted;
+use crate::git_rules::names::REF_DIRS;
 use rustix::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use rustix::fs::Mode;
 use rustix::io::Errno;
 use std::collections::{BTreeSet, HashMap, HashSet};
-use std::ffi::{OsStr, OsString};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Top-level files of a git dir that are git's own data. Not `gc.pid` and
-/// `gc.log`: the host's housekeeping (a `gc.pid` naming another machine
-/// held the host's gc off for 12 hours, a `gc.log` is shown by its next
-/// `git gc --auto` and holds it off for a day).
-const TOP_FILES: [&str; 15] = [
-    "index",
-    "HEAD",
-    "packed-refs",
-    "COMMIT_EDITMSG",
-    "MERGE_MSG",
-    "MERGE_MODE",
-    "MERGE_RR",
-    "SQUASH_MSG",
-    "TAG_EDITMSG",
-    "NOTES_EDITMSG",
-    "EDIT_DESCRIPTION",
-    "description",
-    "shallow",
-    "AUTO_MERGE",
-    "FETCH_HEAD",
-];
 /// Why the main checkout's own files stay the host's.
 const MAIN_CHECKOUT: &str =
     "the main checkout's own, outside the writable roots (a linked worktree shares only refs with it)";
@@ -65,17 +45,6 @@ const CHECKED_OUT: &str = "what a work tree outside the writable roots has check
 
 const NAMES_HELD: &str = "it names what a work tree outside the writable roots has checked out or comes back to (a symbolic ref, a bisect's start, a rebase's branch or its update-ref orders): host git here would move it or check it out";
 
-/// State directories, copied whole (regular files and directories).
-/// Not `rr-cache`: a resolution recorded inside would be host git's in
-/// its next merge, unasked (the directory alone turns rerere on). Not a
-/// notes merge's state (`NOTES_MERGE_REF`, `_PARTIAL`, `_WORKTREE`): notes
-/// are not carried, and a host `git notes merge --commit` writes whatever
-/// ref `NOTES_MERGE_REF` names (`refs/replace/…` hid a change).
-const STATE_DIRS: [&str; 3] = ["rebase-merge", "rebase-apply", "sequencer"];
-/// Refs and their logs: the sandbox's own copies, vetted both by name
-/// and content before they reach the host, so that nothing but a regular
-/// file or a directory is ever made where host git reads refs.
-const REF_DIRS: [&str; 2] = ["refs", "logs"];
 /// Copied in once, never back: what chooses code or another git dir.
 const COPIED_IN: [&str; 6] = [
     "config",
@@ -95,43 +64,13 @@ pub(super) enum Kind {
 }
 
 /// What is copied both ways at `rel` (a path below the level), if anything.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Shape {
-    File,
-    Dir,
-}
+pub(super) use crate::git_rules::names::Shape;
 
-/// Whether `rel` is git's own data at this level.
+/// Whether `rel` is git's own data at this level (git_rules/names.rs).
 pub(super) fn synced(kind: Kind, rel: &Path) -> Option<Shape> {
-    let parts: Vec<&OsStr> = rel.iter().collect();
-    // A name that is no UTF-8 goes on to be vetted (and refused, said):
-    // git's own names are ASCII.
-    let name = parts.last()?.to_string_lossy();
-    let name = name.as_ref();
-    if name.ends_with(".lock") || name.is_empty() {
-        return None;
-    }
-    let first = parts[0].to_string_lossy();
-    let first = first.as_ref();
     match kind {
-        Kind::Top if parts.len() == 1 => {
-            if STATE_DIRS.contains(&name) || REF_DIRS.contains(&name) {
-                Some(Shape::Dir)
-            } else if TOP_FILES.contains(&name)
-                || (name.ends_with("_HEAD") && name.chars().all(|c| c.is_ascii_uppercase() || c == '_'))
-                || name.starts_with("BISECT_")
-                || (name.starts_with("sharedindex.") && name[12..].chars().all(|c| c.is_ascii_hexdigit()))
-            {
-                Some(Shape::File)
-            } else {
-                None
-            }
-        }
-        // Inside a state directory: files and directories of any name;
-        // refs and reflogs, vetted on their way to the host (git_rules/).
-        Kind::Top if STATE_DIRS.contains(&first) => Some(Shape::File),
-        Kind::Top if REF_DIRS.contains(&first) => Some(Shape::File),
-        _ => None,
+        Kind::Top => crate::git_rules::names::git_data(rel),
+        Kind::Objects => None,
     }
 }
 
@@ -464,6 +403,12 @@ impl Pair {
                                 .into(),
                         );
                     }
+                    if self.packed_inside_only(rel) {
+                        // Packed inside (`git pack-refs`), and that
+                        // packed-refs not the host's (yet, or refused):
+                        // the host keeps its loose ref, or loses the ref.
+                        return Done::Nothing;
+                    }
                     self.base.remove(rel);
                     remove(self.host.as_fd(), rel, false)
                 } else {
@@ -485,6 +430,29 @@ impl Pair {
             _ => return Done::Nothing,
         };
         result.map_or_else(Done::from, |()| Done::Copied)
+    }
+
+    /// Whether the loose ref `rel` removed inside lives on in the
+    /// sandbox's own `packed-refs` with a line the host's lacks.
+    fn packed_inside_only(&self, rel: &Path) -> bool {
+        if self.kind != Kind::Top || !rel.starts_with("refs") {
+            return false;
+        }
+        let line_of = |root: BorrowedFd<'_>| -> Option<Vec<u8>> {
+            let State::File { data, .. } = state(root, Path::new("packed-refs")) else {
+                return None;
+            };
+            let bytes = data.bytes(VET_MAX).ok()?;
+            let name = rel.as_os_str().as_encoded_bytes();
+            bytes
+                .split(|c| *c == b'\n')
+                .find(|l| l.len() > name.len() && l.ends_with(name) && l[l.len() - name.len() - 1] == b' ')
+                .map(<[u8]>::to_vec)
+        };
+        match line_of(self.own.as_fd()) {
+            Some(own) => line_of(self.host.as_fd()).as_ref() != Some(&own),
+            None => false,
+        }
     }
 
     /// Objects: the subdirectories to watch (at the top level), and what
