@@ -87,7 +87,7 @@ fuzz_target!(|input: Input| {
     let home = input.home.as_ref().map(path).unwrap_or_else(|| t.join("home/u"));
     let caller = Caller::described((1000, 1000), path(&input.cwd), Some(home.clone()), env);
     let cli = CliSettings {
-        tmp: input.tmp_host.then(|| "host".to_string()),
+        tmp: input.tmp_host.then_some(qwrap::policy::TmpMode::Host),
         profile: if input.qwen { vec!["qwen".into()] } else { vec![] },
         ..Default::default()
     };
