@@ -210,3 +210,37 @@ impl Executor {
         Ok(())
     }
 }
+
+/// What on this host explains a host step's errno, where the step knows.
+pub(super) fn hint(step: HostStep<'_>, raw: i32) -> Option<String> {
+    use super::hints::{THREADS, WARDEN_NEEDS, cgroup_hint};
+    Some(match step {
+        HostStep::StartWarden(_) if raw == libc::ENOENT => {
+            "/proc is not mounted here (or not procfs): qwrap needs /proc/self/stat to fork safely".into()
+        }
+        HostStep::StartWarden(_) if raw == libc::EBUSY => THREADS.into(),
+        HostStep::StartWarden(w) if raw != libc::ENOSYS && w.egress.as_ref().is_some_and(|e| e.log.is_some()) => format!(
+            "the egress log {} must be a file the caller can open for appending",
+            w.egress
+                .as_ref()
+                .and_then(|e| e.log.as_deref())
+                .unwrap_or(Path::new(""))
+                .display()
+        ),
+        HostStep::StartWarden(_) if raw == libc::ENOSYS => WARDEN_NEEDS.into(),
+        HostStep::PrepareCaches(_) if raw == libc::EWOULDBLOCK => {
+            "another sandbox of this workspace took the same cache layer slot meanwhile: run the command again".into()
+        }
+        HostStep::PrepareCaches(_) => "a cache directory or its layer could not be made on the host: --cache private keeps the caches \
+             in a tmpfs, --no-detect leaves out the toolchains' caches"
+            .into(),
+        HostStep::PrepareReview(_) if raw == libc::EEXIST || raw == libc::EWOULDBLOCK => {
+            "another run of this workspace took the same review layer id meanwhile: run the command again".into()
+        }
+        HostStep::PrepareReview(_) => {
+            "the review layer could not be made in qwrap's state directory (${XDG_STATE_HOME:-~/.local/state}/qwrap/reviews)".into()
+        }
+        HostStep::MakeCgroup(_) => cgroup_hint(false, raw),
+        _ => return None,
+    })
+}

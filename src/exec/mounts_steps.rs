@@ -433,3 +433,40 @@ fn claim_pty(ptmx: &Path, index: u32) -> Result<OwnedFd, Errno> {
     }
     Err(Errno::EXIST)
 }
+
+/// What on this host explains a mount step's errno, where the step knows.
+pub(super) fn hint(step: MountStep<'_>, raw: i32) -> Option<String> {
+    Some(match step {
+        MountStep::MakeOverlay(MakeOverlay { lower, .. }) if raw == libc::EINVAL => format!(
+            "overlayfs in a user namespace refuses a lower layer with mounts beneath it (it would hide them): is a host mount beneath {}? --review needs the workspace without one; for `qwrap run`'s caches, --cache private uses a tmpfs instead",
+            lower
+                .iter()
+                .map(|l| l.display().to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        MountStep::MakeOverlay(_) if raw != libc::ENOSYS => {
+            "overlayfs refused the layers (its words above); for `qwrap run`'s caches, --cache private uses \
+             a tmpfs instead"
+                .into()
+        }
+        MountStep::CloneTree(_)
+        | MountStep::AttachTree(_)
+        | MountStep::SetTreeAttr(_)
+        | MountStep::SetPathAttr(_)
+        | MountStep::ReadOnlyInPlace(ReadOnlyInPlace { legacy: false, .. })
+            if raw == libc::ENOSYS =>
+        {
+            "this kernel lacks the new mount API (open_tree and move_mount: Linux 5.2; mount_setattr: \
+             Linux 5.12); QWRAP_MOUNT_API=legacy uses mount(2), as qwrap does by itself where \
+             mount_setattr is missing"
+                .into()
+        }
+        MountStep::MakeMountPoint(MakeMountPoint { if_missing: true, .. }) if raw == libc::ENOSYS => {
+            "this kernel lacks openat2(2) (Linux 5.6), which bwrap mode needs to find destinations \
+             inside the new root"
+                .into()
+        }
+        _ => return None,
+    })
+}

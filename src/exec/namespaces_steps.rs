@@ -125,3 +125,45 @@ impl Executor {
         Ok(())
     }
 }
+
+/// What on this host explains a namespace step's errno, where the step
+/// knows.
+pub(super) fn hint(step: NamespaceStep<'_>, raw: i32) -> Option<String> {
+    use crate::host::diagnose;
+    Some(match step {
+        NamespaceStep::Unshare(Unshare { ns })
+        | NamespaceStep::CloneMonitor(CloneMonitor { ns, join: false, .. })
+            if ns.user =>
+        {
+            diagnose::userns_hint(raw)
+        }
+        NamespaceStep::DenySetgroups | NamespaceStep::WriteIdMap(_) if raw == libc::ENOENT => {
+            "/proc is not mounted here (or not procfs): qwrap needs /proc/self/uid_map".into()
+        }
+        NamespaceStep::DenySetgroups | NamespaceStep::WriteIdMap(_) if raw == libc::EROFS => {
+            if std::env::var_os("SANDBOX").is_some_and(|v| v == "qwrap") {
+                "/proc is read-only here, inside a qwrap sandbox (SANDBOX=qwrap) of the shared PID mode: \
+                 a nested sandbox cannot write its user namespace's id maps there; start the outer one \
+                 with `qwrap run --pid private`, where qwrap (either mode), bwrap and Chromium's sandbox \
+                 run nested"
+                    .into()
+            } else {
+                "/proc is read-only here, as inside another sandbox (a container, bubblewrap with the \
+                 host's /proc): qwrap cannot write its user namespace's id maps; run it outside that sandbox"
+                    .into()
+            }
+        }
+        // Root in a user namespace other than the host's: the kernel maps
+        // uid 0 into a nested one only for a creator that had CAP_SETFCAP.
+        NamespaceStep::WriteIdMap(WriteIdMap { outside: 0, .. })
+            if raw == libc::EPERM && !crate::host::initial_user_namespace() =>
+        {
+            "uid 0 of a user namespace other than the host's (as root in a sandbox) may map itself into a \
+             nested one only if it held CAP_SETFCAP, which a sandbox of root's drops (a file capability \
+             written through the nested namespace would hold outside): run the outer sandbox as an \
+             ordinary user"
+                .into()
+        }
+        _ => return None,
+    })
+}

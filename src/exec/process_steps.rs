@@ -335,3 +335,20 @@ impl Executor {
         Ok(())
     }
 }
+
+/// What on this host explains a process step's errno, where the step
+/// knows.
+pub(super) fn hint(step: ProcessStep<'_>, raw: i32) -> Option<String> {
+    use super::hints::{THREADS, WARDEN_NEEDS, cgroup_hint, exec_hint};
+    Some(match step {
+        ProcessStep::Exec(Exec { argv, .. }) => exec_hint(raw, argv.first()),
+        ProcessStep::DieWithParent => "the process that started qwrap exited during setup".into(),
+        ProcessStep::StartReaper if raw == libc::EBUSY => THREADS.into(),
+        ProcessStep::JoinCgroup(_) => cgroup_hint(true, raw),
+        ProcessStep::Seccomp(p) if p.warden && raw == libc::ENOSYS => WARDEN_NEEDS.into(),
+        ProcessStep::SealFds(_) if raw == libc::ENOSYS => {
+            "this kernel lacks close_range(2) (Linux 5.9)".into()
+        }
+        _ => return None,
+    })
+}

@@ -73,7 +73,7 @@ impl AtExit {
     pub(super) fn command_done(&self) {
         let mut said = String::new();
         for p in &self.watch {
-            if std::fs::symlink_metadata(p).is_ok() {
+            if k::statat(rustix::fs::CWD, p, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok() {
                 said.push_str(&format!(
                     "qwrap: {}: made inside during the run: an agent's or editor's settings, which choose what a host tool runs; read it before such a tool opens this directory\n",
                     p.display()
@@ -116,10 +116,7 @@ fn idle_if_empty(layer: &Path) -> bool {
         .map(|n| layer.join(n.to_string()))
         .take_while(|t| t.is_dir())
         .collect();
-    let empty = !trees.is_empty()
-        && trees
-            .iter()
-            .all(|t| std::fs::read_dir(t.join("upper")).is_ok_and(|mut d| d.next().is_none()));
+    let empty = !trees.is_empty() && trees.iter().all(|t| upper_empty(&t.join("upper")));
     if !empty {
         return false;
     }
@@ -177,6 +174,18 @@ fn remove(dir: &OwnedFd, name: &std::ffi::OsStr) -> Result<(), rustix::io::Errno
         remove(&sub, &n)?;
     }
     k::unlinkat(dir, name, AtFlags::REMOVEDIR)
+}
+
+/// Whether a layer's upper directory holds nothing (and can be read).
+fn upper_empty(upper: &Path) -> bool {
+    use rustix::fs::{Mode, OFlags};
+    k::open(
+        upper,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .and_then(|d| k::dir_entries(&d, 1))
+    .is_ok_and(|e| e.is_empty())
 }
 
 #[cfg(test)]

@@ -5,8 +5,8 @@
 
 use crate::plan::filter_rules::{Arch, Rule, rule_of};
 use crate::sys::Notification;
+use crate::sys::kernel as k;
 use rustix::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 
 /// Who a trapped call is aimed at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -112,15 +112,20 @@ pub(super) struct Sandbox {
 impl Sandbox {
     /// The user namespace of `pid` (the command, before it runs).
     pub(super) fn of(pid: i32) -> Option<Sandbox> {
-        let ns = std::fs::File::open(format!("/proc/{pid}/ns/user")).ok()?;
-        let m = ns.metadata().ok()?;
-        let own = std::fs::metadata("/proc/self/ns/user").ok()?;
+        let ns = open_ns(pid)?;
+        let m = k::fstat(&ns).ok()?;
+        let own = k::statat(
+            rustix::fs::CWD,
+            "/proc/self/ns/user",
+            rustix::fs::AtFlags::empty(),
+        )
+        .ok()?;
         Some(Sandbox {
-            dev: m.dev(),
-            ino: m.ino(),
-            _pinned: Some(ns.into()),
+            dev: m.st_dev,
+            ino: m.st_ino,
+            _pinned: Some(ns),
             command: pid,
-            no_namespace: (own.dev(), own.ino()) == (m.dev(), m.ino()),
+            no_namespace: (own.st_dev, own.st_ino) == (m.st_dev, m.st_ino),
             spare: None,
         })
     }
@@ -153,8 +158,7 @@ impl Sandbox {
     /// The owners are walked up with NS_GET_PARENT, which stops (EPERM) at
     /// the warden's own namespace.
     fn in_namespace(&self, pid: i32) -> Option<bool> {
-        let f = std::fs::File::open(format!("/proc/{pid}/ns/user")).ok()?;
-        let mut ns: OwnedFd = f.into();
+        let mut ns = open_ns(pid)?;
         for _ in 0..33 {
             let st = crate::sys::kernel::fstat(&ns).ok()?;
             if st.st_dev == self.dev && st.st_ino == self.ino {
@@ -216,7 +220,18 @@ impl Sandbox {
 
 /// Whether a process is gone: its /proc entry no longer exists.
 fn gone(pid: i32) -> bool {
-    std::fs::symlink_metadata(format!("/proc/{pid}")).is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
+    k::statat(
+        rustix::fs::CWD,
+        format!("/proc/{pid}"),
+        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
+    )
+    .is_err_and(|e| e == rustix::io::Errno::NOENT)
+}
+
+/// A process's user namespace, held.
+fn open_ns(pid: i32) -> Option<OwnedFd> {
+    let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::CLOEXEC;
+    k::open(format!("/proc/{pid}/ns/user"), flags, rustix::fs::Mode::empty()).ok()
 }
 
 /// Whether `pid` is `ancestor` or descends from it, by the parents /proc
@@ -248,11 +263,12 @@ fn parent_of(pid: i32) -> Option<i32> {
 
 /// The processes in /proc.
 pub(super) fn processes() -> impl Iterator<Item = i32> {
-    std::fs::read_dir("/proc")
+    let flags = rustix::fs::OFlags::RDONLY | rustix::fs::OFlags::DIRECTORY | rustix::fs::OFlags::CLOEXEC;
+    k::open("/proc", flags, rustix::fs::Mode::empty())
+        .and_then(|d| k::dir_entries(&d, usize::MAX))
+        .unwrap_or_default()
         .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| e.file_name().to_str()?.parse().ok())
+        .filter_map(|(name, _)| name.to_str()?.parse().ok())
 }
 
 /// The process group of a process, from /proc/PID/stat (after the comm).
@@ -269,7 +285,8 @@ fn stat_field(pid: i32, n: usize) -> Option<i32> {
 /// /proc/PID/stat from the state on (the comm, which may hold spaces and
 /// parentheses, ends at the last `)`).
 pub(super) fn stat_after_comm(pid: i32) -> Option<String> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let stat = k::read_file(std::path::Path::new(&format!("/proc/{pid}/stat"))).ok()?;
+    let stat = String::from_utf8_lossy(&stat);
     Some(stat.get(stat.rfind(')')? + 2..)?.to_string())
 }
 

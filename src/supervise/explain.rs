@@ -244,8 +244,8 @@ fn comm(pid: i32) -> String {
     if pid <= 0 {
         return String::new();
     }
-    std::fs::read_to_string(format!("/proc/{pid}/comm"))
-        .map(|c| c.trim_end_matches('\n').to_string())
+    crate::sys::kernel::read_file(std::path::Path::new(&format!("/proc/{pid}/comm")))
+        .map(|c| String::from_utf8_lossy(&c).trim_end_matches('\n').to_string())
         .unwrap_or_default()
 }
 

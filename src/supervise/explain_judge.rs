@@ -15,9 +15,9 @@ use crate::plan::explain::{Explain, Marked};
 use crate::plan::filter_landlock::{keyring_rules, landlock_only_rules};
 use crate::plan::filter_rules::{self as rules, Arch, Insn, Profile, RET_USER_NOTIF, Rule, compile};
 use crate::sys::Notification;
+use crate::sys::kernel as k;
 use std::collections::HashMap;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
-use std::os::unix::fs::FileTypeExt;
 use std::path::{Component, Path, PathBuf};
 
 const AT_FDCWD: i32 = -100;
@@ -205,7 +205,7 @@ impl Judge {
             && !listed
                 .iter()
                 .any(|e| within(&path, e) || e.path.starts_with(&path))
-            && std::fs::symlink_metadata(&path).is_ok()
+            && lstat(&path).is_some()
         {
             return Some(Refusal {
                 kind: Kind::Read,
@@ -221,7 +221,7 @@ impl Judge {
         let system = ["/proc", "/sys", "/dev", "/tmp"]
             .iter()
             .any(|s| path.starts_with(s));
-        if system || view.iter().any(|e| within(&path, e)) || std::fs::symlink_metadata(&path).is_err() {
+        if system || view.iter().any(|e| within(&path, e)) || lstat(&path).is_none() {
             return None;
         }
         Some(Refusal {
@@ -252,18 +252,25 @@ impl Judge {
                 crate::plan::under(Path::new(&format!("/proc/{tid}/root")), p)
             }
         };
-        let target = std::fs::symlink_metadata(view(&path)).ok();
+        let target = lstat(&view(&path)).map(|m| rustix::fs::FileType::from_raw_mode(m.st_mode));
         // Where the kernel answers something else first (EEXIST, ENOENT),
         // or the open of a device, FIFO or socket needs no write access to
         // its mount, nothing is said.
         let judged = match how {
             Write::Open { create, access } => match &target {
                 Some(_) if !access => return None,
-                Some(m) if m.file_type().is_file() => path.clone(),
-                Some(m) if m.file_type().is_symlink() => match std::fs::metadata(view(&path)) {
-                    Ok(t) if t.file_type().is_file() => path.clone(),
-                    _ => return None,
-                },
+                Some(rustix::fs::FileType::RegularFile) => path.clone(),
+                Some(rustix::fs::FileType::Symlink) => {
+                    match k::statat(rustix::fs::CWD, view(&path), rustix::fs::AtFlags::empty()) {
+                        Ok(t)
+                            if rustix::fs::FileType::from_raw_mode(t.st_mode)
+                                == rustix::fs::FileType::RegularFile =>
+                        {
+                            path.clone()
+                        }
+                        _ => return None,
+                    }
+                }
                 Some(_) => return None,
                 None if create => parent.clone(),
                 None => return None,
@@ -278,7 +285,9 @@ impl Judge {
             },
             Write::Replace => parent.clone(),
             Write::Change => match &target {
-                Some(m) if m.file_type().is_block_device() || m.file_type().is_char_device() => return None,
+                Some(rustix::fs::FileType::BlockDevice | rustix::fs::FileType::CharacterDevice) => {
+                    return None;
+                }
                 Some(_) => path.clone(),
                 None => return None,
             },
@@ -353,7 +362,7 @@ impl Judge {
             } else {
                 format!("/proc/{tid}/fd/{dirfd}")
             };
-            std::fs::read_link(link).ok()?.join(path)
+            k::read_link(Path::new(&link)).ok()?.join(path)
         };
         Some(normal(&full))
     }
@@ -431,6 +440,11 @@ fn normal(p: &Path) -> PathBuf {
 
 pub(super) fn show(p: &Path) -> String {
     p.to_string_lossy().into_owned()
+}
+
+/// What a path names itself (a link not followed), through the seam.
+fn lstat(p: &Path) -> Option<rustix::fs::Stat> {
+    k::statat(rustix::fs::CWD, p, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()
 }
 
 #[cfg(test)]

@@ -502,7 +502,6 @@ fn exit_code(code: Option<i32>, signal: Option<i32>) -> i32 {
 
 /// The created namespaces' inode numbers, in bubblewrap's order.
 fn namespace_ids(child: i32, ns: Namespaces) -> Vec<(&'static str, u64)> {
-    use std::os::unix::fs::MetadataExt;
     [
         ("cgroup", ns.cgroup),
         ("ipc", ns.ipc),
@@ -514,9 +513,13 @@ fn namespace_ids(child: i32, ns: Namespaces) -> Vec<(&'static str, u64)> {
     .into_iter()
     .filter(|(_, on)| *on)
     .filter_map(|(name, _)| {
-        std::fs::metadata(format!("/proc/{child}/ns/{name}"))
-            .ok()
-            .map(|m| (name, m.ino()))
+        crate::sys::kernel::statat(
+            rustix::fs::CWD,
+            format!("/proc/{child}/ns/{name}"),
+            rustix::fs::AtFlags::empty(),
+        )
+        .ok()
+        .map(|m| (name, m.st_ino))
     })
     .collect()
 }

@@ -55,7 +55,7 @@ pub(super) fn held(
                 ),
             );
         }
-        let target = std::fs::read_link(link).unwrap_or_default();
+        let target = crate::sys::kernel::read_link(link).unwrap_or_default();
         let done = if what.is_empty() {
             "qwrap found nothing host git would run in it, but host git trusts all of it; look at it first"
                 .to_string()
@@ -201,7 +201,7 @@ fn written_elsewhere() -> Vec<PathBuf> {
     places
         .into_iter()
         .filter(|p| p.is_absolute())
-        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
+        .map(|p| crate::sys::kernel::canonicalize(&p).unwrap_or(p))
         .collect()
 }
 

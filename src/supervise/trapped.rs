@@ -193,6 +193,85 @@ mod tests {
         assert_eq!(calls, ["notif_id_valid(8)", "notif_send(8, CONTINUE)"]);
     }
 
+    /// The calls for `n` with /proc's answers scripted: the sandbox is
+    /// the processes below `command`.
+    fn answered_below(n: &Notification, command: i32, script: &[crate::sys::fake::Scripted]) -> Vec<String> {
+        let listener: OwnedFd = std::fs::File::open("/dev/null").unwrap().into();
+        let sandbox = Sandbox::below(command);
+        let mut t = Trapped {
+            listener: &listener,
+            sandbox: &sandbox,
+            explaining: None,
+            notes: None,
+            writable: &[],
+        };
+        fake::start();
+        for s in script {
+            fake::script(s.clone());
+        }
+        t.answer(n);
+        fake::finish()
+    }
+
+    #[test]
+    fn a_process_is_inside_only_by_its_parents_up_to_the_command() {
+        use crate::sys::fake::Scripted;
+        // 5000's parent is the command (4000): inside, the call goes on.
+        let stat = |pid: i32, parent: i32| {
+            Scripted::Read(format!("{pid} (sh) S {parent} {pid} {pid} 0\n").into_bytes())
+        };
+        let calls = answered_below(&kill(10, 5000), 4000, &[stat(5000, 4000)]);
+        assert!(calls.iter().any(|c| c.contains("/proc/5000/stat")), "{calls:?}");
+        assert_eq!(
+            calls.last().map(String::as_str),
+            Some("notif_send(10, CONTINUE)"),
+            "{calls:?}"
+        );
+        // Up two parents to the command: inside.
+        let calls = answered_below(&kill(11, 5001), 4000, &[stat(5001, 5000), stat(5000, 4000)]);
+        assert_eq!(
+            calls.last().map(String::as_str),
+            Some("notif_send(11, CONTINUE)"),
+            "{calls:?}"
+        );
+        // Its parents end at PID 1 without the command: outside, refused.
+        let calls = answered_below(&kill(12, 5002), 4000, &[stat(5002, 1)]);
+        assert_eq!(
+            calls.last(),
+            Some(&format!("notif_send(12, -{})", libc::EPERM)),
+            "{calls:?}"
+        );
+        // Its /proc entry cannot be read but is there: outside, never in.
+        let calls = answered_below(
+            &kill(13, 5003),
+            4000,
+            &[Scripted::FailOn(
+                "openat",
+                "/proc/5003/stat",
+                rustix::io::Errno::ACCESS,
+            )],
+        );
+        assert_eq!(
+            calls.last(),
+            Some(&format!("notif_send(13, -{})", libc::EPERM)),
+            "{calls:?}"
+        );
+        // Gone: ESRCH, as the kernel would say.
+        let calls = answered_below(
+            &kill(14, 5004),
+            4000,
+            &[
+                Scripted::FailOn("openat", "/proc/5004/stat", rustix::io::Errno::NOENT),
+                Scripted::FailOn("newfstatat", "/proc/5004", rustix::io::Errno::NOENT),
+            ],
+        );
+        assert_eq!(
+            calls.last(),
+            Some(&format!("notif_send(14, -{})", libc::ESRCH)),
+            "{calls:?}"
+        );
+    }
+
     #[test]
     fn a_whole_user_s_signal_is_refused() {
         let (calls, _) = answered(&kill(9, -1), false);
