@@ -107,6 +107,10 @@ pub fn git_data(rel: &Path) -> Option<Shape> {
 /// holds it): git's data, or what git keeps apart (objects, config and
 /// hooks, which apply asks for); else why not.
 pub fn carried(rel: &Path) -> Result<(), &'static str> {
+    // The git dir itself (made, removed or replaced whole).
+    if rel.as_os_str().is_empty() {
+        return Ok(());
+    }
     let first = rel.iter().next().map(OsStr::to_string_lossy).unwrap_or_default();
     if rel
         .file_name()
