@@ -212,16 +212,38 @@ fn too_large(
     if ids.is_none() {
         c.args(["--batch-all-objects", "--unordered"]);
     }
-    let mut child = if import {
-        spawn_import(&mut c)?
-    } else {
-        spawn_held(&mut c)?
-    };
+    let ids = ids.unwrap_or_default().to_vec();
+    let deadline = std::time::Instant::now() + within;
+    let late = format!("refused: its objects were not all looked at within {within:?}");
+    let (status, found) = batch(&mut c, ids, deadline, import, &late, move |out| {
+        first_too_large(out, import)
+    })?;
+    let commits = found?;
+    if !status.success() {
+        return Err("refused: git could not read its objects' sizes".into());
+    }
+    if import && !commits.is_empty() {
+        history_walk_bounded(git_dir, objects, commits, deadline)?;
+    }
+    Ok(())
+}
+
+/// `git cat-file` given `ids` on its input (by a thread of its own) and
+/// its output read by `read` (by another) as it comes: git answers as it
+/// reads, and a full pipe each way would hold both. Past `deadline` it is
+/// killed and `late` is the refusal. An import's (`import`) is one the
+/// end's halt can stop.
+fn batch<T: Send + 'static>(
+    c: &mut Command,
+    ids: Vec<String>,
+    deadline: std::time::Instant,
+    import: bool,
+    late: &str,
+    read: impl FnOnce(std::process::ChildStdout) -> T + Send + 'static,
+) -> Result<(std::process::ExitStatus, T), String> {
+    let mut child = if import { spawn_import(c)? } else { spawn_held(c)? };
     let pid = child.id();
-    // A writer and a reader of their own: git answers as it reads, and a
-    // full pipe each way would hold both.
     if let Some(mut stdin) = child.stdin.take() {
-        let ids: Vec<String> = ids.unwrap_or_default().to_vec();
         std::thread::spawn(move || {
             for id in ids {
                 let _ = writeln!(stdin, "{id}");
@@ -229,8 +251,7 @@ fn too_large(
         });
     }
     let stdout = child.stdout.take().ok_or("no pipe")?;
-    let reader = std::thread::spawn(move || first_too_large(stdout, import));
-    let deadline = std::time::Instant::now() + within;
+    let reader = std::thread::spawn(move || read(stdout));
     let status = loop {
         match child.try_wait() {
             Ok(Some(status)) => break status,
@@ -243,27 +264,17 @@ fn too_large(
                 if import {
                     import_done(pid, false)?;
                 }
-                return Err(format!(
-                    "refused: its objects were not all looked at within {within:?}"
-                ));
+                return Err(late.to_string());
             }
         }
     };
     if import {
         import_done(pid, status.success())?;
     }
-    let commits = match reader.join() {
-        Ok(Err(e)) => return Err(e),
-        Ok(Ok(commits)) => commits,
-        Err(_) => return Err("refused: its objects' sizes could not be read".into()),
-    };
-    if !status.success() {
-        return Err("refused: git could not read its objects' sizes".into());
-    }
-    if import && !commits.is_empty() {
-        history_walk_bounded(git_dir, objects, commits, deadline)?;
-    }
-    Ok(())
+    let read = reader
+        .join()
+        .map_err(|_| "refused: git's answer could not be read")?;
+    Ok((status, read))
 }
 
 /// Refuses where host git's walk of the new commits would look at more
@@ -281,35 +292,9 @@ fn history_walk_bounded(
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
-    let mut child = spawn_import(&mut c)?;
-    let pid = child.id();
-    if let Some(mut stdin) = child.stdin.take() {
-        std::thread::spawn(move || {
-            for id in commits {
-                let _ = writeln!(stdin, "{id}");
-            }
-        });
-    }
-    let stdout = child.stdout.take().ok_or("no pipe")?;
-    let reader = std::thread::spawn(move || read_history(stdout));
-    let status = loop {
-        match child.try_wait() {
-            Ok(Some(status)) => break status,
-            Ok(None) if std::time::Instant::now() < deadline => {
-                std::thread::sleep(std::time::Duration::from_millis(2));
-            }
-            _ => {
-                let _ = child.kill();
-                let _ = child.wait();
-                import_done(pid, false)?;
-                return Err("refused: its commits were not all read in time".into());
-            }
-        }
-    };
-    import_done(pid, status.success())?;
-    let history = reader
-        .join()
-        .map_err(|_| "refused: its commits could not be read")??;
+    let late = "refused: its commits were not all read in time";
+    let (_, history) = batch(&mut c, commits, deadline, true, late, read_history)?;
+    let history = history?;
     match history.area() {
         Some(_) => Ok(()),
         None => Err(format!(

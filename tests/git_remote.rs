@@ -3085,16 +3085,6 @@ fn a_linked_worktree_leaves_its_main_checkouts_head_and_index_alone() {
 /// host is never left "still merging".
 #[test]
 fn a_merge_of_thousands_of_heads_stays_inside() {
-    let sh = |f: &Fixture, script: &str| {
-        let o = f
-            .command("sh")
-            .arg("-c")
-            .arg(script)
-            .current_dir(f.path().join("r"))
-            .output()
-            .unwrap();
-        stdout(&o)
-    };
     let inside = "base=$(git rev-parse HEAD); i=0
         while [ $i -lt 1500 ]; do
           printf 'commit refs/qwtmp/s\\nmark :%d\\ncommitter t <t@t> %d +0000\\ndata 2\\nc\\nfrom %s\\n\\n' $((i+1)) $((1700000000+i)) $base
@@ -3106,28 +3096,15 @@ fn a_merge_of_thousands_of_heads_stays_inside() {
         sleep 1; echo done";
     for who in Who::all() {
         let f = Fixture::new(who);
-        f.command("sh")
-            .arg("-c")
-            .arg(format!(
-                "set -e; git init -q -b main r && cd r && echo 1 > f && {GIT} add f && {GIT} commit -qm one"
-            ))
-            .current_dir(f.path())
-            .output()
-            .unwrap();
-        let o = f
-            .qwrap(&["run", "--workspace"])
-            .arg(f.path().join("r"))
-            .args(["--", "sh", "-c", inside])
-            .current_dir(f.path().join("r"))
-            .output()
-            .unwrap();
+        repo(&f);
+        let o = f.run_sh("new", &[], inside);
         assert!(stdout(&o).contains("done"), "{who:?}: {}", stderr(&o));
         assert!(
-            !f.path().join("r/.git/MERGE_HEAD").exists(),
+            !f.ws().join(".git/MERGE_HEAD").exists(),
             "{who:?}: the host is left merging 1,500 heads: {}",
             stderr(&o)
         );
-        assert!(!sh(&f, "git status").contains("merging"), "{who:?}");
+        assert!(!stdout(&host(&f, "git status")).contains("merging"), "{who:?}");
         assert!(
             stderr(&o).contains("MERGE_HEAD"),
             "{who:?}: the refusal is named: {}",
@@ -3154,31 +3131,10 @@ fn a_history_too_wide_to_walk_stays_inside() {
         sleep 2; echo done";
     for who in Who::all() {
         let f = Fixture::new(who);
-        f.command("sh")
-            .arg("-c")
-            .arg(format!(
-                "set -e; git init -q -b main r && cd r && echo 1 > f && {GIT} add f && {GIT} commit -qm one"
-            ))
-            .current_dir(f.path())
-            .output()
-            .unwrap();
-        let host_main = || {
-            let o = f
-                .command("git")
-                .args(["rev-parse", "main"])
-                .current_dir(f.path().join("r"))
-                .output()
-                .unwrap();
-            stdout(&o)
-        };
+        repo(&f);
+        let host_main = || stdout(&host(&f, "git rev-parse main"));
         let before = host_main();
-        let o = f
-            .qwrap(&["run", "--workspace"])
-            .arg(f.path().join("r"))
-            .args(["--", "sh", "-c", inside])
-            .current_dir(f.path().join("r"))
-            .output()
-            .unwrap();
+        let o = f.run_sh("new", &[], inside);
         assert!(stdout(&o).contains("done"), "{who:?}: {}", stderr(&o));
         assert_eq!(
             host_main(),

@@ -73,7 +73,7 @@ impl AtExit {
     pub(super) fn command_done(&self) {
         let mut said = String::new();
         for p in &self.watch {
-            if k::statat(rustix::fs::CWD, p, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).is_ok() {
+            if k::lstat(p).is_ok() {
                 said.push_str(&format!(
                     "qwrap: {}: made inside during the run: an agent's or editor's settings, which choose what a host tool runs; read it before such a tool opens this directory\n",
                     p.display()

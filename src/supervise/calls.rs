@@ -220,12 +220,7 @@ impl Sandbox {
 
 /// Whether a process is gone: its /proc entry no longer exists.
 fn gone(pid: i32) -> bool {
-    k::statat(
-        rustix::fs::CWD,
-        format!("/proc/{pid}"),
-        rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-    )
-    .is_err_and(|e| e == rustix::io::Errno::NOENT)
+    k::lstat(format!("/proc/{pid}")).is_err_and(|e| e == rustix::io::Errno::NOENT)
 }
 
 /// A process's user namespace, held.

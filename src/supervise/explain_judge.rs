@@ -205,7 +205,7 @@ impl Judge {
             && !listed
                 .iter()
                 .any(|e| within(&path, e) || e.path.starts_with(&path))
-            && lstat(&path).is_some()
+            && k::lstat(&path).is_ok()
         {
             return Some(Refusal {
                 kind: Kind::Read,
@@ -221,7 +221,7 @@ impl Judge {
         let system = ["/proc", "/sys", "/dev", "/tmp"]
             .iter()
             .any(|s| path.starts_with(s));
-        if system || view.iter().any(|e| within(&path, e)) || lstat(&path).is_none() {
+        if system || view.iter().any(|e| within(&path, e)) || k::lstat(&path).is_err() {
             return None;
         }
         Some(Refusal {
@@ -252,7 +252,9 @@ impl Judge {
                 crate::plan::under(Path::new(&format!("/proc/{tid}/root")), p)
             }
         };
-        let target = lstat(&view(&path)).map(|m| rustix::fs::FileType::from_raw_mode(m.st_mode));
+        let target = k::lstat(view(&path))
+            .ok()
+            .map(|m| rustix::fs::FileType::from_raw_mode(m.st_mode));
         // Where the kernel answers something else first (EEXIST, ENOENT),
         // or the open of a device, FIFO or socket needs no write access to
         // its mount, nothing is said.
@@ -440,11 +442,6 @@ fn normal(p: &Path) -> PathBuf {
 
 pub(super) fn show(p: &Path) -> String {
     p.to_string_lossy().into_owned()
-}
-
-/// What a path names itself (a link not followed), through the seam.
-fn lstat(p: &Path) -> Option<rustix::fs::Stat> {
-    k::statat(rustix::fs::CWD, p, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()
 }
 
 #[cfg(test)]

@@ -158,14 +158,7 @@ pub(super) fn write(
     // Without namespaces a git checkout's top is granted entry by entry (a
     // rule on the directory would take `.git` in): a new name there is
     // refused though it is a writable root, and `--include` would not help.
-    if orders.landlock_only
-        && crate::sys::kernel::statat(
-            rustix::fs::CWD,
-            dir.join(".git"),
-            rustix::fs::AtFlags::SYMLINK_NOFOLLOW,
-        )
-        .is_ok()
-    {
+    if orders.landlock_only && crate::sys::kernel::lstat(dir.join(".git")).is_ok() {
         return (
             errno,
             "a new name at the top of a git workspace: without namespaces only its entries are writable (Landlock cannot leave .git out of the directory); make it in a subdirectory".into(),

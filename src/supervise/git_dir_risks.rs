@@ -50,9 +50,9 @@ const INDEX_MAX: u64 = 256 << 20;
 /// more is held aside, not all of it having been looked at.
 pub(super) const LOOKED: usize = 100_000;
 
-/// What a path names itself (a link not followed), through the seam.
+/// What a path names itself (a link not followed), where it can be seen.
 pub(super) fn lstat(p: &Path) -> Option<rustix::fs::Stat> {
-    k::statat(rustix::fs::CWD, p, rustix::fs::AtFlags::SYMLINK_NOFOLLOW).ok()
+    k::lstat(p).ok()
 }
 
 /// Whether anything is at `p` (a link, dangling or not, too).

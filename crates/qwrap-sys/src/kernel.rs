@@ -87,6 +87,11 @@ pub fn statvfs<P: Arg>(path: P) -> R<rustix::fs::StatVfs> {
     rustix::fs::statvfs(path)
 }
 
+/// What a path names itself, a link not followed (`lstat`).
+pub fn lstat<P: Arg>(path: P) -> R<Stat> {
+    statat(rustix::fs::CWD, path, AtFlags::SYMLINK_NOFOLLOW)
+}
+
 pub fn statat<P: Arg, Fd: AsFd>(dir: Fd, path: P, flags: AtFlags) -> R<Stat> {
     faked!("newfstatat", args: format!("dirfd, {}, {flags:?}", q(&path)), Ok(fake::stat()));
     rustix::fs::statat(dir, path, flags)
