@@ -14,8 +14,8 @@ mod filter_rules;
 #[path = "src/plan/filter_landlock.rs"]
 mod filter_landlock;
 
-#[path = "src/plan/filter_explain.rs"]
-mod filter_explain;
+#[path = "src/plan/filter_profile.rs"]
+mod filter_profile;
 
 #[allow(dead_code)]
 #[path = "src/cli.rs"]
@@ -107,11 +107,12 @@ fn no_hyphenation(page: Vec<u8>) -> Vec<u8> {
 }
 
 fn seccomp_program() {
-    use filter_rules::{Arch, ENOSYS, Insn, Profile, RET_USER_NOTIF, compile_watch, compile_with, rules};
+    use filter_profile::rules;
+    use filter_rules::{Arch, ENOSYS, Insn, Profile, RET_USER_NOTIF, compile_watch, compile_with};
     println!("cargo:rerun-if-changed=src/plan/filter_rules.rs");
     println!("cargo:rerun-if-changed=src/plan/syscalls.tsv");
     println!("cargo:rerun-if-changed=src/plan/filter_landlock.rs");
-    println!("cargo:rerun-if-changed=src/plan/filter_explain.rs");
+    println!("cargo:rerun-if-changed=src/plan/filter_profile.rs");
     let arch = std::env::var("CARGO_CFG_TARGET_ARCH").expect("cargo sets the target arch");
     let arch = Arch::from_target(&arch).expect("a supported target arch");
     let mut src = String::new();
@@ -156,7 +157,7 @@ fn seccomp_program() {
     // be refused handed to the monitor, none refused.
     let watched: Vec<filter_rules::Rules> = filter_rules::table()
         .into_iter()
-        .filter(|s| s.nr_on(arch) >= 0 && filter_explain::EXPLAINED_CALLS.contains(&s.name))
+        .filter(|s| s.nr_on(arch) >= 0 && filter_profile::EXPLAINED_CALLS.contains(&s.name))
         .map(|s| filter_rules::Rules {
             nr: s.nr_on(arch),
             name: s.name,

@@ -339,7 +339,7 @@ impl Executor {
 /// What on this host explains a process step's errno, where the step
 /// knows.
 pub(super) fn hint(step: ProcessStep<'_>, raw: i32) -> Option<String> {
-    use super::hints::{THREADS, WARDEN_NEEDS, cgroup_hint, exec_hint};
+    use super::host_steps::{THREADS, WARDEN_NEEDS, cgroup_hint};
     Some(match step {
         ProcessStep::Exec(Exec { argv, .. }) => exec_hint(raw, argv.first()),
         ProcessStep::DieWithParent => "the process that started qwrap exited during setup".into(),
@@ -351,4 +351,16 @@ pub(super) fn hint(step: ProcessStep<'_>, raw: i32) -> Option<String> {
         }
         _ => return None,
     })
+}
+
+/// Why the command could not be executed.
+fn exec_hint(errno: i32, cmd: Option<&std::ffi::OsString>) -> String {
+    let cmd = cmd.map(|c| c.to_string_lossy().into_owned()).unwrap_or_default();
+    match errno {
+        libc::ENOENT => format!("{cmd:?} was not found (PATH is searched inside the sandbox)"),
+        libc::EACCES => format!(
+            "{cmd:?} is not executable: a directory, a file without execute permission, or on a noexec mount"
+        ),
+        _ => format!("{cmd:?} could not be executed"),
+    }
 }

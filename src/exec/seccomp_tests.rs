@@ -1,3 +1,4 @@
+use crate::plan::filter_profile::{EXPLAINED_CALLS, cases, rules};
 use crate::plan::filter_rules::*;
 use crate::plan::filter_text::*;
 

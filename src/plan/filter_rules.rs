@@ -15,9 +15,6 @@
 // case returns its own action (EPERM, ENOSYS, or a user notification for
 // the warden), which a single-action compiler could not.
 
-#[allow(unused_imports)]
-pub use super::filter_explain::{EXPLAINED_CALLS, run};
-
 /// The table: `nr (x86_64)`, `nr (generic)`, `name`, `class`, `rule`, and
 /// for rule `kernel` how the kernel holds the call.
 pub const SYSCALLS: &str = include_str!("syscalls.tsv");
@@ -367,13 +364,14 @@ fn mode_args(name: &str) -> (u8, Option<u8>) {
     }
 }
 
-/// The cases of one rule for one call in one profile, and what they say:
-/// the rule's own, then, without namespaces, the warden's for the calls
-/// that change a file's mode bits or times.
-pub fn cases(rule: Rule, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
-    if p.explain {
-        return super::filter_explain::explain_cases(rule, name, p);
-    }
+/// One case of a call's rule: its conditions (all hold) and the action.
+pub type Case = (Vec<Cond>, u32);
+
+/// The cases of one rule for one call in a profile without `--explain`
+/// (filter_profile.rs folds its over these), and what they say: the
+/// rule's own, then, without namespaces, the warden's for the calls that
+/// change a file's mode bits or times.
+pub fn base_cases(rule: Rule, name: &str, p: Profile) -> Vec<Case> {
     let mut v = rule_cases(rule, name, p);
     if p.warden && p.landlock_only && matches!(rule, Rule::SetidMode | Rule::Times) {
         v.push((vec![], RET_USER_NOTIF));
@@ -452,8 +450,9 @@ fn rule_cases(rule: Rule, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
     }
 }
 
-/// Every rule of a profile, from the table.
-pub fn rules(arch: Arch, p: Profile) -> Vec<Rules> {
+/// Every rule of a profile, each call's cases from `cases`
+/// (filter_profile.rs's, which knows `--explain`).
+pub fn table_rules(arch: Arch, p: Profile, cases: fn(Rule, &str, Profile) -> Vec<Case>) -> Vec<Rules> {
     table()
         .into_iter()
         .filter(|s| s.nr_on(arch) >= 0)
@@ -468,11 +467,11 @@ pub fn rules(arch: Arch, p: Profile) -> Vec<Rules> {
         .collect()
 }
 
-pub(super) const LD_W_ABS: u16 = 0x20;
-pub(super) const JEQ_K: u16 = 0x15;
-pub(super) const JSET_K: u16 = 0x45;
-pub(super) const JGE_K: u16 = 0x35;
-pub(super) const RET_K: u16 = 0x06;
+const LD_W_ABS: u16 = 0x20;
+const JEQ_K: u16 = 0x15;
+const JSET_K: u16 = 0x45;
+const JGE_K: u16 = 0x35;
+const RET_K: u16 = 0x06;
 /// seccomp_data: nr at 0, arch at 4, args at 16 + 8 * i (low word first on
 /// the little-endian targets here).
 const OFF_NR: u32 = 0;
@@ -483,6 +482,39 @@ fn off_arg(i: u8) -> u32 {
 
 /// One instruction: (code, jt, jf, k).
 pub type Insn = (u16, u8, u8, u32);
+
+/// Runs a program on one call, as the kernel would: the tests, and the
+/// warden answering `--explain`'s notifications by the filters without it.
+pub fn run(prog: &[Insn], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
+    let word = |off: u32| -> u32 {
+        match off {
+            0 => nr,
+            4 => arch,
+            o if o >= 16 => {
+                let i = ((o - 16) / 8) as usize;
+                if (o - 16) % 8 == 0 {
+                    args[i] as u32
+                } else {
+                    (args[i] >> 32) as u32
+                }
+            }
+            _ => 0,
+        }
+    };
+    let (mut pc, mut a) = (0usize, 0u32);
+    loop {
+        let (code, jt, jf, k) = prog[pc];
+        pc += 1;
+        match code {
+            LD_W_ABS => a = word(k),
+            JEQ_K => pc += if a == k { jt } else { jf } as usize,
+            JSET_K => pc += if a & k != 0 { jt } else { jf } as usize,
+            JGE_K => pc += if a >= k { jt } else { jf } as usize,
+            RET_K => return k,
+            _ => panic!("unknown instruction {code:#x}"),
+        }
+    }
+}
 
 /// Compiles the rules: the architecture check (another ABI kills the
 /// process: the filter could not inspect it; x32 calls fail with ENOSYS),

@@ -20,7 +20,7 @@ pub fn explained(landlock_only: bool, scoped: bool) -> String {
         .collect();
     format!(
         " with --explain as USER_NOTIF: every EPERM and ENOSYS above, syscalls >= {FIRST_UNKNOWN}, {}{}{}, the warden answering each as above{}",
-        super::filter_rules::EXPLAINED_CALLS.join("/"),
+        super::filter_profile::EXPLAINED_CALLS.join("/"),
         format_args!("/{}", super::filter_landlock::KEYRING_CALLS.join("/")),
         if landlock_only {
             format!(

@@ -335,7 +335,7 @@ pub(super) fn to_monitor(f: &mut fmt::Formatter<'_>, layers: bool) -> fmt::Resul
     write!(
         f,
         "seccomp(SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, {refused}; {} and every call those refuse to the monitor); sendmsg(monitor, SCM_RIGHTS listener)",
-        super::filter_explain::EXPLAINED_CALLS.join("/")
+        super::filter_profile::EXPLAINED_CALLS.join("/")
     )
 }
 

@@ -288,7 +288,8 @@ pub(super) fn stat_after_comm(pid: i32) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::plan::filter_rules::{Profile, RET_USER_NOTIF, cases, table};
+    use crate::plan::filter_profile::cases;
+    use crate::plan::filter_rules::{Profile, RET_USER_NOTIF, table};
 
     /// Every rule that can hand a call to the warden is one it decodes, and
     /// it decodes no other: the two lists are the table's.

@@ -10,7 +10,7 @@
 //! connect to a masked socket. A thread that changes the path meanwhile
 //! can make the report wrong, never the call possible.
 
-use super::explain::{Kind, Refusal};
+use super::refusal::{Kind, Refusal, show};
 use crate::plan::explain::{Explain, Marked};
 use crate::plan::filter_landlock::{keyring_rules, landlock_only_rules};
 use crate::plan::filter_rules::{self as rules, Arch, Insn, Profile, RET_USER_NOTIF, Rule, compile};
@@ -55,10 +55,10 @@ impl Judge {
         let mut programs = match orders.bwrap {
             // bwrap mode: its layers' filter, or none.
             Some(layers) => layers
-                .then(|| compile(arch, &rules::rules(arch, Profile::PLAIN)))
+                .then(|| compile(arch, &crate::plan::filter_profile::rules(arch, Profile::PLAIN)))
                 .into_iter()
                 .collect(),
-            None => vec![compile(arch, &rules::rules(arch, profile))],
+            None => vec![compile(arch, &crate::plan::filter_profile::rules(arch, profile))],
         };
         if orders.keyrings {
             programs.push(compile(arch, &keyring_rules(arch)));
@@ -438,10 +438,6 @@ fn normal(p: &Path) -> PathBuf {
         }
     }
     out
-}
-
-pub(super) fn show(p: &Path) -> String {
-    p.to_string_lossy().into_owned()
 }
 
 #[cfg(test)]

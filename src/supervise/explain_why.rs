@@ -1,8 +1,7 @@
 //! `--explain`: the words for a refusal the warden saw — why the sandbox
 //! refuses it and which option, if any, would allow it.
 
-use super::explain::{Kind, Refusal};
-use super::explain_judge::show;
+use super::refusal::{Kind, Refusal, show};
 use crate::plan::explain::{Explain, Marked};
 use crate::plan::filter_landlock::{KEYRING_CALLS, LANDLOCK_ONLY_REFUSED};
 use crate::plan::filter_rules::{DENIED_IOCTLS, FIRST_UNKNOWN, OWNER_IOCTLS, Rule};

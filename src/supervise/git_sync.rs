@@ -609,8 +609,7 @@ pub(super) struct GitSync {
 impl GitSync {
     /// Starts watching; the first reconcile copies the host's files in.
     pub(super) fn new(pairs: Vec<Pair>, report: Option<OwnedFd>) -> Result<GitSync, Errno> {
-        use rustix::fs::inotify;
-        let fd = inotify::init(inotify::CreateFlags::NONBLOCK | inotify::CreateFlags::CLOEXEC)?;
+        let fd = crate::sys::kernel::inotify_init()?;
         let mut s = GitSync {
             pairs,
             inotify: fd,
@@ -681,7 +680,7 @@ impl GitSync {
 
     /// Watches a directory level on both sides.
     fn watch(&mut self, i: usize, rel: &Path) {
-        use rustix::fs::inotify::{WatchFlags as W, add_watch};
+        use rustix::fs::inotify::WatchFlags as W;
         let mask = W::CLOSE_WRITE
             | W::MOVED_TO
             | W::MOVED_FROM
@@ -693,7 +692,7 @@ impl GitSync {
         for own in [false, true] {
             let fd = self.pairs[i].root(own).as_raw_fd();
             let path = Path::new(&format!("/proc/self/fd/{fd}")).join(rel);
-            if let Ok(wd) = add_watch(&self.inotify, &path, mask) {
+            if let Ok(wd) = crate::sys::kernel::inotify_add_watch(&self.inotify, &path, mask) {
                 self.watches.insert(wd, (i, rel.to_path_buf()));
             }
         }
@@ -701,15 +700,11 @@ impl GitSync {
 
     /// Takes what inotify says changed.
     pub(super) fn on_events(&mut self) {
-        let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
-        let mut reader = rustix::fs::inotify::Reader::new(&self.inotify, &mut buf);
         let mut marks = Vec::new();
-        while let Ok(e) = reader.next() {
-            if e.events()
-                .contains(rustix::fs::inotify::ReadFlags::QUEUE_OVERFLOW)
-            {
+        for (wd, mask) in crate::sys::kernel::inotify_events(&self.inotify).unwrap_or_default() {
+            if mask.contains(rustix::fs::inotify::ReadFlags::QUEUE_OVERFLOW) {
                 marks.extend((0..self.pairs.len()).map(|i| (i, PathBuf::new())));
-            } else if let Some(w) = self.watches.get(&e.wd()) {
+            } else if let Some(w) = self.watches.get(&wd) {
                 marks.push(w.clone());
             }
         }

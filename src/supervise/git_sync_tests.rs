@@ -219,3 +219,195 @@ fn the_allow_list() {
     }
     assert!(synced(Kind::Objects, Path::new("info/alternates")).is_none());
 }
+
+/// The job's decisions through the recording fake: which calls each makes,
+/// with no file system behind them.
+mod through_the_fake {
+    use super::*;
+    use crate::sys::fake::{self, Scripted};
+
+    const REG: u32 = 0o100644;
+    const MSG: &str = "\"COMMIT_EDITMSG\"";
+
+    /// A top-level pair both of whose sides the fake answers, recording.
+    fn faked_pair() -> Pair {
+        fake::start();
+        let p = Pair::new(PathBuf::from("/repo/.git"), fake::fd(), Kind::Top).unwrap();
+        fake::take_calls();
+        p
+    }
+
+    /// One side's file as the fake says it: its type twice (the look and
+    /// the descriptor opened), then its bytes and the end.
+    fn file(data: &[u8]) {
+        fake::script(Scripted::Mode(REG));
+        fake::script(Scripted::Mode(REG));
+        fake::script(Scripted::Read(data.to_vec()));
+        fake::script(Scripted::Read(Vec::new()));
+    }
+
+    fn one(p: &mut Pair, rel: &str) -> (Done, Vec<String>) {
+        let d = p.one(Path::new(rel), Shape::File, &mut Vec::new());
+        (d, fake::finish())
+    }
+
+    fn at(calls: &[String], start: &str) -> Option<usize> {
+        calls.iter().position(|c| c.starts_with(start))
+    }
+
+    fn writes(calls: &[String]) -> Vec<&String> {
+        let w = ["write", "pwrite64", "renameat", "unlinkat", "mkdirat", "fchmod"];
+        calls
+            .iter()
+            .filter(|c| w.iter().any(|n| c.starts_with(n)))
+            .collect()
+    }
+
+    #[test]
+    fn a_link_fifo_or_device_made_inside_is_never_opened_nor_copied() {
+        for mode in [0o120777, 0o010644, 0o020666, 0o140755] {
+            let mut p = faked_pair();
+            fake::script(Scripted::FailOn("newfstatat", MSG, Errno::NOENT));
+            fake::script(Scripted::Mode(mode));
+            let (d, calls) = one(&mut p, "COMMIT_EDITMSG");
+            assert_eq!(d, Done::Refused(LINK.into()), "{mode:o}");
+            assert_eq!(at(&calls, &format!("openat(dirfd, {MSG}")), None, "{calls:?}");
+            assert!(writes(&calls).is_empty(), "{calls:?}");
+        }
+    }
+
+    #[test]
+    fn a_file_swapped_for_a_fifo_between_the_look_and_the_open_is_not_read() {
+        let mut p = faked_pair();
+        fake::script(Scripted::FailOn("newfstatat", MSG, Errno::NOENT));
+        fake::script(Scripted::Mode(REG));
+        fake::script(Scripted::Mode(0o010644));
+        fake::script(Scripted::Read(b"planted".to_vec()));
+        let (d, calls) = one(&mut p, "COMMIT_EDITMSG");
+        assert_eq!(d, Done::Refused(LINK.into()));
+        let opened = at(&calls, &format!("openat(dirfd, {MSG}")).expect("opened");
+        assert!(calls[opened].contains("NOFOLLOW") && calls[opened].contains("NONBLOCK"));
+        assert!(!calls.iter().any(|c| c.starts_with("read")), "{calls:?}");
+        assert!(writes(&calls).is_empty(), "{calls:?}");
+    }
+
+    #[test]
+    fn a_copy_to_the_host_is_written_under_gits_lock_and_renamed_into_place() {
+        let mut p = faked_pair();
+        fake::script(Scripted::FailOn("newfstatat", MSG, Errno::NOENT));
+        file(b"msg\n");
+        let (d, calls) = one(&mut p, "COMMIT_EDITMSG");
+        assert_eq!(d, Done::Copied);
+        let lock = at(&calls, "openat(dirfd, \"COMMIT_EDITMSG.lock\"").expect("the lock");
+        assert!(
+            calls[lock].contains("CREATE")
+                && calls[lock].contains("EXCL")
+                && calls[lock].contains("NOFOLLOW")
+        );
+        let write = at(&calls, "write(fd, \"msg\\n\")").expect("written");
+        let rename = at(
+            &calls,
+            "renameat(dirfd, \"COMMIT_EDITMSG.lock\", dirfd, \"COMMIT_EDITMSG\")",
+        )
+        .expect("renamed");
+        assert!(lock < write && write < rename, "{calls:?}");
+    }
+
+    #[test]
+    fn a_lock_held_on_the_host_defers_the_write() {
+        let mut p = faked_pair();
+        fake::script(Scripted::FailOn("newfstatat", MSG, Errno::NOENT));
+        file(b"msg\n");
+        fake::script(Scripted::FailOn("openat", "COMMIT_EDITMSG.lock", Errno::EXIST));
+        let (d, calls) = one(&mut p, "COMMIT_EDITMSG");
+        assert_eq!(d, Done::Deferred);
+        assert!(
+            !calls
+                .iter()
+                .any(|c| c.starts_with("write") || c.starts_with("renameat")),
+            "{calls:?}"
+        );
+    }
+
+    #[test]
+    fn both_sides_changed_the_host_keeps_its_own() {
+        let mut p = faked_pair();
+        file(b"the host's\n");
+        file(b"the command's\n");
+        let (d, calls) = one(&mut p, "COMMIT_EDITMSG");
+        assert_eq!(d, Done::Conflict);
+        // Written is the host's, to the sandbox's side.
+        assert!(at(&calls, "write(fd, \"the host's\\n\")").is_some(), "{calls:?}");
+        assert!(at(&calls, "write(fd, \"the command's").is_none(), "{calls:?}");
+    }
+
+    #[test]
+    fn head_removed_inside_stays_on_the_host() {
+        let head = b"ref: refs/heads/main\n";
+        let mut p = faked_pair();
+        p.base.insert(PathBuf::from("HEAD"), git_files::hash(head));
+        fake::script(Scripted::PassOn("newfstatat", "\"HEAD\""));
+        fake::script(Scripted::FailOn("newfstatat", "\"HEAD\"", Errno::NOENT));
+        file(head);
+        let (d, calls) = one(&mut p, "HEAD");
+        assert!(
+            matches!(d, Done::Refused(ref why) if why.contains("git never removes it")),
+            "{d:?}"
+        );
+        assert!(writes(&calls).is_empty(), "{calls:?}");
+    }
+
+    /// A job watching one pair, its start-up calls taken.
+    fn faked_job() -> (GitSync, Vec<String>) {
+        let p = faked_pair();
+        let job = GitSync::new(vec![p], None).unwrap();
+        (
+            job,
+            fake::take_calls()
+                .into_iter()
+                .map(|c| format!("{}({})", c.name, c.args))
+                .collect(),
+        )
+    }
+
+    #[test]
+    fn every_directory_is_watched_without_following_a_link() {
+        let (_job, calls) = faked_job();
+        fake::stop();
+        let watches: Vec<&String> = calls
+            .iter()
+            .filter(|c| c.starts_with("inotify_add_watch"))
+            .collect();
+        // The top level, on both sides.
+        assert!(watches.len() >= 2, "{calls:?}");
+        for w in watches {
+            assert!(w.contains("DONT_FOLLOW") && w.contains("ONLYDIR"), "{w}");
+        }
+    }
+
+    #[test]
+    fn an_overflowed_queue_looks_at_everything_and_a_strange_watch_at_nothing() {
+        let (mut job, _) = faked_job();
+        fake::script(Scripted::Events(vec![(
+            99,
+            rustix::fs::inotify::ReadFlags::CLOSE_WRITE.bits(),
+        )]));
+        job.on_events();
+        let calls = fake::take_calls();
+        assert!(!calls.iter().any(|c| c.name == "getdents64"), "{calls:?}");
+        let overflow = rustix::fs::inotify::ReadFlags::QUEUE_OVERFLOW.bits();
+        fake::script(Scripted::Events(vec![(-1, overflow)]));
+        fake::script(Scripted::Entries(vec![(
+            "HEAD".into(),
+            rustix::fs::FileType::RegularFile,
+        )]));
+        job.on_events();
+        let calls = fake::finish();
+        // Both sides' top level listed again, and the name found looked at.
+        assert!(
+            calls.iter().filter(|c| c.starts_with("getdents64")).count() >= 2,
+            "{calls:?}"
+        );
+        assert!(at(&calls, "newfstatat(dirfd, \"HEAD\"").is_some(), "{calls:?}");
+    }
+}

@@ -7,7 +7,8 @@
 //! empties the groups (cgroup.kill, or SIGKILL to each pid listed), reads
 //! whether a limit was reached, removes them, and says so in one line.
 
-use super::explain::{Recorder, Refusal};
+use super::explain::Recorder;
+use super::refusal::Refusal;
 use crate::plan::limits::{GRACE_S, human_bytes};
 use crate::plan::{LimitWatch, Watched};
 use crate::sys::kernel as k;

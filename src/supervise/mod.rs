@@ -32,6 +32,7 @@ pub(crate) mod monitor;
 mod planted;
 mod planted_links;
 pub(crate) mod reaper;
+mod refusal;
 pub mod terminal;
 mod trapped;
 pub mod warden;

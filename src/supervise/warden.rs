@@ -429,14 +429,14 @@ fn proxy_config(
 }
 
 /// An egress refusal, as --explain says it.
-fn egress_refusal(protocol: &str, destination: &str, reason: &str) -> super::explain::Refusal {
+fn egress_refusal(protocol: &str, destination: &str, reason: &str) -> super::refusal::Refusal {
     // The host alone: an allow-list rule without a port takes every port.
     let host = match destination.rsplit_once(':') {
         Some((h, p)) if p.parse::<u16>().is_ok() => h.trim_start_matches('[').trim_end_matches(']'),
         _ => destination,
     };
-    super::explain::Refusal {
-        kind: super::explain::Kind::Egress,
+    super::refusal::Refusal {
+        kind: super::refusal::Kind::Egress,
         op: protocol.into(),
         target: destination.into(),
         errno: None,

@@ -25,6 +25,10 @@ pub enum Scripted {
     /// The next call of this name whose arguments contain the text fails
     /// (a walk's third `openat`, not its first).
     FailOn(&'static str, &'static str, Errno),
+    /// The next call of this name whose arguments contain the text
+    /// succeeds, ahead of a failure scripted after it (one side's
+    /// `newfstatat` of a name found, the other's not).
+    PassOn(&'static str, &'static str),
     /// The next `read` returns these bytes (by default it reads nothing).
     Read(Vec<u8>),
     /// The next `fstat` or `newfstatat` says this `st_mode` (by default 0:
@@ -33,6 +37,11 @@ pub enum Scripted {
     /// The next `fstat` or `newfstatat` says this mode, size and count of
     /// 512-byte blocks.
     Stat { mode: u32, size: i64, blocks: i64 },
+    /// The next directory read lists these names and types (by default
+    /// none).
+    Entries(Vec<(std::ffi::OsString, rustix::fs::FileType)>),
+    /// The next read of inotify's queue says these events: (watch, mask).
+    Events(Vec<(i32, u32)>),
 }
 
 #[cfg(feature = "record")]
@@ -71,7 +80,9 @@ pub fn answer_about(name: &'static str, args: impl FnOnce() -> String) -> Option
             let mut s = s.borrow_mut();
             let failing = s.iter().position(|a| match a {
                 Scripted::Fail(n, _) => *n == name,
-                Scripted::FailOn(n, needle, _) => *n == name && args.contains(needle),
+                Scripted::FailOn(n, needle, _) | Scripted::PassOn(n, needle) => {
+                    *n == name && args.contains(needle)
+                }
                 _ => false,
             });
             match failing.map(|i| s.remove(i)) {
@@ -107,23 +118,47 @@ pub fn read_into(buf: &mut [u8]) -> usize {
 /// The bytes a test scripted for the next read (`Scripted::Read`), or
 /// none: what a whole-file read of the fake returns.
 pub fn read_all() -> Vec<u8> {
+    scripted(|a| match a {
+        Scripted::Read(d) => Some(d.clone()),
+        _ => None,
+    })
+    .unwrap_or_default()
+}
+
+/// The first scripted answer `pick` takes, removed from the script.
+fn scripted<T>(pick: impl Fn(&Scripted) -> Option<T>) -> Option<T> {
     #[cfg(feature = "record")]
     {
-        state::SCRIPT
-            .with(|s| {
-                let mut s = s.borrow_mut();
-                let i = s.iter().position(|a| matches!(a, Scripted::Read(_)))?;
-                match s.remove(i) {
-                    Scripted::Read(d) => Some(d),
-                    _ => None,
-                }
-            })
-            .unwrap_or_default()
+        state::SCRIPT.with(|s| {
+            let mut s = s.borrow_mut();
+            let (i, t) = s.iter().enumerate().find_map(|(i, a)| pick(a).map(|t| (i, t)))?;
+            s.remove(i);
+            Some(t)
+        })
     }
     #[cfg(not(feature = "record"))]
     {
-        Vec::new()
+        let _ = pick;
+        None
     }
+}
+
+/// The names and types a test scripted for the next directory read.
+pub fn entries() -> Vec<(std::ffi::OsString, rustix::fs::FileType)> {
+    scripted(|a| match a {
+        Scripted::Entries(e) => Some(e.clone()),
+        _ => None,
+    })
+    .unwrap_or_default()
+}
+
+/// The events a test scripted for the next read of inotify's queue.
+pub fn events() -> Vec<(i32, u32)> {
+    scripted(|a| match a {
+        Scripted::Events(e) => Some(e.clone()),
+        _ => None,
+    })
+    .unwrap_or_default()
 }
 
 /// Scripts a later answer.

@@ -182,7 +182,7 @@ pub fn syncfs<Fd: AsFd>(fd: Fd) -> R<()> {
 /// are empty.
 pub fn dir_entries<Fd: AsFd>(dir: Fd, most: usize) -> R<Vec<(std::ffi::OsString, FileType)>> {
     use std::os::unix::ffi::OsStrExt;
-    faked!("getdents64", Ok(Vec::new()));
+    faked!("getdents64", Ok(fake::entries()));
     let mut out = Vec::new();
     let mut entries = rustix::fs::Dir::read_from(dir)?;
     while out.len() < most {
@@ -212,6 +212,44 @@ pub fn pidfd_getfd<Fd: AsFd>(pidfd: Fd, fd: i32) -> R<OwnedFd> {
 pub fn pwrite<Fd: AsFd>(fd: Fd, data: &[u8], offset: u64) -> R<usize> {
     faked!("pwrite64", args: format!("fd, {}, {offset}", shown(data)), Ok(data.len()));
     rustix::io::pwrite(fd, data, offset)
+}
+
+/// A queue of inotify events, not blocking, closed on exec.
+pub fn inotify_init() -> R<OwnedFd> {
+    faked!("inotify_init1", args: "IN_NONBLOCK|IN_CLOEXEC".into(), Ok(fake::fd()));
+    rustix::fs::inotify::init(
+        rustix::fs::inotify::CreateFlags::NONBLOCK | rustix::fs::inotify::CreateFlags::CLOEXEC,
+    )
+}
+
+/// Watches `path`; the fake's watch is number 1.
+pub fn inotify_add_watch<P: Arg, Fd: AsFd>(fd: Fd, path: P, mask: rustix::fs::inotify::WatchFlags) -> R<i32> {
+    faked!("inotify_add_watch", args: format!("fd, {}, {mask:?}", q(&path)), Ok(1));
+    rustix::fs::inotify::add_watch(fd, path, mask)
+}
+
+/// Every event queued now, each as (watch, mask): read until the queue is
+/// empty (the descriptor does not block).
+pub fn inotify_events<Fd: AsFd>(fd: Fd) -> R<Vec<(i32, rustix::fs::inotify::ReadFlags)>> {
+    use rustix::fs::inotify::{ReadFlags, Reader};
+    faked!(
+        "read",
+        Ok(fake::events()
+            .into_iter()
+            .map(|(wd, m)| (wd, ReadFlags::from_bits_retain(m)))
+            .collect())
+    );
+    let mut buf = [std::mem::MaybeUninit::<u8>::uninit(); 8192];
+    let mut reader = Reader::new(&fd, &mut buf);
+    let mut out = Vec::new();
+    loop {
+        match reader.next() {
+            Ok(e) => out.push((e.wd(), e.events())),
+            Err(Errno::AGAIN) => return Ok(out),
+            Err(_) if !out.is_empty() => return Ok(out),
+            Err(e) => return Err(e),
+        }
+    }
 }
 
 /// A whole file (open and read); the fake's holds what a test scripted

@@ -1,12 +1,27 @@
-// `--explain`'s filter: every call that can be refused handed to the
-// warden, which answers it by the filters without `--explain`
-// (supervise/explain_judge.rs). Compiled by build.rs beside
+// The rules a profile's filter holds: each call's cases by the table
+// (filter_rules.rs), and with `--explain` every call that can be refused
+// handed to the warden, which answers it by the filters without
+// `--explain` (supervise/explain_judge.rs). Compiled by build.rs beside
 // filter_rules.rs (included with `#[path]`, so only core, std and the
 // sibling modules here).
 
 use super::filter_rules::{
-    Cond, Insn, JEQ_K, JGE_K, JSET_K, LD_W_ABS, Profile, RET_K, RET_USER_NOTIF, Rule, cases, is_errno,
+    Arch, Cond, Profile, RET_USER_NOTIF, Rule, Rules, base_cases, is_errno, table_rules,
 };
+
+/// The cases of one rule for one call in a profile.
+pub fn cases(rule: Rule, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
+    if p.explain {
+        explain_cases(rule, name, p)
+    } else {
+        base_cases(rule, name, p)
+    }
+}
+
+/// Every rule of a profile, from the table.
+pub fn rules(arch: Arch, p: Profile) -> Vec<Rules> {
+    table_rules(arch, p, cases)
+}
 
 /// `--explain`: the calls that name a path or an address the sandbox may
 /// refuse (a write outside the roots, a hidden or absent path, a masked
@@ -50,7 +65,7 @@ pub const EXPLAINED_CALLS: [&str; 29] = [
 /// refuse (the filters stacked on this one fold into it: the keyring calls,
 /// and without namespaces the second filter's), and every call of
 /// EXPLAINED_CALLS; what it decodes already, as before.
-pub fn explain_cases(rule: Rule, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
+fn explain_cases(rule: Rule, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)> {
     let folded = super::filter_landlock::KEYRING_CALLS.contains(&name)
         || (p.landlock_only
             && (super::filter_landlock::LANDLOCK_ONLY_REFUSED.contains(&name)
@@ -62,49 +77,16 @@ pub fn explain_cases(rule: Rule, name: &str, p: Profile) -> Vec<(Vec<Cond>, u32)
     // process outside: handed to the warden, which judges the target and
     // says it, while the kernel still answers.
     if rule == Rule::Signal && !p.unscoped {
-        return vec![(vec![super::filter_rules::Cond::Ne(0, 0)], RET_USER_NOTIF)];
+        return vec![(vec![Cond::Ne(0, 0)], RET_USER_NOTIF)];
     }
     // The second filter's ioctls, folded in as its other calls are.
     let inode = super::filter_landlock::INODE_IOCTLS
         .iter()
         .filter(|_| p.landlock_only && name == "ioctl")
-        .map(|&(c, _)| (vec![super::filter_rules::Cond::Eq(1, c)], RET_USER_NOTIF));
-    cases(rule, name, p.base())
+        .map(|&(c, _)| (vec![Cond::Eq(1, c)], RET_USER_NOTIF));
+    base_cases(rule, name, p.base())
         .into_iter()
         .map(|(c, a)| (c, if is_errno(a) { RET_USER_NOTIF } else { a }))
         .chain(inode)
         .collect()
-}
-
-/// Runs a program on one call, as the kernel would: the tests, and the
-/// warden answering `--explain`'s notifications by the filters without it.
-pub fn run(prog: &[Insn], arch: u32, nr: u32, args: [u64; 6]) -> u32 {
-    let word = |off: u32| -> u32 {
-        match off {
-            0 => nr,
-            4 => arch,
-            o if o >= 16 => {
-                let i = ((o - 16) / 8) as usize;
-                if (o - 16) % 8 == 0 {
-                    args[i] as u32
-                } else {
-                    (args[i] >> 32) as u32
-                }
-            }
-            _ => 0,
-        }
-    };
-    let (mut pc, mut a) = (0usize, 0u32);
-    loop {
-        let (code, jt, jf, k) = prog[pc];
-        pc += 1;
-        match code {
-            LD_W_ABS => a = word(k),
-            JEQ_K => pc += if a == k { jt } else { jf } as usize,
-            JSET_K => pc += if a & k != 0 { jt } else { jf } as usize,
-            JGE_K => pc += if a >= k { jt } else { jf } as usize,
-            RET_K => return k,
-            _ => panic!("unknown instruction {code:#x}"),
-        }
-    }
 }
