@@ -2622,6 +2622,63 @@ fn symbolic_refs_and_the_stash_of_checkouts_outside_stay_the_hosts() {
     }
 }
 
+/// The branch a checkout outside goes back to with `git checkout -` (the
+/// last move in its HEAD's reflog, commits made since): moved inside, the
+/// user's `git checkout -` there took the command's tree. Watched on the
+/// host: the branch is where it was, and going back brings no file of the
+/// command's.
+#[test]
+fn the_branch_a_checkout_outside_goes_back_to_stays_the_hosts() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let setup = format!(
+            "set -e; git init -q -b main m && cd m && echo a > a && {GIT} add a && {GIT} commit -qm one
+             git branch prev && git checkout -q prev && git checkout -q main
+             echo b > b && {GIT} add b && {GIT} commit -qm two
+             git worktree add -q ../wt -b w"
+        );
+        ok(&f
+            .command("sh")
+            .args(["-c", &setup])
+            .current_dir(f.path())
+            .output()
+            .unwrap());
+        let rev = |dir: &str, what: &str| {
+            let o = f
+                .command("git")
+                .args(["rev-parse", what])
+                .current_dir(f.path().join(dir))
+                .output()
+                .unwrap();
+            stdout(&o)
+        };
+        let prev = rev("m", "prev");
+        let o = f
+            .qwrap(&["run", "--workspace"])
+            .arg(f.path().join("wt"))
+            .args(["--", "sh", "-c"])
+            .arg(format!(
+                "echo evil > Makefile && git add Makefile && {GIT} commit -qm evil && git branch -f prev HEAD; sleep 1; echo done"
+            ))
+            .current_dir(f.path().join("wt"))
+            .output()
+            .unwrap();
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        assert_eq!(rev("m", "prev"), prev, "{what}: {}", stderr(&o));
+        ok(&f
+            .command("git")
+            .args(["checkout", "-q", "-"])
+            .current_dir(f.path().join("m"))
+            .output()
+            .unwrap());
+        assert!(
+            !f.path().join("m/Makefile").exists(),
+            "{what}: going back brought the command's file"
+        );
+    }
+}
+
 /// Everyday git in a linked worktree: an interactive rebase stopped inside
 /// is continued on the host. Its git dir's stopped operation is the
 /// user's, no repository made inside (its HEAD had been moved aside).

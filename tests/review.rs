@@ -620,8 +620,9 @@ fn links_leading_host_git_out_are_never_applied() {
 }
 
 /// `review apply` keeps what host git keeps for a checkout outside the
-/// workspace as the live guard does: the main checkout's branch and the
-/// stash, moved inside, are refused, named, and stay the host's.
+/// workspace as the live guard does: the main checkout's branch, the one
+/// it goes back to and the stash, moved inside, are refused, named, and
+/// stay the host's.
 #[test]
 fn apply_leaves_the_branches_of_checkouts_outside_alone() {
     let moves = [
@@ -632,13 +633,15 @@ fn apply_leaves_the_branches_of_checkouts_outside_alone() {
         // move it.
         "echo 'ref: refs/heads/main' > \"$(git rev-parse --git-dir)/HEAD\"",
         "git symbolic-ref refs/heads/side refs/heads/main",
+        // The branch it goes back to with `git checkout -`.
+        "git update-ref refs/heads/prev HEAD",
     ];
     for (who, moves) in Who::all().into_iter().flat_map(|w| moves.map(|m| (w, m))) {
         let f = Fixture::new(who);
         f.mkdir("repo");
         checkout(&f, "repo");
         let script = format!(
-            "cd '{}' && {GIT} commit -qam dirty && echo s >> a.txt && {GIT} stash -q && {GIT} worktree add -q '{}' -b side",
+            "cd '{}' && git branch prev && git checkout -q prev && git checkout -q main && {GIT} commit -qam dirty && echo s >> a.txt && {GIT} stash -q && {GIT} worktree add -q '{}' -b side",
             f.path().join("repo").display(),
             f.path().join("wt").display()
         );
@@ -653,7 +656,12 @@ fn apply_leaves_the_branches_of_checkouts_outside_alone() {
                 .unwrap();
             stdout(&o)
         };
-        let before = (rev("main"), rev("refs/stash"), rev("refs/bisect/bad"));
+        let before = (
+            rev("main"),
+            rev("refs/stash"),
+            rev("refs/bisect/bad"),
+            rev("prev"),
+        );
         let mut c = f.qwrap(&["run", "--review", "--workspace", wt.to_str().unwrap()]);
         c.args(["--", "sh", "-c"]).arg(format!(
             "echo w >> a.txt && git -c user.name=t -c user.email=t@t commit -qam w && {moves}"
@@ -670,7 +678,12 @@ fn apply_leaves_the_branches_of_checkouts_outside_alone() {
             stderr(&o)
         );
         assert_eq!(
-            (rev("main"), rev("refs/stash"), rev("refs/bisect/bad")),
+            (
+                rev("main"),
+                rev("refs/stash"),
+                rev("refs/bisect/bad"),
+                rev("prev")
+            ),
             before,
             "{who:?}: {moves}"
         );

@@ -350,13 +350,20 @@ pub fn with_shadows(r: &Path) -> Vec<PathBuf> {
 /// checkout's own. Held whole where the main checkout is outside the roots.
 pub const PER_CHECKOUT: [&str; 3] = ["refs/bisect", "refs/rewritten", "refs/worktree"];
 
+/// How much of the end of a checkout's HEAD reflog is read for the
+/// branch `git checkout -` goes back to.
+pub const REFLOG_TAIL: u64 = 1 << 20;
+
 /// The branches a checkout comes back to, from its own files as `read`
 /// gives them (`HEAD`, `BISECT_START`, `rebase-merge/head-name`,
-/// `rebase-apply/head-name`): the one its HEAD names; mid-bisect (HEAD
+/// `rebase-apply/head-name`) and the end of its HEAD's reflog as
+/// `reflog_tail` gives it (up to REFLOG_TAIL bytes): the one its HEAD
+/// names; the one it was on before (`git checkout -`); mid-bisect (HEAD
 /// detached) the one `git bisect reset` checks out again, a short name;
 /// mid-rebase the one the rebase rewrites.
-pub fn comes_back_to(read: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
+pub fn comes_back_to(read: &dyn Fn(&str) -> Option<String>, reflog_tail: Option<&[u8]>) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
+    out.extend(reflog_tail.and_then(previous_branch));
     if let Some(head) = read("HEAD") {
         out.extend(head.trim_end().strip_prefix("ref: ").map(PathBuf::from));
     }
@@ -377,6 +384,21 @@ pub fn comes_back_to(read: &dyn Fn(&str) -> Option<String>) -> Vec<PathBuf> {
     }
     out.retain(|r| r.starts_with("refs") && r.components().all(|c| matches!(c, Component::Normal(_))));
     out
+}
+
+/// The branch `git checkout -` (`@{-1}`) takes from the end of a HEAD
+/// reflog: the one the last `checkout: moving from A to B` left, as git
+/// reads it (from the newest line back; a line cut at the start of the
+/// tail is not read).
+pub fn previous_branch(tail: &[u8]) -> Option<PathBuf> {
+    let lines = tail.split(|b| *b == b'\n');
+    lines.rev().find_map(|line| {
+        let tab = line.iter().position(|b| *b == b'\t')?;
+        let message = line[tab + 1..].strip_prefix(b"checkout: moving from ")?;
+        let end = message.windows(4).position(|w| w == b" to ")?;
+        let name = std::str::from_utf8(&message[..end]).ok()?;
+        (!name.is_empty()).then(|| Path::new("refs/heads").join(name))
+    })
 }
 
 /// What a repository keeps for its checkouts outside the roots: the
@@ -572,12 +594,28 @@ mod tests {
             }
         };
         assert_eq!(
-            super::comes_back_to(&files),
+            super::comes_back_to(&files, None),
             [PathBuf::from("refs/heads/main"), "refs/heads/topic".into()],
             "a detached HEAD names none; a name with `..` is none"
         );
         let on_branch = |f: &str| (f == "HEAD").then(|| "ref: refs/heads/w\n".to_string());
-        assert_eq!(super::comes_back_to(&on_branch), [PathBuf::from("refs/heads/w")]);
+        assert_eq!(
+            super::comes_back_to(&on_branch, None),
+            [PathBuf::from("refs/heads/w")]
+        );
+        let reflog = b"cut line\n\
+            0 1 U <u@h> 1 +0000\tcheckout: moving from prev to w\n\
+            1 2 U <u@h> 2 +0000\tcommit: checkout: moving from x to y\n\
+            2 3 U <u@h> 3 +0000\tcommit: more\n";
+        assert_eq!(
+            super::comes_back_to(&on_branch, Some(reflog)),
+            [PathBuf::from("refs/heads/prev"), "refs/heads/w".into()],
+            "the previous branch, from the newest move back (a subject is no move)"
+        );
+        assert_eq!(
+            super::previous_branch(b"0 1 U <u@h> 1 +0000\tcommit: one\n"),
+            None
+        );
     }
 
     #[test]

@@ -442,6 +442,34 @@ fn io_text(e: &std::io::Error) -> String {
 #[cfg(test)]
 mod tests;
 
+/// The last `max` bytes of a regular file (from a line's start where
+/// cut), or None: opened without blocking, judged by the descriptor.
+pub(crate) fn read_tail(p: &std::path::Path, max: u64) -> Option<Vec<u8>> {
+    use rustix::fs::{Mode, OFlags};
+    use std::io::{Read, Seek, SeekFrom};
+    let fd = rustix::fs::open(
+        p,
+        OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .ok()?;
+    let mut f = std::fs::File::from(fd);
+    let m = f.metadata().ok()?;
+    if !m.is_file() {
+        return None;
+    }
+    let start = m.len().saturating_sub(max);
+    f.seek(SeekFrom::Start(start)).ok()?;
+    let mut v = Vec::new();
+    f.take(max).read_to_end(&mut v).ok()?;
+    let from = if start > 0 {
+        v.iter().position(|b| *b == b'\n').map_or(v.len(), |i| i + 1)
+    } else {
+        0
+    };
+    Some(v.split_off(from))
+}
+
 /// A small text file's content (up to 1 MiB), or None: opened without
 /// blocking and judged by the descriptor opened, so that a FIFO or device
 /// in its place (one a command made inside) is never waited on or read.

@@ -186,7 +186,13 @@ fn kept_for_outside(git_dir: &Path, ws: &Path) -> (Vec<PathBuf>, Vec<PathBuf>) {
     }
     let branches = levels
         .iter()
-        .flat_map(|l| crate::policy::git::comes_back_to(&|name| crate::policy::read_small(&l.join(name))))
+        .flat_map(|l| {
+            let reflog = crate::policy::read_tail(&l.join("logs/HEAD"), crate::policy::git::REFLOG_TAIL);
+            crate::policy::git::comes_back_to(
+                &|name| crate::policy::read_small(&l.join(name)),
+                reflog.as_deref(),
+            )
+        })
         .collect();
     let held = crate::policy::git::held_for_outside(branches, !levels.is_empty(), main_outside);
     (held, frozen)

@@ -70,7 +70,8 @@ pub(super) fn work_tree_outside(git_dir: BorrowedFd<'_>, level: &Path, roots: &[
 }
 
 /// The branches the checkout whose git dir is `level` (below `git_dir`)
-/// comes back to, read from its own files.
+/// comes back to, read from its own files (and its HEAD's reflog's end,
+/// for `git checkout -`).
 fn comes_back_to(git_dir: BorrowedFd<'_>, level: &Path) -> Vec<PathBuf> {
     let read = |name: &str| -> Option<String> {
         let State::File { data, .. } = state(git_dir, &level.join(name)) else {
@@ -78,5 +79,9 @@ fn comes_back_to(git_dir: BorrowedFd<'_>, level: &Path) -> Vec<PathBuf> {
         };
         String::from_utf8(data.bytes(4096).ok()?.into_owned()).ok()
     };
-    crate::policy::git::comes_back_to(&read)
+    let reflog = match state(git_dir, &level.join("logs/HEAD")) {
+        State::File { data, .. } => data.tail(crate::policy::git::REFLOG_TAIL),
+        _ => None,
+    };
+    crate::policy::git::comes_back_to(&read, reflog.as_deref())
 }

@@ -65,6 +65,39 @@ impl Data {
         }
     }
 
+    /// The last `max` bytes (the whole when shorter), from a line's start
+    /// where cut: None when they cannot be read.
+    pub(super) fn tail(&self, max: u64) -> Option<Vec<u8>> {
+        let (bytes, cut) = match self {
+            Data::Small(d) if d.len() as u64 <= max => return Some(d.clone()),
+            Data::Small(d) => (d[d.len() - max as usize..].to_vec(), true),
+            Data::Large(fd, len) => {
+                let start = len.saturating_sub(max);
+                let mut v = vec![0u8; (len - start) as usize];
+                let mut at = 0usize;
+                while at < v.len() {
+                    match k::pread(&**fd, &mut v[at..], start + at as u64) {
+                        Ok(0) => break,
+                        Ok(n) => at += n,
+                        Err(Errno::INTR) => {}
+                        Err(_) => return None,
+                    }
+                }
+                v.truncate(at);
+                (v, start > 0)
+            }
+        };
+        let from = if cut {
+            bytes
+                .iter()
+                .position(|b| *b == b'\n')
+                .map_or(bytes.len(), |i| i + 1)
+        } else {
+            0
+        };
+        Some(bytes[from..].to_vec())
+    }
+
     /// Writes the content to `to`, through a fixed buffer when large, its
     /// holes left holes (a file of holes inside stays one on the host's
     /// disk, not gigabytes of zeros).
