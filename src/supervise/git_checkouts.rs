@@ -79,9 +79,7 @@ fn comes_back_to(git_dir: BorrowedFd<'_>, level: &Path) -> Vec<PathBuf> {
         };
         String::from_utf8(data.bytes(4096).ok()?.into_owned()).ok()
     };
-    let reflog = match state(git_dir, &level.join("logs/HEAD")) {
-        State::File { data, .. } => data.tail(crate::policy::git::REFLOG_TAIL),
-        _ => None,
-    };
+    let reflog =
+        super::git_files::tail_of(git_dir, &level.join("logs/HEAD"), crate::policy::git::REFLOG_TAIL);
     crate::policy::git::comes_back_to(&read, reflog.as_deref())
 }

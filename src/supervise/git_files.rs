@@ -65,39 +65,6 @@ impl Data {
         }
     }
 
-    /// The last `max` bytes (the whole when shorter), from a line's start
-    /// where cut: None when they cannot be read.
-    pub(super) fn tail(&self, max: u64) -> Option<Vec<u8>> {
-        let (bytes, cut) = match self {
-            Data::Small(d) if d.len() as u64 <= max => return Some(d.clone()),
-            Data::Small(d) => (d[d.len() - max as usize..].to_vec(), true),
-            Data::Large(fd, len) => {
-                let start = len.saturating_sub(max);
-                let mut v = vec![0u8; (len - start) as usize];
-                let mut at = 0usize;
-                while at < v.len() {
-                    match k::pread(&**fd, &mut v[at..], start + at as u64) {
-                        Ok(0) => break,
-                        Ok(n) => at += n,
-                        Err(Errno::INTR) => {}
-                        Err(_) => return None,
-                    }
-                }
-                v.truncate(at);
-                (v, start > 0)
-            }
-        };
-        let from = if cut {
-            bytes
-                .iter()
-                .position(|b| *b == b'\n')
-                .map_or(bytes.len(), |i| i + 1)
-        } else {
-            0
-        };
-        Some(bytes[from..].to_vec())
-    }
-
     /// Writes the content to `to`, through a fixed buffer when large, its
     /// holes left holes (a file of holes inside stays one on the host's
     /// disk, not gigabytes of zeros).
@@ -251,6 +218,37 @@ pub(super) fn state(root: BorrowedFd<'_>, rel: &Path) -> State {
         }
         _ => State::Other,
     }
+}
+
+/// The last `max` bytes of the regular file at `rel` (from a line's
+/// start where cut), read without the rest: a long reflog costs no more.
+pub(super) fn tail_of(root: BorrowedFd<'_>, rel: &Path, max: u64) -> Option<Vec<u8>> {
+    let dir = open_dir(root, rel.parent()?).ok()?;
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = k::openat(&dir, rel.file_name()?, flags, Mode::empty()).ok()?;
+    let st = k::fstat(&fd).ok()?;
+    if !rustix::fs::FileType::from_raw_mode(st.st_mode).is_file() {
+        return None;
+    }
+    let len = st.st_size as u64;
+    let start = len.saturating_sub(max);
+    let mut v = vec![0u8; (len - start) as usize];
+    let mut at = 0usize;
+    while at < v.len() {
+        match k::pread(&fd, &mut v[at..], start + at as u64) {
+            Ok(0) => break,
+            Ok(n) => at += n,
+            Err(Errno::INTR) => {}
+            Err(_) => return None,
+        }
+    }
+    v.truncate(at);
+    let from = if start > 0 {
+        v.iter().position(|b| *b == b'\n').map_or(v.len(), |i| i + 1)
+    } else {
+        0
+    };
+    Some(v.split_off(from))
 }
 
 /// The bytes' hash, as the large files' is made a buffer at a time (the
@@ -411,6 +409,18 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let fd = rustix::fs::open(d.path(), dir_flags(), Mode::empty()).unwrap();
         (d, fd)
+    }
+
+    #[test]
+    fn a_tail_starts_at_a_line_and_a_link_has_none() {
+        let (d, fd) = root();
+        std::fs::create_dir(d.path().join("logs")).unwrap();
+        std::fs::write(d.path().join("logs/HEAD"), "one\ntwo\nthree\n").unwrap();
+        let tail = |max| tail_of(fd.as_fd(), Path::new("logs/HEAD"), max);
+        assert_eq!(tail(100).unwrap(), b"one\ntwo\nthree\n");
+        assert_eq!(tail(8).unwrap(), b"three\n", "a line cut is not read");
+        std::os::unix::fs::symlink("HEAD", d.path().join("logs/link")).unwrap();
+        assert_eq!(tail_of(fd.as_fd(), Path::new("logs/link"), 100), None);
     }
 
     #[test]
