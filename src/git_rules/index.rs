@@ -5,7 +5,10 @@
 //! writes. What hides a change from host `git status` is not carried: the
 //! assume-unchanged bit, skip-worktree outside a sparse checkout, the
 //! fsmonitor and untracked caches; such an index is rewritten without them
-//! (with its trailer made again).
+//! (with its trailer made again). Its entries stand in git's own order
+//! (as `git fsck` holds an index to it), and their number and the bytes of
+//! their paths expanded are bounded (host git holds every path in memory,
+//! several times over).
 
 use super::sha1::sha1;
 
@@ -31,6 +34,17 @@ const ASSUME_VALID: u16 = 0x8000;
 const EXTENDED: u16 = 0x4000;
 const SKIP_WORKTREE: u16 = 0x4000;
 const INTENT_TO_ADD: u16 = 0x2000;
+/// The longest path an entry may name, and the longest component: what a
+/// Linux file system holds (PATH_MAX, NAME_MAX); git could check out no
+/// longer one.
+const PATH_MOST: usize = 4095;
+const NAME_MOST: usize = 255;
+/// The entries an index may hold, and the bytes of their paths in all, or
+/// twice the host's index's where that is more: a version 4 index names a
+/// shared prefix once, and host git expands each path (an index of 600 KB,
+/// 9,000 paths of 62 KB, held `git status` at 2.2 GB).
+const ENTRIES_MOST: usize = 2_000_000;
+const PATH_BYTES_MOST: usize = 64 << 20;
 
 /// Vets an index (`sparse`: the host's checkout is sparse, where
 /// skip-worktree is git's own). `host`: the host's index, whose entries'
@@ -43,15 +57,15 @@ pub(super) fn vet(data: &[u8], sparse: bool, host: Option<&[u8]>) -> Result<Vett
     // data is the sandbox's choice: an index removed first, then forged,
     // would otherwise keep it.
     let known = |hash: usize| {
-        host.and_then(|h| parse(h, hash, true, None).ok())
+        host.and_then(|h| parse(h, hash, true, None, false).ok())
             .map(|p| p.known)
             .unwrap_or_default()
     };
-    match parse(data, 20, sparse, Some(&known(20))) {
+    match parse(data, 20, sparse, Some(&known(20)), true) {
         Ok(p) => Ok(p.vetted),
         // A SHA-256 repository's index: its object names and trailer are
         // 32 bytes; its rewrite would need SHA-256, so it is only checked.
-        Err(e) => match parse(data, 32, sparse, Some(&known(32))) {
+        Err(e) => match parse(data, 32, sparse, Some(&known(32)), true) {
             Ok(Parsed {
                 vetted: Vetted::Keep, ..
             }) => Ok(Vetted::Keep),
@@ -65,7 +79,7 @@ pub(super) fn vet(data: &[u8], sparse: bool, host: Option<&[u8]>) -> Result<Vett
 /// assume-unchanged, or skip-worktree outside a sparse checkout, or an
 /// fsmonitor's record of what is clean); an index git cannot read, too.
 pub(super) fn hides(data: &[u8], sparse: bool) -> bool {
-    match parse(data, 20, sparse, None).or_else(|_| parse(data, 32, sparse, None)) {
+    match parse(data, 20, sparse, None, true).or_else(|_| parse(data, 32, sparse, None, true)) {
         Ok(p) => p.hides,
         Err(_) => true,
     }
@@ -90,6 +104,59 @@ struct Known {
     /// cache-tree record stands for.
     content: std::collections::HashMap<Vec<u8>, Vec<u8>>,
     exts: std::collections::HashMap<[u8; 4], Vec<u8>>,
+    /// How many entries, and the bytes of their paths.
+    entries: usize,
+    path_bytes: usize,
+}
+
+/// Git's own order of entries, as `git fsck` holds an index to it: by
+/// path in byte order, then by stage; a merged entry (stage 0) alone under
+/// its path (twice, host `git commit` wrote a tree naming the file twice,
+/// one content shown and the other checked out); and no entry below a
+/// path another names as a file (git refuses such a tree).
+#[derive(Default)]
+struct Order {
+    /// The paths seen that the last one starts with, the last on top.
+    chain: Vec<Vec<u8>>,
+    last_stage: u8,
+}
+
+impl Order {
+    fn next(&mut self, name: &[u8], stage: u8) -> Result<(), String> {
+        let shown = || String::from_utf8_lossy(name).into_owned();
+        if let Some(last) = self.chain.last() {
+            let ordered = match last.as_slice().cmp(name) {
+                std::cmp::Ordering::Less => true,
+                std::cmp::Ordering::Equal => self.last_stage != 0 && stage > self.last_stage,
+                std::cmp::Ordering::Greater => false,
+            };
+            if !ordered {
+                return Err(format!(
+                    "{}: its entries are out of git's order, or twice",
+                    shown()
+                ));
+            }
+        }
+        // Sorted, every path between a file and one below it starts with
+        // the file's: the chain holds each such file still open.
+        while self.chain.last().is_some_and(|top| !name.starts_with(top)) {
+            self.chain.pop();
+        }
+        // Only the longest: one below a shorter file would have been
+        // refused already, as below this one.
+        if self
+            .chain
+            .last()
+            .is_some_and(|top| name.get(top.len()) == Some(&b'/'))
+        {
+            return Err(format!("{}: an entry below a path named as a file too", shown()));
+        }
+        if self.chain.last().map(Vec::as_slice) != Some(name) {
+            self.chain.push(name.to_vec());
+        }
+        self.last_stage = stage;
+        Ok(())
+    }
 }
 
 struct Reader<'a> {
@@ -117,7 +184,15 @@ impl<'a> Reader<'a> {
     }
 }
 
-fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result<Parsed, String> {
+/// `bounded`: held to the bounds of entries and path bytes (not the
+/// host's own index, which sets them).
+fn parse(
+    data: &[u8],
+    hash: usize,
+    sparse: bool,
+    host: Option<&Known>,
+    bounded: bool,
+) -> Result<Parsed, String> {
     if data.len() < 12 + hash || &data[..4] != b"DIRC" {
         return Err("it is not an index".into());
     }
@@ -127,7 +202,22 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
     if !(2..=4).contains(&version) {
         return Err(format!("its version {version} is not one git writes"));
     }
-    let count = r.u32()?;
+    let count = r.u32()? as usize;
+    let bounds = |most: usize, host_has: fn(&Known) -> usize| match bounded {
+        true => most.max(host.map_or(0, |h| 2 * host_has(h))),
+        false => usize::MAX,
+    };
+    let (entries_most, bytes_most) = (
+        bounds(ENTRIES_MOST, |h| h.entries),
+        bounds(PATH_BYTES_MOST, |h| h.path_bytes),
+    );
+    if count > entries_most {
+        return Err(format!(
+            "it holds {count} entries, more than the {entries_most} qwrap carries"
+        ));
+    }
+    let mut order = Order::default();
+    let mut path_bytes = 0usize;
     let mut flips: Vec<(usize, u16)> = Vec::new();
     let mut prev: Vec<u8> = Vec::new();
     let mut stats = std::collections::HashMap::new();
@@ -136,6 +226,15 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
     for _ in 0..count {
         let start = r.at;
         let key = entry(&mut r, version, hash, &mut prev, &mut flips, sparse)?;
+        let (name, stage) = key.split_at(key.len() - 1);
+        order.next(name, stage[0] - b'0')?;
+        path_bytes += name.len();
+        if path_bytes > bytes_most {
+            return Err(format!(
+                "its paths take more than the {} MiB qwrap carries, expanded",
+                bytes_most >> 20
+            ));
+        }
         let stat = body[start..start + 40 + hash].to_vec();
         // What zeroing clears (the times, the size): nothing to clear, nothing chosen.
         let chosen = stat[..16].iter().chain(&stat[36..40]).any(|b| *b != 0);
@@ -176,7 +275,13 @@ fn parse(data: &[u8], hash: usize, sparse: bool, host: Option<&Known>) -> Result
         }
         exts.insert(sig, ext.to_vec());
     }
-    let known = Known { stats, content, exts };
+    let known = Known {
+        stats,
+        content,
+        exts,
+        entries: count,
+        path_bytes,
+    };
     let hides = !flips.is_empty() || known.exts.contains_key(b"FSMN");
     if flips.is_empty() && zero.is_empty() && !dropped {
         return Ok(Parsed {
@@ -302,6 +407,12 @@ fn check_entry(name: &[u8], mode: u32, sparse: bool) -> Result<(), String> {
     // Only a split index leaves an entry's name out (its shared part has it).
     if path.is_empty() {
         return Err(SPLIT.into());
+    }
+    if path.len() > PATH_MOST || path.split(|c| *c == b'/').any(|c| c.len() > NAME_MOST) {
+        return Err(format!(
+            "{}…: a path longer than a file system holds",
+            String::from_utf8_lossy(&name[..name.len().min(64)])
+        ));
     }
     if !path_ok(path) {
         return Err(format!("an entry names {:?}, a path git refuses", shown()));
@@ -487,6 +598,91 @@ mod tests {
         let sum = sha1(&v);
         v.extend_from_slice(&sum);
         v
+    }
+
+    #[test]
+    fn entries_stand_in_git_s_order_once_each() {
+        let ok = |e: &[(u32, u16, &[u8])]| vet(&index(e, b""), false, None).is_ok();
+        let f = 0o100644;
+        assert!(ok(&[(f, 0, b"a"), (f, 0, b"a-b"), (f, 0, b"b/c")]));
+        // Stages 1 to 3 of a conflict, in order.
+        assert!(ok(&[
+            (f, 0x1000, b"a"),
+            (f, 0x2000, b"a"),
+            (f, 0x3000, b"a"),
+            (f, 0, b"b")
+        ]));
+        for (bad, why) in [
+            (&[(f, 0, &b"a"[..]), (f, 0, b"a")][..], "twice"),
+            (&[(f, 0, b"b"), (f, 0, b"a")], "out of order"),
+            (&[(f, 0, b"a"), (f, 0x1000, b"a")], "merged and a stage"),
+            (&[(f, 0x2000, b"a"), (f, 0x1000, b"a")], "stages out of order"),
+            (&[(f, 0, b"a"), (f, 0, b"a/b")], "a file and below it"),
+            (
+                &[(f, 0, b"a"), (f, 0, b"a-b"), (f, 0, b"a.c"), (f, 0, b"a/d")],
+                "a file and below it, apart",
+            ),
+            (&[(0o160000, 0, b"sub"), (f, 0, b"sub/x")], "below a gitlink"),
+        ] {
+            let r = vet(&index(bad, b""), false, None);
+            assert!(r.is_err(), "{why}: {r:?}");
+            assert!(
+                hides(&index(bad, b""), false),
+                "{why}: a repository made so is held aside"
+            );
+        }
+    }
+
+    #[test]
+    fn paths_no_file_system_holds_and_too_many_are_refused() {
+        let f = 0o100644;
+        let long = vec![b'p'; 256];
+        assert!(vet(&index(&[(f, 0, &long)], b""), false, None).is_err());
+        let deep: Vec<u8> = std::iter::repeat_n(&b"abcdefg/"[..], 512)
+            .flatten()
+            .copied()
+            .chain(*b"x")
+            .collect();
+        assert!(deep.len() > PATH_MOST);
+        assert!(vet(&index(&[(f, 0, &deep)], b""), false, None).is_err());
+        // 17,000 paths of 4 KB: 68 MiB expanded, in a version 4 index of
+        // 1.2 MB (it names the part shared with the entry before once).
+        let dirs: Vec<u8> = std::iter::repeat_n(&b"d123456789/"[..], 370)
+            .flatten()
+            .copied()
+            .collect();
+        let mut big = b"DIRC".to_vec();
+        big.extend_from_slice(&4u32.to_be_bytes());
+        big.extend_from_slice(&17_000u32.to_be_bytes());
+        for i in 0..17_000 {
+            let mut stat = [0u8; 40];
+            stat[24..28].copy_from_slice(&f.to_be_bytes());
+            big.extend_from_slice(&stat);
+            big.extend_from_slice(&[0x11; 20]);
+            big.extend_from_slice(&0x0fffu16.to_be_bytes());
+            // The first names the whole path; each next strips the 6
+            // digits of the one before (a varint of 6) and names its own.
+            if i > 0 {
+                big.push(6);
+            } else {
+                big.push(0);
+                big.extend_from_slice(&dirs);
+                big.push(b'f');
+            }
+            big.extend_from_slice(format!("{i:06}").as_bytes());
+            big.push(0);
+        }
+        let sum = sha1(&big);
+        big.extend_from_slice(&sum);
+        assert!(big.len() < 2 << 20);
+        let r = vet(&big, false, None);
+        assert!(
+            r.as_ref().is_err_and(|e| e.contains("MiB")),
+            "{:?}",
+            r.map(|_| ())
+        );
+        // Where the host's own index is that large already, it is the host's.
+        assert!(vet(&big, false, Some(&big)).is_ok());
     }
 
     #[test]

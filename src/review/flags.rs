@@ -127,6 +127,12 @@ fn git_why(rel: &Path) -> Option<&'static str> {
         ["shallow"] => return Some("git's shallow list: the commits git takes for roots"),
         _ => {}
     }
+    // The legacy remotes (`remotes/NAME`, `branches/NAME`), a submodule's
+    // too: a URL git fetches from and pushes to where the config names none.
+    let legacy = parts.len() >= 2 && matches!(parts[parts.len() - 2], "remotes" | "branches");
+    if legacy && !matches!(parts[0], "refs" | "logs") {
+        return Some("a remote's definition: where git fetches from and pushes to");
+    }
     match last {
         "config" | "config.worktree" => {
             Some("git config: names programs git runs (core.fsmonitor, filters, aliases)")
@@ -372,6 +378,9 @@ mod tests {
         assert!(git_why(Path::new("config")).is_some());
         assert!(git_why(Path::new("worktrees/w/config.worktree")).is_some());
         assert!(git_why(Path::new("objects/info/alternates")).is_some());
+        assert!(git_why(Path::new("remotes/origin")).is_some());
+        assert!(git_why(Path::new("modules/s/branches/origin")).is_some());
+        assert!(git_why(Path::new("refs/remotes/origin")).is_none());
         assert!(git_why(Path::new("info/attributes")).is_some());
         assert!(git_why(Path::new("refs/heads/main")).is_none());
         assert!(git_why(Path::new("index")).is_none());
