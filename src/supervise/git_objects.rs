@@ -18,7 +18,7 @@ use crate::git_receive::git;
 use crate::sys::kernel as k;
 use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
 use std::io::Write;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
@@ -49,19 +49,53 @@ pub(super) fn alternates(git_dir: &Path, host_alternates: Option<&[u8]>) -> Vec<
 /// What one import did: each object or pack and whether the host took it.
 pub(super) type Outcome = Vec<(PathBuf, Result<(), String>)>;
 
+/// How often a loose object the host refused is tried again, each time
+/// with what is new: the objects it names may not have been written when
+/// it was read (a commit found in a directory listed before the new
+/// directories of its tree and blobs), and it is then refused as naming
+/// what the host lacks, and so is every commit after it.
+const TRIES: u8 = 4;
+
+/// The objects and packs brought to the host (or refused for good), and
+/// how often each loose one refused was tried.
+#[derive(Default)]
+pub(super) struct Imported {
+    done: HashSet<OsString>,
+    tries: HashMap<OsString, u8>,
+}
+
+impl Imported {
+    /// A loose object refused: looked at again with the next import, up
+    /// to TRIES times in all.
+    fn refused(&mut self, id: &Path) {
+        let n = self.tries.entry(id.as_os_str().to_os_string()).or_insert(0);
+        *n += 1;
+        if *n < TRIES {
+            self.done.remove(id.as_os_str());
+        }
+    }
+}
+
 /// Brings what is new in the sandbox's objects to the host's repository
 /// (`git_dir`: `/proc/self/fd/N` of `pinned`, its git dir held open).
 pub(super) fn import(
     git_dir: &Path,
     pinned: BorrowedFd<'_>,
     own: BorrowedFd<'_>,
-    done: &mut HashSet<OsString>,
+    imported: &mut Imported,
 ) -> Outcome {
     let mut out = Vec::new();
-    let loose = new_loose(own, done);
+    let loose = new_loose(own, &imported.done);
     if !loose.is_empty() {
-        out.extend(import_loose(git_dir, pinned, own, &loose, done));
+        let took = import_loose(git_dir, pinned, own, &loose, &mut imported.done);
+        for (id, r) in &took {
+            if r.is_err() {
+                imported.refused(id);
+            }
+        }
+        out.extend(took);
     }
+    let done = &mut imported.done;
     for pack in new_packs(own, done) {
         let rel = Path::new("pack").join(&pack);
         let r = import_pack(git_dir, own, &rel);
@@ -378,6 +412,74 @@ mod tests {
 
     fn made(c: &[String]) -> bool {
         c.iter().any(|c| c.contains("CREATE"))
+    }
+
+    /// A commit found before the tree and blob it names (in directories
+    /// listed after it was read): refused then, taken once they are there,
+    /// and so is the commit after it.
+    #[test]
+    fn a_commit_read_before_its_tree_is_taken_once_the_tree_is_there() {
+        use rustix::fd::AsFd;
+        let d = tempfile::tempdir().unwrap();
+        let sh = |script: &str| {
+            let o = std::process::Command::new("sh")
+                .args(["-c", script])
+                .current_dir(d.path())
+                .output()
+                .unwrap();
+            assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+            String::from_utf8_lossy(&o.stdout).trim().to_string()
+        };
+        let g = "git -c user.name=t -c user.email=t@t";
+        sh(&format!(
+            "git init -q --bare host.git && git init -q w && cd w && echo a > a && git add a && {g} commit -qm one && echo b > a && {g} commit -qam two"
+        ));
+        let objects = d.path().join("w/.git/objects");
+        let id = |what: &str| {
+            let o = sh(&format!("cd w && git rev-parse {what}"));
+            PathBuf::from(&o[..2]).join(&o[2..])
+        };
+        let (first, second) = (id("HEAD~"), id("HEAD"));
+        let own = d.path().join("own");
+        let put = |rel: &Path| {
+            std::fs::create_dir_all(own.join(rel.parent().unwrap())).unwrap();
+            std::fs::copy(objects.join(rel), own.join(rel)).unwrap();
+        };
+        put(&first);
+        let open = |p: &Path| {
+            rustix::fs::open(p, super::super::git_files::dir_flags(), rustix::fs::Mode::empty()).unwrap()
+        };
+        let (host, own_fd) = (d.path().join("host.git"), open(&own));
+        let pinned = open(&host);
+        let mut imported = super::Imported::default();
+        let r = super::import(&host, pinned.as_fd(), own_fd.as_fd(), &mut imported);
+        assert!(r.iter().all(|(_, r)| r.is_err()), "{r:?}");
+        // Everything else written now, the second commit too.
+        for e in walk(&objects).iter().filter(|e| **e != first) {
+            put(e);
+        }
+        let r = super::import(&host, pinned.as_fd(), own_fd.as_fd(), &mut imported);
+        assert!(r.iter().all(|(_, r)| r.is_ok()), "{r:?}");
+        assert!(
+            r.iter().any(|(p, _)| *p == first) && r.iter().any(|(p, _)| *p == second),
+            "{r:?}"
+        );
+        sh("git --git-dir=host.git fsck --no-dangling --connectivity-only $(git -C w rev-parse HEAD)");
+    }
+
+    /// The loose objects below `objects`, as `xx/rest`.
+    fn walk(objects: &Path) -> Vec<PathBuf> {
+        let mut v = Vec::new();
+        for d in std::fs::read_dir(objects).unwrap().flatten() {
+            let n = d.file_name();
+            if n.len() != 2 {
+                continue;
+            }
+            for f in std::fs::read_dir(d.path()).unwrap().flatten() {
+                v.push(Path::new(&n).join(f.file_name()));
+            }
+        }
+        v
     }
 
     #[test]

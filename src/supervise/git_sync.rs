@@ -110,7 +110,7 @@ pub(super) struct Pair {
     /// The host's checkout is sparse: skip-worktree is git's own there.
     sparse: bool,
     /// Objects and packs brought to the host, or refused, already.
-    imported: HashSet<OsString>,
+    imported: git_objects::Imported,
     /// Refs whose object the host lacked, since when.
     missing: HashMap<PathBuf, Instant>,
     /// Files the warden rewrote on their way out: (the sandbox's hash, the
@@ -154,7 +154,7 @@ impl Pair {
             kind,
             base: HashMap::new(),
             sparse,
-            imported: HashSet::new(),
+            imported: git_objects::Imported::default(),
             missing: HashMap::new(),
             seeded: HashSet::new(),
             rewritten: HashMap::new(),
