@@ -268,7 +268,18 @@ fn parse(
         // record's word and show nothing (and commit the change unasked).
         let untrusted = TRUSTED.contains(&&sig)
             && host.is_none_or(|h| h.exts.get(&sig).map(Vec::as_slice) != Some(ext) || h.content != content);
-        if DROPPED.contains(&&sig) || untrusted {
+        // An extension git does not write: dropped where git may ignore it
+        // (its signature's first letter upper case), refused where git
+        // must understand it (lower case: host git would not read the
+        // index at all).
+        let known_sig = TRUSTED.contains(&&sig) || DROPPED.contains(&&sig) || (&sig == b"sdir" && sparse);
+        if !known_sig && sig[0].is_ascii_lowercase() {
+            return Err(format!(
+                "it has an extension git must understand and does not write ({})",
+                String::from_utf8_lossy(&sig)
+            ));
+        }
+        if !known_sig || DROPPED.contains(&&sig) || untrusted {
             dropped = true;
         } else {
             kept.push((start, r.at));
@@ -722,6 +733,20 @@ mod tests {
         assert_eq!(vet(&r, false, None), Ok(Vetted::Keep));
         let cut = &clean[..clean.len() - 30];
         assert!(vet(cut, false, None).is_err());
+    }
+
+    #[test]
+    fn extensions_git_does_not_write_are_dropped_or_refused() {
+        let ext = |sig: &[u8; 4]| [&sig[..], &4u32.to_be_bytes(), b"data"].concat();
+        let plain = index(&[(0o100644, 0, b"a")], b"");
+        // git may ignore an upper-case one: dropped.
+        match vet(&index(&[(0o100644, 0, b"a")], &ext(b"ZZZZ")), false, None) {
+            Ok(Vetted::Rewritten(r)) => assert_eq!(r, plain),
+            r => panic!("{r:?}"),
+        }
+        // git must understand a lower-case one: host git would read no index.
+        assert!(vet(&index(&[(0o100644, 0, b"a")], &ext(b"abcd")), false, None).is_err());
+        assert!(vet(&index(&[(0o100644, 0, b"a")], &ext(b"sdir")), false, None).is_err());
     }
 
     #[test]
