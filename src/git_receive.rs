@@ -277,6 +277,39 @@ fn batch<T: Send + 'static>(
     Ok((status, read))
 }
 
+/// Whether host git has each of `want` as the type named: Ok(true) where
+/// all are there, Ok(false) where one is missing, Err where one is of
+/// another type (or git could not say in time).
+pub fn objects_as(git_dir: &Path, want: &[(String, &'static str)]) -> Result<bool, String> {
+    if want.is_empty() {
+        return Ok(true);
+    }
+    let mut c = git(git_dir);
+    c.args(["cat-file", "--batch-check=%(objectname) %(objecttype)"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let ids: Vec<String> = want.iter().map(|(id, _)| id.clone()).collect();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let late = "its entries' objects were not all looked up in time";
+    let (_, answer) = batch(&mut c, ids, deadline, false, late, |mut out| {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut s);
+        s
+    })?;
+    let mut all = true;
+    let mut lines = answer.lines();
+    for (id, ty) in want {
+        match lines.next().and_then(|l| l.split_once(' ')) {
+            Some((_, "missing")) => all = false,
+            Some((_, t)) if t == *ty => {}
+            Some((_, t)) => return Err(format!("an entry names {id}, a {t}, as a {ty}")),
+            None => return Err(late.into()),
+        }
+    }
+    Ok(all)
+}
+
 /// Refuses where host git's walk of the new commits would look at more
 /// than history::AREA_MOST queue entries in all (history.rs), or where
 /// they cannot be read by `deadline`.

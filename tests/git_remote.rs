@@ -172,7 +172,8 @@ fn a_forged_index_never_writes_outside_the_work_tree() {
 /// An index written inside whose entries git would not hold: a path twice
 /// (host `git commit -a` wrote a tree naming `f` twice, `git show` one
 /// content and a checkout the other), out of order, a file with an entry
-/// below it. Watched on the host: its index is not that one, the user's
+/// below it, a file whose object is a tree (the user's next commit no
+/// clone could check out) or that the host lacks. Watched on the host: its index is not that one, the user's
 /// next commit passes `git fsck`, and a clone of it checks out what `git
 /// show` says.
 #[test]
@@ -184,6 +185,11 @@ fn an_index_git_would_not_hold_stays_inside() {
         ("twice", "100644 $old f\n100644 $evil f"),
         ("out of order", "100644 $old f\n100644 $evil Makefile"),
         ("a file and below it", "100644 $old f\n100644 $evil f/x"),
+        ("a tree as a file", "100644 $tree f"),
+        (
+            "an object nobody has",
+            "100644 1234567890123456789012345678901234567890 f",
+        ),
     ];
     for who in Who::all() {
         for (what, entries) in cases {
@@ -191,8 +197,8 @@ fn an_index_git_would_not_hold_stays_inside() {
             repo(&f);
             let before = std::fs::read(f.ws().join(".git/index")).unwrap();
             let script = format!(
-                "set -e; old=$(git rev-parse HEAD:f); evil=$(echo EVIL | git hash-object -w --stdin)
-                 printf '{entries}\\n' | sed \"s/\\$old/$old/; s/\\$evil/$evil/\" | python3 -c \"$W\"
+                "set -e; old=$(git rev-parse HEAD:f); evil=$(echo EVIL | git hash-object -w --stdin); tree=$(git rev-parse HEAD^{{tree}})
+                 printf '{entries}\\n' | sed \"s/\\$old/$old/; s/\\$evil/$evil/; s/\\$tree/$tree/\" | python3 -c \"$W\"
                  mv .git/index.new .git/index; sleep 0.5; echo planted"
             );
             let o = f
@@ -222,6 +228,70 @@ fn an_index_git_would_not_hold_stays_inside() {
                 "{what}: a clone checks out the command's file"
             );
         }
+    }
+}
+
+/// A reflog line host git pays for at the square of its length (it reads
+/// a reflog backwards a block at a time: one of 128 MB held `git status`
+/// on a detached HEAD past two minutes): the line stays inside. And a
+/// `shallow` naming the user's own commit (host `git log` stopped there)
+/// in a shallow clone.
+#[test]
+fn a_reflog_line_too_long_and_a_new_shallow_root_stay_inside() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let script = format!(
+            "set -e; git checkout -q --detach; h=$(git rev-parse HEAD)
+             printf '%s %s U <u@h> 1 +0000\\tcheckout: %s\\n' $h $h $(head -c 100000 /dev/zero | tr '\\0' x) >> .git/logs/HEAD
+             {GIT} commit -q --allow-empty -m after; sleep 0.5; echo planted"
+        );
+        let o = f.run_sh("new", &[], &script);
+        let what = format!("{who:?}");
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        let log = std::fs::read(f.ws().join(".git/logs/HEAD")).unwrap();
+        assert!(
+            log.split(|c| *c == b'\n').all(|l| l.len() < 65536),
+            "{what}: the line reached the host"
+        );
+        assert!(
+            stderr(&o).contains("logs/HEAD: not copied"),
+            "{what}: not said: {}",
+            stderr(&o)
+        );
+        // A shallow clone with a commit of the user's own.
+        let f = Fixture::new(who);
+        repo(&f);
+        let sh = format!(
+            "set -e; git clone -q --depth 1 file://$PWD ../shallow && cd ../shallow && echo mine > m && {GIT} add m && {GIT} commit -qm mine"
+        );
+        ok(&f.command("sh").args(["-c", &sh]).output().unwrap());
+        let clone = f.path().join("shallow");
+        let o = f
+            .qwrap(&["run", "--workspace"])
+            .arg(&clone)
+            .args([
+                "--",
+                "sh",
+                "-c",
+                "git rev-parse HEAD >> .git/shallow; sleep 0.5; echo planted",
+            ])
+            .current_dir(&clone)
+            .output()
+            .unwrap();
+        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+        let l = f
+            .command("git")
+            .args(["log", "--format=%s"])
+            .current_dir(&clone)
+            .output()
+            .unwrap();
+        assert_eq!(
+            stdout(&l),
+            "mine\nc3\n",
+            "{what}: the user's history cut: {}",
+            stderr(&o)
+        );
     }
 }
 

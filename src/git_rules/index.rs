@@ -75,6 +75,42 @@ pub(super) fn vet(data: &[u8], sparse: bool, host: Option<&[u8]>) -> Result<Vett
     }
 }
 
+/// The objects an index's entries name that the host's index does not
+/// name so, each with the type git takes it for (a file's or a link's
+/// blob, a sparse directory's tree; a gitlink's commit lies in another
+/// repository): host git writes them into the user's next commit as they
+/// are (an entry naming a tree as a file made a commit no clone could
+/// check out).
+pub(super) fn new_objects(data: &[u8], host: Option<&[u8]>) -> Vec<(String, &'static str)> {
+    let content = |d: &[u8]| {
+        parse(d, 20, true, None, false)
+            .or_else(|_| parse(d, 32, true, None, false))
+            .map(|p| p.known.content)
+            .ok()
+    };
+    let Some(new) = content(data) else {
+        return Vec::new();
+    };
+    let old: std::collections::HashSet<Vec<u8>> =
+        host.and_then(content).unwrap_or_default().into_values().collect();
+    let mut out: Vec<(String, &'static str)> = new
+        .into_values()
+        .filter(|v| !old.contains(v))
+        .filter_map(|v| {
+            let mode = u32::from_be_bytes([v[0], v[1], v[2], v[3]]);
+            let hex: String = v[4..].iter().map(|b| format!("{b:02x}")).collect();
+            match mode {
+                0o160000 => None,
+                0o040000 => Some((hex, "tree")),
+                _ => Some((hex, "blob")),
+            }
+        })
+        .collect();
+    out.sort();
+    out.dedup();
+    out
+}
+
 /// Whether an index hides a change from `git status` (an entry marked
 /// assume-unchanged, or skip-worktree outside a sparse checkout, or an
 /// fsmonitor's record of what is clean); an index git cannot read, too.

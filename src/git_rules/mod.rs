@@ -17,6 +17,12 @@ use std::ffi::OsStr;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
+/// The objects an index names that the host's does not, each with the
+/// type host git takes it for (index.rs).
+pub fn index_objects(data: &[u8], host: Option<&[u8]>) -> Vec<(String, &'static str)> {
+    index::new_objects(data, host)
+}
+
 /// Whether an index hides a change from host `git status` (index.rs).
 pub fn index_hides(data: &[u8], sparse: bool) -> bool {
     index::hides(data, sparse)
@@ -68,9 +74,12 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
                 .and_then(|()| heads_bounded(data.iter().filter(|c| **c == b'\n').count()))
         }),
         [b"packed-refs"] => packed_refs(data, host.unwrap_or_default()),
-        [b"shallow"] if host.is_none() => Err(
-            "it would cut the host's history short (git would take the commits it names for roots)".into(),
-        ),
+        [b"shallow"] => match host {
+            None => Err("it would cut the host's history short (git would take the commits it names for roots)".into()),
+            // Deepened (lines gone) as a fetch does; a new root would cut
+            // the history the host has short (the user's own commits).
+            Some(h) => keep(shallow_only_less(data, h)),
+        },
         [n] if *n == b"index" || n.starts_with(b"sharedindex.") => index::vet(data, sparse, host),
         [b"sequencer", b"opts"] => keep(no_strategy(data)),
         [b"MERGE_RR"] => keep(merge_rr(data)),
@@ -415,14 +424,36 @@ fn ref_value(data: &[u8]) -> Result<(), String> {
     }
 }
 
+/// The longest reflog line carried: host git reads a reflog backwards a
+/// block at a time, each put before what it holds of the line, so a line
+/// costs it the square of its length (one of 128 MB held `git status` on
+/// a detached HEAD, `git checkout -` and `git stash pop` past two minutes);
+/// git's own lines are a subject's first line long.
+pub const REFLOG_LINE_MOST: usize = 64 << 10;
+
 /// `OLD NEW IDENT TIME ZONE\tMESSAGE` lines.
 fn reflog(data: &[u8]) -> Result<(), String> {
     // `git reflog`, `git log -g` and `git stash list` print its messages.
     plain_text(data)?;
+    if data.split(|c| *c == b'\n').any(|l| l.len() > REFLOG_LINE_MOST) {
+        return Err(format!(
+            "a line is longer than the {} KiB qwrap carries (host git reads a reflog backwards, at the square of a line's length)",
+            REFLOG_LINE_MOST >> 10
+        ));
+    }
     lines(data, |l| {
         let rest = oid_prefix(l)?.strip_prefix(b" ")?;
         oid_prefix(rest).map(drop)
     })
+}
+
+/// A `shallow` that names no root the host's does not.
+fn shallow_only_less(data: &[u8], host: &[u8]) -> Result<(), String> {
+    let hosts: std::collections::HashSet<&[u8]> = host.split(|c| *c == b'\n').collect();
+    match data.split(|c| *c == b'\n').all(|l| hosts.contains(l)) {
+        true => Ok(()),
+        false => Err("it names a root the host's does not (host git would hide the history below it, the user's own commits too)".into()),
+    }
 }
 
 /// `# pack-refs with: …`, then `OID NAME` and `^OID` lines.
@@ -1086,6 +1117,9 @@ mod tests {
         assert_eq!(v("logs/refs/heads/main", &line), Ok(Vetted::Keep));
         assert!(v("logs/HEAD", "export X=1\n").is_err());
         assert!(v("logs/HEAD", &line[..line.len() - 1]).is_err());
+        // A line whose length host git pays for squared.
+        let long = format!("{}{}\n", line.trim_end(), "x".repeat(REFLOG_LINE_MOST));
+        assert!(v("logs/HEAD", &long).is_err());
         // A tag's peeled line the host lacks is left out, and the header
         // no longer says the peeled lines are complete: host git peels it
         // itself (a forged one made `git describe` name another commit).
@@ -1164,8 +1198,14 @@ mod tests {
         );
         assert_eq!(kept, Ok(Vetted::Keep));
         assert!(v("shallow", &value).is_err());
-        let shallow = vet(Path::new("shallow"), value.as_bytes(), Some(b""), false);
-        assert_eq!(shallow, Ok(Vetted::Keep));
+        // Deepened as a fetch does: carried; a new root: the user's own
+        // history hidden below it.
+        let (b, c) = ("1".repeat(40), "2".repeat(40));
+        let host = format!("{A}\n{b}\n");
+        let shallow = |new: &str| vet(Path::new("shallow"), new.as_bytes(), Some(host.as_bytes()), false);
+        assert_eq!(shallow(&value), Ok(Vetted::Keep));
+        assert_eq!(shallow(""), Ok(Vetted::Keep));
+        assert!(shallow(&format!("{A}\n{c}\n")).is_err());
     }
 
     #[test]

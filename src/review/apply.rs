@@ -232,7 +232,13 @@ fn apply_one(
                     let _ = rustix::fs::unlinkat(&host, tmp, AtFlags::empty());
                     return Err(format!("git would refuse it: {why}"));
                 }
-                Some(Ok(b)) => Some(b),
+                Some(Ok(b)) => {
+                    if let Err(why) = super::git_vetting::index_objects_there(layer, c, &b) {
+                        let _ = rustix::fs::unlinkat(&host, tmp, AtFlags::empty());
+                        return Err(format!("git would refuse it: {why}"));
+                    }
+                    Some(b)
+                }
                 None => None,
             };
             let copied = match &bytes {

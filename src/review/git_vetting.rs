@@ -54,6 +54,24 @@ pub fn vetted_bytes(layer: &Layer, c: &Change) -> Option<Result<Vec<u8>, String>
     })
 }
 
+/// An index's new entries' objects, brought over first: each on the host
+/// as the type git takes it for (host git commits them as they are).
+pub fn index_objects_there(layer: &Layer, c: &Change, data: &[u8]) -> Result<(), String> {
+    let Some((git_dir, tail)) = vetted_name(c) else {
+        return Ok(());
+    };
+    if tail != Path::new("index") {
+        return Ok(());
+    }
+    let tree = layer.info.trees.get(c.tree).ok_or("no such tree")?;
+    let host = crate::policy::read_tail(&tree.join(&c.rel), VET_MAX as u64);
+    let want = git_rules::index_objects(data, host.as_deref());
+    match crate::git_receive::objects_as(&tree.join(&git_dir), &want)? {
+        true => Ok(()),
+        false => Err("an entry names an object the host does not have".into()),
+    }
+}
+
 /// Whether the host's checkout is sparse (skip-worktree is git's own
 /// there): `core.sparseCheckout` in its config or its worktree's.
 fn sparse_checkout(git_dir: &Path, own_dir: &Path) -> bool {

@@ -550,7 +550,18 @@ impl Pair {
             return Done::Refused(NAMES_HELD.into());
         }
         let vetted = git_vet::vet(rel, data, host, self.sparse);
-        if vetted.is_ok() && self.names_missing_object(rel, data, host) {
+        // The index's new entries: each object there, as the type git
+        // takes it for (host git commits them as they are).
+        let index_missing = match vetted.is_ok() && rel == Path::new("index") {
+            true => {
+                match crate::git_receive::objects_as(&self.git_dir(), &git_vet::index_objects(data, host)) {
+                    Ok(all) => !all,
+                    Err(why) => return Done::Refused(why),
+                }
+            }
+            false => false,
+        };
+        if vetted.is_ok() && (index_missing || self.names_missing_object(rel, data, host)) {
             // Its object may be on its way (an event not yet read): waited
             // for, up to two seconds.
             let since = *self.missing.entry(rel.to_path_buf()).or_insert_with(Instant::now);
