@@ -252,20 +252,62 @@ fn parse(
             "it holds {count} entries, more than the {entries_most} qwrap carries"
         ));
     }
+    let e = entries(&mut r, version, hash, count, sparse, host, bytes_most)?;
+    let entries_end = r.at;
+    let x = extensions(&mut r, sparse, host, &e.content)?;
+    let known = Known {
+        stats: e.stats,
+        content: e.content,
+        exts: x.exts,
+        entries: count,
+        path_bytes: e.path_bytes,
+    };
+    let hides = !e.flips.is_empty() || known.exts.contains_key(b"FSMN");
+    let vetted = if e.flips.is_empty() && e.zero.is_empty() && !x.dropped {
+        Vetted::Keep
+    } else {
+        rewritten(data, hash, entries_end, &e.flips, &e.zero, &x.kept)
+    };
+    Ok(Parsed { vetted, known, hides })
+}
+
+/// What the entries hold: each one's stat data and content by key, the
+/// bits to clear, the stat data to zero, the bytes of the paths.
+struct Entries {
+    stats: std::collections::HashMap<Vec<u8>, Vec<u8>>,
+    content: std::collections::HashMap<Vec<u8>, Vec<u8>>,
+    flips: Vec<(usize, u16)>,
+    zero: Vec<usize>,
+    path_bytes: usize,
+}
+
+/// The entries, each checked, in git's order, their paths' bytes bounded.
+fn entries(
+    r: &mut Reader<'_>,
+    version: u32,
+    hash: usize,
+    count: usize,
+    sparse: bool,
+    host: Option<&Known>,
+    bytes_most: usize,
+) -> Result<Entries, String> {
+    let body = r.data;
     let mut order = Order::default();
-    let mut path_bytes = 0usize;
-    let mut flips: Vec<(usize, u16)> = Vec::new();
     let mut prev: Vec<u8> = Vec::new();
-    let mut stats = std::collections::HashMap::new();
-    let mut content = std::collections::HashMap::new();
-    let mut zero: Vec<usize> = Vec::new();
+    let mut e = Entries {
+        stats: std::collections::HashMap::new(),
+        content: std::collections::HashMap::new(),
+        flips: Vec::new(),
+        zero: Vec::new(),
+        path_bytes: 0,
+    };
     for _ in 0..count {
         let start = r.at;
-        let key = entry(&mut r, version, hash, &mut prev, &mut flips, sparse)?;
+        let key = entry(r, version, hash, &mut prev, &mut e.flips, sparse)?;
         let (name, stage) = key.split_at(key.len() - 1);
         order.next(name, stage[0] - b'0')?;
-        path_bytes += name.len();
-        if path_bytes > bytes_most {
+        e.path_bytes += name.len();
+        if e.path_bytes > bytes_most {
             return Err(format!(
                 "its paths take more than the {} MiB qwrap carries, expanded",
                 bytes_most >> 20
@@ -275,18 +317,36 @@ fn parse(
         // What zeroing clears (the times, the size): nothing to clear, nothing chosen.
         let chosen = stat[..16].iter().chain(&stat[36..40]).any(|b| *b != 0);
         if chosen && host.is_some_and(|h| h.stats.get(&key) != Some(&stat)) {
-            zero.push(start);
+            e.zero.push(start);
         }
         let mut what = stat[24..28].to_vec();
         what.extend_from_slice(&stat[40..]);
-        content.insert(key.clone(), what);
-        stats.insert(key, stat);
+        e.content.insert(key.clone(), what);
+        e.stats.insert(key, stat);
     }
-    let entries_end = r.at;
-    let mut kept: Vec<(usize, usize)> = Vec::new();
-    let mut exts = std::collections::HashMap::new();
-    let mut dropped = false;
-    while r.at < body.len() {
+    Ok(e)
+}
+
+/// The extensions: which are kept (their byte ranges), each one's bytes,
+/// whether any was dropped.
+struct Extensions {
+    kept: Vec<(usize, usize)>,
+    exts: std::collections::HashMap<[u8; 4], Vec<u8>>,
+    dropped: bool,
+}
+
+fn extensions(
+    r: &mut Reader<'_>,
+    sparse: bool,
+    host: Option<&Known>,
+    content: &std::collections::HashMap<Vec<u8>, Vec<u8>>,
+) -> Result<Extensions, String> {
+    let mut x = Extensions {
+        kept: Vec::new(),
+        exts: std::collections::HashMap::new(),
+        dropped: false,
+    };
+    while r.at < r.data.len() {
         let start = r.at;
         let sig: [u8; 4] = r.take(4)?.try_into().unwrap_or_default();
         let size = r.u32()? as usize;
@@ -303,7 +363,7 @@ fn parse(
         // with one entry's object changed beneath it, git would take the
         // record's word and show nothing (and commit the change unasked).
         let untrusted = TRUSTED.contains(&&sig)
-            && host.is_none_or(|h| h.exts.get(&sig).map(Vec::as_slice) != Some(ext) || h.content != content);
+            && host.is_none_or(|h| h.exts.get(&sig).map(Vec::as_slice) != Some(ext) || h.content != *content);
         // An extension git does not write: dropped where git may ignore it
         // (its signature's first letter upper case), refused where git
         // must understand it (lower case: host git would not read the
@@ -316,46 +376,42 @@ fn parse(
             ));
         }
         if !known_sig || DROPPED.contains(&&sig) || untrusted {
-            dropped = true;
+            x.dropped = true;
         } else {
-            kept.push((start, r.at));
+            x.kept.push((start, r.at));
         }
-        exts.insert(sig, ext.to_vec());
+        x.exts.insert(sig, ext.to_vec());
     }
-    let known = Known {
-        stats,
-        content,
-        exts,
-        entries: count,
-        path_bytes,
-    };
-    let hides = !flips.is_empty() || known.exts.contains_key(b"FSMN");
-    if flips.is_empty() && zero.is_empty() && !dropped {
-        return Ok(Parsed {
-            vetted: Vetted::Keep,
-            known,
-            hides,
-        });
-    }
+    Ok(x)
+}
+
+/// The index without what hides changes: the bits cleared, the chosen
+/// stat data zeroed, the extensions dropped, its trailer made again (a
+/// SHA-256 one is not rewritten: an empty answer).
+fn rewritten(
+    data: &[u8],
+    hash: usize,
+    entries_end: usize,
+    flips: &[(usize, u16)],
+    zero: &[usize],
+    kept: &[(usize, usize)],
+) -> Vetted {
+    let body = &data[..data.len() - hash];
     let mut out = body[..entries_end].to_vec();
-    for (at, mask) in flips {
+    for &(at, mask) in flips {
         let v = u16::from_be_bytes([out[at], out[at + 1]]) & !mask;
         out[at..at + 2].copy_from_slice(&v.to_be_bytes());
     }
     // ctime and mtime (16 bytes) and the size (the last 4 of the 40).
-    for at in zero {
+    for &at in zero {
         out[at..at + 16].fill(0);
         out[at + 36..at + 40].fill(0);
     }
-    for (s, e) in kept {
+    for &(s, e) in kept {
         out.extend_from_slice(&body[s..e]);
     }
     if hash != 20 {
-        return Ok(Parsed {
-            vetted: Vetted::Rewritten(Vec::new()),
-            known,
-            hides,
-        });
+        return Vetted::Rewritten(Vec::new());
     }
     // `index.skipHash` leaves the trailer zero: so does the rewrite.
     let trailer = &data[data.len() - hash..];
@@ -365,11 +421,7 @@ fn parse(
         sha1(&out)
     };
     out.extend_from_slice(&sum);
-    Ok(Parsed {
-        vetted: Vetted::Rewritten(out),
-        known,
-        hides,
-    })
+    Vetted::Rewritten(out)
 }
 
 /// One entry: its mode and path checked, the bits that hide a change
