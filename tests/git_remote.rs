@@ -298,33 +298,48 @@ fn a_reflog_line_too_long_and_a_new_shallow_root_stay_inside() {
 /// A version 4 index names the part of a path shared with the entry
 /// before once, and host git expands every path: 17,000 paths of 4 KB,
 /// made inside with git's own commands, stay there (9,000 of 62 KB in an
-/// index of 600 KB had held host `git status` at 2.2 GB).
+/// index of 600 KB had held host `git status` at 2.2 GB); so do 70,000
+/// subdirectories of one directory (2 million, long names first, had held
+/// host `git commit` and `git stash` past two minutes).
 #[test]
 fn an_index_whose_paths_expand_hugely_stays_inside() {
+    // 17,000 paths of 4 KB in a version 4 index; 70,000 subdirectories of
+    // one directory, which host git's cache-tree sorts at the square of
+    // their number when they come long names first.
+    let cases = [
+        (
+            "python3 -c \"import sys; d='d123456789/'*370; sys.stdout.write(''.join('100644 $blob\\t%sf%06d\\n' % (d, i) for i in range(17000)))\" | git update-index --index-info
+             git update-index --index-version 4",
+            "MiB qwrap carries",
+        ),
+        (
+            "python3 -c \"import sys; sys.stdout.write(''.join('100644 $blob\\td%05d/f\\n' % i for i in range(70000)))\" | git update-index --index-info",
+            "so many subdirectories",
+        ),
+    ];
     for who in Who::all() {
-        let f = Fixture::new(who);
-        repo(&f);
-        let before = std::fs::read(f.ws().join(".git/index")).unwrap();
-        let script = "set -e; blob=$(echo x | git hash-object -w --stdin)
-             python3 -c \"import sys; d='d123456789/'*370; sys.stdout.write(''.join('100644 $blob\\t%sf%06d\\n' % (d, i) for i in range(17000)))\" | git update-index --index-info
-             git update-index --index-version 4; ls -l .git/index; sleep 0.5; echo planted";
-        let o = f
-            .qwrap(&["run", "--", "sh", "-c", script])
-            .current_dir(f.ws())
-            .output()
-            .unwrap();
-        let what = format!("{who:?}");
-        assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
-        assert!(
-            std::fs::read(f.ws().join(".git/index")).unwrap() == before,
-            "{what}: the index reached the host: {}",
-            stderr(&o)
-        );
-        assert!(
-            stderr(&o).contains("MiB qwrap carries"),
-            "{what}: not said: {}",
-            stderr(&o)
-        );
+        for (make, said) in cases {
+            let f = Fixture::new(who);
+            repo(&f);
+            let before = std::fs::read(f.ws().join(".git/index")).unwrap();
+            let script = format!(
+                "set -e; blob=$(echo x | git hash-object -w --stdin)
+                 {make}; sleep 0.5; echo planted"
+            );
+            let o = f
+                .qwrap(&["run", "--", "sh", "-c", &script])
+                .current_dir(f.ws())
+                .output()
+                .unwrap();
+            let what = format!("{who:?} {said}");
+            assert!(stdout(&o).contains("planted"), "{what}: {}", stderr(&o));
+            assert!(
+                std::fs::read(f.ws().join(".git/index")).unwrap() == before,
+                "{what}: the index reached the host: {}",
+                stderr(&o)
+            );
+            assert!(stderr(&o).contains(said), "{what}: not said: {}", stderr(&o));
+        }
     }
 }
 

@@ -45,6 +45,15 @@ const NAME_MOST: usize = 255;
 /// 9,000 paths of 62 KB, held `git status` at 2.2 GB).
 const ENTRIES_MOST: usize = 2_000_000;
 const PATH_BYTES_MOST: usize = 64 << 20;
+/// The sum over directories of the square of each one's subdirectories
+/// (or twice the host's index's): host git's cache-tree keeps a
+/// directory's subtrees sorted by length, then bytes, and inserts each
+/// in place, so an index listing a directory's long names before its
+/// short ones costs it the square of their number (2 million entries, a
+/// million subdirectories of 6 letters then a million of 5, held `git
+/// commit` and `git stash` past two minutes); 65,536 subdirectories of
+/// one directory cost it under a second.
+const FANOUT_MOST: u64 = 1 << 32;
 
 /// Vets an index (`sparse`: the host's checkout is sparse, where
 /// skip-worktree is git's own). `host`: the host's index, whose entries'
@@ -140,9 +149,11 @@ struct Known {
     /// cache-tree record stands for.
     content: std::collections::HashMap<Vec<u8>, Vec<u8>>,
     exts: std::collections::HashMap<[u8; 4], Vec<u8>>,
-    /// How many entries, and the bytes of their paths.
+    /// How many entries, and the bytes of their paths; the sum of the
+    /// squares of each directory's count of subdirectories.
     entries: usize,
     path_bytes: usize,
+    fanout: u64,
 }
 
 /// Git's own order of entries, as `git fsck` holds an index to it: by
@@ -247,12 +258,19 @@ fn parse(
         bounds(ENTRIES_MOST, |h| h.entries),
         bounds(PATH_BYTES_MOST, |h| h.path_bytes),
     );
+    let fanout_most = match bounded {
+        true => FANOUT_MOST.max(host.map_or(0, |h| h.fanout.saturating_mul(2))),
+        false => u64::MAX,
+    };
     if count > entries_most {
         return Err(format!(
             "it holds {count} entries, more than the {entries_most} qwrap carries"
         ));
     }
     let e = entries(&mut r, version, hash, count, sparse, host, bytes_most)?;
+    if e.fanout > fanout_most {
+        return Err("its directories hold so many subdirectories, in an order host git sorts at the square of their number (git commit, git stash), that qwrap does not carry it".into());
+    }
     let entries_end = r.at;
     let x = extensions(&mut r, sparse, host, &e.content)?;
     let known = Known {
@@ -261,6 +279,7 @@ fn parse(
         exts: x.exts,
         entries: count,
         path_bytes: e.path_bytes,
+        fanout: e.fanout,
     };
     let hides = !e.flips.is_empty() || known.exts.contains_key(b"FSMN");
     let vetted = if e.flips.is_empty() && e.zero.is_empty() && !x.dropped {
@@ -279,6 +298,7 @@ struct Entries {
     flips: Vec<(usize, u16)>,
     zero: Vec<usize>,
     path_bytes: usize,
+    fanout: u64,
 }
 
 /// The entries, each checked, in git's order, their paths' bytes bounded.
@@ -300,12 +320,15 @@ fn entries(
         flips: Vec::new(),
         zero: Vec::new(),
         path_bytes: 0,
+        fanout: 0,
     };
+    let mut subdirs = Subdirs::default();
     for _ in 0..count {
         let start = r.at;
         let key = entry(r, version, hash, &mut prev, &mut e.flips, sparse)?;
         let (name, stage) = key.split_at(key.len() - 1);
         order.next(name, stage[0] - b'0')?;
+        subdirs.next(name);
         e.path_bytes += name.len();
         if e.path_bytes > bytes_most {
             return Err(format!(
@@ -324,7 +347,60 @@ fn entries(
         e.content.insert(key.clone(), what);
         e.stats.insert(key, stat);
     }
+    e.fanout = subdirs.fanout();
     Ok(e)
+}
+
+/// How many subdirectories each directory holds, counted from paths in
+/// byte order (everything below `d/s/` lies together in it: a directory
+/// is new where a path leaves the one before), as the sum of the squares
+/// of those counts. The directories of the last path stay open, each with
+/// its count: one pass, linear in the paths' bytes.
+#[derive(Default)]
+struct Subdirs {
+    last: Vec<u8>,
+    open: Vec<u64>,
+    sum: u64,
+}
+
+impl Subdirs {
+    fn next(&mut self, path: &[u8]) {
+        if self.open.is_empty() {
+            self.open.push(0);
+        }
+        // The directories the two paths share, by whole components.
+        let common = self.last.iter().zip(path).take_while(|(a, b)| a == b).count();
+        let shared = path[..common]
+            .iter()
+            .rposition(|c| *c == b'/')
+            .filter(|&i| self.last.get(i) == Some(&b'/'))
+            .map_or(0, |i| i + 1);
+        let keep = 1 + path[..shared].iter().filter(|c| **c == b'/').count();
+        while self.open.len() > keep {
+            self.close();
+        }
+        // Each directory of `path` below the shared ones is new: one more
+        // subdirectory of the one above it.
+        for _ in path[shared..].iter().filter(|c| **c == b'/') {
+            if let Some(n) = self.open.last_mut() {
+                *n += 1;
+            }
+            self.open.push(0);
+        }
+        self.last = path.to_vec();
+    }
+
+    fn close(&mut self) {
+        let n = self.open.pop().unwrap_or(0);
+        self.sum = self.sum.saturating_add(n.saturating_mul(n));
+    }
+
+    fn fanout(mut self) -> u64 {
+        while !self.open.is_empty() {
+            self.close();
+        }
+        self.sum
+    }
 }
 
 /// The extensions: which are kept (their byte ranges), each one's bytes,
@@ -821,6 +897,30 @@ mod tests {
         assert_eq!(vet(&r, false, None), Ok(Vetted::Keep));
         let cut = &clean[..clean.len() - 30];
         assert!(vet(cut, false, None).is_err());
+    }
+
+    #[test]
+    fn subdirectories_are_counted_per_directory() {
+        let mut s = Subdirs::default();
+        for p in ["a/b/c/f", "a/b/d/f", "a/bc/f", "a/x", "e"] {
+            s.next(p.as_bytes());
+        }
+        // The top: a (1); a: b, bc (2); a/b: c, d (2).
+        assert_eq!(s.fanout(), 1 + 4 + 4);
+    }
+
+    #[test]
+    fn a_directory_of_too_many_subdirectories_is_refused() {
+        let idx = |n: usize| {
+            let names: Vec<Vec<u8>> = (0..n).map(|i| format!("d{i:05}/f").into_bytes()).collect();
+            let entries: Vec<(u32, u16, &[u8])> = names.iter().map(|n| (0o100644, 0, n.as_slice())).collect();
+            index(&entries, b"")
+        };
+        let (fine, many) = (idx(60_000), idx(70_000));
+        assert!(vet(&fine, false, None).is_ok());
+        assert!(vet(&many, false, None).is_err());
+        // Where the host's own index holds as many, it is the host's.
+        assert!(vet(&many, false, Some(&many)).is_ok());
     }
 
     #[test]
