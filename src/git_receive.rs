@@ -277,6 +277,32 @@ fn batch<T: Send + 'static>(
     Ok((status, read))
 }
 
+/// The first of `oids` host git lacks (None: it has them all), asked of
+/// one `git cat-file --batch-check` whose input is fed while its answer
+/// is read (written first, 10,000 ids of a `packed-refs` filled both
+/// pipes, and the warden waited on git for ever); one not answered in time
+/// counts as lacking.
+pub fn first_missing(git_dir: &Path, oids: &[String]) -> Option<String> {
+    let mut c = git(git_dir);
+    c.args(["cat-file", "--batch-check=%(objectname)"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let answer = batch(&mut c, oids.to_vec(), deadline, false, "late", |mut out| {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut s);
+        s
+    });
+    let Ok((_, answer)) = answer else {
+        return oids.first().cloned();
+    };
+    let mut lines = answer.lines();
+    oids.iter()
+        .find(|oid| lines.next() != Some(oid.as_str()))
+        .cloned()
+}
+
 /// Whether host git has each of `want` as the type named: Ok(true) where
 /// all are there, Ok(false) where one is missing, Err where one is of
 /// another type (or git could not say in time).
@@ -713,5 +739,32 @@ mod chain_tests {
         let mut plain = Chains::default();
         plain.add(&id(1), 10, Some(&"0".repeat(40)), true);
         assert!(plain.too_costly().is_none());
+    }
+}
+
+#[cfg(test)]
+mod lookup_tests {
+    /// 20,000 ids, far more than a pipe holds either way: asked while the
+    /// answer is read, not written first (both pipes filled, and the
+    /// warden waited on git for ever).
+    #[test]
+    fn many_ids_are_asked_without_filling_both_pipes() {
+        let d = tempfile::tempdir().unwrap();
+        let ok = std::process::Command::new("git")
+            .args(["init", "-q", "--bare"])
+            .arg(d.path())
+            .status()
+            .unwrap();
+        assert!(ok.success());
+        let ids: Vec<String> = (0..20_000u32).map(|n| format!("{n:040x}")).collect();
+        let t = std::time::Instant::now();
+        assert_eq!(super::first_missing(d.path(), &ids), Some(ids[0].clone()));
+        assert!(
+            t.elapsed() < std::time::Duration::from_secs(9),
+            "{:?}",
+            t.elapsed()
+        );
+        let want: Vec<(String, &'static str)> = ids.iter().map(|i| (i.clone(), "blob")).collect();
+        assert_eq!(super::objects_as(d.path(), &want), Ok(false));
     }
 }

@@ -20,7 +20,6 @@ use rustix::fd::{AsFd, BorrowedFd, OwnedFd};
 use rustix::fs::{AtFlags, Mode, OFlags};
 use std::collections::{HashMap, HashSet};
 use std::ffi::{OsStr, OsString};
-use std::io::Write;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
@@ -55,6 +54,10 @@ pub(super) type Outcome = Vec<(PathBuf, Result<(), String>)>;
 /// directories of its tree and blobs), and it is then refused as naming
 /// what the host lacks, and so is every commit after it.
 const TRIES: u8 = 4;
+
+/// The objects of a batch git refused tried again one at a time, at most,
+/// in one import.
+const SINGLES: usize = 256;
 
 /// The objects and packs brought to the host (or refused for good), and
 /// how often each loose one refused was tried.
@@ -214,12 +217,26 @@ fn import_loose(
         out.extend(ids.into_iter().map(|i| (i, Ok(()))));
         return out;
     }
-    // One at a time, in passes, so that a commit follows the tree it needs.
+    // One at a time, in passes, so that a commit follows the tree it needs;
+    // at most SINGLES of them (a chain of 10,000 tags, each pass taking a
+    // few links, had held the warden at a CPU for minutes): the rest wait
+    // for the next import.
     let mut left = ids;
+    let mut budget = SINGLES;
     loop {
         let before = left.len();
         let mut still = Vec::new();
         for (n, id) in left.iter().enumerate() {
+            if budget == 0 {
+                still.extend(left[n..].iter().map(|i| {
+                    (
+                        i.clone(),
+                        "not looked at alone: too many refused together".to_string(),
+                    )
+                }));
+                break;
+            }
+            budget -= 1;
             match transfer(git_dir, &q.path, std::slice::from_ref(id)) {
                 Ok(()) => out.push((id.clone(), Ok(()))),
                 Err(e) if e == crate::git_receive::HALTED => {
@@ -230,7 +247,7 @@ fn import_loose(
                 Err(e) => still.push((id.clone(), e)),
             }
         }
-        if still.len() == before || still.is_empty() {
+        if still.len() == before || still.is_empty() || budget == 0 {
             out.extend(still.into_iter().map(|(i, e)| (i, Err(e))));
             return out;
         }
@@ -354,25 +371,8 @@ pub(super) fn missing_on_host(git_dir: &Path, host_dir: BorrowedFd<'_>, oids: &[
     if rest.is_empty() {
         return None;
     }
-    let child = git(git_dir)
-        .args(["cat-file", "--batch-check=%(objectname)"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn();
-    let Ok(mut child) = child else {
-        return Some(rest[0].to_string());
-    };
-    if let Some(mut stdin) = child.stdin.take() {
-        for oid in &rest {
-            let _ = writeln!(stdin, "{oid}");
-        }
-    }
-    let out = child.wait_with_output().map(|o| o.stdout).unwrap_or_default();
-    let text = String::from_utf8_lossy(&out);
-    let mut answers = text.lines();
-    rest.iter()
-        .find(|oid| answers.next() != Some(**oid))
-        .map(|oid| oid.to_string())
+    let rest: Vec<String> = rest.iter().map(|o| o.to_string()).collect();
+    crate::git_receive::first_missing(git_dir, &rest)
 }
 
 /// Whether the host's repository has the ref `name` (`git rev-parse
