@@ -3,6 +3,7 @@
 //! --strict`, `index-pack --strict`), so that git hashes and checks each
 //! one again. The warden's live import and `review apply` both take it.
 
+use crate::git_rules::COMMIT_MAX;
 use std::io::Write;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
@@ -171,10 +172,6 @@ pub fn index_pack(git_dir: &Path, pack: Stdio) -> Result<(), String> {
     q.move_in(git_dir)
 }
 
-/// The largest commit or tag host git is given: it reads each whole into
-/// memory (`git status` its HEAD, `git log` every one), and a compressed
-/// object of 13 MB inflated to 3 GB in every host `git status`.
-const COMMIT_MAX: u64 = 16 << 20;
 /// The largest tree: a directory of a million entries takes about 40 MiB.
 const TREE_MAX: u64 = 64 << 20;
 /// The commits and tags host git is given in one run, in all: `git status`
@@ -277,24 +274,10 @@ fn batch<T: Send + 'static>(
     Ok((status, read))
 }
 
-/// The first of `oids` host git lacks (None: it has them all), asked of
-/// one `git cat-file --batch-check` whose input is fed while its answer
-/// is read (written first, 10,000 ids of a `packed-refs` filled both
-/// pipes, and the warden waited on git for ever); one not answered in time
-/// counts as lacking.
+/// The first of `oids` host git lacks (None: it has them all); one not
+/// answered in time counts as lacking.
 pub fn first_missing(git_dir: &Path, oids: &[String]) -> Option<String> {
-    let mut c = git(git_dir);
-    c.args(["cat-file", "--batch-check=%(objectname)"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let answer = batch(&mut c, oids.to_vec(), deadline, false, "late", |mut out| {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut out, &mut s);
-        s
-    });
-    let Ok((_, answer)) = answer else {
+    let Ok(answer) = batch_check(git_dir, "%(objectname)", oids.to_vec()) else {
         return oids.first().cloned();
     };
     let mut lines = answer.lines();
@@ -310,19 +293,8 @@ pub fn objects_as(git_dir: &Path, want: &[(String, &'static str)]) -> Result<boo
     if want.is_empty() {
         return Ok(true);
     }
-    let mut c = git(git_dir);
-    c.args(["cat-file", "--batch-check=%(objectname) %(objecttype)"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null());
     let ids: Vec<String> = want.iter().map(|(id, _)| id.clone()).collect();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let late = "its entries' objects were not all looked up in time";
-    let (_, answer) = batch(&mut c, ids, deadline, false, late, |mut out| {
-        let mut s = String::new();
-        let _ = std::io::Read::read_to_string(&mut out, &mut s);
-        s
-    })?;
+    let answer = batch_check(git_dir, "%(objectname) %(objecttype)", ids)?;
     let mut all = true;
     let mut lines = answer.lines();
     for (id, ty) in want {
@@ -330,10 +302,32 @@ pub fn objects_as(git_dir: &Path, want: &[(String, &'static str)]) -> Result<boo
             Some((_, "missing")) => all = false,
             Some((_, t)) if t == *ty => {}
             Some((_, t)) => return Err(format!("an entry names {id}, a {t}, as a {ty}")),
-            None => return Err(late.into()),
+            None => return Err(LOOKED_UP_LATE.into()),
         }
     }
     Ok(all)
+}
+
+const LOOKED_UP_LATE: &str = "its objects were not all looked up in time";
+
+/// Host git's answer, in `format`, for each of `ids`, asked of one `git
+/// cat-file --batch-check` fed while its answer is read (written first,
+/// 10,000 ids of a `packed-refs` filled both pipes, and the warden waited
+/// on git for ever), within 10 s.
+fn batch_check(git_dir: &Path, format: &str, ids: Vec<String>) -> Result<String, String> {
+    let mut c = git(git_dir);
+    c.arg("cat-file")
+        .arg(format!("--batch-check={format}"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null());
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let (_, answer) = batch(&mut c, ids, deadline, false, LOOKED_UP_LATE, |mut out| {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut s);
+        s
+    })?;
+    Ok(answer)
 }
 
 /// Refuses where host git's walk of the new commits would look at more

@@ -28,8 +28,11 @@ pub fn index_hides(data: &[u8], sparse: bool) -> bool {
     index::hides(data, sparse)
 }
 
-/// The longest merge or squash message carried: a commit's bound.
-const MESSAGE_MOST: usize = 16 << 20;
+/// The largest commit or tag host git is given: it reads each whole into
+/// memory (`git status` its HEAD, `git log` every one), and a compressed
+/// object of 13 MB inflated to 3 GB in every host `git status`. A merge's
+/// or squash's message, the user's next commit's, is held to it too.
+pub const COMMIT_MAX: u64 = 16 << 20;
 
 /// What may reach the host, given the host's current copy of the file.
 pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result<Vetted, String> {
@@ -38,12 +41,11 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
     if shown_text(&parts) && host != Some(data) {
         plain_text(data)?;
     }
-    // A merge's or squash's message is the user's next commit's: no longer
-    // than a commit the guard brings over (`COMMIT_MOST`).
-    if matches!(parts.as_slice(), [b"MERGE_MSG" | b"SQUASH_MSG"]) && data.len() > MESSAGE_MOST {
+    // A merge's or squash's message is the user's next commit's.
+    if matches!(parts.as_slice(), [b"MERGE_MSG" | b"SQUASH_MSG"]) && data.len() as u64 > COMMIT_MAX {
         return Err(format!(
             "it is longer than the {} MiB of a commit qwrap carries (host git commit takes it for the user's message)",
-            MESSAGE_MOST >> 20
+            COMMIT_MAX >> 20
         ));
     }
     // `git am` decodes a mail's encoded words (`=?UTF-8?Q?=1B…?=`) and
@@ -1051,7 +1053,7 @@ mod tests {
         assert!(v("MERGE_MSG", "Merge branch 'x'\r\n\n\tdetail\n").is_ok());
         assert!(v("MERGE_MSG", "a\rb").is_err());
         // The user's next commit's message: a commit's bound.
-        assert!(v("SQUASH_MSG", &"a".repeat(MESSAGE_MOST + 1)).is_err());
+        assert!(v("SQUASH_MSG", &"a".repeat(COMMIT_MAX as usize + 1)).is_err());
         assert!(v("SQUASH_MSG", &"a".repeat(1000)).is_ok());
         assert!(v("rebase-merge/done", "pick 0123456 \u{9b}2J\n").is_err());
         assert!(v("sequencer/todo", "pick 0123456 x\n").is_ok());

@@ -462,12 +462,16 @@ pub(crate) fn read_tail(p: &std::path::Path, max: u64) -> Option<Vec<u8>> {
     f.seek(SeekFrom::Start(start)).ok()?;
     let mut v = Vec::new();
     f.take(max).read_to_end(&mut v).ok()?;
-    let from = if start > 0 {
-        v.iter().position(|b| *b == b'\n').map_or(v.len(), |i| i + 1)
-    } else {
-        0
+    Some(whole_lines(v, start > 0))
+}
+
+/// A file's tail without its first line where that was `cut`.
+pub(crate) fn whole_lines(mut v: Vec<u8>, cut: bool) -> Vec<u8> {
+    let from = match cut {
+        true => v.iter().position(|b| *b == b'\n').map_or(v.len(), |i| i + 1),
+        false => 0,
     };
-    Some(v.split_off(from))
+    v.split_off(from)
 }
 
 /// A small text file's content (up to 1 MiB), or None: opened without

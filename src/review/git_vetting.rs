@@ -33,25 +33,27 @@ pub fn vetted_bytes(layer: &Layer, c: &Change) -> Option<Result<Vec<u8>, String>
     }
     let (git_dir, tail) = vetted_name(c)?;
     let tree = layer.info.trees.get(c.tree)?;
-    let parent = c.rel.parent().unwrap_or(Path::new(""));
-    let name = c.rel.file_name()?;
-    let read = |root: &Path, rel: &Path| {
-        let r = rustix::fs::open(root, dir_flags(), Mode::empty()).ok()?;
-        let d = open_below(r.as_fd(), rel)?;
-        read_at(d.as_fd(), name, VET_MAX)
-    };
-    let Some(data) = read(&layer.upper(c.tree), parent) else {
+    let Some(data) = read_vetted(&layer.upper(c.tree), &c.rel) else {
         return Some(Err(
             "it cannot be read whole (larger than 256 MiB, or not a file)".into(),
         ));
     };
-    let host = read(tree, parent);
+    let host = read_vetted(tree, &c.rel);
+    let parent = c.rel.parent().unwrap_or(Path::new(""));
     let sparse = sparse_checkout(&tree.join(&git_dir), &tree.join(parent));
     Some(match git_rules::vet(&tail, &data, host.as_deref(), sparse) {
         Ok(Vetted::Keep) => Ok(data),
         Ok(Vetted::Rewritten(b)) => Ok(b),
         Err(why) => Err(why),
     })
+}
+
+/// The file at `rel` below `root`, whole up to VET_MAX, never through a
+/// link.
+fn read_vetted(root: &Path, rel: &Path) -> Option<Vec<u8>> {
+    let r = rustix::fs::open(root, dir_flags(), Mode::empty()).ok()?;
+    let d = open_below(r.as_fd(), rel.parent().unwrap_or(Path::new("")))?;
+    read_at(d.as_fd(), rel.file_name()?, VET_MAX)
 }
 
 /// An index's new entries' objects, brought over first: each on the host
@@ -64,7 +66,7 @@ pub fn index_objects_there(layer: &Layer, c: &Change, data: &[u8]) -> Result<(),
         return Ok(());
     }
     let tree = layer.info.trees.get(c.tree).ok_or("no such tree")?;
-    let host = crate::policy::read_tail(&tree.join(&c.rel), VET_MAX as u64);
+    let host = read_vetted(tree, &c.rel);
     let want = git_rules::index_objects(data, host.as_deref());
     match crate::git_receive::objects_as(&tree.join(&git_dir), &want)? {
         true => Ok(()),

@@ -243,12 +243,7 @@ pub(super) fn tail_of(root: BorrowedFd<'_>, rel: &Path, max: u64) -> Option<Vec<
         }
     }
     v.truncate(at);
-    let from = if start > 0 {
-        v.iter().position(|b| *b == b'\n').map_or(v.len(), |i| i + 1)
-    } else {
-        0
-    };
-    Some(v.split_off(from))
+    Some(crate::policy::whole_lines(v, start > 0))
 }
 
 /// The bytes' hash, as the large files' is made a buffer at a time (the
