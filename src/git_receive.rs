@@ -11,6 +11,7 @@ use std::process::{Command, Stdio};
 
 /// Fewer new objects than this are unpacked loose, as `receive.unpackLimit`.
 mod history;
+mod tags;
 
 const UNPACK_LIMIT: usize = 100;
 
@@ -46,9 +47,36 @@ pub fn hold_to_memory(bytes: u64) {
 /// user), its heap held where the sandbox's memory is (`hold_to_memory`),
 /// both before its exec; where they cannot be set, it does not run.
 fn spawn_held(c: &mut Command) -> Result<std::process::Child, String> {
-    crate::sys::held_before_exec(c, 19, HELD_DATA.get().copied());
+    crate::sys::held_before_exec(c, Some(19), HELD_DATA.get().copied());
     c.spawn()
         .map_err(|e| format!("git could not run at nice 19 with its memory held: {e}"))
+}
+
+/// Host git to run on the command's objects elsewhere (`review diff`'s
+/// `git log`): at nice 19, its heap held to `heap`, both before its exec.
+pub fn hold(c: &mut Command, heap: u64) {
+    crate::sys::held_before_exec(c, Some(19), Some(heap));
+}
+
+/// Host git looking ids up in the host's own objects: its cost follows
+/// the ids', so it runs at the caller's priority (at nice 19 on a busy
+/// machine 20,000 look-ups outlasted their 10 s, and an index went
+/// uncopied), its heap held all the same.
+fn spawn_looking(c: &mut Command) -> Result<std::process::Child, String> {
+    crate::sys::held_before_exec(c, None, HELD_DATA.get().copied());
+    c.spawn()
+        .map_err(|e| format!("git could not run with its memory held: {e}"))
+}
+
+/// How a `batch` runs host git.
+#[derive(Clone, Copy, PartialEq)]
+enum Run {
+    /// On the command's objects, brought in: the end's halt can stop it.
+    Import,
+    /// On the command's objects, looked at where they lie.
+    Held,
+    /// Ids looked up in the host's own objects.
+    Lookup,
 }
 
 /// Host git's runs on the command's objects (imports), which the end of
@@ -100,6 +128,12 @@ pub fn halt_imports() {
             let _ = crate::sys::kernel::kill_process(pid, rustix::process::Signal::KILL);
         }
     }
+}
+
+/// Whether the command has ended and the end's look at the repositories
+/// made inside has not yet come: what else waits may wait for it.
+pub fn imports_halted() -> bool {
+    imports().halted
 }
 
 /// Imports may run again.
@@ -212,15 +246,19 @@ fn too_large(
     let ids = ids.unwrap_or_default().to_vec();
     let deadline = std::time::Instant::now() + within;
     let late = format!("refused: its objects were not all looked at within {within:?}");
-    let (status, found) = batch(&mut c, ids, deadline, import, &late, move |out| {
+    let run = if import { Run::Import } else { Run::Held };
+    let (status, found) = batch(&mut c, ids, deadline, run, &late, move |out| {
         first_too_large(out, import)
     })?;
-    let commits = found?;
+    let (commits, tags) = found?;
     if !status.success() {
         return Err("refused: git could not read its objects' sizes".into());
     }
     if import && !commits.is_empty() {
         history_walk_bounded(git_dir, objects, commits, deadline)?;
+    }
+    if import && !tags.is_empty() {
+        tags_nest_bounded(git_dir, objects, tags, deadline)?;
     }
     Ok(())
 }
@@ -228,17 +266,22 @@ fn too_large(
 /// `git cat-file` given `ids` on its input (by a thread of its own) and
 /// its output read by `read` (by another) as it comes: git answers as it
 /// reads, and a full pipe each way would hold both. Past `deadline` it is
-/// killed and `late` is the refusal. An import's (`import`) is one the
+/// killed and `late` is the refusal. An import's (`Run::Import`) is one the
 /// end's halt can stop.
 fn batch<T: Send + 'static>(
     c: &mut Command,
     ids: Vec<String>,
     deadline: std::time::Instant,
-    import: bool,
+    run: Run,
     late: &str,
     read: impl FnOnce(std::process::ChildStdout) -> T + Send + 'static,
 ) -> Result<(std::process::ExitStatus, T), String> {
-    let mut child = if import { spawn_import(c)? } else { spawn_held(c)? };
+    let import = run == Run::Import;
+    let mut child = match run {
+        Run::Import => spawn_import(c)?,
+        Run::Held => spawn_held(c)?,
+        Run::Lookup => spawn_looking(c)?,
+    };
     let pid = child.id();
     if let Some(mut stdin) = child.stdin.take() {
         std::thread::spawn(move || {
@@ -322,7 +365,7 @@ fn batch_check(git_dir: &Path, format: &str, ids: Vec<String>) -> Result<String,
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    let (_, answer) = batch(&mut c, ids, deadline, false, LOOKED_UP_LATE, |mut out| {
+    let (_, answer) = batch(&mut c, ids, deadline, Run::Lookup, LOOKED_UP_LATE, |mut out| {
         let mut s = String::new();
         let _ = std::io::Read::read_to_string(&mut out, &mut s);
         s
@@ -346,7 +389,7 @@ fn history_walk_bounded(
         .stdout(Stdio::piped())
         .stderr(Stdio::null());
     let late = "refused: its commits were not all read in time";
-    let (_, history) = batch(&mut c, commits, deadline, true, late, read_history)?;
+    let (_, history) = batch(&mut c, commits, deadline, Run::Import, late, read_history)?;
     let history = history?;
     match history.area() {
         Some(_) => Ok(()),
@@ -354,6 +397,75 @@ fn history_walk_bounded(
             "refused: its history keeps so many lines open at once (a commit of thousands of parents, a wide tree of merges) that host git's walk of it would look at more than {} commits waiting in all",
             history::AREA_MOST
         )),
+    }
+}
+
+/// Refuses where a new tag heads a chain of more than tags::DEPTH_MOST
+/// tags (tags.rs), the host's tags below it counted: read a link a round
+/// (the host's objects an alternate), the rounds as many as the bound.
+fn tags_nest_bounded(
+    git_dir: &Path,
+    objects: &Path,
+    mut ask: Vec<String>,
+    deadline: std::time::Instant,
+) -> Result<(), String> {
+    let mut tags = tags::Tags::default();
+    for _ in 0..=tags::DEPTH_MOST {
+        if ask.is_empty() {
+            break;
+        }
+        let mut c = git(git_dir);
+        c.args(["cat-file", "--batch"])
+            .env("GIT_OBJECT_DIRECTORY", objects)
+            .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", git_dir.join("objects"))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null());
+        let late = "refused: its tags were not all read in time";
+        let (_, read) = batch(&mut c, ask, deadline, Run::Import, late, move |out| {
+            read_tags(out, &mut tags).map(|()| tags)
+        })?;
+        tags = read?;
+        if tags.too_deep() {
+            break;
+        }
+        ask = tags.unread();
+    }
+    if tags.too_deep() || !tags.unread().is_empty() {
+        return Err(format!(
+            "refused: a tag of a tag of … more than {} deep (host git names every link below each ref: a chain of 10,000 held `git log --decorate` at 2.35 GB)",
+            tags::DEPTH_MOST
+        ));
+    }
+    Ok(())
+}
+
+/// The objects `cat-file --batch` gives, each a tag at most COMMIT_MAX
+/// (one buffer at a time); `ID missing` for one the host lacks too.
+fn read_tags(out: std::process::ChildStdout, tags: &mut tags::Tags) -> Result<(), String> {
+    use std::io::{BufRead, Read};
+    let mut r = std::io::BufReader::new(out);
+    let mut head = String::new();
+    loop {
+        head.clear();
+        if r.read_line(&mut head).map_err(|e| e.to_string())? == 0 {
+            return Ok(());
+        }
+        let mut w = head.trim_end().split(' ');
+        let (Some(id), kind, size) = (w.next(), w.next(), w.next()) else {
+            return Err("refused: git said something of a tag that is no object".into());
+        };
+        let size = size.and_then(|s| s.parse::<u64>().ok());
+        let Some(size) = size.filter(|n| *n <= COMMIT_MAX) else {
+            tags.add(id, None);
+            if kind == Some("missing") {
+                continue;
+            }
+            return Err(format!("refused: {id} is no tag host git reads whole"));
+        };
+        let mut text = vec![0u8; size as usize + 1];
+        r.read_exact(&mut text).map_err(|e| e.to_string())?;
+        tags.add(id, (kind == Some("tag")).then_some(&text[..size as usize]));
     }
 }
 
@@ -391,11 +503,14 @@ fn read_history(out: std::process::ChildStdout) -> Result<history::History, Stri
 /// imported (`counted`), or the one that takes the run's commits and tags
 /// past COMMITS_TOTAL; then, where reading every commit, tag and tree
 /// through its chain of deltas would cost more than CHAINS_TOTAL.
-fn first_too_large(out: std::process::ChildStdout, counted: bool) -> Result<Vec<String>, String> {
+fn first_too_large(
+    out: std::process::ChildStdout,
+    counted: bool,
+) -> Result<(Vec<String>, Vec<String>), String> {
     use std::io::BufRead;
     use std::sync::atomic::Ordering;
     let mut chains = Chains::default();
-    let mut commits = Vec::new();
+    let (mut commits, mut tags) = (Vec::new(), Vec::new());
     for line in std::io::BufReader::new(out).lines() {
         let Ok(line) = line else {
             break;
@@ -426,11 +541,13 @@ fn first_too_large(out: std::process::ChildStdout, counted: bool) -> Result<Vec<
         }
         if counted && kind == "commit" {
             commits.push(id.to_string());
+        } else if counted && kind == "tag" {
+            tags.push(id.to_string());
         }
     }
     match chains.too_costly() {
         Some(e) => Err(e),
-        None => Ok(commits),
+        None => Ok((commits, tags)),
     }
 }
 

@@ -777,6 +777,154 @@ fn an_import_running_at_the_end_does_not_hold_back_the_look() {
     }
 }
 
+/// `rm -rf .git/refs` inside: without `refs/` a git dir is none to host
+/// git, which went on to the repository around the workspace (the user's
+/// next `git commit` landed there), and a repository below the workspace
+/// lost that way was removed whole by a host `git clean -fdx`. `refs/`
+/// stays, and so does the branch the host's HEAD names (git deletes no
+/// branch checked out, nor does a push); other branches go, as a push's.
+#[test]
+fn the_refs_directory_and_the_checked_out_branch_stay_on_the_host() {
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        let around = format!(
+            "cd '{}' && git init -q -b around && {GIT} commit -q --allow-empty -m around",
+            f.path().display()
+        );
+        ok(&f.command("sh").args(["-c", &around]).output().unwrap());
+        repo(&f);
+        let o = f.run_sh("new", &[], "rm -rf .git/refs; sleep 1; echo done");
+        assert!(stdout(&o).contains("done"), "{who:?}: {}", stderr(&o));
+        let top = stdout(&host(&f, "git rev-parse --show-toplevel"));
+        assert_eq!(
+            top.trim(),
+            f.ws().canonicalize().unwrap().to_str().unwrap(),
+            "{who:?}: host git took another repository for the workspace's: {}",
+            stderr(&o)
+        );
+        assert!(
+            host(&f, "git rev-parse -q --verify refs/heads/main")
+                .status
+                .success(),
+            "{who:?}: the branch checked out went: {}",
+            stderr(&o)
+        );
+        assert!(
+            !host(&f, "git rev-parse -q --verify refs/heads/side")
+                .status
+                .success(),
+            "{who:?}: another branch removed inside stays: {}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("removed inside"),
+            "{who:?}: named: {}",
+            stderr(&o)
+        );
+    }
+}
+
+/// A hook or `info/exclude` the user hard-linked to a tracked file (one
+/// file, two names): the command rewrote the tracked name, and the host's
+/// next commit ran its hook, or `git status` hid its new file. Every name
+/// below the roots of a file host git trusts is read-only, in both
+/// isolation modes.
+#[test]
+fn a_hook_hard_linked_into_the_work_tree_is_read_only() {
+    for (who, landlock) in Who::all().into_iter().flat_map(|w| [(w, false), (w, true)]) {
+        let f = Fixture::new(who);
+        repo(&f);
+        let marker = f.path().join("PWNED");
+        let setup = "set -e
+             mkdir tools && printf '#!/bin/sh\\ntrue\\n' > tools/pre-commit && chmod +x tools/pre-commit
+             ln tools/pre-commit .git/hooks/pre-commit
+             : > .exclude-shared && rm .git/info/exclude && ln .exclude-shared .git/info/exclude
+             mkdir src && echo s > src/s
+             git add tools src .exclude-shared && git -c user.name=t -c user.email=t@t commit -qm tools";
+        ok(&f.command("sh").args(["-c", setup]).output().unwrap());
+        std::thread::sleep(Duration::from_millis(200));
+        let script = format!(
+            "printf '#!/bin/sh\\ntouch {}\\n' > tools/pre-commit; echo '*' >> .exclude-shared; echo x > src/evil.sh; echo done",
+            marker.display()
+        );
+        let o = if landlock {
+            run_landlock(&f, &[], &script)
+        } else {
+            f.run_sh("new", &[], &script)
+        };
+        let what = format!("{who:?} landlock={landlock}");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        let status = stdout(&host(&f, "git status --porcelain"));
+        assert!(
+            status.contains("evil.sh"),
+            "{what}: host git status hides the new file: {status}"
+        );
+        let _ = host(
+            &f,
+            "echo 4 > f && git -c user.name=t -c user.email=t@t commit -qam next",
+        );
+        assert!(
+            !marker.exists(),
+            "{what}: the host's commit ran the command's hook"
+        );
+    }
+}
+
+/// Thousands of tags made as the command ends: each is looked at before
+/// it reaches the host (its object looked up there), and that had kept a
+/// repository planted beside them live 13 s after qwrap returned. The
+/// planted one is held aside first; the tags all follow.
+#[test]
+fn refs_made_at_the_end_do_not_hold_back_the_look() {
+    const TAGS: usize = 4000;
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let hit = f.path().join("fsmonitor-ran");
+        let script = format!(
+            "git init -q sub && git -C sub config core.fsmonitor 'touch {}'
+             base=$(git rev-parse HEAD)
+             i=1; while [ $i -le {TAGS} ]; do
+               printf 'tag t%d\\nfrom %s\\ntagger t <t@t> 1700000000 +0000\\ndata 2\\nt\\n\\n' $i $base; i=$((i+1))
+             done | git fast-import --quiet && echo made",
+            hit.display()
+        );
+        // Its stdout alone: the warden holds stderr until its last word.
+        let mut c = f.qwrap(&["run"]);
+        c.args(["--", "sh", "-c", &script])
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null());
+        let mut child = c.spawn().unwrap();
+        let mut out = String::new();
+        std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut out).unwrap();
+        let what = format!("{who:?}");
+        assert!(out.contains("made"), "{what}: {out}");
+        let held = f.ws().join("sub/.git.qwrap-held");
+        let tags = f.ws().join(".git/refs/tags");
+        let count = || std::fs::read_dir(&tags).map_or(0, |d| d.count());
+        let until = std::time::Instant::now() + Duration::from_secs(120);
+        while !held.exists() && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let at_held = count();
+        assert!(held.exists(), "{what}: the planted repository was not held");
+        assert!(
+            at_held < TAGS,
+            "{what}: the planted repository was held only once every tag had reached the host"
+        );
+        while count() < TAGS && std::time::Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert_eq!(
+            count(),
+            TAGS,
+            "{what}: the tags did not all reach the host (held at {at_held})"
+        );
+        assert!(!hit.exists(), "{what}: the planted fsmonitor ran");
+        let _ = child.wait();
+    }
+}
+
 /// A repository made inside whose HEAD commit lies at the end of a chain
 /// of 40,000 deltas (a pack of a few megabytes, each object's size
 /// harmless) with a gitlink to it in the top's index: host `git status` at
@@ -3423,5 +3571,52 @@ fn refs_packed_inside_are_never_lost_on_the_host() {
             stderr(&o)
         );
         assert_eq!(sh("wt", "git rev-parse -q --verify HEAD"), feat, "{who:?}");
+    }
+}
+
+/// A chain of tags (each tags the one before, each with a ref): host git
+/// names every link below each ref (`git log --decorate`, `git show`,
+/// `git describe`), the square of the chain: 10,000 held them at 2.35 GB.
+/// No tag deeper than 16 reaches the host, in one run or built on the
+/// host's own chain in the next; a tag of a tag does.
+#[test]
+fn a_chain_of_tags_too_deep_stays_inside() {
+    let chain = |from: u32, to: u32| {
+        format!(
+            "i={from}; while [ $i -le {to} ]; do
+               if [ $i -eq 1 ]; then on=HEAD; else on=t$((i-1)); fi
+               {GIT} -c advice.nestedTag=false tag -a -m t$i t$i $on || exit 1; i=$((i+1))
+             done; sleep 1; echo done"
+        )
+    };
+    let tag_on_host = |f: &Fixture, n: u32| {
+        host(f, &format!("git rev-parse -q --verify refs/tags/t{n}"))
+            .status
+            .success()
+    };
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        let o = f.run_sh("new", &[], &chain(1, 16));
+        assert!(stdout(&o).contains("done"), "{who:?}: {}", stderr(&o));
+        assert!(
+            tag_on_host(&f, 2),
+            "{who:?}: a tag of a tag is carried: {}",
+            stderr(&o)
+        );
+        assert!(tag_on_host(&f, 16), "{who:?}: 16 deep is carried: {}", stderr(&o));
+        let o = f.run_sh("new", &[], &chain(17, 40));
+        assert!(stdout(&o).contains("done"), "{who:?}: {}", stderr(&o));
+        let deeper: Vec<u32> = (17..=40).filter(|n| tag_on_host(&f, *n)).collect();
+        assert!(
+            deeper.is_empty(),
+            "{who:?}: tags deeper than 16 on the host: {deeper:?}: {}",
+            stderr(&o)
+        );
+        assert!(
+            stderr(&o).contains("tag of a tag"),
+            "{who:?}: the refusal is named: {}",
+            stderr(&o)
+        );
     }
 }

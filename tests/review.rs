@@ -913,3 +913,79 @@ fn apply_carries_only_what_the_live_guard_carries() {
         ok(&review(&f, &["discard"]));
     }
 }
+
+/// A layer that takes away what makes a git dir one to host git (the
+/// whole `.git`, its `refs/`, its HEAD) or the branch the host's HEAD
+/// names is refused at apply, named: host git in the workspace would have
+/// gone on to a parent's repository, or to none, and the history with it.
+#[test]
+fn apply_keeps_what_makes_a_git_dir_one() {
+    let removals = [
+        "rm -rf .git",
+        "rm -rf .git/refs",
+        "rm .git/HEAD",
+        "git update-ref -d refs/heads/main",
+    ];
+    for (who, removal) in Who::all().into_iter().flat_map(|w| removals.map(|r| (w, r))) {
+        let f = Fixture::new(who);
+        checkout(&f, "ws");
+        let git = |args: &[&str]| stdout(&f.command("git").args(args).current_dir(f.ws()).output().unwrap());
+        let before = (
+            git(&["rev-parse", "--absolute-git-dir"]),
+            git(&["rev-parse", "HEAD"]),
+        );
+        let branch = git(&["symbolic-ref", "HEAD"]);
+        let removal = removal.replace("main", branch.trim().trim_start_matches("refs/heads/"));
+        ok(&f.run_sh("new", &["--review"], &removal));
+        let o = review(&f, &["apply", "--yes"]);
+        assert_eq!(
+            o.status.code(),
+            Some(1),
+            "{who:?}: {removal}: applied: {}",
+            stdout(&o)
+        );
+        assert!(
+            stderr(&o).contains("removed"),
+            "{who:?}: {removal}: {}",
+            stderr(&o)
+        );
+        assert_eq!(
+            (
+                git(&["rev-parse", "--absolute-git-dir"]),
+                git(&["rev-parse", "HEAD"])
+            ),
+            before,
+            "{who:?}: {removal}"
+        );
+    }
+}
+
+/// `review diff` lists a moved ref's commits with host git, which reads
+/// each whole: a loose commit of a few hundred KB on disk whose message
+/// inflates to 40 MB (5 GB had held each `git log` at 4 GB) is not
+/// listed; its size is read from its header first, as an import's.
+#[test]
+fn diff_reads_no_commit_too_large_to_read_whole() {
+    let bomb = r#"import hashlib, os, subprocess, sys, zlib
+tree = subprocess.check_output(['git', 'rev-parse', 'HEAD^{tree}']).decode().strip()
+parent = subprocess.check_output(['git', 'rev-parse', 'HEAD']).decode().strip()
+body = ('tree %s\nparent %s\nauthor a <a> 1 +0000\ncommitter a <a> 1 +0000\n\n' % (tree, parent)).encode() + b'x' * (40 << 20)
+raw = b'commit %d\0' % len(body) + body
+oid = hashlib.sha1(raw).hexdigest()
+os.makedirs('.git/objects/' + oid[:2], exist_ok=True)
+open('.git/objects/%s/%s' % (oid[:2], oid[2:]), 'wb').write(zlib.compress(raw, 9))
+open('.git/refs/heads/bomb', 'w').write(oid + '\n')
+"#;
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        checkout(&f, "ws");
+        let script = format!("python3 -c '{}' && echo made", bomb.replace('\'', "'\\''"));
+        let o = f.run_sh("new", &["--review"], &script);
+        assert!(stdout(&o).contains("made"), "{who:?}: {}", stderr(&o));
+        let d = ok(&review(&f, &["diff", "--stat"]));
+        assert!(
+            d.contains("the commits are not listed") && d.contains("more than host git should read whole"),
+            "{who:?}: {d}"
+        );
+    }
+}

@@ -527,6 +527,7 @@ pub fn for_roots(
     for p in user.configs.iter().chain(&user.files) {
         seen(&mut g, p.clone());
     }
+    other_names(&mut g, &scanned);
     let mut found = found;
     found.absent = g.absent.clone();
     found.trusted = g.trusted.clone();
@@ -684,6 +685,75 @@ fn trusted_paths(g: &mut Guard, dir: &Path, user: &UserGit) {
     }
     if let Some(hp) = reads.hooks_path {
         seen(g, hp);
+    }
+}
+
+/// Directories looked at, at most, for the other names of a file host git
+/// trusts (the walk at the end's bound).
+const OTHER_NAMES_WALK: usize = 250_000;
+
+/// The other names below the writable roots of each file host git trusts
+/// (a git dir's hooks, config and info, every file and hooks directory of
+/// [`Guard::trusted`]) that has more than one: made read-only as well.
+/// `ln tools/pre-commit .git/hooks/pre-commit` is one file under two
+/// names: the command rewrote the tracked one and the host's next commit
+/// ran it. Only where such a file exists are the roots walked (every
+/// directory on that file system, never through a link, up to
+/// OTHER_NAMES_WALK; past it, said).
+fn other_names(g: &mut Guard, roots: &[PathBuf]) {
+    use std::collections::HashSet;
+    use std::os::unix::fs::MetadataExt;
+    let mut files: Vec<PathBuf> = Vec::new();
+    for l in &g.layouts {
+        files.extend([l.dir.join("config"), l.dir.join("config.worktree")]);
+        for d in ["hooks", "info"] {
+            files.extend(
+                fs::read_dir(l.dir.join(d))
+                    .into_iter()
+                    .flatten()
+                    .flatten()
+                    .map(|e| e.path()),
+            );
+        }
+    }
+    for t in &g.trusted {
+        files.push(t.clone());
+        files.extend(fs::read_dir(t).into_iter().flatten().flatten().map(|e| e.path()));
+    }
+    let linked: HashSet<(u64, u64)> = files
+        .iter()
+        .filter_map(|p| fs::symlink_metadata(p).ok())
+        .filter(|m| m.is_file() && m.nlink() > 1)
+        .map(|m| (m.dev(), m.ino()))
+        .collect();
+    if linked.is_empty() {
+        return;
+    }
+    let devs: HashSet<u64> = linked.iter().map(|(d, _)| *d).collect();
+    // The git dirs are the sandbox's own copies inside: their names are not.
+    let git_dirs: HashSet<PathBuf> = g.layouts.iter().map(|l| l.dir.clone()).collect();
+    let mut stack: Vec<PathBuf> = roots
+        .iter()
+        .filter(|r| fs::symlink_metadata(r).is_ok_and(|m| m.is_dir() && devs.contains(&m.dev())))
+        .cloned()
+        .collect();
+    let mut looked = 0;
+    while let Some(dir) = stack.pop() {
+        looked += 1;
+        if looked > OTHER_NAMES_WALK {
+            g.note = Some(format!(
+                "a file host git trusts has another name (a hard link), and the walk for it stopped after {OTHER_NAMES_WALK} directories: a name beyond is writable inside"
+            ));
+            return;
+        }
+        for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let Ok(m) = e.metadata() else { continue };
+            if m.is_dir() && devs.contains(&m.dev()) && !git_dirs.contains(&e.path()) {
+                stack.push(e.path());
+            } else if m.is_file() && m.nlink() > 1 && linked.contains(&(m.dev(), m.ino())) {
+                trusted(g, e.path());
+            }
+        }
     }
 }
 

@@ -258,6 +258,14 @@ fn commits(dir: &mut GitDir, host_git: &Path, upper_git: &Path, host_exists: boo
             Some("the layer's objects hold a symlink or name alternates: the commits are not listed".into());
         return;
     }
+    // Sizes first, from the objects' headers: a commit of a few MB on disk
+    // whose message inflated to 5 GB held each `git log` at 4 GB.
+    if objects.is_dir()
+        && let Err(why) = crate::git_receive::objects_too_large(&objects, LOG_DEADLINE, None)
+    {
+        dir.note = Some(format!("the commits are not listed: {why}"));
+        return;
+    }
     for m in &mut dir.moved {
         let Some(new) = m.new.as_deref().filter(|v| is_object_name(v)) else {
             continue;
@@ -323,6 +331,8 @@ fn host_git_log(host_git: &Path, objects: &Path, args: &[&str]) -> Result<String
     ] {
         c.env_remove(k);
     }
+    // The command's objects: at nice 19, its heap held (as an import's).
+    crate::git_receive::hold(&mut c, LOG_HEAP);
     if objects.is_dir() {
         c.env("GIT_ALTERNATE_OBJECT_DIRECTORIES", objects);
     } else {
@@ -330,6 +340,9 @@ fn host_git_log(host_git: &Path, objects: &Path, args: &[&str]) -> Result<String
     }
     bounded(c)
 }
+
+/// The heap host git may take to list a layer's commits.
+const LOG_HEAP: u64 = 1 << 30;
 
 /// Longest host git may take to list a layer's commits: a tree that names
 /// one subtree many times over (a few kilobytes) is a billion paths to

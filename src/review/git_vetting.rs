@@ -99,7 +99,46 @@ pub fn refused(layer: &Layer, changes: &[Change]) -> Vec<String> {
     out.extend(super::git_objects::forged(layer, changes));
     out.extend(links_out(layer, changes));
     out.extend(outside_checkouts(layer, changes));
+    out.extend(changes.iter().filter_map(|c| {
+        let why = removes_structure(layer, c)?;
+        Some(format!("{}: {why}", shown(layer, c.tree, &c.rel)))
+    }));
     out
+}
+
+/// Why a change takes away what makes a git dir one to host git, as the
+/// live guard keeps it: the git dir itself (a `.git` removed, the
+/// repository's history with it), its `HEAD`, index, `refs/` or
+/// `objects/` (host git without them went on to a parent's repository),
+/// or the branch the host's HEAD names (git deletes no branch checked
+/// out, nor does a push).
+fn removes_structure(layer: &Layer, c: &Change) -> Option<&'static str> {
+    let (git_dir, tail) = in_a_git_dir(c)?;
+    let gone = match &c.kind {
+        Kind::Deleted => true,
+        Kind::Dir { opaque, .. } => *opaque,
+        _ => false,
+    };
+    let not_dir = !matches!(c.kind, Kind::Dir { .. });
+    let top = tail.as_os_str().is_empty();
+    if top && (git_dir.as_os_str().is_empty() || c.tree > 0) {
+        return None;
+    }
+    if (top || tail == Path::new("refs") || tail == Path::new("objects")) && (gone || not_dir) {
+        return Some(
+            "a git dir, or its refs or objects, removed: host git would take another repository for this one, or none",
+        );
+    }
+    if gone && (tail == Path::new("HEAD") || tail == Path::new("index")) {
+        return Some(
+            "removed: git never removes it, and host git without it takes another repository for this one",
+        );
+    }
+    let head = crate::policy::read_small(&layer.info.trees.get(c.tree)?.join(&git_dir).join("HEAD"))?;
+    let branch = head.strip_prefix("ref: ")?.trim_end();
+    (gone && tail == Path::new(branch)).then_some(
+        "removed: the branch the host's HEAD names (git deletes no branch checked out, nor does a push)",
+    )
 }
 
 /// Each change to what host git keeps for a checkout outside the

@@ -43,6 +43,8 @@ const OUTSIDE_WORKTREE: &str = "a linked worktree's own, its work tree outside t
 /// Why a ref stays the host's.
 const CHECKED_OUT: &str = "what a work tree outside the writable roots has checked out or comes back to (its branch, the one its bisect or rebase returns to), the stash (every checkout's), or a main checkout's there (its bisect, rebase and worktree refs): host git there would take the change for the user's";
 
+const CURRENT_BRANCH: &str = "removed inside: the branch the host's HEAD names (git deletes no branch checked out, nor does a push: receive.denyDeleteCurrent); host git would take every file for one staged anew";
+
 const NAMES_HELD: &str = "it names what a work tree outside the writable roots has checked out or comes back to (a symbolic ref, a bisect's start, a rebase's branch or its update-ref orders): host git here would move it or check it out";
 
 /// Copied in once, never back: what chooses code or another git dir.
@@ -194,6 +196,79 @@ impl Pair {
         }
     }
 
+    /// A directory made on one side, or removed on one side since the last
+    /// look (`host_has`: the host's side has it).
+    fn dir_made_or_removed(
+        &mut self,
+        rel: &Path,
+        base: Option<u64>,
+        host_has: bool,
+        below: &mut Vec<PathBuf>,
+    ) -> Done {
+        // Made or removed on the host's side.
+        if (base == Some(DIR_BASE)) == host_has
+            && let Some(why) = self.stays_the_hosts(rel)
+        {
+            return Done::Refused(why.into());
+        }
+        let r = if base == Some(DIR_BASE) && host_has {
+            // Removed inside: `refs/` stays (without it a git dir is none
+            // to host git, which went on to a parent's repository), and
+            // below it each name goes as git removes one, with its checks;
+            // the directory once empty.
+            if self.kind == Kind::Top && rel == Path::new("refs") {
+                return Done::Refused(
+                    "removed inside: git never removes it, and host git without it takes another repository for this one"
+                        .into(),
+                );
+            }
+            if let Some(kept) = self.each_removed_below(rel) {
+                return kept;
+            }
+            self.base.remove(rel);
+            remove(self.host.as_fd(), rel, true)
+        } else if base == Some(DIR_BASE) {
+            // Removed on the host since the last look.
+            self.base.remove(rel);
+            remove(self.own.as_fd(), rel, true)
+        } else if !host_has && !git_vet::dir_ok(rel) {
+            return Done::Refused("not a name git gives a ref".into());
+        } else {
+            self.base.insert(rel.to_path_buf(), DIR_BASE);
+            below.push(rel.to_path_buf());
+            make_dirs(self.root(host_has), rel).map(drop)
+        };
+        r.map_or_else(Done::from, |()| Done::Copied)
+    }
+
+    /// Each name below the host's `rel`, removed inside, reconciled now as
+    /// removed one by one (a ref checked out stays); None where none is
+    /// left, else why one is (the first refusal, or a lock held).
+    fn each_removed_below(&mut self, rel: &Path) -> Option<Done> {
+        let (_, done) = self.reconcile(rel);
+        if names(self.host.as_fd(), rel).is_empty() {
+            return None;
+        }
+        let kept = done
+            .into_iter()
+            .map(|(_, d)| d)
+            .find(|d| matches!(d, Done::Refused(_) | Done::Deferred));
+        Some(kept.unwrap_or(Done::Nothing))
+    }
+
+    /// Whether the host's HEAD is the symbolic ref `rel` (its branch).
+    fn host_head_names(&self, rel: &Path) -> bool {
+        let State::File { data, .. } = state(self.host.as_fd(), Path::new("HEAD")) else {
+            return false;
+        };
+        let Ok(head) = data.bytes(4096) else {
+            return false;
+        };
+        head.strip_prefix(b"ref: ")
+            .map(|r| r.trim_ascii_end())
+            .is_some_and(|r| r == std::os::unix::ffi::OsStrExt::as_bytes(rel.as_os_str()))
+    }
+
     /// What a main checkout outside the roots shares with its linked
     /// worktrees: refs, their logs and `packed-refs`.
     fn shared_with_worktrees(rel: &Path) -> bool {
@@ -335,24 +410,7 @@ impl Pair {
                 return Done::Nothing;
             }
             (State::Dir, State::Absent) | (State::Absent, State::Dir) => {
-                let host_has = matches!(h, State::Dir);
-                // Made or removed on the host's side.
-                if (base == Some(DIR_BASE)) == host_has
-                    && let Some(why) = self.stays_the_hosts(rel)
-                {
-                    return Done::Refused(why.into());
-                }
-                if base == Some(DIR_BASE) {
-                    // Removed on the other side since the last look.
-                    self.base.remove(rel);
-                    remove(self.root(!host_has), rel, true)
-                } else if !host_has && !git_vet::dir_ok(rel) {
-                    return Done::Refused("not a name git gives a ref".into());
-                } else {
-                    self.base.insert(rel.to_path_buf(), DIR_BASE);
-                    below.push(rel.to_path_buf());
-                    make_dirs(self.root(host_has), rel).map(drop)
-                }
+                return self.dir_made_or_removed(rel, base, matches!(h, State::Dir), below);
             }
             (State::File { hash: hh, .. }, State::File { hash: sh, .. }) if hh == sh => {
                 self.base.insert(rel.to_path_buf(), *hh);
@@ -402,6 +460,9 @@ impl Pair {
                             "removed inside: git never removes it, and host git without it takes another repository for this one"
                                 .into(),
                         );
+                    }
+                    if self.kind == Kind::Top && self.host_head_names(rel) {
+                        return Done::Refused(CURRENT_BRANCH.into());
                     }
                     if self.packed_inside_only(rel) {
                         // Packed inside (`git pack-refs`), and that
@@ -751,6 +812,14 @@ impl GitSync {
         // after the objects, then only on the next retry.
         let mut retried = BTreeSet::new();
         while let Some(d) = self.dirty.pop_first() {
+            // The command has ended: the rest waits for the last copies,
+            // after the repositories made inside are held aside (4,000
+            // tags made at the end, each looked up on the host, had kept
+            // a planted one live for 13 s).
+            if crate::git_receive::imports_halted() {
+                self.dirty.insert(d);
+                break;
+            }
             let (i, rel) = d;
             let (below, done) = self.pairs[i].reconcile(&rel);
             for b in below {
@@ -792,7 +861,7 @@ impl GitSync {
                 }
             }
         }
-        self.dirty = again;
+        self.dirty.extend(again);
         // git writes its index or a ref after git-lfs stored an object: the
         // object goes out with it.
         self.carry_lfs();
@@ -801,6 +870,11 @@ impl GitSync {
     /// Reconciles everything, for the last time (the sandbox is gone):
     /// waits up to two seconds for locks held on the host.
     pub(super) fn last(&mut self) {
+        // Imports were halted since the command ended: what waits for an
+        // object waits afresh.
+        for p in &mut self.pairs {
+            p.missing.clear();
+        }
         self.on_events();
         for i in 0..self.pairs.len() {
             self.dirty.insert((i, PathBuf::new()));

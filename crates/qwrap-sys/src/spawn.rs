@@ -321,18 +321,20 @@ unsafe fn run<F: FnOnce() -> Infallible>(data: *mut libc::c_void) -> ! {
     }
 }
 
-/// `cmd`, once spawned, runs at `nice` and, given `data`, with its heap
+/// `cmd`, once spawned, runs at `nice` (None: the caller's) and, given `data`, with its heap
 /// (and private writable mappings) held to that many bytes: both set in
 /// the child before its exec, so that nothing of it runs unheld; one that
 /// cannot be set fails the spawn.
-pub fn held_before_exec(cmd: &mut std::process::Command, nice: i32, data: Option<u64>) {
+pub fn held_before_exec(cmd: &mut std::process::Command, nice: Option<i32>, data: Option<u64>) {
     use std::os::unix::process::CommandExt;
     // SAFETY: the hook runs in the child between fork and exec; setpriority
     // and setrlimit are async-signal-safe system calls on the child itself,
     // and nothing is allocated or locked.
     unsafe {
         cmd.pre_exec(move || {
-            rustix::process::setpriority_process(None, nice)?;
+            if let Some(nice) = nice {
+                rustix::process::setpriority_process(None, nice)?;
+            }
             if let Some(bytes) = data {
                 let limit = rustix::process::Rlimit {
                     current: Some(bytes),
