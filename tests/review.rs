@@ -115,12 +115,25 @@ fn the_host_workspace_is_untouched_until_apply() {
                 stderr(&o)
             );
             std::fs::write(&index, kept).unwrap();
-            ok(&review(&f, &["apply", "3", "--yes"]));
+            // It removes the git dir, the history with it: refused, named.
+            let o = review(&f, &["apply", "3", "--yes"]);
+            assert_eq!(o.status.code(), Some(1), "{who:?} {api}: {}", stdout(&o));
             assert!(
-                listing(&f.ws()).is_empty(),
-                "{who:?} {api}: {:?}",
-                listing(&f.ws())
+                stderr(&o).contains(".git: a git dir, or its refs or objects, removed"),
+                "{who:?} {api}: {}",
+                stderr(&o)
             );
+            // (The index aside: host git rewrote it above.)
+            let but_index = |mut t: std::collections::BTreeMap<String, String>| {
+                t.remove(".git/index");
+                t
+            };
+            assert_eq!(
+                but_index(tree(&f.ws(), &[])),
+                but_index(before.clone()),
+                "{who:?} {api}: applied in part"
+            );
+            ok(&review(&f, &["discard", "3"]));
             assert!(stdout(&review(&f, &["list"])).contains("no pending review layers"));
         }
     }
