@@ -329,6 +329,19 @@ pub fn first_missing(git_dir: &Path, oids: &[String]) -> Option<String> {
         .cloned()
 }
 
+/// Those of `ids` host git has (none where it could not say in time).
+pub fn present(git_dir: &Path, ids: Vec<String>) -> Vec<String> {
+    let Ok(answer) = batch_check(git_dir, "%(objectname) %(objecttype)", ids) else {
+        return Vec::new();
+    };
+    answer
+        .lines()
+        .filter_map(|l| l.split_once(' '))
+        .filter(|(_, t)| *t != "missing")
+        .map(|(id, _)| id.to_string())
+        .collect()
+}
+
 /// Whether host git has each of `want` as the type named: Ok(true) where
 /// all are there, Ok(false) where one is missing, Err where one is of
 /// another type (or git could not say in time).
