@@ -781,8 +781,9 @@ fn an_import_running_at_the_end_does_not_hold_back_the_look() {
 /// git, which went on to the repository around the workspace (the user's
 /// next `git commit` landed there), and a repository below the workspace
 /// lost that way was removed whole by a host `git clean -fdx`. `refs/`
-/// stays, and so does the branch the host's HEAD names (git deletes no
-/// branch checked out, nor does a push); other branches go, as a push's.
+/// stays, and so do the branch the host's HEAD names (git deletes no
+/// branch checked out, nor does a push), loose or packed, its reflog and
+/// HEAD's; other branches go, as a push's.
 #[test]
 fn the_refs_directory_and_the_checked_out_branch_stay_on_the_host() {
     for who in Who::all() {
@@ -819,6 +820,24 @@ fn the_refs_directory_and_the_checked_out_branch_stay_on_the_host() {
         assert!(
             stderr(&o).contains("removed inside"),
             "{who:?}: named: {}",
+            stderr(&o)
+        );
+        // Packed on the host, deleted inside, its reflogs with it: the
+        // history stays.
+        ok(&host(&f, "git pack-refs --all"));
+        let packed = "git update-ref -d refs/heads/main && rm -rf .git/logs; sleep 1; echo done";
+        let o = f.run_sh("new", &[], packed);
+        assert!(stdout(&o).contains("done"), "{who:?}: {}", stderr(&o));
+        assert!(
+            host(&f, "git rev-parse -q --verify refs/heads/main")
+                .status
+                .success(),
+            "{who:?}: the branch checked out went through packed-refs: {}",
+            stderr(&o)
+        );
+        assert!(
+            f.ws().join(".git/logs/HEAD").is_file(),
+            "{who:?}: HEAD's reflog went: {}",
             stderr(&o)
         );
     }

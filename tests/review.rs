@@ -933,16 +933,23 @@ fn apply_carries_only_what_the_live_guard_carries() {
 /// gone on to a parent's repository, or to none, and the history with it.
 #[test]
 fn apply_keeps_what_makes_a_git_dir_one() {
+    // (Packed on the host first, where marked.)
     let removals = [
-        "rm -rf .git",
-        "rm -rf .git/refs",
-        "rm .git/HEAD",
-        "git update-ref -d refs/heads/main",
+        (false, "rm -rf .git"),
+        (false, "rm -rf .git/refs"),
+        (false, "rm .git/HEAD"),
+        (false, "git update-ref -d refs/heads/main"),
+        (false, "rm .git/logs/HEAD"),
+        (true, "sed -i '/ refs.heads.main$/d' .git/packed-refs"),
     ];
-    for (who, removal) in Who::all().into_iter().flat_map(|w| removals.map(|r| (w, r))) {
+    for (who, (pack, removal)) in Who::all().into_iter().flat_map(|w| removals.map(|r| (w, r))) {
         let f = Fixture::new(who);
         checkout(&f, "ws");
         let git = |args: &[&str]| stdout(&f.command("git").args(args).current_dir(f.ws()).output().unwrap());
+        if pack {
+            git(&["pack-refs", "--all"]);
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
         let before = (
             git(&["rev-parse", "--absolute-git-dir"]),
             git(&["rev-parse", "HEAD"]),

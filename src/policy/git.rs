@@ -439,6 +439,18 @@ pub fn packed_moves_held(held: &[PathBuf], new: &[u8], old: Option<&[u8]>) -> bo
         .any(|name| packed(&new, name) != packed(&old, name))
 }
 
+/// Whether the `packed-refs` `new` drops the line `old` has for `name`
+/// (the ref deleted, where no loose file holds it).
+pub fn packed_drops(name: &str, new: &[u8], old: Option<&[u8]>) -> bool {
+    let line = |text: &[u8]| {
+        String::from_utf8_lossy(text)
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with('^'))
+            .any(|l| l.split_once(' ').is_some_and(|(_, n)| n == name))
+    };
+    old.is_some_and(line) && !line(new)
+}
+
 /// The lines a `packed-refs` gives `name` and the refs below it (a held
 /// namespace: `refs/bisect`).
 fn packed<'a>(text: &'a str, name: &str) -> Vec<(&'a str, &'a str)> {

@@ -134,11 +134,31 @@ fn removes_structure(layer: &Layer, c: &Change) -> Option<&'static str> {
             "removed: git never removes it, and host git without it takes another repository for this one",
         );
     }
-    let head = crate::policy::read_small(&layer.info.trees.get(c.tree)?.join(&git_dir).join("HEAD"))?;
+    let why = "removed: the branch the host's HEAD names, its reflog or HEAD's (git deletes none of them, nor does a push)";
+    if gone && tail == Path::new("logs/HEAD") {
+        return Some(why);
+    }
+    let host_dir = layer.info.trees.get(c.tree)?.join(&git_dir);
+    let head = crate::policy::read_small(&host_dir.join("HEAD"))?;
     let branch = head.strip_prefix("ref: ")?.trim_end();
-    (gone && tail == Path::new(branch)).then_some(
-        "removed: the branch the host's HEAD names (git deletes no branch checked out, nor does a push)",
-    )
+    if gone && (tail == Path::new(branch) || tail == Path::new("logs").join(branch)) {
+        return Some(why);
+    }
+    // A `packed-refs` without its line, and no loose file for it after.
+    let upper = layer.upper(c.tree).join(&git_dir);
+    let loose = match std::fs::symlink_metadata(upper.join(branch)) {
+        Ok(m) => m.is_file(),
+        Err(_) => host_dir.join(branch).is_file(),
+    };
+    let drops = |new: &[u8]| {
+        let old = std::fs::read(host_dir.join("packed-refs")).ok();
+        crate::policy::git::packed_drops(branch, new, old.as_deref())
+    };
+    (tail == Path::new("packed-refs")
+        && matches!(c.kind, Kind::File { .. })
+        && !loose
+        && std::fs::read(upper.join("packed-refs")).is_ok_and(|new| drops(&new)))
+    .then_some(why)
 }
 
 /// Each change to what host git keeps for a checkout outside the

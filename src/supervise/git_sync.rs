@@ -43,7 +43,7 @@ const OUTSIDE_WORKTREE: &str = "a linked worktree's own, its work tree outside t
 /// Why a ref stays the host's.
 const CHECKED_OUT: &str = "what a work tree outside the writable roots has checked out or comes back to (its branch, the one its bisect or rebase returns to), the stash (every checkout's), or a main checkout's there (its bisect, rebase and worktree refs): host git there would take the change for the user's";
 
-const CURRENT_BRANCH: &str = "removed inside: the branch the host's HEAD names (git deletes no branch checked out, nor does a push: receive.denyDeleteCurrent); host git would take every file for one staged anew";
+const CURRENT_BRANCH: &str = "it removes the branch the host's HEAD names, its reflog or HEAD's (git deletes no branch checked out, nor does a push: receive.denyDeleteCurrent); host git would take every file for one staged anew, and the history for none";
 
 /// The objects known present on the host kept at most (about 100 bytes
 /// each).
@@ -290,17 +290,37 @@ impl Pair {
         }
     }
 
-    /// Whether the host's HEAD is the symbolic ref `rel` (its branch).
+    /// Whether `rel` is the branch the host's HEAD names, its reflog, or
+    /// HEAD's reflog (git removes none of them).
     fn host_head_names(&self, rel: &Path) -> bool {
+        rel == Path::new("logs/HEAD")
+            || self
+                .host_branch()
+                .is_some_and(|b| rel == b || rel == Path::new("logs").join(&b))
+    }
+
+    /// Whether a `packed-refs` made inside deletes the branch the host's
+    /// HEAD names: its line gone, and no loose file inside holds it.
+    fn drops_host_branch(&self, data: &[u8], host: Option<&[u8]>) -> bool {
+        let Some(b) = self.host_branch() else {
+            return false;
+        };
+        let loose = matches!(state(self.own.as_fd(), &b), State::File { .. });
+        !loose
+            && b.to_str()
+                .is_some_and(|n| crate::policy::git::packed_drops(n, data, host))
+    }
+
+    /// The branch the host's HEAD names (`ref: refs/heads/main`).
+    fn host_branch(&self) -> Option<PathBuf> {
         let State::File { data, .. } = state(self.host.as_fd(), Path::new("HEAD")) else {
-            return false;
+            return None;
         };
-        let Ok(head) = data.bytes(4096) else {
-            return false;
-        };
-        head.strip_prefix(b"ref: ")
-            .map(|r| r.trim_ascii_end())
-            .is_some_and(|r| r == std::os::unix::ffi::OsStrExt::as_bytes(rel.as_os_str()))
+        let head = data.bytes(4096).ok()?;
+        let b = head.strip_prefix(b"ref: ")?.trim_ascii_end();
+        Some(PathBuf::from(
+            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b),
+        ))
     }
 
     /// What a main checkout outside the roots shares with its linked
@@ -642,6 +662,9 @@ impl Pair {
         let (data, host) = (&data[..], host.as_deref());
         if rel == Path::new("packed-refs") && crate::policy::git::packed_moves_held(&self.held, data, host) {
             return Done::Refused(CHECKED_OUT.into());
+        }
+        if rel == Path::new("packed-refs") && self.kind == Kind::Top && self.drops_host_branch(data, host) {
+            return Done::Refused(CURRENT_BRANCH.into());
         }
         if crate::policy::git::names_held(&self.held_targets, data)
             || crate::policy::git::state_names_held(&self.held_targets, rel, data)
