@@ -66,7 +66,7 @@ pub fn vet(rel: &Path, data: &[u8], host: Option<&[u8]>, sparse: bool) -> Result
                 .and_then(ref_name)
                 .and_then(|()| reflog(data)),
         ),
-        [b"HEAD"] => keep(ref_value(data)),
+        [b"HEAD"] => keep(ref_value(data).and_then(|()| head_on_a_branch(data))),
         [b"FETCH_HEAD"] => keep(lines(data, |l| oid_prefix(l).map(drop)).and_then(|()| {
             let merged = data.split(|c| *c == b'\n').filter(|l| !l.is_empty() && !contains(l, b"\tnot-for-merge\t"));
             heads_bounded(merged.count())
@@ -358,11 +358,25 @@ fn ref_name(rel: &Path) -> Result<(), String> {
     }
 }
 
+/// A character shown as blank space: Unicode's space separators and the
+/// braille blank (ASCII's space git refuses in a ref's name already).
+fn blank(c: char) -> bool {
+    matches!(
+        c,
+        '\u{a0}' | '\u{1680}' | '\u{2000}'..='\u{200a}' | '\u{202f}' | '\u{205f}' | '\u{2800}' | '\u{3000}'
+    )
+}
+
 fn component_ok(c: &[u8]) -> bool {
     // `git status` prints a branch's name: nothing a terminal acts on or
     // that hides text, in UTF-8 or as raw bytes.
+    // Nor a blank that is no ASCII space (`main` followed by U+3000 was
+    // listed as a second `main`, and took the user's next commit).
     let acts = c.utf8_chunks().any(|chunk| {
-        chunk.valid().chars().any(crate::lossy::unshowable)
+        chunk
+            .valid()
+            .chars()
+            .any(|ch| crate::lossy::unshowable(ch) || blank(ch))
             || chunk.invalid().iter().any(|b| crate::lossy::raw_c1(*b))
     });
     !acts
@@ -437,6 +451,16 @@ fn ref_value(data: &[u8]) -> Result<(), String> {
     }
 }
 
+/// HEAD as git lets it be: an object name (detached) or a branch (`git
+/// symbolic-ref` refuses HEAD outside `refs/heads/`: on a tag, the user's
+/// next commit moved the tag).
+fn head_on_a_branch(data: &[u8]) -> Result<(), String> {
+    match data.strip_prefix(b"ref: ") {
+        Some(t) if !t.starts_with(b"refs/heads/") => Err("HEAD names a ref that is no branch".into()),
+        _ => Ok(()),
+    }
+}
+
 /// The longest reflog line carried: host git reads a reflog backwards a
 /// block at a time, each put before what it holds of the line, so a line
 /// costs it the square of its length (one of 128 MB held `git status` on
@@ -479,7 +503,24 @@ const REPLACE: &str = "a replace ref makes host git show another object wherever
 /// `packed-refs` entry by entry; a replace ref only as the host's copy
 /// has it: another is left out (with its peeled line), the rest carried,
 /// so that the refs `git pack-refs` moved there still reach the host.
+/// The refs a `packed-refs` may name, at most: host git reads them all
+/// for `git branch` and a decorated `git log` (4.6 million, under the size
+/// bound, held `git log -1 --decorate` 65 s and `git branch` past 4 GB).
+/// Twice the host's own, where that is more.
+pub const PACKED_MOST: usize = 250_000;
+
 fn packed_refs(data: &[u8], host: &[u8]) -> Result<Vetted, String> {
+    let count = |d: &[u8]| {
+        d.split(|c| *c == b'\n')
+            .filter(|l| !l.is_empty() && l[0] != b'#' && l[0] != b'^')
+            .count()
+    };
+    let most = PACKED_MOST.max(2 * count(host));
+    if count(data) > most {
+        return Err(format!(
+            "it names more than {most} refs (host git reads them all for `git branch` and a decorated `git log`)"
+        ));
+    }
     lines(data, |l| {
         if l.starts_with(b"# pack-refs with:") {
             return Some(());
@@ -1029,6 +1070,15 @@ mod tests {
     fn names_and_counts_host_git_shows_or_walks_are_bounded() {
         assert!(v("refs/heads/m\u{9b}1A", A).is_err());
         assert!(v("refs/heads/rlo\u{202e}txt", A).is_err());
+        assert!(v("HEAD", "ref: refs/tags/v1\n").is_err());
+        let many: String = (0..PACKED_MOST + 1)
+            .map(|n| format!("{A} refs/heads/b{n:07}\n"))
+            .collect();
+        assert!(v("packed-refs", &many).is_err());
+        assert!(v("HEAD", "ref: refs/heads/main\n").is_ok());
+        for blank in ["\u{a0}", "\u{2002}", "\u{2800}", "\u{3000}"] {
+            assert!(v(&format!("refs/heads/main{blank}"), A).is_err(), "{blank:?}");
+        }
         assert!(v("refs/heads/zw\u{200b}sp", A).is_err());
         assert!(v("refs/heads/caf\u{e9}", &format!("{A}\n")).is_ok());
         assert!(v("HEAD", "ref: refs/heads/m\u{9b}1A\n").is_err());

@@ -623,6 +623,7 @@ impl UserGit {
                 .unwrap_or_default()
                 .into_iter()
                 .chain(var("GIT_TEMPLATE_DIR").map(|t| super::absolutize(Path::new(&t), cwd)))
+                .chain(home.map(shell_start_up).unwrap_or_default())
                 .collect(),
             home: home.map(Path::to_path_buf),
         }
@@ -755,6 +756,23 @@ fn other_names(g: &mut Guard, roots: &[PathBuf]) {
             }
         }
     }
+}
+
+/// The shell's start-up files in `home` (and what they source), and ssh's
+/// config (a `Match exec` runs for every ssh, host git's too): where one
+/// is a link or a second name of a file in a writable root (a dotfiles
+/// checkout as the workspace, `~/.bashrc -> dotfiles/bashrc`), the command
+/// wrote the user's next shell; each is guarded as git's own config is.
+fn shell_start_up(home: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = super::rc_files::start_up_files(home)
+        .into_iter()
+        .map(|f| f.path)
+        .collect();
+    let ssh = home.join(".ssh/config");
+    if fs::symlink_metadata(&ssh).is_ok() {
+        v.push(ssh);
+    }
+    v
 }
 
 /// What host git reads for one git dir: the configs found so far (the
