@@ -889,6 +889,52 @@ fn a_hook_hard_linked_into_the_work_tree_is_read_only() {
     }
 }
 
+/// A repository made inside that stays: host git takes its index's stat
+/// data and its commit-graph on trust. An index whose entry names the old
+/// content while its stat data are the edited file's hid the edit from
+/// host `git status`; its stat data are dropped at the end (git hashes the
+/// file again), and its commit-graph removed.
+#[test]
+fn a_repository_made_inside_keeps_no_stat_data_or_commit_graph() {
+    // The entry's object id put back to HEAD's blob, the trailer made again.
+    let forge = r#"import hashlib, subprocess
+old = bytes.fromhex(subprocess.check_output(['git', 'rev-parse', 'HEAD:a']).decode().strip())
+d = bytearray(open('.git/index', 'rb').read())
+d[12 + 40:12 + 60] = old
+d = d[:-20] + hashlib.sha1(bytes(d[:-20])).digest()
+open('.git/index', 'wb').write(bytes(d))
+"#;
+    for who in Who::all() {
+        let f = Fixture::new(who);
+        repo(&f);
+        f.write("forge.py", forge, 0o644);
+        let script = format!(
+            "set -e; git init -q r && cd r && echo hi > a && git add a && {GIT} commit -qm a
+             git commit-graph write --reachable
+             echo PAYLOAD > a; sleep 1.1; git add a && python3 '{}'
+             test -z \"$(git status --porcelain)\" && echo hidden",
+            f.path().join("forge.py").display()
+        );
+        let o = f.run_sh("new", &[], &script);
+        let what = format!("{who:?}");
+        assert!(
+            stdout(&o).contains("hidden"),
+            "{what}: the forgery did not hide the edit: {}",
+            stderr(&o)
+        );
+        let status = stdout(&host(&f, "cd r && git status --porcelain"));
+        assert!(
+            status.contains(" M a"),
+            "{what}: the edit is hidden on the host: {status:?}: {}",
+            stderr(&o)
+        );
+        assert!(
+            !f.ws().join("r/.git/objects/info/commit-graph").exists(),
+            "{what}: the commit-graph stays"
+        );
+    }
+}
+
 /// Thousands of tags made as the command ends: each is looked at before
 /// it reaches the host (its object looked up there), and that had kept a
 /// repository planted beside them live 13 s after qwrap returned. The

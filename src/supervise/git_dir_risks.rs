@@ -437,6 +437,51 @@ fn index_risks(dot_git: &Path) -> Vec<String> {
         .collect()
 }
 
+/// What host git takes on trust in a repository made or changed inside
+/// that stays, made harmless: its index's stat data and cache-tree
+/// (rewritten as a carried index is: a forged cache-tree put a file the
+/// user never saw into the user's next commit, and stat data hid an edit
+/// from `git status`; git refreshes the one and makes the other again) and
+/// its commit-graph (removed: a forged root tree id did the same; git
+/// reads the commits themselves without it). What was done, said.
+pub(super) fn disarm(dot_git: &Path) -> Vec<String> {
+    use rustix::fs::{AtFlags, Mode, OFlags};
+    let mut done = Vec::new();
+    let Ok(dir) = k::open(
+        dot_git,
+        OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC,
+        Mode::empty(),
+    ) else {
+        return done;
+    };
+    if let Ok(Some(data)) = small_file(&dot_git.join("index"), INDEX_MAX)
+        && let Ok(crate::git_rules::Vetted::Rewritten(new)) =
+            crate::git_rules::vet(Path::new("index"), &data, None, sparse(dot_git))
+    {
+        // Under git's own lock, then renamed over the index.
+        let flags = OFlags::WRONLY | OFlags::CREATE | OFlags::EXCL | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+        if let Ok(lock) = k::openat(&dir, "index.lock", flags, Mode::from_raw_mode(0o644)) {
+            let written = crate::sys::write_all(&lock, &new).is_ok();
+            if written && k::renameat(&dir, "index.lock", "index").is_ok() {
+                done.push("its index's stat data and cache-tree dropped".to_string());
+            } else {
+                let _ = k::unlinkat(&dir, "index.lock", AtFlags::empty());
+            }
+        }
+    }
+    let info = dot_git.join("objects/info");
+    if is(&info, FileType::Directory) {
+        let graph = is(&info.join("commit-graph"), FileType::RegularFile)
+            && std::fs::remove_file(info.join("commit-graph")).is_ok();
+        let graphs = is(&info.join("commit-graphs"), FileType::Directory)
+            && std::fs::remove_dir_all(info.join("commit-graphs")).is_ok();
+        if graph || graphs {
+            done.push("its commit-graph removed".to_string());
+        }
+    }
+    done
+}
+
 /// Whether a repository's checkout is sparse (skip-worktree is git's own
 /// there): `core.sparseCheckout` in its config or `config.worktree`.
 fn sparse(dot_git: &Path) -> bool {

@@ -11,7 +11,7 @@
 //! `git init`).
 
 use super::git_dir_risks::{
-    LOOKED, changed, config_bytes, is, lstat, objects_from_now, repo_changed_since, risks, there,
+    LOOKED, changed, config_bytes, disarm, is, lstat, objects_from_now, repo_changed_since, risks, there,
     work_tree_reads,
 };
 use crate::plan::RepoScan;
@@ -143,8 +143,16 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
             r
         };
         let what = if risks.is_empty() {
+            let disarmed = match now.linked.contains(dot_git) {
+                true => Vec::new(),
+                false => disarm(dot_git),
+            };
+            let disarmed = match disarmed.is_empty() {
+                true => String::new(),
+                false => format!(" ({}: host git takes them on trust)", disarmed.join(", ")),
+            };
             format!(
-                "{made}: qwrap found nothing host git would run in its config, hooks, index or state, but host git trusts all of it; look at it first"
+                "{made}: qwrap found nothing host git would run in its config, hooks, index or state, but host git trusts all of it; look at it first{disarmed}"
             )
         } else {
             // A `.git` goes aside whole; a git dir by another name (bare)
