@@ -51,17 +51,19 @@ pub fn list(base: &Path) -> String {
 }
 
 /// Removes the layer sets named (each slot not in use), returning what was
-/// said about each.
-pub fn clean(sets: &[PathBuf]) -> Vec<String> {
-    let mut said = Vec::new();
+/// said about each, and whether one could not be removed.
+pub fn clean(sets: &[PathBuf]) -> (Vec<String>, bool) {
+    let (mut said, mut failed) = (Vec::new(), false);
     for set in sets {
         if !set.is_dir() {
             said.push(format!("{}: no layers", set.display()));
             continue;
         }
-        said.extend(clean_slots(set, 0..crate::host::caches::SLOTS));
+        let (s, f) = clean_slots(set, 0..crate::host::caches::SLOTS);
+        said.extend(s);
+        failed |= f;
     }
-    said
+    (said, failed)
 }
 
 /// The slots of `set` that are not there now: a report command's probe
@@ -73,9 +75,10 @@ pub fn missing_slots(set: &Path) -> Vec<usize> {
 }
 
 /// Removes the slots of `set` named (each not in use), and the set once
-/// it is empty, returning what was said about each.
-pub fn clean_slots(set: &Path, slots: impl IntoIterator<Item = usize>) -> Vec<String> {
-    let mut said = Vec::new();
+/// it is empty, returning what was said about each, and whether one could
+/// not be removed.
+pub fn clean_slots(set: &Path, slots: impl IntoIterator<Item = usize>) -> (Vec<String>, bool) {
+    let (mut said, mut failed) = (Vec::new(), false);
     for n in slots {
         let slot = set.join(n.to_string());
         let lock = set.join(format!("{n}.lock"));
@@ -91,12 +94,15 @@ pub fn clean_slots(set: &Path, slots: impl IntoIterator<Item = usize>) -> Vec<St
                 let _ = std::fs::remove_file(&lock);
                 said.push(format!("removed {}", slot.display()));
             }
-            Err(e) => said.push(format!("{}: {e}", slot.display())),
+            Err(e) => {
+                failed = true;
+                said.push(format!("{}: not removed: {e}", slot.display()));
+            }
         }
     }
     // Empty once every slot is gone.
     let _ = std::fs::remove_dir(set);
-    said
+    (said, failed)
 }
 
 fn held(lock: &Path) -> bool {
@@ -216,7 +222,8 @@ mod tests {
         let lock = std::fs::File::create(set.join("1.lock")).unwrap();
         rustix::fs::flock(&lock, rustix::fs::FlockOperation::LockExclusive).unwrap();
         assert!(list(base.path()).contains("(1 in use)"), "{}", list(base.path()));
-        let said = clean(std::slice::from_ref(&set));
+        let (said, failed) = clean(std::slice::from_ref(&set));
+        assert!(!failed, "{said:?}");
         assert!(!set.join("0").exists(), "{said:?}");
         assert!(
             set.join("1/.cache/upper").is_dir(),

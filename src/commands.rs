@@ -381,9 +381,14 @@ pub fn cache(request: cache_layers::Request) -> Result<Output, Fatal> {
                     .map_err(|e| Fatal::new(format!("workspace {}: {e}", ws.display()), EXIT_USAGE))?;
                 vec![base.join(policy::layer_set_name(&ws))]
             };
-            for line in cache_layers::clean(&sets) {
+            let (said, failed) = cache_layers::clean(&sets);
+            for line in said {
                 out.stdout.push_str(&line);
                 out.stdout.push('\n');
+            }
+            // A layer that stays is said, and the exit says so too.
+            if failed {
+                out.code = 1;
             }
         }
     }
