@@ -840,6 +840,27 @@ fn the_refs_directory_and_the_checked_out_branch_stay_on_the_host() {
             "{who:?}: HEAD's reflog went: {}",
             stderr(&o)
         );
+        // `packed-refs` removed whole; the reflogs emptied.
+        ok(&host(&f, "git pack-refs --all"));
+        let reflog = std::fs::read(f.ws().join(".git/logs/HEAD")).unwrap();
+        let o = f.run_sh(
+            "new",
+            &[],
+            "rm -f .git/packed-refs; : > .git/logs/HEAD; sleep 1; echo done",
+        );
+        assert!(stdout(&o).contains("done"), "{who:?}: {}", stderr(&o));
+        assert!(
+            host(&f, "git rev-parse -q --verify refs/heads/main")
+                .status
+                .success(),
+            "{who:?}: the branch checked out went with packed-refs: {}",
+            stderr(&o)
+        );
+        assert_eq!(
+            std::fs::read(f.ws().join(".git/logs/HEAD")).unwrap(),
+            reflog,
+            "{who:?}: HEAD's reflog was emptied"
+        );
     }
 }
 

@@ -380,7 +380,8 @@ fn no_core_of_qwrap_holds_the_callers_environment() {
 
 /// A dotfiles checkout as the workspace, the home's start-up files a link
 /// (`~/.bashrc -> dotfiles/bashrc`) or a second name (a hard link) of a
-/// file in it, and ssh's config likewise: the command wrote the user's
+/// file in it, ssh's config likewise, and `~/.bashrc.d` a link to a
+/// directory in it (sourced by a glob): the command wrote the user's
 /// next shell. Each is read-only inside, in both isolation modes; the
 /// host's files keep their text.
 #[test]
@@ -392,14 +393,15 @@ fn start_up_files_linked_into_the_workspace_are_read_only() {
         f.write("ws/dot/bashrc", "echo hi\n", 0o644);
         f.write("ws/dot/profile", "echo hi\n", 0o644);
         f.write("ws/dot/ssh_config", "Host x\n", 0o644);
+        f.mkdir("ws/dot/bashrc.d");
+        f.write("ws/dot/bashrc.d/00.sh", "echo hi\n", 0o644);
         let link = format!(
-            "ln -s '{ws}/dot/bashrc' '{h}/.bashrc' && ln '{ws}/dot/profile' '{h}/.profile' && ln -s '{ws}/dot/ssh_config' '{h}/.ssh/config'",
+            "ln -s '{ws}/dot/bashrc' '{h}/.bashrc' && ln '{ws}/dot/profile' '{h}/.profile' && ln -s '{ws}/dot/ssh_config' '{h}/.ssh/config' && ln -s '{ws}/dot/bashrc.d' '{h}/.bashrc.d'",
             ws = f.ws().display(),
             h = f.home().display()
         );
         ok(&f.command("sh").args(["-c", &link]).output().unwrap());
-        let script =
-            "for x in bashrc profile ssh_config; do echo 'touch /tmp/pwned' >> dot/$x; done; echo done";
+        let script = "for x in bashrc profile ssh_config bashrc.d/00.sh; do echo 'touch /tmp/pwned' >> dot/$x; done; echo done";
         let o = if landlock {
             run_landlock(&f, &[], script)
         } else {
@@ -407,7 +409,7 @@ fn start_up_files_linked_into_the_workspace_are_read_only() {
         };
         let what = format!("{who:?} landlock={landlock}");
         assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
-        for x in ["bashrc", "profile", "ssh_config"] {
+        for x in ["bashrc", "profile", "ssh_config", "bashrc.d/00.sh"] {
             let text = std::fs::read_to_string(f.ws().join("dot").join(x)).unwrap();
             assert!(!text.contains("pwned"), "{what}: {x} written: {text}");
         }

@@ -623,7 +623,7 @@ impl UserGit {
                 .unwrap_or_default()
                 .into_iter()
                 .chain(var("GIT_TEMPLATE_DIR").map(|t| super::absolutize(Path::new(&t), cwd)))
-                .chain(home.map(shell_start_up).unwrap_or_default())
+                .chain(home.map(|h| shell_start_up(h, cwd)).unwrap_or_default())
                 .collect(),
             home: home.map(Path::to_path_buf),
         }
@@ -641,14 +641,18 @@ impl UserGit {
 fn trusted_paths(g: &mut Guard, dir: &Path, user: &UserGit) {
     let is_link = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
     let hooks = dir.join("hooks");
-    let hook_links = fs::read_dir(&hooks)
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.path());
-    for p in [dir.join("config"), dir.join("config.worktree"), hooks.clone()]
-        .into_iter()
-        .chain(hook_links)
+    // `info/` too: its `exclude` hides files, `grafts` history, and
+    // `attributes` chooses drivers (`info -> ../gitinfo`, a tracked one).
+    let entries = |d: &Path| fs::read_dir(d).into_iter().flatten().flatten().map(|e| e.path());
+    let hook_links = entries(&hooks).chain(entries(&dir.join("info")));
+    for p in [
+        dir.join("config"),
+        dir.join("config.worktree"),
+        hooks.clone(),
+        dir.join("info"),
+    ]
+    .into_iter()
+    .chain(hook_links)
     {
         if is_link(&p)
             && let Ok(real) = fs::canonicalize(&p)
@@ -758,12 +762,13 @@ fn other_names(g: &mut Guard, roots: &[PathBuf]) {
     }
 }
 
-/// The shell's start-up files in `home` (and what they source), and ssh's
-/// config (a `Match exec` runs for every ssh, host git's too): where one
+/// The shell's start-up files in `home` (and what they source), ssh's
+/// config (a `Match exec` runs for every ssh, host git's too) and the
+/// home's dot-named links: where one
 /// is a link or a second name of a file in a writable root (a dotfiles
 /// checkout as the workspace, `~/.bashrc -> dotfiles/bashrc`), the command
 /// wrote the user's next shell; each is guarded as git's own config is.
-fn shell_start_up(home: &Path) -> Vec<PathBuf> {
+fn shell_start_up(home: &Path, cwd: &Path) -> Vec<PathBuf> {
     let mut v: Vec<PathBuf> = super::rc_files::start_up_files(home)
         .into_iter()
         .map(|f| f.path)
@@ -772,6 +777,21 @@ fn shell_start_up(home: &Path) -> Vec<PathBuf> {
     if fs::symlink_metadata(&ssh).is_ok() {
         v.push(ssh);
     }
+    // Every dot-named link at the home's top (`~/.bashrc.d -> dotfiles/
+    // bashrc.d`, whose files `~/.bashrc` sources by a glob): where it
+    // leads into a writable root, that is read-only too.
+    v.extend(
+        fs::read_dir(home)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter(|e| e.file_name().as_encoded_bytes().starts_with(b"."))
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
+            // Not one to the workspace or above it: the whole workspace
+            // read-only would be no sandbox to work in (residual).
+            .filter(|e| fs::canonicalize(e.path()).is_ok_and(|t| !cwd.starts_with(t)))
+            .map(|e| e.path()),
+    );
     v
 }
 

@@ -139,26 +139,46 @@ fn removes_structure(layer: &Layer, c: &Change) -> Option<&'static str> {
         return Some(why);
     }
     let host_dir = layer.info.trees.get(c.tree)?.join(&git_dir);
-    let head = crate::policy::read_small(&host_dir.join("HEAD"))?;
-    let branch = head.strip_prefix("ref: ")?.trim_end();
-    if gone && (tail == Path::new(branch) || tail == Path::new("logs").join(branch)) {
-        return Some(why);
-    }
-    // A `packed-refs` without its line, and no loose file for it after.
     let upper = layer.upper(c.tree).join(&git_dir);
-    let loose = match std::fs::symlink_metadata(upper.join(branch)) {
-        Ok(m) => m.is_file(),
-        Err(_) => host_dir.join(branch).is_file(),
+    // `packed-refs` as it is after (removed: empty).
+    let packed_after = match (&c.kind, tail == Path::new("packed-refs")) {
+        (Kind::Deleted, true) => Some(Vec::new()),
+        (Kind::File { .. }, true) => std::fs::read(upper.join("packed-refs")).ok(),
+        _ => None,
     };
-    let drops = |new: &[u8]| {
-        let old = std::fs::read(host_dir.join("packed-refs")).ok();
-        crate::policy::git::packed_drops(branch, new, old.as_deref())
-    };
-    (tail == Path::new("packed-refs")
-        && matches!(c.kind, Kind::File { .. })
-        && !loose
-        && std::fs::read(upper.join("packed-refs")).is_ok_and(|new| drops(&new)))
-    .then_some(why)
+    let packed_before = std::fs::read(host_dir.join("packed-refs")).ok();
+    host_branches(&host_dir)
+        .iter()
+        .any(|branch| {
+            if gone && (tail == Path::new(branch) || tail == Path::new("logs").join(branch)) {
+                return true;
+            }
+            // Its `packed-refs` line gone, and no loose file for it after.
+            let loose = match std::fs::symlink_metadata(upper.join(branch)) {
+                Ok(m) => m.is_file(),
+                Err(_) => host_dir.join(branch).is_file(),
+            };
+            !loose
+                && packed_after.as_deref().is_some_and(|new| {
+                    crate::policy::git::packed_drops(branch, new, packed_before.as_deref())
+                })
+        })
+        .then_some(why)
+}
+
+/// The branches a git dir's HEADs name: its own and each linked
+/// worktree's (`worktrees/NAME/HEAD`), as git deletes none of them.
+fn host_branches(git_dir: &Path) -> Vec<String> {
+    let worktrees = std::fs::read_dir(git_dir.join("worktrees"))
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path().join("HEAD"));
+    std::iter::once(git_dir.join("HEAD"))
+        .chain(worktrees)
+        .filter_map(|h| crate::policy::read_small(&h))
+        .filter_map(|h| Some(h.strip_prefix("ref: ")?.trim_end().to_string()))
+        .collect()
 }
 
 /// Each change to what host git keeps for a checkout outside the

@@ -290,37 +290,50 @@ impl Pair {
         }
     }
 
-    /// Whether `rel` is the branch the host's HEAD names, its reflog, or
-    /// HEAD's reflog (git removes none of them).
+    /// Whether `rel` is a branch a host HEAD names, its reflog, or HEAD's
+    /// reflog (git removes none of them).
     fn host_head_names(&self, rel: &Path) -> bool {
         rel == Path::new("logs/HEAD")
             || self
-                .host_branch()
-                .is_some_and(|b| rel == b || rel == Path::new("logs").join(&b))
+                .host_branches()
+                .iter()
+                .any(|b| rel == b || rel == Path::new("logs").join(b))
     }
 
-    /// Whether a `packed-refs` made inside deletes the branch the host's
-    /// HEAD names: its line gone, and no loose file inside holds it.
+    /// Whether a `packed-refs` made inside deletes a branch a host HEAD
+    /// names: its line gone, and no loose file inside holds it.
     fn drops_host_branch(&self, data: &[u8], host: Option<&[u8]>) -> bool {
-        let Some(b) = self.host_branch() else {
-            return false;
-        };
-        let loose = matches!(state(self.own.as_fd(), &b), State::File { .. });
-        !loose
-            && b.to_str()
-                .is_some_and(|n| crate::policy::git::packed_drops(n, data, host))
+        self.host_branches().iter().any(|b| {
+            let loose = matches!(state(self.own.as_fd(), b), State::File { .. });
+            !loose
+                && b.to_str()
+                    .is_some_and(|n| crate::policy::git::packed_drops(n, data, host))
+        })
     }
 
-    /// The branch the host's HEAD names (`ref: refs/heads/main`).
-    fn host_branch(&self) -> Option<PathBuf> {
-        let State::File { data, .. } = state(self.host.as_fd(), Path::new("HEAD")) else {
-            return None;
-        };
-        let head = data.bytes(4096).ok()?;
-        let b = head.strip_prefix(b"ref: ")?.trim_ascii_end();
-        Some(PathBuf::from(
-            <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b),
-        ))
+    /// The branches the host's HEADs name (`ref: refs/heads/main`): this
+    /// git dir's and each of its linked worktrees' (`worktrees/NAME/HEAD`),
+    /// as git refuses to delete a branch checked out in any of them.
+    fn host_branches(&self) -> Vec<PathBuf> {
+        let mut heads = vec![PathBuf::from("HEAD")];
+        heads.extend(
+            names(self.host.as_fd(), Path::new("worktrees"))
+                .into_iter()
+                .map(|n| Path::new("worktrees").join(n).join("HEAD")),
+        );
+        heads
+            .iter()
+            .filter_map(|h| {
+                let State::File { data, .. } = state(self.host.as_fd(), h) else {
+                    return None;
+                };
+                let head = data.bytes(4096).ok()?;
+                let b = head.strip_prefix(b"ref: ")?.trim_ascii_end();
+                Some(PathBuf::from(
+                    <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b),
+                ))
+            })
+            .collect()
     }
 
     /// What a main checkout outside the roots shares with its linked
@@ -521,6 +534,16 @@ impl Pair {
                     if self.kind == Kind::Top && self.host_head_names(rel) {
                         return Done::Refused(CURRENT_BRANCH.into());
                     }
+                    // `packed-refs` removed: every ref packed there goes.
+                    if self.kind == Kind::Top && rel == Path::new("packed-refs") {
+                        let host = data.bytes(VET_MAX).ok();
+                        if crate::policy::git::packed_moves_held(&self.held, b"", host.as_deref()) {
+                            return Done::Refused(CHECKED_OUT.into());
+                        }
+                        if self.drops_host_branch(b"", host.as_deref()) {
+                            return Done::Refused(CURRENT_BRANCH.into());
+                        }
+                    }
                     if self.packed_inside_only(rel) {
                         // Packed inside (`git pack-refs`), and that
                         // packed-refs not the host's (yet, or refused):
@@ -664,6 +687,16 @@ impl Pair {
             return Done::Refused(CHECKED_OUT.into());
         }
         if rel == Path::new("packed-refs") && self.kind == Kind::Top && self.drops_host_branch(data, host) {
+            return Done::Refused(CURRENT_BRANCH.into());
+        }
+        // HEAD's reflog and a checked-out branch's only grow: emptied or cut
+        // inside (and the branch rewound), the user's commits were
+        // reachable from nothing, and a host `git gc` pruned them.
+        if self.kind == Kind::Top
+            && rel.starts_with("logs")
+            && self.host_head_names(rel)
+            && host.is_some_and(|h| !data.starts_with(h))
+        {
             return Done::Refused(CURRENT_BRANCH.into());
         }
         if crate::policy::git::names_held(&self.held_targets, data)
