@@ -389,7 +389,8 @@ fn component_ok(c: &[u8]) -> bool {
             .all(|b| *b > 0x20 && *b != 0x7f && !b"~^:?*[\\".contains(b))
 }
 
-fn is_oid(s: &[u8]) -> bool {
+/// An object name as git writes one (40 or 64 lower-case hex digits).
+pub fn is_oid(s: &[u8]) -> bool {
     (s.len() == 40 || s.len() == 64) && s.iter().all(|c| c.is_ascii_digit() || (b'a'..=b'f').contains(c))
 }
 

@@ -354,6 +354,28 @@ pub const PER_CHECKOUT: [&str; 3] = ["refs/bisect", "refs/rewritten", "refs/work
 /// branch `git checkout -` goes back to.
 pub const REFLOG_TAIL: u64 = 1 << 20;
 
+/// The branch a HEAD's text names (`ref: refs/heads/main`); None where
+/// it is detached.
+pub fn head_branch(head: &str) -> Option<PathBuf> {
+    head.trim_end().strip_prefix("ref: ").map(PathBuf::from)
+}
+
+/// The branches checked out in a git dir, as `read` gives its files: its
+/// own HEAD's and each linked worktree's (`worktrees/NAME/HEAD`, NAME
+/// among `worktrees`); git deletes none of them.
+pub fn checked_out(
+    read: &dyn Fn(&Path) -> Option<String>,
+    worktrees: impl IntoIterator<Item = std::ffi::OsString>,
+) -> Vec<PathBuf> {
+    let heads = worktrees
+        .into_iter()
+        .map(|n| Path::new("worktrees").join(n).join("HEAD"));
+    std::iter::once(PathBuf::from("HEAD"))
+        .chain(heads)
+        .filter_map(|h| head_branch(&read(&h)?))
+        .collect()
+}
+
 /// The branches a checkout comes back to, from its own files as `read`
 /// gives them (`HEAD`, `BISECT_START`, `rebase-merge/head-name`,
 /// `rebase-apply/head-name`) and the end of its HEAD's reflog as
@@ -365,7 +387,7 @@ pub fn comes_back_to(read: &dyn Fn(&str) -> Option<String>, reflog_tail: Option<
     let mut out: Vec<PathBuf> = Vec::new();
     out.extend(reflog_tail.and_then(previous_branch));
     if let Some(head) = read("HEAD") {
-        out.extend(head.trim_end().strip_prefix("ref: ").map(PathBuf::from));
+        out.extend(head_branch(&head));
     }
     if let Some(start) = read("BISECT_START") {
         let start = start.trim_end();

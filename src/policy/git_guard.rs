@@ -519,15 +519,16 @@ pub fn for_roots(
         }));
     }
     let dirs: Vec<PathBuf> = g.layouts.iter().map(|l| l.dir.clone()).collect();
+    let mut linked = Vec::new();
     for dir in dirs {
-        trusted_paths(&mut g, &dir, user);
+        linked.extend(trusted_paths(&mut g, &dir, user));
     }
     // The caller's own configs, and the ignores and attributes git reads
     // beside them by default.
     for p in user.configs.iter().chain(&user.files) {
         seen(&mut g, p.clone());
     }
-    other_names(&mut g, &scanned);
+    other_names(&mut g, &scanned, linked);
     let mut found = found;
     found.absent = g.absent.clone();
     found.trusted = g.trusted.clone();
@@ -542,7 +543,7 @@ pub fn for_roots(
 /// outside it (there or missing): review names a change to any of them.
 pub fn config_reads(dir: &Path, user: &UserGit) -> Vec<PathBuf> {
     let mut g = Guard::default();
-    trusted_paths(&mut g, dir, user);
+    let _linked = trusted_paths(&mut g, dir, user);
     for p in user.configs.iter().chain(&user.files) {
         seen(&mut g, p.clone());
     }
@@ -637,14 +638,15 @@ impl UserGit {
 /// includes (`include.path = ../.gitconfig`), `core.excludesFile` and
 /// `core.attributesFile`, and the directory `core.hooksPath` names, the
 /// last value of every config in git's order; each of them missing at the
-/// start is [`Guard::absent`].
-fn trusted_paths(g: &mut Guard, dir: &Path, user: &UserGit) {
-    let is_link = |p: &Path| fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_symlink());
+/// start is [`Guard::absent`]. Returns the files of the git dir among
+/// them that have more than one name (device, inode): [`other_names`].
+fn trusted_paths(g: &mut Guard, dir: &Path, user: &UserGit) -> Vec<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
     let hooks = dir.join("hooks");
     // `info/` too: its `exclude` hides files, `grafts` history, and
     // `attributes` chooses drivers (`info -> ../gitinfo`, a tracked one).
-    let entries = |d: &Path| fs::read_dir(d).into_iter().flatten().flatten().map(|e| e.path());
     let hook_links = entries(&hooks).chain(entries(&dir.join("info")));
+    let mut linked = Vec::new();
     for p in [
         dir.join("config"),
         dir.join("config.worktree"),
@@ -654,10 +656,13 @@ fn trusted_paths(g: &mut Guard, dir: &Path, user: &UserGit) {
     .into_iter()
     .chain(hook_links)
     {
-        if is_link(&p)
-            && let Ok(real) = fs::canonicalize(&p)
-        {
-            trusted(g, real);
+        let Ok(m) = fs::symlink_metadata(&p) else { continue };
+        if m.file_type().is_symlink() {
+            if let Ok(real) = fs::canonicalize(&p) {
+                trusted(g, real);
+            }
+        } else if m.is_file() && m.nlink() > 1 {
+            linked.push((m.dev(), m.ino()));
         }
     }
     // Hooks run in the work tree's top (a bare repository's: itself).
@@ -691,6 +696,16 @@ fn trusted_paths(g: &mut Guard, dir: &Path, user: &UserGit) {
     if let Some(hp) = reads.hooks_path {
         seen(g, hp);
     }
+    linked
+}
+
+/// The paths of a directory's entries (none where it cannot be read).
+fn entries(dir: &Path) -> impl Iterator<Item = PathBuf> + use<> {
+    fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
 }
 
 /// Directories looked at, at most, for the other names of a file host git
@@ -698,39 +713,28 @@ fn trusted_paths(g: &mut Guard, dir: &Path, user: &UserGit) {
 const OTHER_NAMES_WALK: usize = 250_000;
 
 /// The other names below the writable roots of each file host git trusts
-/// (a git dir's hooks, config and info, every file and hooks directory of
-/// [`Guard::trusted`]) that has more than one: made read-only as well.
+/// that has more than one: the git dirs' own (`linked`, from
+/// [`trusted_paths`]) and every file and hooks directory's file of
+/// [`Guard::trusted`]; made read-only as well.
 /// `ln tools/pre-commit .git/hooks/pre-commit` is one file under two
 /// names: the command rewrote the tracked one and the host's next commit
 /// ran it. Only where such a file exists are the roots walked (every
 /// directory on that file system, never through a link, up to
 /// OTHER_NAMES_WALK; past it, said).
-fn other_names(g: &mut Guard, roots: &[PathBuf]) {
+fn other_names(g: &mut Guard, roots: &[PathBuf], linked: Vec<(u64, u64)>) {
     use std::collections::HashSet;
     use std::os::unix::fs::MetadataExt;
-    let mut files: Vec<PathBuf> = Vec::new();
-    for l in &g.layouts {
-        files.extend([l.dir.join("config"), l.dir.join("config.worktree")]);
-        for d in ["hooks", "info"] {
-            files.extend(
-                fs::read_dir(l.dir.join(d))
-                    .into_iter()
-                    .flatten()
-                    .flatten()
-                    .map(|e| e.path()),
-            );
-        }
-    }
-    for t in &g.trusted {
-        files.push(t.clone());
-        files.extend(fs::read_dir(t).into_iter().flatten().flatten().map(|e| e.path()));
-    }
-    let linked: HashSet<(u64, u64)> = files
+    let trusted_files = g
+        .trusted
         .iter()
-        .filter_map(|p| fs::symlink_metadata(p).ok())
-        .filter(|m| m.is_file() && m.nlink() > 1)
-        .map(|m| (m.dev(), m.ino()))
-        .collect();
+        .flat_map(|t| std::iter::once(t.clone()).chain(entries(t)));
+    let mut linked: HashSet<(u64, u64)> = linked.into_iter().collect();
+    linked.extend(
+        trusted_files
+            .filter_map(|p| fs::symlink_metadata(p).ok())
+            .filter(|m| m.is_file() && m.nlink() > 1)
+            .map(|m| (m.dev(), m.ino())),
+    );
     if linked.is_empty() {
         return;
     }

@@ -150,7 +150,7 @@ fn removes_structure(layer: &Layer, c: &Change) -> Option<&'static str> {
     host_branches(&host_dir)
         .iter()
         .any(|branch| {
-            if gone && (tail == Path::new(branch) || tail == Path::new("logs").join(branch)) {
+            if gone && (tail == *branch || tail == Path::new("logs").join(branch)) {
                 return true;
             }
             // Its `packed-refs` line gone, and no loose file for it after.
@@ -160,25 +160,22 @@ fn removes_structure(layer: &Layer, c: &Change) -> Option<&'static str> {
             };
             !loose
                 && packed_after.as_deref().is_some_and(|new| {
-                    crate::policy::git::packed_drops(branch, new, packed_before.as_deref())
+                    branch
+                        .to_str()
+                        .is_some_and(|b| crate::policy::git::packed_drops(b, new, packed_before.as_deref()))
                 })
         })
         .then_some(why)
 }
 
-/// The branches a git dir's HEADs name: its own and each linked
-/// worktree's (`worktrees/NAME/HEAD`), as git deletes none of them.
-fn host_branches(git_dir: &Path) -> Vec<String> {
+/// The branches checked out in a host git dir (policy::git::checked_out).
+fn host_branches(git_dir: &Path) -> Vec<PathBuf> {
     let worktrees = std::fs::read_dir(git_dir.join("worktrees"))
         .into_iter()
         .flatten()
         .flatten()
-        .map(|e| e.path().join("HEAD"));
-    std::iter::once(git_dir.join("HEAD"))
-        .chain(worktrees)
-        .filter_map(|h| crate::policy::read_small(&h))
-        .filter_map(|h| Some(h.strip_prefix("ref: ")?.trim_end().to_string()))
-        .collect()
+        .map(|e| e.file_name());
+    crate::policy::git::checked_out(&|h| crate::policy::read_small(&git_dir.join(h)), worktrees)
 }
 
 /// Each change to what host git keeps for a checkout outside the

@@ -274,9 +274,9 @@ impl Pair {
                 continue;
             };
             let Ok(d) = data.bytes(128) else { continue };
-            let id = String::from_utf8_lossy(&d).trim_end().to_string();
-            if (id.len() == 40 || id.len() == 64) && id.bytes().all(|b| b.is_ascii_hexdigit()) {
-                ids.push(id);
+            let id = d.trim_ascii_end();
+            if crate::git_rules::is_oid(id) {
+                ids.push(String::from_utf8_lossy(id).into_owned());
             }
         }
         ids.retain(|id| !self.present.contains(id));
@@ -311,29 +311,14 @@ impl Pair {
         })
     }
 
-    /// The branches the host's HEADs name (`ref: refs/heads/main`): this
-    /// git dir's and each of its linked worktrees' (`worktrees/NAME/HEAD`),
-    /// as git refuses to delete a branch checked out in any of them.
+    /// The branches the host's HEADs name: this git dir's and each of its
+    /// linked worktrees' (policy::git::checked_out).
     fn host_branches(&self) -> Vec<PathBuf> {
-        let mut heads = vec![PathBuf::from("HEAD")];
-        heads.extend(
-            names(self.host.as_fd(), Path::new("worktrees"))
-                .into_iter()
-                .map(|n| Path::new("worktrees").join(n).join("HEAD")),
-        );
-        heads
-            .iter()
-            .filter_map(|h| {
-                let State::File { data, .. } = state(self.host.as_fd(), h) else {
-                    return None;
-                };
-                let head = data.bytes(4096).ok()?;
-                let b = head.strip_prefix(b"ref: ")?.trim_ascii_end();
-                Some(PathBuf::from(
-                    <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b),
-                ))
-            })
-            .collect()
+        let read = |h: &Path| match state(self.host.as_fd(), h) {
+            State::File { data, .. } => Some(String::from_utf8_lossy(&data.bytes(4096).ok()?).into_owned()),
+            _ => None,
+        };
+        crate::policy::git::checked_out(&read, names(self.host.as_fd(), Path::new("worktrees")))
     }
 
     /// What a main checkout outside the roots shares with its linked
