@@ -392,16 +392,26 @@ fn start_up_files_linked_into_the_workspace_are_read_only() {
         f.mkdir("home/.ssh");
         f.write("ws/dot/bashrc", "echo hi\n", 0o644);
         f.write("ws/dot/profile", "echo hi\n", 0o644);
-        f.write("ws/dot/ssh_config", "Host x\n", 0o644);
+        // ssh follows its `Include`s: a glob over a directory, a file not
+        // made yet.
+        let ws = f.ws().display().to_string();
+        let ssh = format!("Host x\n  Include \"{ws}/dot/ssh.d/*.conf\" {ws}/dot/later.conf\n");
+        f.write("ws/dot/ssh_config", &ssh, 0o644);
+        f.mkdir("ws/dot/ssh.d");
+        f.write("ws/dot/ssh.d/a.conf", "Host y\n", 0o644);
         f.mkdir("ws/dot/bashrc.d");
         f.write("ws/dot/bashrc.d/00.sh", "echo hi\n", 0o644);
+        // What a start-up file takes by a glob.
+        f.mkdir("ws/dot/glob.d");
+        let zsh = format!("for f in {ws}/dot/glob.d/*.sh; do . \"$f\"; done\n");
+        f.write("home/.zshrc", &zsh, 0o644);
         let link = format!(
             "ln -s '{ws}/dot/bashrc' '{h}/.bashrc' && ln '{ws}/dot/profile' '{h}/.profile' && ln -s '{ws}/dot/ssh_config' '{h}/.ssh/config' && ln -s '{ws}/dot/bashrc.d' '{h}/.bashrc.d'",
             ws = f.ws().display(),
             h = f.home().display()
         );
         ok(&f.command("sh").args(["-c", &link]).output().unwrap());
-        let script = "for x in bashrc profile ssh_config bashrc.d/00.sh; do echo 'touch /tmp/pwned' >> dot/$x; done; echo done";
+        let script = "for x in bashrc profile ssh_config bashrc.d/00.sh ssh.d/a.conf ssh.d/b.conf later.conf glob.d/new.sh; do echo 'touch /tmp/pwned' >> dot/$x; done; echo done";
         let o = if landlock {
             run_landlock(&f, &[], script)
         } else {
@@ -409,9 +419,18 @@ fn start_up_files_linked_into_the_workspace_are_read_only() {
         };
         let what = format!("{who:?} landlock={landlock}");
         assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
-        for x in ["bashrc", "profile", "ssh_config", "bashrc.d/00.sh"] {
+        for x in [
+            "bashrc",
+            "profile",
+            "ssh_config",
+            "bashrc.d/00.sh",
+            "ssh.d/a.conf",
+        ] {
             let text = std::fs::read_to_string(f.ws().join("dot").join(x)).unwrap();
             assert!(!text.contains("pwned"), "{what}: {x} written: {text}");
+        }
+        for x in ["ssh.d/b.conf", "later.conf", "glob.d/new.sh"] {
+            assert!(!f.ws().join("dot").join(x).exists(), "{what}: {x} made");
         }
     }
 }

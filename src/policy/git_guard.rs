@@ -767,20 +767,24 @@ fn other_names(g: &mut Guard, roots: &[PathBuf], linked: Vec<(u64, u64)>) {
 }
 
 /// The shell's start-up files in `home` (and what they source), ssh's
-/// config (a `Match exec` runs for every ssh, host git's too) and the
+/// config and what it includes (a `Match exec` runs for every ssh, host
+/// git's too) and the
 /// home's dot-named links: where one
 /// is a link or a second name of a file in a writable root (a dotfiles
 /// checkout as the workspace, `~/.bashrc -> dotfiles/bashrc`), the command
 /// wrote the user's next shell; each is guarded as git's own config is.
 fn shell_start_up(home: &Path, cwd: &Path) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = super::rc_files::start_up_files(home)
-        .into_iter()
-        .map(|f| f.path)
-        .collect();
-    let ssh = home.join(".ssh/config");
-    if fs::symlink_metadata(&ssh).is_ok() {
-        v.push(ssh);
-    }
+    let files = super::rc_files::start_up_files(home);
+    let mut v = super::rc_files::globbed_dirs(&files, home);
+    v.retain(|d| fs::canonicalize(d).map_or(true, |t| !cwd.starts_with(t)));
+    v.extend(files.into_iter().map(|f| f.path));
+    // ssh's config and what it includes; not a directory a wildcard
+    // leaves open that is the workspace or above it (residual, as below).
+    v.extend(
+        super::ssh_config::config_paths(home)
+            .into_iter()
+            .filter(|p| !p.is_dir() || fs::canonicalize(p).is_ok_and(|t| !cwd.starts_with(t))),
+    );
     // Every dot-named link at the home's top (`~/.bashrc.d -> dotfiles/
     // bashrc.d`, whose files `~/.bashrc` sources by a glob): where it
     // leads into a writable root, that is read-only too.

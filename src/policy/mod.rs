@@ -29,6 +29,7 @@ pub mod settings;
 mod settings_decl;
 pub use settings_decl::ENV_EXPLAIN;
 mod sourced;
+mod ssh_config;
 mod toolchains;
 pub mod view;
 

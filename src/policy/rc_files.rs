@@ -137,17 +137,55 @@ fn sourced(text: &str, home: &Path) -> Vec<PathBuf> {
             continue;
         };
         let arg = arg.trim_matches(['"', '\'']);
-        let rel = arg
-            .strip_prefix("~/")
-            .or_else(|| arg.strip_prefix("$HOME/"))
-            .or_else(|| arg.strip_prefix("${HOME}/"));
-        let p = match rel {
-            Some(r) => home.join(r),
+        let p = match in_home(arg, home) {
+            Some(p) => p,
             None if !arg.starts_with('/') && !arg.contains('$') => home.join(arg),
             None => continue,
         };
         if p.starts_with(home) && !p.components().any(|c| c.as_os_str() == "..") {
             v.push(p);
+        }
+    }
+    v
+}
+
+/// A word as a path: `~/…`, `$HOME/…`, `${HOME}/…` or absolute.
+fn in_home(word: &str, home: &Path) -> Option<PathBuf> {
+    let rel = word
+        .strip_prefix("~/")
+        .or_else(|| word.strip_prefix("$HOME/"))
+        .or_else(|| word.strip_prefix("${HOME}/"));
+    match rel {
+        Some(r) => Some(home.join(r)),
+        None if word.starts_with('/') => Some(PathBuf::from(word)),
+        None => None,
+    }
+}
+
+/// The directories whose files the start-up files take by a glob (`for f in ~/dots/bash.d/*.sh; do . "$f"; done`): the one before
+/// the first component with a wildcard. A file made there is read by the
+/// next shell.
+pub fn globbed_dirs(files: &[StartUp], home: &Path) -> Vec<PathBuf> {
+    let words = files
+        .iter()
+        .filter_map(|f| f.text.as_deref())
+        .flat_map(|t| t.split([' ', '\t', '\n', ';', '&', '|', '(', ')', '`']));
+    let mut v = Vec::new();
+    for word in words {
+        let word = word.trim_matches(['"', '\'']);
+        let Some(p) = in_home(word, home).filter(|_| word.contains(['*', '?', '['])) else {
+            continue;
+        };
+        let open = |c: &std::path::Component| {
+            c.as_os_str()
+                .as_encoded_bytes()
+                .iter()
+                .any(|b| b"*?[".contains(b))
+        };
+        let dir: PathBuf = p.components().take_while(|c| !open(c)).collect();
+        let plain = !dir.components().any(|c| c.as_os_str() == "..");
+        if plain && dir != home && dir.parent().is_some() && !v.contains(&dir) {
+            v.push(dir);
         }
     }
     v
@@ -390,9 +428,19 @@ mod tests {
         let home = d.path();
         std::fs::write(
             home.join(".bashrc"),
-            "source ~/.secrets\n. \"$HOME/.aliases\"\n. /etc/bash_completion\n",
+            format!(
+                "source ~/.secrets\n. \"$HOME/.aliases\"\n. /etc/bash_completion\n. {}/.more\n\
+                 for f in ~/dots/bash.d/*.sh /etc/profile.d/*; do . \"$f\"; done\n",
+                home.display()
+            ),
         )
         .unwrap();
+        std::fs::write(home.join(".more"), "x=1\n").unwrap();
+        let files = start_up_files(home);
+        assert!(files.iter().any(|f| f.path == home.join(".more")));
+        assert!(!files.iter().any(|f| f.path.starts_with("/etc")));
+        let dirs = [home.join("dots/bash.d"), "/etc/profile.d".into()];
+        assert_eq!(globbed_dirs(&files, home), dirs);
         std::fs::write(
             home.join(".secrets"),
             "export STRIPE_KEY=sk_live_0123456789abcdefghijkl\n",
