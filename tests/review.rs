@@ -941,6 +941,14 @@ fn apply_keeps_what_makes_a_git_dir_one() {
         (false, "git update-ref -d refs/heads/main"),
         (false, "rm .git/logs/HEAD"),
         (true, "sed -i '/ refs.heads.main$/d' .git/packed-refs"),
+        (false, "rm -rf .git/logs"),
+        (false, "rm -rf .git/logs && mkdir .git/logs"),
+        (false, "rm -rf .git/refs/heads && mkdir .git/refs/heads"),
+        // The reflogs cut (emptied) and the branch moved on.
+        (
+            false,
+            "git -c user.name=t -c user.email=t@t commit -q --allow-empty -m x && git reflog expire --expire=now --all",
+        ),
     ];
     for (who, (pack, removal)) in Who::all().into_iter().flat_map(|w| removals.map(|r| (w, r))) {
         let f = Fixture::new(who);

@@ -135,11 +135,19 @@ fn removes_structure(layer: &Layer, c: &Change) -> Option<&'static str> {
         );
     }
     let why = "removed: the branch the host's HEAD names, its reflog or HEAD's (git deletes none of them, nor does a push)";
-    if gone && tail == Path::new("logs/HEAD") {
+    // With the directory above it too (`rm -rf .git/logs`).
+    if gone && Path::new("logs/HEAD").starts_with(&tail) {
         return Some(why);
     }
     let host_dir = layer.info.trees.get(c.tree)?.join(&git_dir);
     let upper = layer.upper(c.tree).join(&git_dir);
+    let branches = host_branches(&host_dir);
+    let reflog = tail == Path::new("logs/HEAD") || branches.iter().any(|b| tail == Path::new("logs").join(b));
+    if reflog && matches!(c.kind, Kind::File { .. }) && !grows(&host_dir.join(&tail), &upper.join(&tail)) {
+        return Some(
+            "lines removed from HEAD's reflog or the checked-out branch's: they only grow (cut, with the branch rewound, the user's commits are reachable from nothing, and a host git gc prunes them)",
+        );
+    }
     // `packed-refs` as it is after (removed: empty).
     let packed_after = match (&c.kind, tail == Path::new("packed-refs")) {
         (Kind::Deleted, true) => Some(Vec::new()),
@@ -147,10 +155,10 @@ fn removes_structure(layer: &Layer, c: &Change) -> Option<&'static str> {
         _ => None,
     };
     let packed_before = std::fs::read(host_dir.join("packed-refs")).ok();
-    host_branches(&host_dir)
+    branches
         .iter()
         .any(|branch| {
-            if gone && (tail == *branch || tail == Path::new("logs").join(branch)) {
+            if gone && (branch.starts_with(&tail) || Path::new("logs").join(branch).starts_with(&tail)) {
                 return true;
             }
             // Its `packed-refs` line gone, and no loose file for it after.
@@ -166,6 +174,31 @@ fn removes_structure(layer: &Layer, c: &Change) -> Option<&'static str> {
                 })
         })
         .then_some(why)
+}
+
+/// Whether the file `new` begins with all of `old` (the host's, missing:
+/// empty), read in blocks, never through a link; one that cannot be read
+/// does not.
+fn grows(old: &Path, new: &Path) -> bool {
+    use std::io::Read;
+    let open =
+        |p: &Path| rustix::fs::open(p, super::changes::file_flags(), Mode::empty()).map(std::fs::File::from);
+    let mut old = match open(old) {
+        Ok(f) => f,
+        Err(rustix::io::Errno::NOENT) => return true,
+        Err(_) => return false,
+    };
+    let Ok(mut new) = open(new) else { return false };
+    let (mut a, mut b) = (vec![0u8; 1 << 16], vec![0u8; 1 << 16]);
+    loop {
+        let Ok(n) = old.read(&mut a) else { return false };
+        if n == 0 {
+            return true;
+        }
+        if new.read_exact(&mut b[..n]).is_err() || a[..n] != b[..n] {
+            return false;
+        }
+    }
 }
 
 /// The branches checked out in a host git dir (policy::git::checked_out).
