@@ -87,3 +87,48 @@ fn agent_files_are_read_only_and_new_ones_named() {
         assert!(stderr(&o).contains(&line), "{who:?}: {}", stderr(&o));
     }
 }
+
+/// What an allowed `.envrc` loads by name (`source_env`, `dotenv`,
+/// `source`): direnv asks again only when `.envrc` itself changes, so an
+/// edit there ran on the user's next `cd` unasked. Those there at the start
+/// are read-only; one made inside is named at exit. In both isolation
+/// modes.
+#[test]
+fn what_an_envrc_loads_is_guarded_as_it_is() {
+    let modes = ["new", "legacy", "landlock"];
+    for (who, mode) in Who::all().into_iter().flat_map(|w| modes.map(|m| (w, m))) {
+        let f = Fixture::new(who);
+        f.mkdir("ws/env");
+        f.write(
+            "ws/.envrc",
+            "source_env_if_exists .envrc.local\nsource_env env/dev.sh\ndotenv_if_exists\n",
+            0o644,
+        );
+        f.write("ws/env/dev.sh", "export A=1\n", 0o644);
+        let script =
+            "echo 'touch m1' > .envrc.local; echo 'touch m2' >> env/dev.sh; echo PATH=evil > .env; echo ok";
+        let o = match mode {
+            "landlock" => run_landlock(&f, &[], script),
+            api => f.run_sh(api, &[], script),
+        };
+        assert!(stdout(&o).contains("ok"), "{who:?} {mode}: {}", stderr(&o));
+        assert_eq!(
+            std::fs::read_to_string(f.ws().join("env/dev.sh")).unwrap(),
+            "export A=1\n",
+            "{who:?} {mode}"
+        );
+        for new in [".envrc.local", ".env"] {
+            if f.ws().join(new).exists() {
+                let line = format!(
+                    "qwrap: {}: made inside during the run",
+                    f.ws().join(new).display()
+                );
+                assert!(
+                    stderr(&o).contains(&line),
+                    "{who:?} {mode}: {new}: {}",
+                    stderr(&o)
+                );
+            }
+        }
+    }
+}

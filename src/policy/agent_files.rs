@@ -107,13 +107,18 @@ pub struct Found {
 /// `.claude/` where it exists, for every `settings*.json`).
 pub fn find(workspace: &Path) -> Found {
     let mut found = Found::default();
-    let mut sort = |p: PathBuf| match std::fs::symlink_metadata(&p) {
-        Ok(m) if m.file_type().is_symlink() => found.links.push(p),
-        Ok(_) => found.present.push(p),
-        Err(_) => found.absent.push(p),
-    };
     for (name, _) in DIRS.iter().chain(FILES.iter()) {
-        sort(workspace.join(name));
+        found.sort(workspace.join(name));
+    }
+    // What the `.envrc` there loads: direnv asks again only when `.envrc`
+    // itself changes.
+    let envrc = workspace.join(".envrc");
+    if std::fs::symlink_metadata(&envrc).is_ok_and(|m| m.is_file())
+        && let Some(text) = super::read_small(&envrc)
+    {
+        for rel in envrc_loads(&text) {
+            found.sort(workspace.join(rel));
+        }
     }
     if let Ok(dir) = std::fs::read_dir(workspace.join(".claude")) {
         for e in dir.flatten() {
@@ -137,6 +142,21 @@ pub fn find(workspace: &Path) -> Found {
 }
 
 impl Found {
+    /// A path by what is there now (once).
+    fn sort(&mut self, p: PathBuf) {
+        if [&self.present, &self.links, &self.absent]
+            .iter()
+            .any(|v| v.contains(&p))
+        {
+            return;
+        }
+        match std::fs::symlink_metadata(&p) {
+            Ok(m) if m.file_type().is_symlink() => self.links.push(p),
+            Ok(_) => self.present.push(p),
+            Err(_) => self.absent.push(p),
+        }
+    }
+
     /// The live mode's guard: those there read-only (`read_only`), the
     /// symlinks left out (`dropped`); the missing ones returned, to be
     /// named at exit.
@@ -159,6 +179,43 @@ impl Found {
     }
 }
 
+/// The files an `.envrc` loads by name, relative to its directory:
+/// `source_env[_if_exists] F` (F's `.envrc` where F is a directory),
+/// `dotenv[_if_exists] [F]` (`.env` without one), `source F`, `. F`. A
+/// name with a variable, or one leading out of the directory, is not
+/// followed (residual: docs/security.md).
+pub fn envrc_loads(text: &str) -> Vec<PathBuf> {
+    let mut v = Vec::new();
+    let commands = text.lines().flat_map(|l| l.split([';', '&', '|']));
+    for cmd in commands {
+        let mut words = cmd.split_whitespace();
+        let Some(verb) = words.next() else { continue };
+        let arg = words.next().map(|a| a.trim_matches(['"', '\'']));
+        let arg = match (verb, arg) {
+            ("dotenv" | "dotenv_if_exists", None) => ".env",
+            (
+                "source_env" | "source_env_if_exists" | "dotenv" | "dotenv_if_exists" | "source" | ".",
+                Some(a),
+            ) => a,
+            _ => continue,
+        };
+        use std::path::Component::{CurDir, Normal};
+        let plain = Path::new(arg)
+            .components()
+            .all(|c| matches!(c, Normal(_) | CurDir));
+        let rel: PathBuf = Path::new(arg).components().filter(|c| *c != CurDir).collect();
+        if !plain || arg.contains('$') || rel.as_os_str().is_empty() {
+            continue;
+        }
+        v.push(rel.clone());
+        // source_env names a directory or its `.envrc` alike.
+        if verb.starts_with("source_env") {
+            v.push(rel.join(".envrc"));
+        }
+    }
+    v
+}
+
 /// Why a path (relative to the workspace's top) chooses code a host tool
 /// runs later, if it is one of the agent and editor files.
 pub fn why(rel: &Path) -> Option<&'static str> {
@@ -175,6 +232,27 @@ pub fn why(rel: &Path) -> Option<&'static str> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn what_an_envrc_loads_by_name() {
+        let text = "source_env_if_exists .envrc.local\nsource_env env/dev.sh\ndotenv_if_exists\n\
+                    [ -f x ] && . ./tools/env.sh; dotenv \"$HOME/.env\"\nsource ../up\nwatch_file w\n";
+        let got: Vec<String> = envrc_loads(text)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ".envrc.local",
+                ".envrc.local/.envrc",
+                "env/dev.sh",
+                "env/dev.sh/.envrc",
+                ".env",
+                "tools/env.sh",
+            ]
+        );
+    }
 
     #[test]
     fn present_absent_and_links_are_told_apart() {

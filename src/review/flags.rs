@@ -345,17 +345,40 @@ fn changed_scripts(layer: &Layer, c: &Change) -> Option<Vec<String>> {
     (!changed.is_empty()).then_some(changed)
 }
 
+/// What the workspace's `.envrc` loads by name, the host's and the
+/// layer's (agent_files::envrc_loads).
+fn envrc_reads(layer: &Layer) -> Vec<std::path::PathBuf> {
+    let Some(ws) = layer.info.trees.first() else {
+        return Vec::new();
+    };
+    [ws.clone(), layer.upper(0)]
+        .iter()
+        .filter_map(|top| {
+            read_at(
+                rustix::fs::open(top, super::changes::dir_flags(), rustix::fs::Mode::empty())
+                    .ok()?
+                    .as_fd(),
+                ".envrc".as_ref(),
+                1 << 20,
+            )
+        })
+        .flat_map(|b| crate::policy::agent_files::envrc_loads(&String::from_utf8_lossy(&b)))
+        .collect()
+}
+
 /// The flagged changes of a layer, in order.
 pub fn flagged(layer: &Layer, changes: &[Change]) -> Vec<Flag> {
     let reads = config_reads(layer);
+    let envrc = envrc_reads(layer);
     changes
         .iter()
         .filter_map(|c| {
-            let read = c.tree == 0
-                && !matches!(c.kind, Kind::Deleted | Kind::Dir { .. })
-                && reads.iter().any(|h| c.rel.starts_with(h));
+            let file = c.tree == 0 && !matches!(c.kind, Kind::Deleted | Kind::Dir { .. });
+            let read = file && reads.iter().any(|h| c.rel.starts_with(h));
             let why = if read {
                 Some("host git reads it as its own config or hooks (an include, core.hooksPath, an ignores or attributes file)".to_string())
+            } else if file && envrc.contains(&c.rel) {
+                Some("direnv loads it from .envrc, and asks again only when .envrc changes".to_string())
             } else {
                 why(layer, c)
             };
