@@ -307,7 +307,8 @@ fn files_that_choose_code_are_named_and_asked_for() {
              && echo '{}' > opencode.json && mkdir -p .github/workflows && echo 'on: push' > .github/workflows/ci.yml \
              && echo 'export default {}' > vite.config.ts && echo '{}' > all.code-workspace \
              && mkdir -p bom q && printf '\\357\\273\\277{\"scripts\": {\"test\": \"x\"}}' > bom/package.json \
-             && printf '[package]\\n\"build\" = \"g.rs\"\\n' > q/Cargo.toml";
+             && printf '[package]\\n\"build\" = \"g.rs\"\\n' > q/Cargo.toml \
+             && mkdir -p hgrepo/.hg && echo '[hooks]' > hgrepo/.hg/hgrc";
         ok(&f.run_sh("new", &["--review"], script));
         let d = ok(&review(&f, &["diff", "--stat"]));
         let named = d
@@ -337,6 +338,7 @@ fn files_that_choose_code_are_named_and_asked_for() {
             "q/Cargo.toml",
             "team.gitconfig  (host git reads it as its own config",
             ".env.dev  (direnv loads it from .envrc",
+            "hgrepo/.hg/hgrc  (Mercurial's config",
         ] {
             assert!(named.contains(p), "{who:?}: {p} not named in\n{d}");
         }

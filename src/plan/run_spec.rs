@@ -287,6 +287,7 @@ pub(super) fn repo_scan(policy: &Policy) -> Option<RepoScan> {
             .iter()
             .chain(&policy.repos.bare)
             .chain(&policy.repos.linked)
+            .chain(&policy.repos.hg)
             .cloned()
             .collect(),
         lfs: policy

@@ -256,6 +256,9 @@ pub struct Found {
     /// on or that hide text (the first 100), which host git prints as they
     /// are where `core.quotePath` is off.
     pub odd_names: Vec<PathBuf>,
+    /// Mercurial's repositories (`.hg`, a directory or a link): host hg
+    /// runs the hooks and extensions their `hgrc` names.
+    pub hg: Vec<PathBuf>,
     /// When the sandbox has ended: directories its owner had made
     /// unreadable, opened for the walk, with the mode each is to get back
     /// ([`Found::give_modes_back`]) once what was found in them is dealt
@@ -354,6 +357,8 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
                 } else if t.is_symlink() {
                     found.linked.push(e.path());
                 }
+            } else if name == ".hg" && (t.is_dir() || link) {
+                found.hg.push(e.path());
             } else if t.is_dir() && depth < deepest && !skip.iter().any(|n| name == *n) {
                 queue.push_back((e.path(), depth + 1));
             }
@@ -368,7 +373,43 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
     found.linked.sort();
     found.dot_gits.sort();
     found.dot_gits.dedup();
+    found.hg.sort();
     found
+}
+
+/// What host hg reads as a repository's own config, for a `.hg` there at
+/// the start: its `hgrc` (hooks, extensions), a share's `hgrc-not-shared`
+/// and `sharedpath` (whose repository's `hgrc` it reads too), and what
+/// they `%include`; read-only inside, or held aside at the end where made.
+pub const HG_CONFIG: [&str; 3] = ["hgrc", "hgrc-not-shared", "sharedpath"];
+
+fn hg_guarded(g: &mut Guard, hg: &Path) {
+    if fs::symlink_metadata(hg).is_ok_and(|m| m.file_type().is_symlink()) {
+        return;
+    }
+    let mut files: Vec<PathBuf> = HG_CONFIG.iter().map(|f| hg.join(f)).collect();
+    let mut i = 0;
+    while i < files.len() && files.len() < 64 {
+        let f = files[i].clone();
+        i += 1;
+        let base = f.parent().map(Path::to_path_buf).unwrap_or_default();
+        for line in read_small(&f).unwrap_or_default().lines() {
+            let Some(inc) = line.strip_prefix("%include").map(str::trim) else {
+                continue;
+            };
+            let p = lexical(&base.join(inc));
+            if !inc.is_empty() && !inc.starts_with('~') && !inc.contains('$') && !files.contains(&p) {
+                files.push(p);
+            }
+        }
+        // A share reads its source's `hgrc` as well.
+        if f.file_name().is_some_and(|n| n == "sharedpath")
+            && let Some(source) = read_small(&f)
+        {
+            files.push(lexical(&base.join(source.trim_end_matches('\n')).join("hgrc")));
+        }
+        seen(g, f);
+    }
 }
 
 /// Whether a name holds what a terminal acts on or what hides text, as
@@ -503,6 +544,9 @@ pub fn for_roots(
         if info.top.as_deref() == Some(top) {
             g.merge(guard(&info));
         }
+    }
+    for hg in &found.hg {
+        hg_guarded(&mut g, hg);
     }
     // A bare repository (a local remote, fixtures) is a git dir host git
     // runs hooks and config from as well: guarded the same way.

@@ -36,8 +36,8 @@ pub mod view;
 pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
 pub use git_guard::{
-    Found, GitLayout, HOST_OBJECTS, Reach, UserGit, config_reads, looked_at_start, repositories_below,
-    scanned,
+    Found, GitLayout, HG_CONFIG, HOST_OBJECTS, Reach, UserGit, config_reads, looked_at_start,
+    repositories_below, scanned,
 };
 pub use limits::{CpuLimit, MemoryLimit, ProcessLimit, TimeLimit};
 pub use link_way::{Way, discovered, follow};

@@ -166,6 +166,15 @@ fn why(layer: &Layer, c: &Change) -> Option<String> {
     if let Some(w) = nested_repository(&c.rel) {
         return Some(w);
     }
+    let in_hg = c.rel.parent().and_then(Path::file_name) == Some(".hg".as_ref());
+    if in_hg
+        && c.rel
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| crate::policy::HG_CONFIG.contains(&n))
+    {
+        return Some("Mercurial's config: host hg runs the hooks and extensions it names".into());
+    }
     if let Some(w) = crate::policy::agent_files::why(&c.rel) {
         return Some(w.to_string());
     }

@@ -193,6 +193,41 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
         }
     }
     super::planted_links::held(&scan.roots, &now.links, known.1, &user, fd);
+    hg_held(scan, known, fd, now);
+}
+
+/// Each Mercurial repository made inside: host hg run there (a prompt, an
+/// editor) runs the hooks and extensions its `hgrc` names, so one with a
+/// config (or a link for its `.hg`) goes aside, and each is said.
+fn hg_held(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found) {
+    for hg in now.hg.iter().filter(|d| !known.holds(d) && reached(scan, d)) {
+        let link = is(hg, FileType::Symlink);
+        let config = crate::policy::HG_CONFIG
+            .iter()
+            .any(|f| lstat(&hg.join(f)).is_some());
+        let what = if !link && !config {
+            "a Mercurial repository made inside: qwrap found no config in it, but host hg trusts all of it; look at it first".to_string()
+        } else {
+            let why = if link {
+                "a link for .hg, which host hg would follow"
+            } else {
+                "an hgrc (hooks, extensions) host hg would run"
+            };
+            match hold_aside(hg) {
+                Ok((held, _)) => format!(
+                    "a Mercurial repository made inside with {why}: moved aside to {} (no host hg takes it for a repository; review it, then move it back)",
+                    crate::lossy::shown(&held)
+                ),
+                Err(Held::Not(e) | Held::Partly(_, e)) => format!(
+                    "a Mercurial repository made inside with {why}: remove it, or review it before hg runs there (moving it aside failed: {e})"
+                ),
+            }
+        };
+        if let Some(fd) = fd {
+            let line = format!("qwrap: hg: {}: {what}\n", crate::lossy::shown(hg));
+            let _ = crate::sys::write_all(fd, line.as_bytes());
+        }
+    }
 }
 
 /// Each of what host git would read as config or hooks that was missing
@@ -228,17 +263,21 @@ fn replaced_held(known: &Known, fd: Option<&OwnedFd>) {
 /// What host git reads as its own config or hooks, `how` (made, replaced)
 /// inside: moved aside, and said.
 fn config_aside(p: &Path, how: &str, fd: Option<&OwnedFd>) {
+    let tool = match p.components().any(|c| c.as_os_str() == ".hg") {
+        true => "hg",
+        false => "git",
+    };
     let what = match hold_aside(p) {
         Ok((held, _)) => format!(
-            "{how} inside where host git reads its own config or hooks: moved aside to {} (review it, then move it back)",
+            "{how} inside where host {tool} reads its own config or hooks: moved aside to {} (review it, then move it back)",
             crate::lossy::shown(&held)
         ),
         Err(Held::Not(e) | Held::Partly(_, e)) => format!(
-            "{how} inside where host git reads its own config or hooks: remove it, or review it before git runs here (moving it aside failed: {e})"
+            "{how} inside where host {tool} reads its own config or hooks: remove it, or review it before {tool} runs here (moving it aside failed: {e})"
         ),
     };
     if let Some(fd) = fd {
-        let line = format!("qwrap: git: {}: {what}\n", crate::lossy::shown(p));
+        let line = format!("qwrap: {tool}: {}: {what}\n", crate::lossy::shown(p));
         let _ = crate::sys::write_all(fd, line.as_bytes());
     }
 }
