@@ -104,19 +104,26 @@ fn what_an_envrc_loads_is_guarded_as_it_is() {
             "source_env_if_exists .envrc.local\nsource_env env/dev.sh\ndotenv_if_exists\n",
             0o644,
         );
-        f.write("ws/env/dev.sh", "export A=1\n", 0o644);
-        let script =
-            "echo 'touch m1' > .envrc.local; echo 'touch m2' >> env/dev.sh; echo PATH=evil > .env; echo ok";
+        // Other spellings, and the `.envrc` of a directory above (direnv
+        // reads it where the workspace has none, or by `source_up`).
+        let odd = "builtin source env/e2\n\\. env/e4\nsource -- env/e5\nsource_env \"$PWD/env/e9\"\nsource ./d/../env/e12\neval \"$(cat env/e14)\"\n";
+        let envrc = std::fs::read_to_string(f.ws().join(".envrc")).unwrap() + odd;
+        f.write("ws/.envrc", &envrc, 0o644);
+        f.write(".envrc", "source_env ws/env/up.sh\n", 0o644);
+        let named = ["dev.sh", "e2", "e4", "e5", "e9", "e12", "e14", "up.sh"];
+        for x in named {
+            f.write(&format!("ws/env/{x}"), "export A=1\n", 0o644);
+        }
+        let script = "echo 'touch m1' > .envrc.local; for x in dev.sh e2 e4 e5 e9 e12 e14 up.sh; do echo 'touch m2' >> env/$x; done; echo PATH=evil > .env; echo ok";
         let o = match mode {
             "landlock" => run_landlock(&f, &[], script),
             api => f.run_sh(api, &[], script),
         };
         assert!(stdout(&o).contains("ok"), "{who:?} {mode}: {}", stderr(&o));
-        assert_eq!(
-            std::fs::read_to_string(f.ws().join("env/dev.sh")).unwrap(),
-            "export A=1\n",
-            "{who:?} {mode}"
-        );
+        for x in named {
+            let text = std::fs::read_to_string(f.ws().join("env").join(x)).unwrap();
+            assert_eq!(text, "export A=1\n", "{who:?} {mode}: {x}");
+        }
         for new in [".envrc.local", ".env"] {
             if f.ws().join(new).exists() {
                 let line = format!(

@@ -434,3 +434,71 @@ fn start_up_files_linked_into_the_workspace_are_read_only() {
         }
     }
 }
+
+/// A dotfiles checkout as the workspace, read by host tools however the
+/// home names it: start-up files sourcing by other spellings (`builtin
+/// source`, `\.`, quotes, `<(cat F)`) or putting one of its directories on
+/// `PATH`, links in `~/.config` and `~/.local` (GNU stow's layout), and
+/// Mercurial's user config with what it `%include`s (`~` and `$HOME`
+/// expanded). Each is read-only inside, in both isolation modes.
+#[test]
+fn what_the_home_names_in_a_dotfiles_workspace_is_read_only() {
+    for (who, landlock) in Who::all().into_iter().flat_map(|w| [(w, false), (w, true)]) {
+        let f = Fixture::new(who);
+        for d in [
+            "ws/dot/sh",
+            "ws/dot/bin",
+            "ws/dot/direnv",
+            "ws/dot/hg",
+            "home/.config",
+            "home/.local",
+            "home/.local/bin",
+        ] {
+            f.mkdir(d);
+        }
+        let files = [
+            "sh/s6",
+            "sh/s21",
+            "sh/s9",
+            "sh/s23",
+            "direnv/direnvrc",
+            "hg/a.rc",
+            "hg/b.rc",
+            "tool",
+        ];
+        for x in files {
+            f.write(&format!("ws/dot/{x}"), "true\n", 0o644);
+        }
+        let ws = f.ws().display().to_string();
+        let zsh = format!(
+            "builtin source {ws}/dot/sh/s6\n\\. \"{ws}/dot/sh/s21\"\nsource <(cat {ws}/dot/sh/s9)\ncommand . -- {ws}/\"dot/sh/s23\"\nexport PATH={ws}/dot/bin:$PATH\n"
+        );
+        f.write("home/.zshrc", &zsh, 0o644);
+        f.write(
+            "home/.hgrc",
+            "%include ~/../ws/dot/hg/a.rc\n%include $HOME/../ws/dot/hg/b.rc\n",
+            0o644,
+        );
+        let link = format!(
+            "ln -s '{ws}/dot/direnv' '{h}/.config/direnv' && ln -s '{ws}/dot/tool' '{h}/.local/bin/tool'",
+            h = f.home().display()
+        );
+        ok(&f.command("sh").args(["-c", &link]).output().unwrap());
+        let script = "for x in sh/s6 sh/s21 sh/s9 sh/s23 direnv/direnvrc hg/a.rc hg/b.rc tool bin/ls; do echo 'touch /tmp/pwned' >> dot/$x; done; echo done";
+        let o = if landlock {
+            run_landlock(&f, &[], script)
+        } else {
+            f.run_sh("new", &[], script)
+        };
+        let what = format!("{who:?} landlock={landlock}");
+        assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
+        for x in files {
+            let text = std::fs::read_to_string(f.ws().join("dot").join(x)).unwrap();
+            assert!(!text.contains("pwned"), "{what}: {x} written: {text}");
+        }
+        assert!(
+            !f.ws().join("dot/bin/ls").exists(),
+            "{what}: a program made on PATH"
+        );
+    }
+}

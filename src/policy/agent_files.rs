@@ -112,12 +112,14 @@ pub fn find(workspace: &Path) -> Found {
     }
     // What the `.envrc` there loads: direnv asks again only when `.envrc`
     // itself changes.
-    let envrc = workspace.join(".envrc");
-    if std::fs::symlink_metadata(&envrc).is_ok_and(|m| m.is_file())
-        && let Some(text) = super::read_small(&envrc)
-    {
-        for rel in envrc_loads(&text) {
-            found.sort(workspace.join(rel));
+    for (dir, text) in envrcs(workspace) {
+        let below = |rel: PathBuf| Some(dir.join(rel)).filter(|p| p.starts_with(workspace));
+        for p in envrc_loads(&text).into_iter().filter_map(below) {
+            found.sort(p);
+        }
+        let files = envrc_words(&text).into_iter().filter_map(below);
+        for p in files.filter(|p| std::fs::symlink_metadata(p).is_ok_and(|m| m.is_file())) {
+            found.sort(p);
         }
     }
     if let Ok(dir) = std::fs::read_dir(workspace.join(".claude")) {
@@ -181,32 +183,29 @@ impl Found {
 
 /// The files an `.envrc` loads by name, relative to its directory:
 /// `source_env[_if_exists] F` (F's `.envrc` where F is a directory),
-/// `dotenv[_if_exists] [F]` (`.env` without one), `source F`, `. F`. A
-/// name with a variable, or one leading out of the directory, is not
+/// `dotenv[_if_exists] [F]` (`.env` without one), `source F`, `. F` (also
+/// as `builtin source`, `command .`, `\.`, `source -- F`). A name with a
+/// variable but `$PWD`, or one leading out of the directory, is not
 /// followed (residual: docs/security.md).
 pub fn envrc_loads(text: &str) -> Vec<PathBuf> {
     let mut v = Vec::new();
-    let commands = text.lines().flat_map(|l| l.split([';', '&', '|']));
+    let commands = text.lines().flat_map(|l| l.split([';', '&', '|', '(', '`']));
     for cmd in commands {
-        let mut words = cmd.split_whitespace();
+        let mut words = cmd
+            .split_whitespace()
+            .map(super::rc_files::unquoted)
+            .skip_while(|w| ["then", "do", "else", "{", "builtin", "command", "!"].contains(&w.as_str()));
         let Some(verb) = words.next() else { continue };
-        let arg = words.next().map(|a| a.trim_matches(['"', '\'']));
-        let arg = match (verb, arg) {
-            ("dotenv" | "dotenv_if_exists", None) => ".env",
+        let arg = words.find(|w| !w.starts_with('-'));
+        let arg = match (verb.as_str(), arg) {
+            ("dotenv" | "dotenv_if_exists", None) => ".env".to_string(),
             (
                 "source_env" | "source_env_if_exists" | "dotenv" | "dotenv_if_exists" | "source" | ".",
                 Some(a),
             ) => a,
             _ => continue,
         };
-        use std::path::Component::{CurDir, Normal};
-        let plain = Path::new(arg)
-            .components()
-            .all(|c| matches!(c, Normal(_) | CurDir));
-        let rel: PathBuf = Path::new(arg).components().filter(|c| *c != CurDir).collect();
-        if !plain || arg.contains('$') || rel.as_os_str().is_empty() {
-            continue;
-        }
+        let Some(rel) = relative(&arg) else { continue };
         v.push(rel.clone());
         // source_env names a directory or its `.envrc` alike.
         if verb.starts_with("source_env") {
@@ -214,6 +213,71 @@ pub fn envrc_loads(text: &str) -> Vec<PathBuf> {
         }
     }
     v
+}
+
+/// Every word of an `.envrc` that names a path below its directory
+/// (`eval "$(cat env/x)"`, a program it runs): the files among them that
+/// are there are guarded as what it loads by name.
+pub fn envrc_words(text: &str) -> Vec<PathBuf> {
+    // Commands that only watch or print what they name (`watch_file
+    // package.json` must leave it writable).
+    const QUIET: [&str; 6] = [
+        "watch_file",
+        "watch_dir",
+        "log_status",
+        "log_error",
+        "echo",
+        "printf",
+    ];
+    let mut v: Vec<PathBuf> = Vec::new();
+    for cmd in text.lines().flat_map(|l| l.split([';', '&', '|'])) {
+        if cmd.split_whitespace().next().is_some_and(|w| QUIET.contains(&w)) {
+            continue;
+        }
+        for w in super::rc_files::path_words(cmd) {
+            if let Some(rel) = relative(&w)
+                && !v.contains(&rel)
+            {
+                v.push(rel);
+            }
+        }
+    }
+    v
+}
+
+/// A word as a path below the `.envrc`'s directory: relative or under
+/// `$PWD/`, its `.` and `..` taken lexically without leaving it.
+fn relative(word: &str) -> Option<PathBuf> {
+    use std::path::Component::{CurDir, Normal, ParentDir};
+    let word = word
+        .strip_prefix("$PWD/")
+        .or_else(|| word.strip_prefix("${PWD}/"))
+        .unwrap_or(word);
+    if word.contains(['$', '*', '?', '[']) || word.starts_with('/') || word.starts_with('~') {
+        return None;
+    }
+    let mut rel = PathBuf::new();
+    for c in Path::new(word).components() {
+        match c {
+            Normal(n) => rel.push(n),
+            CurDir => {}
+            ParentDir if rel.pop() => {}
+            _ => return None,
+        }
+    }
+    (!rel.as_os_str().is_empty()).then_some(rel)
+}
+
+/// The `.envrc`s direnv reads for `workspace`: its own, and the nearest
+/// above it where it has none (or what `source_up` reaches): each with its
+/// directory.
+fn envrcs(workspace: &Path) -> Vec<(PathBuf, String)> {
+    workspace
+        .ancestors()
+        .map(|d| (d.to_path_buf(), d.join(".envrc")))
+        .filter(|(_, f)| std::fs::symlink_metadata(f).is_ok_and(|m| m.is_file()))
+        .filter_map(|(d, f)| Some((d, super::read_small(&f)?)))
+        .collect()
 }
 
 /// Why a path (relative to the workspace's top) chooses code a host tool
@@ -252,6 +316,23 @@ mod tests {
                 "tools/env.sh",
             ]
         );
+    }
+
+    #[test]
+    fn what_an_envrc_names_however_spelled() {
+        let text = "builtin source e2\ncommand . e3\n\\. e4\nsource -- e5\nsource_env \"$PWD/e9\"\n\
+                    source ./d/../e12\neval \"$(cat e14)\"\nsource ../../out\nwatch_file package.json\n";
+        let loads: Vec<String> = envrc_loads(text)
+            .iter()
+            .map(|p| p.display().to_string())
+            .collect();
+        for want in ["e2", "e3", "e4", "e5", "e9", "e9/.envrc", "e12"] {
+            assert!(loads.contains(&want.to_string()), "{want} in {loads:?}");
+        }
+        assert!(!loads.iter().any(|l| l.contains("out")), "{loads:?}");
+        let words = envrc_words(text);
+        assert!(words.contains(&PathBuf::from("e14")), "{words:?}");
+        assert!(!words.contains(&PathBuf::from("package.json")), "{words:?}");
     }
 
     #[test]

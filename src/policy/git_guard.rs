@@ -377,37 +377,13 @@ pub fn repositories_below(roots: &[PathBuf], reach: Reach) -> Found {
     found
 }
 
-/// What host hg reads as a repository's own config, for a `.hg` there at
-/// the start: its `hgrc` (hooks, extensions), a share's `hgrc-not-shared`
-/// and `sharedpath` (whose repository's `hgrc` it reads too), and what
-/// they `%include`; read-only inside, or held aside at the end where made.
-pub const HG_CONFIG: [&str; 3] = ["hgrc", "hgrc-not-shared", "sharedpath"];
-
-fn hg_guarded(g: &mut Guard, hg: &Path) {
+/// A `.hg` there at the start: what host hg reads as its config
+/// (policy::hg) read-only inside, or held aside at the end where made.
+fn hg_guarded(g: &mut Guard, hg: &Path, home: Option<&Path>) {
     if fs::symlink_metadata(hg).is_ok_and(|m| m.file_type().is_symlink()) {
         return;
     }
-    let mut files: Vec<PathBuf> = HG_CONFIG.iter().map(|f| hg.join(f)).collect();
-    let mut i = 0;
-    while i < files.len() && files.len() < 64 {
-        let f = files[i].clone();
-        i += 1;
-        let base = f.parent().map(Path::to_path_buf).unwrap_or_default();
-        for line in read_small(&f).unwrap_or_default().lines() {
-            let Some(inc) = line.strip_prefix("%include").map(str::trim) else {
-                continue;
-            };
-            let p = lexical(&base.join(inc));
-            if !inc.is_empty() && !inc.starts_with('~') && !inc.contains('$') && !files.contains(&p) {
-                files.push(p);
-            }
-        }
-        // A share reads its source's `hgrc` as well.
-        if f.file_name().is_some_and(|n| n == "sharedpath")
-            && let Some(source) = read_small(&f)
-        {
-            files.push(lexical(&base.join(source.trim_end_matches('\n')).join("hgrc")));
-        }
+    for f in super::hg::repo_config(hg, home) {
         seen(g, f);
     }
 }
@@ -546,7 +522,7 @@ pub fn for_roots(
         }
     }
     for hg in &found.hg {
-        hg_guarded(&mut g, hg);
+        hg_guarded(&mut g, hg, user.home.as_deref());
     }
     // A bare repository (a local remote, fixtures) is a git dir host git
     // runs hooks and config from as well: guarded the same way.
@@ -660,6 +636,7 @@ impl UserGit {
             // gitk sources its file as Tcl; a template directory gives every
             // new repository its hooks and config.
             files: xdg
+                .as_ref()
                 .map(|x| {
                     ["ignore", "attributes", "gitk", "credentials"]
                         .map(|f| x.join("git").join(f))
@@ -668,7 +645,10 @@ impl UserGit {
                 .unwrap_or_default()
                 .into_iter()
                 .chain(var("GIT_TEMPLATE_DIR").map(|t| super::absolutize(Path::new(&t), cwd)))
-                .chain(home.map(|h| shell_start_up(h, cwd)).unwrap_or_default())
+                .chain(
+                    home.map(|h| super::home_config::paths(h, xdg.as_deref(), cwd))
+                        .unwrap_or_default(),
+                )
                 .collect(),
             home: home.map(Path::to_path_buf),
         }
@@ -808,43 +788,6 @@ fn other_names(g: &mut Guard, roots: &[PathBuf], linked: Vec<(u64, u64)>) {
             }
         }
     }
-}
-
-/// The shell's start-up files in `home` (and what they source), ssh's
-/// config and what it includes (a `Match exec` runs for every ssh, host
-/// git's too) and the
-/// home's dot-named links: where one
-/// is a link or a second name of a file in a writable root (a dotfiles
-/// checkout as the workspace, `~/.bashrc -> dotfiles/bashrc`), the command
-/// wrote the user's next shell; each is guarded as git's own config is.
-fn shell_start_up(home: &Path, cwd: &Path) -> Vec<PathBuf> {
-    let files = super::rc_files::start_up_files(home);
-    let mut v = super::rc_files::globbed_dirs(&files, home);
-    v.retain(|d| fs::canonicalize(d).map_or(true, |t| !cwd.starts_with(t)));
-    v.extend(files.into_iter().map(|f| f.path));
-    // ssh's config and what it includes; not a directory a wildcard
-    // leaves open that is the workspace or above it (residual, as below).
-    v.extend(
-        super::ssh_config::config_paths(home)
-            .into_iter()
-            .filter(|p| !p.is_dir() || fs::canonicalize(p).is_ok_and(|t| !cwd.starts_with(t))),
-    );
-    // Every dot-named link at the home's top (`~/.bashrc.d -> dotfiles/
-    // bashrc.d`, whose files `~/.bashrc` sources by a glob): where it
-    // leads into a writable root, that is read-only too.
-    v.extend(
-        fs::read_dir(home)
-            .into_iter()
-            .flatten()
-            .flatten()
-            .filter(|e| e.file_name().as_encoded_bytes().starts_with(b"."))
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_symlink()))
-            // Not one to the workspace or above it: the whole workspace
-            // read-only would be no sandbox to work in (residual).
-            .filter(|e| fs::canonicalize(e.path()).is_ok_and(|t| !cwd.starts_with(t)))
-            .map(|e| e.path()),
-    );
-    v
 }
 
 /// What host git reads for one git dir: the configs found so far (the

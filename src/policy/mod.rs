@@ -12,7 +12,9 @@ mod config_files;
 mod env;
 pub mod git;
 mod git_guard;
+pub mod hg;
 pub mod hidden_set;
+mod home_config;
 pub mod home_view;
 pub mod limits;
 mod link_way;
@@ -36,8 +38,8 @@ pub mod view;
 pub use env::EnvRules;
 pub use git::{Checkout, GitInfo};
 pub use git_guard::{
-    Found, GitLayout, HG_CONFIG, HOST_OBJECTS, Reach, UserGit, config_reads, looked_at_start,
-    repositories_below, scanned,
+    Found, GitLayout, HOST_OBJECTS, Reach, UserGit, config_reads, looked_at_start, repositories_below,
+    scanned,
 };
 pub use limits::{CpuLimit, MemoryLimit, ProcessLimit, TimeLimit};
 pub use link_way::{Way, discovered, follow};

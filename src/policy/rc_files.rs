@@ -12,7 +12,7 @@ use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 
 /// The start-up files read from the home directory.
-const RC_FILES: [&str; 16] = [
+const RC_FILES: [&str; 19] = [
     ".bashrc",
     ".bash_profile",
     ".bash_login",
@@ -29,6 +29,9 @@ const RC_FILES: [&str; 16] = [
     ".cshrc",
     ".tcshrc",
     ".config/fish/config.fish",
+    ".xprofile",
+    ".xsessionrc",
+    ".xinitrc",
 ];
 
 /// One start-up file that exists, with its text where it is a small
@@ -121,25 +124,27 @@ fn fnv(data: &[u8]) -> u64 {
     h
 }
 
-/// Files a start-up file sources from the home: `source F`, `. F` with F
-/// as `~/…`, `$HOME/…`, `${HOME}/…` or relative to the home.
+/// Files a start-up file sources from the home: `source F`, `. F` (also
+/// as `builtin source`, `command .`, `\.`, `source -- F`) with F as
+/// `~/…`, `$HOME/…`, `${HOME}/…` or relative to the home, its quotes
+/// taken out as the shell takes them (`~/"dots/env"`).
 fn sourced(text: &str, home: &Path) -> Vec<PathBuf> {
     let mut v = Vec::new();
     // Each command of a line: `[ -f F ] && . F`, `if …; then source F; fi`.
-    let commands = text.lines().flat_map(|l| l.split([';', '&', '|']));
+    let commands = text.lines().flat_map(|l| l.split([';', '&', '|', '(', '`']));
     for cmd in commands {
-        let mut l = cmd.trim_start();
-        for word in ["then ", "do ", "else ", "{ "] {
-            l = l.strip_prefix(word).unwrap_or(l).trim_start();
+        let mut words = cmd.split_whitespace().map(unquoted).skip_while(|w| {
+            ["then", "do", "else", "{", "builtin", "command", "!", "<"].contains(&w.as_str())
+        });
+        if !matches!(words.next().as_deref(), Some("source" | ".")) {
+            continue;
         }
-        let rest = l.strip_prefix("source ").or_else(|| l.strip_prefix(". "));
-        let Some(arg) = rest.and_then(|r| r.split_whitespace().next()) else {
+        let Some(arg) = words.find(|w| !w.starts_with('-')) else {
             continue;
         };
-        let arg = arg.trim_matches(['"', '\'']);
-        let p = match in_home(arg, home) {
+        let p = match in_home(&arg, home) {
             Some(p) => p,
-            None if !arg.starts_with('/') && !arg.contains('$') => home.join(arg),
+            None if !arg.starts_with('/') && !arg.contains('$') => home.join(&arg),
             None => continue,
         };
         if p.starts_with(home) && !p.components().any(|c| c.as_os_str() == "..") {
@@ -147,6 +152,31 @@ fn sourced(text: &str, home: &Path) -> Vec<PathBuf> {
         }
     }
     v
+}
+
+/// What the start-up files source by name, there or not (one made
+/// later is read by the next shell).
+pub fn sourced_paths(files: &[StartUp], home: &Path) -> Vec<PathBuf> {
+    files
+        .iter()
+        .filter_map(|f| f.text.as_deref())
+        .flat_map(|t| sourced(t, home))
+        .collect()
+}
+
+/// A shell word with its quotes taken out and a leading backslash (`\.`).
+pub(super) fn unquoted(w: &str) -> String {
+    let w: String = w.chars().filter(|c| *c != '"' && *c != '\'').collect();
+    w.strip_prefix('\\').map(str::to_string).unwrap_or(w)
+}
+
+/// The words of a text that may name a path, unquoted: split at blanks
+/// and at what the shell splits commands, redirections, assignments and
+/// `PATH` lists by.
+pub(super) fn path_words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split([' ', '\t', '\n', ';', '&', '|', '(', ')', '`', '<', '>', '=', ':'])
+        .map(unquoted)
+        .filter(|w| !w.is_empty())
 }
 
 /// A word as a path: `~/…`, `$HOME/…`, `${HOME}/…` or absolute.
@@ -162,18 +192,68 @@ fn in_home(word: &str, home: &Path) -> Option<PathBuf> {
     }
 }
 
-/// The directories whose files the start-up files take by a glob (`for f in ~/dots/bash.d/*.sh; do . "$f"; done`): the one before
-/// the first component with a wildcard. A file made there is read by the
-/// next shell.
+/// Every path the start-up files name that is there, however the shell is
+/// told to read it (`builtin source F`, `source <(cat F)`, a `PATH` entry,
+/// an alias): as `~/…`, `$HOME/…`, absolute, or relative to the home with
+/// a `/`, its `..` taken lexically; and what the files among them in the
+/// home name in turn (64 read at most). Host shells source, run or search
+/// what they name, so where one lies in a writable root it is guarded.
+pub fn named_paths(files: &[StartUp], home: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut texts: Vec<String> = files.iter().filter_map(|f| f.text.clone()).collect();
+    let mut read = files.len();
+    while let Some(text) = texts.pop() {
+        for w in path_words(&text) {
+            if w.contains(['*', '?', '[', '$']) && !w.starts_with("$HOME/") && !w.starts_with("${HOME}/") {
+                continue;
+            }
+            let p = match in_home(&w, home) {
+                Some(p) => p,
+                None if w.contains('/') => home.join(&w),
+                None => continue,
+            };
+            let p = lexical(&p);
+            if p == home || out.contains(&p) || std::fs::symlink_metadata(&p).is_err() {
+                continue;
+            }
+            if read < 64 && p.starts_with(home) && p.is_file() {
+                if let Some(t) = read_small(&p) {
+                    texts.push(t);
+                }
+                read += 1;
+            }
+            out.push(p);
+        }
+    }
+    out
+}
+
+/// `a/b/../c` as `a/c`, without looking at the file system.
+fn lexical(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// The directories whose files the start-up files take by a glob (`for f
+/// in ~/dots/bash.d/*.sh; do . "$f"; done`): the one before the first
+/// component with a wildcard. A file made there is read by the next shell.
 pub fn globbed_dirs(files: &[StartUp], home: &Path) -> Vec<PathBuf> {
     let words = files
         .iter()
         .filter_map(|f| f.text.as_deref())
-        .flat_map(|t| t.split([' ', '\t', '\n', ';', '&', '|', '(', ')', '`']));
+        .flat_map(path_words);
     let mut v = Vec::new();
     for word in words {
-        let word = word.trim_matches(['"', '\'']);
-        let Some(p) = in_home(word, home).filter(|_| word.contains(['*', '?', '['])) else {
+        let Some(p) = in_home(&word, home).filter(|_| word.contains(['*', '?', '['])) else {
             continue;
         };
         let open = |c: &std::path::Component| {

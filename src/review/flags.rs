@@ -171,7 +171,7 @@ fn why(layer: &Layer, c: &Change) -> Option<String> {
         && c.rel
             .file_name()
             .and_then(|n| n.to_str())
-            .is_some_and(|n| crate::policy::HG_CONFIG.contains(&n))
+            .is_some_and(|n| crate::policy::hg::CONFIG.contains(&n))
     {
         return Some("Mercurial's config: host hg runs the hooks and extensions it names".into());
     }
@@ -371,7 +371,12 @@ fn envrc_reads(layer: &Layer) -> Vec<std::path::PathBuf> {
                 1 << 20,
             )
         })
-        .flat_map(|b| crate::policy::agent_files::envrc_loads(&String::from_utf8_lossy(&b)))
+        .flat_map(|b| {
+            let text = String::from_utf8_lossy(&b);
+            let mut v = crate::policy::agent_files::envrc_loads(&text);
+            v.extend(crate::policy::agent_files::envrc_words(&text));
+            v
+        })
         .collect()
 }
 

@@ -202,7 +202,7 @@ fn hold_and_say(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crat
 fn hg_held(scan: &RepoScan, known: &Known, fd: Option<&OwnedFd>, now: &crate::policy::Found) {
     for hg in now.hg.iter().filter(|d| !known.holds(d) && reached(scan, d)) {
         let link = is(hg, FileType::Symlink);
-        let config = crate::policy::HG_CONFIG
+        let config = crate::policy::hg::CONFIG
             .iter()
             .any(|f| lstat(&hg.join(f)).is_some());
         let what = if !link && !config {
