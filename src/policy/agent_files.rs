@@ -196,7 +196,7 @@ pub fn envrc_loads(text: &str) -> Vec<PathBuf> {
             .map(super::rc_files::unquoted)
             .skip_while(|w| ["then", "do", "else", "{", "builtin", "command", "!"].contains(&w.as_str()));
         let Some(verb) = words.next() else { continue };
-        let arg = words.find(|w| !w.starts_with('-'));
+        let arg = words.find(|w| !w.starts_with(['-', '<']));
         let arg = match (verb.as_str(), arg) {
             ("dotenv" | "dotenv_if_exists", None) => ".env".to_string(),
             (

@@ -548,6 +548,12 @@ pub fn for_roots(
     for p in user.configs.iter().chain(&user.files) {
         seen(&mut g, p.clone());
     }
+    // What other host tools read from the home as their own config.
+    if let Some(home) = &user.home {
+        for p in super::home_config::paths(home, user.xdg.as_deref(), &scanned) {
+            seen(&mut g, p);
+        }
+    }
     other_names(&mut g, &scanned, linked);
     let mut found = found;
     found.absent = g.absent.clone();
@@ -581,6 +587,8 @@ pub struct UserGit {
     /// (`$XDG_CONFIG_HOME/git/ignore`, `.../attributes`).
     pub files: Vec<PathBuf>,
     pub home: Option<PathBuf>,
+    /// `$XDG_CONFIG_HOME`, or `~/.config`.
+    pub xdg: Option<PathBuf>,
 }
 
 impl UserGit {
@@ -645,12 +653,9 @@ impl UserGit {
                 .unwrap_or_default()
                 .into_iter()
                 .chain(var("GIT_TEMPLATE_DIR").map(|t| super::absolutize(Path::new(&t), cwd)))
-                .chain(
-                    home.map(|h| super::home_config::paths(h, xdg.as_deref(), cwd))
-                        .unwrap_or_default(),
-                )
                 .collect(),
             home: home.map(Path::to_path_buf),
+            xdg,
         }
     }
 }

@@ -10,15 +10,28 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 /// The home's places that hold tools' config, looked through for links
-/// (`~/.config/nvim -> ../dots/nvim`), and how deep.
-const LINK_PLACES: [(&str, usize); 3] = [(".config", 3), (".local/bin", 1), (".local/share", 2)];
+/// (`~/.config/nvim -> ../dots/nvim`), one level each: a whole tree would
+/// cost a millisecond a few thousand entries at every start. Below the
+/// config directory, the places whose files run by themselves (at login,
+/// in every fish) are listed too (GNU stow links a file there where the
+/// directory was there before it).
+const LINK_PLACES: [&str; 3] = [".local/bin", ".local/share", ".local/share/applications"];
+const CONFIG_PLACES: [&str; 7] = [
+    "",
+    "systemd/user",
+    "autostart",
+    "environment.d",
+    "fish/conf.d",
+    "fish/functions",
+    "direnv/lib",
+];
 /// Entries looked at for links at most, in all.
-const LINKS_MOST: usize = 20_000;
+const LINKS_MOST: usize = 5_000;
 
-/// The paths to guard for the user with home `home` (config in `xdg`),
-/// the command's directory `cwd`: none that is a directory holding `cwd`
-/// (that would leave no workspace to write: residual).
-pub fn paths(home: &Path, xdg: Option<&Path>, cwd: &Path) -> Vec<PathBuf> {
+/// The paths to guard for the user with home `home` (config in `xdg`):
+/// none that is a directory holding one of the writable `roots` (the
+/// workspace read-only whole would leave no sandbox to work in: residual).
+pub fn paths(home: &Path, xdg: Option<&Path>, roots: &[PathBuf]) -> Vec<PathBuf> {
     let files = super::rc_files::start_up_files(home);
     let mut v = super::rc_files::globbed_dirs(&files, home);
     v.extend(super::rc_files::named_paths(&files, home));
@@ -30,8 +43,8 @@ pub fn paths(home: &Path, xdg: Option<&Path>, cwd: &Path) -> Vec<PathBuf> {
     v.extend(nested_links(home, xdg));
     let mut seen = Vec::new();
     v.retain(|p| {
-        let keep =
-            !seen.contains(p) && fs::canonicalize(p).map_or(true, |t| !(t.is_dir() && cwd.starts_with(&t)));
+        let holds_root = |t: &Path| t.is_dir() && roots.iter().any(|r| r.starts_with(t));
+        let keep = !seen.contains(p) && fs::canonicalize(p).map_or(true, |t| !holds_root(&t));
         seen.push(p.clone());
         keep
     });
@@ -57,18 +70,16 @@ fn top_links(home: &Path) -> Vec<PathBuf> {
 fn nested_links(home: &Path, xdg: Option<&Path>) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut looked = 0;
-    let places = LINK_PLACES.iter().map(|(p, d)| (home.join(p), *d));
-    let mut queue: Vec<(PathBuf, usize)> = places.chain(xdg.map(|x| (x.to_path_buf(), 3))).collect();
-    while let Some((dir, depth)) = queue.pop() {
+    let config = xdg.map_or_else(|| home.join(".config"), Path::to_path_buf);
+    let places = LINK_PLACES.iter().map(|p| home.join(p));
+    for dir in places.chain(CONFIG_PLACES.iter().map(|p| config.join(p))) {
         for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
             looked += 1;
             if looked > LINKS_MOST {
                 return out;
             }
-            match e.file_type() {
-                Ok(t) if t.is_symlink() => out.push(e.path()),
-                Ok(t) if t.is_dir() && depth > 1 => queue.push((e.path(), depth - 1)),
-                _ => {}
+            if e.file_type().is_ok_and(|t| t.is_symlink()) {
+                out.push(e.path());
             }
         }
     }
@@ -92,7 +103,7 @@ mod tests {
         ] {
             fs::create_dir_all(home.join(dir)).unwrap();
         }
-        for f in ["sh/a", "sh/b", "sh/c", "x.service", "tool"] {
+        for f in ["sh/a", "sh/b", "sh/c", "sh/off", "x.service", "tool"] {
             fs::write(ws.join(f), "").unwrap();
         }
         std::os::unix::fs::symlink(ws.join("nvim"), home.join(".config/nvim")).unwrap();
@@ -101,10 +112,10 @@ mod tests {
         std::os::unix::fs::symlink(ws.join("tool"), home.join(".local/bin/tool")).unwrap();
         fs::write(
             home.join(".bashrc"),
-            "builtin source ~/dots/sh/a\n\\. ~/\"dots/sh/b\"\nsource <(cat $HOME/dots/sh/c)\nexport PATH=~/dots/bin:$PATH\ncd ~/dots\n",
+            "builtin source ~/dots/sh/a\n\\. ~/\"dots/sh/b\"\nsource <(cat $HOME/dots/sh/c)\nexport PATH=~/dots/bin:$PATH\ncd ~/dots\nalias n='cd ~/dots/nvim'\n# . ~/dots/sh/off\n",
         )
         .unwrap();
-        let got = paths(&home, None, &ws.join("sub"));
+        let got = paths(&home, None, &[ws.join("sub")]);
         for want in [
             ".config/nvim",
             ".config/systemd/user/x.service",
@@ -116,8 +127,11 @@ mod tests {
         ] {
             assert!(got.contains(&home.join(want)), "{want} in {got:?}");
         }
+        // Not a directory an alias goes to, nor what a comment names.
+        assert!(!got.contains(&ws.join("nvim")), "{got:?}");
+        assert!(!got.contains(&ws.join("sh/off")), "{got:?}");
         // The workspace itself is named (`cd ~/dots`) but not guarded.
-        let got = paths(&home, None, &ws);
+        let got = paths(&home, None, std::slice::from_ref(&ws));
         assert!(!got.contains(&ws), "{got:?}");
     }
 }

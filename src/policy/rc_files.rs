@@ -139,7 +139,7 @@ fn sourced(text: &str, home: &Path) -> Vec<PathBuf> {
         if !matches!(words.next().as_deref(), Some("source" | ".")) {
             continue;
         }
-        let Some(arg) = words.find(|w| !w.starts_with('-')) else {
+        let Some(arg) = words.find(|w| !w.starts_with(['-', '<'])) else {
             continue;
         };
         let p = match in_home(&arg, home) {
@@ -174,7 +174,9 @@ pub(super) fn unquoted(w: &str) -> String {
 /// and at what the shell splits commands, redirections, assignments and
 /// `PATH` lists by.
 pub(super) fn path_words(text: &str) -> impl Iterator<Item = String> + '_ {
-    text.split([' ', '\t', '\n', ';', '&', '|', '(', ')', '`', '<', '>', '=', ':'])
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with('#'))
+        .flat_map(|l| l.split([' ', '\t', ';', '&', '|', '(', ')', '`', '<', '>', '=', ':']))
         .map(unquoted)
         .filter(|w| !w.is_empty())
 }
@@ -200,10 +202,15 @@ fn in_home(word: &str, home: &Path) -> Option<PathBuf> {
 /// what they name, so where one lies in a writable root it is guarded.
 pub fn named_paths(files: &[StartUp], home: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
-    let mut texts: Vec<String> = files.iter().filter_map(|f| f.text.clone()).collect();
+    let texts: Vec<String> = files.iter().filter_map(|f| f.text.clone()).collect();
     let mut read = files.len();
-    while let Some(text) = texts.pop() {
-        for w in path_words(&text) {
+    // A directory counts where a line puts it on a search path (`PATH`,
+    // `fish_add_path`): one an alias `cd`s to is no config.
+    let lines = |t: String| t.lines().map(str::to_string).collect::<Vec<_>>();
+    let mut texts: Vec<String> = texts.into_iter().flat_map(lines).collect();
+    while let Some(line) = texts.pop() {
+        let search = line.to_ascii_lowercase().contains("path");
+        for w in path_words(&line) {
             if w.contains(['*', '?', '[', '$']) && !w.starts_with("$HOME/") && !w.starts_with("${HOME}/") {
                 continue;
             }
@@ -213,13 +220,14 @@ pub fn named_paths(files: &[StartUp], home: &Path) -> Vec<PathBuf> {
                 None => continue,
             };
             let p = lexical(&p);
-            if p == home || out.contains(&p) || std::fs::symlink_metadata(&p).is_err() {
+            let Ok(m) = std::fs::symlink_metadata(&p) else {
+                continue;
+            };
+            if p == home || out.contains(&p) || (p.is_dir() && !search) {
                 continue;
             }
-            if read < 64 && p.starts_with(home) && p.is_file() {
-                if let Some(t) = read_small(&p) {
-                    texts.push(t);
-                }
+            if read < 64 && p.starts_with(home) && m.is_file() {
+                texts.extend(read_small(&p).map(lines).unwrap_or_default());
                 read += 1;
             }
             out.push(p);
