@@ -113,6 +113,9 @@ pub struct Guard {
     /// link lies on the way: each resolved again at the end, and held
     /// aside where it leads elsewhere then.
     pub ways: Vec<PathBuf>,
+    /// Of `protect`, what other host tools read as their config (the
+    /// home's, Mercurial's): named as such in reports.
+    pub host_config: Vec<PathBuf>,
 }
 
 impl Guard {
@@ -384,8 +387,17 @@ fn hg_guarded(g: &mut Guard, hg: &Path, home: Option<&Path>) {
         return;
     }
     for f in super::hg::repo_config(hg, home) {
-        seen(g, f);
+        host_tool_read(g, f);
     }
+}
+
+/// A path another host tool reads as its config: guarded as git's, and
+/// named for what it is.
+fn host_tool_read(g: &mut Guard, p: PathBuf) {
+    let before = g.protect.len();
+    seen(g, p);
+    let added: Vec<PathBuf> = g.protect[before..].to_vec();
+    g.host_config.extend(added);
 }
 
 /// Whether a name holds what a terminal acts on or what hides text, as
@@ -551,7 +563,7 @@ pub fn for_roots(
     // What other host tools read from the home as their own config.
     if let Some(home) = &user.home {
         for p in super::home_config::paths(home, user.xdg.as_deref(), &scanned) {
-            seen(&mut g, p);
+            host_tool_read(&mut g, p);
         }
     }
     other_names(&mut g, &scanned, linked);

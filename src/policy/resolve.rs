@@ -390,11 +390,13 @@ fn guard(sc: &Scope, workspace: &Path, r: &mut Roots, review: bool) -> Guarded {
         .into_iter()
         .filter(|p| in_roots(p) && !writable.iter().any(|w| w.path == *p))
         .collect();
-    r.ro_specs.extend(
-        protected
-            .iter()
-            .map(|p| Sourced::new(PathSpec::Literal(p.clone()), "protected git path")),
-    );
+    r.ro_specs.extend(protected.iter().map(|p| {
+        let why = match guard.host_config.contains(p) {
+            true => "host tool config",
+            false => "protected git path",
+        };
+        Sourced::new(PathSpec::Literal(p.clone()), why)
+    }));
     Guarded {
         watched,
         protected,
