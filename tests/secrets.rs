@@ -404,7 +404,15 @@ fn start_up_files_linked_into_the_workspace_are_read_only() {
         // What a start-up file takes by a glob.
         f.mkdir("ws/dot/glob.d");
         let zsh = format!("for f in {ws}/dot/glob.d/*.sh; do . \"$f\"; done\n");
+        // A directory sourced through a variable, a program git's config
+        // names, a link deeper in the home, a link leading nowhere yet.
+        let zsh = format!("{zsh}DOT={ws}/dot\nfor f in \"$DOT\"/bash.d/*.sh; do . \"$f\"; done\n");
         f.write("home/.zshrc", &zsh, 0o644);
+        f.write(
+            "home/.gitconfig",
+            &format!("[core]\n\tfsmonitor = {ws}/dot/fsmon\n"),
+            0o644,
+        );
         let link = format!(
             "ln -s '{ws}/dot/bashrc' '{h}/.bashrc' && ln '{ws}/dot/profile' '{h}/.profile' && ln -s '{ws}/dot/ssh_config' '{h}/.ssh/config' && ln -s '{ws}/dot/bashrc.d' '{h}/.bashrc.d'",
             ws = f.ws().display(),
@@ -450,9 +458,12 @@ fn what_the_home_names_in_a_dotfiles_workspace_is_read_only() {
             "ws/dot/bin",
             "ws/dot/direnv",
             "ws/dot/hg",
+            "ws/dot/bash.d",
             "home/.config",
             "home/.local",
             "home/.local/bin",
+            "home/.vim",
+            "home/.vim/plugin",
         ] {
             f.mkdir(d);
         }
@@ -465,6 +476,9 @@ fn what_the_home_names_in_a_dotfiles_workspace_is_read_only() {
             "hg/a.rc",
             "hg/b.rc",
             "tool",
+            "bash.d/a.sh",
+            "fsmon",
+            "plug.vim",
         ];
         for x in files {
             f.write(&format!("ws/dot/{x}"), "true\n", 0o644);
@@ -473,18 +487,26 @@ fn what_the_home_names_in_a_dotfiles_workspace_is_read_only() {
         let zsh = format!(
             "builtin source {ws}/dot/sh/s6\n\\. \"{ws}/dot/sh/s21\"\nsource <(cat {ws}/dot/sh/s9)\ncommand . -- {ws}/\"dot/sh/s23\"\nexport PATH={ws}/dot/bin:$PATH\n"
         );
+        // A directory sourced through a variable, a program git's config
+        // names, a link deeper in the home, a link leading nowhere yet.
+        let zsh = format!("{zsh}DOT={ws}/dot\nfor f in \"$DOT\"/bash.d/*.sh; do . \"$f\"; done\n");
         f.write("home/.zshrc", &zsh, 0o644);
+        f.write(
+            "home/.gitconfig",
+            &format!("[core]\n\tfsmonitor = {ws}/dot/fsmon\n"),
+            0o644,
+        );
         f.write(
             "home/.hgrc",
             "%include ~/../ws/dot/hg/a.rc\n%include $HOME/../ws/dot/hg/b.rc\n",
             0o644,
         );
         let link = format!(
-            "ln -s '{ws}/dot/direnv' '{h}/.config/direnv' && ln -s '{ws}/dot/tool' '{h}/.local/bin/tool'",
+            "ln -s '{ws}/dot/direnv' '{h}/.config/direnv' && ln -s '{ws}/dot/tool' '{h}/.local/bin/tool' && ln -s '{ws}/dot/plug.vim' '{h}/.vim/plugin/x.vim' && ln -s '{ws}/dot/bash_login' '{h}/.bash_login'",
             h = f.home().display()
         );
         ok(&f.command("sh").args(["-c", &link]).output().unwrap());
-        let script = "for x in sh/s6 sh/s21 sh/s9 sh/s23 direnv/direnvrc hg/a.rc hg/b.rc tool bin/ls; do echo 'touch /tmp/pwned' >> dot/$x; done; echo done";
+        let script = "for x in sh/s6 sh/s21 sh/s9 sh/s23 direnv/direnvrc hg/a.rc hg/b.rc tool bin/ls bash.d/a.sh bash.d/new.sh fsmon plug.vim bash_login; do echo 'touch /tmp/pwned' >> dot/$x; done; echo done";
         let o = if landlock {
             run_landlock(&f, &[], script)
         } else {
@@ -496,9 +518,8 @@ fn what_the_home_names_in_a_dotfiles_workspace_is_read_only() {
             let text = std::fs::read_to_string(f.ws().join("dot").join(x)).unwrap();
             assert!(!text.contains("pwned"), "{what}: {x} written: {text}");
         }
-        assert!(
-            !f.ws().join("dot/bin/ls").exists(),
-            "{what}: a program made on PATH"
-        );
+        for made in ["bin/ls", "bash.d/new.sh", "bash_login"] {
+            assert!(!f.ws().join("dot").join(made).exists(), "{what}: {made} made");
+        }
     }
 }

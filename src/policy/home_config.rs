@@ -15,8 +15,18 @@ use std::path::{Path, PathBuf};
 /// config directory, the places whose files run by themselves (at login,
 /// in every fish) are listed too (GNU stow links a file there where the
 /// directory was there before it).
-const LINK_PLACES: [&str; 3] = [".local/bin", ".local/share", ".local/share/applications"];
-const CONFIG_PLACES: [&str; 7] = [
+const LINK_PLACES: [&str; 9] = [
+    ".local/bin",
+    ".local/share",
+    ".local/share/applications",
+    ".vim",
+    ".vim/plugin",
+    ".vim/autoload",
+    ".vim/ftplugin",
+    ".ssh",
+    ".cargo",
+];
+const CONFIG_PLACES: [&str; 14] = [
     "",
     "systemd/user",
     "autostart",
@@ -24,6 +34,35 @@ const CONFIG_PLACES: [&str; 7] = [
     "fish/conf.d",
     "fish/functions",
     "direnv/lib",
+    "nvim",
+    "nvim/lua",
+    "nvim/plugin",
+    "tmux",
+    "git",
+    "hg",
+    "pip",
+];
+/// Settings files whose text names programs and files the tool runs or
+/// sources (`core.fsmonitor = ~/dots/bin/x`, vim's `source`, tmux's
+/// `source-file`, a cargo `rustc-wrapper`): what they name is guarded as
+/// what start-up files name.
+const SETTINGS: [&str; 9] = [
+    ".gitconfig",
+    ".vimrc",
+    ".tmux.conf",
+    ".inputrc",
+    ".screenrc",
+    ".npmrc",
+    ".cargo/config.toml",
+    ".cargo/config",
+    ".ssh/config",
+];
+const CONFIG_SETTINGS: [&str; 5] = [
+    "git/config",
+    "nvim/init.vim",
+    "nvim/init.lua",
+    "tmux/tmux.conf",
+    "hg/hgrc",
 ];
 /// Entries looked at for links at most, in all.
 const LINKS_MOST: usize = 5_000;
@@ -32,15 +71,30 @@ const LINKS_MOST: usize = 5_000;
 /// none that is a directory holding one of the writable `roots` (the
 /// workspace read-only whole would leave no sandbox to work in: residual).
 pub fn paths(home: &Path, xdg: Option<&Path>, roots: &[PathBuf]) -> Vec<PathBuf> {
+    let config = xdg.map_or_else(|| home.join(".config"), Path::to_path_buf);
     let files = super::rc_files::start_up_files(home);
     let mut v = super::rc_files::globbed_dirs(&files, home);
     v.extend(super::rc_files::named_paths(&files, home));
     v.extend(super::rc_files::sourced_paths(&files, home));
     v.extend(files.into_iter().map(|f| f.path));
-    v.extend(super::ssh_config::config_paths(home));
-    v.extend(super::hg::user_config(home, xdg));
-    v.extend(top_links(home));
-    v.extend(nested_links(home, xdg));
+    let ssh = super::ssh_config::config_paths(home);
+    let hg = super::hg::user_config(home, xdg);
+    // What settings name: programs, sourced files, search paths.
+    let settings = SETTINGS.iter().map(|f| home.join(f));
+    let settings: Vec<super::rc_files::StartUp> = settings
+        .chain(CONFIG_SETTINGS.iter().map(|f| config.join(f)))
+        .chain(ssh.iter().chain(&hg).cloned())
+        .map(|path| super::rc_files::StartUp {
+            text: super::read_small(&path),
+            path,
+        })
+        .filter(|f| f.text.is_some())
+        .collect();
+    v.extend(super::rc_files::named_paths(&settings, home));
+    v.extend(ssh);
+    v.extend(hg);
+    let links = top_links(home).into_iter().chain(nested_links(home, &config));
+    v.extend(links.map(|l| dangling_target(&l).unwrap_or(l)));
     let mut seen = Vec::new();
     v.retain(|p| {
         let holds_root = |t: &Path| t.is_dir() && roots.iter().any(|r| r.starts_with(t));
@@ -67,10 +121,9 @@ fn top_links(home: &Path) -> Vec<PathBuf> {
 /// The links in the home's config places (`~/.config/direnv ->
 /// ../dots/direnv`: direnv sources its `direnvrc` for every `.envrc`), never
 /// through a link, at most [`LINKS_MOST`] entries.
-fn nested_links(home: &Path, xdg: Option<&Path>) -> Vec<PathBuf> {
+fn nested_links(home: &Path, config: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut looked = 0;
-    let config = xdg.map_or_else(|| home.join(".config"), Path::to_path_buf);
     let places = LINK_PLACES.iter().map(|p| home.join(p));
     for dir in places.chain(CONFIG_PLACES.iter().map(|p| config.join(p))) {
         for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
@@ -84,6 +137,28 @@ fn nested_links(home: &Path, xdg: Option<&Path>) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// Where a link that leads nowhere yet would lead (`~/.bash_login ->
+/// dots/bash_login`, the target ignored or removed in the checkout): a
+/// file made there is the home's; None for a link that leads somewhere.
+fn dangling_target(link: &Path) -> Option<PathBuf> {
+    if fs::metadata(link).is_ok() {
+        return None;
+    }
+    let to = fs::read_link(link).ok()?;
+    let joined = link.parent()?.join(to);
+    let mut out = PathBuf::new();
+    for c in joined.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    Some(out)
 }
 
 #[cfg(test)]
@@ -133,5 +208,42 @@ mod tests {
         // The workspace itself is named (`cd ~/dots`) but not guarded.
         let got = paths(&home, None, std::slice::from_ref(&ws));
         assert!(!got.contains(&ws), "{got:?}");
+    }
+
+    #[test]
+    fn variables_settings_deeper_places_and_links_leading_nowhere_yet() {
+        let d = tempfile::tempdir().unwrap();
+        let (home, ws) = (d.path().join("h"), d.path().join("h/dots"));
+        for dir in ["dots/bash.d", "dots/bin2", "dots/bin", "dots/vim2", ".vim/plugin"] {
+            fs::create_dir_all(home.join(dir)).unwrap();
+        }
+        for f in ["pyrc", "bin/fsmon", "vim2/x.vim", "plug.vim"] {
+            fs::write(ws.join(f), "").unwrap();
+        }
+        fs::write(
+            home.join(".bashrc"),
+            "DOT=\"$HOME/dots\"\nfor f in \"$DOT\"/bash.d/*.sh; do . \"$f\"; done\nexport PATH=\"$DOT/bin2:$PATH\"\nexport PYTHONSTARTUP=$DOT/pyrc\n",
+        )
+        .unwrap();
+        fs::write(
+            home.join(".gitconfig"),
+            "[core]\n\tfsmonitor = ~/dots/bin/fsmon\n",
+        )
+        .unwrap();
+        fs::write(home.join(".vimrc"), "source ~/dots/vim2/x.vim\n").unwrap();
+        std::os::unix::fs::symlink(ws.join("plug.vim"), home.join(".vim/plugin/evil.vim")).unwrap();
+        std::os::unix::fs::symlink("dots/bash_login", home.join(".bash_login")).unwrap();
+        let got = paths(&home, None, &[ws.join("sub")]);
+        for want in [
+            "dots/bash.d",
+            "dots/bin2",
+            "dots/pyrc",
+            "dots/bin/fsmon",
+            "dots/vim2/x.vim",
+            ".vim/plugin/evil.vim",
+            "dots/bash_login",
+        ] {
+            assert!(got.contains(&home.join(want)), "{want} in {got:?}");
+        }
     }
 }

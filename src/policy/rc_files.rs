@@ -167,7 +167,9 @@ pub fn sourced_paths(files: &[StartUp], home: &Path) -> Vec<PathBuf> {
 /// A shell word with its quotes taken out and a leading backslash (`\.`).
 pub(super) fn unquoted(w: &str) -> String {
     let w: String = w.chars().filter(|c| *c != '"' && *c != '\'').collect();
-    w.strip_prefix('\\').map(str::to_string).unwrap_or(w)
+    // git's `!cmd` aliases name a program the same way.
+    let w = w.trim_start_matches('!');
+    w.strip_prefix('\\').unwrap_or(w).to_string()
 }
 
 /// The words of a text that may name a path, unquoted: split at blanks
@@ -203,17 +205,19 @@ fn in_home(word: &str, home: &Path) -> Option<PathBuf> {
 pub fn named_paths(files: &[StartUp], home: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = Vec::new();
     let texts: Vec<String> = files.iter().filter_map(|f| f.text.clone()).collect();
+    let vars = path_variables(&texts, home);
     let mut read = files.len();
     // A directory counts where a line puts it on a search path (`PATH`,
-    // `fish_add_path`): one an alias `cd`s to is no config.
+    // `fish_add_path`, vim's `runtimepath`): one an alias `cd`s to is no
+    // config.
     let lines = |t: String| t.lines().map(str::to_string).collect::<Vec<_>>();
     let mut texts: Vec<String> = texts.into_iter().flat_map(lines).collect();
     while let Some(line) = texts.pop() {
         let search = line.to_ascii_lowercase().contains("path");
         for w in path_words(&line) {
-            if w.contains(['*', '?', '[', '$']) && !w.starts_with("$HOME/") && !w.starts_with("${HOME}/") {
+            let Some(w) = expanded(&w, &vars, home).filter(|w| !w.contains(['*', '?', '[', '$'])) else {
                 continue;
-            }
+            };
             let p = match in_home(&w, home) {
                 Some(p) => p,
                 None if w.contains('/') => home.join(&w),
@@ -236,6 +240,63 @@ pub fn named_paths(files: &[StartUp], home: &Path) -> Vec<PathBuf> {
     out
 }
 
+/// The variables the texts set to a path, in order (`DOT="$HOME/dots"`,
+/// `export X=~/x`, fish's `set -x DOT ~/dots`), each as the path it holds.
+fn path_variables(texts: &[String], home: &Path) -> Vec<(String, String)> {
+    let mut vars: Vec<(String, String)> = Vec::new();
+    for line in texts.iter().flat_map(|t| t.lines()) {
+        let mut l = line.trim_start();
+        for p in ["export ", "local ", "readonly ", "declare -x ", "typeset -x "] {
+            l = l.strip_prefix(p).unwrap_or(l).trim_start();
+        }
+        let (name, value) = match l.strip_prefix("set ") {
+            Some(rest) => {
+                let mut w = rest.split_whitespace().filter(|w| !w.starts_with('-'));
+                match (w.next(), w.next()) {
+                    (Some(n), Some(v)) => (n, v),
+                    _ => continue,
+                }
+            }
+            None => match l.split_once('=') {
+                Some((n, v)) => (n, v.split_whitespace().next().unwrap_or("")),
+                None => continue,
+            },
+        };
+        let valid = !name.is_empty()
+            && !name.starts_with(|c: char| c.is_ascii_digit())
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if let Some(v) = expanded(&unquoted(value), &vars, home).filter(|v| valid && v.starts_with('/')) {
+            vars.push((name.to_string(), v));
+        }
+    }
+    vars
+}
+
+/// A word with `~/`, `$HOME` or a variable of `vars` at its start
+/// expanded; None where the variable is another.
+fn expanded(word: &str, vars: &[(String, String)], home: &Path) -> Option<String> {
+    if let Some(rest) = word.strip_prefix("~/") {
+        return Some(format!("{}/{rest}", home.display()));
+    }
+    let Some(rest) = word.strip_prefix('$') else {
+        return Some(word.to_string());
+    };
+    let (name, tail) = match rest.strip_prefix('{') {
+        Some(r) => r.split_once('}')?,
+        None => {
+            let end = rest
+                .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .unwrap_or(rest.len());
+            (&rest[..end], &rest[end..])
+        }
+    };
+    let value = match name {
+        "HOME" => home.to_string_lossy().into_owned(),
+        _ => vars.iter().rev().find(|(n, _)| n == name)?.1.clone(),
+    };
+    Some(format!("{value}{tail}"))
+}
+
 /// `a/b/../c` as `a/c`, without looking at the file system.
 fn lexical(p: &Path) -> PathBuf {
     let mut out = PathBuf::new();
@@ -255,12 +316,13 @@ fn lexical(p: &Path) -> PathBuf {
 /// in ~/dots/bash.d/*.sh; do . "$f"; done`): the one before the first
 /// component with a wildcard. A file made there is read by the next shell.
 pub fn globbed_dirs(files: &[StartUp], home: &Path) -> Vec<PathBuf> {
-    let words = files
-        .iter()
-        .filter_map(|f| f.text.as_deref())
-        .flat_map(path_words);
+    let texts: Vec<String> = files.iter().filter_map(|f| f.text.clone()).collect();
+    let vars = path_variables(&texts, home);
     let mut v = Vec::new();
-    for word in words {
+    for word in texts.iter().flat_map(|t| path_words(t)) {
+        let Some(word) = expanded(&word, &vars, home) else {
+            continue;
+        };
         let Some(p) = in_home(&word, home).filter(|_| word.contains(['*', '?', '['])) else {
             continue;
         };
