@@ -285,6 +285,10 @@ fn files_that_choose_code_are_named_and_asked_for() {
         f.mkdir("ws");
         f.write("ws/package.json", "{\"scripts\": {\"test\": \"true\"}}\n", 0o644);
         f.write("ws/team.gitconfig", "[user]\n", 0o644);
+        // A dotfiles checkout: the home sources one of its files.
+        f.write("ws/dotrc", "true\n", 0o644);
+        let bashrc = format!(". {}/dotrc\n", f.ws().display());
+        f.write("home/.bashrc", &bashrc, 0o644);
         checkout(&f, "ws");
         ok(&f
             .command("git")
@@ -308,7 +312,7 @@ fn files_that_choose_code_are_named_and_asked_for() {
              && echo 'export default {}' > vite.config.ts && echo '{}' > all.code-workspace \
              && mkdir -p bom q && printf '\\357\\273\\277{\"scripts\": {\"test\": \"x\"}}' > bom/package.json \
              && printf '[package]\\n\"build\" = \"g.rs\"\\n' > q/Cargo.toml \
-             && mkdir -p hgrepo/.hg && echo '[hooks]' > hgrepo/.hg/hgrc";
+             && mkdir -p hgrepo/.hg && echo '[hooks]' > hgrepo/.hg/hgrc && echo evil >> dotrc";
         ok(&f.run_sh("new", &["--review"], script));
         let d = ok(&review(&f, &["diff", "--stat"]));
         let named = d
@@ -339,6 +343,7 @@ fn files_that_choose_code_are_named_and_asked_for() {
             "team.gitconfig  (host git reads it as its own config",
             ".env.dev  (direnv loads it from .envrc",
             "hgrepo/.hg/hgrc  (Mercurial's config",
+            "dotrc  (the home names it",
         ] {
             assert!(named.contains(p), "{who:?}: {p} not named in\n{d}");
         }

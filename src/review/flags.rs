@@ -305,6 +305,20 @@ fn config_reads(layer: &Layer) -> Vec<std::path::PathBuf> {
     .collect()
 }
 
+/// What other host tools read from the home as their config that lies in
+/// the workspace (a dotfiles checkout), as paths below it.
+fn host_tool_reads(layer: &Layer) -> Vec<std::path::PathBuf> {
+    let (Some(ws), Some(home)) = (layer.info.trees.first(), std::env::var_os("HOME")) else {
+        return Vec::new();
+    };
+    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(std::path::PathBuf::from);
+    crate::policy::host_tool_config(Path::new(&home), xdg.as_deref(), std::slice::from_ref(ws))
+        .into_iter()
+        .filter_map(|p| std::fs::canonicalize(&p).ok().or(Some(p)))
+        .filter_map(|p| p.strip_prefix(ws).ok().map(Path::to_path_buf))
+        .collect()
+}
+
 /// A repository below the workspace's top (`sub/.git`, a directory or a
 /// pointer file): host git run there (a prompt, an editor's scan of
 /// subfolders) takes its config and hooks.
@@ -384,6 +398,7 @@ fn envrc_reads(layer: &Layer) -> Vec<std::path::PathBuf> {
 pub fn flagged(layer: &Layer, changes: &[Change]) -> Vec<Flag> {
     let reads = config_reads(layer);
     let envrc = envrc_reads(layer);
+    let home = host_tool_reads(layer);
     changes
         .iter()
         .filter_map(|c| {
@@ -393,6 +408,8 @@ pub fn flagged(layer: &Layer, changes: &[Change]) -> Vec<Flag> {
                 Some("host git reads it as its own config or hooks (an include, core.hooksPath, an ignores or attributes file)".to_string())
             } else if file && envrc.contains(&c.rel) {
                 Some("direnv loads it from .envrc, and asks again only when .envrc changes".to_string())
+            } else if file && home.iter().any(|h| c.rel.starts_with(h)) {
+                Some("the home names it: host tools read it as their config (a shell's start-up file, a linked config)".to_string())
             } else {
                 why(layer, c)
             };
