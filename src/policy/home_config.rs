@@ -7,6 +7,7 @@
 //! read-only inside (held aside at the end where missing and made).
 
 use std::fs;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The home's places that hold tools' config, looked through for links
@@ -68,8 +69,9 @@ const CONFIG_SETTINGS: [&str; 5] = [
 const LINKS_MOST: usize = 5_000;
 
 /// The paths to guard for the user with home `home` (config in `xdg`):
-/// none that is a directory holding one of the writable `roots` (the
-/// workspace read-only whole would leave no sandbox to work in: residual).
+/// those that lie in one of the writable `roots`, but none that is a
+/// directory holding one (the workspace read-only whole would leave no
+/// sandbox to work in: residual).
 pub fn paths(home: &Path, xdg: Option<&Path>, roots: &[PathBuf]) -> Vec<PathBuf> {
     let config = xdg.map_or_else(|| home.join(".config"), Path::to_path_buf);
     let files = super::rc_files::start_up_files(home);
@@ -95,12 +97,19 @@ pub fn paths(home: &Path, xdg: Option<&Path>, roots: &[PathBuf]) -> Vec<PathBuf>
     v.extend(hg);
     let links = top_links(home).into_iter().chain(nested_links(home, &config));
     v.extend(links.map(|l| dangling_target(&l).unwrap_or(l)));
+    // Only those that really lie in a root (the rest are read-only anyway:
+    // each looked at once here, not again by the guard).
     let mut seen = Vec::new();
     v.retain(|p| {
-        let holds_root = |t: &Path| t.is_dir() && roots.iter().any(|r| r.starts_with(t));
-        let keep = !seen.contains(p) && fs::canonicalize(p).map_or(true, |t| !holds_root(&t));
+        if seen.contains(p) {
+            return false;
+        }
         seen.push(p.clone());
-        keep
+        let real = fs::canonicalize(p).unwrap_or_else(|_| super::toolchains::canonical_prefix(p));
+        let holds_root = real.is_dir() && roots.iter().any(|r| r.starts_with(&real));
+        // A file with a second name may have it in a root (the guard looks).
+        let linked = fs::symlink_metadata(&real).is_ok_and(|m| m.is_file() && m.nlink() > 1);
+        (roots.iter().any(|r| real.starts_with(r)) || linked) && !holds_root
     });
     v
 }
@@ -190,7 +199,7 @@ mod tests {
             "builtin source ~/dots/sh/a\n\\. ~/\"dots/sh/b\"\nsource <(cat $HOME/dots/sh/c)\nexport PATH=~/dots/bin:$PATH\ncd ~/dots\nalias n='cd ~/dots/nvim'\n# . ~/dots/sh/off\n",
         )
         .unwrap();
-        let got = paths(&home, None, &[ws.join("sub")]);
+        let got = paths(&home, None, std::slice::from_ref(&ws));
         for want in [
             ".config/nvim",
             ".config/systemd/user/x.service",
@@ -233,7 +242,7 @@ mod tests {
         fs::write(home.join(".vimrc"), "source ~/dots/vim2/x.vim\n").unwrap();
         std::os::unix::fs::symlink(ws.join("plug.vim"), home.join(".vim/plugin/evil.vim")).unwrap();
         std::os::unix::fs::symlink("dots/bash_login", home.join(".bash_login")).unwrap();
-        let got = paths(&home, None, &[ws.join("sub")]);
+        let got = paths(&home, None, std::slice::from_ref(&ws));
         for want in [
             "dots/bash.d",
             "dots/bin2",
