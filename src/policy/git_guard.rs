@@ -825,7 +825,7 @@ impl Reads<'_> {
             None if Path::new(v).is_absolute() => PathBuf::from(v),
             None => base?.join(v),
         };
-        Some(lexical(&p))
+        Some(super::lexical(&p))
     }
 
     /// One config's text: the files it includes (read next), the ignores
@@ -863,22 +863,6 @@ impl Reads<'_> {
             seen(g, t);
         }
     }
-}
-
-/// `a/b/../c` as `a/c`: the bases joined are real directories (a git dir,
-/// a config's), so their `..` is their parent.
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// A path host git reads as its own: read-only inside and its identity

@@ -41,10 +41,12 @@ fn followed(mut files: Vec<PathBuf>, home: Option<&Path>) -> Vec<PathBuf> {
             .lines()
             .filter_map(|l| l.strip_prefix("%include"))
             .filter_map(|inc| expand(inc.trim(), home))
-            .map(|inc| lexical(&base.join(inc)))
+            .map(|inc| super::lexical(&base.join(inc)))
             .collect();
         if f.file_name().is_some_and(|n| n == "sharedpath") && !text.is_empty() {
-            next.push(lexical(&base.join(text.trim_end_matches('\n')).join("hgrc")));
+            next.push(super::lexical(
+                &base.join(text.trim_end_matches('\n')).join("hgrc"),
+            ));
         }
         for p in next {
             if !files.contains(&p) {
@@ -90,21 +92,6 @@ fn expand(v: &str, home: Option<&Path>) -> Option<String> {
     Some(out)
 }
 
-/// `a/b/../c` as `a/c`, as hg joins an include to its file's directory.
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -131,7 +118,10 @@ mod tests {
         ] {
             assert!(got.contains(&home.join(want)), "{want} in {got:?}");
         }
-        assert!(got.contains(&lexical(&home.join("../c.rc"))), "{got:?}");
+        assert!(
+            got.contains(&crate::policy::lexical(&home.join("../c.rc"))),
+            "{got:?}"
+        );
         std::fs::write(home.join(".hgrc"), "%include ~/dots/hg/u.rc\n").unwrap();
         let user = user_config(home, None);
         assert!(user.contains(&home.join("dots/hg/u.rc")) && user.contains(&home.join(".config/hg/hgrc")));

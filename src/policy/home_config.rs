@@ -156,18 +156,7 @@ fn dangling_target(link: &Path) -> Option<PathBuf> {
         return None;
     }
     let to = fs::read_link(link).ok()?;
-    let joined = link.parent()?.join(to);
-    let mut out = PathBuf::new();
-    for c in joined.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    Some(out)
+    Some(super::lexical(&link.parent()?.join(to)))
 }
 
 #[cfg(test)]

@@ -478,6 +478,23 @@ pub(crate) fn whole_lines(mut v: Vec<u8>, cut: bool) -> Vec<u8> {
     v.split_off(from)
 }
 
+/// `a/b/../c` as `a/c`, without looking at the file system: a `..` is
+/// taken as the parent of what is joined before it, as git, hg and the
+/// shell join a relative name to the directory of the file naming it.
+pub(crate) fn lexical(p: &std::path::Path) -> std::path::PathBuf {
+    let mut out = std::path::PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// A small text file's content (up to 1 MiB), or None: opened without
 /// blocking and judged by the descriptor opened, so that a FIFO or device
 /// in its place (one a command made inside) is never waited on or read.

@@ -223,7 +223,7 @@ pub fn named_paths(files: &[StartUp], home: &Path) -> Vec<PathBuf> {
                 None if w.contains('/') => home.join(&w),
                 None => continue,
             };
-            let p = lexical(&p);
+            let p = super::lexical(&p);
             let Ok(m) = std::fs::symlink_metadata(&p) else {
                 continue;
             };
@@ -295,21 +295,6 @@ fn expanded(word: &str, vars: &[(String, String)], home: &Path) -> Option<String
         _ => vars.iter().rev().find(|(n, _)| n == name)?.1.clone(),
     };
     Some(format!("{value}{tail}"))
-}
-
-/// `a/b/../c` as `a/c`, without looking at the file system.
-fn lexical(p: &Path) -> PathBuf {
-    let mut out = PathBuf::new();
-    for c in p.components() {
-        match c {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    out
 }
 
 /// The directories whose files the start-up files take by a glob (`for f
