@@ -406,7 +406,7 @@ fn start_up_files_linked_into_the_workspace_are_read_only() {
         let zsh = format!("for f in {ws}/dot/glob.d/*.sh; do . \"$f\"; done\n");
         // A directory sourced through a variable, a program git's config
         // names, a link deeper in the home, a link leading nowhere yet.
-        let zsh = format!("{zsh}DOT={ws}/dot\nfor f in \"$DOT\"/bash.d/*.sh; do . \"$f\"; done\n");
+        let zsh = format!("{zsh}DOT={ws}/dot; for f in \"$DOT\"/bash.d/*.sh; do . \"$f\"; done\n");
         f.write("home/.zshrc", &zsh, 0o644);
         f.write(
             "home/.gitconfig",
@@ -489,7 +489,7 @@ fn what_the_home_names_in_a_dotfiles_workspace_is_read_only() {
         );
         // A directory sourced through a variable, a program git's config
         // names, a link deeper in the home, a link leading nowhere yet.
-        let zsh = format!("{zsh}DOT={ws}/dot\nfor f in \"$DOT\"/bash.d/*.sh; do . \"$f\"; done\n");
+        let zsh = format!("{zsh}DOT={ws}/dot; for f in \"$DOT\"/bash.d/*.sh; do . \"$f\"; done\n");
         f.write("home/.zshrc", &zsh, 0o644);
         f.write(
             "home/.gitconfig",
@@ -506,19 +506,29 @@ fn what_the_home_names_in_a_dotfiles_workspace_is_read_only() {
             h = f.home().display()
         );
         ok(&f.command("sh").args(["-c", &link]).output().unwrap());
-        let script = "for x in sh/s6 sh/s21 sh/s9 sh/s23 direnv/direnvrc hg/a.rc hg/b.rc tool bin/ls bash.d/a.sh bash.d/new.sh fsmon plug.vim bash_login; do echo 'touch /tmp/pwned' >> dot/$x; done; echo done";
-        let o = if landlock {
-            run_landlock(&f, &[], script)
-        } else {
-            f.run_sh("new", &[], script)
+        // The environment's config directory within the workspace.
+        f.mkdir("ws/dot/xdg");
+        f.mkdir("ws/dot/xdg/tmux");
+        f.write("ws/dot/xdg/tmux/tmux.conf", "true\n", 0o644);
+        let script = "for x in sh/s6 sh/s21 sh/s9 sh/s23 direnv/direnvrc hg/a.rc hg/b.rc tool bin/ls bash.d/a.sh bash.d/new.sh fsmon plug.vim bash_login xdg/tmux/tmux.conf xdg/new.conf; do echo 'touch /tmp/pwned' >> dot/$x; done; echo done";
+        let mut c = match landlock {
+            true => f.qwrap(&["run", "--isolation", "landlock"]),
+            false => f.qwrap(&["run"]),
         };
+        c.env("XDG_CONFIG_HOME", f.ws().join("dot/xdg"))
+            .env("QWRAP_MOUNT_API", "new")
+            .env_remove("QWRAP_PID")
+            .args(["--", "sh", "-c", script]);
+        let o = c.output().unwrap();
         let what = format!("{who:?} landlock={landlock}");
         assert!(stdout(&o).contains("done"), "{what}: {}", stderr(&o));
         for x in files {
             let text = std::fs::read_to_string(f.ws().join("dot").join(x)).unwrap();
             assert!(!text.contains("pwned"), "{what}: {x} written: {text}");
         }
-        for made in ["bin/ls", "bash.d/new.sh", "bash_login"] {
+        let text = std::fs::read_to_string(f.ws().join("dot/xdg/tmux/tmux.conf")).unwrap();
+        assert!(!text.contains("pwned"), "{what}: the config directory written");
+        for made in ["bin/ls", "bash.d/new.sh", "bash_login", "xdg/new.conf"] {
             assert!(!f.ws().join("dot").join(made).exists(), "{what}: {made} made");
         }
     }

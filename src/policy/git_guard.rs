@@ -562,7 +562,11 @@ pub fn for_roots(
     }
     // What other host tools read from the home as their own config.
     if let Some(home) = &user.home {
-        for p in super::home_config::paths(home, user.xdg.as_deref(), &scanned) {
+        let places = super::home_config::Places {
+            xdg: user.xdg.as_deref(),
+            cargo: user.cargo.as_deref(),
+        };
+        for p in super::home_config::paths(home, &places, &scanned) {
             host_tool_read(&mut g, p);
         }
     }
@@ -601,6 +605,8 @@ pub struct UserGit {
     pub home: Option<PathBuf>,
     /// `$XDG_CONFIG_HOME`, or `~/.config`.
     pub xdg: Option<PathBuf>,
+    /// `$CARGO_HOME` where it is set.
+    pub cargo: Option<PathBuf>,
 }
 
 impl UserGit {
@@ -668,6 +674,7 @@ impl UserGit {
                 .collect(),
             home: home.map(Path::to_path_buf),
             xdg,
+            cargo: var("CARGO_HOME").map(PathBuf::from).filter(|p| p.is_absolute()),
         }
     }
 }

@@ -72,8 +72,18 @@ const LINKS_MOST: usize = 5_000;
 /// those that lie in one of the writable `roots`, but none that is a
 /// directory holding one (the workspace read-only whole would leave no
 /// sandbox to work in: residual).
-pub fn paths(home: &Path, xdg: Option<&Path>, roots: &[PathBuf]) -> Vec<PathBuf> {
+pub fn paths(home: &Path, places: &Places, roots: &[PathBuf]) -> Vec<PathBuf> {
+    let xdg = places.xdg;
+    // `~/.config`, and `$XDG_CONFIG_HOME` where it is elsewhere: the user's
+    // terminals may not all have it set.
     let config = xdg.map_or_else(|| home.join(".config"), Path::to_path_buf);
+    let mut configs = vec![home.join(".config")];
+    if config != configs[0] {
+        configs.push(config.clone());
+    }
+    let cargo = places
+        .cargo
+        .map_or_else(|| home.join(".cargo"), Path::to_path_buf);
     let files = super::rc_files::start_up_files(home);
     let mut v = super::rc_files::globbed_dirs(&files, home);
     v.extend(super::rc_files::named_paths(&files, home));
@@ -84,7 +94,12 @@ pub fn paths(home: &Path, xdg: Option<&Path>, roots: &[PathBuf]) -> Vec<PathBuf>
     // What settings name: programs, sourced files, search paths.
     let settings = SETTINGS.iter().map(|f| home.join(f));
     let settings: Vec<super::rc_files::StartUp> = settings
-        .chain(CONFIG_SETTINGS.iter().map(|f| config.join(f)))
+        .chain(
+            configs
+                .iter()
+                .flat_map(|c| CONFIG_SETTINGS.iter().map(|f| c.join(f))),
+        )
+        .chain(["config.toml", "config"].map(|f| cargo.join(f)))
         .chain(ssh.iter().chain(&hg).cloned())
         .map(|path| super::rc_files::StartUp {
             text: super::read_small(&path),
@@ -95,8 +110,13 @@ pub fn paths(home: &Path, xdg: Option<&Path>, roots: &[PathBuf]) -> Vec<PathBuf>
     v.extend(super::rc_files::named_paths(&settings, home));
     v.extend(ssh);
     v.extend(hg);
-    let links = top_links(home).into_iter().chain(nested_links(home, &config));
+    let links = top_links(home).into_iter().chain(nested_links(home, &configs));
     v.extend(links.map(|l| dangling_target(&l).unwrap_or(l)));
+    // The config directory itself, and cargo's settings, where the
+    // environment puts them in a writable root (`XDG_CONFIG_HOME=~/dots/
+    // xdg`): every file there is a tool's config.
+    v.push(config);
+    v.extend(["config.toml", "config"].map(|f| cargo.join(f)));
     // Only those that really lie in a root (the rest are read-only anyway:
     // each looked at once here, not again by the guard).
     let mut seen = Vec::new();
@@ -112,6 +132,15 @@ pub fn paths(home: &Path, xdg: Option<&Path>, roots: &[PathBuf]) -> Vec<PathBuf>
         (roots.iter().any(|r| real.starts_with(r)) || linked) && !holds_root
     });
     v
+}
+
+/// Where the environment moves the home's config places.
+#[derive(Default)]
+pub struct Places<'a> {
+    /// `$XDG_CONFIG_HOME` (else `~/.config`).
+    pub xdg: Option<&'a Path>,
+    /// `$CARGO_HOME` (else `~/.cargo`).
+    pub cargo: Option<&'a Path>,
 }
 
 /// Every dot-named link at the home's top (`~/.bashrc.d -> dotfiles/
@@ -130,11 +159,14 @@ fn top_links(home: &Path) -> Vec<PathBuf> {
 /// The links in the home's config places (`~/.config/direnv ->
 /// ../dots/direnv`: direnv sources its `direnvrc` for every `.envrc`), never
 /// through a link, at most [`LINKS_MOST`] entries.
-fn nested_links(home: &Path, config: &Path) -> Vec<PathBuf> {
+fn nested_links(home: &Path, configs: &[PathBuf]) -> Vec<PathBuf> {
     let mut out = Vec::new();
     let mut looked = 0;
     let places = LINK_PLACES.iter().map(|p| home.join(p));
-    for dir in places.chain(CONFIG_PLACES.iter().map(|p| config.join(p))) {
+    let config_places = configs
+        .iter()
+        .flat_map(|c| CONFIG_PLACES.iter().map(move |p| c.join(p)));
+    for dir in places.chain(config_places) {
         for e in fs::read_dir(&dir).into_iter().flatten().flatten() {
             looked += 1;
             if looked > LINKS_MOST {
@@ -188,7 +220,7 @@ mod tests {
             "builtin source ~/dots/sh/a\n\\. ~/\"dots/sh/b\"\nsource <(cat $HOME/dots/sh/c)\nexport PATH=~/dots/bin:$PATH\ncd ~/dots\nalias n='cd ~/dots/nvim'\n# . ~/dots/sh/off\n",
         )
         .unwrap();
-        let got = paths(&home, None, std::slice::from_ref(&ws));
+        let got = paths(&home, &Places::default(), std::slice::from_ref(&ws));
         for want in [
             ".config/nvim",
             ".config/systemd/user/x.service",
@@ -203,8 +235,20 @@ mod tests {
         // Not a directory an alias goes to, nor what a comment names.
         assert!(!got.contains(&ws.join("nvim")), "{got:?}");
         assert!(!got.contains(&ws.join("sh/off")), "{got:?}");
+        // The environment's config places within the workspace: whole.
+        fs::create_dir_all(ws.join("xdg/tmux")).unwrap();
+        let (xdg, cargo) = (ws.join("xdg"), ws.join("cargoh"));
+        let places = Places {
+            xdg: Some(&xdg),
+            cargo: Some(&cargo),
+        };
+        let moved = paths(&home, &places, std::slice::from_ref(&ws));
+        assert!(
+            moved.contains(&xdg) && moved.contains(&cargo.join("config.toml")),
+            "{moved:?}"
+        );
         // The workspace itself is named (`cd ~/dots`) but not guarded.
-        let got = paths(&home, None, std::slice::from_ref(&ws));
+        let got = paths(&home, &Places::default(), std::slice::from_ref(&ws));
         assert!(!got.contains(&ws), "{got:?}");
     }
 
@@ -215,12 +259,22 @@ mod tests {
         for dir in ["dots/bash.d", "dots/bin2", "dots/bin", "dots/vim2", ".vim/plugin"] {
             fs::create_dir_all(home.join(dir)).unwrap();
         }
-        for f in ["pyrc", "bin/fsmon", "vim2/x.vim", "plug.vim"] {
+        for f in [
+            "pyrc",
+            "bin/fsmon",
+            "vim2/x.vim",
+            "plug.vim",
+            "c1",
+            "c2",
+            "c3",
+            "c4",
+        ] {
             fs::write(ws.join(f), "").unwrap();
         }
         fs::write(
             home.join(".bashrc"),
-            "DOT=\"$HOME/dots\"\nfor f in \"$DOT\"/bash.d/*.sh; do . \"$f\"; done\nexport PATH=\"$DOT/bin2:$PATH\"\nexport PYTHONSTARTUP=$DOT/pyrc\n",
+            "DOT=\"$HOME/dots\"\nfor f in \"$DOT\"/bash.d/*.sh; do . \"$f\"; done\nexport PATH=\"$DOT/bin2:$PATH\"\nexport PYTHONSTARTUP=$DOT/pyrc\n\
+             X1=$HOME/dots; . $X1/c1\ndeclare -r X2=$HOME/dots\n: ${X3:=$HOME/dots}\nif true; then X4=$HOME/dots; fi\n. $X2/c2; . \"$X3/c3\"; . $X4/c4\n",
         )
         .unwrap();
         fs::write(
@@ -231,7 +285,7 @@ mod tests {
         fs::write(home.join(".vimrc"), "source ~/dots/vim2/x.vim\n").unwrap();
         std::os::unix::fs::symlink(ws.join("plug.vim"), home.join(".vim/plugin/evil.vim")).unwrap();
         std::os::unix::fs::symlink("dots/bash_login", home.join(".bash_login")).unwrap();
-        let got = paths(&home, None, std::slice::from_ref(&ws));
+        let got = paths(&home, &Places::default(), std::slice::from_ref(&ws));
         for want in [
             "dots/bash.d",
             "dots/bin2",
@@ -240,6 +294,10 @@ mod tests {
             "dots/vim2/x.vim",
             ".vim/plugin/evil.vim",
             "dots/bash_login",
+            "dots/c1",
+            "dots/c2",
+            "dots/c3",
+            "dots/c4",
         ] {
             assert!(got.contains(&home.join(want)), "{want} in {got:?}");
         }

@@ -240,25 +240,41 @@ pub fn named_paths(files: &[StartUp], home: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// The variables the texts set to a path, in order (`DOT="$HOME/dots"`,
-/// `export X=~/x`, fish's `set -x DOT ~/dots`), each as the path it holds.
+/// The variables the texts set to a path, in order, each as the path it
+/// holds: every command of a line (`D=$HOME/dots; . $D/x`, `if …; then
+/// D=…; fi`), after `export`, `local`, `readonly`, `declare` or `typeset`
+/// and their flags, fish's `set -x D ~/dots`, and `: ${D:=~/dots}`.
 fn path_variables(texts: &[String], home: &Path) -> Vec<(String, String)> {
+    const LEADS: [&str; 10] = [
+        "then", "do", "else", "{", "!", "export", "local", "readonly", "declare", "typeset",
+    ];
     let mut vars: Vec<(String, String)> = Vec::new();
-    for line in texts.iter().flat_map(|t| t.lines()) {
-        let mut l = line.trim_start();
-        for p in ["export ", "local ", "readonly ", "declare -x ", "typeset -x "] {
-            l = l.strip_prefix(p).unwrap_or(l).trim_start();
-        }
-        let (name, value) = match l.strip_prefix("set ") {
-            Some(rest) => {
-                let mut w = rest.split_whitespace().filter(|w| !w.starts_with('-'));
-                match (w.next(), w.next()) {
-                    (Some(n), Some(v)) => (n, v),
-                    _ => continue,
-                }
+    let commands = texts
+        .iter()
+        .flat_map(|t| t.lines())
+        .flat_map(|l| l.split([';', '&', '|', '(', '`']));
+    for cmd in commands {
+        let mut words = cmd
+            .split_whitespace()
+            .skip_while(|w| LEADS.contains(w) || w.starts_with('-'));
+        let Some(first) = words.next() else { continue };
+        let (name, value) = match first {
+            "set" => match (words.find(|w| !w.starts_with('-')), words.next()) {
+                (Some(n), Some(v)) => (n, v),
+                _ => continue,
+            },
+            ":" => {
+                let Some(inner) = words.next().and_then(|w| w.strip_prefix("${")) else {
+                    continue;
+                };
+                let inner = inner.trim_end_matches(['}', '"']);
+                let Some((n, v)) = inner.split_once(":=").or_else(|| inner.split_once('=')) else {
+                    continue;
+                };
+                (n, v)
             }
-            None => match l.split_once('=') {
-                Some((n, v)) => (n, v.split_whitespace().next().unwrap_or("")),
+            w => match w.split_once('=') {
+                Some((n, v)) => (n, v),
                 None => continue,
             },
         };

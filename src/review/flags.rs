@@ -311,8 +311,17 @@ fn host_tool_reads(layer: &Layer) -> Vec<std::path::PathBuf> {
     let (Some(ws), Some(home)) = (layer.info.trees.first(), std::env::var_os("HOME")) else {
         return Vec::new();
     };
-    let xdg = std::env::var_os("XDG_CONFIG_HOME").map(std::path::PathBuf::from);
-    crate::policy::host_tool_config(Path::new(&home), xdg.as_deref(), std::slice::from_ref(ws))
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .map(std::path::PathBuf::from)
+            .filter(|p| p.is_absolute())
+    };
+    let (xdg, cargo) = (env("XDG_CONFIG_HOME"), env("CARGO_HOME"));
+    let places = crate::policy::HostToolPlaces {
+        xdg: xdg.as_deref(),
+        cargo: cargo.as_deref(),
+    };
+    crate::policy::host_tool_config(Path::new(&home), &places, std::slice::from_ref(ws))
         .into_iter()
         .filter_map(|p| std::fs::canonicalize(&p).ok().or(Some(p)))
         .filter_map(|p| p.strip_prefix(ws).ok().map(Path::to_path_buf))
