@@ -561,14 +561,8 @@ pub fn for_roots(
         seen(&mut g, p.clone());
     }
     // What other host tools read from the home as their own config.
-    if let Some(home) = &user.home {
-        let places = super::home_config::Places {
-            xdg: user.xdg.as_deref(),
-            cargo: user.cargo.as_deref(),
-        };
-        for p in super::home_config::paths(home, &places, &scanned) {
-            host_tool_read(&mut g, p);
-        }
+    for p in user.host_tool_config(&scanned) {
+        host_tool_read(&mut g, p);
     }
     other_names(&mut g, &scanned, linked);
     let mut found = found;
@@ -610,6 +604,19 @@ pub struct UserGit {
 }
 
 impl UserGit {
+    /// What other host tools read from this user's home as their config
+    /// that lies in one of `roots` (policy::home_config).
+    pub fn host_tool_config(&self, roots: &[PathBuf]) -> Vec<PathBuf> {
+        let Some(home) = &self.home else {
+            return Vec::new();
+        };
+        let places = super::home_config::Places {
+            xdg: self.xdg.as_deref(),
+            cargo: self.cargo.as_deref(),
+        };
+        super::home_config::paths(home, &places, roots)
+    }
+
     /// The caller's own git configs, in git's order: the system's
     /// (`$GIT_CONFIG_SYSTEM`), then the global one (`$GIT_CONFIG_GLOBAL`, or
     /// `$XDG_CONFIG_HOME/git/config` and `~/.gitconfig`); the config its

@@ -47,7 +47,7 @@ const CONFIG_PLACES: [&str; 14] = [
 /// sources (`core.fsmonitor = ~/dots/bin/x`, vim's `source`, tmux's
 /// `source-file`, a cargo `rustc-wrapper`): what they name is guarded as
 /// what start-up files name.
-const SETTINGS: [&str; 9] = [
+const SETTINGS: [&str; 8] = [
     ".gitconfig",
     ".vimrc",
     ".tmux.conf",
@@ -56,8 +56,9 @@ const SETTINGS: [&str; 9] = [
     ".npmrc",
     ".cargo/config.toml",
     ".cargo/config",
-    ".ssh/config",
 ];
+/// Cargo's settings in its home (`$CARGO_HOME`, else `~/.cargo`).
+const CARGO_SETTINGS: [&str; 2] = ["config.toml", "config"];
 const CONFIG_SETTINGS: [&str; 5] = [
     "git/config",
     "nvim/init.vim",
@@ -91,16 +92,25 @@ pub fn paths(home: &Path, places: &Places, roots: &[PathBuf]) -> Vec<PathBuf> {
     v.extend(files.into_iter().map(|f| f.path));
     let ssh = super::ssh_config::config_paths(home);
     let hg = super::hg::user_config(home, xdg);
-    // What settings name: programs, sourced files, search paths.
-    let settings = SETTINGS.iter().map(|f| home.join(f));
-    let settings: Vec<super::rc_files::StartUp> = settings
-        .chain(
-            configs
-                .iter()
-                .flat_map(|c| CONFIG_SETTINGS.iter().map(|f| c.join(f))),
-        )
-        .chain(["config.toml", "config"].map(|f| cargo.join(f)))
+    // What settings name: programs, sourced files, search paths (ssh's
+    // config and hg's with their includes; each file read once).
+    let named = SETTINGS.iter().map(|f| home.join(f));
+    let in_config = configs
+        .iter()
+        .flat_map(|c| CONFIG_SETTINGS.iter().map(|f| c.join(f)));
+    let in_cargo = CARGO_SETTINGS.map(|f| cargo.join(f));
+    let mut settings: Vec<PathBuf> = Vec::new();
+    for p in named
+        .chain(in_config)
+        .chain(in_cargo)
         .chain(ssh.iter().chain(&hg).cloned())
+    {
+        if !settings.contains(&p) {
+            settings.push(p);
+        }
+    }
+    let settings: Vec<super::rc_files::StartUp> = settings
+        .into_iter()
         .map(|path| super::rc_files::StartUp {
             text: super::read_small(&path),
             path,
@@ -116,7 +126,7 @@ pub fn paths(home: &Path, places: &Places, roots: &[PathBuf]) -> Vec<PathBuf> {
     // environment puts them in a writable root (`XDG_CONFIG_HOME=~/dots/
     // xdg`): every file there is a tool's config.
     v.push(config);
-    v.extend(["config.toml", "config"].map(|f| cargo.join(f)));
+    v.extend(CARGO_SETTINGS.map(|f| cargo.join(f)));
     // Only those that really lie in a root (the rest are read-only anyway:
     // each looked at once here, not again by the guard).
     let mut seen = Vec::new();

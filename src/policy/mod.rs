@@ -41,7 +41,6 @@ pub use git_guard::{
     Found, GitLayout, HOST_OBJECTS, Reach, UserGit, config_reads, looked_at_start, repositories_below,
     scanned,
 };
-pub use home_config::{Places as HostToolPlaces, paths as host_tool_config};
 pub use limits::{CpuLimit, MemoryLimit, ProcessLimit, TimeLimit};
 pub use link_way::{Way, discovered, follow};
 pub use load::{Invocation, LoadError, load};

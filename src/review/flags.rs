@@ -308,22 +308,14 @@ fn config_reads(layer: &Layer) -> Vec<std::path::PathBuf> {
 /// What other host tools read from the home as their config that lies in
 /// the workspace (a dotfiles checkout), as paths below it.
 fn host_tool_reads(layer: &Layer) -> Vec<std::path::PathBuf> {
-    let (Some(ws), Some(home)) = (layer.info.trees.first(), std::env::var_os("HOME")) else {
+    let Some(ws) = layer.info.trees.first() else {
         return Vec::new();
     };
-    let env = |k: &str| {
-        std::env::var_os(k)
-            .map(std::path::PathBuf::from)
-            .filter(|p| p.is_absolute())
-    };
-    let (xdg, cargo) = (env("XDG_CONFIG_HOME"), env("CARGO_HOME"));
-    let places = crate::policy::HostToolPlaces {
-        xdg: xdg.as_deref(),
-        cargo: cargo.as_deref(),
-    };
-    crate::policy::host_tool_config(Path::new(&home), &places, std::slice::from_ref(ws))
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let user = crate::policy::UserGit::of(&|k| std::env::var_os(k), home.as_deref(), ws);
+    user.host_tool_config(std::slice::from_ref(ws))
         .into_iter()
-        .filter_map(|p| std::fs::canonicalize(&p).ok().or(Some(p)))
+        .map(|p| std::fs::canonicalize(&p).unwrap_or(p))
         .filter_map(|p| p.strip_prefix(ws).ok().map(Path::to_path_buf))
         .collect()
 }
